@@ -1,0 +1,83 @@
+// Backend: all storage goes through this one interface, the way leveldb's Env
+// carries all file I/O. The commit layer (commit/store.h) drives it; the
+// memory and sqlite backends implement it. Every call is synchronous, so the
+// commit step (and adoption inside it) stays synchronous.
+//
+// A write transaction is Begin, then Apply and AppendOutbox any number of
+// times, then Commit or Rollback. Reads happen outside write transactions and
+// see committed state.
+#ifndef ONESTORE_BACKENDS_BACKEND_H_
+#define ONESTORE_BACKENDS_BACKEND_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "onestore/status.h"
+#include "query/query.h"
+#include "schema/schema.h"
+#include "values/value.h"
+#include "writes/writes.h"
+
+namespace onestore {
+
+// What a backend holds when it opens.
+struct BackendState {
+  std::string id;                 // the store (session) id; "" if new
+  int64_t head = 0;               // last committed seq
+  std::vector<Json> tables;       // every table record, as stored
+};
+
+struct OutboxEntry {
+  int64_t seq = 0;
+  std::string record;             // the record's JSON text
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // Opens the store and takes ownership: bumps the epoch in _meta so that an
+  // earlier owner of the same file is fenced. Fills `state`. If the store is
+  // new, `new_id` becomes its id.
+  virtual Status Open(const std::string& new_id, BackendState* state) = 0;
+
+  // Starts a write transaction. Fails with `fenced` when another owner took
+  // the store since Open (checked inside the transaction).
+  virtual Status Begin() = 0;
+  // Applies one op inside the transaction. For a bulk op, sets op->count to
+  // the number of rows affected. An update of a missing key fails with
+  // not_found. A kTable op creates the table, or changes its indexes to
+  // the declared ones (`previous` is the stored schema, or null).
+  virtual Status Apply(Op* op, const TableSchema* previous) = 0;
+  // Writes the commit's outbox record and the new head.
+  virtual Status AppendOutbox(int64_t seq, const std::string& record) = 0;
+  // Makes the transaction durable. Any failure here is storage_failed: the
+  // outcome is unknown and the store stops.
+  virtual Status Commit() = 0;
+  // Discards the transaction. Never fails.
+  virtual void Rollback() = 0;
+
+  // Reads of committed state.
+  virtual Status Get(const TableSchema& t, const Key& key, std::optional<Row>* row) = 0;
+  // Up to `limit` rows of `q` in its order, strictly after `after` (a
+  // position in q's order values) when given.
+  virtual Status Page(const Query& q, const std::vector<Value>* after, int64_t limit,
+                      std::vector<Row>* rows) = 0;
+  virtual Status Count(const TableSchema& t, const Predicate* where, int64_t* count) = 0;
+  // The largest value of an int key column, or 0 for an empty table.
+  virtual Status MaxIntKey(const TableSchema& t, int64_t* max) = 0;
+
+  // Outbox records with seq > after, oldest first, at most `limit`.
+  virtual Status ReadOutbox(int64_t after, int64_t limit, std::vector<OutboxEntry>* out) = 0;
+  // Removes the records with seq <= up_to; sets *removed.
+  virtual Status TrimOutbox(int64_t up_to, int64_t* removed) = 0;
+
+  // Releases files and handles. Further calls are not allowed.
+  virtual void Close() = 0;
+};
+
+}  // namespace onestore
+
+#endif  // ONESTORE_BACKENDS_BACKEND_H_

@@ -1,0 +1,506 @@
+#include "commit/store.h"
+
+#include <chrono>
+
+#include "backends/memory/memory_backend.h"
+#include "backends/sqlite/sqlite_backend.h"
+
+namespace onestore {
+
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// A fallback session id for callers that give none (the JS package always
+// gives one from crypto.randomUUID()).
+std::string NewId() {
+  static uint64_t counter = 0;
+  uint64_t x = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+               (reinterpret_cast<uintptr_t>(&counter) << 16) ^ (++counter * 0x9E3779B97F4A7C15ULL);
+  static const char kHex[] = "0123456789abcdef";
+  std::string s = "s-";
+  for (int i = 0; i < 16; ++i, x >>= 4) s.push_back(kHex[x & 15]);
+  return s;
+}
+
+Status ParseJsonText(const std::string& text, const char* what, Json* out) {
+  *out = Json::parse(text, nullptr, false);
+  if (out->is_discarded()) {
+    std::string shown = text.substr(0, 60);
+    return Status::InvalidArgs(std::string(what) + ": not valid JSON: " + shown);
+  }
+  return Status::OK();
+}
+
+// Checks an actor {kind, id, for?, via?}; `for` is itself an actor.
+Status CheckActor(const Json& a, const std::string& where) {
+  if (!a.is_object() || !a.contains("kind") || !a["kind"].is_string() || !a.contains("id") ||
+      !a["id"].is_string()) {
+    return Status::InvalidArgs(where + ": " + a.dump(-1, ' ', false, Json::error_handler_t::replace) +
+                               " is not an actor {kind, id, for?, via?}");
+  }
+  for (auto it = a.begin(); it != a.end(); ++it) {
+    const std::string& k = it.key();
+    if (k != "kind" && k != "id" && k != "for" && k != "via") {
+      return Status::InvalidArgs(where + ": unknown actor field \"" + k + "\"");
+    }
+  }
+  if (a.contains("for")) ONESTORE_RETURN_IF_ERROR(CheckActor(a["for"], where + ".for"));
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ParseOpenOptions(const std::string& json, OpenOptions* out) {
+  Json j;
+  ONESTORE_RETURN_IF_ERROR(ParseJsonText(json, "openStore options", &j));
+  if (!j.is_object()) return Status::InvalidArgs("openStore: options must be an object");
+  OpenOptions o;
+  auto str = [&](const char* k, std::string* dst) -> Status {
+    auto it = j.find(k);
+    if (it == j.end() || it->is_null()) return Status::OK();
+    if (!it->is_string()) return Status::InvalidArgs(std::string("openStore: ") + k + " must be a string, got " + it->dump());
+    *dst = it->get<std::string>();
+    return Status::OK();
+  };
+  ONESTORE_RETURN_IF_ERROR(str("backend", &o.backend));
+  ONESTORE_RETURN_IF_ERROR(str("path", &o.path));
+  ONESTORE_RETURN_IF_ERROR(str("id", &o.id));
+  std::string durability = "full";
+  ONESTORE_RETURN_IF_ERROR(str("durability", &durability));
+  if (durability != "full" && durability != "relaxed") {
+    return Status::InvalidArgs("openStore: durability \"" + durability + "\" is not \"full\" or \"relaxed\"");
+  }
+  o.durability_full = durability == "full";
+  if (o.backend == "sqlite" && o.path.empty()) {
+    return Status::InvalidArgs("openStore: the sqlite backend needs a path (a file, or \":memory:\")");
+  }
+  if (o.backend != "memory" && o.backend != "sqlite") {
+    return Status::InvalidArgs("openStore: unknown backend \"" + o.backend + "\" (memory or sqlite here)");
+  }
+  *out = std::move(o);
+  return Status::OK();
+}
+
+Store::~Store() { Close(); }
+
+Status Store::Open(const OpenOptions& options, std::unique_ptr<Store>* out) {
+  std::unique_ptr<Backend> backend;
+  if (options.backend == "memory") {
+    backend = NewMemoryBackend();
+  } else if (options.backend == "sqlite") {
+    SqliteOptions so;
+    so.path = options.path;
+    so.durability_full = options.durability_full;
+    backend = NewSqliteBackend(so);
+  } else {
+    return Status::InvalidArgs("openStore: unknown backend \"" + options.backend + "\"");
+  }
+  return OpenWith(std::move(backend), options.id, out);
+}
+
+Status Store::OpenWith(std::unique_ptr<Backend> backend, const std::string& id,
+                       std::unique_ptr<Store>* out) {
+  std::unique_ptr<Store> s(new Store());
+  BackendState state;
+  ONESTORE_RETURN_IF_ERROR(backend->Open(id.empty() ? NewId() : id, &state));
+  for (size_t i = 0; i < state.tables.size(); ++i) {
+    auto t = std::make_shared<TableSchema>();
+    Status st = ParseTableSchema(state.tables[i], "stored table " + std::to_string(i), t.get());
+    if (!st.ok()) {
+      backend->Close();
+      return Status::StorageFailed("the store holds a table record this code cannot read: " + st.message());
+    }
+    s->catalog_.Put(std::move(t));
+  }
+  s->backend_ = std::move(backend);
+  s->id_ = state.id;
+  s->head_ = state.head;
+  *out = std::move(s);
+  return Status::OK();
+}
+
+Status Store::CheckUsable(bool writing) const {
+  if (closed_) return Status::Closed("the store is closed; open it again with openStore");
+  if (!stopped_.ok()) {
+    if (stopped_.code() == Code::kFenced && !writing) return Status::OK();
+    return stopped_;
+  }
+  return Status::OK();
+}
+
+Status Store::Declare(const std::string& table_json, std::string* records) {
+  ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
+  Json j;
+  ONESTORE_RETURN_IF_ERROR(ParseJsonText(table_json, "table", &j));
+  TableSchema t;
+  ONESTORE_RETURN_IF_ERROR(ParseTableSchema(j, "table", &t));
+  records->clear();
+  const TableSchema* stored = catalog_.Find(t.name);
+  if (stored != nullptr) {
+    if (stored->version > t.version) {
+      return Status::SchemaNewer("table \"" + t.name + "\" is stored at version " +
+                                 std::to_string(stored->version) + ", newer than version " +
+                                 std::to_string(t.version) + " that this code declares");
+    }
+    bool same_columns = stored->columns.size() == t.columns.size() && stored->key == t.key;
+    for (size_t i = 0; same_columns && i < t.columns.size(); ++i) {
+      const Column &a = stored->columns[i], &b = t.columns[i];
+      same_columns = a.name == b.name && a.type == b.type && a.optional == b.optional &&
+                     a.has_default == b.has_default && a.def == b.def;
+    }
+    if (!same_columns) {
+      return Status::InvalidArgs("table \"" + t.name +
+                                 "\" declares other columns or another key than the stored table; "
+                                 "a column change needs a migration (alter)");
+    }
+    if (stored->version == t.version && stored->SameShape(t)) return Status::OK();
+  }
+  *records = "[" + t.ToJson().dump() + "]";
+  return Status::OK();
+}
+
+Status Store::Commit(const std::string& ops_json, const std::string& meta_json, std::string* result) {
+  ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
+  Json j;
+  ONESTORE_RETURN_IF_ERROR(ParseJsonText(ops_json, "ops", &j));
+  Json meta;
+  ONESTORE_RETURN_IF_ERROR(ParseJsonText(meta_json.empty() ? "{}" : meta_json, "commit context", &meta));
+  std::vector<Op> ops;
+  TableResolver tables(&catalog_);
+  ONESTORE_RETURN_IF_ERROR(ParseOps(j, &tables, &ops));
+  return CommitParsed(&ops, meta, result);
+}
+
+Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* result) {
+  if (!meta.is_object()) return Status::InvalidArgs("commit context: must be an object");
+  std::string owner = "store";
+  if (meta.contains("owner")) {
+    if (!meta["owner"].is_string()) return Status::InvalidArgs("commit context: owner must be a string");
+    owner = meta["owner"].get<std::string>();
+  }
+  const Json* actor = nullptr;
+  if (meta.contains("actor") && !meta["actor"].is_null()) {
+    ONESTORE_RETURN_IF_ERROR(CheckActor(meta["actor"], "ctx.actor"));
+    actor = &meta["actor"];
+  }
+  int64_t at = NowMs();
+  if (meta.contains("at") && meta["at"].is_number()) at = meta["at"].get<int64_t>();
+
+  Status st = backend_->Begin();
+  if (!st.ok()) {
+    if (st.code() == Code::kFenced || st.code() == Code::kStorageFailed) stopped_ = st;
+    return st;
+  }
+  // Tables declared by this commit, visible to its later ops' Apply calls.
+  std::map<std::string, const TableSchema*, std::less<>> declared;
+  for (Op& op : *ops) {
+    const TableSchema* previous = nullptr;
+    if (op.kind == OpKind::kTable) {
+      auto d = declared.find(op.table->name);
+      previous = d != declared.end() ? d->second : catalog_.Find(op.table->name);
+      if (previous != nullptr && previous->version > op.table->version) {
+        backend_->Rollback();
+        return Status::SchemaNewer("table \"" + op.table->name + "\" is stored at a newer version");
+      }
+    }
+    st = backend_->Apply(&op, previous);
+    if (!st.ok()) {
+      backend_->Rollback();
+      if (st.code() == Code::kStorageFailed) stopped_ = st;
+      return st;
+    }
+    if (op.kind == OpKind::kTable) declared[op.table->name] = op.table.get();
+    if (op.is_bulk() && op.count < 0) op.count = 0;
+  }
+  const int64_t seq = head_ + 1;
+  std::string record;
+  record.reserve(128 + ops->size() * 96);
+  record += "{\"seq\":" + std::to_string(seq) + ",\"from\":" + std::to_string(head_) +
+            ",\"at\":" + std::to_string(at) + ",\"owner\":";
+  AppendJsonString(owner, &record);
+  if (actor != nullptr) {
+    record += ",\"actor\":";
+    record += actor->dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+  record += ",\"ops\":[";
+  for (size_t i = 0; i < ops->size(); ++i) {
+    if (i) record.push_back(',');
+    (*ops)[i].AppendJson(&record);
+  }
+  record += "]}";
+  st = backend_->AppendOutbox(seq, record);
+  if (!st.ok()) {
+    backend_->Rollback();
+    if (st.code() == Code::kStorageFailed) stopped_ = st;
+    return st;
+  }
+  st = backend_->Commit();
+  if (!st.ok()) {
+    // Nobody knows whether the commit landed: nothing more is written.
+    stopped_ = Status::StorageFailed("the store stopped: COMMIT failed (" + st.message() + ")");
+    return stopped_;
+  }
+  head_ = seq;
+  for (const Op& op : *ops) {
+    if (op.kind == OpKind::kTable) catalog_.Put(op.table);
+  }
+  result->clear();
+  *result += "{\"seq\":" + std::to_string(seq) + ",\"at\":" + std::to_string(at) + ",\"counts\":[";
+  for (size_t i = 0; i < ops->size(); ++i) {
+    if (i) result->push_back(',');
+    const Op& op = (*ops)[i];
+    *result += std::to_string(op.count >= 0 ? op.count : (op.kind == OpKind::kTable ? 0 : 1));
+  }
+  *result += "]}";
+  return Status::OK();
+}
+
+int Store::TxOpen() {
+  int id = next_tx_++;
+  txs_[id];
+  return id;
+}
+
+void Store::TxClose(int tx) { txs_.erase(tx); }
+
+Status Store::StageInto(Tx* tx, const std::string& ops_json) {
+  if (ops_json.empty() || ops_json == "[]") return Status::OK();
+  Json j;
+  ONESTORE_RETURN_IF_ERROR(ParseJsonText(ops_json, "ops", &j));
+  TableResolver tables(&catalog_);
+  for (const Op& op : tx->ops) {
+    if (op.kind == OpKind::kTable) tables.Declare(op.table);
+  }
+  size_t first = tx->ops.size();
+  Status st = ParseOps(j, &tables, &tx->ops);
+  if (!st.ok()) {
+    tx->ops.resize(first);
+    return st;
+  }
+  return Status::OK();
+}
+
+Status Store::StageWithOverlay(Tx* tx, const std::string& ops_json) {
+  size_t first = tx->ops.size();
+  ONESTORE_RETURN_IF_ERROR(StageInto(tx, ops_json));
+  // Bring the overlay up to date with the newly staged ops.
+  for (size_t i = first; i < tx->ops.size(); ++i) {
+    const Op& op = tx->ops[i];
+    if (op.kind == OpKind::kTable) continue;
+    TableOverlay& ov = tx->overlay[op.table->name];
+    switch (op.kind) {
+      case OpKind::kPut:
+        ov.rows[KeyOf(*op.table, op.row)] = op.row;
+        break;
+      case OpKind::kDelete:
+        ov.rows[op.key] = std::nullopt;
+        break;
+      case OpKind::kUpdate: {
+        std::optional<Row> base;
+        auto hit = ov.rows.find(op.key);
+        if (hit != ov.rows.end()) {
+          base = hit->second;
+        } else {
+          ONESTORE_RETURN_IF_ERROR(backend_->Get(*op.table, op.key, &base));
+        }
+        if (base) {
+          ONESTORE_RETURN_IF_ERROR(ApplySet(op.set, *op.table, &*base));
+          ov.rows[op.key] = std::move(base);
+        }
+        break;
+      }
+      default:
+        ov.bulk = true;
+    }
+  }
+  return Status::OK();
+}
+
+Status Store::TxGet(int tx_id, const std::string& ops_json, const std::string& table,
+                    const std::string& key_json, std::string* row) {
+  ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
+  auto it = txs_.find(tx_id);
+  if (it == txs_.end()) return Status::InvalidArgs("transaction " + std::to_string(tx_id) + " is not open");
+  Tx* tx = &it->second;
+  ONESTORE_RETURN_IF_ERROR(StageWithOverlay(tx, ops_json));
+  std::shared_ptr<const TableSchema> t;
+  TableResolver tables(&catalog_);
+  ONESTORE_RETURN_IF_ERROR(tables.Lookup(table, "tx.get", &t));
+  Json kj;
+  ONESTORE_RETURN_IF_ERROR(ParseJsonText(key_json, "key", &kj));
+  Key key;
+  ONESTORE_RETURN_IF_ERROR(ParseKey(kj, *t, "tx.get key", &key));
+  auto ov = tx->overlay.find(table);
+  std::optional<Row> found;
+  if (ov != tx->overlay.end()) {
+    if (ov->second.bulk) {
+      return Status::ReadAfterBulk("tx.get on table \"" + table +
+                                   "\" after an updateWhere or deleteWhere on it in this transaction; "
+                                   "read it after the commit, or with tx.page (committed state)");
+    }
+    auto hit = ov->second.rows.find(key);
+    if (hit != ov->second.rows.end()) {
+      found = hit->second;
+      *row = found ? "" : "null";
+      if (found) AppendRowArray(*found, row);
+      return Status::OK();
+    }
+  }
+  ONESTORE_RETURN_IF_ERROR(backend_->Get(*t, key, &found));
+  row->clear();
+  if (found) {
+    AppendRowArray(*found, row);
+  } else {
+    *row = "null";
+  }
+  return Status::OK();
+}
+
+Status Store::TxStage(int tx_id, const std::string& ops_json) {
+  ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
+  auto it = txs_.find(tx_id);
+  if (it == txs_.end()) return Status::InvalidArgs("transaction " + std::to_string(tx_id) + " is not open");
+  return StageWithOverlay(&it->second, ops_json);
+}
+
+Status Store::TxCommit(int tx_id, const std::string& ops_json, const std::string& meta_json,
+                       std::string* result) {
+  auto it = txs_.find(tx_id);
+  if (it == txs_.end()) return Status::InvalidArgs("transaction " + std::to_string(tx_id) + " is not open");
+  Status st = CheckUsable(true);
+  if (st.ok()) st = StageInto(&it->second, ops_json);
+  Json meta;
+  if (st.ok()) st = ParseJsonText(meta_json.empty() ? "{}" : meta_json, "commit context", &meta);
+  if (st.ok()) st = CommitParsed(&it->second.ops, meta, result);
+  txs_.erase(tx_id);
+  return st;
+}
+
+Status Store::Get(const std::string& table, const std::string& key_json, std::string* row) {
+  ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
+  const TableSchema* t;
+  ONESTORE_RETURN_IF_ERROR(catalog_.Lookup(table, "get", &t));
+  Json kj;
+  ONESTORE_RETURN_IF_ERROR(ParseJsonText(key_json, "key", &kj));
+  Key key;
+  ONESTORE_RETURN_IF_ERROR(ParseKey(kj, *t, "get key", &key));
+  std::optional<Row> found;
+  ONESTORE_RETURN_IF_ERROR(backend_->Get(*t, key, &found));
+  row->clear();
+  if (found) {
+    AppendRowArray(*found, row);
+  } else {
+    *row = "null";
+  }
+  return Status::OK();
+}
+
+Status Store::Page(const std::string& table, const std::string& query_json, int64_t limit,
+                   const std::string& cursor, std::string* page) {
+  ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
+  const TableSchema* t;
+  ONESTORE_RETURN_IF_ERROR(catalog_.Lookup(table, "page", &t));
+  if (limit < 1 || limit > 100000) {
+    return Status::InvalidArgs("page: limit " + std::to_string(limit) + " is not between 1 and 100000");
+  }
+  Json qj;
+  ONESTORE_RETURN_IF_ERROR(ParseJsonText(query_json.empty() ? "{}" : query_json, "query", &qj));
+  Query q;
+  ONESTORE_RETURN_IF_ERROR(ParseQuery(qj, *t, "query", &q));
+  std::vector<Value> after;
+  if (!cursor.empty()) ONESTORE_RETURN_IF_ERROR(DecodeCursor(q, cursor, &after));
+  std::vector<Row> rows;
+  ONESTORE_RETURN_IF_ERROR(backend_->Page(q, cursor.empty() ? nullptr : &after, limit + 1, &rows));
+  bool more = static_cast<int64_t>(rows.size()) > limit;
+  if (more) rows.resize(limit);
+  page->clear();
+  page->reserve(rows.size() * 64 + 32);
+  *page += "{\"rows\":[";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (i) page->push_back(',');
+    AppendRowArray(rows[i], page);
+  }
+  page->push_back(']');
+  if (more) {
+    *page += ",\"next\":";
+    AppendJsonString(EncodeCursor(q, q.OrderValues(rows.back())), page);
+  }
+  page->push_back('}');
+  return Status::OK();
+}
+
+Status Store::Count(const std::string& table, const std::string& query_json, int64_t* count) {
+  ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
+  const TableSchema* t;
+  ONESTORE_RETURN_IF_ERROR(catalog_.Lookup(table, "count", &t));
+  Json qj;
+  ONESTORE_RETURN_IF_ERROR(ParseJsonText(query_json.empty() ? "{}" : query_json, "query", &qj));
+  Query q;
+  ONESTORE_RETURN_IF_ERROR(ParseQuery(qj, *t, "query", &q));
+  return backend_->Count(*t, q.where ? &*q.where : nullptr, count);
+}
+
+Status Store::MintId(const std::string& table, int64_t* id) {
+  ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
+  const TableSchema* t;
+  ONESTORE_RETURN_IF_ERROR(catalog_.Lookup(table, "mintId", &t));
+  if (!t->HasIntKey()) {
+    return Status::InvalidArgs("mintId: table \"" + table + "\" does not have a single int key column");
+  }
+  int64_t max = 0;
+  ONESTORE_RETURN_IF_ERROR(backend_->MaxIntKey(*t, &max));
+  int64_t& last = minted_[table];
+  if (last < max) last = max;
+  *id = ++last;
+  return Status::OK();
+}
+
+Status Store::ReadOutbox(int64_t after, int64_t limit, std::string* batch) {
+  ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
+  if (after < 0) return Status::InvalidArgs("outbox.read: after " + std::to_string(after) + " is negative");
+  if (limit < 1) return Status::InvalidArgs("outbox.read: limit " + std::to_string(limit) + " is not positive");
+  std::vector<OutboxEntry> entries;
+  ONESTORE_RETURN_IF_ERROR(backend_->ReadOutbox(after, limit, &entries));
+  int64_t from = entries.empty() ? after : entries.front().seq - 1;
+  int64_t to = entries.empty() ? after : entries.back().seq;
+  *batch = "{\"from\":" + std::to_string(from) + ",\"to\":" + std::to_string(to) + ",\"commits\":[";
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (i) batch->push_back(',');
+    *batch += entries[i].record;
+  }
+  *batch += "]}";
+  return Status::OK();
+}
+
+Status Store::TrimOutbox(int64_t up_to, int64_t* removed) {
+  ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
+  Status st = backend_->TrimOutbox(up_to, removed);
+  if (st.code() == Code::kFenced || st.code() == Code::kStorageFailed) stopped_ = st;
+  return st;
+}
+
+std::string Store::TablesJson() const {
+  std::string out = "[";
+  bool first = true;
+  for (const auto& t : catalog_.All()) {
+    if (!first) out.push_back(',');
+    first = false;
+    out += t->ToJson().dump();
+  }
+  out += "]";
+  return out;
+}
+
+void Store::Close() {
+  if (closed_) return;
+  closed_ = true;
+  txs_.clear();
+  if (backend_) backend_->Close();
+}
+
+}  // namespace onestore

@@ -1,0 +1,123 @@
+// Store: the commit step over one backend.
+//
+// One commit queue per store: a commit is checked (ops parsed against the
+// catalog), written, numbered with the next seq, and recorded in the outbox
+// in the same backend transaction. The caller (the JS binding) runs adoption
+// right after Commit returns and before it starts the next commit, so commit
+// order, seq order and adoption order are one order.
+//
+// Every method takes and returns JSON text in the wire format of
+// docs/formats.md, so that the binding crosses the JS/wasm boundary once per
+// commit and once per page.
+#ifndef ONESTORE_COMMIT_STORE_H_
+#define ONESTORE_COMMIT_STORE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "onestore/status.h"
+#include "schema/schema.h"
+#include "writes/writes.h"
+
+namespace onestore {
+
+struct OpenOptions {
+  std::string backend;            // "memory" | "sqlite"
+  std::string path;               // sqlite: a file path or ":memory:"
+  std::string id;                 // the session id for a new store; "" = random
+  bool durability_full = true;
+};
+
+// Parses {"backend":..,"path":..,"id":..,"durability":"full"|"relaxed"}.
+Status ParseOpenOptions(const std::string& json, OpenOptions* out);
+
+class Store {
+ public:
+  // Opens a store over a backend made from `options` (memory or sqlite).
+  static Status Open(const OpenOptions& options, std::unique_ptr<Store>* out);
+  // Opens a store over a given backend (tests use fault-injecting ones).
+  static Status OpenWith(std::unique_ptr<Backend> backend, const std::string& id,
+                         std::unique_ptr<Store>* out);
+  ~Store();
+
+  const std::string& id() const { return id_; }
+  int64_t head() const { return head_; }
+
+  // Compares a declared table record with the stored one. Sets *records to
+  // "" when they match, or to a JSON array of the records to commit.
+  // Fails with schema/newer when the stored version is newer.
+  Status Declare(const std::string& table_json, std::string* records);
+
+  // The commit step. `ops_json` is a JSON array of ops; `meta_json` is
+  // {"owner":s,"actor":{..}?,"at":ms?}. On success sets *result to
+  // {"seq":n,"at":ms,"counts":[..]}. An error before COMMIT rolls back and
+  // leaves the store usable; an error during COMMIT is storage_failed and
+  // stops the store (every later call fails with storage_failed).
+  Status Commit(const std::string& ops_json, const std::string& meta_json, std::string* result);
+
+  // Transactions that stage ops so that tx.get sees them. Staged ops are
+  // checked when staged; they reach the backend only in TxCommit.
+  int TxOpen();
+  Status TxStage(int tx, const std::string& ops_json);
+  // Stages ops_json, then returns the row (JSON array) or "null".
+  // Fails with read_after_bulk after a bulk op on the table in this tx.
+  Status TxGet(int tx, const std::string& ops_json, const std::string& table,
+               const std::string& key_json, std::string* row);
+  Status TxCommit(int tx, const std::string& ops_json, const std::string& meta_json,
+                  std::string* result);
+  void TxClose(int tx);
+
+  // Reads of committed state.
+  Status Get(const std::string& table, const std::string& key_json, std::string* row);
+  Status Page(const std::string& table, const std::string& query_json, int64_t limit,
+              const std::string& cursor, std::string* page);
+  Status Count(const std::string& table, const std::string& query_json, int64_t* count);
+  // An id above the highest stored id of an int-keyed table and above every
+  // id minted before in this process.
+  Status MintId(const std::string& table, int64_t* id);
+
+  Status ReadOutbox(int64_t after, int64_t limit, std::string* batch);
+  Status TrimOutbox(int64_t up_to, int64_t* removed);
+  // Every table record, as a JSON array.
+  std::string TablesJson() const;
+
+  // Releases the backend. Later calls fail with `closed`.
+  void Close();
+
+ private:
+  struct TableOverlay {
+    std::map<Key, std::optional<Row>, ValueListLess> rows;  // nullopt: deleted
+    bool bulk = false;
+  };
+  struct Tx {
+    std::vector<Op> ops;  // staged ops, checked, not yet written
+    std::map<std::string, TableOverlay, std::less<>> overlay;
+  };
+
+  Store() = default;
+  Status CheckUsable(bool writing) const;
+  // Parses and appends ops to the tx (checked, not yet written).
+  Status StageInto(Tx* tx, const std::string& ops_json);
+  // StageInto, then brings the tx's overlay up to date for tx.get.
+  Status StageWithOverlay(Tx* tx, const std::string& ops_json);
+  Status CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* result);
+
+  std::unique_ptr<Backend> backend_;
+  std::string id_;
+  int64_t head_ = 0;
+  Catalog catalog_;
+  std::map<std::string, int64_t, std::less<>> minted_;
+  std::map<int, Tx> txs_;
+  int next_tx_ = 1;
+  bool closed_ = false;
+  Status stopped_;  // storage_failed or fenced: the store takes no more writes
+};
+
+}  // namespace onestore
+
+#endif  // ONESTORE_COMMIT_STORE_H_

@@ -1,0 +1,237 @@
+#include "values/value.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace onestore {
+
+const char* TypeName(Type t) {
+  switch (t) {
+    case Type::kNull: return "null";
+    case Type::kBool: return "bool";
+    case Type::kInt: return "int";
+    case Type::kNum: return "num";
+    case Type::kStr: return "str";
+    case Type::kJson: return "json";
+  }
+  return "?";
+}
+
+bool ParseTypeName(std::string_view name, Type* out) {
+  static const std::pair<const char*, Type> kNames[] = {
+      {"str", Type::kStr}, {"int", Type::kInt}, {"bool", Type::kBool},
+      {"num", Type::kNum}, {"json", Type::kJson}};
+  for (const auto& [n, t] : kNames) {
+    if (name == n) {
+      *out = t;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Value::operator==(const Value& o) const {
+  if (type_ != o.type_) return false;
+  switch (type_) {
+    case Type::kNull: return true;
+    case Type::kBool:
+    case Type::kInt: return i_ == o.i_;
+    case Type::kNum: return d_ == o.d_;
+    case Type::kStr:
+    case Type::kJson: return s_ == o.s_;
+  }
+  return false;
+}
+
+void Value::AppendJson(std::string* out, bool unsafe_int_as_string) const {
+  switch (type_) {
+    case Type::kNull: out->append("null"); break;
+    case Type::kBool: out->append(i_ ? "true" : "false"); break;
+    case Type::kInt:
+      if (unsafe_int_as_string && (i_ > kMaxSafeInteger || i_ < -kMaxSafeInteger)) {
+        out->push_back('"');
+        out->append(std::to_string(i_));
+        out->push_back('"');
+      } else {
+        out->append(std::to_string(i_));
+      }
+      break;
+    case Type::kNum: {
+      // Shortest text that reads back as the same double.
+      Json j = d_;
+      out->append(j.dump());
+      break;
+    }
+    case Type::kStr: AppendJsonString(s_, out); break;
+    case Type::kJson: out->append(s_); break;
+  }
+}
+
+std::string Value::Describe() const {
+  std::string out;
+  AppendJson(&out);
+  if (out.size() > 80) out = out.substr(0, 77) + "...";
+  return out;
+}
+
+int CompareText(std::string_view a, std::string_view b) {
+  size_t n = a.size() < b.size() ? a.size() : b.size();
+  int c = n ? std::memcmp(a.data(), b.data(), n) : 0;
+  if (c != 0) return c < 0 ? -1 : 1;
+  if (a.size() == b.size()) return 0;
+  return a.size() < b.size() ? -1 : 1;
+}
+
+int CompareValues(const Value& a, const Value& b) {
+  if (a.is_null() || b.is_null()) {
+    if (a.is_null() && b.is_null()) return 0;
+    return a.is_null() ? -1 : 1;
+  }
+  auto num = [](const Value& v) {
+    return v.type() == Type::kInt ? static_cast<double>(v.int_value()) : v.num_value();
+  };
+  switch (a.type()) {
+    case Type::kBool:
+    case Type::kInt:
+      if (b.type() == Type::kNum) {
+        double x = num(a), y = b.num_value();
+        return x < y ? -1 : (x > y ? 1 : 0);
+      }
+      return a.int_value() < b.int_value() ? -1 : (a.int_value() > b.int_value() ? 1 : 0);
+    case Type::kNum: {
+      double x = a.num_value(), y = num(b);
+      return x < y ? -1 : (x > y ? 1 : 0);
+    }
+    case Type::kStr:
+    case Type::kJson:
+      return CompareText(a.text(), b.text());
+    case Type::kNull:
+      break;
+  }
+  return 0;
+}
+
+int CompareValueLists(const std::vector<Value>& a, const std::vector<Value>& b) {
+  size_t n = a.size() < b.size() ? a.size() : b.size();
+  for (size_t i = 0; i < n; ++i) {
+    int c = CompareValues(a[i], b[i]);
+    if (c != 0) return c;
+  }
+  return a.size() == b.size() ? 0 : (a.size() < b.size() ? -1 : 1);
+}
+
+size_t CodePointLength(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+size_t CodePointOffset(std::string_view s, size_t n) {
+  size_t seen = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
+      if (seen == n) return i;
+      ++seen;
+    }
+  }
+  return s.size();
+}
+
+std::string PrefixUpperBound(std::string_view p) {
+  std::string up(p);
+  while (!up.empty()) {
+    unsigned char last = static_cast<unsigned char>(up.back());
+    if (last < 0xFF) {
+      up.back() = static_cast<char>(last + 1);
+      return up;
+    }
+    up.pop_back();
+  }
+  return up;
+}
+
+void AppendJsonString(std::string_view s, std::string* out) {
+  static const char kHex[] = "0123456789abcdef";
+  out->push_back('"');
+  size_t start = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out->append(s.data() + start, i - start);
+    start = i + 1;
+    switch (c) {
+      case '"': out->append("\\\""); break;
+      case '\\': out->append("\\\\"); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\t': out->append("\\t"); break;
+      default:
+        out->append("\\u00");
+        out->push_back(kHex[c >> 4]);
+        out->push_back(kHex[c & 15]);
+    }
+  }
+  out->append(s.data() + start, s.size() - start);
+  out->push_back('"');
+}
+
+Status ValueFromJson(const Json& j, Type t, const std::string& where, Value* out) {
+  if (j.is_null()) {
+    *out = Value();
+    return Status::OK();
+  }
+  auto wrong = [&](const char* want) {
+    std::string got = j.dump();
+    if (got.size() > 80) got = got.substr(0, 77) + "...";
+    return Status::InvalidArgs(where + ": " + got + " is not " + want);
+  };
+  switch (t) {
+    case Type::kBool:
+      if (!j.is_boolean()) return wrong("a bool");
+      *out = Value::Bool(j.get<bool>());
+      return Status::OK();
+    case Type::kInt:
+      if (j.is_number_unsigned()) {
+        uint64_t u = j.get<uint64_t>();
+        if (u > static_cast<uint64_t>(INT64_MAX)) return wrong("a 64-bit int");
+        *out = Value::Int(static_cast<int64_t>(u));
+        return Status::OK();
+      }
+      if (j.is_number_integer()) {
+        *out = Value::Int(j.get<int64_t>());
+        return Status::OK();
+      }
+      if (j.is_number_float()) return wrong("a safe integer (use a BigInt beyond 2^53)");
+      return wrong("an int");
+    case Type::kNum:
+      if (!j.is_number()) return wrong("a num");
+      if (j.is_number_float()) {
+        double d = j.get<double>();
+        if (!std::isfinite(d)) return wrong("a finite num");
+        *out = Value::Num(d);
+      } else if (j.is_number_unsigned()) {
+        *out = Value::Num(static_cast<double>(j.get<uint64_t>()));
+      } else {
+        *out = Value::Num(static_cast<double>(j.get<int64_t>()));
+      }
+      return Status::OK();
+    case Type::kStr: {
+      if (!j.is_string()) return wrong("a str");
+      const std::string& s = j.get_ref<const std::string&>();
+      if (std::memchr(s.data(), 0, s.size()) != nullptr) {
+        return Status::InvalidArgs(where + ": " + j.dump().substr(0, 80) +
+                                   " contains NUL, which a str cannot hold (use a json column)");
+      }
+      *out = Value::Str(s);
+      return Status::OK();
+    }
+    case Type::kJson:
+      *out = Value::JsonText(j.dump());
+      return Status::OK();
+    case Type::kNull:
+      break;
+  }
+  return wrong("a value");
+}
+
+}  // namespace onestore

@@ -1,0 +1,113 @@
+// Values and the one text order.
+//
+// A Value is one cell: null, bool, int (64-bit), num (finite double), str
+// (UTF-8 without NUL) or json (JSON text). Text compares by Unicode code
+// point, which for UTF-8 is plain byte order: memcmp. SQLite's BINARY
+// collation compares the same way, so both backends share one order.
+#ifndef ONESTORE_VALUES_VALUE_H_
+#define ONESTORE_VALUES_VALUE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "onestore/status.h"
+
+namespace onestore {
+
+// ordered_json keeps object keys in the order written: a table's columns keep
+// their declared order, and records read back as they were written.
+using Json = nlohmann::ordered_json;
+
+// The column types of defineTable. kNull is the type of the null value only.
+enum class Type { kNull = 0, kBool, kInt, kNum, kStr, kJson };
+
+// "str", "int", ... as in defineTable; "null" for kNull.
+const char* TypeName(Type t);
+// Parses "str" | "int" | "bool" | "num" | "json"; false if unknown.
+bool ParseTypeName(std::string_view name, Type* out);
+
+class Value {
+ public:
+  Value() = default;  // null
+  static Value Bool(bool b) { Value v; v.type_ = Type::kBool; v.i_ = b ? 1 : 0; return v; }
+  static Value Int(int64_t i) { Value v; v.type_ = Type::kInt; v.i_ = i; return v; }
+  static Value Num(double d) { Value v; v.type_ = Type::kNum; v.d_ = d; return v; }
+  static Value Str(std::string s) { Value v; v.type_ = Type::kStr; v.s_ = std::move(s); return v; }
+  // `text` must already be valid JSON text.
+  static Value JsonText(std::string text) { Value v; v.type_ = Type::kJson; v.s_ = std::move(text); return v; }
+
+  Type type() const { return type_; }
+  bool is_null() const { return type_ == Type::kNull; }
+  bool bool_value() const { return i_ != 0; }
+  int64_t int_value() const { return i_; }
+  double num_value() const { return d_; }
+  // The text of a str, or the JSON text of a json value.
+  const std::string& text() const { return s_; }
+
+  bool operator==(const Value& o) const;
+  bool operator!=(const Value& o) const { return !(*this == o); }
+
+  // Appends this value as JSON (json values verbatim). Ints are JSON
+  // integers; with `unsafe_int_as_string`, an int beyond 2^53 is written as a
+  // decimal string instead, which the JS side turns into a BigInt.
+  void AppendJson(std::string* out, bool unsafe_int_as_string = false) const;
+  // A short human form for error messages: "42", "\"a/b\"", "null".
+  std::string Describe() const;
+
+ private:
+  Type type_ = Type::kNull;
+  int64_t i_ = 0;
+  double d_ = 0;
+  std::string s_;
+};
+
+// A row: one Value per column, in the table's column order. A key: the
+// values of the key columns, in key order.
+using Row = std::vector<Value>;
+using Key = std::vector<Value>;
+
+// Total order used by indexes, ORDER BY and max/min: null first, then by
+// value. Both sides must have the same type or be null (ints and nums compare
+// numerically). Text by code point. Returns <0, 0, >0.
+int CompareValues(const Value& a, const Value& b);
+
+// Lexicographic CompareValues over two equally long value lists.
+int CompareValueLists(const std::vector<Value>& a, const std::vector<Value>& b);
+struct ValueListLess {
+  bool operator()(const std::vector<Value>& a, const std::vector<Value>& b) const {
+    return CompareValueLists(a, b) < 0;
+  }
+};
+
+// Code-point order of two UTF-8 strings (byte order). <0, 0, >0.
+int CompareText(std::string_view a, std::string_view b);
+
+// Number of code points in valid UTF-8.
+size_t CodePointLength(std::string_view s);
+// Byte offset of the n-th code point (or s.size() if there are fewer).
+size_t CodePointOffset(std::string_view s, size_t n);
+
+// The smallest byte string greater than every string with prefix p, or ""
+// when there is none (p empty). Used for prefix ranges on both backends.
+std::string PrefixUpperBound(std::string_view p);
+
+// Appends s as a JSON string literal (quoted, escaped) to out.
+void AppendJsonString(std::string_view s, std::string* out);
+
+// Largest integer that a JS number holds exactly: 2^53 - 1.
+constexpr int64_t kMaxSafeInteger = 9007199254740991LL;
+
+// Converts a JSON value to a cell of column type `t`.
+// `where` names the place for the error message ("ops[2].row.entry").
+// Fails with invalid/args on a wrong type, a non-integer or unsafe int, a
+// non-finite num, or a NUL in a str. Null is returned as a null Value; the
+// caller decides whether null is allowed.
+Status ValueFromJson(const Json& j, Type t, const std::string& where, Value* out);
+
+}  // namespace onestore
+
+#endif  // ONESTORE_VALUES_VALUE_H_

@@ -1,0 +1,441 @@
+#include "writes/writes.h"
+
+namespace onestore {
+
+const char* ExprOpName(ExprOp op) {
+  switch (op) {
+    case ExprOp::kValue: return "value";
+    case ExprOp::kCol: return "col";
+    case ExprOp::kAdd: return "add";
+    case ExprOp::kSub: return "sub";
+    case ExprOp::kMax: return "max";
+    case ExprOp::kMin: return "min";
+    case ExprOp::kConcat: return "concat";
+    case ExprOp::kReplacePrefix: return "replacePrefix";
+    case ExprOp::kCoalesce: return "coalesce";
+    case ExprOp::kWhen: return "when";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string Short(const Json& j) {
+  std::string s = j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (s.size() > 80) s = s.substr(0, 77) + "...";
+  return s;
+}
+
+bool ExprOpFromName(std::string_view n, ExprOp* op) {
+  static const ExprOp kAll[] = {ExprOp::kValue, ExprOp::kCol,    ExprOp::kAdd,
+                                ExprOp::kSub,   ExprOp::kMax,    ExprOp::kMin,
+                                ExprOp::kConcat, ExprOp::kReplacePrefix, ExprOp::kCoalesce,
+                                ExprOp::kWhen};
+  for (ExprOp o : kAll) {
+    if (n == ExprOpName(o)) {
+      *op = o;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Parses an expression whose result goes into a cell of type `want` of
+// column `target`. A bare JSON value (not an object) is a literal.
+Status ParseExpr(const Json& j, const TableSchema& t, int target, Type want, const std::string& where,
+                 Expr* out) {
+  Expr e;
+  e.type = want;
+  const std::string& cname = t.columns[target].name;
+  if (!j.is_object() || j.size() != 1 || !ExprOpFromName(j.begin().key(), &e.op)) {
+    if (j.is_object() && want != Type::kJson) {
+      return Status::InvalidArgs(where + ": " + Short(j) +
+                                 " is not a set expression (value, col, add, sub, max, min, concat, "
+                                 "replacePrefix, coalesce, when)");
+    }
+    // A bare literal: value(v).
+    e.op = ExprOp::kValue;
+    ONESTORE_RETURN_IF_ERROR(ValueFromJson(j, want, where, &e.value));
+    *out = std::move(e);
+    return Status::OK();
+  }
+  const Json& a = j.begin().value();
+  const std::string w = where + "." + j.begin().key();
+  auto need_list = [&](size_t min, size_t max) -> Status {
+    if (!a.is_array() || a.size() < min || a.size() > max) {
+      return Status::InvalidArgs(w + ": takes " +
+                                 (min == max ? std::to_string(min) : std::to_string(min) + " or more") +
+                                 " arguments, got " + Short(a));
+    }
+    return Status::OK();
+  };
+  auto parse_args = [&](Type arg_type) -> Status {
+    for (size_t i = 0; i < a.size(); ++i) {
+      Expr c;
+      ONESTORE_RETURN_IF_ERROR(ParseExpr(a[i], t, target, arg_type, w + "[" + std::to_string(i) + "]", &c));
+      e.args.push_back(std::move(c));
+    }
+    return Status::OK();
+  };
+  auto need_type = [&](std::initializer_list<Type> ok) -> Status {
+    for (Type ty : ok) {
+      if (ty == want) return Status::OK();
+    }
+    return Status::InvalidArgs(w + ": " + ExprOpName(e.op) + " cannot produce a " + TypeName(want) +
+                               " value for column \"" + cname + "\"");
+  };
+  switch (e.op) {
+    case ExprOp::kValue:
+      ONESTORE_RETURN_IF_ERROR(ValueFromJson(a, want, w, &e.value));
+      break;
+    case ExprOp::kCol: {
+      if (!a.is_string()) return Status::InvalidArgs(w + ": " + Short(a) + " is not a column name");
+      e.column = t.ColumnIndex(a.get<std::string>());
+      if (e.column < 0) {
+        return Status::InvalidArgs(w + ": unknown column \"" + a.get<std::string>() + "\" in table \"" +
+                                   t.name + "\"");
+      }
+      Type ct = t.columns[e.column].type;
+      if (ct != want) {
+        return Status::InvalidArgs(w + ": column \"" + a.get<std::string>() + "\" is " + TypeName(ct) +
+                                   ", but column \"" + cname + "\" needs " + TypeName(want));
+      }
+      break;
+    }
+    case ExprOp::kAdd:
+    case ExprOp::kSub:
+      ONESTORE_RETURN_IF_ERROR(need_type({Type::kInt}));
+      ONESTORE_RETURN_IF_ERROR(need_list(2, 2));
+      ONESTORE_RETURN_IF_ERROR(parse_args(want));
+      break;
+    case ExprOp::kMax:
+    case ExprOp::kMin:
+      ONESTORE_RETURN_IF_ERROR(need_type({Type::kInt, Type::kNum, Type::kStr}));
+      ONESTORE_RETURN_IF_ERROR(need_list(1, 64));
+      ONESTORE_RETURN_IF_ERROR(parse_args(want));
+      break;
+    case ExprOp::kConcat:
+      ONESTORE_RETURN_IF_ERROR(need_type({Type::kStr}));
+      ONESTORE_RETURN_IF_ERROR(need_list(1, 64));
+      ONESTORE_RETURN_IF_ERROR(parse_args(want));
+      break;
+    case ExprOp::kCoalesce:
+      ONESTORE_RETURN_IF_ERROR(need_list(1, 64));
+      ONESTORE_RETURN_IF_ERROR(parse_args(want));
+      break;
+    case ExprOp::kReplacePrefix: {
+      ONESTORE_RETURN_IF_ERROR(need_type({Type::kStr}));
+      ONESTORE_RETURN_IF_ERROR(need_list(2, 2));
+      Value from, to;
+      ONESTORE_RETURN_IF_ERROR(ValueFromJson(a[0], Type::kStr, w + "[0]", &from));
+      ONESTORE_RETURN_IF_ERROR(ValueFromJson(a[1], Type::kStr, w + "[1]", &to));
+      if (from.is_null() || to.is_null()) {
+        return Status::InvalidArgs(w + ": replacePrefix takes two strings, got " + Short(a));
+      }
+      e.column = target;
+      e.from = from.text();
+      e.to = to.text();
+      break;
+    }
+    case ExprOp::kWhen: {
+      ONESTORE_RETURN_IF_ERROR(need_list(3, 3));
+      auto p = std::make_shared<Predicate>();
+      ONESTORE_RETURN_IF_ERROR(ParsePredicate(a[0], t, w + "[0]", p.get()));
+      e.cond = std::move(p);
+      for (size_t i = 1; i < 3; ++i) {
+        Expr c;
+        ONESTORE_RETURN_IF_ERROR(ParseExpr(a[i], t, target, want, w + "[" + std::to_string(i) + "]", &c));
+        e.args.push_back(std::move(c));
+      }
+      break;
+    }
+  }
+  *out = std::move(e);
+  return Status::OK();
+}
+
+Status ParseSet(const Json& j, const TableSchema& t, const std::string& where, std::vector<SetItem>* out) {
+  if (!j.is_object() || j.empty()) {
+    return Status::InvalidArgs(where + ": a set is a non-empty object {column: expression}, got " + Short(j));
+  }
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    std::string w = where + "." + it.key();
+    SetItem item;
+    item.column = t.ColumnIndex(it.key());
+    if (item.column < 0) {
+      return Status::InvalidArgs(w + ": unknown column \"" + it.key() + "\" in table \"" + t.name + "\"");
+    }
+    for (int k : t.key) {
+      if (k == item.column) {
+        return Status::InvalidArgs(w + ": key column \"" + it.key() +
+                                   "\" cannot be set; delete the row and put it under its new key");
+      }
+    }
+    const Column& c = t.columns[item.column];
+    ONESTORE_RETURN_IF_ERROR(ParseExpr(it.value(), t, item.column, c.type, w, &item.expr));
+    if (item.expr.op == ExprOp::kValue && item.expr.value.is_null() && !c.optional) {
+      return Status::InvalidArgs(w + ": column \"" + c.name + "\" is not optional and cannot be null");
+    }
+    out->push_back(std::move(item));
+  }
+  return Status::OK();
+}
+
+Status ParseRow(const Json& j, const TableSchema& t, const std::string& where, Row* out) {
+  if (!j.is_object()) return Status::InvalidArgs(where + ": a row must be an object, got " + Short(j));
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (t.ColumnIndex(it.key()) < 0) {
+      return Status::InvalidArgs(where + ": unknown column \"" + it.key() + "\" in table \"" + t.name + "\"");
+    }
+  }
+  Row row(t.columns.size());
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    const Column& c = t.columns[i];
+    auto it = j.find(c.name);
+    std::string w = where + "." + c.name;
+    if (it == j.end()) {
+      if (c.has_default) {
+        row[i] = c.def;
+        continue;
+      }
+      if (c.optional) continue;
+      return Status::InvalidArgs(where + ": column \"" + c.name + "\" of table \"" + t.name +
+                                 "\" is missing (it is not optional and has no default)");
+    }
+    ONESTORE_RETURN_IF_ERROR(ValueFromJson(*it, c.type, w, &row[i]));
+    if (row[i].is_null() && !c.optional) {
+      return Status::InvalidArgs(w + ": null in column \"" + c.name + "\", which is not optional");
+    }
+  }
+  *out = std::move(row);
+  return Status::OK();
+}
+
+void AppendSet(const std::vector<SetItem>& set, const TableSchema& t, std::string* out) {
+  out->push_back('{');
+  for (size_t i = 0; i < set.size(); ++i) {
+    if (i) out->push_back(',');
+    AppendJsonString(t.columns[set[i].column].name, out);
+    out->push_back(':');
+    set[i].expr.AppendJson(t, out);
+  }
+  out->push_back('}');
+}
+
+void AppendKey(const Key& key, std::string* out) {
+  out->push_back('[');
+  for (size_t i = 0; i < key.size(); ++i) {
+    if (i) out->push_back(',');
+    key[i].AppendJson(out);
+  }
+  out->push_back(']');
+}
+
+}  // namespace
+
+void Expr::AppendJson(const TableSchema& t, std::string* out) const {
+  out->append("{\"");
+  out->append(ExprOpName(op));
+  out->append("\":");
+  switch (op) {
+    case ExprOp::kValue:
+      value.AppendJson(out);
+      break;
+    case ExprOp::kCol:
+      AppendJsonString(t.columns[column].name, out);
+      break;
+    case ExprOp::kReplacePrefix:
+      out->push_back('[');
+      AppendJsonString(from, out);
+      out->push_back(',');
+      AppendJsonString(to, out);
+      out->push_back(']');
+      break;
+    case ExprOp::kWhen:
+      out->push_back('[');
+      cond->AppendJson(t, out);
+      for (const Expr& a : args) {
+        out->push_back(',');
+        a.AppendJson(t, out);
+      }
+      out->push_back(']');
+      break;
+    default:
+      out->push_back('[');
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (i) out->push_back(',');
+        args[i].AppendJson(t, out);
+      }
+      out->push_back(']');
+  }
+  out->push_back('}');
+}
+
+void Op::AppendJson(std::string* out) const {
+  if (kind == OpKind::kTable) {
+    out->append(table->ToJson().dump());
+    return;
+  }
+  const TableSchema& t = *table;
+  static const char* kNames[] = {"put", "update", "delete", "update", "delete"};
+  out->append("{\"op\":\"");
+  out->append(kNames[static_cast<int>(kind)]);
+  out->append("\",\"table\":");
+  AppendJsonString(t.name, out);
+  switch (kind) {
+    case OpKind::kPut:
+      out->append(",\"row\":");
+      AppendRowObject(t, row, out);
+      break;
+    case OpKind::kUpdate:
+      out->append(",\"key\":");
+      AppendKey(key, out);
+      out->append(",\"set\":");
+      AppendSet(set, t, out);
+      break;
+    case OpKind::kDelete:
+      out->append(",\"key\":");
+      AppendKey(key, out);
+      break;
+    case OpKind::kUpdateWhere:
+    case OpKind::kDeleteWhere:
+      out->append(",\"where\":");
+      if (where) {
+        where->AppendJson(t, out);
+      } else {
+        out->append("null");
+      }
+      if (kind == OpKind::kUpdateWhere) {
+        out->append(",\"set\":");
+        AppendSet(set, t, out);
+      }
+      if (count >= 0) {
+        out->append(",\"count\":");
+        out->append(std::to_string(count));
+      }
+      break;
+    case OpKind::kTable:
+      break;
+  }
+  out->push_back('}');
+}
+
+Status TableResolver::Lookup(std::string_view name, const std::string& where,
+                             std::shared_ptr<const TableSchema>* out) const {
+  for (auto it = declared_.rbegin(); it != declared_.rend(); ++it) {
+    if ((*it)->name == name) {
+      *out = *it;
+      return Status::OK();
+    }
+  }
+  if (auto t = base_->FindShared(name)) {
+    *out = std::move(t);
+    return Status::OK();
+  }
+  return Status::InvalidArgs(where + ": unknown table \"" + std::string(name) +
+                             "\" (open it with owner.table(def) first)");
+}
+
+void TableResolver::Declare(std::shared_ptr<const TableSchema> t) { declared_.push_back(std::move(t)); }
+
+Status ParseOp(const Json& j, TableResolver* tables, const std::string& where, Op* out) {
+  if (!j.is_object()) return Status::InvalidArgs(where + ": an op must be an object, got " + Short(j));
+  auto op_it = j.find("op");
+  if (op_it == j.end() || !op_it->is_string()) {
+    return Status::InvalidArgs(where + ".op: missing (put, update, delete or table)");
+  }
+  const std::string& name = op_it->get_ref<const std::string&>();
+  Op op;
+  if (name == "table") {
+    auto t = std::make_shared<TableSchema>();
+    ONESTORE_RETURN_IF_ERROR(ParseTableSchema(j, where, t.get()));
+    op.kind = OpKind::kTable;
+    op.table = t;
+    tables->Declare(t);
+    *out = std::move(op);
+    return Status::OK();
+  }
+  auto table_it = j.find("table");
+  if (table_it == j.end() || !table_it->is_string()) {
+    return Status::InvalidArgs(where + ".table: missing table name");
+  }
+  ONESTORE_RETURN_IF_ERROR(tables->Lookup(table_it->get_ref<const std::string&>(), where + ".table", &op.table));
+  const TableSchema& t = *op.table;
+  auto has = [&](const char* k) { return j.find(k) != j.end(); };
+  if (name == "put") {
+    op.kind = OpKind::kPut;
+    if (!has("row")) return Status::InvalidArgs(where + ".row: a put needs a row");
+    ONESTORE_RETURN_IF_ERROR(ParseRow(j["row"], t, where + ".row", &op.row));
+  } else if (name == "update" || name == "delete") {
+    bool update = name == "update";
+    if (has("key")) {
+      op.kind = update ? OpKind::kUpdate : OpKind::kDelete;
+      ONESTORE_RETURN_IF_ERROR(ParseKey(j["key"], t, where + ".key", &op.key));
+    } else if (has("where")) {
+      op.kind = update ? OpKind::kUpdateWhere : OpKind::kDeleteWhere;
+      const Json& w = j["where"];
+      if (!w.is_null()) {
+        Predicate p;
+        ONESTORE_RETURN_IF_ERROR(ParsePredicate(w, t, where + ".where", &p));
+        op.where = std::move(p);
+      }
+      if (has("count")) {
+        const Json& c = j["count"];
+        if (!c.is_number_integer() || c.get<int64_t>() < 0) {
+          return Status::InvalidArgs(where + ".count: " + Short(c) + " is not a row count");
+        }
+        op.count = c.get<int64_t>();
+      }
+    } else {
+      return Status::InvalidArgs(where + ": an " + name + " needs a key or a where");
+    }
+    if (update) {
+      if (!has("set")) return Status::InvalidArgs(where + ".set: an update needs a set");
+      ONESTORE_RETURN_IF_ERROR(ParseSet(j["set"], t, where + ".set", &op.set));
+    }
+  } else {
+    return Status::InvalidArgs(where + ".op: unknown op \"" + name + "\" (put, update, delete or table)");
+  }
+  *out = std::move(op);
+  return Status::OK();
+}
+
+Status ParseOps(const Json& j, TableResolver* tables, std::vector<Op>* out) {
+  if (!j.is_array()) return Status::InvalidArgs("ops: must be a list of ops, got " + Short(j));
+  out->reserve(out->size() + j.size());
+  for (size_t i = 0; i < j.size(); ++i) {
+    Op op;
+    ONESTORE_RETURN_IF_ERROR(ParseOp(j[i], tables, "ops[" + std::to_string(i) + "]", &op));
+    out->push_back(std::move(op));
+  }
+  return Status::OK();
+}
+
+Key KeyOf(const TableSchema& t, const Row& row) {
+  Key k;
+  k.reserve(t.key.size());
+  for (int c : t.key) k.push_back(row[c]);
+  return k;
+}
+
+void AppendRowObject(const TableSchema& t, const Row& row, std::string* out) {
+  out->push_back('{');
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    if (i) out->push_back(',');
+    AppendJsonString(t.columns[i].name, out);
+    out->push_back(':');
+    row[i].AppendJson(out);
+  }
+  out->push_back('}');
+}
+
+void AppendRowArray(const Row& row, std::string* out) {
+  out->push_back('[');
+  for (size_t i = 0; i < row.size(); ++i) {
+    if (i) out->push_back(',');
+    row[i].AppendJson(out, /*unsafe_int_as_string=*/true);
+  }
+  out->push_back(']');
+}
+
+}  // namespace onestore

@@ -1,0 +1,105 @@
+// Writes: the five operations, the set expressions, and the table records.
+//
+// Ops arrive in the wire format of docs/formats.md, are parsed and checked
+// against the catalog here, and are written back out in the same format (the
+// outbox record holds the parsed, normalized op: defaults filled, bulk counts
+// added). Expressions are evaluated here for the memory backend and for tx
+// overlays; the sqlite backend compiles them to SQL (writes/sql.h).
+#ifndef ONESTORE_WRITES_WRITES_H_
+#define ONESTORE_WRITES_WRITES_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "onestore/status.h"
+#include "query/query.h"
+#include "schema/schema.h"
+#include "values/value.h"
+
+namespace onestore {
+
+enum class ExprOp { kValue, kCol, kAdd, kSub, kMax, kMin, kConcat, kReplacePrefix, kCoalesce, kWhen };
+
+// Wire names: "value", "col", "add", ...
+const char* ExprOpName(ExprOp op);
+
+// A set expression. Every expression of one set reads the row as it was
+// before the update. Null propagates through add, sub, max, min, concat (as
+// in SQL); coalesce picks the first non-null; when(p, a, b) is a if p is true,
+// else b (unknown counts as false). Integer overflow is an error.
+struct Expr {
+  ExprOp op = ExprOp::kValue;
+  Type type = Type::kNull;   // result type; kNull only for a null literal
+  Value value;               // kValue; for kReplacePrefix: unused
+  int column = -1;           // kCol; kReplacePrefix: the column it rewrites
+  std::string from, to;      // kReplacePrefix
+  std::vector<Expr> args;    // add, sub, max, min, concat, coalesce; when: [then, else]
+  std::shared_ptr<Predicate> cond;  // kWhen
+
+  void AppendJson(const TableSchema& t, std::string* out) const;
+};
+
+struct SetItem {
+  int column = -1;
+  Expr expr;
+};
+
+// Evaluates `e` on `row` (the row before the update). Fails with invalid/args
+// on integer overflow, naming the column being set.
+Status EvalExpr(const Expr& e, const Row& row, const TableSchema& t, Value* out);
+// Applies every item of `set` to `row`, reading the row as it was before.
+Status ApplySet(const std::vector<SetItem>& set, const TableSchema& t, Row* row);
+
+enum class OpKind { kPut, kUpdate, kDelete, kUpdateWhere, kDeleteWhere, kTable };
+
+struct Op {
+  OpKind kind = OpKind::kPut;
+  // The table the op writes (for kTable: the declared schema).
+  std::shared_ptr<const TableSchema> table;
+  Row row;                         // kPut: complete, defaults filled
+  Key key;                         // kUpdate, kDelete
+  std::vector<SetItem> set;        // kUpdate, kUpdateWhere
+  std::optional<Predicate> where;  // kUpdateWhere, kDeleteWhere (none: every row)
+  int64_t count = -1;              // bulk ops: affected rows, once applied;
+                                   // as parsed from a replayed record: the expected count, or -1
+  bool is_bulk() const { return kind == OpKind::kUpdateWhere || kind == OpKind::kDeleteWhere; }
+
+  // Appends the wire JSON of this op. Bulk ops carry "count" when it is >= 0.
+  void AppendJson(std::string* out) const;
+};
+
+// Resolves table names while parsing: the committed catalog, plus tables
+// declared earlier in the same list of ops.
+class TableResolver {
+ public:
+  explicit TableResolver(const Catalog* base) : base_(base) {}
+  Status Lookup(std::string_view name, const std::string& where, std::shared_ptr<const TableSchema>* out) const;
+  void Declare(std::shared_ptr<const TableSchema> t);
+
+ private:
+  const Catalog* base_;
+  std::vector<std::shared_ptr<const TableSchema>> declared_;
+};
+
+// Parses one op in wire JSON. Fails with invalid/args naming the path
+// (`where`, e.g. "ops[3].row.entry") and the value: unknown table or column,
+// wrong type, null in a non-optional column, NUL in a str, unsafe int, a
+// key column in a set, a json column in a where.
+Status ParseOp(const Json& j, TableResolver* tables, const std::string& where, Op* out);
+// Parses a JSON array of ops.
+Status ParseOps(const Json& j, TableResolver* tables, std::vector<Op>* out);
+
+// The key of a complete row.
+Key KeyOf(const TableSchema& t, const Row& row);
+
+// Appends a row as a JSON object {col: value, ...}.
+void AppendRowObject(const TableSchema& t, const Row& row, std::string* out);
+// Appends a row as a JSON array in column order, unsafe ints as strings (the
+// page encoding the JS side decodes).
+void AppendRowArray(const Row& row, std::string* out);
+
+}  // namespace onestore
+
+#endif  // ONESTORE_WRITES_WRITES_H_

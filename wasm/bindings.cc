@@ -1,0 +1,206 @@
+// The embind surface of the wasm module: one class, Core, that only declares
+// and converts. Every method takes JSON text and returns one string; a
+// failure is "!<code> <message>" (see wasm/ABI.md). No engine logic here.
+#include <emscripten/bind.h>
+
+#include <memory>
+#include <string>
+
+#include "commit/store.h"
+#include "onestore/status.h"
+
+namespace onestore {
+namespace {
+
+// The one conversion of a Status (and a payload) into an answer string.
+std::string Answer(const Status& s, std::string payload = std::string()) {
+  if (s.ok()) return payload;
+  return "!" + std::string(CodeString(s.code())) + " " + s.message();
+}
+
+class Core {
+ public:
+  std::string open(const std::string& options_json) {
+    if (store_) return Answer(Status::InvalidArgs("open: this core already holds a store"));
+    OpenOptions options;
+    Status s = ParseOpenOptions(options_json, &options);
+    if (s.ok()) s = Store::Open(options, &store_);
+    if (!s.ok()) return Answer(s);
+    std::string out = "{\"id\":";
+    AppendJsonString(store_->id(), &out);
+    out += ",\"head\":" + std::to_string(store_->head()) + "}";
+    return out;
+  }
+
+  std::string declare(const std::string& table_json) {
+    std::string records;
+    return WithStore([&](Store* st) { return st->Declare(table_json, &records); }, &records);
+  }
+
+  std::string commit(const std::string& ops_json, const std::string& meta_json) {
+    std::string result;
+    return WithStore([&](Store* st) { return st->Commit(ops_json, meta_json, &result); }, &result);
+  }
+
+  int txOpen() { return store_ ? store_->TxOpen() : 0; }
+
+  std::string txStage(int tx, const std::string& ops_json) {
+    std::string none;
+    return WithStore([&](Store* st) { return st->TxStage(tx, ops_json); }, &none);
+  }
+
+  std::string txGet(int tx, const std::string& ops_json, const std::string& table,
+                    const std::string& key_json) {
+    std::string row;
+    return WithStore([&](Store* st) { return st->TxGet(tx, ops_json, table, key_json, &row); }, &row);
+  }
+
+  std::string txCommit(int tx, const std::string& ops_json, const std::string& meta_json) {
+    std::string result;
+    return WithStore([&](Store* st) { return st->TxCommit(tx, ops_json, meta_json, &result); },
+                     &result);
+  }
+
+  std::string txClose(int tx) {
+    if (store_) store_->TxClose(tx);
+    return std::string();
+  }
+
+  std::string get(const std::string& table, const std::string& key_json) {
+    std::string row;
+    return WithStore([&](Store* st) { return st->Get(table, key_json, &row); }, &row);
+  }
+
+  std::string page(const std::string& table, const std::string& query_json, double limit,
+                   const std::string& cursor) {
+    std::string page;
+    return WithStore(
+        [&](Store* st) { return st->Page(table, query_json, static_cast<int64_t>(limit), cursor, &page); },
+        &page);
+  }
+
+  std::string count(const std::string& table, const std::string& query_json) {
+    std::string out;
+    return WithStore(
+        [&](Store* st) {
+          int64_t n = 0;
+          Status s = st->Count(table, query_json, &n);
+          out = std::to_string(n);
+          return s;
+        },
+        &out);
+  }
+
+  std::string mintId(const std::string& table) {
+    std::string out;
+    return WithStore(
+        [&](Store* st) {
+          int64_t id = 0;
+          Status s = st->MintId(table, &id);
+          out = std::to_string(id);
+          return s;
+        },
+        &out);
+  }
+
+  std::string outboxRead(double after, double limit) {
+    std::string out;
+    return WithStore(
+        [&](Store* st) {
+          return st->ReadOutbox(static_cast<int64_t>(after), static_cast<int64_t>(limit), &out);
+        },
+        &out);
+  }
+
+  std::string outboxTrim(double up_to) {
+    std::string out;
+    return WithStore(
+        [&](Store* st) {
+          int64_t removed = 0;
+          Status s = st->TrimOutbox(static_cast<int64_t>(up_to), &removed);
+          out = std::to_string(removed);
+          return s;
+        },
+        &out);
+  }
+
+  double head() const { return store_ ? static_cast<double>(store_->head()) : 0; }
+
+  std::string tables() {
+    std::string out;
+    return WithStore(
+        [&](Store* st) {
+          out = st->TablesJson();
+          return Status::OK();
+        },
+        &out);
+  }
+
+  std::string close() {
+    if (store_) {
+      store_->Close();
+      store_.reset();
+    }
+    closed_ = true;
+    return std::string();
+  }
+
+ private:
+  template <typename F>
+  std::string WithStore(F&& f, std::string* payload) {
+    if (!store_) {
+      return Answer(closed_ ? Status::Closed("the store is closed; open it again with openStore")
+                            : Status::InvalidArgs("the store is not open"));
+    }
+    Status s = f(store_.get());
+    return s.ok() ? std::move(*payload) : Answer(s);
+  }
+
+  std::unique_ptr<Store> store_;
+  bool closed_ = false;
+};
+
+// [{"code":..,"doc":..}]: the one list of codes, for js/errors.js.
+std::string ErrorCodes() {
+  std::string out = "[";
+  bool first = true;
+#define ONESTORE_ITEM_(name, str, doc)       \
+  if (!first) out.push_back(',');            \
+  first = false;                             \
+  out += "{\"code\":";                       \
+  AppendJsonString(str, &out);               \
+  out += ",\"doc\":";                        \
+  AppendJsonString(doc, &out);               \
+  out += "}";
+  ONESTORE_ERROR_CODES(ONESTORE_ITEM_)
+#undef ONESTORE_ITEM_
+  out += "]";
+  return out;
+}
+
+}  // namespace
+}  // namespace onestore
+
+EMSCRIPTEN_BINDINGS(onestore) {
+  using onestore::Core;
+  emscripten::class_<Core>("Core")
+      .constructor<>()
+      .function("open", &Core::open)
+      .function("declare", &Core::declare)
+      .function("commit", &Core::commit)
+      .function("txOpen", &Core::txOpen)
+      .function("txStage", &Core::txStage)
+      .function("txGet", &Core::txGet)
+      .function("txCommit", &Core::txCommit)
+      .function("txClose", &Core::txClose)
+      .function("get", &Core::get)
+      .function("page", &Core::page)
+      .function("count", &Core::count)
+      .function("mintId", &Core::mintId)
+      .function("outboxRead", &Core::outboxRead)
+      .function("outboxTrim", &Core::outboxTrim)
+      .function("head", &Core::head)
+      .function("tables", &Core::tables)
+      .function("close", &Core::close);
+  emscripten::function("errorCodes", &onestore::ErrorCodes);
+}
