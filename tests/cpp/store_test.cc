@@ -1,0 +1,324 @@
+// Checks the commit step of onestore::Store on every backend: one seq per
+// commit, the outbox record written with the data, staged transactions that
+// tx.get can read, refusals that leave the store usable, and a failed COMMIT
+// that stops the store.
+#include "commit/store.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "backends/memory/memory_backend.h"
+
+namespace onestore {
+namespace {
+
+const char kEdits[] =
+    R"({"op":"table","table":"file-history/edits","version":2,)"
+    R"("columns":{"id":{"type":"str"},"path":{"type":"str"},"entry":{"type":"int"},)"
+    R"("at":{"type":"int","default":0},"meta":{"type":"json","optional":true}},)"
+    R"("key":["id"],"indexes":{"byPath":["path","at"]}})";
+
+const char kCounter[] =
+    R"({"op":"table","table":"t/counter","columns":{"n":{"type":"int"},"v":{"type":"str"}},"key":["n"]})";
+
+std::string Put(const std::string& id, const std::string& path, int entry) {
+  return R"({"op":"put","table":"file-history/edits","row":{"id":")" + id + R"(","path":")" + path +
+         R"(","entry":)" + std::to_string(entry) + "}}";
+}
+
+struct BackendParam {
+  const char* name;
+  bool file;
+};
+
+class StoreTest : public ::testing::TestWithParam<BackendParam> {
+ protected:
+  void SetUp() override {
+    if (GetParam().file) {
+      path_ = ::testing::TempDir() + "store_test_" + std::to_string(counter_++) + ".sqlite";
+      std::remove(path_.c_str());
+      std::remove((path_ + "-journal").c_str());
+    }
+    ASSERT_TRUE(OpenStore(&store_).ok());
+    std::string records;
+    ASSERT_TRUE(store_->Declare(kEdits, &records).ok());
+    ASSERT_FALSE(records.empty());
+    std::string result;
+    Status s = store_->Commit(records, R"({"owner":"file-history"})", &result);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+
+  Status OpenStore(std::unique_ptr<Store>* out) {
+    OpenOptions o;
+    o.backend = GetParam().name;
+    o.path = GetParam().file ? path_ : ":memory:";
+    o.id = "session-1";
+    return Store::Open(o, out);
+  }
+
+  std::string MustCommit(const std::string& ops, const std::string& meta = "{}") {
+    std::string result;
+    Status s = store_->Commit(ops, meta, &result);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return result;
+  }
+
+  std::unique_ptr<Store> store_;
+  std::string path_;
+  static int counter_;
+};
+int StoreTest::counter_ = 0;
+
+Json ParseOrDie(const std::string& text) {
+  Json j = Json::parse(text, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << text;
+  return j;
+}
+
+TEST_P(StoreTest, EveryCommitGetsTheNextSeqAndOneOutboxRecord) {
+  EXPECT_EQ(store_->head(), 1);
+  Json r = ParseOrDie(MustCommit("[" + Put("e1", "a/x.ts", 812) + "]",
+                                 R"({"owner":"file-history","actor":{"kind":"person","id":"ana"},"at":1764412345123})"));
+  EXPECT_EQ(r["seq"], 2);
+  EXPECT_EQ(r["counts"], Json::parse("[1]"));
+  r = ParseOrDie(MustCommit("[" + Put("e2", "a/y.ts", 813) + "]"));
+  EXPECT_EQ(r["seq"], 3);
+  EXPECT_EQ(store_->head(), 3);
+
+  std::string batch;
+  ASSERT_TRUE(store_->ReadOutbox(1, 10, &batch).ok());
+  Json b = ParseOrDie(batch);
+  EXPECT_EQ(b["from"], 1);
+  EXPECT_EQ(b["to"], 3);
+  ASSERT_EQ(b["commits"].size(), 2u);
+  const Json& rec = b["commits"][0];
+  EXPECT_EQ(rec["seq"], 2);
+  EXPECT_EQ(rec["from"], 1);
+  EXPECT_EQ(rec["at"], 1764412345123LL);
+  EXPECT_EQ(rec["owner"], "file-history");
+  EXPECT_EQ(rec["actor"], Json::parse(R"({"kind":"person","id":"ana"})"));
+  // The put is recorded whole, defaults filled and optional columns null.
+  EXPECT_EQ(rec["ops"], Json::parse(R"([{"op":"put","table":"file-history/edits","row":
+      {"id":"e1","path":"a/x.ts","entry":812,"at":0,"meta":null}}])"));
+}
+
+TEST_P(StoreTest, APrefixRenameIsOneSmallOpWithItsCount) {
+  std::string ops = "[";
+  for (int i = 0; i < 10000; ++i) {
+    if (i) ops += ",";
+    ops += Put("e" + std::to_string(i), (i % 2 ? "a/" : "c/") + std::to_string(i), i);
+  }
+  MustCommit(ops + "]");
+  Json r = ParseOrDie(MustCommit(
+      R"([{"op":"update","table":"file-history/edits","where":{"prefix":["path","a/"]},"set":{"path":{"replacePrefix":["a/","b/"]}}}])"));
+  EXPECT_EQ(r["counts"], Json::parse("[5000]"));
+  std::string batch;
+  ASSERT_TRUE(store_->ReadOutbox(store_->head() - 1, 1, &batch).ok());
+  Json rec = ParseOrDie(batch)["commits"][0];
+  std::string op = rec["ops"][0].dump();
+  EXPECT_EQ(op, R"({"op":"update","table":"file-history/edits","where":{"prefix":["path","a/"]},"set":{"path":{"replacePrefix":["a/","b/"]}},"count":5000})");
+  EXPECT_LT(op.size(), 160u);
+  int64_t n = -1;
+  ASSERT_TRUE(store_->Count("file-history/edits", R"({"where":{"prefix":["path","b/"]}})", &n).ok());
+  EXPECT_EQ(n, 5000);
+}
+
+TEST_P(StoreTest, ARefusedCommitWritesNothingAndTheStoreGoesOn) {
+  std::string result;
+  Status s = store_->Commit("[" + Put("e1", "a", 1) + R"(,{"op":"put","table":"file-history/edits","row":{"id":"e2","path":"b","entry":1.5}}])",
+                            "{}", &result);
+  EXPECT_EQ(s.code(), Code::kInvalidArgs);
+  EXPECT_NE(s.message().find("1.5"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("ops[1].row.entry"), std::string::npos) << s.message();
+  EXPECT_EQ(store_->head(), 1);
+  std::string row;
+  ASSERT_TRUE(store_->Get("file-history/edits", R"(["e1"])", &row).ok());
+  EXPECT_EQ(row, "null");
+  // An update of a missing key is refused at apply time, after a put that
+  // already went into the backend transaction: both are rolled back.
+  s = store_->Commit("[" + Put("e1", "a", 1) + R"(,{"op":"update","table":"file-history/edits","key":["nope"],"set":{"entry":2}}])",
+                     "{}", &result);
+  EXPECT_EQ(s.code(), Code::kNotFound) << s.ToString();
+  ASSERT_TRUE(store_->Get("file-history/edits", R"(["e1"])", &row).ok());
+  EXPECT_EQ(row, "null");
+  EXPECT_EQ(store_->head(), 1);
+  MustCommit("[" + Put("e1", "a", 1) + "]");
+  EXPECT_EQ(store_->head(), 2);
+}
+
+TEST_P(StoreTest, RefusalsNameTheValue) {
+  std::string result;
+  struct Case {
+    std::string ops;
+    std::string needle;
+  } cases[] = {
+      {R"([{"op":"put","table":"file-history/edits","row":{"id":"x","path":"a\u0000b","entry":1}}])", "NUL"},
+      {R"([{"op":"put","table":"file-history/edits","row":{"id":"x","path":"a","entry":9.007199254740993e15}}])", "safe integer"},
+      {R"([{"op":"put","table":"file-history/edits","row":{"id":"x","path":"a","entry":"7"}}])", "\"7\""},
+      {R"([{"op":"put","table":"file-history/edits","row":{"id":"x","path":null,"entry":1}}])", "not optional"},
+      {R"([{"op":"put","table":"file-history/edits","row":{"id":"x","path":"a","entry":1,"nope":1}}])", "nope"},
+      {R"([{"op":"put","table":"nope/t","row":{}}])", "nope/t"},
+      {R"([{"op":"delete","table":"file-history/edits","where":{"eq":["meta",1]}}])", "json column"},
+      {R"([{"op":"update","table":"file-history/edits","key":["x"],"set":{"id":"y"}}])", "key column"},
+  };
+  for (const Case& c : cases) {
+    Status s = store_->Commit(c.ops, "{}", &result);
+    EXPECT_EQ(s.code(), Code::kInvalidArgs) << c.ops;
+    EXPECT_NE(s.message().find(c.needle), std::string::npos) << s.message();
+  }
+  EXPECT_EQ(store_->head(), 1);
+  std::string page;
+  Status s = store_->Page("file-history/edits", R"({"orderBy":[["meta","asc"]]})", 10, "", &page);
+  EXPECT_EQ(s.code(), Code::kInvalidArgs);
+  std::string records;
+  s = store_->Declare(R"({"op":"table","table":"x/y","columns":{"a":{"type":"json"}},"key":["a"]})", &records);
+  EXPECT_EQ(s.code(), Code::kInvalidArgs);
+  s = store_->Declare(R"({"op":"table","table":"x/y","columns":{"a":{"type":"str"},"b":{"type":"json"}},"key":["a"],"indexes":{"byB":["b"]}})", &records);
+  EXPECT_EQ(s.code(), Code::kInvalidArgs);
+}
+
+TEST_P(StoreTest, TxGetSeesTheTransactionsOwnWritesAndRefusesAfterABulkOp) {
+  MustCommit("[" + Put("e1", "a/1", 1) + "," + Put("e2", "a/2", 2) + "]");
+  int tx = store_->TxOpen();
+  std::string row;
+  ASSERT_TRUE(store_->TxGet(tx, "[" + Put("e3", "a/3", 3) + R"(,{"op":"update","table":"file-history/edits","key":["e1"],"set":{"entry":{"add":[{"col":"entry"},10]}}},{"op":"delete","table":"file-history/edits","key":["e2"]}])",
+                            "file-history/edits", R"(["e1"])", &row).ok());
+  EXPECT_EQ(row, R"(["e1","a/1",11,0,null])");
+  ASSERT_TRUE(store_->TxGet(tx, "", "file-history/edits", R"(["e2"])", &row).ok());
+  EXPECT_EQ(row, "null");
+  ASSERT_TRUE(store_->TxGet(tx, "", "file-history/edits", R"(["e3"])", &row).ok());
+  EXPECT_EQ(row, R"(["e3","a/3",3,0,null])");
+  // Committed state does not see the staged ops.
+  ASSERT_TRUE(store_->Get("file-history/edits", R"(["e1"])", &row).ok());
+  EXPECT_EQ(row, R"(["e1","a/1",1,0,null])");
+  Status s = store_->TxGet(tx, R"([{"op":"delete","table":"file-history/edits","where":{"eq":["entry",3]}}])",
+                           "file-history/edits", R"(["e1"])", &row);
+  EXPECT_EQ(s.code(), Code::kReadAfterBulk);
+  std::string result;
+  ASSERT_TRUE(store_->TxCommit(tx, "[]", "{}", &result).ok());
+  EXPECT_EQ(ParseOrDie(result)["counts"], Json::parse("[1,1,1,1]"));
+  ASSERT_TRUE(store_->Get("file-history/edits", R"(["e1"])", &row).ok());
+  EXPECT_EQ(row, R"(["e1","a/1",11,0,null])");
+  ASSERT_TRUE(store_->Get("file-history/edits", R"(["e3"])", &row).ok());
+  EXPECT_EQ(row, "null");
+}
+
+TEST_P(StoreTest, MintIdStartsAboveTheHighestStoredId) {
+  std::string records, result;
+  ASSERT_TRUE(store_->Declare(kCounter, &records).ok());
+  MustCommit(records);
+  MustCommit(R"([{"op":"put","table":"t/counter","row":{"n":41,"v":"x"}}])");
+  int64_t id = 0;
+  ASSERT_TRUE(store_->MintId("t/counter", &id).ok());
+  EXPECT_EQ(id, 42);
+  ASSERT_TRUE(store_->MintId("t/counter", &id).ok());
+  EXPECT_EQ(id, 43);
+  EXPECT_EQ(store_->MintId("file-history/edits", &id).code(), Code::kInvalidArgs);
+}
+
+TEST_P(StoreTest, DeclaringTheSameTableAgainCommitsNothingAndANewerStoredVersionIsRefused) {
+  std::string records;
+  ASSERT_TRUE(store_->Declare(kEdits, &records).ok());
+  EXPECT_EQ(records, "");
+  std::string older = kEdits;
+  older.replace(older.find("\"version\":2"), 11, "\"version\":1");
+  EXPECT_EQ(store_->Declare(older, &records).code(), Code::kSchemaNewer);
+  // A new index is a new table record; the replica applies the same.
+  std::string more = kEdits;
+  more.replace(more.find("\"version\":2"), 11, "\"version\":3");
+  more.replace(more.find("\"indexes\":{"), 11, "\"indexes\":{\"byEntry\":[\"entry\"],");
+  ASSERT_TRUE(store_->Declare(more, &records).ok());
+  ASSERT_NE(records, "");
+  MustCommit(records);
+  ASSERT_TRUE(store_->Declare(more, &records).ok());
+  EXPECT_EQ(records, "");
+}
+
+TEST_P(StoreTest, CursorsAreBoundToTheirQueryAndDirection) {
+  MustCommit("[" + Put("e1", "a", 1) + "," + Put("e2", "a", 2) + "," + Put("e3", "b", 3) + "]");
+  std::string page;
+  ASSERT_TRUE(store_->Page("file-history/edits", R"({"orderBy":[["entry","asc"]]})", 2, "", &page).ok());
+  Json p = ParseOrDie(page);
+  ASSERT_EQ(p["rows"].size(), 2u);
+  std::string next = p["next"].get<std::string>();
+  ASSERT_TRUE(store_->Page("file-history/edits", R"({"orderBy":[["entry","asc"]]})", 2, next, &page).ok());
+  p = ParseOrDie(page);
+  ASSERT_EQ(p["rows"].size(), 1u);
+  EXPECT_EQ(p["rows"][0][0], "e3");
+  EXPECT_FALSE(p.contains("next"));
+  Status s = store_->Page("file-history/edits", R"({"orderBy":[["entry","desc"]]})", 2, next, &page);
+  EXPECT_EQ(s.code(), Code::kInvalidCursor);
+  EXPECT_NE(s.message().find("other direction"), std::string::npos) << s.message();
+  s = store_->Page("file-history/edits", R"({"where":{"eq":["path","a"]},"orderBy":[["entry","asc"]]})", 2, next, &page);
+  EXPECT_EQ(s.code(), Code::kInvalidCursor);
+  s = store_->Page("file-history/edits", "{}", 2, "garbage", &page);
+  EXPECT_EQ(s.code(), Code::kInvalidCursor);
+}
+
+TEST_P(StoreTest, AClosedStoreRefusesEveryCall) {
+  store_->Close();
+  std::string out;
+  EXPECT_EQ(store_->Commit("[]", "{}", &out).code(), Code::kClosed);
+  EXPECT_EQ(store_->Get("file-history/edits", R"(["e1"])", &out).code(), Code::kClosed);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest,
+                         ::testing::Values(BackendParam{"memory", false}, BackendParam{"sqlite", false},
+                                           BackendParam{"sqlite", true}),
+                         [](const auto& info) {
+                           return std::string(info.param.name) + (info.param.file ? "File" : "");
+                         });
+
+// A backend whose COMMIT fails: the outcome is unknown, so the store stops.
+class FailingCommitBackend : public Backend {
+ public:
+  explicit FailingCommitBackend(std::unique_ptr<Backend> base) : base_(std::move(base)) {}
+  bool fail_commit = false;
+  Status Open(const std::string& id, BackendState* s) override { return base_->Open(id, s); }
+  Status Begin() override { return base_->Begin(); }
+  Status Apply(Op* op, const TableSchema* prev) override { return base_->Apply(op, prev); }
+  Status AppendOutbox(int64_t seq, const std::string& r) override { return base_->AppendOutbox(seq, r); }
+  Status Commit() override {
+    if (fail_commit) {
+      base_->Rollback();
+      return Status::StorageFailed("disk I/O error (injected)");
+    }
+    return base_->Commit();
+  }
+  void Rollback() override { base_->Rollback(); }
+  Status Get(const TableSchema& t, const Key& k, std::optional<Row>* r) override { return base_->Get(t, k, r); }
+  Status Page(const Query& q, const std::vector<Value>* a, int64_t l, std::vector<Row>* r) override {
+    return base_->Page(q, a, l, r);
+  }
+  Status Count(const TableSchema& t, const Predicate* w, int64_t* c) override { return base_->Count(t, w, c); }
+  Status MaxIntKey(const TableSchema& t, int64_t* m) override { return base_->MaxIntKey(t, m); }
+  Status ReadOutbox(int64_t a, int64_t l, std::vector<OutboxEntry>* o) override { return base_->ReadOutbox(a, l, o); }
+  Status TrimOutbox(int64_t u, int64_t* r) override { return base_->TrimOutbox(u, r); }
+  void Close() override { base_->Close(); }
+
+ private:
+  std::unique_ptr<Backend> base_;
+};
+
+TEST(StoreStop, AnErrorDuringCommitStopsTheStore) {
+  auto backend = std::make_unique<FailingCommitBackend>(NewMemoryBackend());
+  FailingCommitBackend* raw = backend.get();
+  std::unique_ptr<Store> store;
+  ASSERT_TRUE(Store::OpenWith(std::move(backend), "s", &store).ok());
+  std::string records, result;
+  ASSERT_TRUE(store->Declare(kCounter, &records).ok());
+  ASSERT_TRUE(store->Commit(records, "{}", &result).ok());
+  raw->fail_commit = true;
+  Status s = store->Commit(R"([{"op":"put","table":"t/counter","row":{"n":1,"v":"x"}}])", "{}", &result);
+  EXPECT_EQ(s.code(), Code::kStorageFailed);
+  raw->fail_commit = false;
+  // Every later call is refused, reads included: nobody knows what landed.
+  EXPECT_EQ(store->Commit("[]", "{}", &result).code(), Code::kStorageFailed);
+  EXPECT_EQ(store->Get("t/counter", "[1]", &result).code(), Code::kStorageFailed);
+  EXPECT_EQ(store->head(), 1);
+}
+
+}  // namespace
+}  // namespace onestore

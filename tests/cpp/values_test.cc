@@ -1,0 +1,97 @@
+// Checks values and the one text order: code point order on UTF-8, prefix
+// bounds, and the conversions from JSON that refuse bad input by name.
+#include "values/value.h"
+
+#include <gtest/gtest.h>
+
+#include "schema/schema.h"
+
+namespace onestore {
+namespace {
+
+TEST(TextOrder, ComparesByCodePointNotByUtf16Unit) {
+  // U+FF08 (fullwidth parenthesis) < U+1F600 (emoji) by code point, while
+  // JS's UTF-16 comparison puts the emoji's surrogate (0xD83D) first.
+  EXPECT_LT(CompareText("测试（一）", "测试😀"), 0);
+  EXPECT_LT(CompareText("～", "😀"), 0);
+  EXPECT_LT(CompareText("a", "ab"), 0);
+  EXPECT_EQ(CompareText("é", "é"), 0);
+  EXPECT_NE(CompareText("é", "e\xCC\x81"), 0);  // no normalization
+}
+
+TEST(TextOrder, PrefixUpperBoundIsTheFirstStringWithoutThePrefix) {
+  EXPECT_EQ(PrefixUpperBound("a/"), "a0");
+  EXPECT_EQ(PrefixUpperBound(""), "");
+  const std::string p = "测试";
+  const std::string up = PrefixUpperBound(p);
+  for (std::string s : {std::string("测试"), std::string("测试😀"), std::string("测试\xEF\xBF\xBD")}) {
+    EXPECT_GE(CompareText(s, p), 0) << s;
+    EXPECT_LT(CompareText(s, up), 0) << s;
+  }
+  EXPECT_GT(CompareText("测读", up), 0);
+}
+
+TEST(TextOrder, CodePointLengthAndOffset) {
+  EXPECT_EQ(CodePointLength("a😀b"), 3u);
+  EXPECT_EQ(CodePointOffset("a😀b", 2), 5u);
+  EXPECT_EQ(CodePointOffset("ab", 5), 2u);
+}
+
+TEST(Values, JsonConversionRefusesBadInputByName) {
+  Value v;
+  Status s = ValueFromJson(Json::parse("1.5"), Type::kInt, "row.entry", &v);
+  EXPECT_EQ(s.code(), Code::kInvalidArgs);
+  EXPECT_NE(s.message().find("row.entry: 1.5"), std::string::npos) << s.message();
+  EXPECT_TRUE(ValueFromJson(Json::parse("1152921504606846976"), Type::kInt, "x", &v).ok());
+  EXPECT_EQ(v.int_value(), 1152921504606846976LL);
+  EXPECT_EQ(ValueFromJson(Json::parse("18446744073709551615"), Type::kInt, "x", &v).code(),
+            Code::kInvalidArgs);
+  s = ValueFromJson(Json::parse("\"a\\u0000b\""), Type::kStr, "row.path", &v);
+  EXPECT_EQ(s.code(), Code::kInvalidArgs);
+  EXPECT_NE(s.message().find("NUL"), std::string::npos);
+  EXPECT_EQ(ValueFromJson(Json::parse("\"1\""), Type::kInt, "x", &v).code(), Code::kInvalidArgs);
+  EXPECT_EQ(ValueFromJson(Json::parse("1"), Type::kBool, "x", &v).code(), Code::kInvalidArgs);
+  EXPECT_TRUE(ValueFromJson(Json::parse("3"), Type::kNum, "x", &v).ok());
+  EXPECT_EQ(v.type(), Type::kNum);
+  EXPECT_TRUE(ValueFromJson(Json::parse("{\"a\":[1,2]}"), Type::kJson, "x", &v).ok());
+  EXPECT_EQ(v.text(), "{\"a\":[1,2]}");
+}
+
+TEST(Values, UnsafeIntsGoToJsAsStrings) {
+  std::string out;
+  Value::Int(9007199254740993LL).AppendJson(&out, true);
+  EXPECT_EQ(out, "\"9007199254740993\"");
+  out.clear();
+  Value::Int(9007199254740991LL).AppendJson(&out, true);
+  EXPECT_EQ(out, "9007199254740991");
+  out.clear();
+  AppendJsonString("a\"\\\n\x01😀", &out);
+  EXPECT_EQ(out, "\"a\\\"\\\\\\n\\u0001😀\"");
+}
+
+TEST(Schema, TablesRefuseJsonKeysAndUnknownColumns) {
+  TableSchema t;
+  auto parse = [&](const char* text) {
+    return ParseTableSchema(Json::parse(text), "table", &t);
+  };
+  EXPECT_TRUE(parse(R"({"table":"a/b","columns":{"id":"str","n":"int"},"key":["id"],"indexes":{"byN":["n"]}})").ok());
+  ASSERT_EQ(t.indexes.size(), 1u);
+  EXPECT_EQ(t.indexes[0].columns, (std::vector<int>{1, 0}));  // every index ends with the key
+  EXPECT_EQ(parse(R"({"table":"a/b","columns":{"id":"json"},"key":["id"]})").code(), Code::kInvalidArgs);
+  EXPECT_EQ(parse(R"({"table":"a/b","columns":{"id":"str"},"key":["nope"]})").code(), Code::kInvalidArgs);
+  EXPECT_EQ(parse(R"({"table":"a/b","columns":{"id":"float"},"key":["id"]})").code(), Code::kInvalidArgs);
+  EXPECT_EQ(parse(R"({"table":"_meta","columns":{"id":"str"},"key":["id"]})").code(), Code::kInvalidArgs);
+  Status s = parse(R"({"table":"a/b","columns":{"id":"str","m":"json"},"key":["id"],"indexes":{"byM":["m"]}})");
+  EXPECT_EQ(s.code(), Code::kInvalidArgs);
+  EXPECT_NE(s.message().find("\"m\""), std::string::npos) << s.message();
+}
+
+TEST(Status, CodesHaveTheirStableStrings) {
+  EXPECT_STREQ(CodeString(Code::kInvalidArgs), "invalid/args");
+  EXPECT_STREQ(CodeString(Code::kReadAfterBulk), "read_after_bulk");
+  EXPECT_STREQ(CodeString(Code::kSyncDiverged), "sync/diverged");
+  EXPECT_EQ(Status::Fenced("x").ToString(), "fenced: x");
+}
+
+}  // namespace
+}  // namespace onestore
