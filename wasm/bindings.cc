@@ -6,8 +6,10 @@
 #include <memory>
 #include <string>
 
+#include "backends/sqlite/vfs.h"
 #include "commit/store.h"
 #include "onestore/status.h"
+#include "js_file_system.h"  // wasm/ sources include their neighbours by name
 
 namespace onestore {
 namespace {
@@ -18,12 +20,21 @@ std::string Answer(const Status& s, std::string payload = std::string()) {
   return "!" + std::string(CodeString(s.code())) + " " + s.message();
 }
 
+// SQLite's files go through the JS object given to the module factory as
+// `onestoreFiles` (wasm/files_library.js). Registered once, before the first
+// store opens.
+Status UseJsFiles() {
+  static Status registered = RegisterVfs(JsFileSystem());
+  return registered;
+}
+
 class Core {
  public:
   std::string open(const std::string& options_json) {
     if (store_) return Answer(Status::InvalidArgs("open: this core already holds a store"));
     OpenOptions options;
     Status s = ParseOpenOptions(options_json, &options);
+    if (s.ok()) s = UseJsFiles();
     if (s.ok()) s = Store::Open(options, &store_);
     if (!s.ok()) return Answer(s);
     std::string out = "{\"id\":";

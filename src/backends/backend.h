@@ -46,8 +46,9 @@ class Backend {
   // Starts a write transaction. Fails with `fenced` when another owner took
   // the store since Open (checked inside the transaction).
   virtual Status Begin() = 0;
-  // Applies one op inside the transaction. For a bulk op, sets op->count to
-  // the number of rows affected. An update of a missing key fails with
+  // Applies one op inside the transaction. Sets op->count to the number of
+  // rows affected (for a key op 1 or 0; the outbox records it for bulk ops
+  // only). An update of a missing key fails with
   // not_found. A kTable op creates the table, or changes its indexes to
   // the declared ones (`previous` is the stored schema, or null).
   virtual Status Apply(Op* op, const TableSchema* previous) = 0;

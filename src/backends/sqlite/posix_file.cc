@@ -1,0 +1,141 @@
+// PosixFileSystem: the FileSystem of native builds, over open/pread/pwrite.
+// Not compiled into the wasm module (CMakeLists.txt leaves it out): there,
+// files are reached through wasm/files_library.js.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "backends/sqlite/file.h"
+
+namespace onestore {
+
+namespace {
+
+Status PosixError(const std::string& what, const std::string& path, int err) {
+  return Status::StorageFailed(what + " " + path + ": " + std::strerror(err));
+}
+
+class PosixFile : public File {
+ public:
+  PosixFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  ~PosixFile() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  Status ReadAt(uint64_t offset, void* buf, size_t n, size_t* got) override {
+    size_t done = 0;
+    char* p = static_cast<char*>(buf);
+    while (done < n) {
+      ssize_t r = ::pread(fd_, p + done, n - done, static_cast<off_t>(offset + done));
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        *got = done;
+        return PosixError("read", path_, errno);
+      }
+      if (r == 0) break;  // end of file
+      done += static_cast<size_t>(r);
+    }
+    *got = done;
+    return Status::OK();
+  }
+
+  Status WriteAt(uint64_t offset, const void* buf, size_t n) override {
+    size_t done = 0;
+    const char* p = static_cast<const char*>(buf);
+    while (done < n) {
+      ssize_t r = ::pwrite(fd_, p + done, n - done, static_cast<off_t>(offset + done));
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return PosixError("write", path_, errno);
+      }
+      if (r == 0) return Status::StorageFailed("write " + path_ + ": no progress");
+      done += static_cast<size_t>(r);
+    }
+    return Status::OK();
+  }
+
+  Status Truncate(uint64_t size) override {
+    while (::ftruncate(fd_, static_cast<off_t>(size)) != 0) {
+      if (errno != EINTR) return PosixError("truncate", path_, errno);
+    }
+    return Status::OK();
+  }
+
+  Status Sync() override {
+    while (::fsync(fd_) != 0) {
+      if (errno != EINTR) return PosixError("sync", path_, errno);
+    }
+    return Status::OK();
+  }
+
+  Status Size(uint64_t* size) override {
+    struct stat st;
+    if (::fstat(fd_, &st) != 0) return PosixError("stat", path_, errno);
+    *size = static_cast<uint64_t>(st.st_size);
+    return Status::OK();
+  }
+
+  Status Close() override {
+    if (fd_ < 0) return Status::OK();
+    int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) return PosixError("close", path_, errno);
+    return Status::OK();
+  }
+
+ private:
+  int fd_;
+  std::string path_;
+};
+
+class PosixFs : public FileSystem {
+ public:
+  Status Open(const std::string& path, bool create, std::unique_ptr<File>* out) override {
+    int flags = O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0);
+    int fd;
+    do {
+      fd = ::open(path.c_str(), flags, 0644);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+      if (errno == ENOENT) return Status::NotFound("no file " + path);
+      return PosixError("open", path, errno);
+    }
+    *out = std::make_unique<PosixFile>(fd, path);
+    return Status::OK();
+  }
+
+  Status Delete(const std::string& path) override {
+    if (::unlink(path.c_str()) != 0) {
+      if (errno == ENOENT) return Status::NotFound("no file " + path);
+      return PosixError("delete", path, errno);
+    }
+    return Status::OK();
+  }
+
+  Status Exists(const std::string& path, bool* exists) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0) {
+      *exists = true;
+      return Status::OK();
+    }
+    if (errno == ENOENT || errno == ENOTDIR) {
+      *exists = false;
+      return Status::OK();
+    }
+    return PosixError("stat", path, errno);
+  }
+};
+
+}  // namespace
+
+FileSystem* PosixFileSystem() {
+  static PosixFs* fs = new PosixFs();  // never destroyed: SQLite may use it until exit
+  return fs;
+}
+
+}  // namespace onestore

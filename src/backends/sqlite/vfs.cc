@@ -1,0 +1,318 @@
+// The "onestore" sqlite3_vfs. SQLite is built with SQLITE_OS_OTHER=1, so it
+// has no VFS of its own: sqlite3_os_init() below registers this one as the
+// default, natively and in wasm alike. Files go to the FileSystem given to
+// RegisterVfs; natively, PosixFileSystem() until one is given. The wasm
+// module has no default (no POSIX files there): it registers its own
+// (wasm/js_file_system.h) before opening a file, and a file opened before
+// that fails with a message saying so.
+//
+// A VFS method returns an SQLite code and nothing else: a failing Status
+// becomes an SQLITE_IOERR_* code and its message is kept for xGetLastError.
+#include "backends/sqlite/vfs.h"
+
+#include <chrono>
+#include <cstring>
+#include <new>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "backends/sqlite/mem_file.h"
+#include "sqlite3.h"
+
+namespace onestore {
+
+namespace {
+
+std::string g_last_error;  // for xGetLastError
+
+#if defined(__EMSCRIPTEN__)
+// Answers every call with the reason: no file system was registered.
+class NoFileSystem : public FileSystem {
+ public:
+  Status Open(const std::string& path, bool, std::unique_ptr<File>*) override { return Fail(path); }
+  Status Delete(const std::string& path) override { return Fail(path); }
+  Status Exists(const std::string& path, bool*) override { return Fail(path); }
+
+ private:
+  static Status Fail(const std::string& path) {
+    return Status::StorageFailed("no file system for " + path +
+                                 ": the wasm module must RegisterVfs one before opening a file");
+  }
+};
+FileSystem* DefaultFileSystem() {
+  static NoFileSystem* fs = new NoFileSystem();
+  return fs;
+}
+#else
+FileSystem* DefaultFileSystem() { return PosixFileSystem(); }
+#endif
+
+FileSystem* g_fs = nullptr;  // set by RegisterVfs
+
+FileSystem* CurrentFileSystem() { return g_fs != nullptr ? g_fs : DefaultFileSystem(); }
+
+int Fail(const Status& s, int code) {
+  g_last_error = s.message();
+  return code;
+}
+
+// The sqlite3_file SQLite allocates (szOsFile bytes); constructed in place by
+// xOpen and destroyed by xClose.
+struct VfsFile {
+  sqlite3_file base;  // first, so a sqlite3_file* is a VfsFile*
+  std::unique_ptr<File> file;
+  std::string path;          // empty for a nameless temporary file
+  FileSystem* fs = nullptr;  // the file system it was opened on
+  bool delete_on_close = false;
+  // The store has one owner, so locks are bookkeeping only: no OS lock is
+  // taken. Fencing (the epoch in _meta) guards against a second owner.
+  int lock = SQLITE_LOCK_NONE;
+};
+
+VfsFile* Cast(sqlite3_file* f) { return reinterpret_cast<VfsFile*>(f); }
+
+int FileClose(sqlite3_file* f) {
+  VfsFile* vf = Cast(f);
+  int rc = SQLITE_OK;
+  Status s = vf->file->Close();
+  if (!s.ok()) rc = Fail(s, SQLITE_IOERR_CLOSE);
+  vf->file.reset();
+  if (vf->delete_on_close && !vf->path.empty()) {
+    Status d = vf->fs->Delete(vf->path);
+    if (!d.ok() && d.code() != Code::kNotFound && rc == SQLITE_OK)
+      rc = Fail(d, SQLITE_IOERR_DELETE);
+  }
+  vf->~VfsFile();
+  return rc;
+}
+
+int FileRead(sqlite3_file* f, void* buf, int amount, sqlite3_int64 offset) {
+  size_t got = 0;
+  Status s =
+      Cast(f)->file->ReadAt(static_cast<uint64_t>(offset), buf, static_cast<size_t>(amount), &got);
+  if (!s.ok()) return Fail(s, SQLITE_IOERR_READ);
+  if (got < static_cast<size_t>(amount)) {
+    // SQLite requires the unread part zeroed.
+    std::memset(static_cast<char*>(buf) + got, 0, static_cast<size_t>(amount) - got);
+    return SQLITE_IOERR_SHORT_READ;
+  }
+  return SQLITE_OK;
+}
+
+int FileWrite(sqlite3_file* f, const void* buf, int amount, sqlite3_int64 offset) {
+  Status s =
+      Cast(f)->file->WriteAt(static_cast<uint64_t>(offset), buf, static_cast<size_t>(amount));
+  return s.ok() ? SQLITE_OK : Fail(s, SQLITE_IOERR_WRITE);
+}
+
+int FileTruncate(sqlite3_file* f, sqlite3_int64 size) {
+  Status s = Cast(f)->file->Truncate(static_cast<uint64_t>(size));
+  return s.ok() ? SQLITE_OK : Fail(s, SQLITE_IOERR_TRUNCATE);
+}
+
+int FileSync(sqlite3_file* f, int /*flags*/) {
+  Status s = Cast(f)->file->Sync();
+  return s.ok() ? SQLITE_OK : Fail(s, SQLITE_IOERR_FSYNC);
+}
+
+int FileSize(sqlite3_file* f, sqlite3_int64* size) {
+  uint64_t n = 0;
+  Status s = Cast(f)->file->Size(&n);
+  if (!s.ok()) return Fail(s, SQLITE_IOERR_FSTAT);
+  *size = static_cast<sqlite3_int64>(n);
+  return SQLITE_OK;
+}
+
+int FileLock(sqlite3_file* f, int level) {
+  VfsFile* vf = Cast(f);
+  if (level > vf->lock) vf->lock = level;
+  return SQLITE_OK;
+}
+
+int FileUnlock(sqlite3_file* f, int level) {
+  VfsFile* vf = Cast(f);
+  if (level < vf->lock) vf->lock = level;
+  return SQLITE_OK;
+}
+
+int FileCheckReservedLock(sqlite3_file* f, int* out) {
+  *out = Cast(f)->lock >= SQLITE_LOCK_RESERVED ? 1 : 0;
+  return SQLITE_OK;
+}
+
+int FileControl(sqlite3_file* f, int op, void* arg) {
+  if (op == SQLITE_FCNTL_LOCKSTATE) {
+    *static_cast<int*>(arg) = Cast(f)->lock;
+    return SQLITE_OK;
+  }
+  return SQLITE_NOTFOUND;
+}
+
+int FileSectorSize(sqlite3_file*) { return 4096; }
+
+int FileDeviceCharacteristics(sqlite3_file*) {
+  return SQLITE_IOCAP_SAFE_APPEND | SQLITE_IOCAP_POWERSAFE_OVERWRITE;
+}
+
+const sqlite3_io_methods kIoMethods = {
+    1,  // iVersion: no shared memory (no WAL), no memory mapping
+    FileClose,
+    FileRead,
+    FileWrite,
+    FileTruncate,
+    FileSync,
+    FileSize,
+    FileLock,
+    FileUnlock,
+    FileCheckReservedLock,
+    FileControl,
+    FileSectorSize,
+    FileDeviceCharacteristics,
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
+};
+
+int VfsOpen(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* f, int flags, int* out_flags) {
+  f->pMethods = nullptr;  // SQLite calls xClose only when pMethods is set
+  std::unique_ptr<File> file;
+  std::string path;
+  FileSystem* fs = CurrentFileSystem();
+  if (name == nullptr) {
+    // A temporary file with no name (SQLITE_TEMP_STORE=3 keeps these in
+    // memory anyway): it lives in memory until closed.
+    file = NewMemFile();
+  } else {
+    path = name;
+    const bool create = (flags & SQLITE_OPEN_CREATE) != 0;
+    Status s = fs->Open(path, create, &file);
+    if (!s.ok()) return Fail(s, SQLITE_CANTOPEN);
+  }
+  VfsFile* vf = new (f) VfsFile();
+  vf->file = std::move(file);
+  vf->path = std::move(path);
+  vf->fs = fs;
+  vf->delete_on_close = (flags & SQLITE_OPEN_DELETEONCLOSE) != 0;
+  vf->base.pMethods = &kIoMethods;
+  if (out_flags != nullptr) *out_flags = flags;
+  return SQLITE_OK;
+}
+
+int VfsDelete(sqlite3_vfs*, const char* name, int /*sync_dir*/) {
+  Status s = CurrentFileSystem()->Delete(name);
+  if (s.ok()) return SQLITE_OK;
+  if (s.code() == Code::kNotFound) return Fail(s, SQLITE_IOERR_DELETE_NOENT);
+  return Fail(s, SQLITE_IOERR_DELETE);
+}
+
+int VfsAccess(sqlite3_vfs*, const char* name, int /*flags*/, int* out) {
+  bool exists = false;
+  Status s = CurrentFileSystem()->Exists(name, &exists);
+  if (!s.ok()) {
+    *out = 0;
+    return Fail(s, SQLITE_IOERR_ACCESS);
+  }
+  *out = exists ? 1 : 0;
+  return SQLITE_OK;
+}
+
+int VfsFullPathname(sqlite3_vfs*, const char* name, int n_out, char* out) {
+  size_t len = std::strlen(name);
+  if (len + 1 > static_cast<size_t>(n_out)) {
+    g_last_error = std::string("path too long: ") + name;
+    return SQLITE_CANTOPEN;
+  }
+  std::memcpy(out, name, len + 1);
+  return SQLITE_OK;
+}
+
+int VfsRandomness(sqlite3_vfs*, int n, char* out) {
+  static std::random_device device;
+  static std::mt19937_64 engine(
+      (static_cast<uint64_t>(device()) << 32) ^ device() ^
+      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  for (int i = 0; i < n; ++i) out[i] = static_cast<char>(engine() & 0xFF);
+  return n;
+}
+
+int VfsSleep(sqlite3_vfs*, int microseconds) {
+  std::this_thread::sleep_for(std::chrono::microseconds(microseconds));
+  return microseconds;
+}
+
+// Milliseconds since the Julian epoch (noon, November 24, 4714 BC).
+int VfsCurrentTimeInt64(sqlite3_vfs*, sqlite3_int64* out) {
+  constexpr sqlite3_int64 kUnixEpochJulianMs = 210866760000000LL;
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::system_clock::now().time_since_epoch())
+                .count();
+  *out = kUnixEpochJulianMs + static_cast<sqlite3_int64>(ms);
+  return SQLITE_OK;
+}
+
+int VfsCurrentTime(sqlite3_vfs* vfs, double* out) {
+  sqlite3_int64 ms = 0;
+  VfsCurrentTimeInt64(vfs, &ms);
+  *out = static_cast<double>(ms) / 86400000.0;
+  return SQLITE_OK;
+}
+
+int VfsGetLastError(sqlite3_vfs*, int n, char* out) {
+  if (n > 0) {
+    size_t len = g_last_error.size() < static_cast<size_t>(n - 1) ? g_last_error.size()
+                                                                  : static_cast<size_t>(n - 1);
+    std::memcpy(out, g_last_error.data(), len);
+    out[len] = '\0';
+  }
+  return 0;
+}
+
+sqlite3_vfs g_vfs = {
+    2,                // iVersion: up to xCurrentTimeInt64
+    sizeof(VfsFile),  // szOsFile
+    1024,             // mxPathname
+    nullptr,          // pNext
+    "onestore",       // zName
+    nullptr,          // pAppData
+    VfsOpen,
+    VfsDelete,
+    VfsAccess,
+    VfsFullPathname,
+    nullptr,  // xDlOpen (no extensions)
+    nullptr,  // xDlError
+    nullptr,  // xDlSym
+    nullptr,  // xDlClose
+    VfsRandomness,
+    VfsSleep,
+    VfsCurrentTime,
+    VfsGetLastError,
+    VfsCurrentTimeInt64,
+    nullptr,
+    nullptr,
+    nullptr,
+};
+
+}  // namespace
+
+Status RegisterVfs(FileSystem* fs) {
+  if (fs == nullptr) return Status::InvalidArgs("RegisterVfs: the file system is null");
+  g_fs = fs;
+  int rc = sqlite3_vfs_register(&g_vfs, 1);
+  if (rc != SQLITE_OK) {
+    return Status::StorageFailed(std::string("registering the onestore VFS: ") +
+                                 sqlite3_errstr(rc));
+  }
+  return Status::OK();
+}
+
+}  // namespace onestore
+
+// SQLite built with SQLITE_OS_OTHER=1 calls these from sqlite3_initialize()
+// and sqlite3_shutdown().
+extern "C" int sqlite3_os_init(void) { return sqlite3_vfs_register(&onestore::g_vfs, 1); }
+
+extern "C" int sqlite3_os_end(void) { return SQLITE_OK; }

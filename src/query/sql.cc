@@ -1,0 +1,240 @@
+#include "query/sql.h"
+
+#include <utility>
+
+namespace onestore {
+
+std::string QuoteIdent(std::string_view name) {
+  std::string out;
+  out.reserve(name.size() + 2);
+  out.push_back('"');
+  for (char c : name) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+  return out;
+}
+
+SqlBuilder& SqlBuilder::AppendIdent(std::string_view name) {
+  sql_.append(QuoteIdent(name));
+  return *this;
+}
+
+SqlBuilder& SqlBuilder::AppendParam(Value v) {
+  sql_.push_back('?');
+  params_.push_back(std::move(v));
+  return *this;
+}
+
+namespace {
+
+// An operand as the column stores it: a num column compares as REAL, so an
+// int literal given for it binds as a double.
+Value ForColumn(const TableSchema& t, int column, const Value& v) {
+  if (column >= 0 && static_cast<size_t>(column) < t.columns.size() &&
+      t.columns[column].type == Type::kNum && v.type() == Type::kInt) {
+    return Value::Num(static_cast<double>(v.int_value()));
+  }
+  return v;
+}
+
+const char* ComparisonSql(PredOp op) {
+  switch (op) {
+    case PredOp::kEq:
+      return " = ";
+    case PredOp::kNe:
+      return " <> ";
+    case PredOp::kLt:
+      return " < ";
+    case PredOp::kLte:
+      return " <= ";
+    case PredOp::kGt:
+      return " > ";
+    case PredOp::kGte:
+      return " >= ";
+    default:
+      return nullptr;
+  }
+}
+
+void AppendInList(const TableSchema& t, const Predicate& p, const std::string& col, SqlBuilder* b) {
+  if (p.values.empty()) {
+    // False on every row, a NULL cell included (as SQLite's `x IN ()`), so
+    // NOT of it matches every row: the conformance vectors say so.
+    b->Append("0");
+    return;
+  }
+  b->Append(col);
+  if (p.values.size() > kMaxInlineInList) {
+    // One JSON array bound as text. json_each yields integers exactly (64-bit),
+    // true/false as 1/0, and strings as TEXT, so the comparison is the same
+    // as with bound values.
+    std::string json = "[";
+    for (size_t i = 0; i < p.values.size(); ++i) {
+      if (i > 0) json.push_back(',');
+      ForColumn(t, p.column, p.values[i]).AppendJson(&json);
+    }
+    json.push_back(']');
+    b->Append(" IN (SELECT value FROM json_each(");
+    b->AppendParam(Value::Str(std::move(json)));
+    b->Append("))");
+    return;
+  }
+  b->Append(" IN (");
+  for (size_t i = 0; i < p.values.size(); ++i) {
+    if (i > 0) b->Append(", ");
+    b->AppendParam(ForColumn(t, p.column, p.values[i]));
+  }
+  b->Append(")");
+}
+
+void AppendJoined(const TableSchema& t, const std::vector<Predicate>& children, const char* joiner,
+                  const char* empty, SqlBuilder* b) {
+  if (children.empty()) {
+    b->Append(empty);
+    return;
+  }
+  for (size_t i = 0; i < children.size(); ++i) {
+    if (i > 0) b->Append(joiner);
+    AppendPredicateSql(t, children[i], b);
+  }
+}
+
+}  // namespace
+
+void AppendPredicateSql(const TableSchema& t, const Predicate& p, SqlBuilder* b) {
+  std::string col;
+  if (p.column >= 0 && static_cast<size_t>(p.column) < t.columns.size()) {
+    col = QuoteIdent(t.columns[p.column].name);
+  }
+  b->Append("(");
+  switch (p.op) {
+    case PredOp::kEq:
+    case PredOp::kNe:
+    case PredOp::kLt:
+    case PredOp::kLte:
+    case PredOp::kGt:
+    case PredOp::kGte:
+      b->Append(col).Append(ComparisonSql(p.op));
+      b->AppendParam(ForColumn(t, p.column, p.value));
+      break;
+    case PredOp::kIn:
+      AppendInList(t, p, col, b);
+      break;
+    case PredOp::kIsNull:
+      b->Append(col).Append(" IS NULL");
+      break;
+    case PredOp::kPrefix: {
+      // Every text starting with `prefix` lies in [prefix, upper): BINARY
+      // collation is memcmp. `upper` may be invalid UTF-8; it is bound as
+      // TEXT bytes and only compared, never returned. The empty prefix has
+      // no upper bound: `col >= ''` is true for every text and, like any
+      // comparison, unknown on a NULL cell (so NOT of it is unknown there
+      // too, where `col IS NOT NULL` would make it true).
+      const std::string& prefix = p.value.text();
+      std::string upper = PrefixUpperBound(prefix);
+      b->Append(col).Append(" >= ").AppendParam(Value::Str(prefix));
+      if (!upper.empty()) {
+        b->Append(" AND ").Append(col).Append(" < ").AppendParam(Value::Str(std::move(upper)));
+      }
+      break;
+    }
+    case PredOp::kAnd:
+      AppendJoined(t, p.children, " AND ", "1", b);
+      break;
+    case PredOp::kOr:
+      AppendJoined(t, p.children, " OR ", "0", b);
+      break;
+    case PredOp::kNot:
+      b->Append("NOT ");
+      if (p.children.empty()) {
+        b->Append("NULL");
+      } else {
+        AppendPredicateSql(t, p.children[0], b);
+      }
+      break;
+  }
+  b->Append(")");
+}
+
+void AppendOrderBySql(const Query& q, SqlBuilder* b) {
+  if (q.order.empty()) return;
+  b->Append("ORDER BY ");
+  for (size_t i = 0; i < q.order.size(); ++i) {
+    if (i > 0) b->Append(", ");
+    b->AppendIdent(q.table->columns[q.order[i].column].name);
+    b->Append(q.order[i].desc ? " DESC" : " ASC");
+  }
+}
+
+namespace {
+
+// The rows after `pos` in the order terms i.. (terms before i being equal).
+void AppendAfterFrom(const Query& q, const std::vector<Value>& pos, size_t i, SqlBuilder* b) {
+  const OrderTerm& term = q.order[i];
+  const std::string c = QuoteIdent(q.table->columns[term.column].name);
+  const Value v = ForColumn(*q.table, term.column, pos[i]);
+  const bool last = i + 1 == q.order.size();
+  b->Append("(");
+  if (!term.desc) {
+    if (v.is_null()) {
+      // Ascending, NULLs first: every non-null is after; among NULLs, the rest.
+      b->Append(c).Append(" IS NOT NULL");
+      if (!last) {
+        b->Append(" OR (").Append(c).Append(" IS NULL AND ");
+        AppendAfterFrom(q, pos, i + 1, b);
+        b->Append(")");
+      }
+    } else {
+      b->Append(c).Append(" > ").AppendParam(v);
+      if (!last) {
+        b->Append(" OR (").Append(c).Append(" = ").AppendParam(v).Append(" AND ");
+        AppendAfterFrom(q, pos, i + 1, b);
+        b->Append(")");
+      }
+    }
+  } else {
+    if (v.is_null()) {
+      // Descending, NULLs last: only NULLs can follow, ordered by the rest.
+      if (last) {
+        b->Append("0");
+      } else {
+        b->Append(c).Append(" IS NULL AND ");
+        AppendAfterFrom(q, pos, i + 1, b);
+      }
+    } else {
+      b->Append(c).Append(" < ").AppendParam(v);
+      b->Append(" OR ").Append(c).Append(" IS NULL");
+      if (!last) {
+        b->Append(" OR (").Append(c).Append(" = ").AppendParam(v).Append(" AND ");
+        AppendAfterFrom(q, pos, i + 1, b);
+        b->Append(")");
+      }
+    }
+  }
+  b->Append(")");
+}
+
+}  // namespace
+
+void AppendAfterSql(const Query& q, const std::vector<Value>& position, SqlBuilder* b) {
+  if (q.order.empty() || position.size() != q.order.size()) {
+    b->Append("(1)");
+    return;
+  }
+  // A range on the first term, implied by the expansion, lets SQLite seek an
+  // index on it instead of scanning for the OR tree.
+  const OrderTerm& first = q.order[0];
+  const Column& col = q.table->columns[first.column];
+  const Value v = ForColumn(*q.table, first.column, position[0]);
+  b->Append("(");
+  if (!v.is_null() && (!first.desc || !col.optional)) {
+    b->AppendIdent(col.name).Append(first.desc ? " <= " : " >= ").AppendParam(v);
+    b->Append(" AND ");
+  }
+  AppendAfterFrom(q, position, 0, b);
+  b->Append(")");
+}
+
+}  // namespace onestore
