@@ -1,0 +1,242 @@
+// The one encoder (JS values -> the wire JSON text that crosses into wasm)
+// and the decoders of what comes back (page rows, records).
+//
+// Rules (wasm/ABI.md):
+// - a BigInt is written as JSON integer digits (the core takes 64-bit ints);
+// - a JS number that is an integer but not a safe integer is written as a
+//   float with an exponent ("9.007199254740994e+15"), so the core refuses it
+//   for an int column with a message naming the value, instead of storing a
+//   value JS already rounded;
+// - NaN and ±Infinity are refused here (invalid/args naming the path): JSON
+//   has no spelling for them;
+// - every string is made well formed: a lone surrogate becomes U+FFFD, as
+//   TextEncoder does, because UTF-8 cannot hold it.
+
+import { invalidArgs } from "./errors.js";
+
+// Deeper JSON than this is refused: the core parses and writes JSON
+// recursively, and so would a replica.
+const MAX_DEPTH = 1000;
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+const hasWellFormed = typeof String.prototype.isWellFormed === "function";
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * The string with every lone surrogate replaced by U+FFFD
+ * (`String.prototype.toWellFormed`).
+ *
+ * @example
+ * wellFormed("a\uD800b")   // "a\uFFFDb"
+ */
+export function wellFormed(s) {
+  if (hasWellFormed) return s.isWellFormed() ? s : s.toWellFormed();
+  return s.replace(loneSurrogate, "\uFFFD");
+}
+
+/**
+ * Encodes a JS value as wire JSON text. `root` names the value in error
+ * messages ("ops", "key", "query").
+ *
+ * @example
+ * encodeJson({ n: 2n ** 60n, s: "a\uD800" })   // '{"n":1152921504606846976,"s":"a\uFFFD"}' (with a real U+FFFD)
+ * encodeJson([2 ** 53 + 2])                    // '[9.007199254740994e+15]'
+ * encodeJson({ at: NaN }, "row")               // throws StoreError invalid/args "row.at: NaN is not a finite number"
+ */
+export function encodeJson(value, root = "value") {
+  const parts = [];
+  const path = [];
+  const seen = new Set();
+  write(value, parts, path, seen, root);
+  return parts.join("");
+}
+
+function where(root, path) {
+  let s = root;
+  for (const p of path) s += typeof p === "number" ? `[${p}]` : /^[A-Za-z_$][\w$]*$/.test(p) ? `.${p}` : `[${JSON.stringify(p)}]`;
+  return s;
+}
+
+function write(v, out, path, seen, root) {
+  switch (typeof v) {
+    case "string":
+      out.push(JSON.stringify(wellFormed(v)));
+      return;
+    case "number":
+      if (!Number.isFinite(v)) throw invalidArgs(`${where(root, path)}: ${v} is not a finite number`);
+      if (Number.isInteger(v) && !Number.isSafeInteger(v)) out.push(v.toExponential());
+      else out.push(String(v));
+      return;
+    case "bigint":
+      if (v < INT64_MIN || v > INT64_MAX) {
+        throw invalidArgs(`${where(root, path)}: ${v}n is outside the 64-bit int range (-2^63 to 2^63-1)`);
+      }
+      out.push(v.toString());
+      return;
+    case "boolean":
+      out.push(v ? "true" : "false");
+      return;
+    case "undefined":
+      out.push("null");
+      return;
+    case "object":
+      break;
+    default:
+      throw invalidArgs(`${where(root, path)}: a ${typeof v} cannot be stored`);
+  }
+  if (v === null) {
+    out.push("null");
+    return;
+  }
+  if (typeof v.toJSON === "function") {
+    write(v.toJSON(), out, path, seen, root);
+    return;
+  }
+  if (seen.has(v)) throw invalidArgs(`${where(root, path)}: the value refers to itself`);
+  if (path.length >= MAX_DEPTH) throw invalidArgs(`${where(root, path.slice(0, 3))}...: the value is nested deeper than ${MAX_DEPTH} levels`);
+  seen.add(v);
+  if (Array.isArray(v)) {
+    out.push("[");
+    for (let i = 0; i < v.length; i++) {
+      if (i) out.push(",");
+      path.push(i);
+      write(v[i], out, path, seen, root);
+      path.pop();
+    }
+    out.push("]");
+  } else {
+    out.push("{");
+    let first = true;
+    for (const k of Object.keys(v)) {
+      const item = v[k];
+      if (item === undefined) continue;  // as JSON.stringify: an undefined property is absent
+      if (!first) out.push(",");
+      first = false;
+      out.push(JSON.stringify(wellFormed(k)), ":");
+      path.push(k);
+      write(item, out, path, seen, root);
+      path.pop();
+    }
+    out.push("}");
+  }
+  seen.delete(v);
+}
+
+/**
+ * A function that turns a page row (an array in column order) into an object.
+ * An int column's string value (an int beyond 2^53) becomes a BigInt; json
+ * values arrive parsed; bool stays bool.
+ *
+ * @example
+ * const decode = rowDecoder([{ name: "id", type: "str" }, { name: "n", type: "int" }]);
+ * decode(["e1", "1152921504606846976"])   // { id: "e1", n: 1152921504606846976n }
+ */
+export function rowDecoder(columns) {
+  const names = columns.map((c) => c.name);
+  const isInt = columns.map((c) => c.type === "int");
+  return (arr) => {
+    const row = {};
+    for (let i = 0; i < names.length; i++) {
+      const v = arr[i];
+      row[names[i]] = isInt[i] && typeof v === "string" ? BigInt(v) : v;
+    }
+    return row;
+  };
+}
+
+/**
+ * Parses JSON text; integers beyond 2^53 become BigInts instead of rounded
+ * numbers (outbox records must replay exactly).
+ *
+ * @example
+ * parseJsonExact('{"n":1152921504606846976,"m":2}')   // { n: 1152921504606846976n, m: 2 }
+ */
+export function parseJsonExact(text) {
+  if (!/\d{16}/.test(text)) return JSON.parse(text);
+  return new ExactParser(text).parseAll();
+}
+
+// A small JSON parser for the rare text that holds an integer JSON.parse
+// would round. Strings and floats are handed to JSON.parse piecewise.
+function ExactParser(text) {
+  this.s = text;
+  this.i = 0;
+}
+ExactParser.prototype.parseAll = function parseAll() {
+  const v = this.value();
+  this.ws();
+  if (this.i !== this.s.length) throw new SyntaxError(`unexpected text at ${this.i}`);
+  return v;
+};
+ExactParser.prototype.ws = function ws() {
+  const s = this.s;
+  while (this.i < s.length) {
+    const c = s.charCodeAt(this.i);
+    if (c === 32 || c === 9 || c === 10 || c === 13) this.i++;
+    else break;
+  }
+};
+ExactParser.prototype.value = function value() {
+  this.ws();
+  const s = this.s;
+  const c = s[this.i];
+  if (c === "{") {
+    this.i++;
+    const obj = {};
+    this.ws();
+    if (s[this.i] === "}") { this.i++; return obj; }
+    for (;;) {
+      this.ws();
+      const k = this.string();
+      this.ws();
+      if (s[this.i++] !== ":") throw new SyntaxError(`expected : at ${this.i - 1}`);
+      obj[k] = this.value();
+      this.ws();
+      const d = s[this.i++];
+      if (d === "}") return obj;
+      if (d !== ",") throw new SyntaxError(`expected , or } at ${this.i - 1}`);
+    }
+  }
+  if (c === "[") {
+    this.i++;
+    const arr = [];
+    this.ws();
+    if (s[this.i] === "]") { this.i++; return arr; }
+    for (;;) {
+      arr.push(this.value());
+      this.ws();
+      const d = s[this.i++];
+      if (d === "]") return arr;
+      if (d !== ",") throw new SyntaxError(`expected , or ] at ${this.i - 1}`);
+    }
+  }
+  if (c === '"') return this.string();
+  if (s.startsWith("true", this.i)) { this.i += 4; return true; }
+  if (s.startsWith("false", this.i)) { this.i += 5; return false; }
+  if (s.startsWith("null", this.i)) { this.i += 4; return null; }
+  const m = /-?\d+(\.\d+)?([eE][+-]?\d+)?/y;
+  m.lastIndex = this.i;
+  const hit = m.exec(s);
+  if (!hit) throw new SyntaxError(`unexpected ${JSON.stringify(c)} at ${this.i}`);
+  this.i += hit[0].length;
+  if (hit[1] === undefined && hit[2] === undefined) {
+    const n = Number(hit[0]);
+    return Number.isSafeInteger(n) ? n : BigInt(hit[0]);
+  }
+  return Number(hit[0]);
+};
+ExactParser.prototype.string = function string() {
+  const s = this.s;
+  if (s[this.i] !== '"') throw new SyntaxError(`expected a string at ${this.i}`);
+  let j = this.i + 1;
+  while (j < s.length) {
+    const c = s.charCodeAt(j);
+    if (c === 92 /* \ */) j += 2;
+    else if (c === 34 /* " */) break;
+    else j++;
+  }
+  const v = JSON.parse(s.slice(this.i, j + 1));
+  this.i = j + 1;
+  return v;
+};

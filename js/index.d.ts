@@ -1,0 +1,537 @@
+// Types of the onestore package. Hand-written; kept true by the type-check
+// of tests/types/ (run by tests/js/types.test.js). Needs TypeScript 5.4 or
+// later (NoInfer).
+//
+// A table's row types come from its definition:
+//   RowOf<typeof Edits>     what reads return (optional columns may be null)
+//   InsertOf<typeof Edits>  what tx.put takes (optional and default columns may be left out)
+//   KeyOf<typeof Edits>     a key: a tuple of the key columns, or a bare value for a one-column key
+
+// ---------------------------------------------------------------- columns
+
+/** The column types of defineTable. */
+export type ColumnType = "str" | "int" | "bool" | "num" | "json";
+/** The column types a where or orderBy can use (json cannot). */
+export type ScalarType = "str" | "int" | "bool" | "num";
+/** The column types a key or an index can use. */
+export type KeyType = "str" | "int";
+
+declare const readType: unique symbol;
+
+/**
+ * A column of a table: made by str(), int(), bool(), num() or json().
+ * `TRead` is what a read returns for it (before null).
+ */
+export interface Column<
+  TType extends ColumnType = ColumnType,
+  TRead = unknown,
+  TOptional extends boolean = boolean,
+  THasDefault extends boolean = boolean,
+> {
+  readonly type: TType;
+  readonly isOptional: TOptional;
+  readonly hasDefault: THasDefault;
+  readonly default: TRead | undefined;
+  /** @internal the value type carried for inference */
+  readonly [readType]?: TRead;
+  /**
+   * The same column, allowing null (and leaving it out of a put).
+   * @example defineTable("t", { columns: { id: str(), note: str().optional() }, key: ["id"] })
+   */
+  optional(): Column<TType, TRead, true, THasDefault>;
+}
+
+/** Any column. */
+export type AnyColumn = Column<ColumnType, unknown, boolean, boolean>;
+/** The columns of a table: a flat record. */
+export type Columns = Record<string, AnyColumn>;
+
+/** What a write of this column type takes (before null). */
+export type WriteTypeOf<TType extends ColumnType, TRead> = TType extends "int"
+  ? number | bigint
+  : TType extends "str"
+    ? string
+    : TType extends "bool"
+      ? boolean
+      : TType extends "num"
+        ? number
+        : TRead;
+
+/**
+ * A text column (UTF-8 without NUL; a lone surrogate is stored as U+FFFD).
+ * @example const T = defineTable("t", { columns: { id: str(), path: str({ default: "" }) }, key: ["id"] });
+ */
+export function str(): Column<"str", string, false, false>;
+export function str(options: { default: string }): Column<"str", string, false, true>;
+
+/**
+ * A 64-bit integer column. Writes take safe integers or BigInts; a read
+ * returns a number, or a BigInt beyond 2^53. Narrow the read type with
+ * `int<number>()` when your values stay below 2^53.
+ * @example const T = defineTable("t", { columns: { id: int<number>(), at: int({ default: 0 }) }, key: ["id"] });
+ */
+export function int<T extends number | bigint = number | bigint>(): Column<"int", T, false, false>;
+export function int<T extends number | bigint = number | bigint>(options: { default: NoInfer<T> }): Column<"int", T, false, true>;
+
+/**
+ * A boolean column.
+ * @example const T = defineTable("t", { columns: { id: str(), done: bool({ default: false }) }, key: ["id"] });
+ */
+export function bool(): Column<"bool", boolean, false, false>;
+export function bool(options: { default: boolean }): Column<"bool", boolean, false, true>;
+
+/**
+ * A finite number column.
+ * @example const T = defineTable("t", { columns: { id: str(), score: num() }, key: ["id"] });
+ */
+export function num(): Column<"num", number, false, false>;
+export function num(options: { default: number }): Column<"num", number, false, true>;
+
+/**
+ * A JSON column: any JSON value, typed `T` when read; never in a where, an
+ * orderBy, a key or an index.
+ * @example const T = defineTable("t", { columns: { id: str(), meta: json<{ lines: number }>() }, key: ["id"] });
+ */
+export function json<T = unknown>(): Column<"json", T, false, false>;
+export function json<T = unknown>(options: { default: NoInfer<T> }): Column<"json", T, false, true>;
+
+// ---------------------------------------------------------------- tables
+
+/** The names of the columns of `C` whose type is in `TTypes`. */
+export type NamesOfType<C extends Columns, TTypes extends ColumnType> = {
+  [K in keyof C]: C[K]["type"] extends TTypes ? K : never;
+}[keyof C] &
+  string;
+
+/** A table definition, made by defineTable. */
+export interface TableDef<
+  TName extends string = string,
+  C extends Columns = Columns,
+  K extends readonly string[] = readonly string[],
+> {
+  readonly name: TName;
+  readonly version: number;
+  readonly columns: C;
+  readonly key: K;
+  readonly indexes: Readonly<Record<string, readonly string[]>>;
+}
+/** Any table definition. */
+export type AnyTableDef = TableDef<string, any, readonly string[]>;
+
+/**
+ * Defines a table: a flat record of columns, a key of str or int columns,
+ * and indexes over str or int columns (each ends with the key).
+ * @example
+ * const Edits = defineTable("edits", {
+ *   version: 2,
+ *   columns: { id: str(), path: str(), entry: int(), at: int(), meta: json<EditMeta>() },
+ *   key: ["id"],
+ *   indexes: { byPath: ["path", "at"], byEntry: ["entry"] },
+ * });
+ */
+export function defineTable<
+  const TName extends string,
+  C extends Columns,
+  const K extends readonly [NamesOfType<C, KeyType>, ...NamesOfType<C, KeyType>[]],
+>(
+  name: TName,
+  spec: {
+    version?: number;
+    columns: C;
+    key: K;
+    indexes?: Record<string, readonly NamesOfType<C, KeyType>[]>;
+  },
+): TableDef<TName, C, K>;
+
+type Simplify<T> = { [K in keyof T]: T[K] } & {};
+type ColumnsOf<D> = D extends TableDef<any, infer C, any> ? C : never;
+type ReadOf<Col> = Col extends Column<any, infer R, infer O, any> ? (O extends true ? R | null : R) : never;
+type WriteOf<Col> = Col extends Column<infer T, infer R, infer O, any>
+  ? WriteTypeOf<T, R> | (O extends true ? null : never)
+  : never;
+type OperandOf<Col> = Col extends Column<infer T, infer R, any, any> ? WriteTypeOf<T, R> : never;
+type RequiredNames<C> = { [K in keyof C]: C[K] extends Column<any, any, false, false> ? K : never }[keyof C];
+
+/**
+ * A row as reads return it.
+ * @example type Edit = RowOf<typeof Edits>;   // { id: string; path: string; ...; meta: EditMeta }
+ */
+export type RowOf<D extends AnyTableDef> = Simplify<{ [K in keyof ColumnsOf<D>]: ReadOf<ColumnsOf<D>[K]> }>;
+
+/**
+ * A row as tx.put takes it: optional columns and columns with a default may
+ * be left out.
+ * @example const row: InsertOf<typeof Edits> = { id: "e1", path: "a", entry: 1, at: 1, meta: {} };
+ */
+export type InsertOf<D extends AnyTableDef> = Simplify<
+  { [K in RequiredNames<ColumnsOf<D>>]: WriteOf<ColumnsOf<D>[K]> } & {
+    [K in Exclude<keyof ColumnsOf<D>, RequiredNames<ColumnsOf<D>>>]?: WriteOf<ColumnsOf<D>[K]> | undefined;
+  }
+>;
+
+type KeyTuple<C, K> = { -readonly [I in keyof K]: K[I] extends keyof C ? OperandOf<C[K[I]]> : never };
+/**
+ * A key: the key columns' values in key order; a one-column key may also be
+ * given bare.
+ * @example await edits.get(["e1"]); await edits.get("e1");
+ */
+export type KeyOf<D extends AnyTableDef> = D extends TableDef<any, infer C, infer K>
+  ? KeyTuple<C, K> | (K extends readonly [infer Only] ? (Only extends keyof C ? OperandOf<C[Only]> : never) : never)
+  : never;
+
+/** The columns of a row a set may write: every column but the key. */
+type SettableNames<D> = D extends TableDef<any, infer C, infer K> ? Exclude<keyof C, K[number]> : never;
+
+/**
+ * The set of an update: column → value or expression.
+ * @example const s: SetOf<typeof Edits> = { at: add(col("at"), 1), path: "b/x.ts" };
+ */
+export type SetOf<D extends AnyTableDef> = {
+  [K in SettableNames<D>]?: WriteOf<ColumnsOf<D>[K]> | Expr<WriteOf<ColumnsOf<D>[K]>>;
+};
+
+// ---------------------------------------------------------------- expressions
+
+declare const exprValue: unique symbol;
+declare const colType: unique symbol;
+declare const predicateBrand: unique symbol;
+
+/** A set expression whose value has type T. */
+export interface Expr<T = unknown> {
+  /** @internal */
+  readonly [exprValue]?: T;
+}
+/** A value or an expression of it: a plain value means value(v). */
+export type Operand<T> = T | Expr<T>;
+
+/**
+ * A column reference: `e.path` in a where, `col("path")` anywhere.
+ */
+export interface ColRef<TName extends string = string, T = unknown, TType extends ColumnType = ColumnType> extends Expr<T> {
+  readonly col: TName;
+  /** @internal */
+  readonly [colType]?: TType;
+}
+
+/** The column references of a table, the `e` of where and orderBy. */
+export type Refs<D extends AnyTableDef> = {
+  readonly [K in keyof ColumnsOf<D> & string]: ColRef<K, OperandOf<ColumnsOf<D>[K]>, ColumnsOf<D>[K]["type"]>;
+};
+
+/** A where predicate. */
+export interface Predicate {
+  /** @internal */
+  readonly [predicateBrand]: true;
+}
+
+/**
+ * A column reference by name (untyped: prefer `e.at` in a where).
+ * @example await tx.update(edits, ["e1"], { at: add(col("at"), 1) });
+ */
+export function col<TName extends string>(name: TName): ColRef<TName, any, any>;
+/**
+ * A literal; a plain value in a set means the same.
+ * @example await tx.update(edits, ["e1"], { meta: value({ a: 1 }) });
+ */
+export function value<T>(v: T): Expr<T>;
+/**
+ * a + b for ints; overflow is an error, not a float.
+ * @example { at: add(col("at"), 1) }
+ */
+export function add(a: Operand<number | bigint>, b: Operand<number | bigint>): Expr<number | bigint>;
+/**
+ * a - b for ints; overflow is an error.
+ * @example { n: sub(col("n"), 1) }
+ */
+export function sub(a: Operand<number | bigint>, b: Operand<number | bigint>): Expr<number | bigint>;
+/**
+ * The largest argument (text by code point); null if one is null.
+ * @example { at: max(col("at"), now) }
+ */
+export function max<T>(...args: Operand<T>[]): Expr<T>;
+/**
+ * The smallest argument; null if one is null.
+ * @example { first: min(col("first"), at) }
+ */
+export function min<T>(...args: Operand<T>[]): Expr<T>;
+/**
+ * Text concatenation; null if one is null.
+ * @example { path: concat("archive/", col("path")) }
+ */
+export function concat(...args: Operand<string>[]): Expr<string>;
+/**
+ * Replaces the prefix `from` of the column being set by `to`.
+ * @example await tx.updateWhere(edits, (e) => prefix(e.path, "a/"), { path: replacePrefix("a/", "b/") });
+ */
+export function replacePrefix(from: string, to: string): Expr<string>;
+/**
+ * The first non-null argument.
+ * @example { title: coalesce(col("title"), "untitled") }
+ */
+export function coalesce<T>(...args: Operand<T | null>[]): Expr<T>;
+/**
+ * `a` where the predicate holds, else `b`.
+ * @example { size: when(gte(col("n"), 10), "big", col("size")) }
+ */
+export function when<A, B>(pred: Predicate, a: Operand<A>, b: Operand<B>): Expr<A | B>;
+
+// ---------------------------------------------------------------- predicates and queries
+
+/** A column that a where may compare (not json). */
+type ScalarRef<T> = ColRef<string, T, ScalarType>;
+
+/**
+ * column = value (null never matches: use isNull).
+ * @example query(Edits).where((e) => eq(e.path, "src/app.ts"))
+ */
+export function eq<T>(column: ScalarRef<T>, v: NoInfer<T>): Predicate;
+/** column <> value. @example query(Edits).where((e) => ne(e.path, "x")) */
+export function ne<T>(column: ScalarRef<T>, v: NoInfer<T>): Predicate;
+/** column < value. @example query(Edits).where((e) => lt(e.at, 10)) */
+export function lt<T>(column: ScalarRef<T>, v: NoInfer<T>): Predicate;
+/** column <= value. @example query(Edits).where((e) => lte(e.at, 10)) */
+export function lte<T>(column: ScalarRef<T>, v: NoInfer<T>): Predicate;
+/** column > value. @example query(Edits).where((e) => gt(e.at, 10)) */
+export function gt<T>(column: ScalarRef<T>, v: NoInfer<T>): Predicate;
+/** column >= value. @example query(Edits).where((e) => and(gte(e.at, from), lt(e.at, to))) */
+export function gte<T>(column: ScalarRef<T>, v: NoInfer<T>): Predicate;
+/** column is one of the values. @example query(Edits).where((e) => inArray(e.entry, [812, 813])) */
+export function inArray<T>(column: ScalarRef<T>, values: readonly NoInfer<T>[]): Predicate;
+/** column is null. @example query(Items).where((e) => isNull(e.note)) */
+export function isNull(column: ColRef<string, any, ScalarType>): Predicate;
+/** A str column starts with `p`. @example query(Edits).where((e) => prefix(e.path, "a/")) */
+export function prefix(column: ColRef<string, string, "str">, p: string): Predicate;
+/** Every predicate holds; undefined ones are skipped. @example and(eq(e.a, 1), maybe) */
+export function and(...preds: (Predicate | undefined)[]): Predicate;
+/** One predicate holds; undefined ones are skipped. @example or(eq(e.path, "a"), eq(e.path, "b")) */
+export function or(...preds: (Predicate | undefined)[]): Predicate;
+/** The predicate does not hold. @example not(prefix(e.path, "tmp/")) */
+export function not(pred: Predicate): Predicate;
+
+/** A where: a function of the column references, a predicate, or undefined (every row). */
+export type Where<D extends AnyTableDef> = ((e: Refs<D>) => Predicate | undefined) | Predicate | undefined;
+
+/** An immutable query over table D. */
+export interface Query<D extends AnyTableDef> {
+  readonly table: D;
+  /**
+   * A new query that also requires the predicate (several wheres are and-ed).
+   * @example query(Edits).where((e) => eq(e.path, "a"))
+   */
+  where(w: Where<D>): Query<D>;
+  /**
+   * A new query also ordered by a column ("asc" by default); the key ends every order.
+   * @example query(Edits).orderBy((e) => e.at, "desc")
+   */
+  orderBy(
+    column: ((e: Refs<D>) => ColRef<string, any, ScalarType>) | NamesOfType<ColumnsOf<D>, ScalarType>,
+    direction?: "asc" | "desc",
+  ): Query<D>;
+  /** The wire form. */
+  toJSON(): { where: unknown; orderBy: readonly (readonly [string, "asc" | "desc"])[] };
+}
+
+/**
+ * A query over a table, every row in key order until narrowed.
+ * @example const recent = query(Edits).where((e) => eq(e.path, "src/app.ts")).orderBy((e) => e.at, "desc");
+ */
+export function query<D extends AnyTableDef>(def: D): Query<D>;
+
+// ---------------------------------------------------------------- the store
+
+/** Who did it: recorded with each commit. */
+export interface Actor {
+  kind: string;
+  id: string;
+  /** On whose behalf: another actor. */
+  for?: Actor;
+  /** Through what (a tool, a channel): any JSON value. */
+  via?: unknown;
+}
+/** The context, always the last argument. */
+export interface Context {
+  actor?: Actor;
+}
+
+/** Open options. */
+export type OpenOptions =
+  | { backend: "memory"; id?: string }
+  | { backend: "sqlite"; path: string; id?: string; durability?: "full" | "relaxed" };
+
+/** An object address: its host kind ("session" by default) and type. */
+export interface ObjectAddress {
+  host?: string;
+  type: string;
+}
+
+/** A page of rows: pass `next` as `after` for the following page. */
+export interface Page<R> {
+  rows: R[];
+  next?: string;
+}
+
+/** An op in the wire format (outbox records, store.commit). */
+export type WireOp =
+  | { op: "put"; table: string; row: Record<string, unknown> }
+  | { op: "update"; table: string; key: unknown[]; set: Record<string, unknown> }
+  | { op: "delete"; table: string; key: unknown[] }
+  | { op: "update"; table: string; where: unknown; set: Record<string, unknown>; count?: number }
+  | { op: "delete"; table: string; where: unknown; count?: number }
+  | { op: "table"; table: string; version: number; columns: Record<string, unknown>; key: string[]; indexes?: Record<string, string[]> }
+  | { op: string; table: string; [field: string]: unknown };
+
+/** One commit's outbox record. */
+export interface OutboxRecord {
+  seq: number;
+  from: number;
+  at: number;
+  owner: string;
+  actor?: Actor;
+  ops: WireOp[];
+}
+/** A batch of the outbox. */
+export interface OutboxBatch {
+  from: number;
+  to: number;
+  commits: OutboxRecord[];
+}
+
+/** A table handle: the table of one owner, with its runners (committed state). */
+export interface TableHandle<D extends AnyTableDef = AnyTableDef> {
+  /** The full name: "<owner>/<table>". */
+  readonly name: string;
+  readonly def: D;
+  readonly owner: Owner;
+  /** @example const e1 = await edits.get(["e1"], ctx); */
+  get(key: KeyOf<D>, ctx?: Context): Promise<RowOf<D> | undefined>;
+  /** @example const { rows, next } = await edits.page(q, 20, ctx, { after: cursor }); */
+  page(q: Query<D> | undefined, limit: number, ctx?: Context, options?: { after?: string }): Promise<Page<RowOf<D>>>;
+  /** @example for await (const row of edits.rows(q, ctx)) use(row); */
+  rows(q?: Query<D>, ctx?: Context): AsyncIterable<RowOf<D>>;
+  /** @example const n = await edits.count(q, ctx); */
+  count(q?: Query<D>, ctx?: Context): Promise<number>;
+}
+
+/** A table argument of tx and read methods: a handle, or (in tx) the owner's definition. */
+type TableArg = TableHandle<any> | AnyTableDef;
+type DefOf<T> = T extends TableHandle<infer D> ? D : T extends AnyTableDef ? T : never;
+
+/** A transaction of one owner: writes are buffered and committed together at the end. */
+export interface Tx {
+  /** @example await tx.put(edits, { id: "e1", path: "a/x.ts", entry: 812, at: 1, meta: {} }); */
+  put<T extends TableArg>(table: T, row: InsertOf<DefOf<T>>): Promise<void>;
+  /** @example await tx.update(edits, ["e1"], { at: add(col("at"), 1) }); */
+  update<T extends TableArg>(table: T, key: KeyOf<DefOf<T>>, set: SetOf<DefOf<T>>): Promise<void>;
+  /** @example await tx.delete(edits, ["e1"]); */
+  delete<T extends TableArg>(table: T, key: KeyOf<DefOf<T>>): Promise<void>;
+  /** @example await tx.updateWhere(edits, (e) => prefix(e.path, "a/"), { path: replacePrefix("a/", "b/") }); */
+  updateWhere<T extends TableArg>(table: T, where: Where<DefOf<T>>, set: SetOf<DefOf<T>>): Promise<void>;
+  /** @example await tx.deleteWhere(edits, (e) => lt(e.at, 10)); */
+  deleteWhere<T extends TableArg>(table: T, where?: Where<DefOf<T>>): Promise<void>;
+  /** Sees this transaction's own writes; read_after_bulk after a bulk op on the table. @example await tx.get(edits, ["e2"]) */
+  get<T extends TableArg>(table: T, key: KeyOf<DefOf<T>>): Promise<RowOf<DefOf<T>> | undefined>;
+  /** Committed state. @example await tx.page(edits, q, 100) */
+  page<T extends TableArg>(table: T, q: Query<DefOf<T>> | undefined, limit: number, options?: { after?: string }): Promise<Page<RowOf<DefOf<T>>>>;
+  /** Committed state. @example for await (const row of tx.rows(edits, q)) ... */
+  rows<T extends TableArg>(table: T, q?: Query<DefOf<T>>): AsyncIterable<RowOf<DefOf<T>>>;
+  /** Committed state. @example await tx.count(edits, q) */
+  count<T extends TableArg>(table: T, q?: Query<DefOf<T>>): Promise<number>;
+  /** An id above every stored and minted id of an int-keyed table. @example const id = tx.mintId(tasks); */
+  mintId<T extends TableArg>(table: T): number;
+}
+
+/** The hooks of an owner. */
+export interface OwnerHooks {
+  /** Runs inside each of the owner's commit steps, after the commit is durable. */
+  adopt?(seq: number, ops: WireOp[]): void;
+}
+
+/** The owner of an object address: its tables and its line of transactions. */
+export interface Owner {
+  /** "<type>", or "<host>:<type>" for a host kind other than "session". */
+  readonly name: string;
+  readonly address: Readonly<Required<ObjectAddress>>;
+  /** @example const edits = fileHistory.table(Edits); */
+  table<D extends AnyTableDef>(def: D): TableHandle<D>;
+  /**
+   * Runs fn on the owner's line; resolves to its value after the commit and adoption.
+   * @example await fileHistory.tx(async (tx) => { await tx.put(edits, row); }, ctx);
+   */
+  tx<R>(fn: (tx: Tx) => Promise<R> | R, ctx?: Context): Promise<R>;
+}
+
+/** The reader of store.read: runners taking a table handle first. */
+export interface Reader {
+  get<D extends AnyTableDef>(table: TableHandle<D>, key: KeyOf<D>): Promise<RowOf<D> | undefined>;
+  page<D extends AnyTableDef>(table: TableHandle<D>, q: Query<D> | undefined, limit: number, options?: { after?: string }): Promise<Page<RowOf<D>>>;
+  rows<D extends AnyTableDef>(table: TableHandle<D>, q?: Query<D>): AsyncIterable<RowOf<D>>;
+  count<D extends AnyTableDef>(table: TableHandle<D>, q?: Query<D>): Promise<number>;
+}
+
+/** The outbox: one record per commit. */
+export interface Outbox {
+  /** @example const batch = await store.outbox.read(0, 100); */
+  read(after?: number, limit?: number): Promise<OutboxBatch>;
+  /** @example await store.outbox.trim(batch.to); */
+  trim(upTo: number): Promise<number>;
+}
+
+/** A store: one seq, one outbox, one commit queue. */
+export interface Store {
+  /** The session id. */
+  readonly id: string;
+  /** The last committed seq. */
+  readonly head: number;
+  /** @example const fileHistory = store.object({ host: "session", type: "file-history" }); */
+  object(address: ObjectAddress, hooks?: OwnerHooks): Owner;
+  /**
+   * The low-level commit seam; adopt runs inside the step.
+   * @example const seq = await store.commit(ops, (seq) => { view.seq = seq; }, ctx);
+   */
+  commit(writes: readonly WireOp[], adopt?: (seq: number) => void, ctx?: Context): Promise<number>;
+  /** @example const n = await store.read(async (r) => r.count(edits)); */
+  read<R>(fn: (r: Reader) => Promise<R> | R): Promise<R>;
+  readonly outbox: Outbox;
+  /** @example await store.close(); */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a store.
+ * @example const store = await openStore({ backend: "sqlite", path: ".data/s.sqlite" });
+ */
+export function openStore(options: OpenOptions): Promise<Store>;
+
+/**
+ * Compares two strings by Unicode code point, as the store does.
+ * @example ["测试😀", "测试（一）"].sort(compareText)   // ["测试（一）", "测试😀"]
+ */
+export function compareText(a: string, b: string): number;
+
+// ---------------------------------------------------------------- errors
+
+/** The stable error codes. */
+export declare const ErrorCodes: {
+  readonly InvalidArgs: "invalid/args";
+  readonly InvalidCursor: "invalid/cursor";
+  readonly ReadAfterBulk: "read_after_bulk";
+  readonly StorageFailed: "storage_failed";
+  readonly Fenced: "fenced";
+  readonly SchemaNewer: "schema/newer";
+  readonly SyncGap: "sync/gap";
+  readonly SyncDiverged: "sync/diverged";
+  readonly NotFound: "not_found";
+  readonly Closed: "closed";
+};
+/** One of the stable error codes. */
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+/**
+ * The one error class: a stable code and a message naming the value.
+ * @example catch (e) { if (e instanceof StoreError && e.code === "fenced") stop(); }
+ */
+export declare class StoreError extends Error {
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown });
+  readonly code: ErrorCode;
+  readonly name: "StoreError";
+}

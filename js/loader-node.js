@@ -1,0 +1,89 @@
+// The Node runtime of the package: loads the wasm core once per process and
+// prepares open options (a sqlite file's parent folder is created).
+//
+// Emscripten 3.1.6 with -sEXPORT_ES6 looks for the .wasm at a broken file:
+// URL in Node, so the loader reads the bytes itself and hands them to the
+// factory as `wasmBinary`, together with `onestoreFiles`, the synchronous
+// file system the SQLite VFS calls (js/files-node.js).
+
+import { mkdir, readFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+let modulePromise = null;
+
+/**
+ * The wasm module (the factory's instance), loaded once and shared by every
+ * store of this process.
+ *
+ * @example
+ * const mod = await loadNodeCore(); const core = new mod.Core();
+ */
+export function loadNodeCore() {
+  if (!modulePromise) {
+    modulePromise = instantiate().catch((e) => {
+      modulePromise = null;  // a later call may try again (after a build, say)
+      throw e;
+    });
+  }
+  return modulePromise;
+}
+
+async function instantiate() {
+  const dist = new URL("../dist/", import.meta.url);
+  let factory;
+  let wasmBinary;
+  try {
+    ({ default: factory } = await import(new URL("onestore-core.mjs", dist).href));
+    wasmBinary = await readFile(new URL("onestore-core.wasm", dist));
+  } catch (e) {
+    throw new Error(`onestore: the wasm core is missing from ${dist.pathname} (run \`npm run build\`): ${e.message}`, { cause: e });
+  }
+  const files = await import("./files-node.js");
+  const onestoreFiles = files.nodeFiles ?? files.default;
+  return callFactory(factory, { wasmBinary, onestoreFiles }, fileURLToPath(dist));
+}
+
+// Emscripten 3.1.6's ES module output, in Node, evaluates `__dirname` (which
+// an ES module does not have) while the factory starts, and installs
+// process-wide `uncaughtException` and `unhandledRejection` handlers that
+// rethrow, which would turn any unhandled rejection of the application into
+// a crash. The factory gets a `__dirname` for the duration of the call, and
+// the handlers it added are removed.
+async function callFactory(factory, options, dir) {
+  const events = ["uncaughtException", "unhandledRejection"];
+  const before = new Map(events.map((e) => [e, new Set(process.listeners(e))]));
+  const hadDirname = Object.prototype.hasOwnProperty.call(globalThis, "__dirname");
+  if (!hadDirname) globalThis.__dirname = dir.replace(/[\\/]$/, "");
+  let pending;
+  try {
+    pending = factory(options);
+  } finally {
+    if (!hadDirname) delete globalThis.__dirname;
+    for (const e of events) {
+      for (const listener of process.listeners(e)) if (!before.get(e).has(listener)) process.removeListener(e, listener);
+    }
+  }
+  return await pending;
+}
+
+/**
+ * Open options as the core takes them: a sqlite path made absolute and its
+ * folder created.
+ *
+ * @example
+ * await prepareNodeOpen({ backend: "sqlite", path: ".data/s.sqlite" })
+ * // { backend: "sqlite", path: "/home/me/app/.data/s.sqlite" }
+ */
+export async function prepareNodeOpen(options) {
+  const out = { ...options };
+  if (out.backend === "sqlite" && out.path !== ":memory:") {
+    out.path = resolve(out.path);
+    await mkdir(dirname(out.path), { recursive: true });
+  }
+  for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
+  return out;
+}
+
+/** The runtime handed to openStoreWith. */
+export const nodeRuntime = Object.freeze({ backends: ["memory", "sqlite"], load: loadNodeCore, prepare: prepareNodeOpen });

@@ -1,0 +1,197 @@
+// Tables: defineTable and the column builders.
+//
+// A table definition is a plain, frozen value. Its full name in the store
+// ("<type>/<name>", or "<host>:<type>/<name>" for a host kind other than
+// "session") is known only when an owner opens it; `tableRecord` writes the
+// wire `table` record the core declares and stores in the log.
+
+import { invalidArgs } from "./errors.js";
+
+const TYPES = new Set(["str", "int", "bool", "num", "json"]);
+export const TABLE = Symbol.for("onestore.table");
+
+function column(type, opts = {}, isOptional = false) {
+  if (opts === null || typeof opts !== "object") throw invalidArgs(`${type}(): options must be an object, got ${String(opts)}`);
+  const hasDefault = Object.prototype.hasOwnProperty.call(opts, "default");
+  const c = {
+    type,
+    isOptional,
+    hasDefault,
+    default: hasDefault ? opts.default : undefined,
+    /** The same column, allowing null. */
+    optional() {
+      return column(type, opts, true);
+    },
+  };
+  return Object.freeze(c);
+}
+
+/**
+ * A text column (UTF-8, without NUL; a lone surrogate is stored as U+FFFD).
+ *
+ * @example
+ * defineTable("edits", { columns: { id: str(), path: str({ default: "" }) }, key: ["id"] })
+ */
+export function str(opts) {
+  return column("str", opts);
+}
+
+/**
+ * A 64-bit integer column. Takes safe integers or BigInts; reads back a
+ * number, or a BigInt beyond 2^53.
+ *
+ * @example
+ * defineTable("edits", { columns: { id: int(), at: int({ default: 0 }) }, key: ["id"] })
+ */
+export function int(opts) {
+  return column("int", opts);
+}
+
+/**
+ * A boolean column.
+ *
+ * @example
+ * defineTable("tasks", { columns: { id: str(), done: bool({ default: false }) }, key: ["id"] })
+ */
+export function bool(opts) {
+  return column("bool", opts);
+}
+
+/**
+ * A finite floating-point number column.
+ *
+ * @example
+ * defineTable("scores", { columns: { id: str(), score: num() }, key: ["id"] })
+ */
+export function num(opts) {
+  return column("num", opts);
+}
+
+/**
+ * A JSON column: any JSON value, typed when read, never queried, ordered,
+ * keyed or indexed.
+ *
+ * @example
+ * defineTable("edits", { columns: { id: str(), meta: json() }, key: ["id"] })
+ */
+export function json(opts) {
+  return column("json", opts);
+}
+
+/**
+ * Defines a table: its columns (a flat record), its key and its indexes.
+ * The value is frozen and can be shared by every store and owner.
+ *
+ * @example
+ * const Edits = defineTable("edits", {
+ *   version: 2,
+ *   columns: { id: str(), path: str(), entry: int(), at: int(), meta: json() },
+ *   key: ["id"],
+ *   indexes: { byPath: ["path", "at"], byEntry: ["entry"] },
+ * });
+ */
+export function defineTable(name, spec) {
+  if (typeof name !== "string" || name === "") throw invalidArgs(`defineTable: the name must be a non-empty string, got ${describe(name)}`);
+  if (spec === null || typeof spec !== "object") throw invalidArgs(`defineTable("${name}"): the second argument must be { columns, key }, got ${describe(spec)}`);
+  const { version = 1, columns, key, indexes = {} } = spec;
+  if (columns === null || typeof columns !== "object" || Object.keys(columns).length === 0) {
+    throw invalidArgs(`defineTable("${name}"): columns must be an object of str(), int(), ... builders, got ${describe(columns)}`);
+  }
+  for (const [col, c] of Object.entries(columns)) {
+    if (!c || !TYPES.has(c.type) || typeof c.optional !== "function") {
+      throw invalidArgs(`defineTable("${name}"): column ${col} must be made with str(), int(), bool(), num() or json(), got ${describe(c)}`);
+    }
+  }
+  const keyList = typeof key === "string" ? [key] : key;
+  if (!Array.isArray(keyList) || keyList.length === 0) {
+    throw invalidArgs(`defineTable("${name}"): key must be a non-empty array of column names, got ${describe(key)}`);
+  }
+  if (indexes === null || typeof indexes !== "object") throw invalidArgs(`defineTable("${name}"): indexes must be an object, got ${describe(indexes)}`);
+  const def = {
+    name,
+    version,
+    columns: Object.freeze({ ...columns }),
+    key: Object.freeze([...keyList]),
+    indexes: Object.freeze(Object.fromEntries(Object.entries(indexes).map(([k, v]) => [k, Object.freeze(Array.isArray(v) ? [...v] : v)]))),
+    [TABLE]: true,
+  };
+  return Object.freeze(def);
+}
+
+/**
+ * True for a value made by defineTable.
+ *
+ * @example
+ * isTableDef(Edits)   // true
+ */
+export function isTableDef(v) {
+  return v !== null && typeof v === "object" && v[TABLE] === true;
+}
+
+/**
+ * The owner name of an object address: its type for host kind "session",
+ * else "<host>:<type>".
+ *
+ * @example
+ * ownerName({ host: "session", type: "file-history" })   // "file-history"
+ * ownerName({ host: "workspace", type: "notes" })        // "workspace:notes"
+ */
+export function ownerName(addr) {
+  if (addr === null || typeof addr !== "object") throw invalidArgs(`store.object: the address must be { host, type }, got ${describe(addr)}`);
+  const { host = "session", type } = addr;
+  if (typeof type !== "string" || type === "" || type.includes("/") || type.includes(":")) {
+    throw invalidArgs(`store.object: type must be a non-empty string without "/" or ":", got ${describe(type)}`);
+  }
+  if (typeof host !== "string" || host === "" || host.includes("/") || host.includes(":")) {
+    throw invalidArgs(`store.object: host must be a non-empty string without "/" or ":", got ${describe(host)}`);
+  }
+  return host === "session" ? type : `${host}:${type}`;
+}
+
+/**
+ * The full table name of `def` opened by the owner `owner`.
+ *
+ * @example
+ * tableName("file-history", Edits)   // "file-history/edits"
+ */
+export function tableName(owner, def) {
+  return `${owner}/${def.name}`;
+}
+
+/**
+ * The wire `table` record declaring `def` under its full name.
+ *
+ * @example
+ * tableRecord("file-history/edits", Edits)
+ * // { op: "table", table: "file-history/edits", version: 2, columns: { id: { type: "str" }, ... }, key: ["id"], indexes: {...} }
+ */
+export function tableRecord(fullName, def) {
+  const columns = {};
+  for (const [name, c] of Object.entries(def.columns)) {
+    const wire = { type: c.type };
+    if (c.isOptional) wire.optional = true;
+    if (c.hasDefault) wire.default = c.default;
+    columns[name] = wire;
+  }
+  return { op: "table", table: fullName, version: def.version, columns, key: [...def.key], indexes: { ...def.indexes } };
+}
+
+/**
+ * A short human form of a value for error messages.
+ *
+ * @example
+ * describe("a")   // '"a"'
+ */
+export function describe(v) {
+  if (typeof v === "string") return JSON.stringify(v.length > 60 ? v.slice(0, 57) + "..." : v);
+  if (typeof v === "bigint") return `${v}n`;
+  if (typeof v === "function") return "a function";
+  if (v === undefined) return "undefined";
+  try {
+    const s = JSON.stringify(v);
+    if (s === undefined) return String(v);
+    return s.length > 60 ? s.slice(0, 57) + "..." : s;
+  } catch {
+    return Object.prototype.toString.call(v);
+  }
+}

@@ -1,0 +1,101 @@
+// Checks what a sqlite store file promises beyond the contract: data
+// survives close and reopen, the real sqlite3 command reads it, and a second
+// opener fences the first without losing anything either committed.
+
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+
+import { defineTable, int, json, openStore, query, str } from "../../js/index.js";
+import { rejectsWith, tempDir } from "./helpers.js";
+
+const Edits = defineTable("edits", {
+  columns: { id: str(), path: str(), at: int(), meta: json().optional() },
+  key: ["id"],
+  indexes: { byPath: ["path", "at"] },
+});
+
+const dir = tempDir("onestore-file-");
+const sqlite3 = "/usr/bin/sqlite3";
+
+async function openEdits(path, options = {}) {
+  const store = await openStore({ backend: "sqlite", path, ...options });
+  const owner = store.object({ host: "session", type: "file-history" });
+  return { store, owner, edits: owner.table(Edits) };
+}
+
+test("data survives close and reopen, with its id and head", async () => {
+  const path = join(dir, "nested", "folder", "reopen.sqlite");
+  const a = await openEdits(path, { id: "session-42" });
+  assert.ok(existsSync(path), "openStore creates the file and its folders");
+  await a.owner.tx(async (tx) => {
+    await tx.put(a.edits, { id: "e1", path: "src/app.ts", at: 1, meta: { lines: 3 } });
+    await tx.put(a.edits, { id: "e2", path: "src/b.ts", at: 2n ** 60n });
+  });
+  const head = a.store.head;
+  await a.store.close();
+
+  const b = await openEdits(path);
+  assert.equal(b.store.id, "session-42");
+  assert.equal(b.store.head, head, "reopening the same table commits nothing");
+  assert.deepEqual(await b.edits.get("e1"), { id: "e1", path: "src/app.ts", at: 1, meta: { lines: 3 } });
+  assert.equal((await b.edits.get("e2")).at, 2n ** 60n);
+  assert.equal((await b.store.outbox.read(0, 100)).commits.length, head);
+  await b.store.close();
+});
+
+test("the sqlite3 command reads the store file's tables", async (t) => {
+  if (!existsSync(sqlite3)) t.skip("no /usr/bin/sqlite3 here");
+  const path = join(dir, "readable.sqlite");
+  const { store, owner, edits } = await openEdits(path);
+  await owner.tx(async (tx) => {
+    await tx.put(edits, { id: "e1", path: "src/测试😀.ts", at: 7, meta: { a: 1 } });
+  });
+  await store.close();
+  const out = execFileSync(sqlite3, ["-json", path, 'select * from "file-history/edits"'], { encoding: "utf8" });
+  const rows = JSON.parse(out);
+  assert.equal(rows.length, 1);
+  assert.equal(rows[0].id, "e1");
+  assert.equal(rows[0].path, "src/测试😀.ts");
+  assert.equal(rows[0].at, 7);
+  assert.deepEqual(JSON.parse(rows[0].meta), { a: 1 });
+});
+
+test("the sqlite3 command reads the store while it is open", async (t) => {
+  if (!existsSync(sqlite3)) t.skip("no /usr/bin/sqlite3 here");
+  const path = join(dir, "live.sqlite");
+  const { store, owner, edits } = await openEdits(path);
+  await owner.tx(async (tx) => {
+    await tx.put(edits, { id: "e1", path: "a", at: 1 });
+  });
+  const out = execFileSync(sqlite3, [path, 'select count(*) from "file-history/edits"'], { encoding: "utf8" });
+  assert.equal(out.trim(), "1");
+  await store.close();
+});
+
+test("a second opener fences the first; nothing either committed is lost", async () => {
+  const path = join(dir, "fence.sqlite");
+  const first = await openEdits(path);
+  await first.owner.tx(async (tx) => {
+    await tx.put(first.edits, { id: "by-first", path: "a", at: 1 });
+  });
+  const second = await openEdits(path);
+  await second.owner.tx(async (tx) => {
+    await tx.put(second.edits, { id: "by-second", path: "b", at: 2 });
+  });
+  await rejectsWith(first.owner.tx(async (tx) => {
+    await tx.put(first.edits, { id: "late", path: "c", at: 3 });
+  }), "fenced");
+  await rejectsWith(first.store.commit([{ op: "put", table: "file-history/edits", row: { id: "late2", path: "c", at: 3 } }]), "fenced");
+  assert.deepEqual((await second.edits.page(query(Edits), 10)).rows.map((r) => r.id), ["by-first", "by-second"]);
+  await first.store.close();
+  await second.store.close();
+
+  const third = await openEdits(path);
+  assert.deepEqual((await third.edits.page(query(Edits), 10)).rows.map((r) => r.id), ["by-first", "by-second"]);
+  const seqs = (await third.store.outbox.read(0, 100)).commits.map((c) => c.seq);
+  assert.deepEqual(seqs, seqs.map((_, i) => i + 1), "one unbroken seq");
+  await third.store.close();
+});

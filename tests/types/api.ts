@@ -1,0 +1,155 @@
+// Uses the public API as a TypeScript user would. `npx tsc -p tests/types`
+// must pass: every line marked @ts-expect-error must stay an error.
+
+import {
+  add, and, col, concat, defineTable, eq, gt, gte, inArray, int, isNull, json, lt, not, openStore, or,
+  prefix, query, replacePrefix, str, bool, num, StoreError, ErrorCodes, compareText, when, value, coalesce, max,
+  type RowOf, type InsertOf, type KeyOf, type ErrorCode, type OutboxBatch,
+} from "onestore";
+
+type EditMeta = { lines: number; tool?: string };
+
+const Edits = defineTable("edits", {
+  version: 2,
+  columns: { id: str(), path: str(), entry: int(), at: int<number>(), meta: json<EditMeta>(), note: str().optional(), n: int({ default: 0 }) },
+  key: ["id"],
+  indexes: { byPath: ["path", "at"], byEntry: ["entry"] },
+});
+
+const Pairs = defineTable("pairs", {
+  columns: { a: str(), b: int(), done: bool({ default: false }), score: num().optional() },
+  key: ["a", "b"],
+});
+
+// @ts-expect-error a key names columns of the table
+defineTable("bad", { columns: { id: str() }, key: ["nope"] });
+// @ts-expect-error a json column cannot be a key
+defineTable("bad", { columns: { id: json() }, key: ["id"] });
+// @ts-expect-error a json column cannot be indexed
+defineTable("bad", { columns: { id: str(), m: json() }, key: ["id"], indexes: { byM: ["m"] } });
+// @ts-expect-error a key is not empty
+defineTable("bad", { columns: { id: str() }, key: [] });
+
+// Row types.
+type Edit = RowOf<typeof Edits>;
+const readBack = (e: Edit) => {
+  const path: string = e.path;
+  const at: number = e.at;
+  const entry: number | bigint = e.entry;
+  const lines: number = e.meta.lines;
+  const note: string | null = e.note;
+  // @ts-expect-error an int column reads as number | bigint unless narrowed with int<number>()
+  const bad: number = e.entry;
+  // @ts-expect-error an optional column may be null
+  const bad2: string = e.note;
+  return [path, at, entry, lines, note, bad, bad2];
+};
+
+const insert: InsertOf<typeof Edits> = { id: "e1", path: "a", entry: 1n, at: 1, meta: { lines: 3 } };
+const insertAll: InsertOf<typeof Edits> = { id: "e1", path: "a", entry: 1, at: 1, meta: { lines: 3 }, note: null, n: 5 };
+// @ts-expect-error path is required
+const missing: InsertOf<typeof Edits> = { id: "e1", entry: 1, at: 1, meta: { lines: 3 } };
+// @ts-expect-error meta has its declared shape
+const wrongMeta: InsertOf<typeof Edits> = { id: "e1", path: "a", entry: 1, at: 1, meta: { lines: "3" } };
+
+const key1: KeyOf<typeof Edits> = ["e1"];
+const key2: KeyOf<typeof Edits> = "e1";
+const key3: KeyOf<typeof Pairs> = ["x", 2n];
+// @ts-expect-error a two-column key is a tuple
+const key4: KeyOf<typeof Pairs> = "x";
+// @ts-expect-error key values have their column's type
+const key5: KeyOf<typeof Edits> = [1];
+
+// Queries.
+const q1 = query(Edits).where((e) => eq(e.path, "src/app.ts")).orderBy((e) => e.at, "desc");
+const q2 = query(Edits).where((e) => and(gte(e.at, 1), lt(e.at, 10), undefined));
+const q3 = query(Edits).where((e) => or(prefix(e.path, "a/"), inArray(e.entry, [1, 2n]), isNull(e.note), not(gt(e.n, 3))));
+const q4 = query(Edits).orderBy("path");
+// @ts-expect-error an operand has its column's type
+query(Edits).where((e) => eq(e.path, 1));
+// @ts-expect-error an operand has its column's type
+query(Edits).where((e) => gt(e.at, "now"));
+// @ts-expect-error inArray values have the column's type
+query(Edits).where((e) => inArray(e.path, [1, 2]));
+// @ts-expect-error a json column cannot be in a where
+query(Edits).where((e) => eq(e.meta, { lines: 1 }));
+// @ts-expect-error a json column cannot be ordered by
+query(Edits).orderBy((e) => e.meta);
+// @ts-expect-error a json column cannot be ordered by, by name either
+query(Edits).orderBy("meta");
+// @ts-expect-error prefix takes a str column
+query(Edits).where((e) => prefix(e.at, "1"));
+// @ts-expect-error an unknown column
+query(Edits).where((e) => eq(e.nope, 1));
+// @ts-expect-error a direction is asc or desc
+query(Edits).orderBy((e) => e.at, "up");
+
+async function session() {
+  const store = await openStore({ backend: "sqlite", path: ".data/types.sqlite" });
+  // @ts-expect-error a sqlite store needs a path
+  await openStore({ backend: "sqlite" });
+  const fileHistory = store.object({ host: "session", type: "file-history" }, { adopt(seq, ops) { void seq; void ops; } });
+  const edits = fileHistory.table(Edits);
+  const pairs = fileHistory.table(Pairs);
+
+  const e1 = await edits.get(["e1"], { actor: { kind: "person", id: "ana" } });
+  if (e1) {
+    const p: string = e1.path;
+    void p;
+  }
+  const page = await edits.page(q1, 20, undefined, { after: "cursor" });
+  const next: string | undefined = page.next;
+  for await (const row of edits.rows(q2)) {
+    const id: string = row.id;
+    void id;
+  }
+  const n: number = await edits.count(q3);
+  // @ts-expect-error a query over another table
+  await pairs.page(q1, 10);
+  // @ts-expect-error get takes a key
+  await edits.get([1]);
+
+  const result = await fileHistory.tx(async (tx) => {
+    await tx.put(edits, insert);
+    await tx.put(Edits, insertAll);
+    await tx.update(edits, ["e1"], { at: add(col("at"), 1), path: "b", note: null, meta: { lines: 1 } });
+    await tx.update(edits, "e1", { path: concat("x/", col("path")), n: when(gte(col("n"), 10), 10, col("n")) });
+    await tx.update(edits, "e1", { note: coalesce(col("note"), "none"), n: max(col("n"), 3), meta: value({ lines: 2 }) });
+    await tx.updateWhere(edits, (e) => prefix(e.path, "a/"), { path: replacePrefix("a/", "b/") });
+    await tx.deleteWhere(edits, (e) => lt(e.at, 10));
+    await tx.deleteWhere(pairs);
+    await tx.delete(pairs, ["x", 1]);
+    // @ts-expect-error a put checks the row
+    await tx.put(edits, { id: "e2" });
+    // @ts-expect-error a set value has its column's type
+    await tx.update(edits, ["e1"], { path: 3 });
+    // @ts-expect-error a text expression is not an int
+    await tx.update(edits, ["e1"], { at: concat("a", "b") });
+    // @ts-expect-error a key column cannot be set
+    await tx.update(edits, ["e1"], { id: "e9" });
+    // @ts-expect-error an unknown column cannot be set
+    await tx.update(edits, ["e1"], { nope: 1 });
+    const mine = await tx.get(edits, ["e1"]);
+    const id: number = tx.mintId(pairs);
+    const committed = await tx.page(edits, query(Edits), 100);
+    return { mine, id, rows: committed.rows.length };
+  }, { actor: { kind: "agent", id: "claude", via: "tool:edit" } });
+  const rowsSeen: number = result.rows;
+
+  const seq: number = await store.commit([{ op: "put", table: "file-history/edits", row: { id: "e3" } }], (s) => void s);
+  const batch: OutboxBatch = await store.outbox.read(0, 100);
+  const removed: number = await store.outbox.trim(batch.to);
+  const counted = await store.read(async (r) => (await r.count(edits)) + (await r.page(edits, undefined, 10)).rows.length);
+
+  try {
+    await store.close();
+  } catch (e) {
+    if (e instanceof StoreError) {
+      const code: ErrorCode = e.code;
+      if (code === ErrorCodes.Fenced) throw e;
+    }
+  }
+  return [readBack, missing, wrongMeta, key1, key2, key3, key4, key5, q4, n, next, rowsSeen, seq, removed, counted, compareText("a", "b")];
+}
+
+void session;
