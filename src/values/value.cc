@@ -201,7 +201,15 @@ Status ValueFromJson(const Json& j, Type t, const std::string& where, Value* out
         *out = Value::Int(j.get<int64_t>());
         return Status::OK();
       }
-      if (j.is_number_float()) return wrong("a safe integer (use a BigInt beyond 2^53)");
+      if (j.is_number_float()) {
+        double d = j.get<double>();
+        // An integral value this large came from a BigInt (or raw JSON)
+        // beyond 64 bits; anything else is a fraction or an unsafe number.
+        if (std::isfinite(d) && std::floor(d) == d && std::fabs(d) >= 9.2233720368547758e18) {
+          return wrong("a 64-bit int");
+        }
+        return wrong("a safe integer (use a BigInt beyond 2^53)");
+      }
       return wrong("an int");
     case Type::kNum:
       if (!j.is_number()) return wrong("a num");

@@ -1,0 +1,644 @@
+// The memory backend. Committed state: per table an ordered map key -> row
+// and one ordered set of entries per secondary index (the index columns'
+// values, which end with the key). A write transaction collects its changes
+// in a staging area (per table: key -> new row or deleted, a declared schema,
+// outbox records); Commit moves them into the committed maps in a loop that
+// cannot fail, Rollback drops them.
+
+#include "backends/memory/memory_backend.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "backends/memory/memory_testing.h"
+#include "backends/memory/plan.h"
+
+namespace onestore {
+
+namespace {
+
+using Entry = std::vector<Value>;
+
+// A seek target: rows whose entries start with `values` sort after the probe
+// when `after` is false, before it when `after` is true.
+struct Probe {
+  const Entry* values;
+  bool after;
+};
+
+// Compares the first p.size() values of `a` with `p` (a shorter `a` that
+// agrees is less).
+int ComparePrefix(const Entry& a, const Entry& p) {
+  size_t n = std::min(a.size(), p.size());
+  for (size_t i = 0; i < n; ++i) {
+    int c = CompareValues(a[i], p[i]);
+    if (c != 0) return c;
+  }
+  return a.size() < p.size() ? -1 : 0;
+}
+
+// ValueListLess, plus comparisons with a Probe for seeks.
+struct EntryLess {
+  using is_transparent = void;
+  bool operator()(const Entry& a, const Entry& b) const { return CompareValueLists(a, b) < 0; }
+  bool operator()(const Entry& a, const Probe& p) const {
+    int c = ComparePrefix(a, *p.values);
+    return c < 0 || (c == 0 && p.after);
+  }
+  bool operator()(const Probe& p, const Entry& a) const {
+    int c = ComparePrefix(a, *p.values);
+    return c > 0 || (c == 0 && !p.after);
+  }
+};
+
+using RowMap = std::map<Key, Row, EntryLess>;
+using EntrySet = std::set<Entry, EntryLess>;
+
+const Entry& EntryAt(RowMap::const_iterator it) { return it->first; }
+const Entry& EntryAt(EntrySet::const_iterator it) { return *it; }
+
+Entry Project(const std::vector<int>& columns, const Row& row) {
+  Entry e;
+  e.reserve(columns.size());
+  for (int c : columns) e.push_back(row[c]);
+  return e;
+}
+
+std::string DescribeKey(const Key& key) {
+  std::string s = "[";
+  for (size_t i = 0; i < key.size(); ++i) {
+    if (i) s += ",";
+    s += key[i].Describe();
+  }
+  return s + "]";
+}
+
+Status UnknownTable(const std::string& name) {
+  return Status::InvalidArgs("unknown table \"" + name +
+                             "\" (declare it with a table record first)");
+}
+
+bool Matches(const Predicate* where, const Row& row) {
+  return where == nullptr || EvalPredicate(*where, row) == Tri::kTrue;
+}
+
+// A committed table.
+struct TableData {
+  std::shared_ptr<const TableSchema> schema;
+  RowMap rows;
+  std::vector<EntrySet> indexes;          // parallel to schema->indexes
+  std::vector<std::vector<int>> key_pos;  // per index: where each key column sits in an entry
+
+  void AddEntries(const Row& row) {
+    for (size_t i = 0; i < indexes.size(); ++i)
+      indexes[i].insert(Project(schema->indexes[i].columns, row));
+  }
+  void RemoveEntries(const Row& row) {
+    for (size_t i = 0; i < indexes.size(); ++i)
+      indexes[i].erase(Project(schema->indexes[i].columns, row));
+  }
+  const Row& RowOfEntry(int index, const Entry& e) const {
+    Key key;
+    key.reserve(key_pos[index].size());
+    for (int p : key_pos[index]) key.push_back(e[p]);
+    return rows.find(key)->second;  // present: indexes and rows change together
+  }
+  // Switches to `s`: keeps the indexes whose name and columns are unchanged,
+  // builds the new ones, drops the rest.
+  void SetSchema(std::shared_ptr<const TableSchema> s) {
+    std::vector<EntrySet> next(s->indexes.size());
+    for (size_t i = 0; i < s->indexes.size(); ++i) {
+      const Index& ix = s->indexes[i];
+      bool kept = false;
+      for (size_t j = 0; schema && j < schema->indexes.size() && !kept; ++j) {
+        if (schema->indexes[j].name == ix.name && schema->indexes[j].columns == ix.columns) {
+          next[i] = std::move(indexes[j]);
+          kept = true;
+        }
+      }
+      if (!kept) {
+        for (const auto& [key, row] : rows) next[i].insert(Project(ix.columns, row));
+      }
+    }
+    indexes = std::move(next);
+    key_pos.assign(s->indexes.size(), {});
+    for (size_t i = 0; i < s->indexes.size(); ++i) {
+      const std::vector<int>& cols = s->indexes[i].columns;
+      for (int k : s->key) {
+        key_pos[i].push_back(
+            static_cast<int>(std::find(cols.begin(), cols.end(), k) - cols.begin()));
+      }
+    }
+    schema = std::move(s);
+  }
+};
+
+// The changes of the open transaction to one table.
+struct StagedTable {
+  std::shared_ptr<const TableSchema> schema;             // a table record's schema, or null
+  std::map<Key, std::optional<Row>, EntryLess> changes;  // nullopt: deleted
+};
+
+bool PastUpper(const Value& v, const ScanBound& b) {
+  if (v.is_null()) return false;
+  int c = CompareValues(v, b.value);
+  return c > 0 || (c == 0 && !b.inclusive);
+}
+
+bool BelowLower(const Value& v, const ScanBound& b) {
+  if (v.is_null()) return true;
+  int c = CompareValues(v, b.value);
+  return c < 0 || (c == 0 && !b.inclusive);
+}
+
+// Walks `c` (the rows map or one index set) as `plan` says, starting strictly
+// after `seek` (a whole entry, in walk direction) when given. Calls
+// visit(row) for each row in range until it returns false. Counts visits.
+template <typename Container, typename RowOf, typename Visit>
+void WalkRange(const Container& c, const ScanPlan& plan, const Entry* seek, RowOf row_of,
+               Visit visit, int64_t* visited) {
+  const size_t k = plan.eq_prefix.size();
+  const bool bounded = plan.lower.has_value() || plan.upper.has_value();
+  auto less = [](auto a, auto b) { return CompareValueLists(EntryAt(a), EntryAt(b)) < 0; };
+  auto in_prefix = [&](const Entry& e) { return ComparePrefix(e, plan.eq_prefix) == 0; };
+  if (!plan.reverse) {
+    Entry start = plan.eq_prefix;
+    bool after = false;
+    if (plan.lower) {
+      start.push_back(plan.lower->value);
+      after = !plan.lower->inclusive;
+    } else if (bounded) {
+      start.push_back(Value());  // a bound excludes nulls, which sort first
+      after = true;
+    }
+    auto it = c.lower_bound(Probe{&start, after});
+    if (seek != nullptr) {
+      auto s = c.lower_bound(Probe{seek, true});
+      if (s == c.end() || (it != c.end() && less(it, s))) it = s;
+    }
+    for (; it != c.end(); ++it) {
+      const Entry& e = EntryAt(it);
+      if (!in_prefix(e)) break;
+      if (plan.upper && PastUpper(e[k], *plan.upper)) break;
+      ++*visited;
+      if (!visit(row_of(it))) return;
+    }
+  } else {
+    Entry end = plan.eq_prefix;
+    bool after = true;
+    if (plan.upper) {
+      end.push_back(plan.upper->value);
+      after = plan.upper->inclusive;
+    }
+    auto it = c.lower_bound(Probe{&end, after});  // the first entry past the range
+    if (seek != nullptr) {
+      auto s = c.lower_bound(Probe{seek, false});
+      if (s != c.end() && (it == c.end() || less(s, it))) it = s;
+    }
+    while (it != c.begin()) {
+      --it;
+      const Entry& e = EntryAt(it);
+      if (!in_prefix(e)) break;
+      if (plan.lower && BelowLower(e[k], *plan.lower)) break;
+      if (bounded && e[k].is_null()) break;
+      ++*visited;
+      if (!visit(row_of(it))) return;
+    }
+  }
+}
+
+class MemoryBackend : public Backend {
+ public:
+  Status Open(const std::string& new_id, BackendState* state) override;
+  Status Begin() override;
+  Status Apply(Op* op, const TableSchema* previous) override;
+  Status AppendOutbox(int64_t seq, const std::string& record) override;
+  Status Commit() override;
+  void Rollback() override;
+  Status Get(const TableSchema& t, const Key& key, std::optional<Row>* row) override;
+  Status Page(const Query& q, const std::vector<Value>* after, int64_t limit,
+              std::vector<Row>* rows) override;
+  Status Count(const TableSchema& t, const Predicate* where, int64_t* count) override;
+  Status MaxIntKey(const TableSchema& t, int64_t* max) override;
+  Status ReadOutbox(int64_t after, int64_t limit, std::vector<OutboxEntry>* out) override;
+  Status TrimOutbox(int64_t up_to, int64_t* removed) override;
+  void Close() override;
+
+  MemoryScanStats* stats() { return &stats_; }
+
+ private:
+  Status CheckOpen() const {
+    return closed_ ? Status::Closed("the memory store is closed") : Status::OK();
+  }
+  Status CheckTx(const char* call) const {
+    ONESTORE_RETURN_IF_ERROR(CheckOpen());
+    if (!in_tx_) return Status::InvalidArgs(std::string(call) + " outside a write transaction");
+    return Status::OK();
+  }
+  Status Committed(const std::string& name, const TableData** out) const {
+    auto it = tables_.find(name);
+    if (it == tables_.end()) return UnknownTable(name);
+    *out = &it->second;
+    return Status::OK();
+  }
+  // Walks committed table `d` with `plan`; see WalkRange.
+  void Walk(const TableData& d, const ScanPlan& plan, const Entry* seek,
+            const std::function<bool(const Row&)>& visit);
+
+  // The schema a write in the open transaction sees (staged, else committed),
+  // or null when the table does not exist.
+  const TableSchema* CurrentSchema(const std::string& name) const;
+  // The row a write in the open transaction sees, or null.
+  const Row* MergedRow(const std::string& name, const Key& key) const;
+  // Every row the open transaction sees that matches `where`, with its key.
+  void MergedMatches(const std::string& name, const TableSchema& t, const Predicate* where,
+                     std::vector<std::pair<Key, Row>>* out);
+
+  Status ApplyTable(const Op& op);
+  Status CheckRow(const TableSchema& t, const Row& row, const char* what) const;
+
+  bool closed_ = false;
+  bool in_tx_ = false;
+  std::string id_;
+  int64_t head_ = 0;
+  std::map<std::string, TableData, std::less<>> tables_;
+  std::map<int64_t, std::string> outbox_;
+
+  std::map<std::string, StagedTable, std::less<>> staged_;
+  std::map<int64_t, std::string> staged_outbox_;
+
+  MemoryScanStats stats_;
+};
+
+void MemoryBackend::Walk(const TableData& d, const ScanPlan& plan, const Entry* seek,
+                         const std::function<bool(const Row&)>& visit) {
+  stats_.last_plan = plan.Describe(*d.schema);
+  if (plan.index < 0) {
+    WalkRange(
+        d.rows, plan, seek, [](RowMap::const_iterator it) -> const Row& { return it->second; },
+        visit, &stats_.rows_visited);
+  } else {
+    const EntrySet& set = d.indexes[plan.index];
+    WalkRange(
+        set, plan, seek,
+        [&](EntrySet::const_iterator it) -> const Row& { return d.RowOfEntry(plan.index, *it); },
+        visit, &stats_.rows_visited);
+  }
+}
+
+Status MemoryBackend::Open(const std::string& new_id, BackendState* state) {
+  ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  if (id_.empty()) id_ = new_id;
+  state->id = id_;
+  state->head = head_;
+  state->tables.clear();
+  for (const auto& [name, d] : tables_) state->tables.push_back(d.schema->ToJson());
+  return Status::OK();
+}
+
+Status MemoryBackend::Begin() {
+  ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  if (in_tx_) return Status::InvalidArgs("Begin: a write transaction is already open");
+  in_tx_ = true;
+  return Status::OK();
+}
+
+const TableSchema* MemoryBackend::CurrentSchema(const std::string& name) const {
+  auto st = staged_.find(name);
+  if (st != staged_.end() && st->second.schema) return st->second.schema.get();
+  auto it = tables_.find(name);
+  return it == tables_.end() ? nullptr : it->second.schema.get();
+}
+
+const Row* MemoryBackend::MergedRow(const std::string& name, const Key& key) const {
+  auto st = staged_.find(name);
+  if (st != staged_.end()) {
+    auto c = st->second.changes.find(key);
+    if (c != st->second.changes.end()) return c->second ? &*c->second : nullptr;
+  }
+  auto it = tables_.find(name);
+  if (it == tables_.end()) return nullptr;
+  auto r = it->second.rows.find(key);
+  return r == it->second.rows.end() ? nullptr : &r->second;
+}
+
+void MemoryBackend::MergedMatches(const std::string& name, const TableSchema& t,
+                                  const Predicate* where, std::vector<std::pair<Key, Row>>* out) {
+  auto st_it = staged_.find(name);
+  const StagedTable* st = st_it == staged_.end() ? nullptr : &st_it->second;
+  auto it = tables_.find(name);
+  if (it != tables_.end()) {
+    const TableData& d = it->second;
+    ScanPlan plan = PlanScan(*d.schema, where, nullptr);
+    Walk(d, plan, nullptr, [&](const Row& row) {
+      if (!Matches(where, row)) return true;
+      Key key = Project(t.key, row);
+      if (st == nullptr || st->changes.find(key) == st->changes.end())
+        out->emplace_back(std::move(key), row);
+      return true;
+    });
+  }
+  if (st != nullptr) {
+    for (const auto& [key, row] : st->changes) {
+      if (row && Matches(where, *row)) out->emplace_back(key, *row);
+    }
+  }
+}
+
+Status MemoryBackend::CheckRow(const TableSchema& t, const Row& row, const char* what) const {
+  if (row.size() != t.columns.size()) {
+    return Status::InvalidArgs(std::string(what) + ": a row of table \"" + t.name + "\" needs " +
+                               std::to_string(t.columns.size()) + " values, got " +
+                               std::to_string(row.size()));
+  }
+  for (size_t i = 0; i < row.size(); ++i) {
+    if (row[i].is_null() && !t.columns[i].optional) {
+      return Status::InvalidArgs(std::string(what) + ": column \"" + t.columns[i].name +
+                                 "\" of table \"" + t.name + "\" is not optional, got null");
+    }
+  }
+  return Status::OK();
+}
+
+Status MemoryBackend::ApplyTable(const Op& op) {
+  const TableSchema& decl = *op.table;
+  const TableSchema* current = CurrentSchema(decl.name);
+  if (current != nullptr) {
+    bool same = current->key == decl.key && current->columns.size() == decl.columns.size();
+    for (size_t i = 0; same && i < decl.columns.size(); ++i) {
+      const Column& a = current->columns[i];
+      const Column& b = decl.columns[i];
+      same = a.name == b.name && a.type == b.type && a.optional == b.optional;
+    }
+    if (!same) {
+      return Status::InvalidArgs("table \"" + decl.name +
+                                 "\": the declared columns or key differ from the stored ones; "
+                                 "a column change needs a migration");
+    }
+  }
+  staged_[decl.name].schema = op.table;
+  return Status::OK();
+}
+
+Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
+  ONESTORE_RETURN_IF_ERROR(CheckTx("Apply"));
+  if (op == nullptr || op->table == nullptr)
+    return Status::InvalidArgs("Apply: an op without a table");
+  if (op->kind == OpKind::kTable) return ApplyTable(*op);
+
+  const TableSchema& t = *op->table;
+  const std::string& name = t.name;
+  if (CurrentSchema(name) == nullptr) return UnknownTable(name);
+  const Predicate* where = op->where ? &*op->where : nullptr;
+
+  if ((op->kind == OpKind::kUpdate || op->kind == OpKind::kDelete) &&
+      op->key.size() != t.key.size()) {
+    return Status::InvalidArgs("table \"" + name + "\": the key " + DescribeKey(op->key) + " has " +
+                               std::to_string(op->key.size()) + " values for " +
+                               std::to_string(t.key.size()) + " key columns");
+  }
+
+  switch (op->kind) {
+    case OpKind::kPut: {
+      ONESTORE_RETURN_IF_ERROR(CheckRow(t, op->row, "put"));
+      Row row = op->row;
+      for (size_t i = 0; i < row.size(); ++i) {  // a REAL column stores an int as a double
+        if (t.columns[i].type == Type::kNum && row[i].type() == Type::kInt) {
+          row[i] = Value::Num(static_cast<double>(row[i].int_value()));
+        }
+      }
+      staged_[name].changes[Project(t.key, row)] = std::move(row);
+      return Status::OK();
+    }
+    case OpKind::kUpdate: {
+      const Row* row = MergedRow(name, op->key);
+      if (row == nullptr) {
+        return Status::NotFound("update: table \"" + name + "\" has no row with key " +
+                                DescribeKey(op->key));
+      }
+      Row next = *row;
+      ONESTORE_RETURN_IF_ERROR(ApplySet(op->set, t, &next));
+      ONESTORE_RETURN_IF_ERROR(CheckRow(t, next, "update"));
+      if (CompareValueLists(Project(t.key, next), op->key) != 0) {
+        return Status::InvalidArgs("update: a set cannot change the key of table \"" + name + "\"");
+      }
+      staged_[name].changes[op->key] = std::move(next);
+      op->count = 1;  // the commit's answer: rows affected by a key op
+      return Status::OK();
+    }
+    case OpKind::kDelete: {
+      const bool found = MergedRow(name, op->key) != nullptr;
+      if (found) staged_[name].changes[op->key] = std::nullopt;
+      op->count = found ? 1 : 0;
+      return Status::OK();
+    }
+    case OpKind::kUpdateWhere: {
+      std::vector<std::pair<Key, Row>> hits;
+      MergedMatches(name, t, where, &hits);
+      for (auto& [key, row] : hits) {  // every row first: a failure stages nothing
+        ONESTORE_RETURN_IF_ERROR(ApplySet(op->set, t, &row));
+        ONESTORE_RETURN_IF_ERROR(CheckRow(t, row, "updateWhere"));
+        if (CompareValueLists(Project(t.key, row), key) != 0) {
+          return Status::InvalidArgs("updateWhere: a set cannot change the key of table \"" + name +
+                                     "\"");
+        }
+      }
+      StagedTable& st = staged_[name];
+      for (auto& [key, row] : hits) st.changes[key] = std::move(row);
+      op->count = static_cast<int64_t>(hits.size());
+      return Status::OK();
+    }
+    case OpKind::kDeleteWhere: {
+      std::vector<std::pair<Key, Row>> hits;
+      MergedMatches(name, t, where, &hits);
+      StagedTable& st = staged_[name];
+      for (auto& [key, row] : hits) st.changes[key] = std::nullopt;
+      op->count = static_cast<int64_t>(hits.size());
+      return Status::OK();
+    }
+    case OpKind::kTable:
+      break;
+  }
+  return Status::InvalidArgs("Apply: unknown op kind");
+}
+
+Status MemoryBackend::AppendOutbox(int64_t seq, const std::string& record) {
+  ONESTORE_RETURN_IF_ERROR(CheckTx("AppendOutbox"));
+  staged_outbox_[seq] = record;
+  return Status::OK();
+}
+
+Status MemoryBackend::Commit() {
+  ONESTORE_RETURN_IF_ERROR(CheckTx("Commit"));
+  // Every check happened in Apply: from here on nothing can fail.
+  for (auto& [name, st] : staged_) {
+    TableData& d = tables_[name];
+    if (st.schema) d.SetSchema(st.schema);
+    for (auto& [key, row] : st.changes) {
+      auto it = d.rows.find(key);
+      if (it != d.rows.end()) d.RemoveEntries(it->second);
+      if (row) {
+        d.AddEntries(*row);
+        if (it != d.rows.end()) {
+          it->second = std::move(*row);
+        } else {
+          d.rows.emplace(key, std::move(*row));
+        }
+      } else if (it != d.rows.end()) {
+        d.rows.erase(it);
+      }
+    }
+  }
+  for (auto& [seq, record] : staged_outbox_) {
+    outbox_[seq] = std::move(record);
+    head_ = seq;
+  }
+  staged_.clear();
+  staged_outbox_.clear();
+  in_tx_ = false;
+  return Status::OK();
+}
+
+void MemoryBackend::Rollback() {
+  staged_.clear();
+  staged_outbox_.clear();
+  in_tx_ = false;
+}
+
+Status MemoryBackend::Get(const TableSchema& t, const Key& key, std::optional<Row>* row) {
+  ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  const TableData* d = nullptr;
+  ONESTORE_RETURN_IF_ERROR(Committed(t.name, &d));
+  auto it = d->rows.find(key);
+  if (it == d->rows.end()) {
+    row->reset();
+  } else {
+    *row = it->second;
+  }
+  return Status::OK();
+}
+
+Status MemoryBackend::Page(const Query& q, const std::vector<Value>* after, int64_t limit,
+                           std::vector<Row>* rows) {
+  ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  rows->clear();
+  if (q.table == nullptr) return Status::InvalidArgs("page: a query without a table");
+  const TableData* d = nullptr;
+  ONESTORE_RETURN_IF_ERROR(Committed(q.table->name, &d));
+  if (after != nullptr && after->size() != q.order.size()) {
+    return Status::InvalidCursor("page: the cursor holds " + std::to_string(after->size()) +
+                                 " values, the query orders by " + std::to_string(q.order.size()));
+  }
+  if (limit == 0) return Status::OK();
+  const size_t max_rows = limit < 0 ? SIZE_MAX : static_cast<size_t>(limit);
+  const Predicate* where = q.where ? &*q.where : nullptr;
+  ScanPlan plan = PlanScan(*d->schema, where, &q.order);
+  auto wanted = [&](const Row& row) {
+    return Matches(where, row) && (after == nullptr || q.CompareToPosition(row, *after) > 0);
+  };
+
+  if (!plan.sort) {
+    // Seek straight to the cursor: the walk is in q's order, so the rows
+    // after it are the entries after the cursor's entry. Only when the
+    // cursor agrees with the eq-fixed columns (a cursor of this query does).
+    Entry seek;
+    bool use_seek = after != nullptr;
+    for (size_t i = 0; use_seek && i < plan.columns.size(); ++i) {
+      int c = plan.columns[i];
+      const Value* fixed = nullptr;
+      for (const auto& [fc, fv] : plan.fixed) {
+        if (fc == c) fixed = &fv;
+      }
+      const Value* pos = nullptr;
+      for (size_t j = 0; j < q.order.size(); ++j) {
+        if (q.order[j].column == c) pos = &(*after)[j];
+      }
+      if (fixed != nullptr && pos != nullptr && CompareValues(*fixed, *pos) != 0) use_seek = false;
+      if (pos == nullptr && fixed == nullptr) use_seek = false;
+      if (use_seek) seek.push_back(pos != nullptr ? *pos : *fixed);
+    }
+    Walk(*d, plan, use_seek ? &seek : nullptr, [&](const Row& row) {
+      if (wanted(row)) rows->push_back(row);
+      return rows->size() < max_rows;
+    });
+    return Status::OK();
+  }
+
+  std::vector<const Row*> hits;
+  Walk(*d, plan, nullptr, [&](const Row& row) {
+    if (wanted(row)) hits.push_back(&row);
+    return true;
+  });
+  auto by_order = [&](const Row* a, const Row* b) { return q.CompareRows(*a, *b) < 0; };
+  size_t n = std::min(max_rows, hits.size());
+  std::partial_sort(hits.begin(), hits.begin() + n, hits.end(), by_order);
+  rows->reserve(n);
+  for (size_t i = 0; i < n; ++i) rows->push_back(*hits[i]);
+  return Status::OK();
+}
+
+Status MemoryBackend::Count(const TableSchema& t, const Predicate* where, int64_t* count) {
+  ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  const TableData* d = nullptr;
+  ONESTORE_RETURN_IF_ERROR(Committed(t.name, &d));
+  if (where == nullptr) {
+    *count = static_cast<int64_t>(d->rows.size());
+    return Status::OK();
+  }
+  int64_t n = 0;
+  Walk(*d, PlanScan(*d->schema, where, nullptr), nullptr, [&](const Row& row) {
+    n += Matches(where, row);
+    return true;
+  });
+  *count = n;
+  return Status::OK();
+}
+
+Status MemoryBackend::MaxIntKey(const TableSchema& t, int64_t* max) {
+  ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  const TableData* d = nullptr;
+  ONESTORE_RETURN_IF_ERROR(Committed(t.name, &d));
+  if (!d->schema->HasIntKey()) {
+    return Status::InvalidArgs("table \"" + t.name + "\" does not have a single int key column");
+  }
+  *max = d->rows.empty() ? 0 : d->rows.rbegin()->first[0].int_value();
+  return Status::OK();
+}
+
+Status MemoryBackend::ReadOutbox(int64_t after, int64_t limit, std::vector<OutboxEntry>* out) {
+  ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  out->clear();
+  for (auto it = outbox_.upper_bound(after);
+       it != outbox_.end() && (limit < 0 || static_cast<int64_t>(out->size()) < limit); ++it) {
+    out->push_back(OutboxEntry{it->first, it->second});
+  }
+  return Status::OK();
+}
+
+Status MemoryBackend::TrimOutbox(int64_t up_to, int64_t* removed) {
+  ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  auto end = outbox_.upper_bound(up_to);
+  *removed = static_cast<int64_t>(std::distance(outbox_.begin(), end));
+  outbox_.erase(outbox_.begin(), end);
+  return Status::OK();
+}
+
+void MemoryBackend::Close() {
+  Rollback();
+  tables_.clear();
+  outbox_.clear();
+  closed_ = true;
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> NewMemoryBackend() { return std::make_unique<MemoryBackend>(); }
+
+MemoryScanStats* MemoryStats(Backend* backend) {
+  return static_cast<MemoryBackend*>(backend)->stats();
+}
+
+}  // namespace onestore
