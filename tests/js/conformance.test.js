@@ -19,11 +19,15 @@ import { repoRoot, tempDir } from "./helpers.js";
 const vectorDir = join(repoRoot, "tests", "conformance");
 const files = readdirSync(vectorDir).filter((f) => f.endsWith(".json")).sort();
 
+let dir;
 let fileCounter = 0;
 const backends = [
   ["memory", () => ({ backend: "memory" })],
   ["sqlite :memory:", () => ({ backend: "sqlite", path: ":memory:" })],
-  ["sqlite file", () => ({ backend: "sqlite", path: join(tempDir("onestore-conformance-"), `c${fileCounter++}.sqlite`) })],
+  ["sqlite file", () => {
+    dir ??= tempDir("onestore-conformance-");
+    return { backend: "sqlite", path: join(dir, `c${fileCounter++}.sqlite`) };
+  }],
 ];
 
 const ctx = { actor: { kind: "service", id: "conformance" } };
