@@ -42,7 +42,8 @@ export async function openStoreWith(runtime, options) {
   if (id !== undefined && (typeof id !== "string" || id === "")) {
     throw invalidArgs(`openStore: id must be a non-empty string, got ${describe(id)}`);
   }
-  const wire = await runtime.prepare({ backend, path, id, durability });
+  // A new store gets a random session id; an existing one keeps its own.
+  const wire = await runtime.prepare({ backend, path, id: id ?? globalThis.crypto.randomUUID(), durability });
   const mod = await runtime.load();
   let core;
   try {

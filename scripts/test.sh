@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# `npm test`: set up, build, and run every test suite; stops at the first
+# failure. Phases: setup, build (native + wasm), C++ tests (ctest), JS tests
+# (node --test), TypeScript type-check of the package's .d.ts.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+timings=()
+phase() {
+  local name=$1; shift
+  local t0; t0=$(now)
+  echo
+  echo "=== test: $name"
+  "$@"
+  local took; took=$(elapsed "$t0")
+  timings+=("$(printf '%-12s %7s s' "$name" "$took")")
+  echo "=== test: $name done in $took s"
+}
+
+run_js_tests() {
+  local files=()
+  while IFS= read -r -d '' f; do files+=("$f"); done < <(
+    find tests/js -type f \( -name '*.test.js' -o -name '*.test.mjs' \) -print0 2>/dev/null | sort -z)
+  if ((${#files[@]} == 0)); then
+    echo "test: no tests/js/**/*.test.{js,mjs} yet: skipped"
+    return 0
+  fi
+  node --test "${files[@]}"
+}
+
+run_type_check() {
+  if [[ ! -f tests/types/tsconfig.json ]]; then
+    echo "test: tests/types/tsconfig.json does not exist yet: type-check skipped"
+    return 0
+  fi
+  npx --no-install tsc -p tests/types/tsconfig.json
+  echo "test: type-check passed"
+}
+
+t_all=$(now)
+phase setup bash scripts/setup.sh
+phase build bash scripts/build.sh
+phase ctest ctest --test-dir build/native --output-on-failure --timeout 300
+phase node-test run_js_tests
+phase types run_type_check
+
+echo
+echo "=== test: all phases passed in $(elapsed "$t_all") s"
+printf '  %s\n' "${timings[@]}"

@@ -1,0 +1,58 @@
+# Emscripten flags for the wasm core (dist/onestore-core.mjs + .wasm).
+#
+# All of them live here, one comment per flag; CMakeLists.txt only applies
+# ONESTORE_WASM_COMPILE_FLAGS (to every target of the wasm build, SQLite
+# included) and ONESTORE_WASM_LINK_FLAGS (to the onestore-core executable).
+# Toolchain: Debian's emscripten 3.1.6 (clang-14); see design.md,
+# "Toolchain facts". scripts/build.sh sets NODE_PATH and EM_CACHE.
+
+# Link-time optimization across the core, SQLite and the bindings.
+# Off by default: measured with 3.1.6 on the whole SQLite amalgamation, -flto
+# made the .wasm only 0.4% smaller (1,033,565 vs 1,038,076 bytes) while every
+# relink took ~4x the CPU (94 s vs 25 s), i.e. every edit of any source file
+# paid ~1.5 extra minutes. Turn on with -DONESTORE_WASM_LTO=ON to measure again.
+option(ONESTORE_WASM_LTO "Build the wasm core with -flto" OFF)
+
+set(ONESTORE_WASM_COMPILE_FLAGS
+  # Optimize for speed, whatever CMAKE_BUILD_TYPE says (Release is also -O3):
+  # the wasm build only exists to be shipped and benchmarked.
+  -O3
+  # No C++ exceptions (clang's default for Emscripten, stated so nobody turns
+  # them on by accident): errors cross the boundary as "!code message".
+  -fno-exceptions
+)
+
+set(ONESTORE_WASM_LINK_FLAGS
+  # embind: the Core class declared in wasm/bindings.cc.
+  --bind
+  # Emit a factory function instead of a global Module object...
+  -sMODULARIZE=1
+  # ...as the default export of an ES module (dist/onestore-core.mjs).
+  -sEXPORT_ES6=1
+  # The factory's name: `import createOnestoreCore from ".../onestore-core.mjs"`.
+  -sEXPORT_NAME=createOnestoreCore
+  # Which runtimes the glue code supports. NOT "node": with -sEXPORT_ES6,
+  # 3.1.6's Node branch uses `__dirname` and `require`, which do not exist in
+  # an ES module, so the factory throws "__dirname is not defined" in Node
+  # even when given wasmBinary; it would also install process-wide
+  # uncaughtException/unhandledRejection handlers. Without the Node branch the
+  # glue runs unchanged in Node and workerd, provided the loader hands it the
+  # module: `wasmBinary` (bytes) or `instantiateWasm` (a WebAssembly.Module),
+  # which js/ always does (checked under Node 20).
+  -sENVIRONMENT=web,worker
+  # The heap grows on demand (large pages, exports) ...
+  -sALLOW_MEMORY_GROWTH=1
+  # ... starting from 16 MiB.
+  -sINITIAL_MEMORY=16MB
+  # No Emscripten file system: the SQLite VFS does its file I/O through our
+  # own JS library (wasm/files_library.js), synchronously.
+  -sFILESYSTEM=0
+  # Optimize the final link too (wasm-opt -O3, minified glue).
+  -O3
+)
+
+if(ONESTORE_WASM_LTO)
+  # Compile to LLVM bitcode and optimize across all objects at link time.
+  list(APPEND ONESTORE_WASM_COMPILE_FLAGS -flto)
+  list(APPEND ONESTORE_WASM_LINK_FLAGS -flto)
+endif()
