@@ -49,7 +49,7 @@ async function measureStore(label, options) {
   const bulk = await timeAsync(async () => {
     await owner.tx(async (tx) => { for (let i = 0; i < 10000; i++) await tx.put(edits, ROW(n++)); });
   }, 5);
-  const q = query(Edits).orderBy((e) => e.path);
+  const q = query(Edits).orderBy((e) => e.path).orderBy((e) => e.at);  // the byPath index order
   const page = await timeAsync(() => edits.page(q, 100), 200);
   await store.close();
   results.push({ label, commit, bulk, page });
@@ -82,7 +82,7 @@ function measureRaw(label, path, synchronous) {
       check(db.run(out, JSON.stringify([++seq, JSON.stringify({ seq, ops: rows.map((row) => ({ op: "put", row })) })])));
       check(db.exec("COMMIT"));
     }, 5);
-    const page = time(() => JSON.parse(check(db.all('SELECT * FROM "file-history/edits" ORDER BY path, id LIMIT ?', "[100]"))), 200);
+    const page = time(() => JSON.parse(check(db.all('SELECT * FROM "file-history/edits" ORDER BY path, at, id LIMIT ?', "[100]"))), 200);
     db.close();
     results.push({ label, commit, bulk, page });
   });

@@ -74,6 +74,15 @@ Status Operand(const Json& j, const TableSchema& t, int column, const std::strin
 
 Status ParsePredicate(const Json& j, const TableSchema& t, const std::string& where,
                       Predicate* out) {
+  return ParsePredicateAt(j, t, where, 0, out);
+}
+
+Status ParsePredicateAt(const Json& j, const TableSchema& t, const std::string& where, int depth,
+                        Predicate* out) {
+  if (depth >= kMaxNesting) {
+    return Status::InvalidArgs(where + ": the where nests deeper than " + std::to_string(kMaxNesting) +
+                               " levels");
+  }
   if (!j.is_object() || j.size() != 1) {
     return Status::InvalidArgs(where + ": " + Short(j) +
                                " is not a predicate (one of {\"eq\":[col,v]}, {\"and\":[...]}, ...)");
@@ -126,13 +135,13 @@ Status ParsePredicate(const Json& j, const TableSchema& t, const std::string& wh
       if (!a.is_array()) return Status::InvalidArgs(w + ": takes a list of predicates, got " + Short(a));
       for (size_t i = 0; i < a.size(); ++i) {
         Predicate c;
-        ONESTORE_RETURN_IF_ERROR(ParsePredicate(a[i], t, w + "[" + std::to_string(i) + "]", &c));
+        ONESTORE_RETURN_IF_ERROR(ParsePredicateAt(a[i], t, w + "[" + std::to_string(i) + "]", depth + 1, &c));
         p.children.push_back(std::move(c));
       }
       break;
     case PredOp::kNot: {
       Predicate c;
-      ONESTORE_RETURN_IF_ERROR(ParsePredicate(a, t, w, &c));
+      ONESTORE_RETURN_IF_ERROR(ParsePredicateAt(a, t, w, depth + 1, &c));
       p.children.push_back(std::move(c));
       break;
     }

@@ -42,6 +42,13 @@ struct Predicate {
 // column, an operand of the wrong type, or a null operand.
 Status ParsePredicate(const Json& j, const TableSchema& t, const std::string& where, Predicate* out);
 
+// Wheres and set expressions nest at most this deep (invalid/args beyond),
+// so that no input can exhaust the stack of the evaluators or of SQLite.
+constexpr int kMaxNesting = 64;
+// ParsePredicate for a where nested `depth` levels inside another tree.
+Status ParsePredicateAt(const Json& j, const TableSchema& t, const std::string& where, int depth,
+                        Predicate* out);
+
 struct OrderTerm {
   int column = -1;
   bool desc = false;

@@ -43,7 +43,11 @@ bool ExprOpFromName(std::string_view n, ExprOp* op) {
 // Parses an expression whose result goes into a cell of type `want` of
 // column `target`. A bare JSON value (not an object) is a literal.
 Status ParseExpr(const Json& j, const TableSchema& t, int target, Type want, const std::string& where,
-                 Expr* out) {
+                 int depth, Expr* out) {
+  if (depth >= kMaxNesting) {
+    return Status::InvalidArgs(where + ": the expression nests deeper than " +
+                               std::to_string(kMaxNesting) + " levels");
+  }
   Expr e;
   e.type = want;
   const std::string& cname = t.columns[target].name;
@@ -72,7 +76,7 @@ Status ParseExpr(const Json& j, const TableSchema& t, int target, Type want, con
   auto parse_args = [&](Type arg_type) -> Status {
     for (size_t i = 0; i < a.size(); ++i) {
       Expr c;
-      ONESTORE_RETURN_IF_ERROR(ParseExpr(a[i], t, target, arg_type, w + "[" + std::to_string(i) + "]", &c));
+      ONESTORE_RETURN_IF_ERROR(ParseExpr(a[i], t, target, arg_type, w + "[" + std::to_string(i) + "]", depth + 1, &c));
       e.args.push_back(std::move(c));
     }
     return Status::OK();
@@ -140,11 +144,11 @@ Status ParseExpr(const Json& j, const TableSchema& t, int target, Type want, con
     case ExprOp::kWhen: {
       ONESTORE_RETURN_IF_ERROR(need_list(3, 3));
       auto p = std::make_shared<Predicate>();
-      ONESTORE_RETURN_IF_ERROR(ParsePredicate(a[0], t, w + "[0]", p.get()));
+      ONESTORE_RETURN_IF_ERROR(ParsePredicateAt(a[0], t, w + "[0]", depth + 1, p.get()));
       e.cond = std::move(p);
       for (size_t i = 1; i < 3; ++i) {
         Expr c;
-        ONESTORE_RETURN_IF_ERROR(ParseExpr(a[i], t, target, want, w + "[" + std::to_string(i) + "]", &c));
+        ONESTORE_RETURN_IF_ERROR(ParseExpr(a[i], t, target, want, w + "[" + std::to_string(i) + "]", depth + 1, &c));
         e.args.push_back(std::move(c));
       }
       break;
@@ -172,7 +176,7 @@ Status ParseSet(const Json& j, const TableSchema& t, const std::string& where, s
       }
     }
     const Column& c = t.columns[item.column];
-    ONESTORE_RETURN_IF_ERROR(ParseExpr(it.value(), t, item.column, c.type, w, &item.expr));
+    ONESTORE_RETURN_IF_ERROR(ParseExpr(it.value(), t, item.column, c.type, w, 0, &item.expr));
     if (item.expr.op == ExprOp::kValue && item.expr.value.is_null() && !c.optional) {
       return Status::InvalidArgs(w + ": column \"" + c.name + "\" is not optional and cannot be null");
     }

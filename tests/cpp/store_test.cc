@@ -179,6 +179,29 @@ TEST_P(StoreTest, RefusalsNameTheValue) {
   EXPECT_EQ(s.code(), Code::kInvalidArgs);
 }
 
+TEST_P(StoreTest, DeepWheresAndExpressionsAreRefusedNotCrashed) {
+  MustCommit("[" + Put("e1", "a", 1) + "]");
+  auto nested_not = [](int depth) {
+    std::string w = R"({"eq":["path","a"]})";
+    for (int i = 0; i < depth; ++i) w = "{\"not\":" + w + "}";
+    return w;
+  };
+  int64_t n = -1;
+  // 60 levels (an even number of nots) still work, and match.
+  ASSERT_TRUE(store_->Count("file-history/edits", R"({"where":)" + nested_not(60) + "}", &n).ok());
+  EXPECT_EQ(n, 1);
+  Status s = store_->Count("file-history/edits", R"({"where":)" + nested_not(100000) + "}", &n);
+  EXPECT_EQ(s.code(), Code::kInvalidArgs);
+  EXPECT_NE(s.message().find("deeper than"), std::string::npos) << s.message();
+  std::string expr = "1";
+  for (int i = 0; i < 1000; ++i) expr = R"({"add":[)" + expr + ",1]}";
+  std::string result;
+  s = store_->Commit(R"([{"op":"update","table":"file-history/edits","key":["e1"],"set":{"entry":)" + expr + "}}]",
+                     "{}", &result);
+  EXPECT_EQ(s.code(), Code::kInvalidArgs);
+  EXPECT_EQ(store_->head(), 2);
+}
+
 TEST_P(StoreTest, TxGetSeesTheTransactionsOwnWritesAndRefusesAfterABulkOp) {
   MustCommit("[" + Put("e1", "a/1", 1) + "," + Put("e2", "a/2", 2) + "]");
   int tx = store_->TxOpen();

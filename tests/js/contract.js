@@ -449,6 +449,17 @@ export function runBackendContract(name, open) {
         await rejectsWith(putEdits([{ id: "e1", path: "p", entry: undefined }]), "invalid/args", ["entry"]);
       });
 
+      test("a where nested too deep is refused, and the wasm instance goes on", async () => {
+        const w = (e) => {
+          let p = eq(e.path, "p");
+          for (let i = 0; i < 200; i++) p = not(p);
+          return p;
+        };
+        await rejectsWith(edits.count(query(Edits).where(w)), "invalid/args", ["deeper than 64"]);
+        await putEdits([{ id: "e1", path: "p" }]);
+        assert.equal(await edits.count(query(Edits).where((e) => not(not(eq(e.path, "p"))))), 1);
+      });
+
       test("NUL in a str is refused", async () => {
         await rejectsWith(putEdits([{ id: "e1", path: "a\u0000b" }]), "invalid/args", ["NUL"]);
         await putEdits([{ id: "e1", path: "p", meta: { text: "a\u0000b" } }]);
