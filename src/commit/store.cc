@@ -53,6 +53,16 @@ Status CheckActor(const Json& a, const std::string& where) {
   return Status::OK();
 }
 
+// A row as the JS side reads it: a JSON array, or null.
+void EncodeRowOrNull(const std::optional<Row>& row, std::string* out) {
+  out->clear();
+  if (row) {
+    AppendRowArray(*row, out);
+  } else {
+    *out = "null";
+  }
+}
+
 }  // namespace
 
 Status ParseOpenOptions(const std::string& json, OpenOptions* out) {
@@ -242,6 +252,9 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
   st = backend_->Commit();
   if (!st.ok()) {
     // Nobody knows whether the commit landed: nothing more is written.
+    // (A rollback is still asked for, so that the backend holds no open
+    // transaction; reopening the store finds what really landed.)
+    backend_->Rollback();
     stopped_ = Status::StorageFailed("the store stopped: COMMIT failed (" + st.message() + ")");
     return stopped_;
   }
@@ -345,19 +358,12 @@ Status Store::TxGet(int tx_id, const std::string& ops_json, const std::string& t
     }
     auto hit = ov->second.rows.find(key);
     if (hit != ov->second.rows.end()) {
-      found = hit->second;
-      *row = found ? "" : "null";
-      if (found) AppendRowArray(*found, row);
+      EncodeRowOrNull(hit->second, row);
       return Status::OK();
     }
   }
   ONESTORE_RETURN_IF_ERROR(backend_->Get(*t, key, &found));
-  row->clear();
-  if (found) {
-    AppendRowArray(*found, row);
-  } else {
-    *row = "null";
-  }
+  EncodeRowOrNull(found, row);
   return Status::OK();
 }
 
@@ -391,12 +397,7 @@ Status Store::Get(const std::string& table, const std::string& key_json, std::st
   ONESTORE_RETURN_IF_ERROR(ParseKey(kj, *t, "get key", &key));
   std::optional<Row> found;
   ONESTORE_RETURN_IF_ERROR(backend_->Get(*t, key, &found));
-  row->clear();
-  if (found) {
-    AppendRowArray(*found, row);
-  } else {
-    *row = "null";
-  }
+  EncodeRowOrNull(found, row);
   return Status::OK();
 }
 
