@@ -5,6 +5,7 @@
 //
 // Parent directories are not created here: the JS open layer does that.
 import fs from "node:fs";
+import { hostname } from "node:os";
 
 /**
  * Creates a files object over node:fs.
@@ -93,7 +94,67 @@ export function createNodeFiles() {
     exists(path) {
       return fs.existsSync(path);
     },
+
+    /**
+     * Takes the lock of the database at `path` between processes (the file
+     * "<path>-lock" holding "<pid>@<host>"); false when another live holder
+     * has it. SQLite takes it for each transaction, read or write. A lock left by a process of this host that no longer runs is
+     * stale and taken over. Same format as the native PosixFileSystem.
+     */
+    lock(path) {
+      const lock = `${path}-lock`;
+      for (let attempt = 0; attempt < 2; attempt++) {
+        try {
+          fs.writeFileSync(lock, `${process.pid}@${hostname()}`, { flag: "wx" });
+          return true;
+        } catch (e) {
+          if (e?.code !== "EEXIST") throw e;
+        }
+        if (holderLive(lock)) return false;
+        try { fs.unlinkSync(lock); } catch (e) { if (e?.code !== "ENOENT") throw e; }
+      }
+      return false;
+    },
+
+    unlock(path) {
+      try {
+        fs.unlinkSync(`${path}-lock`);
+      } catch (e) {
+        if (e?.code !== "ENOENT") throw e;
+      }
+    },
+
+    /** Whether a live holder has the lock of `path`. */
+    lockHeld(path) {
+      return holderLive(`${path}-lock`);
+    },
   };
+}
+
+// Whether the lock file names a holder that still runs (false without a
+// lock file). A holder on another host is taken to be live; a file without
+// a holder (being written, or cut short by a crash) is stale after 2 s.
+function holderLive(lock) {
+  let text;
+  let mtimeMs;
+  try {
+    text = fs.readFileSync(lock, "utf8");
+    mtimeMs = fs.statSync(lock).mtimeMs;
+  } catch (e) {
+    if (e?.code === "ENOENT") return false;
+    throw e;
+  }
+  const at = text.indexOf("@");
+  if (at < 0) return Date.now() - mtimeMs < 2000;
+  if (text.slice(at + 1) !== hostname()) return true;
+  const pid = Number.parseInt(text.slice(0, at), 10);
+  if (!(pid > 0)) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e?.code !== "ESRCH";
+  }
 }
 
 /** The files object the Node loader hands to the wasm module. */

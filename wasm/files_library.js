@@ -13,6 +13,10 @@
 //   close(id)
 //   delete(path)
 //   exists(path) -> bool
+//   lock(path) -> bool                (optional: the lock of a database
+//   unlock(path)                       between processes, see FileSystem::Lock
+//   lockHeld(path) -> bool             in src/backends/sqlite/file.h; a files
+//                                      object without them has one process)
 // Offsets and sizes are JS numbers (exact up to 2^53).
 //
 // No JS exception crosses into wasm: each function catches, keeps the message
@@ -139,6 +143,39 @@ mergeInto(LibraryManager.library, {
   onestore_files_exists: function (path) {
     try {
       return ONESTORE_FILES.files()['exists'](UTF8ToString(path)) ? 1 : 0;
+    } catch (e) {
+      return ONESTORE_FILES.fail(e);
+    }
+  },
+
+  onestore_files_lock__deps: ['$ONESTORE_FILES'],
+  onestore_files_lock: function (path) {
+    try {
+      var files = ONESTORE_FILES.files();
+      if (!files['lock']) return 1;
+      return files['lock'](UTF8ToString(path)) ? 1 : 0;
+    } catch (e) {
+      return ONESTORE_FILES.fail(e);
+    }
+  },
+
+  onestore_files_unlock__deps: ['$ONESTORE_FILES'],
+  onestore_files_unlock: function (path) {
+    try {
+      var files = ONESTORE_FILES.files();
+      if (files['unlock']) files['unlock'](UTF8ToString(path));
+      return 0;
+    } catch (e) {
+      return ONESTORE_FILES.fail(e);
+    }
+  },
+
+  onestore_files_lock_held__deps: ['$ONESTORE_FILES'],
+  onestore_files_lock_held: function (path) {
+    try {
+      var files = ONESTORE_FILES.files();
+      if (!files['lockHeld']) return 0;
+      return files['lockHeld'](UTF8ToString(path)) ? 1 : 0;
     } catch (e) {
       return ONESTORE_FILES.fail(e);
     }

@@ -23,6 +23,11 @@ double onestore_files_size(int id);  // the size, or a negative code
 int onestore_files_close(int id);
 int onestore_files_delete(const char* path);
 int onestore_files_exists(const char* path);  // 1 or 0
+// The lock of a database between processes (FileSystem::Lock): 1 taken,
+// 0 busy.
+int onestore_files_lock(const char* path);
+int onestore_files_unlock(const char* path);
+int onestore_files_lock_held(const char* path);  // 1 held by another, or 0
 // Copies the last failure's message (UTF-8, NUL-terminated, cut to fit) into
 // buf; returns the message's full length in bytes.
 int onestore_files_last_error(char* buf, int cap);
@@ -138,6 +143,25 @@ class JsFs : public FileSystem {
     int r = onestore_files_exists(path.c_str());
     if (r < 0) return JsError(r, "exists", path);
     *exists = r != 0;
+    return Status::OK();
+  }
+
+  Status Lock(const std::string& path, bool* busy) override {
+    int r = onestore_files_lock(path.c_str());
+    if (r < 0) return JsError(r, "lock", path);
+    *busy = r == 0;
+    return Status::OK();
+  }
+
+  Status Unlock(const std::string& path) override {
+    int r = onestore_files_unlock(path.c_str());
+    return r < 0 ? JsError(r, "unlock", path) : Status::OK();
+  }
+
+  Status LockHeld(const std::string& path, bool* held) override {
+    int r = onestore_files_lock_held(path.c_str());
+    if (r < 0) return JsError(r, "check the lock of", path);
+    *held = r != 0;
     return Status::OK();
   }
 };

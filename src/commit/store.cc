@@ -201,9 +201,11 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
   int64_t at = NowMs();
   if (meta.contains("at") && meta["at"].is_number()) at = meta["at"].get<int64_t>();
 
+  // Until COMMIT, a failure leaves a known outcome (nothing written), so only
+  // fencing stops the store here; a failed COMMIT stops it below.
   Status st = backend_->Begin();
   if (!st.ok()) {
-    if (st.code() == Code::kFenced || st.code() == Code::kStorageFailed) stopped_ = st;
+    if (st.code() == Code::kFenced) stopped_ = st;
     return st;
   }
   // Tables declared by this commit, visible to its later ops' Apply calls.
@@ -221,7 +223,6 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
     st = backend_->Apply(&op, previous);
     if (!st.ok()) {
       backend_->Rollback();
-      if (st.code() == Code::kStorageFailed) stopped_ = st;
       return st;
     }
     if (op.kind == OpKind::kTable) declared[op.table->name] = op.table.get();
@@ -246,7 +247,6 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
   st = backend_->AppendOutbox(seq, record);
   if (!st.ok()) {
     backend_->Rollback();
-    if (st.code() == Code::kStorageFailed) stopped_ = st;
     return st;
   }
   st = backend_->Commit();

@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <string>
 
@@ -341,6 +344,80 @@ TEST(StoreStop, AnErrorDuringCommitStopsTheStore) {
   EXPECT_EQ(store->Commit("[]", "{}", &result).code(), Code::kStorageFailed);
   EXPECT_EQ(store->Get("t/counter", "[1]", &result).code(), Code::kStorageFailed);
   EXPECT_EQ(store->head(), 1);
+}
+
+}  // namespace
+}  // namespace onestore
+
+namespace onestore {
+namespace {
+
+// The lock between processes (src/backends/sqlite/file.h): a lock file
+// "<db>-lock" naming its holder.
+class FileLockTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = ::testing::TempDir() + "write_lock_test.sqlite";
+    for (const char* suffix : {"", "-journal", "-lock"}) std::remove((path_ + suffix).c_str());
+    OpenOptions o;
+    o.backend = "sqlite";
+    o.path = path_;
+    o.id = "s";
+    ASSERT_TRUE(Store::Open(o, &store_).ok());
+    std::string records, result;
+    ASSERT_TRUE(store_->Declare(kCounter, &records).ok());
+    ASSERT_TRUE(store_->Commit(records, "{}", &result).ok());
+  }
+
+  void WriteLockFile(const std::string& text) {
+    FILE* f = std::fopen((path_ + "-lock").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  }
+
+  static std::string Host() {
+    char host[256] = {0};
+    ::gethostname(host, sizeof(host) - 1);
+    return host;
+  }
+
+  Status PutOne(int n) {
+    std::string result;
+    return store_->Commit(R"([{"op":"put","table":"t/counter","row":{"n":)" + std::to_string(n) +
+                              R"(,"v":"x"}}])",
+                          "{}", &result);
+  }
+
+  std::string path_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_F(FileLockTest, ACommitTakesAndReleasesTheLockFile) {
+  ASSERT_TRUE(PutOne(1).ok());
+  EXPECT_NE(::access((path_ + "-lock").c_str(), F_OK), 0) << "released after the commit";
+}
+
+TEST_F(FileLockTest, ALiveHolderMakesACommitWaitAndFailWithoutStoppingTheStore) {
+  WriteLockFile(std::to_string(::getpid()) + "@" + Host());  // this process: alive
+  Status s = PutOne(1);
+  EXPECT_EQ(s.code(), Code::kStorageFailed) << s.ToString();
+  EXPECT_NE(s.message().find("locked"), std::string::npos) << s.message();
+  EXPECT_EQ(store_->head(), 1);
+  std::remove((path_ + "-lock").c_str());
+  ASSERT_TRUE(PutOne(1).ok()) << "the store goes on once the holder is gone";
+  EXPECT_EQ(store_->head(), 2);
+}
+
+TEST_F(FileLockTest, AStaleLockOfAProcessThatEndedIsTakenOver) {
+  pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);  // now no process has this pid
+  WriteLockFile(std::to_string(child) + "@" + Host());
+  Status s = PutOne(1);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(store_->head(), 2);
 }
 
 }  // namespace

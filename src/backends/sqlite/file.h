@@ -38,7 +38,35 @@ class FileSystem {
   virtual Status Open(const std::string& path, bool create, std::unique_ptr<File>* out) = 0;
   virtual Status Delete(const std::string& path) = 0;
   virtual Status Exists(const std::string& path, bool* exists) = 0;
+
+  // The lock of the database at `path`, between processes. SQLite takes it
+  // for every transaction, read or write (its SHARED lock and above), and
+  // drops it when the transaction ends, so that no process reads pages that
+  // another one is writing, and only one writes at a time. The epoch in
+  // _meta then tells a fenced owner that another one took over. A file
+  // system whose files only one process can reach (memory, an OPFS store
+  // under its Web Lock) keeps these defaults.
+  //
+  // Takes the lock; sets *busy (and takes nothing) when another live
+  // process, or another connection of this one, holds it.
+  virtual Status Lock(const std::string& path, bool* busy) {
+    *busy = false;
+    return Status::OK();
+  }
+  // Releases a lock taken by Lock.
+  virtual Status Unlock(const std::string& path) { return Status::OK(); }
+  // Sets *held when a live holder other than the caller has the lock (SQLite
+  // asks this to decide whether a journal is hot).
+  virtual Status LockHeld(const std::string& path, bool* held) {
+    *held = false;
+    return Status::OK();
+  }
 };
+
+// The lock file of Lock in the POSIX and Node file systems:
+// "<database>-lock", holding "<pid>@<host>" of its holder. A lock whose
+// holder on this host is no longer running is stale and taken over.
+inline std::string LockPath(const std::string& db_path) { return db_path + "-lock"; }
 
 // POSIX files (native builds only; not compiled into the wasm module).
 FileSystem* PosixFileSystem();

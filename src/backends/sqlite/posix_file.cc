@@ -2,12 +2,15 @@
 // Not compiled into the wasm module (CMakeLists.txt leaves it out): there,
 // files are reached through wasm/files_library.js.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 
 #include "backends/sqlite/file.h"
@@ -128,6 +131,83 @@ class PosixFs : public FileSystem {
       return Status::OK();
     }
     return PosixError("stat", path, errno);
+  }
+
+  Status Lock(const std::string& path, bool* busy) override {
+    const std::string lock = LockPath(path);
+    *busy = false;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      int fd = ::open(lock.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+      if (fd >= 0) {
+        std::string me = Holder();
+        ssize_t n = ::write(fd, me.data(), me.size());
+        ::close(fd);
+        if (n != static_cast<ssize_t>(me.size())) {
+          ::unlink(lock.c_str());
+          return PosixError("write", lock, errno);
+        }
+        return Status::OK();
+      }
+      if (errno != EEXIST) return PosixError("create", lock, errno);
+      bool live = true;
+      ONESTORE_RETURN_IF_ERROR(HolderLive(lock, &live));
+      if (live) {
+        *busy = true;
+        return Status::OK();
+      }
+      ::unlink(lock.c_str());  // stale: its holder is gone; try once more
+    }
+    *busy = true;
+    return Status::OK();
+  }
+
+  Status Unlock(const std::string& path) override {
+    const std::string lock = LockPath(path);
+    if (::unlink(lock.c_str()) != 0 && errno != ENOENT) return PosixError("unlink", lock, errno);
+    return Status::OK();
+  }
+
+  Status LockHeld(const std::string& path, bool* held) override {
+    return HolderLive(LockPath(path), held);
+  }
+
+ private:
+  static std::string Host() {
+    char host[256] = {0};
+    ::gethostname(host, sizeof(host) - 1);
+    return host;
+  }
+  static std::string Holder() { return std::to_string(::getpid()) + "@" + Host(); }
+
+  // Whether the lock file names a holder that still runs (false when there is
+  // no lock file). A holder on another host is taken to be live.
+  static Status HolderLive(const std::string& lock, bool* live) {
+    int fd = ::open(lock.c_str(), O_RDONLY);
+    if (fd < 0) {
+      if (errno == ENOENT) {
+        *live = false;
+        return Status::OK();
+      }
+      return PosixError("open", lock, errno);
+    }
+    char buf[300] = {0};
+    ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
+    struct stat st;
+    bool old = ::fstat(fd, &st) == 0 && st.st_mtime + 2 < ::time(nullptr);
+    ::close(fd);
+    std::string text(buf, n > 0 ? static_cast<size_t>(n) : 0);
+    size_t at = text.find('@');
+    *live = true;
+    if (at == std::string::npos) {
+      // Being written right now, or left half-written by a crash: stale
+      // once it is a few seconds old.
+      *live = !old;
+      return Status::OK();
+    }
+    if (text.substr(at + 1) != Host()) return Status::OK();
+    long pid = std::strtol(text.c_str(), nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) *live = false;
+    return Status::OK();
   }
 };
 

@@ -65,8 +65,9 @@ struct VfsFile {
   std::string path;          // empty for a nameless temporary file
   FileSystem* fs = nullptr;  // the file system it was opened on
   bool delete_on_close = false;
-  // The store has one owner, so locks are bookkeeping only: no OS lock is
-  // taken. Fencing (the epoch in _meta) guards against a second owner.
+  bool main_db = false;      // the database itself (locks apply to it only)
+  // SQLite's lock level on this file. Any level above NONE holds the file
+  // system's lock between processes (FileLock).
   int lock = SQLITE_LOCK_NONE;
 };
 
@@ -124,20 +125,45 @@ int FileSize(sqlite3_file* f, sqlite3_int64* size) {
   return SQLITE_OK;
 }
 
+// Any lock on the main database (SHARED and above) holds the file system's
+// lock between processes, taken when SQLite goes from NONE to SHARED and
+// released when it goes back to NONE: readers and writers of different
+// processes take turns, and one transaction never sees another's half-written
+// pages. A lock another process holds is SQLITE_BUSY (SQLite's busy handler
+// waits and retries).
 int FileLock(sqlite3_file* f, int level) {
   VfsFile* vf = Cast(f);
+  if (level >= SQLITE_LOCK_SHARED && vf->lock == SQLITE_LOCK_NONE && vf->main_db) {
+    bool busy = false;
+    Status s = vf->fs->Lock(vf->path, &busy);
+    if (!s.ok()) return Fail(s, SQLITE_IOERR_LOCK);
+    if (busy) return SQLITE_BUSY;
+  }
   if (level > vf->lock) vf->lock = level;
   return SQLITE_OK;
 }
 
 int FileUnlock(sqlite3_file* f, int level) {
   VfsFile* vf = Cast(f);
+  if (level == SQLITE_LOCK_NONE && vf->lock != SQLITE_LOCK_NONE && vf->main_db) {
+    Status s = vf->fs->Unlock(vf->path);
+    if (!s.ok()) return Fail(s, SQLITE_IOERR_UNLOCK);
+  }
   if (level < vf->lock) vf->lock = level;
   return SQLITE_OK;
 }
 
 int FileCheckReservedLock(sqlite3_file* f, int* out) {
-  *out = Cast(f)->lock >= SQLITE_LOCK_RESERVED ? 1 : 0;
+  VfsFile* vf = Cast(f);
+  bool held = false;
+  if (vf->lock >= SQLITE_LOCK_RESERVED) {
+    held = true;
+  } else if (vf->lock == SQLITE_LOCK_NONE && vf->main_db) {
+    // (Holding SHARED, this process excludes every other one.)
+    Status s = vf->fs->LockHeld(vf->path, &held);
+    if (!s.ok()) return Fail(s, SQLITE_IOERR_CHECKRESERVEDLOCK);
+  }
+  *out = held ? 1 : 0;
   return SQLITE_OK;
 }
 
@@ -197,6 +223,7 @@ int VfsOpen(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* f, int flags, int
   vf->path = std::move(path);
   vf->fs = fs;
   vf->delete_on_close = (flags & SQLITE_OPEN_DELETEONCLOSE) != 0;
+  vf->main_db = (flags & SQLITE_OPEN_MAIN_DB) != 0 && !vf->path.empty();
   vf->base.pMethods = &kIoMethods;
   if (out_flags != nullptr) *out_flags = flags;
   return SQLITE_OK;
