@@ -1,10 +1,13 @@
 // Checks what a sqlite store file promises beyond the contract: data
-// survives close and reopen, the real sqlite3 command reads it, and a second
-// opener fences the first without losing anything either committed.
+// survives close and reopen, the real sqlite3 command reads it, a second
+// opener fences the first without losing anything either committed, and the
+// lock file between processes is released, taken over when stale, and
+// waited for when live.
 
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 
@@ -98,4 +101,25 @@ test("a second opener fences the first; nothing either committed is lost", async
   const seqs = (await third.store.outbox.read(0, 100)).commits.map((c) => c.seq);
   assert.deepEqual(seqs, seqs.map((_, i) => i + 1), "one unbroken seq");
   await third.store.close();
+});
+
+test("a lock file left by a process that ended is taken over; a live holder makes a commit wait, then fail without stopping the store", async () => {
+  const path = join(dir, "locks.sqlite");
+  const a = await openEdits(path);
+  await a.owner.tx(async (tx) => { await tx.put(a.edits, { id: "e1", path: "p", at: 1 }); });
+  assert.ok(!existsSync(`${path}-lock`), "the lock is released after each transaction");
+
+  const ended = spawnSync(process.execPath, ["-e", ""]).pid;  // no process has this pid any more
+  writeFileSync(`${path}-lock`, `${ended}@${hostname()}`);
+  await a.owner.tx(async (tx) => { await tx.put(a.edits, { id: "e2", path: "p", at: 2 }); });
+  assert.equal((await a.edits.get("e2")).at, 2);
+
+  writeFileSync(`${path}-lock`, `${process.pid}@${hostname()}`);  // a live holder
+  const headBefore = a.store.head;
+  await rejectsWith(a.owner.tx(async (tx) => { await tx.put(a.edits, { id: "e3", path: "p", at: 3 }); }), "storage_failed", ["locked"]);
+  assert.equal(a.store.head, headBefore);
+  rmSync(`${path}-lock`);
+  await a.owner.tx(async (tx) => { await tx.put(a.edits, { id: "e3", path: "p", at: 3 }); });
+  assert.equal(a.store.head, headBefore + 1);
+  await a.store.close();
 });
