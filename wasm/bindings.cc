@@ -8,8 +8,8 @@
 
 #include "backends/sqlite/vfs.h"
 #include "commit/store.h"
-#include "onestore/status.h"
 #include "js_file_system.h"  // wasm/ sources include their neighbours by name
+#include "onestore/status.h"
 
 namespace onestore {
 namespace {
@@ -63,7 +63,8 @@ class Core {
   std::string txGet(int tx, const std::string& ops_json, const std::string& table,
                     const std::string& key_json) {
     std::string row;
-    return WithStore([&](Store* st) { return st->TxGet(tx, ops_json, table, key_json, &row); }, &row);
+    return WithStore([&](Store* st) { return st->TxGet(tx, ops_json, table, key_json, &row); },
+                     &row);
   }
 
   std::string txCommit(int tx, const std::string& ops_json, const std::string& meta_json) {
@@ -86,7 +87,9 @@ class Core {
                    const std::string& cursor) {
     std::string page;
     return WithStore(
-        [&](Store* st) { return st->Page(table, query_json, static_cast<int64_t>(limit), cursor, &page); },
+        [&](Store* st) {
+          return st->Page(table, query_json, static_cast<int64_t>(limit), cursor, &page);
+        },
         &page);
   }
 
@@ -175,13 +178,13 @@ class Core {
 std::string ErrorCodes() {
   std::string out = "[";
   bool first = true;
-#define ONESTORE_ITEM_(name, str, doc)       \
-  if (!first) out.push_back(',');            \
-  first = false;                             \
-  out += "{\"code\":";                       \
-  AppendJsonString(str, &out);               \
-  out += ",\"doc\":";                        \
-  AppendJsonString(doc, &out);               \
+#define ONESTORE_ITEM_(name, str, doc) \
+  if (!first) out.push_back(',');      \
+  first = false;                       \
+  out += "{\"code\":";                 \
+  AppendJsonString(str, &out);         \
+  out += ",\"doc\":";                  \
+  AppendJsonString(doc, &out);         \
   out += "}";
   ONESTORE_ERROR_CODES(ONESTORE_ITEM_)
 #undef ONESTORE_ITEM_

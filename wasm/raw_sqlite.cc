@@ -22,7 +22,8 @@ class RawSqlite {
 
   std::string open(const std::string& path) {
     close();
-    int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+    int rc =
+        sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
     return rc == SQLITE_OK ? std::string() : Error();
   }
 
@@ -63,13 +64,20 @@ class RawSqlite {
       for (int i = 0, n = sqlite3_column_count(st); i < n; ++i) {
         if (i) out.push_back(',');
         switch (sqlite3_column_type(st, i)) {
-          case SQLITE_INTEGER: out += std::to_string(sqlite3_column_int64(st, i)); break;
-          case SQLITE_FLOAT: Value::Num(sqlite3_column_double(st, i)).AppendJson(&out); break;
-          case SQLITE_NULL: out += "null"; break;
+          case SQLITE_INTEGER:
+            out += std::to_string(sqlite3_column_int64(st, i));
+            break;
+          case SQLITE_FLOAT:
+            Value::Num(sqlite3_column_double(st, i)).AppendJson(&out);
+            break;
+          case SQLITE_NULL:
+            out += "null";
+            break;
           default:
-            AppendJsonString(std::string_view(reinterpret_cast<const char*>(sqlite3_column_text(st, i)),
-                                              sqlite3_column_bytes(st, i)),
-                             &out);
+            AppendJsonString(
+                std::string_view(reinterpret_cast<const char*>(sqlite3_column_text(st, i)),
+                                 sqlite3_column_bytes(st, i)),
+                &out);
         }
       }
       out.push_back(']');
@@ -88,14 +96,17 @@ class RawSqlite {
   }
 
  private:
-  std::string Error() const { return std::string("!storage_failed ") + (db_ ? sqlite3_errmsg(db_) : "not open"); }
+  std::string Error() const {
+    return std::string("!storage_failed ") + (db_ ? sqlite3_errmsg(db_) : "not open");
+  }
 
   std::string Prepare(const std::string& sql, const std::string& params, sqlite3_stmt** out) {
     if (!db_) return Error();
     auto it = cache_.find(sql);
     if (it == cache_.end()) {
       sqlite3_stmt* st = nullptr;
-      if (sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &st, nullptr) != SQLITE_OK) {
+      if (sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &st, nullptr) !=
+          SQLITE_OK) {
         return Error();
       }
       it = cache_.emplace(sql, st).first;

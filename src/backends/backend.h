@@ -24,14 +24,14 @@ namespace onestore {
 
 // What a backend holds when it opens.
 struct BackendState {
-  std::string id;                 // the store (session) id; "" if new
-  int64_t head = 0;               // last committed seq
-  std::vector<Json> tables;       // every table record, as stored
+  std::string id;            // the store (session) id; "" if new
+  int64_t head = 0;          // last committed seq
+  std::vector<Json> tables;  // every table record, as stored
 };
 
 struct OutboxEntry {
   int64_t seq = 0;
-  std::string record;             // the record's JSON text
+  std::string record;  // the record's JSON text
 };
 
 class Backend {

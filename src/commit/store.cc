@@ -40,7 +40,8 @@ Status ParseJsonText(const std::string& text, const char* what, Json* out) {
 Status CheckActor(const Json& a, const std::string& where) {
   if (!a.is_object() || !a.contains("kind") || !a["kind"].is_string() || !a.contains("id") ||
       !a["id"].is_string()) {
-    return Status::InvalidArgs(where + ": " + a.dump(-1, ' ', false, Json::error_handler_t::replace) +
+    return Status::InvalidArgs(where + ": " +
+                               a.dump(-1, ' ', false, Json::error_handler_t::replace) +
                                " is not an actor {kind, id, for?, via?}");
   }
   for (auto it = a.begin(); it != a.end(); ++it) {
@@ -73,7 +74,9 @@ Status ParseOpenOptions(const std::string& json, OpenOptions* out) {
   auto str = [&](const char* k, std::string* dst) -> Status {
     auto it = j.find(k);
     if (it == j.end() || it->is_null()) return Status::OK();
-    if (!it->is_string()) return Status::InvalidArgs(std::string("openStore: ") + k + " must be a string, got " + it->dump());
+    if (!it->is_string())
+      return Status::InvalidArgs(std::string("openStore: ") + k + " must be a string, got " +
+                                 it->dump());
     *dst = it->get<std::string>();
     return Status::OK();
   };
@@ -83,14 +86,17 @@ Status ParseOpenOptions(const std::string& json, OpenOptions* out) {
   std::string durability = "full";
   ONESTORE_RETURN_IF_ERROR(str("durability", &durability));
   if (durability != "full" && durability != "relaxed") {
-    return Status::InvalidArgs("openStore: durability \"" + durability + "\" is not \"full\" or \"relaxed\"");
+    return Status::InvalidArgs("openStore: durability \"" + durability +
+                               "\" is not \"full\" or \"relaxed\"");
   }
   o.durability_full = durability == "full";
   if (o.backend == "sqlite" && o.path.empty()) {
-    return Status::InvalidArgs("openStore: the sqlite backend needs a path (a file, or \":memory:\")");
+    return Status::InvalidArgs(
+        "openStore: the sqlite backend needs a path (a file, or \":memory:\")");
   }
   if (o.backend != "memory" && o.backend != "sqlite") {
-    return Status::InvalidArgs("openStore: unknown backend \"" + o.backend + "\" (memory or sqlite here)");
+    return Status::InvalidArgs("openStore: unknown backend \"" + o.backend +
+                               "\" (memory or sqlite here)");
   }
   *out = std::move(o);
   return Status::OK();
@@ -123,7 +129,8 @@ Status Store::OpenWith(std::unique_ptr<Backend> backend, const std::string& id,
     Status st = ParseTableSchema(state.tables[i], "stored table " + std::to_string(i), t.get());
     if (!st.ok()) {
       backend->Close();
-      return Status::StorageFailed("the store holds a table record this code cannot read: " + st.message());
+      return Status::StorageFailed("the store holds a table record this code cannot read: " +
+                                   st.message());
     }
     s->catalog_.Put(std::move(t));
   }
@@ -174,12 +181,14 @@ Status Store::Declare(const std::string& table_json, std::string* records) {
   return Status::OK();
 }
 
-Status Store::Commit(const std::string& ops_json, const std::string& meta_json, std::string* result) {
+Status Store::Commit(const std::string& ops_json, const std::string& meta_json,
+                     std::string* result) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
   Json j;
   ONESTORE_RETURN_IF_ERROR(ParseJsonText(ops_json, "ops", &j));
   Json meta;
-  ONESTORE_RETURN_IF_ERROR(ParseJsonText(meta_json.empty() ? "{}" : meta_json, "commit context", &meta));
+  ONESTORE_RETURN_IF_ERROR(
+      ParseJsonText(meta_json.empty() ? "{}" : meta_json, "commit context", &meta));
   std::vector<Op> ops;
   TableResolver tables(&catalog_);
   ONESTORE_RETURN_IF_ERROR(ParseOps(j, &tables, &ops));
@@ -190,7 +199,8 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
   if (!meta.is_object()) return Status::InvalidArgs("commit context: must be an object");
   std::string owner = "store";
   if (meta.contains("owner")) {
-    if (!meta["owner"].is_string()) return Status::InvalidArgs("commit context: owner must be a string");
+    if (!meta["owner"].is_string())
+      return Status::InvalidArgs("commit context: owner must be a string");
     owner = meta["owner"].get<std::string>();
   }
   const Json* actor = nullptr;
@@ -338,7 +348,8 @@ Status Store::TxGet(int tx_id, const std::string& ops_json, const std::string& t
                     const std::string& key_json, std::string* row) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
   auto it = txs_.find(tx_id);
-  if (it == txs_.end()) return Status::InvalidArgs("transaction " + std::to_string(tx_id) + " is not open");
+  if (it == txs_.end())
+    return Status::InvalidArgs("transaction " + std::to_string(tx_id) + " is not open");
   Tx* tx = &it->second;
   ONESTORE_RETURN_IF_ERROR(StageWithOverlay(tx, ops_json));
   std::shared_ptr<const TableSchema> t;
@@ -352,9 +363,10 @@ Status Store::TxGet(int tx_id, const std::string& ops_json, const std::string& t
   std::optional<Row> found;
   if (ov != tx->overlay.end()) {
     if (ov->second.bulk) {
-      return Status::ReadAfterBulk("tx.get on table \"" + table +
-                                   "\" after an updateWhere or deleteWhere on it in this transaction; "
-                                   "read it after the commit, or with tx.page (committed state)");
+      return Status::ReadAfterBulk(
+          "tx.get on table \"" + table +
+          "\" after an updateWhere or deleteWhere on it in this transaction; "
+          "read it after the commit, or with tx.page (committed state)");
     }
     auto hit = ov->second.rows.find(key);
     if (hit != ov->second.rows.end()) {
@@ -370,14 +382,16 @@ Status Store::TxGet(int tx_id, const std::string& ops_json, const std::string& t
 Status Store::TxStage(int tx_id, const std::string& ops_json) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
   auto it = txs_.find(tx_id);
-  if (it == txs_.end()) return Status::InvalidArgs("transaction " + std::to_string(tx_id) + " is not open");
+  if (it == txs_.end())
+    return Status::InvalidArgs("transaction " + std::to_string(tx_id) + " is not open");
   return StageWithOverlay(&it->second, ops_json);
 }
 
 Status Store::TxCommit(int tx_id, const std::string& ops_json, const std::string& meta_json,
                        std::string* result) {
   auto it = txs_.find(tx_id);
-  if (it == txs_.end()) return Status::InvalidArgs("transaction " + std::to_string(tx_id) + " is not open");
+  if (it == txs_.end())
+    return Status::InvalidArgs("transaction " + std::to_string(tx_id) + " is not open");
   Status st = CheckUsable(true);
   if (st.ok()) st = StageInto(&it->second, ops_json);
   Json meta;
@@ -407,7 +421,8 @@ Status Store::Page(const std::string& table, const std::string& query_json, int6
   const TableSchema* t;
   ONESTORE_RETURN_IF_ERROR(catalog_.Lookup(table, "page", &t));
   if (limit < 1 || limit > 100000) {
-    return Status::InvalidArgs("page: limit " + std::to_string(limit) + " is not between 1 and 100000");
+    return Status::InvalidArgs("page: limit " + std::to_string(limit) +
+                               " is not between 1 and 100000");
   }
   Json qj;
   ONESTORE_RETURN_IF_ERROR(ParseJsonText(query_json.empty() ? "{}" : query_json, "query", &qj));
@@ -451,7 +466,8 @@ Status Store::MintId(const std::string& table, int64_t* id) {
   const TableSchema* t;
   ONESTORE_RETURN_IF_ERROR(catalog_.Lookup(table, "mintId", &t));
   if (!t->HasIntKey()) {
-    return Status::InvalidArgs("mintId: table \"" + table + "\" does not have a single int key column");
+    return Status::InvalidArgs("mintId: table \"" + table +
+                               "\" does not have a single int key column");
   }
   int64_t max = 0;
   ONESTORE_RETURN_IF_ERROR(backend_->MaxIntKey(*t, &max));
@@ -463,8 +479,10 @@ Status Store::MintId(const std::string& table, int64_t* id) {
 
 Status Store::ReadOutbox(int64_t after, int64_t limit, std::string* batch) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
-  if (after < 0) return Status::InvalidArgs("outbox.read: after " + std::to_string(after) + " is negative");
-  if (limit < 1) return Status::InvalidArgs("outbox.read: limit " + std::to_string(limit) + " is not positive");
+  if (after < 0)
+    return Status::InvalidArgs("outbox.read: after " + std::to_string(after) + " is negative");
+  if (limit < 1)
+    return Status::InvalidArgs("outbox.read: limit " + std::to_string(limit) + " is not positive");
   std::vector<OutboxEntry> entries;
   ONESTORE_RETURN_IF_ERROR(backend_->ReadOutbox(after, limit, &entries));
   int64_t from = entries.empty() ? after : entries.front().seq - 1;

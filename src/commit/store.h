@@ -27,9 +27,9 @@
 namespace onestore {
 
 struct OpenOptions {
-  std::string backend;            // "memory" | "sqlite"
-  std::string path;               // sqlite: a file path or ":memory:"
-  std::string id;                 // the session id for a new store; "" = random
+  std::string backend;  // "memory" | "sqlite"
+  std::string path;     // sqlite: a file path or ":memory:"
+  std::string id;       // the session id for a new store; "" = random
   bool durability_full = true;
 };
 

@@ -13,21 +13,19 @@
 namespace onestore {
 
 // X(enumerator, "stable code string", "what it means")
-#define ONESTORE_ERROR_CODES(X)                                              \
-  X(kInvalidArgs, "invalid/args", "a call got a value it cannot take")       \
-  X(kInvalidCursor, "invalid/cursor",                                        \
-    "a cursor from another query, direction or table, or not a cursor")     \
-  X(kReadAfterBulk, "read_after_bulk",                                       \
-    "tx.get on a table after an updateWhere or deleteWhere in the same tx")  \
-  X(kStorageFailed, "storage_failed",                                        \
-    "the backend failed during COMMIT; the store is stopped")                \
-  X(kFenced, "fenced", "another owner holds the store")                      \
-  X(kSchemaNewer, "schema/newer",                                            \
-    "the stored table or value is newer than this code")                     \
-  X(kSyncGap, "sync/gap", "a batch starts ahead of the replica's head")      \
-  X(kSyncDiverged, "sync/diverged",                                          \
-    "a replayed bulk operation affected a different number of rows")         \
-  X(kNotFound, "not_found", "the row, table or record does not exist")       \
+#define ONESTORE_ERROR_CODES(X)                                                                 \
+  X(kInvalidArgs, "invalid/args", "a call got a value it cannot take")                          \
+  X(kInvalidCursor, "invalid/cursor",                                                           \
+    "a cursor from another query, direction or table, or not a cursor")                         \
+  X(kReadAfterBulk, "read_after_bulk",                                                          \
+    "tx.get on a table after an updateWhere or deleteWhere in the same tx")                     \
+  X(kStorageFailed, "storage_failed", "the backend failed during COMMIT; the store is stopped") \
+  X(kFenced, "fenced", "another owner holds the store")                                         \
+  X(kSchemaNewer, "schema/newer", "the stored table or value is newer than this code")          \
+  X(kSyncGap, "sync/gap", "a batch starts ahead of the replica's head")                         \
+  X(kSyncDiverged, "sync/diverged",                                                             \
+    "a replayed bulk operation affected a different number of rows")                            \
+  X(kNotFound, "not_found", "the row, table or record does not exist")                          \
   X(kClosed, "closed", "the store is closed")
 
 enum class Code {
@@ -43,8 +41,7 @@ const char* CodeString(Code code);
 class Status {
  public:
   Status() = default;  // OK
-  Status(Code code, std::string message)
-      : code_(code), message_(std::move(message)) {}
+  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
 
   static Status OK() { return Status(); }
   static Status InvalidArgs(std::string m) { return {Code::kInvalidArgs, std::move(m)}; }
@@ -68,10 +65,10 @@ class Status {
 };
 
 // Returns early from the enclosing function when `expr` is not OK.
-#define ONESTORE_RETURN_IF_ERROR(expr)            \
-  do {                                            \
-    ::onestore::Status _st = (expr);              \
-    if (!_st.ok()) return _st;                    \
+#define ONESTORE_RETURN_IF_ERROR(expr) \
+  do {                                 \
+    ::onestore::Status _st = (expr);   \
+    if (!_st.ok()) return _st;         \
   } while (0)
 
 }  // namespace onestore

@@ -6,18 +6,30 @@ namespace onestore {
 
 const char* PredOpName(PredOp op) {
   switch (op) {
-    case PredOp::kEq: return "eq";
-    case PredOp::kNe: return "ne";
-    case PredOp::kLt: return "lt";
-    case PredOp::kLte: return "lte";
-    case PredOp::kGt: return "gt";
-    case PredOp::kGte: return "gte";
-    case PredOp::kIn: return "inArray";
-    case PredOp::kIsNull: return "isNull";
-    case PredOp::kPrefix: return "prefix";
-    case PredOp::kAnd: return "and";
-    case PredOp::kOr: return "or";
-    case PredOp::kNot: return "not";
+    case PredOp::kEq:
+      return "eq";
+    case PredOp::kNe:
+      return "ne";
+    case PredOp::kLt:
+      return "lt";
+    case PredOp::kLte:
+      return "lte";
+    case PredOp::kGt:
+      return "gt";
+    case PredOp::kGte:
+      return "gte";
+    case PredOp::kIn:
+      return "inArray";
+    case PredOp::kIsNull:
+      return "isNull";
+    case PredOp::kPrefix:
+      return "prefix";
+    case PredOp::kAnd:
+      return "and";
+    case PredOp::kOr:
+      return "or";
+    case PredOp::kNot:
+      return "not";
   }
   return "?";
 }
@@ -25,9 +37,9 @@ const char* PredOpName(PredOp op) {
 namespace {
 
 bool PredOpFromName(std::string_view name, PredOp* op) {
-  static const PredOp kAll[] = {PredOp::kEq,  PredOp::kNe,     PredOp::kLt,     PredOp::kLte,
-                                PredOp::kGt,  PredOp::kGte,    PredOp::kIn,     PredOp::kIsNull,
-                                PredOp::kPrefix, PredOp::kAnd, PredOp::kOr,     PredOp::kNot};
+  static const PredOp kAll[] = {PredOp::kEq,     PredOp::kNe,  PredOp::kLt, PredOp::kLte,
+                                PredOp::kGt,     PredOp::kGte, PredOp::kIn, PredOp::kIsNull,
+                                PredOp::kPrefix, PredOp::kAnd, PredOp::kOr, PredOp::kNot};
   for (PredOp o : kAll) {
     if (name == PredOpName(o)) {
       *op = o;
@@ -52,7 +64,8 @@ Status ResolveColumn(const Json& name, const TableSchema& t, const std::string& 
   const std::string& n = name.get_ref<const std::string&>();
   *pos = t.ColumnIndex(n);
   if (*pos < 0) {
-    return Status::InvalidArgs(where + ": unknown column \"" + n + "\" in table \"" + t.name + "\"");
+    return Status::InvalidArgs(where + ": unknown column \"" + n + "\" in table \"" + t.name +
+                               "\"");
   }
   if (t.columns[*pos].type == Type::kJson) {
     return Status::InvalidArgs(where + ": json column \"" + n + "\" cannot be used in " + use +
@@ -80,12 +93,13 @@ Status ParsePredicate(const Json& j, const TableSchema& t, const std::string& wh
 Status ParsePredicateAt(const Json& j, const TableSchema& t, const std::string& where, int depth,
                         Predicate* out) {
   if (depth >= kMaxNesting) {
-    return Status::InvalidArgs(where + ": the where nests deeper than " + std::to_string(kMaxNesting) +
-                               " levels");
+    return Status::InvalidArgs(where + ": the where nests deeper than " +
+                               std::to_string(kMaxNesting) + " levels");
   }
   if (!j.is_object() || j.size() != 1) {
-    return Status::InvalidArgs(where + ": " + Short(j) +
-                               " is not a predicate (one of {\"eq\":[col,v]}, {\"and\":[...]}, ...)");
+    return Status::InvalidArgs(
+        where + ": " + Short(j) +
+        " is not a predicate (one of {\"eq\":[col,v]}, {\"and\":[...]}, ...)");
   }
   auto it = j.begin();
   Predicate p;
@@ -110,12 +124,13 @@ Status ParsePredicateAt(const Json& j, const TableSchema& t, const std::string& 
       Type ct = t.columns[p.column].type;
       if (p.op == PredOp::kPrefix) {
         if (ct != Type::kStr) {
-          return Status::InvalidArgs(w + ": prefix needs a str column, \"" + t.columns[p.column].name +
-                                     "\" is " + TypeName(ct));
+          return Status::InvalidArgs(w + ": prefix needs a str column, \"" +
+                                     t.columns[p.column].name + "\" is " + TypeName(ct));
         }
         ONESTORE_RETURN_IF_ERROR(Operand(a[1], t, p.column, w + "[1]", "prefix", &p.value));
       } else if (p.op == PredOp::kIn) {
-        if (!a[1].is_array()) return Status::InvalidArgs(w + "[1]: inArray takes a list, got " + Short(a[1]));
+        if (!a[1].is_array())
+          return Status::InvalidArgs(w + "[1]: inArray takes a list, got " + Short(a[1]));
         for (size_t i = 0; i < a[1].size(); ++i) {
           Value v;
           ONESTORE_RETURN_IF_ERROR(
@@ -132,10 +147,12 @@ Status ParsePredicateAt(const Json& j, const TableSchema& t, const std::string& 
       break;
     case PredOp::kAnd:
     case PredOp::kOr:
-      if (!a.is_array()) return Status::InvalidArgs(w + ": takes a list of predicates, got " + Short(a));
+      if (!a.is_array())
+        return Status::InvalidArgs(w + ": takes a list of predicates, got " + Short(a));
       for (size_t i = 0; i < a.size(); ++i) {
         Predicate c;
-        ONESTORE_RETURN_IF_ERROR(ParsePredicateAt(a[i], t, w + "[" + std::to_string(i) + "]", depth + 1, &c));
+        ONESTORE_RETURN_IF_ERROR(
+            ParsePredicateAt(a[i], t, w + "[" + std::to_string(i) + "]", depth + 1, &c));
         p.children.push_back(std::move(c));
       }
       break;
@@ -294,7 +311,8 @@ uint64_t OrderFingerprint(const Query& q, bool reversed) {
 Status ParseQuery(const Json& j, const TableSchema& t, const std::string& where, Query* out) {
   Query q;
   q.table = &t;
-  if (!j.is_object()) return Status::InvalidArgs(where + ": a query must be an object, got " + Short(j));
+  if (!j.is_object())
+    return Status::InvalidArgs(where + ": a query must be an object, got " + Short(j));
   auto w = j.find("where");
   if (w != j.end() && !w->is_null()) {
     Predicate p;
@@ -305,20 +323,23 @@ Status ParseQuery(const Json& j, const TableSchema& t, const std::string& where,
   std::vector<bool> used(t.columns.size(), false);
   auto ob = j.find("orderBy");
   if (ob != j.end() && !ob->is_null()) {
-    if (!ob->is_array()) return Status::InvalidArgs(where + ".orderBy: must be a list, got " + Short(*ob));
+    if (!ob->is_array())
+      return Status::InvalidArgs(where + ".orderBy: must be a list, got " + Short(*ob));
     for (size_t i = 0; i < ob->size(); ++i) {
       const Json& term = (*ob)[i];
       std::string tw = where + ".orderBy[" + std::to_string(i) + "]";
       const Json* name = &term;
       bool desc = false;
       if (term.is_array()) {
-        if (term.empty() || term.size() > 2) return Status::InvalidArgs(tw + ": takes [column, \"asc\"|\"desc\"]");
+        if (term.empty() || term.size() > 2)
+          return Status::InvalidArgs(tw + ": takes [column, \"asc\"|\"desc\"]");
         name = &term[0];
         if (term.size() == 2) {
           if (term[1] == "desc") {
             desc = true;
           } else if (term[1] != "asc") {
-            return Status::InvalidArgs(tw + ": direction " + Short(term[1]) + " is not \"asc\" or \"desc\"");
+            return Status::InvalidArgs(tw + ": direction " + Short(term[1]) +
+                                       " is not \"asc\" or \"desc\"");
           }
         }
       }
@@ -361,8 +382,8 @@ Status DecodeCursor(const Query& q, std::string_view text, std::vector<Value>* p
     return bad("is not a onestore cursor (pass page().next back unchanged)");
   }
   Json j = Json::parse(raw, nullptr, false);
-  if (j.is_discarded() || !j.is_array() || j.size() != 4 || !j[0].is_string() || !j[1].is_string() ||
-      !j[2].is_string() || !j[3].is_array()) {
+  if (j.is_discarded() || !j.is_array() || j.size() != 4 || !j[0].is_string() ||
+      !j[1].is_string() || !j[2].is_string() || !j[3].is_array()) {
     return bad("is damaged");
   }
   if (j[0].get<std::string>() != Hex(WhereFingerprint(q))) {
@@ -396,7 +417,8 @@ Status ParseKey(const Json& j, const TableSchema& t, const std::string& where, K
   for (size_t i = 0; i < t.key.size(); ++i) {
     const Column& c = t.columns[t.key[i]];
     Value v;
-    ONESTORE_RETURN_IF_ERROR(ValueFromJson(j[i], c.type, where + "[" + std::to_string(i) + "]", &v));
+    ONESTORE_RETURN_IF_ERROR(
+        ValueFromJson(j[i], c.type, where + "[" + std::to_string(i) + "]", &v));
     if (v.is_null()) {
       return Status::InvalidArgs(where + "[" + std::to_string(i) + "]: key column \"" + c.name +
                                  "\" cannot be null");

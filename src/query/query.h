@@ -40,7 +40,8 @@ struct Predicate {
 // Parses a where in wire JSON against table `t`. `where` names the place for
 // errors. Fails with invalid/args on an unknown column or operator, a json
 // column, an operand of the wrong type, or a null operand.
-Status ParsePredicate(const Json& j, const TableSchema& t, const std::string& where, Predicate* out);
+Status ParsePredicate(const Json& j, const TableSchema& t, const std::string& where,
+                      Predicate* out);
 
 // Wheres and set expressions nest at most this deep (invalid/args beyond),
 // so that no input can exhaust the stack of the evaluators or of SQLite.
@@ -60,8 +61,8 @@ struct OrderTerm {
 struct Query {
   const TableSchema* table = nullptr;
   std::optional<Predicate> where;
-  std::vector<OrderTerm> order;     // effective (total) order
-  uint64_t fingerprint = 0;         // table + where + order; binds cursors
+  std::vector<OrderTerm> order;  // effective (total) order
+  uint64_t fingerprint = 0;      // table + where + order; binds cursors
 
   // The values of the order columns of `row`: what a cursor holds.
   std::vector<Value> OrderValues(const Row& row) const;

@@ -57,14 +57,17 @@ Json TableSchema::ToJson() const {
 }
 
 bool TableSchema::SameShape(const TableSchema& o) const {
-  if (columns.size() != o.columns.size() || key != o.key || indexes.size() != o.indexes.size()) return false;
+  if (columns.size() != o.columns.size() || key != o.key || indexes.size() != o.indexes.size())
+    return false;
   for (size_t i = 0; i < columns.size(); ++i) {
     const Column &a = columns[i], &b = o.columns[i];
     if (a.name != b.name || a.type != b.type || a.optional != b.optional ||
-        a.has_default != b.has_default || a.def != b.def) return false;
+        a.has_default != b.has_default || a.def != b.def)
+      return false;
   }
   for (size_t i = 0; i < indexes.size(); ++i) {
-    if (indexes[i].name != o.indexes[i].name || indexes[i].columns != o.indexes[i].columns) return false;
+    if (indexes[i].name != o.indexes[i].name || indexes[i].columns != o.indexes[i].columns)
+      return false;
   }
   return true;
 }
@@ -86,11 +89,13 @@ Status ParseTableSchema(const Json& j, const std::string& where, TableSchema* ou
   TableSchema t;
   auto name_it = j.find("table");
   if (name_it == j.end() || !name_it->is_string() || !ValidName(name_it->get<std::string>())) {
-    return Status::InvalidArgs(where + ".table: a table needs a name (text without quotes or control characters)");
+    return Status::InvalidArgs(
+        where + ".table: a table needs a name (text without quotes or control characters)");
   }
   t.name = name_it->get<std::string>();
   if (!t.name.empty() && t.name[0] == '_') {
-    return Status::InvalidArgs(where + ".table: \"" + t.name + "\" starts with _, which is kept for system tables");
+    return Status::InvalidArgs(where + ".table: \"" + t.name +
+                               "\" starts with _, which is kept for system tables");
   }
   auto ver = j.find("version");
   if (ver != j.end()) {
@@ -101,7 +106,8 @@ Status ParseTableSchema(const Json& j, const std::string& where, TableSchema* ou
   }
   auto cols = j.find("columns");
   if (cols == j.end() || !cols->is_object() || cols->empty()) {
-    return Status::InvalidArgs(where + ".columns: table \"" + t.name + "\" needs at least one column");
+    return Status::InvalidArgs(where + ".columns: table \"" + t.name +
+                               "\" needs at least one column");
   }
   for (auto it = cols->begin(); it != cols->end(); ++it) {
     std::string cw = where + ".columns." + it.key();
@@ -109,7 +115,8 @@ Status ParseTableSchema(const Json& j, const std::string& where, TableSchema* ou
     Column c;
     c.name = it.key();
     const Json& cj = it.value();
-    Json type_j = cj.is_string() ? cj : (cj.is_object() && cj.contains("type") ? cj["type"] : Json());
+    Json type_j =
+        cj.is_string() ? cj : (cj.is_object() && cj.contains("type") ? cj["type"] : Json());
     if (!type_j.is_string() || !ParseTypeName(type_j.get<std::string>(), &c.type)) {
       return Status::InvalidArgs(cw + ": unknown column type " + type_j.dump() +
                                  " (use str, int, bool, num or json)");
@@ -122,7 +129,8 @@ Status ParseTableSchema(const Json& j, const std::string& where, TableSchema* ou
       if (cj.contains("default")) {
         ONESTORE_RETURN_IF_ERROR(ValueFromJson(cj["default"], c.type, cw + ".default", &c.def));
         if (c.def.is_null() && !c.optional) {
-          return Status::InvalidArgs(cw + ".default: null default on a column that is not optional");
+          return Status::InvalidArgs(cw +
+                                     ".default: null default on a column that is not optional");
         }
         c.has_default = true;
       }
@@ -131,16 +139,20 @@ Status ParseTableSchema(const Json& j, const std::string& where, TableSchema* ou
   }
   auto key = j.find("key");
   if (key == j.end() || !key->is_array() || key->empty()) {
-    return Status::InvalidArgs(where + ".key: table \"" + t.name + "\" needs a key of one or more columns");
+    return Status::InvalidArgs(where + ".key: table \"" + t.name +
+                               "\" needs a key of one or more columns");
   }
   auto resolve = [&](const Json& name, const std::string& w, int* pos) -> Status {
-    if (!name.is_string()) return Status::InvalidArgs(w + ": " + name.dump() + " is not a column name");
+    if (!name.is_string())
+      return Status::InvalidArgs(w + ": " + name.dump() + " is not a column name");
     *pos = t.ColumnIndex(name.get<std::string>());
-    if (*pos < 0) return Status::InvalidArgs(w + ": unknown column \"" + name.get<std::string>() + "\" in table \"" + t.name + "\"");
+    if (*pos < 0)
+      return Status::InvalidArgs(w + ": unknown column \"" + name.get<std::string>() +
+                                 "\" in table \"" + t.name + "\"");
     Type ty = t.columns[*pos].type;
     if (ty != Type::kStr && ty != Type::kInt) {
-      return Status::InvalidArgs(w + ": column \"" + name.get<std::string>() + "\" is " + TypeName(ty) +
-                                 "; keys and indexes take only str and int columns");
+      return Status::InvalidArgs(w + ": column \"" + name.get<std::string>() + "\" is " +
+                                 TypeName(ty) + "; keys and indexes take only str and int columns");
     }
     return Status::OK();
   };
@@ -150,13 +162,15 @@ Status ParseTableSchema(const Json& j, const std::string& where, TableSchema* ou
     ONESTORE_RETURN_IF_ERROR(resolve((*key)[i], where + ".key[" + std::to_string(i) + "]", &pos));
     if (!seen.insert(pos).second) return Status::InvalidArgs(where + ".key: column listed twice");
     if (t.columns[pos].optional) {
-      return Status::InvalidArgs(where + ".key: key column \"" + t.columns[pos].name + "\" cannot be optional");
+      return Status::InvalidArgs(where + ".key: key column \"" + t.columns[pos].name +
+                                 "\" cannot be optional");
     }
     t.key.push_back(pos);
   }
   auto idx = j.find("indexes");
   if (idx != j.end() && !idx->is_null()) {
-    if (!idx->is_object()) return Status::InvalidArgs(where + ".indexes: must be an object of column lists");
+    if (!idx->is_object())
+      return Status::InvalidArgs(where + ".indexes: must be an object of column lists");
     for (auto it = idx->begin(); it != idx->end(); ++it) {
       std::string iw = where + ".indexes." + it.key();
       if (!ValidName(it.key())) return Status::InvalidArgs(iw + ": not a valid index name");
@@ -192,7 +206,8 @@ std::shared_ptr<const TableSchema> Catalog::FindShared(std::string_view name) co
   return it == tables_.end() ? nullptr : it->second;
 }
 
-Status Catalog::Lookup(std::string_view name, const std::string& where, const TableSchema** out) const {
+Status Catalog::Lookup(std::string_view name, const std::string& where,
+                       const TableSchema** out) const {
   *out = Find(name);
   if (*out == nullptr) {
     return Status::InvalidArgs(where + ": unknown table \"" + std::string(name) +

@@ -19,22 +19,22 @@ namespace onestore {
 struct Column {
   std::string name;
   Type type = Type::kStr;
-  bool optional = false;      // null allowed
-  bool has_default = false;   // `def` is used when a put omits the column
+  bool optional = false;     // null allowed
+  bool has_default = false;  // `def` is used when a put omits the column
   Value def;
 };
 
 struct Index {
   std::string name;
-  std::vector<int> columns;   // declared columns, then the key columns not among them
+  std::vector<int> columns;  // declared columns, then the key columns not among them
 };
 
 struct TableSchema {
-  std::string name;           // "<type>/<name>" or "<host>:<type>/<name>"
+  std::string name;  // "<type>/<name>" or "<host>:<type>/<name>"
   int64_t version = 1;
   std::vector<Column> columns;
-  std::vector<int> key;       // column positions of the primary key
-  std::vector<Index> indexes; // secondary indexes, in declared order
+  std::vector<int> key;        // column positions of the primary key
+  std::vector<Index> indexes;  // secondary indexes, in declared order
 
   // Position of a column, or -1.
   int ColumnIndex(std::string_view name) const;

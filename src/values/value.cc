@@ -7,20 +7,28 @@ namespace onestore {
 
 const char* TypeName(Type t) {
   switch (t) {
-    case Type::kNull: return "null";
-    case Type::kBool: return "bool";
-    case Type::kInt: return "int";
-    case Type::kNum: return "num";
-    case Type::kStr: return "str";
-    case Type::kJson: return "json";
+    case Type::kNull:
+      return "null";
+    case Type::kBool:
+      return "bool";
+    case Type::kInt:
+      return "int";
+    case Type::kNum:
+      return "num";
+    case Type::kStr:
+      return "str";
+    case Type::kJson:
+      return "json";
   }
   return "?";
 }
 
 bool ParseTypeName(std::string_view name, Type* out) {
-  static const std::pair<const char*, Type> kNames[] = {
-      {"str", Type::kStr}, {"int", Type::kInt}, {"bool", Type::kBool},
-      {"num", Type::kNum}, {"json", Type::kJson}};
+  static const std::pair<const char*, Type> kNames[] = {{"str", Type::kStr},
+                                                        {"int", Type::kInt},
+                                                        {"bool", Type::kBool},
+                                                        {"num", Type::kNum},
+                                                        {"json", Type::kJson}};
   for (const auto& [n, t] : kNames) {
     if (name == n) {
       *out = t;
@@ -33,20 +41,28 @@ bool ParseTypeName(std::string_view name, Type* out) {
 bool Value::operator==(const Value& o) const {
   if (type_ != o.type_) return false;
   switch (type_) {
-    case Type::kNull: return true;
+    case Type::kNull:
+      return true;
     case Type::kBool:
-    case Type::kInt: return i_ == o.i_;
-    case Type::kNum: return d_ == o.d_;
+    case Type::kInt:
+      return i_ == o.i_;
+    case Type::kNum:
+      return d_ == o.d_;
     case Type::kStr:
-    case Type::kJson: return s_ == o.s_;
+    case Type::kJson:
+      return s_ == o.s_;
   }
   return false;
 }
 
 void Value::AppendJson(std::string* out, bool unsafe_int_as_string) const {
   switch (type_) {
-    case Type::kNull: out->append("null"); break;
-    case Type::kBool: out->append(i_ ? "true" : "false"); break;
+    case Type::kNull:
+      out->append("null");
+      break;
+    case Type::kBool:
+      out->append(i_ ? "true" : "false");
+      break;
     case Type::kInt:
       if (unsafe_int_as_string && (i_ > kMaxSafeInteger || i_ < -kMaxSafeInteger)) {
         out->push_back('"');
@@ -62,8 +78,12 @@ void Value::AppendJson(std::string* out, bool unsafe_int_as_string) const {
       out->append(j.dump());
       break;
     }
-    case Type::kStr: AppendJsonString(s_, out); break;
-    case Type::kJson: out->append(s_); break;
+    case Type::kStr:
+      AppendJsonString(s_, out);
+      break;
+    case Type::kJson:
+      out->append(s_);
+      break;
   }
 }
 
@@ -160,11 +180,21 @@ void AppendJsonString(std::string_view s, std::string* out) {
     out->append(s.data() + start, i - start);
     start = i + 1;
     switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
+      case '"':
+        out->append("\\\"");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
       default:
         out->append("\\u00");
         out->push_back(kHex[c >> 4]);

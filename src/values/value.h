@@ -8,11 +8,10 @@
 #define ONESTORE_VALUES_VALUE_H_
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "onestore/status.h"
 
@@ -33,12 +32,37 @@ bool ParseTypeName(std::string_view name, Type* out);
 class Value {
  public:
   Value() = default;  // null
-  static Value Bool(bool b) { Value v; v.type_ = Type::kBool; v.i_ = b ? 1 : 0; return v; }
-  static Value Int(int64_t i) { Value v; v.type_ = Type::kInt; v.i_ = i; return v; }
-  static Value Num(double d) { Value v; v.type_ = Type::kNum; v.d_ = d; return v; }
-  static Value Str(std::string s) { Value v; v.type_ = Type::kStr; v.s_ = std::move(s); return v; }
+  static Value Bool(bool b) {
+    Value v;
+    v.type_ = Type::kBool;
+    v.i_ = b ? 1 : 0;
+    return v;
+  }
+  static Value Int(int64_t i) {
+    Value v;
+    v.type_ = Type::kInt;
+    v.i_ = i;
+    return v;
+  }
+  static Value Num(double d) {
+    Value v;
+    v.type_ = Type::kNum;
+    v.d_ = d;
+    return v;
+  }
+  static Value Str(std::string s) {
+    Value v;
+    v.type_ = Type::kStr;
+    v.s_ = std::move(s);
+    return v;
+  }
   // `text` must already be valid JSON text.
-  static Value JsonText(std::string text) { Value v; v.type_ = Type::kJson; v.s_ = std::move(text); return v; }
+  static Value JsonText(std::string text) {
+    Value v;
+    v.type_ = Type::kJson;
+    v.s_ = std::move(text);
+    return v;
+  }
 
   Type type() const { return type_; }
   bool is_null() const { return type_ == Type::kNull; }

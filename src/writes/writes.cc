@@ -4,16 +4,26 @@ namespace onestore {
 
 const char* ExprOpName(ExprOp op) {
   switch (op) {
-    case ExprOp::kValue: return "value";
-    case ExprOp::kCol: return "col";
-    case ExprOp::kAdd: return "add";
-    case ExprOp::kSub: return "sub";
-    case ExprOp::kMax: return "max";
-    case ExprOp::kMin: return "min";
-    case ExprOp::kConcat: return "concat";
-    case ExprOp::kReplacePrefix: return "replacePrefix";
-    case ExprOp::kCoalesce: return "coalesce";
-    case ExprOp::kWhen: return "when";
+    case ExprOp::kValue:
+      return "value";
+    case ExprOp::kCol:
+      return "col";
+    case ExprOp::kAdd:
+      return "add";
+    case ExprOp::kSub:
+      return "sub";
+    case ExprOp::kMax:
+      return "max";
+    case ExprOp::kMin:
+      return "min";
+    case ExprOp::kConcat:
+      return "concat";
+    case ExprOp::kReplacePrefix:
+      return "replacePrefix";
+    case ExprOp::kCoalesce:
+      return "coalesce";
+    case ExprOp::kWhen:
+      return "when";
   }
   return "?";
 }
@@ -27,10 +37,9 @@ std::string Short(const Json& j) {
 }
 
 bool ExprOpFromName(std::string_view n, ExprOp* op) {
-  static const ExprOp kAll[] = {ExprOp::kValue, ExprOp::kCol,    ExprOp::kAdd,
-                                ExprOp::kSub,   ExprOp::kMax,    ExprOp::kMin,
-                                ExprOp::kConcat, ExprOp::kReplacePrefix, ExprOp::kCoalesce,
-                                ExprOp::kWhen};
+  static const ExprOp kAll[] = {
+      ExprOp::kValue, ExprOp::kCol,    ExprOp::kAdd,           ExprOp::kSub,      ExprOp::kMax,
+      ExprOp::kMin,   ExprOp::kConcat, ExprOp::kReplacePrefix, ExprOp::kCoalesce, ExprOp::kWhen};
   for (ExprOp o : kAll) {
     if (n == ExprOpName(o)) {
       *op = o;
@@ -42,8 +51,8 @@ bool ExprOpFromName(std::string_view n, ExprOp* op) {
 
 // Parses an expression whose result goes into a cell of type `want` of
 // column `target`. A bare JSON value (not an object) is a literal.
-Status ParseExpr(const Json& j, const TableSchema& t, int target, Type want, const std::string& where,
-                 int depth, Expr* out) {
+Status ParseExpr(const Json& j, const TableSchema& t, int target, Type want,
+                 const std::string& where, int depth, Expr* out) {
   if (depth >= kMaxNesting) {
     return Status::InvalidArgs(where + ": the expression nests deeper than " +
                                std::to_string(kMaxNesting) + " levels");
@@ -53,9 +62,10 @@ Status ParseExpr(const Json& j, const TableSchema& t, int target, Type want, con
   const std::string& cname = t.columns[target].name;
   if (!j.is_object() || j.size() != 1 || !ExprOpFromName(j.begin().key(), &e.op)) {
     if (j.is_object() && want != Type::kJson) {
-      return Status::InvalidArgs(where + ": " + Short(j) +
-                                 " is not a set expression (value, col, add, sub, max, min, concat, "
-                                 "replacePrefix, coalesce, when)");
+      return Status::InvalidArgs(
+          where + ": " + Short(j) +
+          " is not a set expression (value, col, add, sub, max, min, concat, "
+          "replacePrefix, coalesce, when)");
     }
     // A bare literal: value(v).
     e.op = ExprOp::kValue;
@@ -67,16 +77,17 @@ Status ParseExpr(const Json& j, const TableSchema& t, int target, Type want, con
   const std::string w = where + "." + j.begin().key();
   auto need_list = [&](size_t min, size_t max) -> Status {
     if (!a.is_array() || a.size() < min || a.size() > max) {
-      return Status::InvalidArgs(w + ": takes " +
-                                 (min == max ? std::to_string(min) : std::to_string(min) + " or more") +
-                                 " arguments, got " + Short(a));
+      return Status::InvalidArgs(
+          w + ": takes " + (min == max ? std::to_string(min) : std::to_string(min) + " or more") +
+          " arguments, got " + Short(a));
     }
     return Status::OK();
   };
   auto parse_args = [&](Type arg_type) -> Status {
     for (size_t i = 0; i < a.size(); ++i) {
       Expr c;
-      ONESTORE_RETURN_IF_ERROR(ParseExpr(a[i], t, target, arg_type, w + "[" + std::to_string(i) + "]", depth + 1, &c));
+      ONESTORE_RETURN_IF_ERROR(
+          ParseExpr(a[i], t, target, arg_type, w + "[" + std::to_string(i) + "]", depth + 1, &c));
       e.args.push_back(std::move(c));
     }
     return Status::OK();
@@ -96,13 +107,14 @@ Status ParseExpr(const Json& j, const TableSchema& t, int target, Type want, con
       if (!a.is_string()) return Status::InvalidArgs(w + ": " + Short(a) + " is not a column name");
       e.column = t.ColumnIndex(a.get<std::string>());
       if (e.column < 0) {
-        return Status::InvalidArgs(w + ": unknown column \"" + a.get<std::string>() + "\" in table \"" +
-                                   t.name + "\"");
+        return Status::InvalidArgs(w + ": unknown column \"" + a.get<std::string>() +
+                                   "\" in table \"" + t.name + "\"");
       }
       Type ct = t.columns[e.column].type;
       if (ct != want) {
-        return Status::InvalidArgs(w + ": column \"" + a.get<std::string>() + "\" is " + TypeName(ct) +
-                                   ", but column \"" + cname + "\" needs " + TypeName(want));
+        return Status::InvalidArgs(w + ": column \"" + a.get<std::string>() + "\" is " +
+                                   TypeName(ct) + ", but column \"" + cname + "\" needs " +
+                                   TypeName(want));
       }
       break;
     }
@@ -148,7 +160,8 @@ Status ParseExpr(const Json& j, const TableSchema& t, int target, Type want, con
       e.cond = std::move(p);
       for (size_t i = 1; i < 3; ++i) {
         Expr c;
-        ONESTORE_RETURN_IF_ERROR(ParseExpr(a[i], t, target, want, w + "[" + std::to_string(i) + "]", depth + 1, &c));
+        ONESTORE_RETURN_IF_ERROR(
+            ParseExpr(a[i], t, target, want, w + "[" + std::to_string(i) + "]", depth + 1, &c));
         e.args.push_back(std::move(c));
       }
       break;
@@ -158,16 +171,19 @@ Status ParseExpr(const Json& j, const TableSchema& t, int target, Type want, con
   return Status::OK();
 }
 
-Status ParseSet(const Json& j, const TableSchema& t, const std::string& where, std::vector<SetItem>* out) {
+Status ParseSet(const Json& j, const TableSchema& t, const std::string& where,
+                std::vector<SetItem>* out) {
   if (!j.is_object() || j.empty()) {
-    return Status::InvalidArgs(where + ": a set is a non-empty object {column: expression}, got " + Short(j));
+    return Status::InvalidArgs(where + ": a set is a non-empty object {column: expression}, got " +
+                               Short(j));
   }
   for (auto it = j.begin(); it != j.end(); ++it) {
     std::string w = where + "." + it.key();
     SetItem item;
     item.column = t.ColumnIndex(it.key());
     if (item.column < 0) {
-      return Status::InvalidArgs(w + ": unknown column \"" + it.key() + "\" in table \"" + t.name + "\"");
+      return Status::InvalidArgs(w + ": unknown column \"" + it.key() + "\" in table \"" + t.name +
+                                 "\"");
     }
     for (int k : t.key) {
       if (k == item.column) {
@@ -178,7 +194,8 @@ Status ParseSet(const Json& j, const TableSchema& t, const std::string& where, s
     const Column& c = t.columns[item.column];
     ONESTORE_RETURN_IF_ERROR(ParseExpr(it.value(), t, item.column, c.type, w, 0, &item.expr));
     if (item.expr.op == ExprOp::kValue && item.expr.value.is_null() && !c.optional) {
-      return Status::InvalidArgs(w + ": column \"" + c.name + "\" is not optional and cannot be null");
+      return Status::InvalidArgs(w + ": column \"" + c.name +
+                                 "\" is not optional and cannot be null");
     }
     out->push_back(std::move(item));
   }
@@ -186,10 +203,12 @@ Status ParseSet(const Json& j, const TableSchema& t, const std::string& where, s
 }
 
 Status ParseRow(const Json& j, const TableSchema& t, const std::string& where, Row* out) {
-  if (!j.is_object()) return Status::InvalidArgs(where + ": a row must be an object, got " + Short(j));
+  if (!j.is_object())
+    return Status::InvalidArgs(where + ": a row must be an object, got " + Short(j));
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (t.ColumnIndex(it.key()) < 0) {
-      return Status::InvalidArgs(where + ": unknown column \"" + it.key() + "\" in table \"" + t.name + "\"");
+      return Status::InvalidArgs(where + ": unknown column \"" + it.key() + "\" in table \"" +
+                                 t.name + "\"");
     }
   }
   Row row(t.columns.size());
@@ -340,10 +359,13 @@ Status TableResolver::Lookup(std::string_view name, const std::string& where,
                              "\" (open it with owner.table(def) first)");
 }
 
-void TableResolver::Declare(std::shared_ptr<const TableSchema> t) { declared_.push_back(std::move(t)); }
+void TableResolver::Declare(std::shared_ptr<const TableSchema> t) {
+  declared_.push_back(std::move(t));
+}
 
 Status ParseOp(const Json& j, TableResolver* tables, const std::string& where, Op* out) {
-  if (!j.is_object()) return Status::InvalidArgs(where + ": an op must be an object, got " + Short(j));
+  if (!j.is_object())
+    return Status::InvalidArgs(where + ": an op must be an object, got " + Short(j));
   auto op_it = j.find("op");
   if (op_it == j.end() || !op_it->is_string()) {
     return Status::InvalidArgs(where + ".op: missing (put, update, delete or table)");
@@ -363,7 +385,8 @@ Status ParseOp(const Json& j, TableResolver* tables, const std::string& where, O
   if (table_it == j.end() || !table_it->is_string()) {
     return Status::InvalidArgs(where + ".table: missing table name");
   }
-  ONESTORE_RETURN_IF_ERROR(tables->Lookup(table_it->get_ref<const std::string&>(), where + ".table", &op.table));
+  ONESTORE_RETURN_IF_ERROR(
+      tables->Lookup(table_it->get_ref<const std::string&>(), where + ".table", &op.table));
   const TableSchema& t = *op.table;
   auto has = [&](const char* k) { return j.find(k) != j.end(); };
   if (name == "put") {
@@ -398,7 +421,8 @@ Status ParseOp(const Json& j, TableResolver* tables, const std::string& where, O
       ONESTORE_RETURN_IF_ERROR(ParseSet(j["set"], t, where + ".set", &op.set));
     }
   } else {
-    return Status::InvalidArgs(where + ".op: unknown op \"" + name + "\" (put, update, delete or table)");
+    return Status::InvalidArgs(where + ".op: unknown op \"" + name +
+                               "\" (put, update, delete or table)");
   }
   *out = std::move(op);
   return Status::OK();

@@ -20,7 +20,18 @@
 
 namespace onestore {
 
-enum class ExprOp { kValue, kCol, kAdd, kSub, kMax, kMin, kConcat, kReplacePrefix, kCoalesce, kWhen };
+enum class ExprOp {
+  kValue,
+  kCol,
+  kAdd,
+  kSub,
+  kMax,
+  kMin,
+  kConcat,
+  kReplacePrefix,
+  kCoalesce,
+  kWhen
+};
 
 // Wire names: "value", "col", "add", ...
 const char* ExprOpName(ExprOp op);
@@ -31,11 +42,11 @@ const char* ExprOpName(ExprOp op);
 // else b (unknown counts as false). Integer overflow is an error.
 struct Expr {
   ExprOp op = ExprOp::kValue;
-  Type type = Type::kNull;   // result type; kNull only for a null literal
-  Value value;               // kValue; for kReplacePrefix: unused
-  int column = -1;           // kCol; kReplacePrefix: the column it rewrites
-  std::string from, to;      // kReplacePrefix
-  std::vector<Expr> args;    // add, sub, max, min, concat, coalesce; when: [then, else]
+  Type type = Type::kNull;          // result type; kNull only for a null literal
+  Value value;                      // kValue; for kReplacePrefix: unused
+  int column = -1;                  // kCol; kReplacePrefix: the column it rewrites
+  std::string from, to;             // kReplacePrefix
+  std::vector<Expr> args;           // add, sub, max, min, concat, coalesce; when: [then, else]
   std::shared_ptr<Predicate> cond;  // kWhen
 
   void AppendJson(const TableSchema& t, std::string* out) const;
@@ -75,7 +86,8 @@ struct Op {
 class TableResolver {
  public:
   explicit TableResolver(const Catalog* base) : base_(base) {}
-  Status Lookup(std::string_view name, const std::string& where, std::shared_ptr<const TableSchema>* out) const;
+  Status Lookup(std::string_view name, const std::string& where,
+                std::shared_ptr<const TableSchema>* out) const;
   void Declare(std::shared_ptr<const TableSchema> t);
 
  private:

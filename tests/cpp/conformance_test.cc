@@ -112,7 +112,8 @@ const BackendParam kBackends[] = {
 // Runs the cases of one vector file on one backend; collects failures.
 class VectorRunner {
  public:
-  VectorRunner(const BackendParam& backend, const std::string& file) : backend_(backend), file_(file) {}
+  VectorRunner(const BackendParam& backend, const std::string& file)
+      : backend_(backend), file_(file) {}
 
   void Run() {
     std::string path = VectorDir() + "/" + file_;
@@ -128,7 +129,8 @@ class VectorRunner {
     ASSERT_TRUE(doc_.contains("cases") && doc_["cases"].is_array()) << path;
     for (const Json& t : doc_.value("tables", Json::array())) {
       TableInfo info;
-      for (auto it = t["columns"].begin(); it != t["columns"].end(); ++it) info.columns.push_back(it.key());
+      for (auto it = t["columns"].begin(); it != t["columns"].end(); ++it)
+        info.columns.push_back(it.key());
       for (const Json& k : t["key"]) {
         auto pos = std::find(info.columns.begin(), info.columns.end(), k.get<std::string>());
         info.key.push_back(static_cast<int>(pos - info.columns.begin()));
@@ -146,7 +148,8 @@ class VectorRunner {
   }
 
   static void RemoveFiles(const std::string& path) {
-    for (const char* suffix : {"", "-journal", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+    for (const char* suffix : {"", "-journal", "-wal", "-shm"})
+      std::remove((path + suffix).c_str());
   }
 
   void RunCase(const Json& c, int index) {
@@ -217,10 +220,12 @@ class VectorRunner {
     if (st.contains("error")) {
       std::string want = st["error"].get<std::string>();
       if (s.ok()) {
-        ADD_FAILURE() << Where(step, st, setup) << "expected error " << want << ", but it succeeded";
+        ADD_FAILURE() << Where(step, st, setup) << "expected error " << want
+                      << ", but it succeeded";
         *failed = true;
       } else if (want != CodeString(s.code())) {
-        ADD_FAILURE() << Where(step, st, setup) << "expected error " << want << ", got " << s.ToString();
+        ADD_FAILURE() << Where(step, st, setup) << "expected error " << want << ", got "
+                      << s.ToString();
         *failed = true;
       }
       return false;
@@ -279,8 +284,8 @@ class VectorRunner {
         Json r = ParseText(result);
         Plain got = r.is_object() && r.contains("counts") ? Comparable(r["counts"]) : Plain();
         return Expect(got == Comparable(st["counts"]), step, st, setup,
-                      "counts: expected " + Comparable(st["counts"]).dump() + ", got " + got.dump() +
-                          " (commit answer " + result + ")");
+                      "counts: expected " + Comparable(st["counts"]).dump() + ", got " +
+                          got.dump() + " (commit answer " + result + ")");
       }
       return true;
     }
@@ -360,27 +365,31 @@ class VectorRunner {
         for (const Json& k : pg) keys.push_back(ExpectedKey(k));
         want.push_back(keys);
       }
-      if (!Expect(got_pages == want, step, st, setup, "pages: expected " + want.dump() + ", got " + got_pages.dump()))
+      if (!Expect(got_pages == want, step, st, setup,
+                  "pages: expected " + want.dump() + ", got " + got_pages.dump()))
         return false;
       read_to_end = true;
     } else {
       total = static_cast<int64_t>(page["rows"].size());
       read_to_end = !page.contains("next");
       if (st.contains("save")) {
-        if (!Expect(page.contains("next"), step, st, setup, "expected a next cursor to save")) return false;
+        if (!Expect(page.contains("next"), step, st, setup, "expected a next cursor to save"))
+          return false;
         saved_[st["save"].get<std::string>()] = page["next"].get<std::string>();
       }
       if (st.contains("rows")) {
         Plain got = Comparable(page["rows"]);
         Plain want = Comparable(st["rows"]);
-        if (!Expect(got == want, step, st, setup, "rows: expected " + want.dump() + ", got " + got.dump()))
+        if (!Expect(got == want, step, st, setup,
+                    "rows: expected " + want.dump() + ", got " + got.dump()))
           return false;
       } else if (st.contains("keys")) {
         Plain got = Plain::array();
         for (const Json& row : page["rows"]) got.push_back(KeyOf(table, row));
         Plain want = Plain::array();
         for (const Json& k : st["keys"]) want.push_back(ExpectedKey(k));
-        if (!Expect(got == want, step, st, setup, "keys: expected " + want.dump() + ", got " + got.dump()))
+        if (!Expect(got == want, step, st, setup,
+                    "keys: expected " + want.dump() + ", got " + got.dump()))
           return false;
       }
     }
@@ -423,7 +432,8 @@ std::string ParamName(const ::testing::TestParamInfo<ConformanceTest::ParamType>
 }
 
 INSTANTIATE_TEST_SUITE_P(Vectors, ConformanceTest,
-                         ::testing::Combine(::testing::ValuesIn(kBackends), ::testing::ValuesIn(VectorFiles())),
+                         ::testing::Combine(::testing::ValuesIn(kBackends),
+                                            ::testing::ValuesIn(VectorFiles())),
                          ParamName);
 
 TEST(ConformanceVectors, TheVectorDirectoryHoldsVectors) {

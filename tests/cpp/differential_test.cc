@@ -38,11 +38,27 @@ const char* const kTableName = "t/diff";
 
 // Pieces of text: ASCII, two-byte, CJK, fullwidth (U+FF08, U+FF5E), private
 // use, U+FFFD and emoji, so that code-point and UTF-16 order differ.
-const char* const kPieces[] = {"a", "b", "Z", "/", "é", "测", "试", "（", "～", "\xEE\x80\x80",
-                               "\xEF\xBF\xBD", "😀", "😁", "a/", "测试", "😀a"};
+const char* const kPieces[] = {
+    "a", "b", "Z",  "/",    "é", "测", "试", "（", "～", "\xEE\x80\x80", "\xEF\xBF\xBD",
+    "😀", "😁", "a/", "测试", "😀a"};
 
-const int64_t kInts[] = {0,  1,  2,  3,  -1, -2, 5, 7, 10, 100, INT64_MAX, INT64_MIN, INT64_MAX - 1,
-                         INT64_MIN + 1, 9007199254740993LL, 9007199254740992LL, -9007199254740993LL};
+const int64_t kInts[] = {0,
+                         1,
+                         2,
+                         3,
+                         -1,
+                         -2,
+                         5,
+                         7,
+                         10,
+                         100,
+                         INT64_MAX,
+                         INT64_MIN,
+                         INT64_MAX - 1,
+                         INT64_MIN + 1,
+                         9007199254740993LL,
+                         9007199254740992LL,
+                         -9007199254740993LL};
 const double kNums[] = {0.0, 1.0, -1.5, 0.25, 2.5, 1e10, -3.0, 0.1, 1e300, -1e-300};
 const char* const kCols[] = {"id", "n", "m", "s", "f", "x", "g"};
 
@@ -79,7 +95,8 @@ class Gen {
     return Num();
   }
   Plain Id() {
-    static const char* const kIds[] = {"a", "b", "c", "é", "测", "测试（一）", "测试😀", "～", "😀", "😀a", "Z", "a/b"};
+    static const char* const kIds[] = {"a",     "b",  "c", "é",  "测", "测试（一）",
+                                       "测试😀", "～", "😀", "😀a", "Z",  "a/b"};
     if (Chance(70)) return Plain(kIds[Below(sizeof(kIds) / sizeof(kIds[0]))]);
     return Plain(Text(2));
   }
@@ -93,8 +110,10 @@ class Gen {
     Plain r = Plain::object();
     r["id"] = Id();
     r["g"] = static_cast<int64_t>(Below(3));
-    if (keys_.size() < 64) keys_.push_back(Plain::array({r["id"], r["g"]}));
-    else keys_[Below(64)] = Plain::array({r["id"], r["g"]});
+    if (keys_.size() < 64)
+      keys_.push_back(Plain::array({r["id"], r["g"]}));
+    else
+      keys_[Below(64)] = Plain::array({r["id"], r["g"]});
     for (const char* c : {"n", "m", "s", "f", "x"}) {
       if (std::string(c) == "m" && Chance(30)) continue;  // default 0
       if (Chance(20)) continue;                           // optional: omitted
@@ -110,24 +129,32 @@ class Gen {
     if (Chance(1)) return Plain{{"eq", Plain::array({c, Plain()})}};
     if (Chance(1)) return Plain{{"lt", Plain::array({"n", "1"})}};
     switch (pick) {
-      case 0: return Plain{{"eq", Plain::array({c, Literal(c, false)})}};
-      case 1: return Plain{{"ne", Plain::array({c, Literal(c, false)})}};
-      case 2: return Plain{{"lt", Plain::array({c, Literal(c, false)})}};
-      case 3: return Plain{{"lte", Plain::array({c, Literal(c, false)})}};
-      case 4: return Plain{{"gt", Plain::array({c, Literal(c, false)})}};
-      case 5: return Plain{{"gte", Plain::array({c, Literal(c, false)})}};
+      case 0:
+        return Plain{{"eq", Plain::array({c, Literal(c, false)})}};
+      case 1:
+        return Plain{{"ne", Plain::array({c, Literal(c, false)})}};
+      case 2:
+        return Plain{{"lt", Plain::array({c, Literal(c, false)})}};
+      case 3:
+        return Plain{{"lte", Plain::array({c, Literal(c, false)})}};
+      case 4:
+        return Plain{{"gt", Plain::array({c, Literal(c, false)})}};
+      case 5:
+        return Plain{{"gte", Plain::array({c, Literal(c, false)})}};
       case 6: {
         Plain list = Plain::array();
         int k = Below(4);
         for (int i = 0; i < k; ++i) list.push_back(Literal(c, false));
         return Plain{{"inArray", Plain::array({c, list})}};
       }
-      case 7: return Plain{{"isNull", c}};
+      case 7:
+        return Plain{{"isNull", c}};
       case 8: {
         const char* sc = Chance(80) ? "s" : "id";
         return Plain{{"prefix", Plain::array({sc, Text(2)})}};
       }
-      case 9: return Plain{{"not", Where(depth + 1)}};
+      case 9:
+        return Plain{{"not", Where(depth + 1)}};
       default: {
         Plain list = Plain::array();
         int k = 1 + Below(3);
@@ -149,11 +176,17 @@ class Gen {
       return Plain{{"col", target}};
     };
     switch (pick) {
-      case 0: return Plain{{"value", Literal(target, true)}};
-      case 1: return col();
+      case 0:
+        return Plain{{"value", Literal(target, true)}};
+      case 1:
+        return col();
       case 2:
-        if (is_int) return Plain{{Chance(50) ? "add" : "sub", Plain::array({Expr(target, depth + 1), Expr(target, depth + 1)})}};
-        if (is_str) return Plain{{"concat", Plain::array({Expr(target, depth + 1), Expr(target, depth + 1)})}};
+        if (is_int)
+          return Plain{{Chance(50) ? "add" : "sub",
+                        Plain::array({Expr(target, depth + 1), Expr(target, depth + 1)})}};
+        if (is_str)
+          return Plain{
+              {"concat", Plain::array({Expr(target, depth + 1), Expr(target, depth + 1)})}};
         return col();
       case 3:
         if (is_int || is_str || is_num) {
@@ -166,8 +199,12 @@ class Gen {
       case 4:
         if (is_str) return Plain{{"replacePrefix", Plain::array({Text(1), Text(1)})}};
         return Plain{{"value", Literal(target, false)}};
-      case 5: return Plain{{"coalesce", Plain::array({Expr(target, depth + 1), Expr(target, depth + 1)})}};
-      case 6: return Plain{{"when", Plain::array({Where(1), Expr(target, depth + 1), Expr(target, depth + 1)})}};
+      case 5:
+        return Plain{
+            {"coalesce", Plain::array({Expr(target, depth + 1), Expr(target, depth + 1)})}};
+      case 6:
+        return Plain{
+            {"when", Plain::array({Where(1), Expr(target, depth + 1), Expr(target, depth + 1)})}};
       default:
         if (is_int) return Plain{{"add", Plain::array({col(), Plain{{"value", Int()}}})}};
         return col();
@@ -188,9 +225,11 @@ class Gen {
   Plain Op() {
     int pick = Below(100);
     if (pick < 40) return Plain{{"op", "put"}, {"table", kTableName}, {"row", Row()}};
-    if (pick < 60) return Plain{{"op", "update"}, {"table", kTableName}, {"key", Key()}, {"set", Set()}};
+    if (pick < 60)
+      return Plain{{"op", "update"}, {"table", kTableName}, {"key", Key()}, {"set", Set()}};
     if (pick < 72) return Plain{{"op", "delete"}, {"table", kTableName}, {"key", Key()}};
-    if (pick < 92) return Plain{{"op", "update"}, {"table", kTableName}, {"where", Where()}, {"set", Set()}};
+    if (pick < 92)
+      return Plain{{"op", "update"}, {"table", kTableName}, {"where", Where()}, {"set", Set()}};
     return Plain{{"op", "delete"}, {"table", kTableName}, {"where", Where()}};
   }
 
@@ -237,7 +276,8 @@ std::vector<uint64_t> Seeds() {
   std::string v(env);
   if (v.rfind("random:", 0) == 0) {
     int n = std::atoi(v.c_str() + 7);
-    std::mt19937_64 r(static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+    std::mt19937_64 r(
+        static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
     for (int i = 0; i < n; ++i) seeds.push_back(r() % 1000000000ULL);
     return seeds;
   }
@@ -340,7 +380,8 @@ class Differential {
       Status sa = mem_->Page(kTableName, qt, limit, ca, &ta);
       Status sb = sql_->Page(kTableName, qt, limit, cb, &tb);
       Answer a = FromStatus(sa, ta), b = FromStatus(sb, tb);
-      std::string what = "page " + std::to_string(page) + " (limit " + std::to_string(limit) + ") of " + qt;
+      std::string what =
+          "page " + std::to_string(page) + " (limit " + std::to_string(limit) + ") of " + qt;
       if (!a.code.empty() || !b.code.empty()) return Compare(what, a, b);
       // Compare rows and whether there is a next page; the cursors' texts
       // are each store's own.

@@ -5,7 +5,6 @@
 #include "commit/store.h"
 
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -82,8 +81,9 @@ Json ParseOrDie(const std::string& text) {
 
 TEST_P(StoreTest, EveryCommitGetsTheNextSeqAndOneOutboxRecord) {
   EXPECT_EQ(store_->head(), 1);
-  Json r = ParseOrDie(MustCommit("[" + Put("e1", "a/x.ts", 812) + "]",
-                                 R"({"owner":"file-history","actor":{"kind":"person","id":"ana"},"at":1764412345123})"));
+  Json r = ParseOrDie(MustCommit(
+      "[" + Put("e1", "a/x.ts", 812) + "]",
+      R"({"owner":"file-history","actor":{"kind":"person","id":"ana"},"at":1764412345123})"));
   EXPECT_EQ(r["seq"], 2);
   EXPECT_EQ(r["counts"], Json::parse("[1]"));
   r = ParseOrDie(MustCommit("[" + Put("e2", "a/y.ts", 813) + "]"));
@@ -121,17 +121,22 @@ TEST_P(StoreTest, APrefixRenameIsOneSmallOpWithItsCount) {
   ASSERT_TRUE(store_->ReadOutbox(store_->head() - 1, 1, &batch).ok());
   Json rec = ParseOrDie(batch)["commits"][0];
   std::string op = rec["ops"][0].dump();
-  EXPECT_EQ(op, R"({"op":"update","table":"file-history/edits","where":{"prefix":["path","a/"]},"set":{"path":{"replacePrefix":["a/","b/"]}},"count":5000})");
+  EXPECT_EQ(
+      op,
+      R"({"op":"update","table":"file-history/edits","where":{"prefix":["path","a/"]},"set":{"path":{"replacePrefix":["a/","b/"]}},"count":5000})");
   EXPECT_LT(op.size(), 160u);
   int64_t n = -1;
-  ASSERT_TRUE(store_->Count("file-history/edits", R"({"where":{"prefix":["path","b/"]}})", &n).ok());
+  ASSERT_TRUE(
+      store_->Count("file-history/edits", R"({"where":{"prefix":["path","b/"]}})", &n).ok());
   EXPECT_EQ(n, 5000);
 }
 
 TEST_P(StoreTest, ARefusedCommitWritesNothingAndTheStoreGoesOn) {
   std::string result;
-  Status s = store_->Commit("[" + Put("e1", "a", 1) + R"(,{"op":"put","table":"file-history/edits","row":{"id":"e2","path":"b","entry":1.5}}])",
-                            "{}", &result);
+  Status s = store_->Commit(
+      "[" + Put("e1", "a", 1) +
+          R"(,{"op":"put","table":"file-history/edits","row":{"id":"e2","path":"b","entry":1.5}}])",
+      "{}", &result);
   EXPECT_EQ(s.code(), Code::kInvalidArgs);
   EXPECT_NE(s.message().find("1.5"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("ops[1].row.entry"), std::string::npos) << s.message();
@@ -141,8 +146,10 @@ TEST_P(StoreTest, ARefusedCommitWritesNothingAndTheStoreGoesOn) {
   EXPECT_EQ(row, "null");
   // An update of a missing key is refused at apply time, after a put that
   // already went into the backend transaction: both are rolled back.
-  s = store_->Commit("[" + Put("e1", "a", 1) + R"(,{"op":"update","table":"file-history/edits","key":["nope"],"set":{"entry":2}}])",
-                     "{}", &result);
+  s = store_->Commit(
+      "[" + Put("e1", "a", 1) +
+          R"(,{"op":"update","table":"file-history/edits","key":["nope"],"set":{"entry":2}}])",
+      "{}", &result);
   EXPECT_EQ(s.code(), Code::kNotFound) << s.ToString();
   ASSERT_TRUE(store_->Get("file-history/edits", R"(["e1"])", &row).ok());
   EXPECT_EQ(row, "null");
@@ -157,14 +164,21 @@ TEST_P(StoreTest, RefusalsNameTheValue) {
     std::string ops;
     std::string needle;
   } cases[] = {
-      {R"([{"op":"put","table":"file-history/edits","row":{"id":"x","path":"a\u0000b","entry":1}}])", "NUL"},
-      {R"([{"op":"put","table":"file-history/edits","row":{"id":"x","path":"a","entry":9.007199254740993e15}}])", "safe integer"},
-      {R"([{"op":"put","table":"file-history/edits","row":{"id":"x","path":"a","entry":"7"}}])", "\"7\""},
-      {R"([{"op":"put","table":"file-history/edits","row":{"id":"x","path":null,"entry":1}}])", "not optional"},
-      {R"([{"op":"put","table":"file-history/edits","row":{"id":"x","path":"a","entry":1,"nope":1}}])", "nope"},
+      {R"([{"op":"put","table":"file-history/edits","row":{"id":"x","path":"a\u0000b","entry":1}}])",
+       "NUL"},
+      {R"([{"op":"put","table":"file-history/edits","row":{"id":"x","path":"a","entry":9.007199254740993e15}}])",
+       "safe integer"},
+      {R"([{"op":"put","table":"file-history/edits","row":{"id":"x","path":"a","entry":"7"}}])",
+       "\"7\""},
+      {R"([{"op":"put","table":"file-history/edits","row":{"id":"x","path":null,"entry":1}}])",
+       "not optional"},
+      {R"([{"op":"put","table":"file-history/edits","row":{"id":"x","path":"a","entry":1,"nope":1}}])",
+       "nope"},
       {R"([{"op":"put","table":"nope/t","row":{}}])", "nope/t"},
-      {R"([{"op":"delete","table":"file-history/edits","where":{"eq":["meta",1]}}])", "json column"},
-      {R"([{"op":"update","table":"file-history/edits","key":["x"],"set":{"id":"y"}}])", "key column"},
+      {R"([{"op":"delete","table":"file-history/edits","where":{"eq":["meta",1]}}])",
+       "json column"},
+      {R"([{"op":"update","table":"file-history/edits","key":["x"],"set":{"id":"y"}}])",
+       "key column"},
   };
   for (const Case& c : cases) {
     Status s = store_->Commit(c.ops, "{}", &result);
@@ -176,9 +190,12 @@ TEST_P(StoreTest, RefusalsNameTheValue) {
   Status s = store_->Page("file-history/edits", R"({"orderBy":[["meta","asc"]]})", 10, "", &page);
   EXPECT_EQ(s.code(), Code::kInvalidArgs);
   std::string records;
-  s = store_->Declare(R"({"op":"table","table":"x/y","columns":{"a":{"type":"json"}},"key":["a"]})", &records);
+  s = store_->Declare(R"({"op":"table","table":"x/y","columns":{"a":{"type":"json"}},"key":["a"]})",
+                      &records);
   EXPECT_EQ(s.code(), Code::kInvalidArgs);
-  s = store_->Declare(R"({"op":"table","table":"x/y","columns":{"a":{"type":"str"},"b":{"type":"json"}},"key":["a"],"indexes":{"byB":["b"]}})", &records);
+  s = store_->Declare(
+      R"({"op":"table","table":"x/y","columns":{"a":{"type":"str"},"b":{"type":"json"}},"key":["a"],"indexes":{"byB":["b"]}})",
+      &records);
   EXPECT_EQ(s.code(), Code::kInvalidArgs);
 }
 
@@ -199,8 +216,9 @@ TEST_P(StoreTest, DeepWheresAndExpressionsAreRefusedNotCrashed) {
   std::string expr = "1";
   for (int i = 0; i < 1000; ++i) expr = R"({"add":[)" + expr + ",1]}";
   std::string result;
-  s = store_->Commit(R"([{"op":"update","table":"file-history/edits","key":["e1"],"set":{"entry":)" + expr + "}}]",
-                     "{}", &result);
+  s = store_->Commit(
+      R"([{"op":"update","table":"file-history/edits","key":["e1"],"set":{"entry":)" + expr + "}}]",
+      "{}", &result);
   EXPECT_EQ(s.code(), Code::kInvalidArgs);
   EXPECT_EQ(store_->head(), 2);
 }
@@ -209,8 +227,14 @@ TEST_P(StoreTest, TxGetSeesTheTransactionsOwnWritesAndRefusesAfterABulkOp) {
   MustCommit("[" + Put("e1", "a/1", 1) + "," + Put("e2", "a/2", 2) + "]");
   int tx = store_->TxOpen();
   std::string row;
-  ASSERT_TRUE(store_->TxGet(tx, "[" + Put("e3", "a/3", 3) + R"(,{"op":"update","table":"file-history/edits","key":["e1"],"set":{"entry":{"add":[{"col":"entry"},10]}}},{"op":"delete","table":"file-history/edits","key":["e2"]}])",
-                            "file-history/edits", R"(["e1"])", &row).ok());
+  ASSERT_TRUE(
+      store_
+          ->TxGet(
+              tx,
+              "[" + Put("e3", "a/3", 3) +
+                  R"(,{"op":"update","table":"file-history/edits","key":["e1"],"set":{"entry":{"add":[{"col":"entry"},10]}}},{"op":"delete","table":"file-history/edits","key":["e2"]}])",
+              "file-history/edits", R"(["e1"])", &row)
+          .ok());
   EXPECT_EQ(row, R"(["e1","a/1",11,0,null])");
   ASSERT_TRUE(store_->TxGet(tx, "", "file-history/edits", R"(["e2"])", &row).ok());
   EXPECT_EQ(row, "null");
@@ -219,8 +243,9 @@ TEST_P(StoreTest, TxGetSeesTheTransactionsOwnWritesAndRefusesAfterABulkOp) {
   // Committed state does not see the staged ops.
   ASSERT_TRUE(store_->Get("file-history/edits", R"(["e1"])", &row).ok());
   EXPECT_EQ(row, R"(["e1","a/1",1,0,null])");
-  Status s = store_->TxGet(tx, R"([{"op":"delete","table":"file-history/edits","where":{"eq":["entry",3]}}])",
-                           "file-history/edits", R"(["e1"])", &row);
+  Status s = store_->TxGet(
+      tx, R"([{"op":"delete","table":"file-history/edits","where":{"eq":["entry",3]}}])",
+      "file-history/edits", R"(["e1"])", &row);
   EXPECT_EQ(s.code(), Code::kReadAfterBulk);
   std::string result;
   ASSERT_TRUE(store_->TxCommit(tx, "[]", "{}", &result).ok());
@@ -265,19 +290,23 @@ TEST_P(StoreTest, DeclaringTheSameTableAgainCommitsNothingAndANewerStoredVersion
 TEST_P(StoreTest, CursorsAreBoundToTheirQueryAndDirection) {
   MustCommit("[" + Put("e1", "a", 1) + "," + Put("e2", "a", 2) + "," + Put("e3", "b", 3) + "]");
   std::string page;
-  ASSERT_TRUE(store_->Page("file-history/edits", R"({"orderBy":[["entry","asc"]]})", 2, "", &page).ok());
+  ASSERT_TRUE(
+      store_->Page("file-history/edits", R"({"orderBy":[["entry","asc"]]})", 2, "", &page).ok());
   Json p = ParseOrDie(page);
   ASSERT_EQ(p["rows"].size(), 2u);
   std::string next = p["next"].get<std::string>();
-  ASSERT_TRUE(store_->Page("file-history/edits", R"({"orderBy":[["entry","asc"]]})", 2, next, &page).ok());
+  ASSERT_TRUE(
+      store_->Page("file-history/edits", R"({"orderBy":[["entry","asc"]]})", 2, next, &page).ok());
   p = ParseOrDie(page);
   ASSERT_EQ(p["rows"].size(), 1u);
   EXPECT_EQ(p["rows"][0][0], "e3");
   EXPECT_FALSE(p.contains("next"));
-  Status s = store_->Page("file-history/edits", R"({"orderBy":[["entry","desc"]]})", 2, next, &page);
+  Status s =
+      store_->Page("file-history/edits", R"({"orderBy":[["entry","desc"]]})", 2, next, &page);
   EXPECT_EQ(s.code(), Code::kInvalidCursor);
   EXPECT_NE(s.message().find("other direction"), std::string::npos) << s.message();
-  s = store_->Page("file-history/edits", R"({"where":{"eq":["path","a"]},"orderBy":[["entry","asc"]]})", 2, next, &page);
+  s = store_->Page("file-history/edits",
+                   R"({"where":{"eq":["path","a"]},"orderBy":[["entry","asc"]]})", 2, next, &page);
   EXPECT_EQ(s.code(), Code::kInvalidCursor);
   s = store_->Page("file-history/edits", "{}", 2, "garbage", &page);
   EXPECT_EQ(s.code(), Code::kInvalidCursor);
@@ -291,7 +320,8 @@ TEST_P(StoreTest, AClosedStoreRefusesEveryCall) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreTest,
-                         ::testing::Values(BackendParam{"memory", false}, BackendParam{"sqlite", false},
+                         ::testing::Values(BackendParam{"memory", false},
+                                           BackendParam{"sqlite", false},
                                            BackendParam{"sqlite", true}),
                          [](const auto& info) {
                            return std::string(info.param.name) + (info.param.file ? "File" : "");
@@ -305,7 +335,9 @@ class FailingCommitBackend : public Backend {
   Status Open(const std::string& id, BackendState* s) override { return base_->Open(id, s); }
   Status Begin() override { return base_->Begin(); }
   Status Apply(Op* op, const TableSchema* prev) override { return base_->Apply(op, prev); }
-  Status AppendOutbox(int64_t seq, const std::string& r) override { return base_->AppendOutbox(seq, r); }
+  Status AppendOutbox(int64_t seq, const std::string& r) override {
+    return base_->AppendOutbox(seq, r);
+  }
   Status Commit() override {
     if (fail_commit) {
       base_->Rollback();
@@ -314,13 +346,20 @@ class FailingCommitBackend : public Backend {
     return base_->Commit();
   }
   void Rollback() override { base_->Rollback(); }
-  Status Get(const TableSchema& t, const Key& k, std::optional<Row>* r) override { return base_->Get(t, k, r); }
-  Status Page(const Query& q, const std::vector<Value>* a, int64_t l, std::vector<Row>* r) override {
+  Status Get(const TableSchema& t, const Key& k, std::optional<Row>* r) override {
+    return base_->Get(t, k, r);
+  }
+  Status Page(const Query& q, const std::vector<Value>* a, int64_t l,
+              std::vector<Row>* r) override {
     return base_->Page(q, a, l, r);
   }
-  Status Count(const TableSchema& t, const Predicate* w, int64_t* c) override { return base_->Count(t, w, c); }
+  Status Count(const TableSchema& t, const Predicate* w, int64_t* c) override {
+    return base_->Count(t, w, c);
+  }
   Status MaxIntKey(const TableSchema& t, int64_t* m) override { return base_->MaxIntKey(t, m); }
-  Status ReadOutbox(int64_t a, int64_t l, std::vector<OutboxEntry>* o) override { return base_->ReadOutbox(a, l, o); }
+  Status ReadOutbox(int64_t a, int64_t l, std::vector<OutboxEntry>* o) override {
+    return base_->ReadOutbox(a, l, o);
+  }
   Status TrimOutbox(int64_t u, int64_t* r) override { return base_->TrimOutbox(u, r); }
   void Close() override { base_->Close(); }
 
@@ -337,7 +376,8 @@ TEST(StoreStop, AnErrorDuringCommitStopsTheStore) {
   ASSERT_TRUE(store->Declare(kCounter, &records).ok());
   ASSERT_TRUE(store->Commit(records, "{}", &result).ok());
   raw->fail_commit = true;
-  Status s = store->Commit(R"([{"op":"put","table":"t/counter","row":{"n":1,"v":"x"}}])", "{}", &result);
+  Status s =
+      store->Commit(R"([{"op":"put","table":"t/counter","row":{"n":1,"v":"x"}}])", "{}", &result);
   EXPECT_EQ(s.code(), Code::kStorageFailed);
   raw->fail_commit = false;
   // Every later call is refused, reads included: nobody knows what landed.
@@ -384,9 +424,9 @@ class FileLockTest : public ::testing::Test {
 
   Status PutOne(int n) {
     std::string result;
-    return store_->Commit(R"([{"op":"put","table":"t/counter","row":{"n":)" + std::to_string(n) +
-                              R"(,"v":"x"}}])",
-                          "{}", &result);
+    return store_->Commit(
+        R"([{"op":"put","table":"t/counter","row":{"n":)" + std::to_string(n) + R"(,"v":"x"}}])",
+        "{}", &result);
   }
 
   std::string path_;

@@ -1,10 +1,9 @@
 // Checks values and the one text order: code point order on UTF-8, prefix
 // bounds, and the conversions from JSON that refuse bad input by name.
-#include "values/value.h"
-
 #include <gtest/gtest.h>
 
 #include "schema/schema.h"
+#include "values/value.h"
 
 namespace onestore {
 namespace {
@@ -24,7 +23,8 @@ TEST(TextOrder, PrefixUpperBoundIsTheFirstStringWithoutThePrefix) {
   EXPECT_EQ(PrefixUpperBound(""), "");
   const std::string p = "测试";
   const std::string up = PrefixUpperBound(p);
-  for (std::string s : {std::string("测试"), std::string("测试😀"), std::string("测试\xEF\xBF\xBD")}) {
+  for (std::string s :
+       {std::string("测试"), std::string("测试😀"), std::string("测试\xEF\xBF\xBD")}) {
     EXPECT_GE(CompareText(s, p), 0) << s;
     EXPECT_LT(CompareText(s, up), 0) << s;
   }
@@ -71,17 +71,23 @@ TEST(Values, UnsafeIntsGoToJsAsStrings) {
 
 TEST(Schema, TablesRefuseJsonKeysAndUnknownColumns) {
   TableSchema t;
-  auto parse = [&](const char* text) {
-    return ParseTableSchema(Json::parse(text), "table", &t);
-  };
-  EXPECT_TRUE(parse(R"({"table":"a/b","columns":{"id":"str","n":"int"},"key":["id"],"indexes":{"byN":["n"]}})").ok());
+  auto parse = [&](const char* text) { return ParseTableSchema(Json::parse(text), "table", &t); };
+  EXPECT_TRUE(
+      parse(
+          R"({"table":"a/b","columns":{"id":"str","n":"int"},"key":["id"],"indexes":{"byN":["n"]}})")
+          .ok());
   ASSERT_EQ(t.indexes.size(), 1u);
   EXPECT_EQ(t.indexes[0].columns, (std::vector<int>{1, 0}));  // every index ends with the key
-  EXPECT_EQ(parse(R"({"table":"a/b","columns":{"id":"json"},"key":["id"]})").code(), Code::kInvalidArgs);
-  EXPECT_EQ(parse(R"({"table":"a/b","columns":{"id":"str"},"key":["nope"]})").code(), Code::kInvalidArgs);
-  EXPECT_EQ(parse(R"({"table":"a/b","columns":{"id":"float"},"key":["id"]})").code(), Code::kInvalidArgs);
-  EXPECT_EQ(parse(R"({"table":"_meta","columns":{"id":"str"},"key":["id"]})").code(), Code::kInvalidArgs);
-  Status s = parse(R"({"table":"a/b","columns":{"id":"str","m":"json"},"key":["id"],"indexes":{"byM":["m"]}})");
+  EXPECT_EQ(parse(R"({"table":"a/b","columns":{"id":"json"},"key":["id"]})").code(),
+            Code::kInvalidArgs);
+  EXPECT_EQ(parse(R"({"table":"a/b","columns":{"id":"str"},"key":["nope"]})").code(),
+            Code::kInvalidArgs);
+  EXPECT_EQ(parse(R"({"table":"a/b","columns":{"id":"float"},"key":["id"]})").code(),
+            Code::kInvalidArgs);
+  EXPECT_EQ(parse(R"({"table":"_meta","columns":{"id":"str"},"key":["id"]})").code(),
+            Code::kInvalidArgs);
+  Status s = parse(
+      R"({"table":"a/b","columns":{"id":"str","m":"json"},"key":["id"],"indexes":{"byM":["m"]}})");
   EXPECT_EQ(s.code(), Code::kInvalidArgs);
   EXPECT_NE(s.message().find("\"m\""), std::string::npos) << s.message();
 }

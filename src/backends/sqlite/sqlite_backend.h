@@ -13,8 +13,8 @@
 namespace onestore {
 
 struct SqliteOptions {
-  std::string path;               // a file path, or ":memory:"
-  bool durability_full = true;    // synchronous=FULL; false: NORMAL
+  std::string path;             // a file path, or ":memory:"
+  bool durability_full = true;  // synchronous=FULL; false: NORMAL
 };
 
 std::unique_ptr<Backend> NewSqliteBackend(const SqliteOptions& options);

@@ -65,7 +65,7 @@ struct VfsFile {
   std::string path;          // empty for a nameless temporary file
   FileSystem* fs = nullptr;  // the file system it was opened on
   bool delete_on_close = false;
-  bool main_db = false;      // the database itself (locks apply to it only)
+  bool main_db = false;  // the database itself (locks apply to it only)
   // SQLite's lock level on this file. Any level above NONE holds the file
   // system's lock between processes (FileLock).
   int lock = SQLITE_LOCK_NONE;
