@@ -214,6 +214,32 @@ TEST(PlanScanTest, MixedDirectionsOrAnUnindexedOrderSort) {
   EXPECT_EQ(PlanScan(*t, nullptr, &by_key.order).Describe(*t), "primary key asc");
 }
 
+TEST_F(MemoryBackendTest, AnOrderThatAnIndexGivesInPartSortsOnlyTheGroupsAPageNeeds) {
+  std::vector<Op> ops;
+  for (int i = 0; i < 200; ++i) {
+    ops.push_back(
+        Put(t_, Edit("e" + std::to_string(i), "p" + std::to_string(i % 20), i, Value::Int(i % 7))));
+  }
+  Commit(std::move(ops));
+  // byPath is (path, at, id); ordering by path alone (then the key) follows
+  // it for path, and sorts only within each path.
+  for (bool desc : {false, true}) {
+    Query q = MakeQuery(t_.get(), std::nullopt, {{kPath, desc}});
+    *MemoryStats(backend_.get()) = MemoryScanStats{};
+    std::vector<Row> page;
+    ASSERT_TRUE(backend_->Page(q, nullptr, 15, &page).ok());
+    EXPECT_EQ(MemoryStats(backend_.get())->last_plan,
+              std::string("index byPath ") + (desc ? "desc" : "asc") + ", then sort each group of 1");
+    // Two groups of 10 fill a page of 15: the walk stops after the second.
+    EXPECT_LE(MemoryStats(backend_.get())->rows_visited, 21);
+    std::vector<Row> all = All(q);
+    ASSERT_EQ(all.size(), 200u);
+    for (size_t i = 1; i < all.size(); ++i) EXPECT_GT(q.CompareRows(all[i], all[i - 1]), 0);
+    ASSERT_EQ(page.size(), 15u);
+    for (size_t i = 0; i < page.size(); ++i) EXPECT_EQ(page[i], all[i]);
+  }
+}
+
 TEST_F(MemoryBackendTest, EqPlusOrderOnAnIndexVisitsOnlyTheMatchingRows) {
   std::vector<Op> ops;
   for (int i = 0; i < 200; ++i) {

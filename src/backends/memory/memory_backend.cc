@@ -567,12 +567,50 @@ Status MemoryBackend::Page(const Query& q, const std::vector<Value>* after, int6
     return Status::OK();
   }
 
+  auto by_order = [&](const Row* a, const Row* b) { return q.CompareRows(*a, *b) < 0; };
+  if (plan.ordered_terms > 0) {
+    // The walk gives the first ordered_terms terms: sort each group of rows
+    // that agree on them, and stop after the group that fills the page.
+    std::vector<int> group_columns;
+    for (const OrderTerm& term : q.order) {
+      bool fixed = false;
+      for (const auto& [fc, fv] : plan.fixed) fixed |= fc == term.column;
+      if (fixed) continue;
+      if (static_cast<int>(group_columns.size()) == plan.ordered_terms) break;
+      group_columns.push_back(term.column);
+    }
+    auto same_group = [&](const Row& a, const Row& b) {
+      for (int c : group_columns) {
+        if (CompareValues(a[c], b[c]) != 0) return false;
+      }
+      return true;
+    };
+    std::vector<const Row*> group;
+    auto flush = [&]() {
+      std::sort(group.begin(), group.end(), by_order);
+      for (const Row* r : group) {
+        if (rows->size() >= max_rows) break;
+        rows->push_back(*r);
+      }
+      group.clear();
+    };
+    Walk(*d, plan, nullptr, [&](const Row& row) {
+      if (!group.empty() && !same_group(*group.front(), row)) {
+        flush();
+        if (rows->size() >= max_rows) return false;
+      }
+      if (wanted(row)) group.push_back(&row);
+      return true;
+    });
+    if (rows->size() < max_rows) flush();
+    return Status::OK();
+  }
+
   std::vector<const Row*> hits;
   Walk(*d, plan, nullptr, [&](const Row& row) {
     if (wanted(row)) hits.push_back(&row);
     return true;
   });
-  auto by_order = [&](const Row* a, const Row* b) { return q.CompareRows(*a, *b) < 0; };
   size_t n = std::min(max_rows, hits.size());
   std::partial_sort(hits.begin(), hits.begin() + n, hits.end(), by_order);
   rows->reserve(n);

@@ -44,7 +44,8 @@ std::string ScanPlan::Describe(const TableSchema& t) const {
   }
   if (lower || upper) out += " range(" + name(columns[eq_prefix.size()]) + ")";
   out += reverse ? " desc" : " asc";
-  if (sort) out += ", then sort";
+  if (sort && ordered_terms > 0) out += ", then sort each group of " + std::to_string(ordered_terms);
+  if (sort && ordered_terms == 0) out += ", then sort";
   return out;
 }
 
@@ -116,10 +117,26 @@ ScanPlan PlanScan(const TableSchema& t, const Predicate* where,
       in_order = walked == wanted && (asc == 0 || desc == 0);
       plan.reverse = in_order && desc > 0;
       plan.sort = !in_order;
+      if (plan.sort) {
+        // The leading wanted terms that the walk gives, all one way.
+        std::vector<OrderTerm> terms;
+        for (const OrderTerm& term : *order) {
+          if (!fixed.count(term.column)) terms.push_back(term);
+        }
+        size_t m = 0;
+        while (m < terms.size() && m < walked.size() && walked[m] == terms[m].column &&
+               terms[m].desc == terms[0].desc) {
+          ++m;
+        }
+        plan.ordered_terms = static_cast<int>(m);
+        plan.reverse = m > 0 && terms[0].desc;
+      }
     }
-    // Longest exact prefix first, then a walk in order, then a range.
+    // Longest exact prefix first, then a walk in order (or partly in order),
+    // then a range.
     bool bounded = plan.lower.has_value() || plan.upper.has_value();
-    int rank = static_cast<int>(k) * 4 + (in_order ? 2 : 0) + (bounded ? 1 : 0);
+    int rank = static_cast<int>(k) * 8 + (in_order ? 4 : 0) + (plan.ordered_terms > 0 ? 2 : 0) +
+               (bounded ? 1 : 0);
     if (rank > best_rank) {
       best_rank = rank;
       best = std::move(plan);

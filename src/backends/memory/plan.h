@@ -37,6 +37,11 @@ struct ScanPlan {
   std::optional<ScanBound> lower, upper;
   bool reverse = false;  // walk from the end (all order terms desc)
   bool sort = false;     // the walk is not in the query's order: sort after
+  // With sort: how many leading order terms (less the eq-fixed ones) the
+  // walk already gives. Rows then come in groups that agree on those terms,
+  // and only each group needs sorting (as SQLite's "temp b-tree for the
+  // right part of ORDER BY"): a page stops after the group that fills it.
+  int ordered_terms = 0;
 
   // "index byPath eq(path) desc", "primary key asc", "primary key, then sort".
   std::string Describe(const TableSchema& t) const;
