@@ -49,17 +49,11 @@ bool PredOpFromName(std::string_view name, PredOp* op) {
   return false;
 }
 
-std::string Short(const Json& j) {
-  std::string s = j.dump(-1, ' ', false, Json::error_handler_t::replace);
-  if (s.size() > 80) s = s.substr(0, 77) + "...";
-  return s;
-}
-
 // Resolves a column operand of a predicate or an order term.
 Status ResolveColumn(const Json& name, const TableSchema& t, const std::string& where,
                      const char* use, int* pos) {
   if (!name.is_string()) {
-    return Status::InvalidArgs(where + ": " + Short(name) + " is not a column name");
+    return Status::InvalidArgs(where + ": " + DescribeJson(name) + " is not a column name");
   }
   const std::string& n = name.get_ref<const std::string&>();
   *pos = t.ColumnIndex(n);
@@ -98,7 +92,7 @@ Status ParsePredicateAt(const Json& j, const TableSchema& t, const std::string& 
   }
   if (!j.is_object() || j.size() != 1) {
     return Status::InvalidArgs(
-        where + ": " + Short(j) +
+        where + ": " + DescribeJson(j) +
         " is not a predicate (one of {\"eq\":[col,v]}, {\"and\":[...]}, ...)");
   }
   auto it = j.begin();
@@ -118,7 +112,7 @@ Status ParsePredicateAt(const Json& j, const TableSchema& t, const std::string& 
     case PredOp::kPrefix:
     case PredOp::kIn: {
       if (!a.is_array() || a.size() != 2) {
-        return Status::InvalidArgs(w + ": takes [column, operand], got " + Short(a));
+        return Status::InvalidArgs(w + ": takes [column, operand], got " + DescribeJson(a));
       }
       ONESTORE_RETURN_IF_ERROR(ResolveColumn(a[0], t, w + "[0]", "a where", &p.column));
       Type ct = t.columns[p.column].type;
@@ -130,7 +124,7 @@ Status ParsePredicateAt(const Json& j, const TableSchema& t, const std::string& 
         ONESTORE_RETURN_IF_ERROR(Operand(a[1], t, p.column, w + "[1]", "prefix", &p.value));
       } else if (p.op == PredOp::kIn) {
         if (!a[1].is_array())
-          return Status::InvalidArgs(w + "[1]: inArray takes a list, got " + Short(a[1]));
+          return Status::InvalidArgs(w + "[1]: inArray takes a list, got " + DescribeJson(a[1]));
         for (size_t i = 0; i < a[1].size(); ++i) {
           Value v;
           ONESTORE_RETURN_IF_ERROR(
@@ -148,7 +142,7 @@ Status ParsePredicateAt(const Json& j, const TableSchema& t, const std::string& 
     case PredOp::kAnd:
     case PredOp::kOr:
       if (!a.is_array())
-        return Status::InvalidArgs(w + ": takes a list of predicates, got " + Short(a));
+        return Status::InvalidArgs(w + ": takes a list of predicates, got " + DescribeJson(a));
       for (size_t i = 0; i < a.size(); ++i) {
         Predicate c;
         ONESTORE_RETURN_IF_ERROR(
@@ -312,7 +306,7 @@ Status ParseQuery(const Json& j, const TableSchema& t, const std::string& where,
   Query q;
   q.table = &t;
   if (!j.is_object())
-    return Status::InvalidArgs(where + ": a query must be an object, got " + Short(j));
+    return Status::InvalidArgs(where + ": a query must be an object, got " + DescribeJson(j));
   auto w = j.find("where");
   if (w != j.end() && !w->is_null()) {
     Predicate p;
@@ -324,7 +318,7 @@ Status ParseQuery(const Json& j, const TableSchema& t, const std::string& where,
   auto ob = j.find("orderBy");
   if (ob != j.end() && !ob->is_null()) {
     if (!ob->is_array())
-      return Status::InvalidArgs(where + ".orderBy: must be a list, got " + Short(*ob));
+      return Status::InvalidArgs(where + ".orderBy: must be a list, got " + DescribeJson(*ob));
     for (size_t i = 0; i < ob->size(); ++i) {
       const Json& term = (*ob)[i];
       std::string tw = where + ".orderBy[" + std::to_string(i) + "]";
@@ -338,7 +332,7 @@ Status ParseQuery(const Json& j, const TableSchema& t, const std::string& where,
           if (term[1] == "desc") {
             desc = true;
           } else if (term[1] != "asc") {
-            return Status::InvalidArgs(tw + ": direction " + Short(term[1]) +
+            return Status::InvalidArgs(tw + ": direction " + DescribeJson(term[1]) +
                                        " is not \"asc\" or \"desc\"");
           }
         }
@@ -410,8 +404,8 @@ Status ParseKey(const Json& j, const TableSchema& t, const std::string& where, K
   if (!j.is_array() || j.size() != t.key.size()) {
     std::string names;
     for (int k : t.key) names += (names.empty() ? "" : ", ") + t.columns[k].name;
-    return Status::InvalidArgs(where + ": " + Short(j) + " is not a key of table \"" + t.name +
-                               "\" (a list of: " + names + ")");
+    return Status::InvalidArgs(where + ": " + DescribeJson(j) + " is not a key of table \"" +
+                               t.name + "\" (a list of: " + names + ")");
   }
   out->clear();
   for (size_t i = 0; i < t.key.size(); ++i) {

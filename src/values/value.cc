@@ -170,6 +170,12 @@ std::string PrefixUpperBound(std::string_view p) {
   return up;
 }
 
+std::string DescribeJson(const Json& j) {
+  std::string s = j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (s.size() > 80) s = s.substr(0, 77) + "...";
+  return s;
+}
+
 void AppendJsonString(std::string_view s, std::string* out) {
   static const char kHex[] = "0123456789abcdef";
   out->push_back('"');
@@ -211,9 +217,7 @@ Status ValueFromJson(const Json& j, Type t, const std::string& where, Value* out
     return Status::OK();
   }
   auto wrong = [&](const char* want) {
-    std::string got = j.dump();
-    if (got.size() > 80) got = got.substr(0, 77) + "...";
-    return Status::InvalidArgs(where + ": " + got + " is not " + want);
+    return Status::InvalidArgs(where + ": " + DescribeJson(j) + " is not " + want);
   };
   switch (t) {
     case Type::kBool:
@@ -257,7 +261,7 @@ Status ValueFromJson(const Json& j, Type t, const std::string& where, Value* out
       if (!j.is_string()) return wrong("a str");
       const std::string& s = j.get_ref<const std::string&>();
       if (std::memchr(s.data(), 0, s.size()) != nullptr) {
-        return Status::InvalidArgs(where + ": " + j.dump().substr(0, 80) +
+        return Status::InvalidArgs(where + ": " + DescribeJson(j) +
                                    " contains NUL, which a str cannot hold (use a json column)");
       }
       *out = Value::Str(s);

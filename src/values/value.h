@@ -119,6 +119,9 @@ size_t CodePointOffset(std::string_view s, size_t n);
 // when there is none (p empty). Used for prefix ranges on both backends.
 std::string PrefixUpperBound(std::string_view p);
 
+// A JSON value as short text for an error message (cut at 80 characters).
+std::string DescribeJson(const Json& j);
+
 // Appends s as a JSON string literal (quoted, escaped) to out.
 void AppendJsonString(std::string_view s, std::string* out);
 

@@ -30,12 +30,6 @@ const char* ExprOpName(ExprOp op) {
 
 namespace {
 
-std::string Short(const Json& j) {
-  std::string s = j.dump(-1, ' ', false, Json::error_handler_t::replace);
-  if (s.size() > 80) s = s.substr(0, 77) + "...";
-  return s;
-}
-
 bool ExprOpFromName(std::string_view n, ExprOp* op) {
   static const ExprOp kAll[] = {
       ExprOp::kValue, ExprOp::kCol,    ExprOp::kAdd,           ExprOp::kSub,      ExprOp::kMax,
@@ -63,7 +57,7 @@ Status ParseExpr(const Json& j, const TableSchema& t, int target, Type want,
   if (!j.is_object() || j.size() != 1 || !ExprOpFromName(j.begin().key(), &e.op)) {
     if (j.is_object() && want != Type::kJson) {
       return Status::InvalidArgs(
-          where + ": " + Short(j) +
+          where + ": " + DescribeJson(j) +
           " is not a set expression (value, col, add, sub, max, min, concat, "
           "replacePrefix, coalesce, when)");
     }
@@ -79,7 +73,7 @@ Status ParseExpr(const Json& j, const TableSchema& t, int target, Type want,
     if (!a.is_array() || a.size() < min || a.size() > max) {
       return Status::InvalidArgs(
           w + ": takes " + (min == max ? std::to_string(min) : std::to_string(min) + " or more") +
-          " arguments, got " + Short(a));
+          " arguments, got " + DescribeJson(a));
     }
     return Status::OK();
   };
@@ -104,7 +98,8 @@ Status ParseExpr(const Json& j, const TableSchema& t, int target, Type want,
       ONESTORE_RETURN_IF_ERROR(ValueFromJson(a, want, w, &e.value));
       break;
     case ExprOp::kCol: {
-      if (!a.is_string()) return Status::InvalidArgs(w + ": " + Short(a) + " is not a column name");
+      if (!a.is_string())
+        return Status::InvalidArgs(w + ": " + DescribeJson(a) + " is not a column name");
       e.column = t.ColumnIndex(a.get<std::string>());
       if (e.column < 0) {
         return Status::InvalidArgs(w + ": unknown column \"" + a.get<std::string>() +
@@ -146,7 +141,7 @@ Status ParseExpr(const Json& j, const TableSchema& t, int target, Type want,
       ONESTORE_RETURN_IF_ERROR(ValueFromJson(a[0], Type::kStr, w + "[0]", &from));
       ONESTORE_RETURN_IF_ERROR(ValueFromJson(a[1], Type::kStr, w + "[1]", &to));
       if (from.is_null() || to.is_null()) {
-        return Status::InvalidArgs(w + ": replacePrefix takes two strings, got " + Short(a));
+        return Status::InvalidArgs(w + ": replacePrefix takes two strings, got " + DescribeJson(a));
       }
       e.column = target;
       e.from = from.text();
@@ -175,7 +170,7 @@ Status ParseSet(const Json& j, const TableSchema& t, const std::string& where,
                 std::vector<SetItem>* out) {
   if (!j.is_object() || j.empty()) {
     return Status::InvalidArgs(where + ": a set is a non-empty object {column: expression}, got " +
-                               Short(j));
+                               DescribeJson(j));
   }
   for (auto it = j.begin(); it != j.end(); ++it) {
     std::string w = where + "." + it.key();
@@ -204,7 +199,7 @@ Status ParseSet(const Json& j, const TableSchema& t, const std::string& where,
 
 Status ParseRow(const Json& j, const TableSchema& t, const std::string& where, Row* out) {
   if (!j.is_object())
-    return Status::InvalidArgs(where + ": a row must be an object, got " + Short(j));
+    return Status::InvalidArgs(where + ": a row must be an object, got " + DescribeJson(j));
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (t.ColumnIndex(it.key()) < 0) {
       return Status::InvalidArgs(where + ": unknown column \"" + it.key() + "\" in table \"" +
@@ -365,7 +360,7 @@ void TableResolver::Declare(std::shared_ptr<const TableSchema> t) {
 
 Status ParseOp(const Json& j, TableResolver* tables, const std::string& where, Op* out) {
   if (!j.is_object())
-    return Status::InvalidArgs(where + ": an op must be an object, got " + Short(j));
+    return Status::InvalidArgs(where + ": an op must be an object, got " + DescribeJson(j));
   auto op_it = j.find("op");
   if (op_it == j.end() || !op_it->is_string()) {
     return Status::InvalidArgs(where + ".op: missing (put, update, delete or table)");
@@ -409,7 +404,7 @@ Status ParseOp(const Json& j, TableResolver* tables, const std::string& where, O
       if (has("count")) {
         const Json& c = j["count"];
         if (!c.is_number_integer() || c.get<int64_t>() < 0) {
-          return Status::InvalidArgs(where + ".count: " + Short(c) + " is not a row count");
+          return Status::InvalidArgs(where + ".count: " + DescribeJson(c) + " is not a row count");
         }
         op.count = c.get<int64_t>();
       }
@@ -429,7 +424,8 @@ Status ParseOp(const Json& j, TableResolver* tables, const std::string& where, O
 }
 
 Status ParseOps(const Json& j, TableResolver* tables, std::vector<Op>* out) {
-  if (!j.is_array()) return Status::InvalidArgs("ops: must be a list of ops, got " + Short(j));
+  if (!j.is_array())
+    return Status::InvalidArgs("ops: must be a list of ops, got " + DescribeJson(j));
   out->reserve(out->size() + j.size());
   for (size_t i = 0; i < j.size(); ++i) {
     Op op;

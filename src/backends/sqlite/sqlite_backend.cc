@@ -149,6 +149,8 @@ class SqliteBackend : public Backend {
   Status Step(Stmt* stmt, const std::string& what, bool* row);
   void ReadRow(sqlite3_stmt* s, const TableSchema& t, Row* row) const;
   Status ReadMetaInt(const char* key, int64_t* value, bool* found);
+  // Sets _meta.key to v (inserting the row if missing).
+  Status WriteMeta(const char* key, const Value& v);
   // Checks, inside a transaction, that this backend still owns the store.
   Status CheckEpoch();
 
@@ -341,6 +343,18 @@ Status SqliteBackend::ReadMetaInt(const char* key, int64_t* value, bool* found) 
   return Status::OK();
 }
 
+Status SqliteBackend::WriteMeta(const char* key, const Value& v) {
+  Stmt w;
+  SqlBuilder b;
+  b.Append("INSERT OR REPLACE INTO _meta (key, value) VALUES (")
+      .AppendParam(Value::Str(key))
+      .Append(", ")
+      .AppendParam(v)
+      .Append(")");
+  ONESTORE_RETURN_IF_ERROR(Prepare(std::move(b), &w));
+  return Run(&w, std::string("writing _meta.") + key);
+}
+
 Status SqliteBackend::CheckEpoch() {
   int64_t epoch = 0;
   bool found = false;
@@ -385,33 +399,15 @@ Status SqliteBackend::Open(const std::string& new_id, BackendState* state) {
     if (s.ok()) s = ReadMetaInt("epoch", &epoch, &found);
     if (s.ok()) {
       epoch_ = epoch + 1;
-      Stmt w;
-      SqlBuilder b;
-      b.Append("INSERT OR REPLACE INTO _meta (key, value) VALUES ('epoch', ")
-          .AppendParam(Value::Int(epoch_))
-          .Append(")");
-      s = Prepare(std::move(b), &w);
-      if (s.ok()) s = Run(&w, "writing _meta.epoch");
+      s = WriteMeta("epoch", Value::Int(epoch_));
     }
     if (s.ok()) s = ReadMetaInt("head", &head, &found);
-    if (s.ok() && !found) {
-      Stmt w;
-      s = Prepare("INSERT INTO _meta (key, value) VALUES ('head', 0)", &w);
-      if (s.ok()) s = Run(&w, "writing _meta.head");
-    }
+    if (s.ok() && !found) s = WriteMeta("head", Value::Int(0));
     if (s.ok()) {
       // The id is text; ReadMetaInt only tells whether it is there.
       s = ReadMetaInt("id", &unused, &found);
     }
-    if (s.ok() && !found) {
-      Stmt w;
-      SqlBuilder b;
-      b.Append("INSERT INTO _meta (key, value) VALUES ('id', ")
-          .AppendParam(Value::Str(new_id))
-          .Append(")");
-      s = Prepare(std::move(b), &w);
-      if (s.ok()) s = Run(&w, "writing _meta.id");
-    }
+    if (s.ok() && !found) s = WriteMeta("id", Value::Str(new_id));
     BackendState st;
     st.head = head;
     if (s.ok()) {
