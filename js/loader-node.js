@@ -8,6 +8,8 @@
 
 import { mkdir, readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
+
+import { ErrorCodes, StoreError } from "./errors.js";
 import { fileURLToPath } from "node:url";
 
 let modulePromise = null;
@@ -79,7 +81,11 @@ export async function prepareNodeOpen(options) {
   const out = { ...options };
   if (out.backend === "sqlite" && out.path !== ":memory:") {
     out.path = resolve(out.path);
-    await mkdir(dirname(out.path), { recursive: true });
+    try {
+      await mkdir(dirname(out.path), { recursive: true });
+    } catch (e) {
+      throw new StoreError(ErrorCodes.StorageFailed, `openStore: cannot create the folder of ${out.path}: ${e.message}`, { cause: e });
+    }
   }
   for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
   return out;

@@ -123,3 +123,11 @@ test("a lock file left by a process that ended is taken over; a live holder make
   assert.equal(a.store.head, headBefore + 1);
   await a.store.close();
 });
+
+test("a path that cannot hold a store, or a file that is not one, is refused with a StoreError naming it", async () => {
+  await rejectsWith(openStore({ backend: "sqlite", path: "/dev/null/x.sqlite" }), "storage_failed", ["/dev/null/x.sqlite"]);
+  const notAStore = join(dir, "not-a-store.sqlite");
+  writeFileSync(notAStore, "hello, this is not SQLite at all, just some text");
+  await rejectsWith(openStore({ backend: "sqlite", path: notAStore }), "storage_failed", ["not a database"]);
+  assert.equal(execFileSync("cat", [notAStore], { encoding: "utf8" }).startsWith("hello"), true, "the file is left as it was");
+});
