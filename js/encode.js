@@ -22,6 +22,7 @@ const INT64_MAX = 2n ** 63n - 1n;
 
 const hasWellFormed = typeof String.prototype.isWellFormed === "function";
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const hasLoneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
  * The string with every lone surrogate replaced by U+FFFD
@@ -45,11 +46,45 @@ export function wellFormed(s) {
  * encodeJson({ at: NaN }, "row")               // throws StoreError invalid/args "row.at: NaN is not a finite number"
  */
 export function encodeJson(value, root = "value") {
+  // Most values (rows of str, safe ints, finite nums, bools, plain json) are
+  // written exactly as JSON.stringify writes them: take the native path when
+  // a quick check says so, and walk with checks and paths otherwise.
+  if (isPlain(value, 0)) return JSON.stringify(value);
   const parts = [];
   const path = [];
   const seen = new Set();
   write(value, parts, path, seen, root);
   return parts.join("");
+}
+
+// Whether JSON.stringify(v) is exactly what write() would produce: well-formed
+// strings and keys, finite numbers that are safe integers or fractions, no
+// BigInt, no toJSON, no undefined outside an object, shallow enough.
+function isPlain(v, depth) {
+  switch (typeof v) {
+    case "string":
+      return hasWellFormed ? v.isWellFormed() : !hasLoneSurrogate.test(v);
+    case "number":
+      return Number.isFinite(v) && (Number.isSafeInteger(v) || !Number.isInteger(v));
+    case "boolean":
+      return true;
+    case "object":
+      break;
+    default:
+      return false;
+  }
+  if (v === null) return true;
+  if (depth >= 64 || typeof v.toJSON === "function") return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!isPlain(v[i], depth + 1)) return false;
+    return true;
+  }
+  for (const k of Object.keys(v)) {
+    const item = v[k];
+    if (item === undefined) continue;
+    if (!(hasWellFormed ? k.isWellFormed() : !hasLoneSurrogate.test(k)) || !isPlain(item, depth + 1)) return false;
+  }
+  return true;
 }
 
 function where(root, path) {
@@ -240,3 +275,17 @@ ExactParser.prototype.string = function string() {
   this.i = j + 1;
   return v;
 };
+
+const utf8 = new TextEncoder();
+
+/**
+ * A JSON text as the core takes it: a long text as UTF-8 bytes (embind
+ * copies a Uint8Array straight in; TextEncoder is native, while Emscripten's
+ * own string copy walks the text in JS), a short one as it is.
+ *
+ * @example
+ * core.commit(toWire(opsText), metaText)
+ */
+export function toWire(text) {
+  return text.length > 2048 ? utf8.encode(text) : text;
+}

@@ -356,7 +356,7 @@ export interface Context {
 /** Open options. */
 export type OpenOptions =
   | { backend: "memory"; id?: string }
-  | { backend: "sqlite"; path: string; id?: string; durability?: "full" | "relaxed" };
+  | { backend: "sqlite"; path: string; id?: string; durability?: "full" | "relaxed"; lockTimeout?: number };
 
 /** An object address: its host kind ("session" by default) and type. */
 export interface ObjectAddress {

@@ -13,7 +13,7 @@
 // over at tx.get (which must see them) and at its end.
 
 import { asStoreError, ErrorCodes, invalidArgs, StoreError, unwrap } from "./errors.js";
-import { encodeJson, parseJsonExact, rowDecoder } from "./encode.js";
+import { encodeJson, parseJsonExact, rowDecoder, toWire } from "./encode.js";
 import { isPred, toExpr } from "./expr.js";
 import { isQuery, query as makeQuery, resolveWhere } from "./query.js";
 import { describe, isTableDef, ownerName, tableName, tableRecord } from "./schema.js";
@@ -31,7 +31,7 @@ export async function openStoreWith(runtime, options) {
   if (options === null || typeof options !== "object") {
     throw invalidArgs(`openStore: options must be an object such as { backend: "memory" }, got ${describe(options)}`);
   }
-  const { backend, path, id, durability } = options;
+  const { backend, path, id, durability, lockTimeout } = options;
   if (!runtime.backends.includes(backend)) {
     const names = runtime.backends.map((b) => JSON.stringify(b)).join(" or ");
     throw invalidArgs(`openStore: backend must be ${names} here, got ${describe(backend)}`);
@@ -43,7 +43,7 @@ export async function openStoreWith(runtime, options) {
     throw invalidArgs(`openStore: id must be a non-empty string, got ${describe(id)}`);
   }
   // A new store gets a random session id; an existing one keeps its own.
-  const wire = await runtime.prepare({ backend, path, id: id ?? globalThis.crypto.randomUUID(), durability });
+  const wire = await runtime.prepare({ backend, path, id: id ?? globalThis.crypto.randomUUID(), durability, lockTimeout });
   const mod = await runtime.load();
   let core;
   try {
@@ -369,8 +369,8 @@ export function makeStore(core, info) {
             () => {
               const batch = `[${st.texts.slice(st.sent).join(",")}]`;
               const answer = st.txId
-                ? call(`${name}.tx`, () => core.txCommit(st.txId, batch, meta))
-                : call(`${name}.tx`, () => core.commit(batch, meta));
+                ? call(`${name}.tx`, () => core.txCommit(st.txId, toWire(batch), meta))
+                : call(`${name}.tx`, () => core.commit(toWire(batch), meta));
               st.committed = true;
               return JSON.parse(answer);
             },
@@ -492,7 +492,7 @@ export function makeStore(core, info) {
           const batch = `[${st.texts.slice(st.sent).join(",")}]`;
           let answer;
           try {
-            answer = call(`tx.get(${h.name})`, () => core.txGet(st.txId, batch, h.name, kt));
+            answer = call(`tx.get(${h.name})`, () => core.txGet(st.txId, toWire(batch), h.name, kt));
           } catch (e) {
             // read_after_bulk comes after the ops were staged; any other
             // failure leaves the staged state unknown, so the tx cannot commit.
@@ -631,7 +631,7 @@ export function makeStore(core, info) {
         const ops = encodeJson(writes, "ops");
         const meta = metaText("store", ctx, "store.commit");
         return step(
-          () => JSON.parse(call("store.commit", () => core.commit(ops, meta))),
+          () => JSON.parse(call("store.commit", () => core.commit(toWire(ops), meta))),
           adopt ? (seq) => adopt(seq) : undefined,
         );
       } catch (e) {

@@ -90,6 +90,15 @@ Status ParseOpenOptions(const std::string& json, OpenOptions* out) {
                                "\" is not \"full\" or \"relaxed\"");
   }
   o.durability_full = durability == "full";
+  auto timeout = j.find("lockTimeout");
+  if (timeout != j.end() && !timeout->is_null()) {
+    if (!timeout->is_number_integer() || timeout->get<int64_t>() < 0 ||
+        timeout->get<int64_t>() > 3600000) {
+      return Status::InvalidArgs("openStore: lockTimeout " + DescribeJson(*timeout) +
+                                 " is not a number of milliseconds (0 to 3600000)");
+    }
+    o.lock_timeout_ms = timeout->get<int64_t>();
+  }
   if (o.backend == "sqlite" && o.path.empty()) {
     return Status::InvalidArgs(
         "openStore: the sqlite backend needs a path (a file, or \":memory:\")");
@@ -112,6 +121,7 @@ Status Store::Open(const OpenOptions& options, std::unique_ptr<Store>* out) {
     SqliteOptions so;
     so.path = options.path;
     so.durability_full = options.durability_full;
+    so.lock_timeout_ms = options.lock_timeout_ms;
     backend = NewSqliteBackend(so);
   } else {
     return Status::InvalidArgs("openStore: unknown backend \"" + options.backend + "\"");

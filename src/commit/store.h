@@ -31,9 +31,13 @@ struct OpenOptions {
   std::string path;     // sqlite: a file path or ":memory:"
   std::string id;       // the session id for a new store; "" = random
   bool durability_full = true;
+  // sqlite: how long a transaction waits for another process's lock on the
+  // file before it fails ("database is locked").
+  int64_t lock_timeout_ms = 10000;
 };
 
-// Parses {"backend":..,"path":..,"id":..,"durability":"full"|"relaxed"}.
+// Parses {"backend":..,"path":..,"id":..,"durability":"full"|"relaxed",
+// "lockTimeout":ms}.
 Status ParseOpenOptions(const std::string& json, OpenOptions* out);
 
 class Store {

@@ -403,6 +403,7 @@ class FileLockTest : public ::testing::Test {
     o.backend = "sqlite";
     o.path = path_;
     o.id = "s";
+    o.lock_timeout_ms = 300;
     ASSERT_TRUE(Store::Open(o, &store_).ok());
     std::string records, result;
     ASSERT_TRUE(store_->Declare(kCounter, &records).ok());

@@ -105,7 +105,7 @@ test("a second opener fences the first; nothing either committed is lost", async
 
 test("a lock file left by a process that ended is taken over; a live holder makes a commit wait, then fail without stopping the store", async () => {
   const path = join(dir, "locks.sqlite");
-  const a = await openEdits(path);
+  const a = await openEdits(path, { lockTimeout: 300 });
   await a.owner.tx(async (tx) => { await tx.put(a.edits, { id: "e1", path: "p", at: 1 }); });
   assert.ok(!existsSync(`${path}-lock`), "the lock is released after each transaction");
 

@@ -376,9 +376,10 @@ Status SqliteBackend::Open(const std::string& new_id, BackendState* state) {
     return Status::StorageFailed(s.message());
   }
   sqlite3_extended_result_codes(db_, 1);
-  // Another process holding the write lock (its commit under way) is waited
-  // for this long before a write gives up with "database is locked".
-  sqlite3_busy_timeout(db_, 2000);
+  // Another process holding the file's lock (its transaction under way) is
+  // waited for this long before a transaction gives up with "database is
+  // locked". A commit's fsyncs can take seconds on a loaded disk.
+  sqlite3_busy_timeout(db_, static_cast<int>(options_.lock_timeout_ms));
   Status s = RegisterSqlFunctions(db_);
   // A rollback journal, truncated rather than deleted after each commit (no
   // file is created and deleted per commit). NORMAL locking so that every

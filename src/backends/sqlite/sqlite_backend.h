@@ -15,6 +15,8 @@ namespace onestore {
 struct SqliteOptions {
   std::string path;             // a file path, or ":memory:"
   bool durability_full = true;  // synchronous=FULL; false: NORMAL
+  // How long a transaction waits for another process's lock on the file.
+  int64_t lock_timeout_ms = 10000;
 };
 
 std::unique_ptr<Backend> NewSqliteBackend(const SqliteOptions& options);
