@@ -60,6 +60,13 @@ test("the encoder gives the same text as JSON.stringify for plain JSON", () => {
   assert.equal(encodeJson(v), JSON.stringify(v));
 });
 
+test("one value needing a rule deep inside plain JSON still gets it (the native path is only a shortcut)", () => {
+  assert.equal(encodeJson({ id: "e1", meta: { a: [{ b: 2n ** 60n }] } }), '{"id":"e1","meta":{"a":[{"b":1152921504606846976}]}}');
+  assert.equal(encodeJson({ id: "e1", meta: { a: [1, 2 ** 53 + 2] } }), '{"id":"e1","meta":{"a":[1,9.007199254740994e+15]}}');
+  assert.equal(JSON.parse(encodeJson({ id: "e1", meta: { a: ["x\uD800"] } })).meta.a[0], "x\uFFFD");
+  throwsWith(() => encodeJson({ id: "e1", meta: { a: [1, NaN] } }, "row"), "invalid/args", ["row.meta.a[1]", "NaN"]);
+});
+
 test("a row decoder names the columns and turns an int column's string into a BigInt", () => {
   const decode = rowDecoder([
     { name: "id", type: "str" },
