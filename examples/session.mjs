@@ -14,7 +14,7 @@ import {
 
 const file = resolve(process.argv[2] ?? ".data/session.sqlite");
 rmSync(file, { force: true });  // a fresh session each run
-for (const suffix of ["-wal", "-shm", "-journal"]) rmSync(file + suffix, { force: true });
+for (const suffix of ["-journal", "-lock"]) rmSync(file + suffix, { force: true });
 
 // ---- the tables of two owners
 
