@@ -103,15 +103,20 @@ export function createNodeFiles() {
      */
     lock(path) {
       const lock = `${path}-lock`;
-      for (let attempt = 0; attempt < 2; attempt++) {
+      for (let attempt = 0; attempt < 3; attempt++) {
         try {
           fs.writeFileSync(lock, `${process.pid}@${hostname()}`, { flag: "wx" });
           return true;
         } catch (e) {
           if (e?.code !== "EEXIST") throw e;
         }
-        if (holderLive(lock)) return false;
-        try { fs.unlinkSync(lock); } catch (e) { if (e?.code !== "ENOENT") throw e; }
+        const state = holderState(lock);
+        if (state === "live") return false;
+        // "gone": released since; try again. Never unlink then: the file
+        // may already be a new holder's.
+        if (state === "stale") {
+          try { fs.unlinkSync(lock); } catch (e) { if (e?.code !== "ENOENT") throw e; }
+        }
       }
       return false;
     },
@@ -126,34 +131,34 @@ export function createNodeFiles() {
 
     /** Whether a live holder has the lock of `path`. */
     lockHeld(path) {
-      return holderLive(`${path}-lock`);
+      return holderState(`${path}-lock`) === "live";
     },
   };
 }
 
-// Whether the lock file names a holder that still runs (false without a
-// lock file). A holder on another host is taken to be live; a file without
-// a holder (being written, or cut short by a crash) is stale after 2 s.
-function holderLive(lock) {
+// The lock file's holder: "gone" (no lock file), "live", or "stale" (a
+// process of this host that no longer runs, or a file without a holder that
+// is over 2 s old: cut short by a crash). A holder on another host is live.
+function holderState(lock) {
   let text;
   let mtimeMs;
   try {
     text = fs.readFileSync(lock, "utf8");
     mtimeMs = fs.statSync(lock).mtimeMs;
   } catch (e) {
-    if (e?.code === "ENOENT") return false;
+    if (e?.code === "ENOENT") return "gone";
     throw e;
   }
   const at = text.indexOf("@");
-  if (at < 0) return Date.now() - mtimeMs < 2000;
-  if (text.slice(at + 1) !== hostname()) return true;
+  if (at < 0) return Date.now() - mtimeMs < 2000 ? "live" : "stale";
+  if (text.slice(at + 1) !== hostname()) return "live";
   const pid = Number.parseInt(text.slice(0, at), 10);
-  if (!(pid > 0)) return true;
+  if (!(pid > 0)) return "live";
   try {
     process.kill(pid, 0);
-    return true;
+    return "live";
   } catch (e) {
-    return e?.code !== "ESRCH";
+    return e?.code === "ESRCH" ? "stale" : "live";
   }
 }
 

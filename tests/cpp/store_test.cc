@@ -12,6 +12,7 @@
 #include <string>
 
 #include "backends/memory/memory_backend.h"
+#include "backends/sqlite/file.h"
 
 namespace onestore {
 namespace {
@@ -459,6 +460,55 @@ TEST_F(FileLockTest, AStaleLockOfAProcessThatEndedIsTakenOver) {
   Status s = PutOne(1);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(store_->head(), 2);
+}
+
+}  // namespace
+}  // namespace onestore
+
+namespace onestore {
+namespace {
+
+TEST(PosixLockTest, ThreeProcessesTakingTurnsLoseNoIncrement) {
+  const std::string db = ::testing::TempDir() + "posix_lock_test.sqlite";
+  const std::string counter = db + ".count";
+  std::remove(LockPath(db).c_str());
+  auto write_count = [&](int n) {
+    FILE* f = std::fopen(counter.c_str(), "w");
+    std::fprintf(f, "%d", n);
+    std::fclose(f);
+  };
+  write_count(0);
+  constexpr int kWorkers = 3, kEach = 1000;
+  for (int w = 0; w < kWorkers; ++w) {
+    if (::fork() == 0) {
+      FileSystem* fs = PosixFileSystem();
+      for (int i = 0; i < kEach; ++i) {
+        bool busy = true;
+        while (busy) {
+          if (!fs->Lock(db, &busy).ok()) ::_exit(2);
+        }
+        FILE* f = std::fopen(counter.c_str(), "r");
+        int n = 0;
+        if (f == nullptr || std::fscanf(f, "%d", &n) != 1) ::_exit(3);
+        std::fclose(f);
+        write_count(n + 1);
+        if (!fs->Unlock(db).ok()) ::_exit(4);
+      }
+      ::_exit(0);
+    }
+  }
+  for (int w = 0; w < kWorkers; ++w) {
+    int status = 0;
+    ::wait(&status);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  }
+  FILE* f = std::fopen(counter.c_str(), "r");
+  int n = 0;
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(std::fscanf(f, "%d", &n), 1);
+  std::fclose(f);
+  EXPECT_EQ(n, kWorkers * kEach);
+  EXPECT_NE(::access(LockPath(db).c_str(), F_OK), 0) << "released at the end";
 }
 
 }  // namespace

@@ -136,7 +136,7 @@ class PosixFs : public FileSystem {
   Status Lock(const std::string& path, bool* busy) override {
     const std::string lock = LockPath(path);
     *busy = false;
-    for (int attempt = 0; attempt < 2; ++attempt) {
+    for (int attempt = 0; attempt < 3; ++attempt) {
       int fd = ::open(lock.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
       if (fd >= 0) {
         std::string me = Holder();
@@ -149,13 +149,15 @@ class PosixFs : public FileSystem {
         return Status::OK();
       }
       if (errno != EEXIST) return PosixError("create", lock, errno);
-      bool live = true;
-      ONESTORE_RETURN_IF_ERROR(HolderLive(lock, &live));
-      if (live) {
+      HolderState state;
+      ONESTORE_RETURN_IF_ERROR(ReadHolder(lock, &state));
+      if (state == HolderState::kLive) {
         *busy = true;
         return Status::OK();
       }
-      ::unlink(lock.c_str());  // stale: its holder is gone; try once more
+      // kGone: released since; try again. Never unlink then: the file may
+      // already be a new holder's.
+      if (state == HolderState::kStale) ::unlink(lock.c_str());
     }
     *busy = true;
     return Status::OK();
@@ -168,7 +170,10 @@ class PosixFs : public FileSystem {
   }
 
   Status LockHeld(const std::string& path, bool* held) override {
-    return HolderLive(LockPath(path), held);
+    HolderState state;
+    ONESTORE_RETURN_IF_ERROR(ReadHolder(LockPath(path), &state));
+    *held = state == HolderState::kLive;
+    return Status::OK();
   }
 
  private:
@@ -179,13 +184,16 @@ class PosixFs : public FileSystem {
   }
   static std::string Holder() { return std::to_string(::getpid()) + "@" + Host(); }
 
-  // Whether the lock file names a holder that still runs (false when there is
-  // no lock file). A holder on another host is taken to be live.
-  static Status HolderLive(const std::string& lock, bool* live) {
+  // kGone: no lock file. kStale: its holder was a process of this host that
+  // no longer runs, or it names no holder and is a few seconds old (cut short
+  // by a crash). A holder on another host is taken to be live.
+  enum class HolderState { kGone, kLive, kStale };
+
+  static Status ReadHolder(const std::string& lock, HolderState* state) {
     int fd = ::open(lock.c_str(), O_RDONLY);
     if (fd < 0) {
       if (errno == ENOENT) {
-        *live = false;
+        *state = HolderState::kGone;
         return Status::OK();
       }
       return PosixError("open", lock, errno);
@@ -197,16 +205,16 @@ class PosixFs : public FileSystem {
     ::close(fd);
     std::string text(buf, n > 0 ? static_cast<size_t>(n) : 0);
     size_t at = text.find('@');
-    *live = true;
+    *state = HolderState::kLive;
     if (at == std::string::npos) {
-      // Being written right now, or left half-written by a crash: stale
-      // once it is a few seconds old.
-      *live = !old;
+      if (old) *state = HolderState::kStale;  // else: being written right now
       return Status::OK();
     }
     if (text.substr(at + 1) != Host()) return Status::OK();
     long pid = std::strtol(text.c_str(), nullptr, 10);
-    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) *live = false;
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      *state = HolderState::kStale;
+    }
     return Status::OK();
   }
 };
