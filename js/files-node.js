@@ -114,9 +114,7 @@ export function createNodeFiles() {
         if (state === "live") return false;
         // "gone": released since; try again. Never unlink then: the file
         // may already be a new holder's.
-        if (state === "stale") {
-          try { fs.unlinkSync(lock); } catch (e) { if (e?.code !== "ENOENT") throw e; }
-        }
+        if (state === "stale") breakStale(lock);
       }
       return false;
     },
@@ -159,6 +157,32 @@ function holderState(lock) {
     return "live";
   } catch (e) {
     return e?.code === "ESRCH" ? "stale" : "live";
+  }
+}
+
+// Removes a stale lock file, holding "<lock>.break" while it looks again, so
+// that of two waiters that judged the same lock stale only one removes it:
+// the other finds the first one's new lock (live) or none. A breaker left by
+// a crash is removed once it is over 2 s old.
+function breakStale(lock) {
+  const breaker = `${lock}.break`;
+  try {
+    fs.writeFileSync(breaker, `${process.pid}@${hostname()}`, { flag: "wx" });
+  } catch (e) {
+    if (e?.code !== "EEXIST") throw e;
+    try {
+      if (Date.now() - fs.statSync(breaker).mtimeMs > 2000) fs.unlinkSync(breaker);
+    } catch (e2) {
+      if (e2?.code !== "ENOENT") throw e2;
+    }
+    return;
+  }
+  try {
+    if (holderState(lock) === "stale") {
+      try { fs.unlinkSync(lock); } catch (e) { if (e?.code !== "ENOENT") throw e; }
+    }
+  } finally {
+    try { fs.unlinkSync(breaker); } catch (e) { if (e?.code !== "ENOENT") throw e; }
   }
 }
 

@@ -157,7 +157,7 @@ class PosixFs : public FileSystem {
       }
       // kGone: released since; try again. Never unlink then: the file may
       // already be a new holder's.
-      if (state == HolderState::kStale) ::unlink(lock.c_str());
+      if (state == HolderState::kStale) ONESTORE_RETURN_IF_ERROR(BreakStale(lock));
     }
     *busy = true;
     return Status::OK();
@@ -188,6 +188,32 @@ class PosixFs : public FileSystem {
   // no longer runs, or it names no holder and is a few seconds old (cut short
   // by a crash). A holder on another host is taken to be live.
   enum class HolderState { kGone, kLive, kStale };
+
+  // Removes a stale lock file, holding "<lock>.break" while it looks again,
+  // so that of two waiters that judged the same lock stale only one removes
+  // it: the other finds the first one's new lock (live) or none. A breaker
+  // left by a crash is removed once it is a few seconds old.
+  static Status BreakStale(const std::string& lock) {
+    const std::string breaker = lock + ".break";
+    int fd = ::open(breaker.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) {
+      if (errno != EEXIST) return PosixError("create", breaker, errno);
+      struct stat st;
+      if (::stat(breaker.c_str(), &st) == 0 && st.st_mtime + 2 < ::time(nullptr)) {
+        ::unlink(breaker.c_str());
+      }
+      return Status::OK();
+    }
+    std::string me = Holder();
+    ssize_t n = ::write(fd, me.data(), me.size());
+    (void)n;  // the breaker's content is for people; its existence is the lock
+    ::close(fd);
+    HolderState state;
+    Status s = ReadHolder(lock, &state);
+    if (s.ok() && state == HolderState::kStale) ::unlink(lock.c_str());
+    ::unlink(breaker.c_str());
+    return s;
+  }
 
   static Status ReadHolder(const std::string& lock, HolderState* state) {
     int fd = ::open(lock.c_str(), O_RDONLY);
