@@ -3,7 +3,7 @@
 // and every commit leaves one record in the outbox.
 //
 //   npm start            (or: node examples/session.mjs)
-//   sqlite3 .data/session.sqlite '.tables'
+//   sqlite3 -readonly .data/session.sqlite '.tables'
 
 import { rmSync } from "node:fs";
 import { relative, resolve } from "node:path";
@@ -130,7 +130,7 @@ say(`  edits of src/app.ts: ${appEdits}`);
 
 console.log();
 say(bold("inspect the file yourself"));
-say(`  sqlite3 ${relative(process.cwd(), file)} 'select id, path, entry from "file-history/edits"'`);
-say(`  sqlite3 ${relative(process.cwd(), file)} '.tables'`);
+say(`  sqlite3 -readonly ${relative(process.cwd(), file)} 'select id, path, entry from "file-history/edits"'`);
+say(`  sqlite3 -readonly ${relative(process.cwd(), file)} '.tables'`);
 
 await store.close();
