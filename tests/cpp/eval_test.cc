@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "predicates.h"
 #include "query/query.h"
 #include "schema/schema.h"
 #include "values/value.h"
@@ -16,6 +17,11 @@
 
 namespace onestore {
 namespace {
+
+using test::Cmp;
+using test::Group;
+using test::In;
+using test::IsNull;
 
 // Columns: 0 id str, 1 n int?, 2 title str?, 3 at int, 4 x num?, 5 flag bool?
 TableSchema Items() {
@@ -33,36 +39,6 @@ TableSchema Items() {
 Row ItemRow(std::string id, Value n, Value title, int64_t at) {
   return Row{
       Value::Str(std::move(id)), std::move(n), std::move(title), Value::Int(at), Value(), Value()};
-}
-
-Predicate Cmp(PredOp op, int column, Value v) {
-  Predicate p;
-  p.op = op;
-  p.column = column;
-  p.value = std::move(v);
-  return p;
-}
-
-Predicate Group(PredOp op, std::vector<Predicate> children) {
-  Predicate p;
-  p.op = op;
-  p.children = std::move(children);
-  return p;
-}
-
-Predicate IsNull(int column) {
-  Predicate p;
-  p.op = PredOp::kIsNull;
-  p.column = column;
-  return p;
-}
-
-Predicate In(int column, std::vector<Value> values) {
-  Predicate p;
-  p.op = PredOp::kIn;
-  p.column = column;
-  p.values = std::move(values);
-  return p;
 }
 
 Expr Lit(Value v) {

@@ -15,12 +15,16 @@
 
 #include "backends/memory/memory_testing.h"
 #include "backends/memory/plan.h"
+#include "predicates.h"
 #include "query/query.h"
 #include "schema/schema.h"
 #include "writes/writes.h"
 
 namespace onestore {
 namespace {
+
+using test::Cmp;
+using test::Group;
 
 // Columns: 0 id str, 1 path str, 2 entry int, 3 at int?, 4 meta json?
 constexpr int kId = 0, kPath = 1, kEntry = 2, kAt = 3;
@@ -45,21 +49,6 @@ std::shared_ptr<const TableSchema> Edits() {
 Row Edit(std::string id, std::string path, int64_t entry, Value at) {
   return Row{Value::Str(std::move(id)), Value::Str(std::move(path)), Value::Int(entry),
              std::move(at), Value()};
-}
-
-Predicate Cmp(PredOp op, int column, Value v) {
-  Predicate p;
-  p.op = op;
-  p.column = column;
-  p.value = std::move(v);
-  return p;
-}
-
-Predicate Group(PredOp op, std::vector<Predicate> children) {
-  Predicate p;
-  p.op = op;
-  p.children = std::move(children);
-  return p;
 }
 
 // A total order as ParseQuery makes it: the terms, then the key in the
@@ -228,8 +217,9 @@ TEST_F(MemoryBackendTest, AnOrderThatAnIndexGivesInPartSortsOnlyTheGroupsAPageNe
     *MemoryStats(backend_.get()) = MemoryScanStats{};
     std::vector<Row> page;
     ASSERT_TRUE(backend_->Page(q, nullptr, 15, &page).ok());
-    EXPECT_EQ(MemoryStats(backend_.get())->last_plan,
-              std::string("index byPath ") + (desc ? "desc" : "asc") + ", then sort each group of 1");
+    EXPECT_EQ(
+        MemoryStats(backend_.get())->last_plan,
+        std::string("index byPath ") + (desc ? "desc" : "asc") + ", then sort each group of 1");
     // Two groups of 10 fill a page of 15: the walk stops after the second.
     EXPECT_LE(MemoryStats(backend_.get())->rows_visited, 21);
     std::vector<Row> all = All(q);

@@ -14,11 +14,17 @@
 #include <string>
 #include <vector>
 
+#include "predicates.h"
 #include "sqlite3.h"
 #include "writes/sql.h"
 
 namespace onestore {
 namespace {
+
+using test::Cmp;
+using test::Group;
+using test::In;
+using test::IsNull;
 
 TableSchema MakeTable(const char* json) {
   TableSchema t;
@@ -34,33 +40,6 @@ const char kItems[] = R"({"op":"table","table":"t/items","columns":{
   "id":{"type":"int"},"name":{"type":"str","optional":true},
   "n":{"type":"int","optional":true},"x":{"type":"num","optional":true},
   "flag":{"type":"bool","optional":true}},"key":["id"]})";
-
-Predicate Cmp(PredOp op, int col, Value v) {
-  Predicate p;
-  p.op = op;
-  p.column = col;
-  p.value = std::move(v);
-  return p;
-}
-Predicate Node(PredOp op, std::vector<Predicate> children) {
-  Predicate p;
-  p.op = op;
-  p.children = std::move(children);
-  return p;
-}
-Predicate In(int col, std::vector<Value> values) {
-  Predicate p;
-  p.op = PredOp::kIn;
-  p.column = col;
-  p.values = std::move(values);
-  return p;
-}
-Predicate IsNull(int col) {
-  Predicate p;
-  p.op = PredOp::kIsNull;
-  p.column = col;
-  return p;
-}
 
 // --- quoting ---------------------------------------------------------------
 
@@ -136,12 +115,12 @@ std::vector<WhereTextCase> WhereTextCases() {
        "(\"name\" >= ?)",
        {Value::Str("")}},
       {"and_or_not",
-       Node(PredOp::kAnd, {Cmp(PredOp::kEq, 2, Value::Int(1)),
-                           Node(PredOp::kOr, {IsNull(1), Node(PredOp::kNot, {IsNull(2)})})}),
+       Group(PredOp::kAnd, {Cmp(PredOp::kEq, 2, Value::Int(1)),
+                            Group(PredOp::kOr, {IsNull(1), Group(PredOp::kNot, {IsNull(2)})})}),
        "((\"n\" = ?) AND ((\"name\" IS NULL) OR (NOT (\"n\" IS NULL))))",
        {Value::Int(1)}},
-      {"empty_and", Node(PredOp::kAnd, {}), "(1)", {}},
-      {"empty_or", Node(PredOp::kOr, {}), "(0)", {}},
+      {"empty_and", Group(PredOp::kAnd, {}), "(1)", {}},
+      {"empty_or", Group(PredOp::kOr, {}), "(0)", {}},
   };
 }
 
@@ -259,7 +238,7 @@ std::vector<WhereRunCase> WhereRunCases() {
   return {
       {"eq_null_cell_never_matches", Cmp(PredOp::kNe, 2, Value::Int(1)), {"2", "4", "5", "6", "7"}},
       {"not_of_unknown_is_unknown",
-       Node(PredOp::kNot, {Cmp(PredOp::kEq, 2, Value::Int(1))}),
+       Group(PredOp::kNot, {Cmp(PredOp::kEq, 2, Value::Int(1))}),
        {"2", "4", "5", "6", "7"}},
       {"lt", Cmp(PredOp::kLt, 2, Value::Int(4)), {"1", "2"}},
       {"num_gte_int_operand", Cmp(PredOp::kGte, 3, Value::Int(2)), {"3", "6", "7"}},
@@ -268,7 +247,7 @@ std::vector<WhereRunCase> WhereRunCases() {
       {"long_in_via_json", In(2, many), {"2", "4", "6"}},
       {"empty_in", In(2, {}), {}},
       // False (never unknown) on a NULL cell too: NOT of it matches every row.
-      {"not_empty_in", Node(PredOp::kNot, {In(2, {})}), {"1", "2", "3", "4", "5", "6", "7"}},
+      {"not_empty_in", Group(PredOp::kNot, {In(2, {})}), {"1", "2", "3", "4", "5", "6", "7"}},
       {"is_null", IsNull(2), {"3"}},
       {"prefix", Cmp(PredOp::kPrefix, 1, Value::Str("a/")), {"1", "2"}},
       {"prefix_is_not_plain_lte", Cmp(PredOp::kPrefix, 1, Value::Str("a")), {"1", "2", "5"}},
@@ -277,12 +256,12 @@ std::vector<WhereRunCase> WhereRunCases() {
        Cmp(PredOp::kPrefix, 1, Value::Str("")),
        {"1", "2", "3", "5", "6", "7"}},
       // Unknown on a NULL cell (row 4's name), so NOT of it matches nothing.
-      {"not_empty_prefix", Node(PredOp::kNot, {Cmp(PredOp::kPrefix, 1, Value::Str(""))}), {}},
+      {"not_empty_prefix", Group(PredOp::kNot, {Cmp(PredOp::kPrefix, 1, Value::Str(""))}), {}},
       {"not_prefix",
-       Node(PredOp::kNot, {Cmp(PredOp::kPrefix, 1, Value::Str("a"))}),
+       Group(PredOp::kNot, {Cmp(PredOp::kPrefix, 1, Value::Str("a"))}),
        {"3", "6", "7"}},
       {"code_point_order", Cmp(PredOp::kLt, 1, Value::Str("测试😀")), {"1", "2", "3", "5", "6"}},
-      {"or", Node(PredOp::kOr, {IsNull(1), Cmp(PredOp::kEq, 2, Value::Int(5))}), {"4", "5"}},
+      {"or", Group(PredOp::kOr, {IsNull(1), Cmp(PredOp::kEq, 2, Value::Int(5))}), {"4", "5"}},
   };
 }
 

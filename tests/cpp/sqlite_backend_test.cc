@@ -21,10 +21,13 @@
 
 #include "backends/sqlite/mem_file.h"
 #include "backends/sqlite/vfs.h"
+#include "predicates.h"
 #include "sqlite3.h"
 
 namespace onestore {
 namespace {
+
+using test::Cmp;
 
 using TablePtr = std::shared_ptr<const TableSchema>;
 
@@ -96,13 +99,6 @@ Op Bulk(OpKind kind, TablePtr t, std::optional<Predicate> where, std::vector<Set
   op.where = std::move(where);
   op.set = std::move(set);
   return op;
-}
-Predicate Cmp(PredOp op, int col, Value v) {
-  Predicate p;
-  p.op = op;
-  p.column = col;
-  p.value = std::move(v);
-  return p;
 }
 Expr ColExpr(int c, Type type) {
   Expr e;
