@@ -535,3 +535,10 @@ export declare class StoreError extends Error {
   readonly code: ErrorCode;
   readonly name: "StoreError";
 }
+
+/**
+ * Browsers only (the package's `browser` root): where the core's .wasm is
+ * fetched from, for a bundler that moves it. Call before the first openStore.
+ * @example configureBrowserCore({ wasmUrl: new URL("./onestore-core.wasm", import.meta.url) });
+ */
+export function configureBrowserCore(options: { wasmUrl?: string | { readonly href: string } }): void;

@@ -3,6 +3,7 @@
 # everything that is already there and costs well under a second.
 #
 #   Debian packages: emscripten nlohmann-json3-dev sqlite3 libgtest-dev cmake g++
+#                    chromium (the browser tests drive it with playwright-core)
 #                    (as root, `apt-get update` once, then `apt-get install -y`)
 #   npm packages:    `npm install` when node_modules is missing or older than
 #                    package.json / package-lock.json
@@ -17,7 +18,7 @@ export DEBIAN_FRONTEND=noninteractive
 
 # Debian package -> a file or command that proves it is installed. dpkg -s is
 # the real check; the probe is a cheap first look.
-APT_PACKAGES=(emscripten nlohmann-json3-dev sqlite3 libgtest-dev cmake g++)
+APT_PACKAGES=(emscripten nlohmann-json3-dev sqlite3 libgtest-dev cmake g++ chromium)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `npm test`: set up, build, and run every test suite; stops at the first
 # failure. Phases: setup, build (native + wasm), C++ tests (ctest), JS tests
-# (node --test), TypeScript type-check of the package's .d.ts.
+# (node --test), browser tests (Chromium), TypeScript type-check of the package's .d.ts.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -32,6 +32,19 @@ run_js_tests() {
   node --test "${files[@]}"
 }
 
+# Browser tests: real Chromium (Debian's) driven by playwright-core, against
+# the repository served on localhost (tests/browser/harness.js).
+run_browser_tests() {
+  local files=()
+  while IFS= read -r -d '' f; do files+=("$f"); done < <(
+    find tests/browser -type f \( -name '*.test.js' -o -name '*.test.mjs' \) -print0 2>/dev/null | sort -z)
+  if ((${#files[@]} == 0)); then
+    echo "test: no tests/browser/**/*.test.{js,mjs} yet: skipped"
+    return 0
+  fi
+  node --test --test-concurrency=1 "${files[@]}"
+}
+
 run_type_check() {
   if [[ ! -f tests/types/tsconfig.json ]]; then
     echo "test: tests/types/tsconfig.json does not exist yet: type-check skipped"
@@ -46,6 +59,7 @@ phase setup bash scripts/setup.sh
 phase build bash scripts/build.sh
 phase ctest ctest --test-dir build/native --output-on-failure --timeout 300
 phase node-test run_js_tests
+phase browser run_browser_tests
 phase types run_type_check
 
 echo

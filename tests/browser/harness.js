@@ -1,0 +1,117 @@
+// Real Chromium for the browser tests: Debian's `chromium`, driven by
+// playwright-core, against the repository served on a localhost port.
+//
+//   const h = await startHarness();          // server + browser
+//   const page = await h.newPage("/tests/browser/pages/smoke.html");
+//   ...
+//   await h.close();
+//
+// Every harness gets a new empty profile (so OPFS starts empty) unless
+// `userDataDir` is given, which lets a test restart the browser on the same
+// profile.
+
+import { createServer } from "node:http";
+import { mkdtempSync, rmSync, statSync, createReadStream, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, extname, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+export const root = resolve(fileURLToPath(new URL("../..", import.meta.url)));
+
+export const chromiumPath = process.env.ONESTORE_CHROMIUM ?? "/usr/bin/chromium";
+
+// Without the networking flags Chromium's background connections are refused
+// by the closed network of these machines, many at a time.
+export const chromiumArgs = [
+  "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+];
+
+const types = {
+  ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
+  ".json": "application/json", ".wasm": "application/wasm", ".svg": "image/svg+xml",
+  ".png": "image/png", ".map": "application/json",
+};
+
+/**
+ * Serves `dir` (the repository by default) on 127.0.0.1, on a free port
+ * unless `port` is given. "/" serves `index` if given.
+ */
+export function startServer({ dir = root, port = 0, index = null } = {}) {
+  const server = createServer((req, res) => {
+    let path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    if (path === "/favicon.ico") { res.writeHead(204); res.end(); return; }
+    if (path === "/" && index) path = index;
+    if (path.endsWith("/")) path += "index.html";
+    const file = resolve(join(dir, path));
+    if (!(file === dir || file.startsWith(dir + sep)) || !existsSync(file) || !statSync(file).isFile()) {
+      res.writeHead(404, { "content-type": "text/plain" });
+      res.end(`not found: ${path}`);
+      return;
+    }
+    res.writeHead(200, { "content-type": types[extname(file)] ?? "application/octet-stream", "cache-control": "no-store" });
+    createReadStream(file).pipe(res);
+  });
+  return new Promise((ok, fail) => {
+    server.once("error", fail);
+    server.listen(port, "127.0.0.1", () => ok({
+      server,
+      url: `http://127.0.0.1:${server.address().port}`,
+      close: () => new Promise((done) => { server.closeAllConnections?.(); server.close(() => done()); }),
+    }));
+  });
+}
+
+/** Launches headless Chromium on a persistent profile (a new temp one by default). */
+export async function launchChromium({ userDataDir } = {}) {
+  if (!existsSync(chromiumPath)) {
+    throw new Error(`Chromium not found at ${chromiumPath}: run \`npm run setup\` (installs Debian's chromium)`);
+  }
+  const own = !userDataDir;
+  const dir = userDataDir ?? mkdtempSync(join(tmpdir(), "onestore-chromium-"));
+  const context = await chromium.launchPersistentContext(dir, {
+    executablePath: chromiumPath, headless: true, args: chromiumArgs,
+  });
+  return {
+    context,
+    userDataDir: dir,
+    async close({ keepProfile = false } = {}) {
+      await context.close();
+      if (own && !keepProfile) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * A server plus a browser. `newPage(path)` opens a page of the server and
+ * collects its console errors (`page.errors`), which tests can assert empty.
+ */
+export async function startHarness(options = {}) {
+  const srv = await startServer(options);
+  let browser;
+  try {
+    browser = await launchChromium(options);
+  } catch (e) {
+    await srv.close();
+    throw e;
+  }
+  return {
+    url: srv.url,
+    context: browser.context,
+    userDataDir: browser.userDataDir,
+    async newPage(path = "/") {
+      const page = await browser.context.newPage();
+      page.errors = [];
+      page.on("pageerror", (e) => page.errors.push(String(e)));
+      page.on("console", (m) => { if (m.type() === "error") page.errors.push(m.text()); });
+      await page.goto(srv.url + path);
+      return page;
+    },
+    async close(opts) {
+      await browser.close(opts);
+      await srv.close();
+    },
+  };
+}
