@@ -6,3 +6,4 @@ export { query, eq, ne, lt, lte, gt, gte, inArray, isNull, prefix, and, or, not 
 export { value, col, add, sub, max, min, concat, replacePrefix, coalesce, when } from "./expr.js";
 export { compareText } from "./text.js";
 export { StoreError, ErrorCodes } from "./errors.js";
+export { serve, connect } from "./link.js";

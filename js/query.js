@@ -243,6 +243,31 @@ export function query(def) {
 }
 
 /**
+ * A query of `def` from its wire form ({ where, orderBy }, what toJSON gives),
+ * as it arrives over a link. The core checks the columns and operands.
+ *
+ * @example
+ * queryFromWire(Edits, query(Edits).orderBy((e) => e.at).toJSON())
+ */
+export function queryFromWire(def, wire) {
+  if (wire === undefined || wire === null) return query(def);
+  if (typeof wire !== "object" || !Array.isArray(wire.orderBy ?? [])) {
+    throw invalidArgs(`query: expected { where, orderBy } (a query's toJSON()), got ${describe(wire)}`);
+  }
+  const order = (wire.orderBy ?? []).map((o) => {
+    if (!Array.isArray(o) || typeof o[0] !== "string" || (o[1] !== "asc" && o[1] !== "desc")) {
+      throw invalidArgs(`query: each orderBy entry must be [column, "asc" | "desc"], got ${describe(o)}`);
+    }
+    return Object.freeze([o[0], o[1]]);
+  });
+  const where = wire.where === undefined || wire.where === null ? undefined : wire.where;
+  if (where !== undefined && (typeof where !== "object" || Array.isArray(where))) {
+    throw invalidArgs(`query: where must be a predicate object such as { eq: [col, v] }, got ${describe(where)}`);
+  }
+  return makeQuery(def, where, Object.freeze(order));
+}
+
+/**
  * True for a query value.
  *
  * @example

@@ -17,8 +17,25 @@ import { encodeJson, parseJsonExact, rowDecoder, toWire } from "./encode.js";
 import { isPred, toExpr } from "./expr.js";
 import { isQuery, query as makeQuery, resolveWhere } from "./query.js";
 import { describe, isTableDef, ownerName, tableName, tableRecord } from "./schema.js";
+import { makeLive } from "./live.js";
 
 const PAGE_SIZE = 100;
+
+// store -> { live, io }: what js/link.js needs of a store (watches,
+// derives and links live in js/watch.js, js/derive.js, js/link.js).
+const internals = new WeakMap();
+
+/**
+ * The live part of a store (its derives and link sinks), for js/link.js.
+ *
+ * @example
+ * const { live } = storeInternals(store);
+ */
+export function storeInternals(store) {
+  const i = internals.get(store);
+  if (!i) throw invalidArgs(`expected a store from openStore(), got ${describe(store)}`);
+  return i;
+}
 
 /**
  * Opens a store with a runtime's loader. The package root binds this to the
@@ -114,9 +131,10 @@ export function makeStore(core, info) {
   }
 
   // Queues one commit step: `commit()` crosses into the core and returns its
-  // parsed answer; `adopt(seq, result)` runs right after, inside the step.
+  // parsed answer; `adopt(seq, result)` runs right after, inside the step;
+  // then the flush (js/live.js) gets the commit's ops from `opsOf(result)`.
   // Resolves to the seq.
-  function step(commit, adopt) {
+  function step(commit, adopt, opsOf) {
     return new Promise((resolve, reject) => {
       queue.push(() => {
         let result;
@@ -127,13 +145,15 @@ export function makeStore(core, info) {
           return;
         }
         lastHead = result.seq;
+        let failed = null;
         try {
           if (adopt) adopt(result.seq, result);
         } catch (e) {
-          reject(e);  // committed and durable; the adopt hook failed
-          return;
+          failed = e;  // committed and durable; the adopt hook failed
         }
-        resolve(result.seq);
+        liveParts.flush(result.seq, () => opsOf(result));
+        if (failed) reject(failed);
+        else resolve(result.seq);
       });
       drain();
     });
@@ -256,6 +276,7 @@ export function makeStore(core, info) {
   };
 
   const handles = new WeakMap();  // public handle -> its state
+  const byFullName = new Map();   // "file-history/edits" -> its state
 
   function asHandle(t, what) {
     const h = t !== null && typeof t === "object" ? handles.get(t) : undefined;
@@ -320,6 +341,7 @@ export function makeStore(core, info) {
       });
       handles.set(handle, h);
       tables.set(def.name, handle);
+      byFullName.set(full, h);
       if (records !== "") {
         const ops = parseJsonExact(records);
         const meta = metaText(name, undefined, `${name}.table`);
@@ -332,6 +354,7 @@ export function makeStore(core, info) {
               h.failed = e;
               h.settled = true;
               if (tables.get(def.name) === handle) tables.delete(def.name);
+              if (byFullName.get(full) === h) byFullName.delete(full);
               throw e;
             }
           },
@@ -339,6 +362,7 @@ export function makeStore(core, info) {
             h.settled = true;
             adoptHook(seq, ops);
           },
+          () => ops,
         ).then(() => undefined, () => undefined);
         if (h.failed) throw h.failed;  // the step ran at once and failed
       }
@@ -381,6 +405,7 @@ export function makeStore(core, info) {
               });
               adoptHook(seq, st.ops);
             },
+            () => st.ops,
           );
         }
         return result;
@@ -575,6 +600,17 @@ export function makeStore(core, info) {
         line = run.then(() => undefined, () => undefined);
         return run;
       },
+      /**
+       * Calls `listener(ops, seq)` after the flush of each commit that
+       * touched the table, in seq order, with that commit's ops for it.
+       * Returns the unsubscribe function. (js/watch.js)
+       * @example const off = fileHistory.watch(edits, (ops, seq) => console.log(seq, ops.length));
+       */
+      watch(t, listener) {
+        checkOpen(`${name}.watch`);
+        const h = resolveTable(t, `${name}.watch`);
+        return liveParts.watches.add(h.name, listener, `${name}.watch(${h.name})`);
+      },
     };
     return Object.freeze(owner);
   }
@@ -633,10 +669,21 @@ export function makeStore(core, info) {
         return step(
           () => JSON.parse(call("store.commit", () => core.commit(toWire(ops), meta))),
           adopt ? (seq) => adopt(seq) : undefined,
+          (res) => parseJsonExact(ops).map((op, i) => (op && op.where !== undefined ? { ...op, count: res.counts?.[i] } : op)),
         );
       } catch (e) {
         return Promise.reject(e);
       }
+    },
+    /**
+     * A value computed synchronously from committed tables by
+     * `fn(read)`; recomputed in the flush after each commit that touched
+     * what it read, when someone holds it. (js/derive.js)
+     * @example const count = store.derive("count", (read) => read.count(notes));
+     */
+    derive(name, fn) {
+      checkOpen("store.derive");
+      return liveParts.derives.define(name, fn);
     },
     /**
      * Runs several reads on one consistent state: the commit queue waits
@@ -692,6 +739,7 @@ export function makeStore(core, info) {
             try { core.close(); } catch { /* closing anyway */ }
             try { core.delete(); } catch { /* already freed */ }
             closed = true;
+            liveParts.close();
             resolve();
           });
           drain();
@@ -703,6 +751,23 @@ export function makeStore(core, info) {
       return store.close();
     },
   };
+
+  // Synchronous reads of committed state, for derives and links.
+  const io = {
+    handleOf(t, what) {
+      checkOpen(what);
+      const h = typeof t === "string" ? byFullName.get(t) : asHandle(t, what);
+      if (!h) throw invalidArgs(`${what}: no table ${JSON.stringify(t)} is open in this store; open it with owner.table(def) first`);
+      return h;
+    },
+    getNow,
+    pageNow,
+    countNow,
+    head: () => lastHead,
+    outboxRead: (after, limit) => parseJsonExact(call("read.outbox", () => core.outboxRead(after, limit))),
+  };
+  const liveParts = makeLive(io);
+  internals.set(store, { live: liveParts, io });
 
   const reader = Object.freeze({
     get: (t, key) => reads.get(asHandle(t, "read.get"), key),

@@ -1,0 +1,437 @@
+// Links: a store served from a worker, and tabs linked to it.
+//
+//   worker:  serve(store, { methods })            // on the worker's global scope
+//   tab:     const link = connect(worker);
+//            await link.call("addNote", { text }, ctx);
+//            link.hold("notes/items", query(Notes), ({ seq, rows, ops }) => …);
+//            link.hold("count", ({ seq, value, error }) => …);
+//
+// The server gets each commit from the flush (js/live.js), after the derives
+// were recomputed, and sends at most ONE message per link: that commit's ops
+// for every table the link holds, with the recomputed derives it holds. The
+// tab dispatches every part of one message in the same task, so it never
+// sees a source without the derives computed from it.
+//
+// Any MessagePort-like endpoint works: a Worker, a Worker's global scope, a
+// MessagePort, a Node worker_threads Worker or port. Several links may share
+// one endpoint; each message carries its link's id.
+//
+// Messages are tagged { onestore: "link", link: id, t: … }; anything else on
+// the endpoint is left to its other listeners.
+
+import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
+import { queryFromWire, isQuery } from "./query.js";
+import { describe } from "./schema.js";
+import { storeInternals } from "./store.js";
+import { reportListenerError } from "./watch.js";
+
+const TAG = "link";
+const PAGE_SIZE = 100;
+const knownCodes = new Set(Object.values(ErrorCodes));
+
+// postMessage plus a message listener, whatever the endpoint's style.
+function endpointOf(ep, what) {
+  if (ep === null || (typeof ep !== "object" && typeof ep !== "function") || typeof ep.postMessage !== "function") {
+    throw invalidArgs(`${what}: expected a Worker, a worker's global scope or a MessagePort (something with postMessage), got ${describe(ep)}`);
+  }
+  const post = (msg) => ep.postMessage(msg);
+  if (typeof ep.on === "function" && typeof ep.off === "function") {
+    // Node: worker_threads Worker, parentPort, MessagePort (data comes bare).
+    return {
+      post,
+      listen(fn) {
+        ep.on("message", fn);
+        return () => ep.off("message", fn);
+      },
+    };
+  }
+  if (typeof ep.addEventListener === "function") {
+    return {
+      post,
+      listen(fn) {
+        const onMessage = (e) => fn(e.data);
+        ep.addEventListener("message", onMessage);
+        if (typeof ep.start === "function") ep.start();  // a MessagePort queues until started
+        return () => ep.removeEventListener("message", onMessage);
+      },
+    };
+  }
+  throw invalidArgs(`${what}: the endpoint has postMessage but no way to listen (addEventListener or on), got ${describe(ep)}`);
+}
+
+/**
+ * An error as it crosses a link: plain data that structured clone keeps.
+ *
+ * @example
+ * errorToWire(new StoreError("fenced", "…"))   // { name: "StoreError", code: "fenced", message: "…" }
+ */
+export function errorToWire(e) {
+  if (e instanceof Error) {
+    const out = { name: e.name, message: e.message };
+    if (typeof e.code === "string") out.code = e.code;
+    return out;
+  }
+  return { name: "Error", message: String(e) };
+}
+
+/**
+ * The error a link's tab sees: a StoreError with its code when the worker's
+ * error had a known code, else an Error with the worker error's name and
+ * message.
+ *
+ * @example
+ * errorFromWire({ name: "StoreError", code: "fenced", message: "…" }) instanceof StoreError   // true
+ */
+export function errorFromWire(w) {
+  if (w && knownCodes.has(w.code)) return new StoreError(w.code, w.message);
+  const e = new Error(w?.message ?? "unknown error across the link");
+  if (typeof w?.name === "string") e.name = w.name;
+  return e;
+}
+
+function isDataCloneError(e) {
+  return e?.name === "DataCloneError" || /could not be cloned|DataCloneError/.test(String(e?.message));
+}
+
+/**
+ * Serves a store over an endpoint (the worker's global scope by default):
+ * tabs that `connect` to it call `methods` and hold tables and derives.
+ * Returns the server: `close()` stops serving (the store stays open).
+ *
+ * @example
+ * // worker.js
+ * const store = await openStore({ backend: "opfs", name: "session-42" });
+ * serve(store, { methods: { addNote: ({ text }, ctx) => notes.tx(async (tx) => { … }, ctx) } });
+ */
+export function serve(store, options = {}) {
+  const { live, io } = storeInternals(store);
+  if (options === null || typeof options !== "object") {
+    throw invalidArgs(`serve: options must be { methods, port? }, got ${describe(options)}`);
+  }
+  const methods = options.methods ?? {};
+  if (methods === null || typeof methods !== "object") {
+    throw invalidArgs(`serve: methods must be an object of functions (args, ctx) => value, got ${describe(methods)}`);
+  }
+  for (const [k, f] of Object.entries(methods)) {
+    if (typeof f !== "function") throw invalidArgs(`serve: method ${JSON.stringify(k)} must be a function (args, ctx) => value, got ${describe(f)}`);
+  }
+  const ep = endpointOf(options.port ?? globalThis, "serve");
+  const links = new Map();  // link id -> Map<hold id, { table } | { derive }>
+  let closed = false;
+
+  function post(msg) {
+    try {
+      ep.post(msg);
+      return true;
+    } catch (e) {
+      if (!isDataCloneError(e)) reportListenerError(e, "serve: postMessage");
+      return false;
+    }
+  }
+
+  function answer(link, id, settle) {
+    const base = { onestore: TAG, link, t: "result", id };
+    settle.then(
+      (value) => {
+        if (!post({ ...base, value })) {
+          post({ ...base, error: errorToWire(invalidArgs(`the result of this call cannot be sent to the tab (structured clone refused it): ${describe(value)}`)) });
+        }
+      },
+      (error) => post({ ...base, error: errorToWire(error) }),
+    );
+  }
+
+  function holdTable(holds, msg) {
+    const h = io.handleOf(msg.table, `link.hold(${describe(msg.table)})`);
+    if (h.failed) throw h.failed;
+    if (!h.settled) throw new StoreError(ErrorCodes.NotFound, `link.hold: table ${h.name} is still being declared; hold it again shortly`);
+    const q = queryFromWire(h.def, msg.query);
+    const rows = [];
+    let after;
+    for (;;) {
+      const page = io.pageNow(h, q, PAGE_SIZE, after === undefined ? undefined : { after });
+      rows.push(...page.rows);
+      if (!page.next) break;
+      after = page.next;
+    }
+    holds.set(msg.id, { table: h.name });
+    return { rows };
+  }
+
+  function holdDerive(holds, msg) {
+    const d = live.derives.get(msg.derive);
+    if (!d) throw new StoreError(ErrorCodes.NotFound, `link.hold: no derive named ${describe(msg.derive)} in this store; define it with store.derive(name, fn) before tabs hold it`);
+    const r = live.derives.acquire(d);
+    holds.set(msg.id, { derive: d });
+    return "error" in r ? { error: errorToWire(r.error) } : { value: r.value };
+  }
+
+  function release(holds, id) {
+    const held = holds.get(id);
+    if (!held) return;
+    holds.delete(id);
+    if (held.derive) live.derives.release(held.derive);
+  }
+
+  function onMessage(msg) {
+    if (closed || msg === null || typeof msg !== "object" || msg.onestore !== TAG || typeof msg.link !== "string") return;
+    const link = msg.link;
+    let holds = links.get(link);
+    if (!holds) links.set(link, (holds = new Map()));
+    switch (msg.t) {
+      case "call": {
+        const fn = Object.hasOwn(methods, msg.method) ? methods[msg.method] : undefined;
+        if (!fn) {
+          answer(link, msg.id, Promise.reject(new StoreError(ErrorCodes.NotFound, `link.call: no method ${describe(msg.method)}; the worker serves ${Object.keys(methods).map((m) => JSON.stringify(m)).join(", ") || "no methods"}`)));
+          return;
+        }
+        answer(link, msg.id, new Promise((resolve) => resolve(fn(msg.args, msg.ctx ?? undefined))));
+        return;
+      }
+      case "hold": {
+        const base = { onestore: TAG, link, t: "held", id: msg.id, seq: io.head() };
+        let part;
+        try {
+          part = msg.table !== undefined ? holdTable(holds, msg) : holdDerive(holds, msg);
+        } catch (e) {
+          part = { error: errorToWire(e) };
+        }
+        if (!post({ ...base, ...part })) {
+          release(holds, msg.id);
+          post({ ...base, error: errorToWire(invalidArgs(`link.hold: the value cannot be sent to the tab (structured clone refused it)`)) });
+        }
+        return;
+      }
+      case "unhold":
+        release(holds, msg.id);
+        return;
+      case "close":
+        for (const id of [...holds.keys()]) release(holds, id);
+        links.delete(link);
+        return;
+      default:
+        return;
+    }
+  }
+
+  // One message per link per commit, with every part the link holds.
+  function commit(seq, byTable, recomputed) {
+    for (const [link, holds] of links) {
+      const parts = [];
+      for (const [id, held] of holds) {
+        if (held.table !== undefined) {
+          const ops = byTable.get(held.table);
+          if (ops) parts.push({ id, ops });
+        } else if (recomputed.has(held.derive)) {
+          const r = held.derive.result;
+          parts.push("error" in r ? { id, error: errorToWire(r.error) } : { id, value: r.value });
+        }
+      }
+      if (parts.length === 0) continue;
+      const msg = { onestore: TAG, link, t: "commit", seq, parts };
+      if (post(msg)) continue;
+      // A value structured clone refuses fails only its own part.
+      msg.parts = parts.map((p) => {
+        try {
+          structuredClone(p);
+          return p;
+        } catch (e) {
+          return { id: p.id, error: errorToWire(invalidArgs(`the value of this hold cannot be sent to the tab (structured clone refused it): ${e.message}`)) };
+        }
+      });
+      post(msg);
+    }
+  }
+
+  const sink = {
+    commit,
+    closed() {
+      for (const link of links.keys()) post({ onestore: TAG, link, t: "closed" });
+      server.close();
+    },
+  };
+  const removeSink = live.addSink(sink);
+  const unlisten = ep.listen(onMessage);
+
+  const server = Object.freeze({
+    /** The number of links (tabs) currently connected. */
+    get links() {
+      return links.size;
+    },
+    /**
+     * Stops serving: the endpoint's messages are ignored from now on and the
+     * derives the links held are released. The store stays open.
+     * @example server.close();
+     */
+    close() {
+      if (closed) return;
+      closed = true;
+      for (const holds of links.values()) for (const id of [...holds.keys()]) release(holds, id);
+      links.clear();
+      removeSink();
+      unlisten();
+    },
+  });
+  return server;
+}
+
+let linkCounter = 0;
+
+/**
+ * Links this tab to a store served in a worker (`serve`). Returns the link:
+ * call, hold, close.
+ *
+ * @example
+ * const link = connect(new Worker(new URL("./store-worker.js", import.meta.url), { type: "module" }));
+ * const off = link.hold("chat/messages", ({ rows, ops }) => render(rows, ops));
+ */
+export function connect(target) {
+  const ep = endpointOf(target, "connect");
+  const id = `${Date.now().toString(36)}-${(++linkCounter).toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+  const pending = new Map();  // call id -> { resolve, reject }
+  const holds = new Map();    // hold id -> listener
+  let nextId = 1;
+  let closed = false;
+  let seq = 0;
+
+  function deliver(listener, event) {
+    try {
+      listener(event);
+    } catch (e) {
+      reportListenerError(e, "link.hold");
+    }
+  }
+
+  function shut(error) {
+    closed = true;
+    unlisten();
+    for (const p of pending.values()) p.reject(error);
+    pending.clear();
+  }
+
+  const unlisten = ep.listen((msg) => {
+    if (msg === null || typeof msg !== "object" || msg.onestore !== TAG || msg.link !== id) return;
+    if (typeof msg.seq === "number" && msg.seq > seq) seq = msg.seq;
+    switch (msg.t) {
+      case "result": {
+        const p = pending.get(msg.id);
+        if (!p) return;
+        pending.delete(msg.id);
+        if ("error" in msg) p.reject(errorFromWire(msg.error));
+        else p.resolve(msg.value);
+        return;
+      }
+      case "held": {
+        const listener = holds.get(msg.id);
+        if (!listener) return;
+        if ("error" in msg) {
+          holds.delete(msg.id);
+          deliver(listener, { seq: msg.seq, error: errorFromWire(msg.error) });
+        } else if ("rows" in msg) deliver(listener, { seq: msg.seq, rows: msg.rows });
+        else deliver(listener, { seq: msg.seq, value: msg.value });
+        return;
+      }
+      case "commit": {
+        // Every part of this commit, in one task.
+        for (const part of msg.parts) {
+          const listener = holds.get(part.id);
+          if (!listener) continue;
+          if ("error" in part) deliver(listener, { seq: msg.seq, error: errorFromWire(part.error) });
+          else if ("ops" in part) deliver(listener, { seq: msg.seq, ops: part.ops });
+          else deliver(listener, { seq: msg.seq, value: part.value });
+        }
+        return;
+      }
+      case "closed": {
+        const error = new StoreError(ErrorCodes.Closed, "link: the store this tab is linked to was closed in its worker");
+        for (const listener of holds.values()) deliver(listener, { seq, error });
+        holds.clear();
+        shut(error);
+        return;
+      }
+      default:
+        return;
+    }
+  });
+
+  function send(msg) {
+    ep.post({ onestore: TAG, link: id, ...msg });
+  }
+
+  function closedError(what) {
+    return new StoreError(ErrorCodes.Closed, `${what}: the link is closed; connect again`);
+  }
+
+  const link = Object.freeze({
+    /** The newest seq this link has heard of (0 before anything arrived). */
+    get seq() {
+      return seq;
+    },
+    /** True once the link was closed (by close() or because its store closed). */
+    get closed() {
+      return closed;
+    },
+    /**
+     * Runs one of the worker's methods with `args` and `ctx`; resolves to its
+     * result. The commits it made have reached this tab's holds before it
+     * resolves. Errors arrive as StoreError with their code.
+     * @example const seq = await link.call("addMessage", { role: "user", text: "hi" }, { actor: { kind: "person", id: "ana" } });
+     */
+    call(method, args, ctx) {
+      if (closed) return Promise.reject(closedError("link.call"));
+      if (typeof method !== "string" || method === "") return Promise.reject(invalidArgs(`link.call: the method must be a non-empty string, got ${describe(method)}`));
+      const callId = nextId++;
+      return new Promise((resolve, reject) => {
+        pending.set(callId, { resolve, reject });
+        try {
+          send({ t: "call", id: callId, method, args, ctx });
+        } catch (e) {
+          pending.delete(callId);
+          reject(isDataCloneError(e)
+            ? invalidArgs(`link.call(${method}): the arguments cannot be sent to the worker (structured clone refused them): ${e.message}`, { cause: e })
+            : e);
+        }
+      });
+    },
+    /**
+     * Holds a table (a name with "/", such as "chat/messages") or a derive
+     * (a name without). A table's listener gets { seq, rows } (the query's
+     * current rows) and then { seq, ops } after each commit that touched the
+     * table; a derive's gets { seq, value } now and after each recompute.
+     * Either may get { seq, error }. Returns the unsubscribe function.
+     * @example const off = link.hold("chat/messages", query(Messages).orderBy((m) => m.at), ({ rows, ops }) => …);
+     * @example const off = link.hold("unread", ({ value }) => badge(value));
+     */
+    hold(name, a, b) {
+      if (closed) throw closedError("link.hold");
+      if (typeof name !== "string" || name === "") {
+        throw invalidArgs(`link.hold: expected a table name such as "chat/messages" or a derive's name, got ${describe(name)}`);
+      }
+      const isTable = name.includes("/");
+      const listener = typeof a === "function" ? a : b;
+      const q = typeof a === "function" ? undefined : a;
+      if (typeof listener !== "function") throw invalidArgs(`link.hold(${name}): the last argument must be a listener function, got ${describe(listener)}`);
+      if (!isTable && typeof a !== "function") throw invalidArgs(`link.hold(${name}): a derive takes no query; pass the listener second`);
+      if (q !== undefined && q !== null && !isQuery(q)) throw invalidArgs(`link.hold(${name}): expected a query such as query(Messages).orderBy(...), got ${describe(q)}`);
+      const holdId = nextId++;
+      holds.set(holdId, listener);
+      send(isTable ? { t: "hold", id: holdId, table: name, query: q ? q.toJSON() : null } : { t: "hold", id: holdId, derive: name });
+      return function unsubscribe() {
+        if (!holds.delete(holdId) || closed) return;
+        send({ t: "unhold", id: holdId });
+      };
+    },
+    /**
+     * Closes the link: its holds stop, its pending calls reject with
+     * `closed`. The worker and its store keep running.
+     * @example link.close();
+     */
+    close() {
+      if (closed) return;
+      try { send({ t: "close" }); } catch { /* the endpoint is gone */ }
+      holds.clear();
+      shut(closedError("link.call"));
+    },
+  });
+  return link;
+}

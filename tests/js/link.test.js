@@ -1,0 +1,258 @@
+// Checks serve/connect: a tab's link to a store served elsewhere (a
+// MessageChannel in this thread, and a real worker_threads Worker). Each
+// commit sends at most one message per link, carrying the held tables' ops
+// and the recomputed derives together; calls answer with values or with
+// StoreErrors that keep their code.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { MessageChannel, Worker } from "node:worker_threads";
+
+import { connect, defineTable, int, openStore, prefix, query, replacePrefix, serve, str, StoreError } from "../../js/index.js";
+import { rejectsWith, throwsWith } from "./helpers.js";
+
+const Notes = defineTable("notes", { columns: { id: str(), text: str(), n: int({ default: 0 }) }, key: ["id"] });
+const Tags = defineTable("tags", { columns: { id: str() }, key: ["id"] });
+
+const tick = () => new Promise((r) => setTimeout(r, 5));
+async function until(cond, what) {
+  for (let i = 0; i < 400; i++) {
+    if (cond()) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+
+async function setup(extraMethods = {}) {
+  const store = await openStore({ backend: "memory" });
+  const owner = store.object({ type: "notes" });
+  const notes = owner.table(Notes);
+  const tags = owner.table(Tags);
+  await notes.count();
+  await tags.count();
+  const { port1, port2 } = new MessageChannel();
+  const methods = {
+    put: async ({ notesRows = [], tagRows = [] }, ctx) => {
+      await owner.tx(async (tx) => {
+        for (const r of notesRows) await tx.put(notes, r);
+        for (const r of tagRows) await tx.put(tags, r);
+      }, ctx);
+      return store.head;
+    },
+    rename: async ({ from, to }) => {
+      await owner.tx(async (tx) => { await tx.updateWhere(notes, (n) => prefix(n.text, from), { text: replacePrefix(from, to) }); });
+      return store.head;
+    },
+    ...extraMethods,
+  };
+  const server = serve(store, { port: port1, methods });
+  // Every link message the tab side receives, counted on the port itself.
+  const wire = [];
+  port2.on("message", (m) => { if (m?.onestore === "link") wire.push(m); });
+  const link = connect(port2);
+  const done = async () => { link.close(); server.close(); port1.close(); port2.close(); await store.close(); };
+  return { store, owner, notes, tags, server, link, wire, done };
+}
+
+test("one commit touching two held tables and a derive sends ONE message with all three parts", async () => {
+  const t = await setup();
+  t.store.derive("total", (read) => read.count(t.notes) + read.count(t.tags));
+  const events = [];
+  t.link.hold("notes/notes", (e) => events.push(["notes", e]));
+  t.link.hold("notes/tags", (e) => events.push(["tags", e]));
+  t.link.hold("total", (e) => events.push(["total", e]));
+  await until(() => events.length === 3, "the three held answers");
+  assert.deepEqual(events.map(([k, e]) => [k, e.rows ?? e.value]), [["notes", []], ["tags", []], ["total", 0]]);
+  events.length = 0;
+  const before = t.wire.filter((m) => m.t === "commit").length;
+  const seq = await t.link.call("put", { notesRows: [{ id: "a", text: "A" }, { id: "b", text: "B" }], tagRows: [{ id: "t" }] });
+  // The commit's message arrived before the call's answer.
+  const commits = t.wire.filter((m) => m.t === "commit");
+  assert.equal(commits.length - before, 1);
+  const msg = commits.at(-1);
+  assert.equal(msg.seq, seq);
+  assert.equal(msg.parts.length, 3);
+  assert.deepEqual(events.map(([k]) => k), ["notes", "tags", "total"]);
+  assert.deepEqual(events[0][1], { seq, ops: [
+    { op: "put", table: "notes/notes", row: { id: "a", text: "A" } },
+    { op: "put", table: "notes/notes", row: { id: "b", text: "B" } },
+  ] });
+  assert.deepEqual(events[1][1], { seq, ops: [{ op: "put", table: "notes/tags", row: { id: "t" } }] });
+  assert.deepEqual(events[2][1], { seq, value: 3 });
+  assert.equal(t.link.seq, seq);
+  await t.done();
+});
+
+test("a commit touching nothing a link holds sends it nothing; a derive over an untouched table stays quiet", async () => {
+  const t = await setup();
+  t.store.derive("notesCount", (read) => read.count(t.notes));
+  const events = [];
+  t.link.hold("notes/notes", (e) => events.push(e));
+  t.link.hold("notesCount", (e) => events.push(e));
+  await until(() => events.length === 2, "the held answers");
+  await t.link.call("put", { tagRows: [{ id: "x" }] });
+  await tick();
+  assert.equal(t.wire.filter((m) => m.t === "commit").length, 0);
+  await t.link.call("put", { notesRows: [{ id: "n", text: "N" }] });
+  const commits = t.wire.filter((m) => m.t === "commit");
+  assert.equal(commits.length, 1);
+  assert.deepEqual(commits[0].parts.map((p) => Object.keys(p).sort()), [["id", "ops"], ["id", "value"]]);
+  await t.done();
+});
+
+test("a held query gives its current rows in order; a bulk update arrives as one op with its count", async () => {
+  const t = await setup();
+  await t.link.call("put", { notesRows: [{ id: "1", text: "a/x" }, { id: "2", text: "b/y" }, { id: "3", text: "a/z" }] });
+  const events = [];
+  t.link.hold("notes/notes", query(Notes).where((n) => prefix(n.text, "a/")).orderBy((n) => n.text, "desc"), (e) => events.push(e));
+  await until(() => events.length === 1, "the held rows");
+  assert.deepEqual(events[0].rows.map((r) => r.text), ["a/z", "a/x"]);
+  const seq = await t.link.call("rename", { from: "a/", to: "c/" });
+  assert.deepEqual(events[1], { seq, ops: [{ op: "update", table: "notes/notes", where: { prefix: ["text", "a/"] }, set: { text: { replacePrefix: ["a/", "c/"] } }, count: 2 }] });
+  await t.done();
+});
+
+test("a throwing derive sends its error in the commit's message, beside the parts that worked", async () => {
+  const t = await setup();
+  t.store.derive("fragile", (read) => { if (read.count(t.notes) > 0) throw new StoreError("invalid/args", "fragile cannot count past zero"); return 0; });
+  t.store.derive("count", (read) => read.count(t.notes));
+  const fragile = [];
+  const count = [];
+  t.link.hold("fragile", (e) => fragile.push(e));
+  t.link.hold("count", (e) => count.push(e));
+  await until(() => fragile.length === 1 && count.length === 1, "the held derives");
+  const seq = await t.link.call("put", { notesRows: [{ id: "a", text: "A" }] });
+  assert.equal(t.wire.filter((m) => m.t === "commit").length, 1);
+  assert.deepEqual(count[1], { seq, value: 1 });
+  assert.ok(fragile[1].error instanceof StoreError);
+  assert.equal(fragile[1].error.code, "invalid/args");
+  assert.equal(fragile[1].error.message, "fragile cannot count past zero");
+  await t.done();
+});
+
+test("a derive value structured clone refuses fails only that part", async () => {
+  const t = await setup();
+  t.store.derive("fn", (read) => (read.count(t.notes) > 0 ? () => 1 : 0));
+  t.store.derive("count", (read) => read.count(t.notes));
+  const fn = [];
+  const count = [];
+  t.link.hold("fn", (e) => fn.push(e));
+  t.link.hold("count", (e) => count.push(e));
+  await until(() => fn.length === 1 && count.length === 1, "the held derives");
+  const seq = await t.link.call("put", { notesRows: [{ id: "a", text: "A" }] });
+  assert.deepEqual(count[1], { seq, value: 1 });
+  assert.equal(fn[1].error.code, "invalid/args");
+  assert.match(fn[1].error.message, /structured clone/);
+  assert.equal(await t.notes.count(), 1);
+  await t.done();
+});
+
+test("call errors arrive as StoreError with their code, or as an Error with the worker error's name", async () => {
+  const t = await setup({
+    fenced: () => { throw new StoreError("fenced", "another tab took this store over"); },
+    typeError: () => null.x,
+    fn: () => () => 1,
+  });
+  await rejectsWith(t.link.call("fenced"), "fenced", ["another tab"]);
+  await rejectsWith(t.link.call("nope", {}), "not_found", ["\"nope\"", "\"put\""]);
+  await rejectsWith(t.link.call("put", { notesRows: [{ id: "a", text: 5 }] }), "invalid/args", ["text"]);
+  await rejectsWith(t.link.call("fn"), "invalid/args", ["structured clone"]);
+  await rejectsWith(t.link.call("put", { f: () => 1 }), "invalid/args", ["arguments"]);
+  await rejectsWith(t.link.call(""), "invalid/args", ["method"]);
+  const err = await t.link.call("typeError").catch((e) => e);
+  assert.ok(!(err instanceof StoreError));
+  assert.equal(err.name, "TypeError");
+  await t.done();
+});
+
+test("bad holds answer with an error to their listener; unsubscribe and close stop the messages", async () => {
+  const t = await setup();
+  const events = [];
+  t.link.hold("nobody/nothing", (e) => events.push(e));
+  t.link.hold("no-such-derive", (e) => events.push(e));
+  await until(() => events.length === 2, "the two refusals");
+  assert.equal(events[0].error.code, "invalid/args");
+  assert.match(events[0].error.message, /nobody\/nothing/);
+  assert.equal(events[1].error.code, "not_found");
+  throwsWith(() => t.link.hold("notes/notes", "not a query", () => {}), "invalid/args", ["query"]);
+  throwsWith(() => t.link.hold("count", query(Notes), () => {}), "invalid/args", ["derive"]);
+  throwsWith(() => t.link.hold(42, () => {}), "invalid/args", ["42"]);
+
+  const held = [];
+  const off = t.link.hold("notes/notes", (e) => held.push(e));
+  await until(() => held.length === 1, "the held rows");
+  off();
+  await t.link.call("put", { notesRows: [{ id: "a", text: "A" }] });
+  await tick();
+  assert.equal(held.length, 1);
+  assert.equal(t.wire.filter((m) => m.t === "commit").length, 0);
+  t.link.close();
+  await rejectsWith(t.link.call("put", {}), "closed");
+  throwsWith(() => t.link.hold("notes/notes", () => {}), "closed");
+  await t.done();
+});
+
+test("two links on one endpoint each get their own one message per commit", async () => {
+  const t = await setup();
+  const { port1, port2 } = new MessageChannel();
+  const server = serve(t.store, { port: port1, methods: {} });
+  const a = connect(port2);
+  const b = connect(port2);
+  let wire = 0;
+  port2.on("message", (m) => { if (m?.t === "commit") wire++; });
+  const ea = [];
+  const eb = [];
+  a.hold("notes/notes", (e) => ea.push(e));
+  b.hold("notes/notes", (e) => eb.push(e));
+  b.hold("notes/tags", (e) => eb.push(e));
+  await until(() => ea.length === 1 && eb.length === 2, "the held rows");
+  await t.link.call("put", { notesRows: [{ id: "a", text: "A" }], tagRows: [{ id: "t" }] });
+  await until(() => ea.length === 2 && eb.length === 4, "the commit on both links");
+  await tick();
+  assert.equal(wire, 2);
+  assert.equal(server.links, 2);
+  a.close(); b.close(); server.close(); port1.close(); port2.close();
+  await t.done();
+});
+
+test("a closed store tells its links: holds get closed, calls reject with closed", async () => {
+  const t = await setup();
+  const events = [];
+  t.link.hold("notes/notes", (e) => events.push(e));
+  await until(() => events.length === 1, "the held rows");
+  await t.store.close();
+  await until(() => events.length === 2, "the closed notice");
+  assert.equal(events[1].error.code, "closed");
+  assert.equal(t.link.closed, true);
+  await rejectsWith(t.link.call("put", {}), "closed");
+  await t.done();
+});
+
+test("a real worker_threads Worker serves a store: one message per commit with its derives, errors with codes", async () => {
+  const worker = new Worker(new URL("./fixtures/link-worker.mjs", import.meta.url));
+  try {
+    await new Promise((ok, fail) => { worker.once("message", ok); worker.once("error", fail); });
+    const wire = [];
+    worker.on("message", (m) => { if (m?.t === "commit") wire.push(m); });
+    const link = connect(worker);
+    const rows = [];
+    const count = [];
+    const longest = [];
+    link.hold("notes/notes", (e) => rows.push(e));
+    link.hold("count", (e) => count.push(e));
+    link.hold("longest", (e) => longest.push(e));
+    await until(() => rows.length && count.length && longest.length, "the held answers");
+    const seqs = [];
+    for (const [id, text] of [["a", "hi"], ["b", "hello"], ["c", "yo"]]) seqs.push(await link.call("add", { id, text }));
+    assert.deepEqual(wire.map((m) => m.seq), seqs);
+    assert.ok(wire.every((m) => m.parts.length === 3));
+    assert.deepEqual(count.map((e) => e.value), [0, 1, 2, 3]);
+    assert.deepEqual(longest.map((e) => e.value), [0, 2, 5, 5]);
+    assert.deepEqual(rows.slice(1).map((e) => e.ops[0].row.id), ["a", "b", "c"]);
+    await rejectsWith(link.call("fail"), "fenced", ["fenced (test)"]);
+    assert.equal(await link.call("head"), seqs.at(-1));
+    link.close();
+  } finally {
+    await worker.terminate();
+  }
+});
