@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `npm start`: on a fresh machine installs what is missing and builds the wasm
-# core (both skipped when already done), then runs the example session.
+# core (both skipped when already done), then serves the demo page on
+# localhost (scripts/serve-demo.mjs; a port may follow: `npm start -- 9000`).
+# `npm run example` runs the Node example session (examples/session.mjs).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -8,8 +10,8 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh wasm
 
-if [[ ! -f examples/session.mjs ]]; then
-  echo "start: examples/session.mjs does not exist yet" >&2
-  exit 1
+if [[ "${1:-}" == "--example" ]]; then
+  shift
+  exec node examples/session.mjs "$@"
 fi
-exec node examples/session.mjs "$@"
+exec node scripts/serve-demo.mjs "$@"

@@ -1,0 +1,365 @@
+// The demo page: linked to the session store that lives in a dedicated
+// Worker (store-worker.js). Everything on screen comes over the link: the
+// transcript is a held table, the head seq, the outbox, the folders and the
+// note are held derives, and each commit arrives as one message carrying all
+// of them. Writes are calls to the worker's methods.
+import { connect, query } from "../js/browser.js";
+import { Messages, STORE_NAME } from "./schema.js";
+
+const $ = (id) => document.getElementById(id);
+const PAGE = 6;
+
+// A short name for this tab, kept across reloads of the same tab.
+const tab = sessionStorage.getItem("onestore-demo-tab") ?? (() => {
+  const t = Math.random().toString(16).slice(2, 6).toUpperCase();
+  sessionStorage.setItem("onestore-demo-tab", t);
+  return t;
+})();
+
+const state = {
+  mode: null,
+  fenced: false,
+  messages: [],
+  paging: { under: "", cursors: [undefined], index: 0, next: undefined },
+  noteDirty: false,
+  lastOutboxSeq: 0,
+};
+
+// ---- the worker and the link ----
+
+const worker = new Worker(new URL(`./store-worker.js?tab=${tab}&store=${STORE_NAME}`, import.meta.url), { type: "module" });
+const link = connect(worker);
+const channel = "BroadcastChannel" in self ? new BroadcastChannel(`onestore-demo:${STORE_NAME}`) : null;
+
+worker.addEventListener("message", (e) => {
+  const m = e.data;
+  if (!m?.demo) return;
+  if (m.t === "ready") onReady(m);
+  else if (m.t === "fenced") onFenced(m);
+  else if (m.t === "error") showBanner(`The store could not open: ${m.code ? `${m.code}: ` : ""}${m.message}`, "fenced");
+});
+worker.addEventListener("error", (e) => showBanner(`The store's worker failed: ${e.message}`, "fenced"));
+
+channel?.addEventListener("message", (e) => {
+  const m = e.data;
+  if (m?.t === "owner" && m.tab !== tab && state.mode === "opfs") setOwner(m.tab, false);
+});
+
+function onReady(m) {
+  state.mode = m.mode;
+  document.title = `Session ${m.id.slice(0, 8)} · onestore demo`;
+  $("session-title").textContent = `Agent session ${m.id.slice(0, 8)}`;
+  const storage = $("storage-chip");
+  if (m.mode === "opfs") {
+    $("storage").textContent = "OPFS · persisted";
+    storage.classList.add("persisted");
+    setOwner(tab, true);
+    channel?.postMessage({ t: "owner", tab });
+  } else {
+    $("storage").textContent = "Memory · not persisted";
+    storage.classList.add("volatile");
+    $("owner").textContent = `This tab (${tab})`;
+    showBanner("This browser build has no OPFS backend, so the session lives in memory: a reload starts it again, and each tab has its own copy.", "warn");
+  }
+  start();
+}
+
+function onFenced(m) {
+  state.fenced = true;
+  document.body.classList.add("fenced");
+  for (const el of document.querySelectorAll("form :is(input, select, textarea, button)")) el.disabled = true;
+  $("owner-chip").classList.add("fenced");
+  if ($("owner").textContent.startsWith("This tab")) $("owner").textContent = "Another tab";
+  showBanner(`Another tab opened this session and took the store over at seq ${m.head}. This tab is read-only now.`, "fenced", {
+    label: "Take it back",
+    run: () => location.reload(),
+  });
+}
+
+function setOwner(who, mine) {
+  $("owner").textContent = mine ? `This tab (${who})` : `Tab ${who}`;
+  $("owner-chip").classList.toggle("fenced", !mine);
+}
+
+// ---- holds: everything live ----
+
+function start() {
+  link.hold("agent/messages", query(Messages).orderBy((m) => m.at), (e) => {
+    if (e.error) return toast(e.error);
+    if (e.rows) state.messages = e.rows;
+    const fresh = new Set();
+    for (const op of e.ops ?? []) {
+      if (op.op === "put") {
+        const i = state.messages.findIndex((r) => r.id === op.row.id);
+        if (i >= 0) state.messages[i] = op.row;
+        else state.messages.push(op.row);
+        fresh.add(op.row.id);
+      } else if (op.op === "delete" && op.key) {
+        state.messages = state.messages.filter((r) => r.id !== op.key[0]);
+      }
+    }
+    renderMessages(fresh);
+  });
+  link.hold("stats", (e) => {
+    if (e.error) return toast(e.error);
+    const head = $("head");
+    if (head.textContent !== String(e.value.head)) {
+      head.textContent = e.value.head;
+      $("head").parentElement.classList.remove("flash");
+      void head.offsetWidth;
+      head.parentElement.classList.add("flash");
+    }
+    $("msg-count").textContent = `${e.value.messages} messages`;
+    $("edit-count").textContent = `${e.value.edits} edits · table file-history/edits`;
+  });
+  link.hold("outbox", (e) => (e.error ? toast(e.error) : renderOutbox(e.value)));
+  link.hold("folders", (e) => (e.error ? toast(e.error) : renderFolders(e.value)));
+  link.hold("note", (e) => (e.error ? toast(e.error) : renderNote(e.value)));
+  // The edits table itself: any commit that touches it reloads the page shown.
+  link.hold("file-history/edits", (e) => {
+    if (e.ops) loadPage(0, true);
+  });
+  loadPage(0);
+}
+
+// ---- transcript ----
+
+const roleName = { user: "You", assistant: "Assistant", tool: "Tool" };
+const time = (ms) => new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+
+function renderMessages(fresh = new Set()) {
+  const list = $("messages");
+  list.replaceChildren(...state.messages.map((m) => {
+    const li = document.createElement("li");
+    li.className = `msg ${m.role}${fresh.has(m.id) ? " new" : ""}`;
+    const who = document.createElement("span");
+    who.className = "who";
+    who.textContent = `${roleName[m.role] ?? m.role} · ${time(m.at)}`;
+    const bubble = document.createElement("div");
+    bubble.className = "bubble";
+    bubble.textContent = m.text;
+    li.append(who, bubble);
+    return li;
+  }));
+  list.scrollTop = list.scrollHeight;
+}
+
+$("composer").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const text = $("text").value.trim();
+  if (!text) return;
+  $("send").disabled = true;
+  try {
+    await link.call("addMessage", { role: $("role").value, text }, { actor: { kind: "person", id: `tab-${tab}` } });
+    $("text").value = "";
+  } catch (err) {
+    toast(err);
+  } finally {
+    $("send").disabled = state.fenced;
+    $("text").focus();
+  }
+});
+
+// ---- file history: a query paged with cursors ----
+
+async function loadPage(index, keepPosition = false) {
+  const p = state.paging;
+  if (keepPosition) { p.cursors = [undefined]; index = 0; }  // a rename moves rows: start again
+  try {
+    const page = await link.call("pageEdits", { under: p.under, after: p.cursors[index], limit: PAGE });
+    p.index = index;
+    p.next = page.next;
+    if (page.next) p.cursors[index + 1] = page.next;
+    renderEdits(page, keepPosition);
+  } catch (err) {
+    toast(err);
+  }
+}
+
+function renderEdits(page, changed) {
+  const body = $("edits");
+  if (page.rows.length === 0) {
+    body.innerHTML = `<tr><td colspan="4" class="empty">No edit under this prefix.</td></tr>`;
+  } else {
+    body.replaceChildren(...page.rows.map((r) => {
+      const tr = document.createElement("tr");
+      if (changed) tr.className = "changed";
+      const cut = r.path.lastIndexOf("/") + 1;
+      const path = document.createElement("td");
+      path.className = "path";
+      const dir = document.createElement("span");
+      dir.className = "dir";
+      dir.textContent = r.path.slice(0, cut);
+      path.append(dir, r.path.slice(cut));
+      const tool = document.createElement("td");
+      const tag = document.createElement("span");
+      tag.className = `tag ${r.meta?.tool === "write_file" ? "write" : ""}`;
+      tag.textContent = r.meta?.tool ?? "edit";
+      tool.append(tag);
+      const entry = document.createElement("td");
+      entry.className = "num";
+      entry.textContent = `#${r.entry}`;
+      const at = document.createElement("td");
+      at.className = "num";
+      at.textContent = time(r.at);
+      tr.append(path, tool, entry, at);
+      return tr;
+    }));
+  }
+  const p = state.paging;
+  const first = p.index * PAGE + 1;
+  $("page-info").textContent = page.total === 0 ? "0 rows" : `Page ${p.index + 1} · rows ${first}–${first + page.rows.length - 1} of ${page.total}`;
+  $("newer").disabled = p.index === 0;
+  $("older").disabled = !page.next;
+  $("cursor").textContent = p.cursors[p.index] ?? "(first page)";
+}
+
+$("older").addEventListener("click", () => loadPage(state.paging.index + 1));
+$("newer").addEventListener("click", () => loadPage(Math.max(0, state.paging.index - 1)));
+let filterTimer;
+$("under").addEventListener("input", () => {
+  clearTimeout(filterTimer);
+  filterTimer = setTimeout(() => {
+    state.paging = { under: $("under").value, cursors: [undefined], index: 0, next: undefined };
+    loadPage(0);
+  }, 200);
+});
+
+function renderFolders(folders) {
+  const select = $("rename-from");
+  const current = select.value;
+  select.replaceChildren(...folders.map((f) => {
+    const o = document.createElement("option");
+    o.value = f.path;
+    o.textContent = `${f.path}  (${f.files})`;
+    return o;
+  }));
+  const keep = folders.find((f) => f.path === current) ?? folders.find((f) => f.path === state.renamedTo)
+    ?? folders.find((f) => f.path === "src/panels/settings/") ?? folders.find((f) => f.path.split("/").length > 2) ?? folders[0];
+  if (keep) select.value = keep.path;
+  suggestTarget();
+}
+
+function suggestTarget() {
+  const from = $("rename-from").value;
+  if (!from || $("rename-to").dataset.touched) return;
+  $("rename-to").value = from === "src/panels/settings/" ? "src/components/settings/" : from;
+}
+$("rename-from").addEventListener("change", () => { delete $("rename-to").dataset.touched; suggestTarget(); });
+$("rename-to").addEventListener("input", () => { $("rename-to").dataset.touched = "1"; });
+
+$("rename").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const from = $("rename-from").value;
+  let to = $("rename-to").value.trim();
+  if (!to) return;
+  if (!to.endsWith("/")) to += "/";
+  $("rename-go").disabled = true;
+  state.renamedTo = to;  // the folder list arrives with the commit, before the call's answer
+  try {
+    const { count, seq } = await link.call("renameFolder", { from, to }, { actor: { kind: "person", id: `tab-${tab}` } });
+    delete $("rename-to").dataset.touched;
+    $("rename-from").value = to;
+    suggestTarget();
+    toast(`Renamed ${count} ${count === 1 ? "edit" : "edits"} from ${from} to ${to}: one updateWhere, one outbox op (seq ${seq})`);
+  } catch (err) {
+    toast(err);
+  } finally {
+    $("rename-go").disabled = state.fenced;
+  }
+});
+
+// ---- the note (documents-style: every save is a revision) ----
+
+function renderNote(note) {
+  if (!note) return;
+  $("note-meta").textContent = `revision ${note.rev} · ${time(note.at)}`;
+  if (state.noteDirty) return;  // never overwrite what the user is typing
+  $("note-title").value = note.title;
+  $("note-body").value = note.body;
+}
+for (const id of ["note-title", "note-body"]) {
+  $(id).addEventListener("input", () => {
+    state.noteDirty = true;
+    $("note-state").textContent = "Unsaved changes";
+    $("note-state").classList.add("dirty");
+  });
+}
+$("note-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  try {
+    await link.call("saveNote", { title: $("note-title").value, body: $("note-body").value }, { actor: { kind: "person", id: `tab-${tab}` } });
+    state.noteDirty = false;
+    $("note-state").textContent = "Saved";
+    $("note-state").classList.remove("dirty");
+  } catch (err) {
+    toast(err);
+  }
+});
+
+// ---- outbox ----
+
+function renderOutbox(records) {
+  const prev = state.lastOutboxSeq;
+  state.lastOutboxSeq = records[0]?.seq ?? prev;
+  $("records").replaceChildren(...records.map((r) => {
+    const li = document.createElement("li");
+    li.className = `record${prev && r.seq > prev ? " new" : ""}`;
+    const seq = document.createElement("span");
+    seq.className = "seq";
+    seq.textContent = `#${r.seq}`;
+    const what = document.createElement("div");
+    what.className = "what";
+    const owner = document.createElement("div");
+    owner.innerHTML = `<span class="owner"></span> <span class="muted"></span>`;
+    owner.firstChild.textContent = r.owner;
+    owner.lastChild.textContent = `· ${time(r.at)}`;
+    const ops = document.createElement("div");
+    ops.className = "ops";
+    ops.textContent = summarize(r.ops);
+    ops.title = ops.textContent;
+    what.append(owner, ops);
+    const bytes = document.createElement("span");
+    bytes.className = "bytes";
+    bytes.innerHTML = `<strong></strong> B`;
+    bytes.firstChild.textContent = r.bytes.toLocaleString();
+    li.append(seq, what, bytes);
+    return li;
+  }));
+}
+
+function summarize(ops) {
+  const groups = new Map();
+  for (const o of ops) {
+    const k = `${o.op}${o.bulk ? " where" : ""} ${o.table}`;
+    const g = groups.get(k) ?? { n: 0, rows: 0, bulk: o.bulk };
+    g.n++;
+    g.rows += o.count ?? 0;
+    groups.set(k, g);
+  }
+  return [...groups].map(([k, g]) => (g.bulk ? `${k} (${g.rows} rows)` : g.n > 1 ? `${g.n}× ${k}` : k)).join(" · ");
+}
+
+// ---- banner and toasts ----
+
+function showBanner(text, kind, action) {
+  const b = $("banner");
+  b.className = `banner ${kind}`;
+  b.replaceChildren(Object.assign(document.createElement("span"), { textContent: text }));
+  if (action) {
+    const button = Object.assign(document.createElement("button"), { type: "button", textContent: action.label });
+    button.disabled = false;
+    button.addEventListener("click", action.run);
+    b.append(button);
+  }
+}
+
+let toastTimer;
+function toast(what) {
+  const t = $("toast");
+  const isError = what instanceof Error;
+  t.textContent = isError ? `${what.code ?? what.name}: ${what.message}` : what;
+  t.className = `toast${isError ? " error" : ""}`;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => t.classList.add("hidden"), isError ? 6000 : 3500);
+}

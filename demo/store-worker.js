@@ -1,0 +1,154 @@
+// The demo's store lives here, in a dedicated Worker: it opens the session
+// store (OPFS where the package has it, memory otherwise), seeds a first
+// session, defines the derives the page shows, and serves it to the page.
+//
+// Messages of the demo itself (not of the link) are tagged { demo: … }.
+import {
+  add, col, openStore, prefix, query, replacePrefix, serve, StoreError,
+} from "../js/browser.js";
+import { Docs, Edits, Messages, STORE_NAME } from "./schema.js";
+
+const params = new URL(self.location.href).searchParams;
+const tab = params.get("tab") ?? "?";
+const name = params.get("store") ?? STORE_NAME;
+
+function tell(msg) {
+  self.postMessage({ demo: true, ...msg });
+}
+
+async function open() {
+  try {
+    const store = await openStore({
+      backend: "opfs",
+      name,
+      durability: "full",
+      onFenced: (err) => tell({ t: "fenced", message: err?.message ?? "another tab took the store over", head: store.head }),
+    });
+    return { store, mode: "opfs", reason: null };
+  } catch (e) {
+    // This runtime has no OPFS backend (yet): a memory store, said loudly.
+    if (!(e instanceof StoreError) || e.code !== "invalid/args") throw e;
+    const store = await openStore({ backend: "memory" });
+    return { store, mode: "memory", reason: e.message };
+  }
+}
+
+async function main() {
+  const { store, mode, reason } = await open();
+  const agent = store.object({ type: "agent" });
+  const history = store.object({ type: "file-history" });
+  const notesOwner = store.object({ type: "notes" });
+  const messages = agent.table(Messages);
+  const edits = history.table(Edits);
+  const docs = notesOwner.table(Docs);
+  await Promise.all([messages.count(), edits.count(), docs.count()]);
+  if ((await messages.count()) === 0) await seed(store, agent, history, notesOwner, messages, edits, docs);
+
+  // What the page shows live. Each is recomputed in the flush of a commit
+  // that touched what it read, and travels in that commit's one message.
+  store.derive("stats", (read) => ({
+    head: read.head,
+    messages: read.count(messages),
+    edits: read.count(edits),
+  }));
+  store.derive("outbox", (read) => {
+    const enc = new TextEncoder();
+    const { commits } = read.outbox(Math.max(0, read.head - 8), 8);
+    return commits.reverse().map((c) => ({
+      seq: c.seq,
+      owner: c.owner,
+      at: c.at,
+      ops: c.ops.map((o) => ({ op: o.op, table: o.table, bulk: o.where !== undefined, count: o.count })),
+      bytes: enc.encode(JSON.stringify(c)).length,
+    }));
+  });
+  store.derive("folders", (read) => {
+    const dirs = new Map();
+    for (const e of read.all(edits)) {
+      const parts = e.path.split("/");
+      for (let i = 1; i < parts.length; i++) {
+        const d = parts.slice(0, i).join("/") + "/";
+        dirs.set(d, (dirs.get(d) ?? 0) + 1);
+      }
+    }
+    return [...dirs].map(([path, files]) => ({ path, files })).sort((a, b) => (a.path < b.path ? -1 : 1));
+  });
+  store.derive("note", (read) => read.get(docs, ["session-note"]) ?? null);
+
+  serve(store, {
+    methods: {
+      session: () => ({ mode, reason, name, tab, id: store.id }),
+      async addMessage({ role, text }, ctx) {
+        let id;
+        await agent.tx(async (tx) => {
+          id = tx.mintId(messages);
+          await tx.put(messages, { id, role, text, at: Date.now() });
+        }, ctx);
+        return { id, seq: store.head };
+      },
+      async renameFolder({ from, to }, ctx) {
+        let count = 0;
+        await history.tx(async (tx) => {
+          count = await tx.count(edits, query(Edits).where((e) => prefix(e.path, from)));
+          await tx.updateWhere(edits, (e) => prefix(e.path, from), { path: replacePrefix(from, to) });
+        }, ctx);
+        return { count, seq: store.head };
+      },
+      async saveNote({ title, body }, ctx) {
+        await notesOwner.tx(async (tx) => {
+          const known = await tx.get(docs, ["session-note"]);
+          if (known) await tx.update(docs, ["session-note"], { title, body, rev: add(col("rev"), 1), at: Date.now() });
+          else await tx.put(docs, { id: "session-note", title, body, rev: 1, at: Date.now() });
+        }, ctx);
+        return { seq: store.head };
+      },
+      async pageEdits({ under = "", after, limit = 6 }) {
+        const q = query(Edits).where((e) => prefix(e.path, under)).orderBy((e) => e.path).orderBy((e) => e.at, "desc");
+        const [page, total] = await Promise.all([edits.page(q, limit, undefined, after ? { after } : undefined), edits.count(q)]);
+        return { ...page, total };
+      },
+    },
+  });
+  tell({ t: "ready", mode, reason, head: store.head, tab, id: store.id });
+}
+
+async function seed(store, agent, history, notesOwner, messages, edits, docs) {
+  const t0 = Date.now() - 1000 * 60 * 14;
+  const ctx = { actor: { kind: "person", id: "ana" } };
+  const transcript = [
+    ["user", "The settings panel is getting hard to work in. Can you split it into smaller components and move them under src/components/settings/?"],
+    ["assistant", "Sure. I'll start by reading the current panel and its tests, then extract the tabs into their own files."],
+    ["tool", "read_file src/panels/SettingsPanel.tsx (412 lines)"],
+    ["assistant", "The panel holds four tabs inline: General, Models, Keys and Plugins. I've extracted each into src/panels/settings/ and kept the shared form hooks in one place."],
+    ["user", "Looks good. Let's call the folder components/settings, not panels/settings."],
+  ];
+  await agent.tx(async (tx) => {
+    for (const [i, [role, text]] of transcript.entries()) {
+      await tx.put(messages, { id: tx.mintId(messages), role, text, at: t0 + i * 60_000 });
+    }
+  }, ctx);
+  const files = [
+    "src/panels/settings/GeneralTab.tsx", "src/panels/settings/ModelsTab.tsx", "src/panels/settings/KeysTab.tsx",
+    "src/panels/settings/PluginsTab.tsx", "src/panels/settings/useSettingsForm.ts", "src/panels/settings/index.ts",
+    "src/panels/SettingsPanel.tsx", "src/panels/SettingsPanel.test.tsx", "src/app/routes.ts", "docs/settings.md",
+  ];
+  await history.tx(async (tx) => {
+    let n = 0;
+    for (const [i, path] of files.entries()) {
+      const versions = i < 4 ? 2 : 1;
+      for (let v = 0; v < versions; v++) {
+        n++;
+        await tx.put(edits, { id: `e${String(n).padStart(3, "0")}`, path, entry: 3 + v, at: t0 + 3 * 60_000 + n * 7_000, meta: { tool: v ? "edit_file" : "write_file", lines: 20 + ((n * 37) % 180) } });
+      }
+    }
+  }, ctx);
+  await notesOwner.tx(async (tx) => {
+    await tx.put(docs, {
+      id: "session-note", title: "Settings refactor",
+      body: "Goal: one component per settings tab.\n\n- Keep useSettingsForm shared\n- Move tests next to each tab\n- Update docs/settings.md when the folder settles",
+      rev: 1, at: t0,
+    });
+  }, ctx);
+}
+
+main().catch((e) => tell({ t: "error", code: e?.code, message: e?.message ?? String(e) }));
