@@ -458,6 +458,8 @@ export interface Owner {
    * @example await fileHistory.tx(async (tx) => { await tx.put(edits, row); }, ctx);
    */
   tx<R>(fn: (tx: Tx) => Promise<R> | R, ctx?: Context): Promise<R>;
+  /** After each commit that touched the table, in seq order. See "watches, derives and links". @example const off = fileHistory.watch(edits, (ops, seq) => log(seq)); */
+  watch(table: TableHandle<any> | AnyTableDef, listener: WatchListener): Unsubscribe;
 }
 
 /** The reader of store.read: runners taking a table handle first. */
@@ -491,6 +493,8 @@ export interface Store {
   commit(writes: readonly WireOp[], adopt?: (seq: number) => void, ctx?: Context): Promise<number>;
   /** @example const n = await store.read(async (r) => r.count(edits)); */
   read<R>(fn: (r: Reader) => Promise<R> | R): Promise<R>;
+  /** A value computed synchronously from committed tables. See "watches, derives and links". @example const count = store.derive("count", (read) => read.count(notes)); */
+  derive<T>(name: string, fn: (read: DeriveReader) => T): Derive<T>;
   readonly outbox: Outbox;
   /** @example await store.close(); */
   close(): Promise<void>;
@@ -507,6 +511,101 @@ export function openStore(options: OpenOptions): Promise<Store>;
  * @example ["测试😀", "测试（一）"].sort(compareText)   // ["测试（一）", "测试😀"]
  */
 export function compareText(a: string, b: string): number;
+
+// ---------------------------------------------------- watches, derives and links
+
+/** Stops a watch or a hold. */
+export type Unsubscribe = () => void;
+
+/** A watch's listener: that commit's ops for the table. A returned promise is awaited before the next call. */
+export type WatchListener = (ops: WireOp[], seq: number) => void | Promise<void>;
+
+/** The synchronous reader a derive gets: committed state; a table is a handle or its full name. */
+export interface DeriveReader {
+  get<D extends AnyTableDef>(table: TableHandle<D>, key: KeyOf<D>): RowOf<D> | undefined;
+  get(table: string, key: unknown): Record<string, unknown> | undefined;
+  page<D extends AnyTableDef>(table: TableHandle<D>, q?: Query<D>, limit?: number, options?: { after?: string }): Page<RowOf<D>>;
+  page(table: string, q: Query<any> | undefined, limit: number, options?: { after?: string }): Page<Record<string, unknown>>;
+  count<D extends AnyTableDef>(table: TableHandle<D> | string, q?: Query<D>): number;
+  all<D extends AnyTableDef>(table: TableHandle<D>, q?: Query<D>): RowOf<D>[];
+  all(table: string, q?: Query<any>): Record<string, unknown>[];
+  /** The head seq; a derive that reads it is recomputed after every commit. */
+  readonly head: number;
+  /** The outbox records after `after`; a derive that reads it is recomputed after every commit. */
+  outbox(after?: number, limit?: number): OutboxBatch;
+}
+
+/** What a derive's holder gets: its value at a seq, or what it threw. */
+export type DeriveEvent<T> = { seq: number; value: T; error?: undefined } | { seq: number; value?: undefined; error: Error };
+
+/** A derive of this store. */
+export interface Derive<T> {
+  readonly name: string;
+  /** The current value (computed now if dirty); throws what the derive threw. */
+  readonly value: T;
+  /** @example const off = count.hold(({ value, error }) => render(value, error)); */
+  hold(listener: (event: DeriveEvent<T>) => void): Unsubscribe;
+  /** Removes the derive; its name is free again. */
+  close(): void;
+}
+
+/** What a link's table hold gets: the current rows first, then each commit's ops, or an error. */
+export type TableEvent<R> =
+  | { seq: number; rows: R[]; ops?: undefined; error?: undefined }
+  | { seq: number; ops: WireOp[]; rows?: undefined; error?: undefined }
+  | { seq: number; error: Error; rows?: undefined; ops?: undefined };
+
+/** A method a worker serves: its args, then the tab's context. */
+export type LinkMethod = (args: any, ctx?: Context) => unknown;
+/** The methods a worker serves. */
+export type LinkMethods = Record<string, LinkMethod>;
+
+/** Anything with postMessage and a message listener: a Worker, a worker's global scope, a MessagePort, a Node worker or port. */
+export interface Endpoint {
+  postMessage(message: any, ...rest: any[]): void;
+  addEventListener?(type: string, listener: (event: any) => void): void;
+  removeEventListener?(type: string, listener: (event: any) => void): void;
+  start?(): void;
+  on?(event: string, listener: (data: any) => void): unknown;
+  off?(event: string, listener: (data: any) => void): unknown;
+}
+
+/** The server serve() returns. */
+export interface LinkServer {
+  /** The number of links connected. */
+  readonly links: number;
+  /** Stops serving; the store stays open. */
+  close(): void;
+}
+
+/**
+ * Serves a store to linked tabs, on `port` (the worker's global scope by default).
+ * @example serve(store, { methods: { addNote: ({ text }, ctx) => notes.tx(async (tx) => { ... }, ctx) } });
+ */
+export function serve<M extends LinkMethods>(store: Store, options: { methods?: M; port?: Endpoint }): LinkServer;
+
+/** A tab's link to a served store. */
+export interface Link<M extends LinkMethods = LinkMethods> {
+  /** The newest seq the link has heard of. */
+  readonly seq: number;
+  /** True once closed (by close(), or because the store closed). */
+  readonly closed: boolean;
+  /** @example const r = await link.call("addNote", { text: "hi" }, ctx); */
+  call<K extends keyof M & string>(method: K, args?: Parameters<M[K]>[0], ctx?: Context): Promise<Awaited<ReturnType<M[K]>>>;
+  /** A table by full name: its current rows, then each commit's ops. @example link.hold("chat/messages", ({ rows, ops }) => ...) */
+  hold<R = Record<string, unknown>>(table: `${string}/${string}`, listener: (event: TableEvent<R>) => void): Unsubscribe;
+  hold<D extends AnyTableDef>(table: `${string}/${string}`, q: Query<D> | null | undefined, listener: (event: TableEvent<RowOf<D>>) => void): Unsubscribe;
+  /** A derive by name. @example link.hold("count", ({ value }) => ...) */
+  hold<T = unknown>(derive: string, listener: (event: DeriveEvent<T>) => void): Unsubscribe;
+  /** Closes the link; pending calls reject with `closed`. */
+  close(): void;
+}
+
+/**
+ * Links this tab to a store served in a worker.
+ * @example const link = connect<typeof methods>(new Worker(new URL("./store-worker.js", import.meta.url), { type: "module" }));
+ */
+export function connect<M extends LinkMethods = LinkMethods>(target: Endpoint): Link<M>;
 
 // ---------------------------------------------------------------- errors
 

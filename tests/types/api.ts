@@ -153,3 +153,52 @@ async function session() {
 }
 
 void session;
+
+// ---- watches, derives and links (issue 3) ----
+import {
+  serve, connect,
+  type Derive, type DeriveEvent, type Endpoint, type Link, type LinkServer, type TableEvent, type Unsubscribe, type WireOp,
+} from "onestore";
+
+async function linked(port: Endpoint) {
+  const store = await openStore({ backend: "memory" });
+  const fileHistory = store.object({ type: "file-history" });
+  const edits = fileHistory.table(Edits);
+  const off: Unsubscribe = fileHistory.watch(edits, (ops: WireOp[], seq: number) => { void ops; void seq; });
+  fileHistory.watch(Edits, async () => {});
+  // @ts-expect-error a watch listener takes (ops, seq)
+  fileHistory.watch(edits, (ops: string) => void ops);
+
+  const count: Derive<number> = store.derive("count", (read) => read.count(edits));
+  const paths = store.derive("paths", (read) => read.all(edits, query(Edits).where((e) => prefix(e.path, "a/"))).map((r) => r.path));
+  const first: string[] = paths.value;
+  const byName = store.derive("byName", (read) => read.get("file-history/edits", ["e1"]) ?? null);
+  const head = store.derive("head", (read) => read.head + read.outbox(0, 1).commits.length);
+  // @ts-expect-error the reader is synchronous: get returns a row, not a promise
+  store.derive("bad", (read) => read.get(edits, ["e1"]).then(() => 1));
+  const stop: Unsubscribe = count.hold((e: DeriveEvent<number>) => { if (e.error) throw e.error; const n: number | undefined = e.value; void n; });
+
+  const methods = {
+    add: async ({ id, path }: { id: string; path: string }) => { await fileHistory.tx(async (tx) => { await tx.put(edits, { id, path, entry: 1, at: 1, meta: { lines: 1 } }); }); return store.head; },
+    ping: () => "pong" as const,
+  };
+  const server: LinkServer = serve(store, { methods, port });
+  const link: Link<typeof methods> = connect<typeof methods>(port);
+  const seq: number = await link.call("add", { id: "e1", path: "a/x" }, { actor: { kind: "person", id: "ana" } });
+  const pong: "pong" = await link.call("ping");
+  // @ts-expect-error an unknown method
+  await link.call("nope");
+  // @ts-expect-error the method's args are typed
+  await link.call("add", { id: 1 });
+  link.hold("file-history/edits", query(Edits).orderBy((e) => e.at), (e: TableEvent<RowOf<typeof Edits>>) => {
+    if (e.rows) { const p: string | undefined = e.rows[0]?.path; void p; }
+    if (e.ops) { const o: WireOp[] = e.ops; void o; }
+  });
+  link.hold("file-history/edits", (e) => void e.ops);
+  link.hold<number>("count", (e) => { const v: number | undefined = e.value; void v; });
+  link.close();
+  server.close();
+  off(); stop(); count.close();
+  return [first, byName, head, seq, pong, link.seq, link.closed, server.links];
+}
+void linked;
