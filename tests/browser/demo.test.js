@@ -25,10 +25,16 @@ async function openDemo(h, page) {
 const text = (page, sel) => page.locator(sel).first().innerText();
 const head = async (page) => Number(await text(page, "#head"));
 
-// Whether the package's browser runtime has the OPFS backend (it comes with
-// the OPFS branch; until then the demo runs on memory and says so).
+// Whether the package's browser runtime has the OPFS backend inside a
+// dedicated Worker, where the demo opens its store (it comes with the OPFS
+// branch; until then the demo runs on memory and says so).
 async function hasOpfs(page) {
-  return page.evaluate(async () => (await import("/js/loader-browser.js")).browserRuntime.backends.includes("opfs"));
+  return page.evaluate(() => new Promise((ok, fail) => {
+    const src = `import(${JSON.stringify(location.origin + "/js/loader-browser.js")}).then(
+      (m) => postMessage(m.browserRuntime.backends.includes("opfs")), (e) => postMessage("error: " + e.message));`;
+    const w = new Worker(URL.createObjectURL(new Blob([src], { type: "text/javascript" })), { type: "module" });
+    w.onmessage = (e) => { w.terminate(); typeof e.data === "boolean" ? ok(e.data) : fail(new Error(e.data)); };
+  }));
 }
 
 test("the demo page works by clicks: message, folder rename, cursor paging, note; screenshot saved", async () => {
