@@ -524,7 +524,7 @@ export type WatchListener = (ops: WireOp[], seq: number) => void | Promise<void>
 export interface DeriveReader {
   get<D extends AnyTableDef>(table: TableHandle<D>, key: KeyOf<D>): RowOf<D> | undefined;
   get(table: string, key: unknown): Record<string, unknown> | undefined;
-  page<D extends AnyTableDef>(table: TableHandle<D>, q?: Query<D>, limit?: number, options?: { after?: string }): Page<RowOf<D>>;
+  page<D extends AnyTableDef>(table: TableHandle<D>, q: Query<D> | undefined, limit: number, options?: { after?: string }): Page<RowOf<D>>;
   page(table: string, q: Query<any> | undefined, limit: number, options?: { after?: string }): Page<Record<string, unknown>>;
   count<D extends AnyTableDef>(table: TableHandle<D> | string, q?: Query<D>): number;
   all<D extends AnyTableDef>(table: TableHandle<D>, q?: Query<D>): RowOf<D>[];

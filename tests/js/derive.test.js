@@ -52,8 +52,12 @@ test("a held derive is recomputed in the flush of each commit that touched what 
   assert.equal(runs, 2);
   const s3 = await put(notes, { id: "b", text: "B" });
   assert.equal(runs, 3);
+  // With an idle queue the whole step, flush included, runs inside the call.
+  const p = store.commit([{ op: "put", table: "notes/notes", row: { id: "c", text: "C" } }]);
+  assert.equal(runs, 4);
+  const s4 = await p;
   await tick();
-  assert.deepEqual(events, [{ seq: s1 - 1, value: 0 }, { seq: s1, value: 1 }, { seq: s3, value: 2 }]);
+  assert.deepEqual(events, [{ seq: s1 - 1, value: 0 }, { seq: s1, value: 1 }, { seq: s3, value: 2 }, { seq: s4, value: 3 }]);
   await store.close();
 });
 

@@ -16,7 +16,7 @@ const Tags = defineTable("tags", { columns: { id: str() }, key: ["id"] });
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
 async function until(cond, what) {
-  for (let i = 0; i < 400; i++) {
+  for (let i = 0; i < 2000; i++) {
     if (cond()) return;
     await new Promise((r) => setTimeout(r, 5));
   }

@@ -72,7 +72,7 @@ test("an async watch listener finishes before its next call starts", async () =>
   const a = store.head;
   await owner.tx(async (tx) => { await tx.put(notes, { id: "2", text: "b" }); });
   const b = store.head;
-  await new Promise((r) => setTimeout(r, 30));
+  for (let i = 0; i < 1000 && log.length < 4; i++) await new Promise((r) => setTimeout(r, 5));
   assert.deepEqual(log, [`start ${a}`, `end ${a}`, `start ${b}`, `end ${b}`]);
   await store.close();
 });
