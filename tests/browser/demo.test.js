@@ -137,7 +137,7 @@ test("with OPFS, a reload keeps the session and a second tab takes the store ove
     const tabB = (await text(b, "#owner")).match(/\(([0-9A-F]{4})\)/)[1];
     await a.waitForFunction(() => document.getElementById("banner").classList.contains("fenced"));
     assert.match(await text(a, "#banner"), /took the store over/);
-    assert.equal(await text(a, "#owner"), `Tab ${tabB}`);
+    await a.waitForFunction((t) => document.getElementById("owner").textContent === `Tab ${t}`, tabB);
     assert.equal(await a.locator("#send").isDisabled(), true);
     assert.equal(await head(b), before);
     await b.setViewportSize({ width: 1360, height: 980 });
