@@ -107,6 +107,18 @@ export function checkOpfsName(name, what) {
   }
 }
 
+/**
+ * Throws invalid/args unless this realm has OPFS sync access handles (a
+ * dedicated Worker of a secure page). Checked before taking a store's Web
+ * Lock, so that a realm that cannot open the store never fences its owner.
+ */
+export function checkOpfsAvailable(what) {
+  if (!globalThis.navigator?.storage?.getDirectory || typeof FileSystemFileHandle === "undefined" ||
+      !FileSystemFileHandle.prototype.createSyncAccessHandle) {
+    throw new StoreError(ErrorCodes.InvalidArgs, `${what}: OPFS sync access handles exist only in a dedicated Worker (of a secure page); open the store there`);
+  }
+}
+
 /** The VFS path of a store's database. */
 export function opfsDbPath(name) {
   return `/${OPFS_DIR}/${name}/${OPFS_FILES[0]}`;
@@ -146,9 +158,7 @@ async function storeDir(name, create) {
  */
 export async function acquireOpfsFiles(name, timeoutMs) {
   const what = `openStore(opfs ${JSON.stringify(name)})`;
-  if (typeof FileSystemFileHandle === "undefined" || !FileSystemFileHandle.prototype.createSyncAccessHandle) {
-    throw new StoreError(ErrorCodes.InvalidArgs, `${what}: OPFS sync access handles exist only in a dedicated Worker; open the store there`);
-  }
+  checkOpfsAvailable(what);
   const deadline = Date.now() + timeoutMs;
   const mine = [];
   let released = false;

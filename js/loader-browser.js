@@ -8,7 +8,7 @@
 // `wasmUrl` to configureBrowserCore().
 
 import { ErrorCodes, StoreError } from "./errors.js";
-import { acquireOpfsFiles, checkOpfsName, opfsDbPath, opfsFiles, removeOpfsStore } from "./files-opfs.js";
+import { acquireOpfsFiles, checkOpfsAvailable, checkOpfsName, opfsDbPath, opfsFiles, removeOpfsStore } from "./files-opfs.js";
 
 let modulePromise = null;
 let wasmUrlOverride = null;
@@ -164,6 +164,7 @@ export async function prepareBrowserOpen(options) {
       throw new StoreError(ErrorCodes.InvalidArgs, `openStore: onFenced must be a function (error) => void, got ${typeof onFenced}`);
     }
     const timeout = lockTimeoutOf(out, "openStore");
+    checkOpfsAvailable(`openStore(opfs ${JSON.stringify(name)})`);
     await loadBrowserCore();  // loaded first: only microtasks run between the take-over and the store's open
     out.session = await openOpfsSession(name, timeout, onFenced);
     out.path = opfsDbPath(name);

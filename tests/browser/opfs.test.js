@@ -210,6 +210,16 @@ test("deleteStore removes an opfs store, fencing its owner in another tab", asyn
     assert.equal(fresh.head, 1);
     assert.deepEqual(await call(b, "rows"), []);
     await call(b, "close");
+    // A page (not a Worker) cannot open an opfs store, and trying does not
+    // fence the owner: invalid/args before the Web Lock is asked for.
+    await call(a, "open", { name: "owned" });
+    const fromPage = await b.evaluate(async () => {
+      const { openStore } = await import("/js/browser.js");
+      try { await openStore({ backend: "opfs", name: "owned" }); return "opened"; } catch (e) { return `${e.code}: ${e.message}`; }
+    });
+    assert.match(fromPage, /^invalid\/args: .*dedicated Worker/);
+    await call(a, "put", { id: "still-mine" });
+    await call(a, "close");
     // Bad names are refused with invalid/args.
     for (const name of ["", "a/b", "..", 7]) {
       assert.equal((await callFails(b, "open", { name })).code, "invalid/args", JSON.stringify(name));
