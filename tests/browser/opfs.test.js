@@ -147,6 +147,33 @@ test("a second tab takes the store over: the first is fenced and no acknowledged
   }
 });
 
+test("an opener waits lockTimeout for a busy owner's handles, then fails with fenced; the owner gives them up once it runs", async () => {
+  const h = await startHarness();
+  try {
+    const a = await openTab(h);
+    const b = await openTab(h);
+    await call(a, "open", { name: "busy" });
+    await call(a, "put", { id: "a0" });
+    const busy = a.evaluate(() => window.call("busy", { ms: 4000 }));  // not awaited: A spins
+    await new Promise((r) => setTimeout(r, 300));
+    const t0 = Date.now();
+    const err = await callFails(b, "open", { name: "busy", lockTimeout: 800 });
+    const waited = Date.now() - t0;
+    assert.equal(err.code, "fenced", JSON.stringify(err));
+    assert.match(err.message, /another owner still holds the files/);
+    assert.ok(waited >= 800, `gave up after ${waited} ms`);
+    await busy;
+    // A noticed the take-over when it ran again: it is fenced.
+    assert.equal((await callFails(a, "put", { id: "a1" })).code, "fenced");
+    const opened = await call(b, "open", { name: "busy" });
+    assert.equal(opened.head, 2);
+    assert.deepEqual(await call(b, "rows"), ["a0"]);
+    await call(b, "close");
+  } finally {
+    await h.close();
+  }
+});
+
 test("a failed OPFS write or flush stops the store with storage_failed; a reopen has every acknowledged commit", async () => {
   const h = await startHarness();
   try {

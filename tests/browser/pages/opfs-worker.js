@@ -71,6 +71,12 @@ const ops = {
     })();
     return true;
   },
+  // Keeps the worker busy (no task runs, so no take-over is noticed).
+  busy({ ms }) {
+    const end = Date.now() + ms;
+    while (Date.now() < end) { /* spin */ }
+    return true;
+  },
   loopResult() {
     return loop;
   },
