@@ -3,19 +3,21 @@
 //
 // @example
 // import { openStore } from "onestore";
-// const store = await openStore({ backend: "memory" });
+// const store = await openStore({ backend: "opfs", name: "session-42" });  // in a dedicated Worker
 
 import { browserRuntime } from "./loader-browser.js";
 import { openStoreWith } from "./store.js";
 
 export * from "./api.js";
-export { configureBrowserCore } from "./loader-browser.js";
+export { configureBrowserCore, deleteStore } from "./loader-browser.js";
 
 /**
- * Opens a store in a browser: `{ backend: "memory" }`.
+ * Opens a store in a browser: `{ backend: "memory" }`, or, in a dedicated
+ * Worker, `{ backend: "opfs", name, durability?, lockTimeout?, onFenced? }`
+ * (SQLite in OPFS; opening takes the store over from any other tab).
  *
  * @example
- * const store = await openStore({ backend: "memory" });
+ * const store = await openStore({ backend: "opfs", name: "session-42", onFenced: (e) => postMessage({ fenced: e.message }) });
  */
 export function openStore(options) {
   return openStoreWith(browserRuntime, options);

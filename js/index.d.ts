@@ -356,7 +356,23 @@ export interface Context {
 /** Open options. */
 export type OpenOptions =
   | { backend: "memory"; id?: string }
-  | { backend: "sqlite"; path: string; id?: string; durability?: "full" | "relaxed"; lockTimeout?: number };
+  | { backend: "sqlite"; path: string; id?: string; durability?: "full" | "relaxed"; lockTimeout?: number }
+  | OpfsOpenOptions;
+
+/**
+ * Browsers only, in a dedicated Worker: SQLite in OPFS under `name`.
+ * Opening takes the store over (its Web Lock, stolen from any other owner,
+ * which is fenced); `lockTimeout` bounds the wait for the fenced owner's file
+ * handles; `onFenced` is called once if another owner takes this one over.
+ */
+export interface OpfsOpenOptions {
+  backend: "opfs";
+  name: string;
+  id?: string;
+  durability?: "full" | "relaxed";
+  lockTimeout?: number;
+  onFenced?: (error: StoreError) => void;
+}
 
 /** An object address: its host kind ("session" by default) and type. */
 export interface ObjectAddress {
@@ -641,3 +657,10 @@ export declare class StoreError extends Error {
  * @example configureBrowserCore({ wasmUrl: new URL("./onestore-core.wasm", import.meta.url) });
  */
 export function configureBrowserCore(options: { wasmUrl?: string | { readonly href: string } }): void;
+
+/**
+ * Browsers only (the package's `browser` root): deletes an OPFS store, fencing
+ * its owner in any tab. Resolves to false when there was no such store.
+ * @example await deleteStore({ backend: "opfs", name: "session-42" });
+ */
+export function deleteStore(options: { backend: "opfs"; name: string; lockTimeout?: number }): Promise<boolean>;

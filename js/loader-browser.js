@@ -1,9 +1,14 @@
 // The browser runtime of the package (a page or a dedicated Worker): loads
-// the wasm core once per realm, streaming it from next to the .mjs.
+// the wasm core once per realm, streaming it from next to the .mjs, and opens
+// "opfs" stores: the store's Web Lock, then its OPFS handles
+// (js/files-opfs.js), handed to the store as a `session`.
 //
 // The factory gets an `instantiateWasm` hook, so Emscripten never guesses the
 // .wasm's address itself; a bundler that moves the file can pass its URL as
 // `wasmUrl` to configureBrowserCore().
+
+import { ErrorCodes, StoreError } from "./errors.js";
+import { acquireOpfsFiles, checkOpfsAvailable, checkOpfsName, opfsDbPath, opfsFiles, removeOpfsStore } from "./files-opfs.js";
 
 let modulePromise = null;
 let wasmUrlOverride = null;
@@ -44,6 +49,7 @@ async function instantiate(extra) {
   let fail;
   const failed = new Promise((_, reject) => { fail = reject; });
   return Promise.race([failed, factory({
+    onestoreFiles: opfsFiles,
     ...extra,
     instantiateWasm(imports, done) {
       streamWasm(wasmUrl, imports).then(
@@ -63,12 +69,132 @@ async function streamWasm(url, imports) {
   return WebAssembly.instantiate(await response.arrayBuffer(), imports);
 }
 
-/** Open options as the core takes them (nothing to prepare for memory). */
+const DEFAULT_LOCK_TIMEOUT = 10000;
+
+function lockTimeoutOf(options, what) {
+  const t = options.lockTimeout ?? DEFAULT_LOCK_TIMEOUT;
+  if (!Number.isSafeInteger(t) || t < 0 || t > 3600000) {
+    throw new StoreError(ErrorCodes.InvalidArgs, `${what}: lockTimeout must be a number of milliseconds (0 to 3600000), got ${String(options.lockTimeout)}`);
+  }
+  return t;
+}
+
+/** The Web Lock that says which tab or worker owns OPFS store `name`. */
+export function opfsLockName(name) {
+  return `onestore:opfs:${name}`;
+}
+
+function fencedError(name) {
+  return new StoreError(ErrorCodes.Fenced,
+    `store ${JSON.stringify(name)} (opfs): another tab or worker opened it and took it over; this one is fenced (its commits so far are kept; open it again to take it back)`);
+}
+
+// Takes store `name` over: its Web Lock (stealing it from any owner, which is
+// then fenced), then its OPFS handles (waiting up to timeoutMs while the
+// fenced owner releases them). The session it resolves to is what
+// openStoreWith hands to the store: the store sets `session.fence(err)` (stop
+// and close the core) and calls `session.release()` after closing the core.
+// `onFenced(err)` is called once if another owner takes the store over.
+async function openOpfsSession(name, timeoutMs, onFenced) {
+  const what = `openStore(opfs ${JSON.stringify(name)})`;
+  if (!globalThis.navigator?.locks?.request) {
+    throw new StoreError(ErrorCodes.InvalidArgs, `${what}: this realm has no Web Locks (navigator.locks); open the store in a dedicated Worker of a secure page`);
+  }
+  let releaseLock;
+  const hold = new Promise((r) => { releaseLock = r; });
+  let granted;
+  let refused;
+  const gotLock = new Promise((ok, no) => { granted = ok; refused = no; });
+  let releaseFiles = null;
+  let ended = false;   // released by its store (or a failed open)
+  let stolen = false;
+  let told = false;
+  const session = {
+    name,
+    fence: null,
+    release() {
+      if (ended) return;
+      ended = true;
+      try {
+        releaseFiles?.();
+      } finally {
+        releaseLock();
+      }
+    },
+  };
+  navigator.locks.request(opfsLockName(name), { steal: true }, () => { granted(); return hold; }).then(
+    () => {},
+    (e) => {
+      if (ended) return;
+      if (e?.name !== "AbortError") { refused(e); return; }
+      // Stolen: another opener took the lock. Stop, flush, release the files.
+      stolen = true;
+      refused(fencedError(name));
+      if (!session.fence) return;  // still opening: the open rejects below
+      const err = fencedError(name);
+      try { session.fence(err); } catch { /* the store reports it on its next call */ }
+      try { session.release(); } catch { /* released anyway */ }
+      if (onFenced && !told) {
+        told = true;
+        try { onFenced(err); } catch (e2) { queueMicrotask(() => { throw e2; }); }
+      }
+    },
+  );
+  try {
+    await gotLock;
+    releaseFiles = await acquireOpfsFiles(name, timeoutMs);
+    if (stolen) throw fencedError(name);
+  } catch (e) {
+    try { session.release(); } catch { /* the first error says more */ }
+    if (e instanceof StoreError) throw e;
+    throw new StoreError(ErrorCodes.StorageFailed, `${what}: ${e?.name}: ${e?.message}`, { cause: e });
+  }
+  return session;
+}
+
+/**
+ * Open options as the core takes them. For "opfs": takes the store over (its
+ * Web Lock and OPFS handles) and adds the `session` that the store keeps.
+ */
 export async function prepareBrowserOpen(options) {
-  const out = { ...options };
+  const { name, onFenced, ...out } = options;
+  if (out.backend === "opfs") {
+    checkOpfsName(name, "openStore");
+    if (onFenced !== undefined && typeof onFenced !== "function") {
+      throw new StoreError(ErrorCodes.InvalidArgs, `openStore: onFenced must be a function (error) => void, got ${typeof onFenced}`);
+    }
+    const timeout = lockTimeoutOf(out, "openStore");
+    checkOpfsAvailable(`openStore(opfs ${JSON.stringify(name)})`);
+    await loadBrowserCore();  // loaded first: only microtasks run between the take-over and the store's open
+    out.session = await openOpfsSession(name, timeout, onFenced);
+    out.path = opfsDbPath(name);
+  }
   for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
   return out;
 }
 
+/**
+ * Deletes an OPFS store: `{ backend: "opfs", name }`. Takes the store's Web
+ * Lock (fencing its owner, in any tab), waits for its handles, and removes
+ * its folder. Resolves to true, or false when there was no such store.
+ *
+ * @example
+ * await deleteStore({ backend: "opfs", name: "session-42" });
+ */
+export async function deleteStore(options) {
+  if (options === null || typeof options !== "object") {
+    throw new StoreError(ErrorCodes.InvalidArgs, `deleteStore: options must be an object such as { backend: "opfs", name: "session-42" }, got ${String(options)}`);
+  }
+  if (options.backend !== "opfs") {
+    throw new StoreError(ErrorCodes.InvalidArgs, `deleteStore: backend must be "opfs" here, got ${JSON.stringify(options.backend) ?? String(options.backend)}`);
+  }
+  checkOpfsName(options.name, "deleteStore");
+  const timeout = lockTimeoutOf(options, "deleteStore");
+  if (!globalThis.navigator?.locks?.request) {
+    throw new StoreError(ErrorCodes.InvalidArgs, "deleteStore: this realm has no Web Locks (navigator.locks)");
+  }
+  return navigator.locks.request(opfsLockName(options.name), { steal: true }, () => removeOpfsStore(options.name, timeout));
+}
+
 /** The runtime handed to openStoreWith. */
-export const browserRuntime = Object.freeze({ backends: ["memory"], load: () => loadBrowserCore(), prepare: prepareBrowserOpen });
+export const browserRuntime = Object.freeze({ backends: ["memory", "opfs"], load: () => loadBrowserCore(), prepare: prepareBrowserOpen });

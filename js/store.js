@@ -48,7 +48,7 @@ export async function openStoreWith(runtime, options) {
   if (options === null || typeof options !== "object") {
     throw invalidArgs(`openStore: options must be an object such as { backend: "memory" }, got ${describe(options)}`);
   }
-  const { backend, path, id, durability, lockTimeout } = options;
+  const { backend, path, name, id, durability, lockTimeout, onFenced } = options;
   if (!runtime.backends.includes(backend)) {
     const names = runtime.backends.map((b) => JSON.stringify(b)).join(" or ");
     throw invalidArgs(`openStore: backend must be ${names} here, got ${describe(backend)}`);
@@ -60,12 +60,20 @@ export async function openStoreWith(runtime, options) {
     throw invalidArgs(`openStore: id must be a non-empty string, got ${describe(id)}`);
   }
   // A new store gets a random session id; an existing one keeps its own.
-  const wire = await runtime.prepare({ backend, path, id: id ?? globalThis.crypto.randomUUID(), durability, lockTimeout });
-  const mod = await runtime.load();
+  // `session`: what a runtime holds for the store (opfs: its Web Lock and
+  // file handles), released after the core closes; see makeStore.
+  const { session, ...wire } = await runtime.prepare({
+    backend, path, id: id ?? globalThis.crypto.randomUUID(), durability, lockTimeout,
+    ...(backend === "opfs" ? { name, onFenced } : {}),
+  });
+  const release = () => { try { session?.release(); } catch { /* closing anyway */ } };
+  let mod;
   let core;
   try {
+    mod = await runtime.load();
     core = new mod.Core();
   } catch (e) {
+    release();
     throw asStoreError(e, "openStore");
   }
   let info;
@@ -73,9 +81,10 @@ export async function openStoreWith(runtime, options) {
     info = JSON.parse(unwrap(core.open(encodeJson(wire, "options"))));
   } catch (e) {
     try { core.delete(); } catch { /* already gone */ }
+    release();
     throw asStoreError(e, "openStore");
   }
-  return makeStore(core, info);
+  return makeStore(core, info, session);
 }
 
 function closedError(what) {
@@ -88,7 +97,7 @@ function closedError(what) {
  * @example
  * const store = makeStore(core, { id: "s1", head: 0 });
  */
-export function makeStore(core, info) {
+export function makeStore(core, info, session) {
   const owners = new Map();
   const queue = [];
   let running = false;
@@ -98,6 +107,18 @@ export function makeStore(core, info) {
   let closePromise;
   let broken = null;  // a StoreError after a wasm trap: the instance is not trusted any more
   let lastHead = info.head;
+
+  // A runtime session (opfs) fences the store when another owner takes it
+  // over: every later call rejects with `err` (fenced), and the core closes
+  // now so that the session can release its files.
+  if (session) {
+    session.fence = (err) => {
+      if (closed || broken) return;
+      broken = err;
+      try { lastHead = Number(core.head()); } catch { /* keep it */ }
+      try { core.close(); } catch { /* closing anyway */ }
+    };
+  }
 
   // Calls the core; returns its payload or throws a StoreError.
   function call(what, fn) {
@@ -738,6 +759,7 @@ export function makeStore(core, info) {
             try { if (!broken) lastHead = Number(core.head()); } catch { /* keep it */ }
             try { core.close(); } catch { /* closing anyway */ }
             try { core.delete(); } catch { /* already freed */ }
+            try { session?.release(); } catch { /* released anyway */ }
             closed = true;
             liveParts.close();
             resolve();

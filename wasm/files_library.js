@@ -41,6 +41,11 @@ mergeInto(LibraryManager.library, {
       var message;
       try {
         message = (e && e.message) ? String(e.message) : String(e);
+        // A DOMException's name is its kind (QuotaExceededError,
+        // NoModificationAllowedError...): keep it with the message.
+        if (e && typeof e.name === 'string' && e.name !== 'Error' && message.indexOf(e.name) < 0) {
+          message = e.name + ': ' + message;
+        }
       } catch (ignored) {
         message = 'unknown JS error';
       }

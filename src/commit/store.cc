@@ -103,9 +103,12 @@ Status ParseOpenOptions(const std::string& json, OpenOptions* out) {
     return Status::InvalidArgs(
         "openStore: the sqlite backend needs a path (a file, or \":memory:\")");
   }
-  if (o.backend != "memory" && o.backend != "sqlite") {
+  if (o.backend == "opfs" && o.path.empty()) {
+    return Status::InvalidArgs("openStore: the opfs backend needs the path of its files");
+  }
+  if (o.backend != "memory" && o.backend != "sqlite" && o.backend != "opfs") {
     return Status::InvalidArgs("openStore: unknown backend \"" + o.backend +
-                               "\" (memory or sqlite here)");
+                               "\" (memory, sqlite or opfs here)");
   }
   *out = std::move(o);
   return Status::OK();
@@ -117,9 +120,12 @@ Status Store::Open(const OpenOptions& options, std::unique_ptr<Store>* out) {
   std::unique_ptr<Backend> backend;
   if (options.backend == "memory") {
     backend = NewMemoryBackend();
-  } else if (options.backend == "sqlite") {
+  } else if (options.backend == "sqlite" || options.backend == "opfs") {
+    // opfs: SQLite over files only this owner reaches (the JS runtime holds
+    // the store's Web Lock and OPFS handles), so it keeps its lock for life.
     SqliteOptions so;
     so.path = options.path;
+    so.exclusive = options.backend == "opfs";
     so.durability_full = options.durability_full;
     so.lock_timeout_ms = options.lock_timeout_ms;
     backend = NewSqliteBackend(so);

@@ -27,8 +27,10 @@
 namespace onestore {
 
 struct OpenOptions {
-  std::string backend;  // "memory" | "sqlite"
-  std::string path;     // sqlite: a file path or ":memory:"
+  std::string backend;  // "memory" | "sqlite" | "opfs"
+  // sqlite: a file path or ":memory:"; opfs: the database's path in the
+  // files object the JS runtime registered (js/files-opfs.js)
+  std::string path;
   std::string id;       // the session id for a new store; "" = random
   bool durability_full = true;
   // sqlite: how long a transaction waits for another process's lock on the

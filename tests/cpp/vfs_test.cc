@@ -17,6 +17,7 @@
 
 #include "backends/sqlite/file.h"
 #include "backends/sqlite/mem_file.h"
+#include "commit/store.h"
 #include "sqlite3.h"
 
 namespace onestore {
@@ -327,6 +328,173 @@ TEST_F(VfsTest, AnIoErrorReachesTheSqlCallerWithTheFileSystemsMessage) {
   EXPECT_EQ(sqlite3_column_int(s, 0), 0);  // the failed insert left nothing
   sqlite3_finalize(s);
   sqlite3_close(db);
+}
+
+// --- the "opfs" backend's mode: one owner, exclusive lock, WAL without shm ---
+
+constexpr const char* kOpfsTable =
+    R"([{"op":"table","table":"t/kv","columns":{"k":{"type":"str"},"v":{"type":"int"}},"key":["k"]}])";
+
+std::string PutKv(int i) {
+  return R"([{"op":"put","table":"t/kv","row":{"k":"k)" + std::to_string(i) + R"(","v":)" +
+         std::to_string(i) + "}}]";
+}
+
+// A power cut: what the files held at their last Sync, copied into `to`.
+void CopySynced(MemFileSystem* from, MemFileSystem* to, const std::string& db) {
+  from->DropUnsyncedWrites();
+  for (const char* suffix : {"", "-wal", "-journal"}) {
+    std::string bytes;
+    if (!from->Contents(db + suffix, &bytes)) continue;
+    std::unique_ptr<File> f;
+    ASSERT_TRUE(to->Open(db + suffix, true, &f).ok());
+    ASSERT_TRUE(f->WriteAt(0, bytes.data(), bytes.size()).ok());
+    ASSERT_TRUE(f->Sync().ok());
+  }
+}
+
+std::string IntegrityOf(const std::string& db_path) {
+  sqlite3* db = nullptr;
+  std::string out = "cannot open";
+  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
+    // A WAL without shared memory opens only in exclusive mode.
+    sqlite3_exec(db, "PRAGMA locking_mode=EXCLUSIVE", nullptr, nullptr, nullptr);
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &s, nullptr) == SQLITE_OK &&
+        sqlite3_step(s) == SQLITE_ROW) {
+      out = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+    } else {
+      out = sqlite3_errmsg(db);
+    }
+    sqlite3_finalize(s);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
+class OpfsModeTest : public VfsTest {
+ protected:
+  std::unique_ptr<Store> OpenOpfs(const char* durability) {
+    OpenOptions o;
+    EXPECT_TRUE(ParseOpenOptions(std::string(R"({"backend":"opfs","path":"/o.db","durability":")") +
+                                     durability + R"("})",
+                                 &o)
+                    .ok());
+    std::unique_ptr<Store> store;
+    Status s = Store::Open(o, &store);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return store;
+  }
+  void Commit(Store* store, const std::string& ops) {
+    std::string result;
+    Status s = store->Commit(ops, R"({"owner":"t"})", &result);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+};
+
+TEST_F(OpfsModeTest, FullDurabilityFlushesTheWalAtEveryCommitAndACrashLosesNone) {
+  auto store = OpenOpfs("full");
+  ASSERT_NE(store, nullptr);
+  Commit(store.get(), kOpfsTable);
+  for (int i = 1; i <= 5; ++i) {
+    const int64_t before = fault_.syncs();
+    Commit(store.get(), PutKv(i));
+    EXPECT_GE(fault_.syncs() - before, 1) << "commit " << i << " did not flush";
+  }
+  std::string wal, shm;
+  ASSERT_TRUE(mem_.Contents("/o.db-wal", &wal));
+  EXPECT_GT(wal.size(), 0u);                          // the commits are in the WAL
+  EXPECT_FALSE(mem_.Contents("/o.db-shm", &shm));     // no shared memory file
+  MemFileSystem after;
+  CopySynced(&mem_, &after, "/o.db");
+  ASSERT_TRUE(RegisterVfs(&after).ok());
+  EXPECT_EQ(IntegrityOf("/o.db"), "ok");
+  auto reopened = OpenOpfs("full");
+  ASSERT_NE(reopened, nullptr);
+  EXPECT_EQ(reopened->head(), 6);
+  std::string row;
+  ASSERT_TRUE(reopened->Get("t/kv", R"(["k5"])", &row).ok());
+  EXPECT_EQ(row, R"(["k5",5])");
+  reopened.reset();
+  RegisterVfs(&fault_);  // the first store still closes on its own files
+}
+
+TEST_F(OpfsModeTest, RelaxedDurabilityDoesNotFlushCommitsAndACrashLeavesAWholePrefix) {
+  auto store = OpenOpfs("relaxed");
+  ASSERT_NE(store, nullptr);
+  Commit(store.get(), kOpfsTable);
+  store.reset();  // a close checkpoints and syncs: the table is durable
+  store = OpenOpfs("relaxed");
+  ASSERT_NE(store, nullptr);
+  const int64_t before = fault_.syncs();
+  for (int i = 1; i <= 5; ++i) Commit(store.get(), PutKv(i));
+  EXPECT_EQ(fault_.syncs(), before);  // no flush per commit
+  MemFileSystem after;
+  CopySynced(&mem_, &after, "/o.db");
+  ASSERT_TRUE(RegisterVfs(&after).ok());
+  EXPECT_EQ(IntegrityOf("/o.db"), "ok");
+  auto reopened = OpenOpfs("relaxed");
+  ASSERT_NE(reopened, nullptr);
+  const int64_t head = reopened->head();
+  EXPECT_GE(head, 1);
+  EXPECT_LE(head, 6);
+  // Every commit up to the head is there, none after it.
+  for (int i = 1; i <= 5; ++i) {
+    std::string row;
+    ASSERT_TRUE(reopened->Get("t/kv", R"(["k)" + std::to_string(i) + R"("])", &row).ok());
+    EXPECT_EQ(row != "null", i + 1 <= head) << "k" << i << " at head " << head;
+  }
+  reopened.reset();
+  RegisterVfs(&fault_);
+}
+
+TEST_F(OpfsModeTest, ACommitsWalFramesGoToTheFileInOneWrite) {
+  auto store = OpenOpfs("relaxed");
+  ASSERT_NE(store, nullptr);
+  Commit(store.get(), kOpfsTable);
+  for (int i = 1; i <= 5; ++i) {
+    const int64_t before = fault_.writes();
+    Commit(store.get(), PutKv(i));
+    EXPECT_EQ(fault_.writes() - before, 1) << "commit " << i;
+  }
+}
+
+// A failed WAL write fails the COMMIT (storage_failed), stops the store, and
+// leaves a file that reopens with every acknowledged commit. Not sticky, the
+// failure also checks that closing the store does not checkpoint the frames
+// that never reached the WAL into the database: after 400 commits the WAL
+// has been checkpointed and restarted from its start, so the lost frames'
+// place in the file holds older frames, which must not be copied.
+TEST_F(OpfsModeTest, AFailedWalWriteStopsTheStoreAndAReopenHasEveryAcknowledgedCommit) {
+  for (bool sticky : {true, false}) {
+    SCOPED_TRACE(sticky ? "sticky" : "once");
+    mem_.Delete("/o.db");  // a fresh store each round (missing on the first)
+    mem_.Delete("/o.db-wal");
+    mem_.Delete("/o.db-journal");
+    auto store = OpenOpfs("full");
+    ASSERT_NE(store, nullptr);
+    Commit(store.get(), kOpfsTable);
+    for (int i = 1; i <= 400; ++i) Commit(store.get(), PutKv(i));
+    fault_.FailWrite(1, sticky);
+    std::string result;
+    Status s = store->Commit(R"([{"op":"put","table":"t/kv","row":{"k":"k1","v":-1}}])",
+                             R"({"owner":"t"})", &result);
+    EXPECT_EQ(s.code(), Code::kStorageFailed) << s.ToString();
+    EXPECT_NE(s.message().find("injected write failure"), std::string::npos) << s.message();
+    s = store->Commit(PutKv(401), R"({"owner":"t"})", &result);
+    EXPECT_EQ(s.code(), Code::kStorageFailed) << s.ToString();
+    store.reset();  // closes: no checkpoint of the lost frames
+    fault_.Heal();
+    EXPECT_EQ(IntegrityOf("/o.db"), "ok");
+    auto reopened = OpenOpfs("full");
+    ASSERT_NE(reopened, nullptr);
+    EXPECT_EQ(reopened->head(), 401);
+    for (int i = 1; i <= 400; ++i) {
+      std::string row;
+      ASSERT_TRUE(reopened->Get("t/kv", R"(["k)" + std::to_string(i) + R"("])", &row).ok());
+      ASSERT_EQ(row, R"(["k)" + std::to_string(i) + R"(",)" + std::to_string(i) + "]");
+    }
+  }
 }
 
 }  // namespace

@@ -202,3 +202,21 @@ async function linked(port: Endpoint) {
   return [first, byName, head, seq, pong, link.seq, link.closed, server.links];
 }
 void linked;
+// The opfs backend and deleteStore (browser root; typed in the same .d.ts).
+import { deleteStore, type OpfsOpenOptions } from "onestore";
+
+async function opfs() {
+  const options: OpfsOpenOptions = { backend: "opfs", name: "session-42", durability: "relaxed", lockTimeout: 5000 };
+  const store = await openStore({ ...options, onFenced: (e: StoreError) => { const c: ErrorCode = e.code; void c; } });
+  // @ts-expect-error an opfs store needs a name
+  await openStore({ backend: "opfs" });
+  // @ts-expect-error onFenced is a function
+  await openStore({ backend: "opfs", name: "x", onFenced: "later" });
+  const gone: boolean = await deleteStore({ backend: "opfs", name: "session-42" });
+  // @ts-expect-error deleteStore is for opfs stores
+  await deleteStore({ backend: "sqlite", name: "x" });
+  await store.close();
+  return gone;
+}
+
+void opfs;

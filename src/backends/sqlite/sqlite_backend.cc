@@ -384,8 +384,23 @@ Status SqliteBackend::Open(const std::string& new_id, BackendState* state) {
   // A rollback journal, truncated rather than deleted after each commit (no
   // file is created and deleted per commit). NORMAL locking so that every
   // transaction re-reads the header and sees another owner's epoch.
-  if (s.ok()) s = Exec("PRAGMA journal_mode = TRUNCATE");
-  if (s.ok()) s = Exec("PRAGMA locking_mode = NORMAL");
+  if (s.ok() && options_.exclusive) {
+    // One owner for life (SqliteOptions::exclusive): the lock is kept, so a
+    // WAL needs no shared memory. EXCLUSIVE must come before WAL.
+    s = Exec("PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = MEMORY");
+    std::string mode;  // SQLite answers with the mode it is in
+    auto keep = [](void* out, int, char** values, char**) {
+      *static_cast<std::string*>(out) = values[0] != nullptr ? values[0] : "";
+      return 0;
+    };
+    int rc = s.ok() ? sqlite3_exec(db_, "PRAGMA journal_mode = WAL", keep, &mode, nullptr) : 0;
+    if (s.ok() && (rc != SQLITE_OK || mode != "wal"))
+      s = Status::StorageFailed("PRAGMA journal_mode = WAL on " + options_.path + ": the mode is \"" +
+                                mode + "\" (" + sqlite3_errmsg(db_) + ")");
+  } else {
+    if (s.ok()) s = Exec("PRAGMA journal_mode = TRUNCATE");
+    if (s.ok()) s = Exec("PRAGMA locking_mode = NORMAL");
+  }
   if (s.ok())
     s = Exec(options_.durability_full ? "PRAGMA synchronous = FULL"
                                       : "PRAGMA synchronous = NORMAL");

@@ -8,6 +8,18 @@
 //
 // A VFS method returns an SQLite code and nothing else: a failing Status
 // becomes an SQLITE_IOERR_* code and its message is kept for xGetLastError.
+//
+// A WAL's appends are combined: SQLite writes each frame as a 24-byte header
+// and a page, one commit's frames one after another, and each call to the
+// file system costs far more than its bytes (an OPFS write is a call into
+// the browser). The contiguous writes of a WAL are kept in a buffer and
+// written as one when SQLite reads, syncs, sizes or truncates that WAL, at
+// SQLITE_FCNTL_COMMIT_PHASETWO (sent on the database right after a commit,
+// so a commit's frames are in the file when COMMIT returns, synced or not),
+// and at close. If that write fails, the COMMIT fails, and the WAL refuses
+// every later call until it is closed: the frames SQLite already counts as
+// committed in its wal-index never reach the database by a checkpoint. A
+// reopen then recovers the WAL up to its last whole commit.
 #include "backends/sqlite/vfs.h"
 
 #include <chrono>
@@ -16,6 +28,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "backends/sqlite/mem_file.h"
 #include "sqlite3.h"
@@ -69,15 +82,57 @@ struct VfsFile {
   // SQLite's lock level on this file. Any level above NONE holds the file
   // system's lock between processes (FileLock).
   int lock = SQLITE_LOCK_NONE;
+  // A WAL: its appends are combined (Flush). `pending` holds the bytes of
+  // offset pending_at.. not written yet; `broken` is the failure of a
+  // combined write, after which every call fails.
+  bool wal = false;
+  std::string db_path;  // a WAL's database (the path without "-wal")
+  std::string pending;
+  uint64_t pending_at = 0;
+  Status broken;
 };
+
+// The WALs with combined writes, for COMMIT_PHASETWO on their database.
+std::vector<VfsFile*>& Wals() {
+  static std::vector<VfsFile*>* wals = new std::vector<VfsFile*>();
+  return *wals;
+}
+
+// The largest combined write; a longer run is written in parts.
+constexpr size_t kMaxPending = 1 << 20;
+
+// Writes a WAL's pending bytes. A failure breaks the WAL (see the top).
+Status Flush(VfsFile* vf) {
+  if (!vf->broken.ok()) return vf->broken;
+  if (vf->pending.empty()) return Status::OK();
+  Status s = vf->file->WriteAt(vf->pending_at, vf->pending.data(), vf->pending.size());
+  vf->pending.clear();
+  if (!s.ok()) {
+    vf->broken = Status::StorageFailed("the WAL " + vf->path +
+                                       " lost a write and is closed to every call: " + s.message());
+    return s;
+  }
+  return Status::OK();
+}
 
 VfsFile* Cast(sqlite3_file* f) { return reinterpret_cast<VfsFile*>(f); }
 
 int FileClose(sqlite3_file* f) {
   VfsFile* vf = Cast(f);
   int rc = SQLITE_OK;
+  if (vf->wal) {
+    Status w = Flush(vf);
+    if (!w.ok()) rc = Fail(w, SQLITE_IOERR_WRITE);
+    auto& wals = Wals();
+    for (size_t i = 0; i < wals.size(); ++i) {
+      if (wals[i] == vf) {
+        wals.erase(wals.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+    }
+  }
   Status s = vf->file->Close();
-  if (!s.ok()) rc = Fail(s, SQLITE_IOERR_CLOSE);
+  if (!s.ok() && rc == SQLITE_OK) rc = Fail(s, SQLITE_IOERR_CLOSE);
   vf->file.reset();
   if (vf->delete_on_close && !vf->path.empty()) {
     Status d = vf->fs->Delete(vf->path);
@@ -88,7 +143,17 @@ int FileClose(sqlite3_file* f) {
   return rc;
 }
 
+// Before a call other than an append on a WAL: its pending bytes go first.
+// Returns SQLITE_OK or the error code `code`.
+int FlushFirst(sqlite3_file* f, int code) {
+  VfsFile* vf = Cast(f);
+  if (!vf->wal) return SQLITE_OK;
+  Status s = Flush(vf);
+  return s.ok() ? SQLITE_OK : Fail(s, code);
+}
+
 int FileRead(sqlite3_file* f, void* buf, int amount, sqlite3_int64 offset) {
+  if (int rc = FlushFirst(f, SQLITE_IOERR_READ)) return rc;
   size_t got = 0;
   Status s =
       Cast(f)->file->ReadAt(static_cast<uint64_t>(offset), buf, static_cast<size_t>(amount), &got);
@@ -102,22 +167,37 @@ int FileRead(sqlite3_file* f, void* buf, int amount, sqlite3_int64 offset) {
 }
 
 int FileWrite(sqlite3_file* f, const void* buf, int amount, sqlite3_int64 offset) {
+  VfsFile* vf = Cast(f);
+  if (vf->wal) {
+    const uint64_t at = static_cast<uint64_t>(offset);
+    if (!vf->pending.empty() && at != vf->pending_at + vf->pending.size()) {
+      if (int rc = FlushFirst(f, SQLITE_IOERR_WRITE)) return rc;
+    }
+    if (!vf->broken.ok()) return Fail(vf->broken, SQLITE_IOERR_WRITE);
+    if (vf->pending.empty()) vf->pending_at = at;
+    vf->pending.append(static_cast<const char*>(buf), static_cast<size_t>(amount));
+    if (vf->pending.size() >= kMaxPending) return FlushFirst(f, SQLITE_IOERR_WRITE);
+    return SQLITE_OK;
+  }
   Status s =
       Cast(f)->file->WriteAt(static_cast<uint64_t>(offset), buf, static_cast<size_t>(amount));
   return s.ok() ? SQLITE_OK : Fail(s, SQLITE_IOERR_WRITE);
 }
 
 int FileTruncate(sqlite3_file* f, sqlite3_int64 size) {
+  if (int rc = FlushFirst(f, SQLITE_IOERR_TRUNCATE)) return rc;
   Status s = Cast(f)->file->Truncate(static_cast<uint64_t>(size));
   return s.ok() ? SQLITE_OK : Fail(s, SQLITE_IOERR_TRUNCATE);
 }
 
 int FileSync(sqlite3_file* f, int /*flags*/) {
+  if (int rc = FlushFirst(f, SQLITE_IOERR_FSYNC)) return rc;
   Status s = Cast(f)->file->Sync();
   return s.ok() ? SQLITE_OK : Fail(s, SQLITE_IOERR_FSYNC);
 }
 
 int FileSize(sqlite3_file* f, sqlite3_int64* size) {
+  if (int rc = FlushFirst(f, SQLITE_IOERR_FSTAT)) return rc;
   uint64_t n = 0;
   Status s = Cast(f)->file->Size(&n);
   if (!s.ok()) return Fail(s, SQLITE_IOERR_FSTAT);
@@ -172,6 +252,16 @@ int FileControl(sqlite3_file* f, int op, void* arg) {
     *static_cast<int*>(arg) = Cast(f)->lock;
     return SQLITE_OK;
   }
+  if (op == SQLITE_FCNTL_COMMIT_PHASETWO) {
+    // A commit just ended: its WAL frames go to the file now.
+    VfsFile* vf = Cast(f);
+    for (VfsFile* w : Wals()) {
+      if (w->db_path != vf->path) continue;
+      Status s = Flush(w);
+      if (!s.ok()) return Fail(s, SQLITE_IOERR_WRITE);
+    }
+    return SQLITE_OK;
+  }
   return SQLITE_NOTFOUND;
 }
 
@@ -224,6 +314,13 @@ int VfsOpen(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* f, int flags, int
   vf->fs = fs;
   vf->delete_on_close = (flags & SQLITE_OPEN_DELETEONCLOSE) != 0;
   vf->main_db = (flags & SQLITE_OPEN_MAIN_DB) != 0 && !vf->path.empty();
+  constexpr char kWalSuffix[] = "-wal";
+  if ((flags & SQLITE_OPEN_WAL) != 0 && vf->path.size() > 4 &&
+      vf->path.compare(vf->path.size() - 4, 4, kWalSuffix) == 0) {
+    vf->wal = true;
+    vf->db_path = vf->path.substr(0, vf->path.size() - 4);
+    Wals().push_back(vf);
+  }
   vf->base.pMethods = &kIoMethods;
   if (out_flags != nullptr) *out_flags = flags;
   return SQLITE_OK;

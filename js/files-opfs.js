@@ -1,0 +1,219 @@
+// The browser implementation of the files object that the wasm module's
+// SQLite VFS calls synchronously (interface: wasm/files_library.js), over
+// OPFS FileSystemSyncAccessHandles, in a dedicated Worker.
+//
+// A sync access handle can only be created asynchronously, while the VFS
+// calls are synchronous. So every handle a store needs is acquired when the
+// store opens (acquireOpfsFiles), and registered here under its VFS path;
+// from then on each VFS call is a synchronous call on a handle. The set is
+// fixed: the database, its -journal and its -wal (SQLite runs in exclusive
+// locking mode with a WAL and temp_store=MEMORY, so it needs no other file).
+//
+//   OPFS root / "onestore" / <name> / "db.sqlite"           the database
+//                                     "db.sqlite-wal"       its WAL
+//                                     "db.sqlite-journal"   its rollback journal
+//
+// (docs/formats.md, "OPFS layout"). The VFS path of the database is
+// "/onestore/<name>/db.sqlite".
+//
+// "Deleting" a file truncates it (its handle stays open until the store
+// closes), and a file "exists" when it is registered and not empty: for
+// SQLite an empty journal or WAL is the same as none.
+//
+// Every method throws on failure (a short write too); wasm/files_library.js
+// catches, keeps the message for xGetLastError and returns an SQLite code.
+
+import { ErrorCodes, StoreError } from "./errors.js";
+
+/** The folder of every onestore store in the OPFS root. */
+export const OPFS_DIR = "onestore";
+/** The files of one store, in its folder OPFS_DIR/<name>. */
+export const OPFS_FILES = Object.freeze(["db.sqlite", "db.sqlite-journal", "db.sqlite-wal"]);
+
+const entries = new Map();  // VFS path -> { handle, path }
+const open = new Map();     // file id -> entry
+let nextId = 1;
+
+function notFound(path) {
+  const e = new Error(`${path} is not a file of an open OPFS store (its handles are acquired when the store opens)`);
+  e.code = "ENOENT";
+  return e;
+}
+
+function entryOf(id) {
+  const e = open.get(id);
+  if (!e) throw new Error(`file id ${id} is not open`);
+  if (!e.handle) throw new Error(`${e.path}: its OPFS handle was released (the store closed or was fenced)`);
+  return e;
+}
+
+/**
+ * The files object of this realm, over the handles of every open OPFS store.
+ * Handed to the wasm module as `onestoreFiles`.
+ */
+export const opfsFiles = {
+  open(path, create) {
+    const e = entries.get(path);
+    if (!e) throw notFound(path);
+    const id = nextId++;
+    open.set(id, e);
+    return id;
+  },
+
+  read(id, bytes, offset) {
+    return entryOf(id).handle.read(bytes, { at: offset });
+  },
+
+  write(id, bytes, offset) {
+    const e = entryOf(id);
+    const n = e.handle.write(bytes, { at: offset });
+    if (n !== bytes.length) throw new Error(`short write to ${e.path}: ${n} of ${bytes.length} bytes at ${offset}`);
+  },
+
+  truncate(id, size) {
+    entryOf(id).handle.truncate(size);
+  },
+
+  sync(id) {
+    entryOf(id).handle.flush();
+  },
+
+  size(id) {
+    return entryOf(id).handle.getSize();
+  },
+
+  close(id) {
+    open.delete(id);  // the handle stays: it belongs to the store, not to SQLite's file
+  },
+
+  delete(path) {
+    const e = entries.get(path);
+    if (!e || !e.handle) throw notFound(path);
+    e.handle.truncate(0);
+    e.handle.flush();
+  },
+
+  exists(path) {
+    const e = entries.get(path);
+    return !!(e && e.handle && e.handle.getSize() > 0);
+  },
+};
+
+/** Whether `name` can name an OPFS store (one folder name in OPFS). */
+export function checkOpfsName(name, what) {
+  if (typeof name !== "string" || name === "" || name.length > 200 || name === "." || name === ".." || /[/\\\0]/.test(name)) {
+    throw new StoreError(ErrorCodes.InvalidArgs,
+      `${what}: name must be 1 to 200 characters, without "/", "\\" or NUL, and not "." or "..", got ${JSON.stringify(name) ?? String(name)}`);
+  }
+}
+
+/**
+ * Throws invalid/args unless this realm has OPFS sync access handles (a
+ * dedicated Worker of a secure page). Checked before taking a store's Web
+ * Lock, so that a realm that cannot open the store never fences its owner.
+ */
+export function checkOpfsAvailable(what) {
+  if (!globalThis.navigator?.storage?.getDirectory || typeof FileSystemFileHandle === "undefined" ||
+      !FileSystemFileHandle.prototype.createSyncAccessHandle) {
+    throw new StoreError(ErrorCodes.InvalidArgs, `${what}: OPFS sync access handles exist only in a dedicated Worker (of a secure page); open the store there`);
+  }
+}
+
+/** The VFS path of a store's database. */
+export function opfsDbPath(name) {
+  return `/${OPFS_DIR}/${name}/${OPFS_FILES[0]}`;
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Retries `fn` while it fails because another handle holds the file (the
+// previous owner is releasing its handles), until `deadline`.
+async function whileBusy(fn, deadline, what) {
+  for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (e?.name !== "NoModificationAllowedError") throw e;
+      if (Date.now() >= deadline) {
+        throw new StoreError(ErrorCodes.Fenced, `${what}: another owner still holds the files (${e.message})`, { cause: e });
+      }
+      await sleep(wait);
+    }
+  }
+}
+
+async function storeDir(name, create) {
+  if (!globalThis.navigator?.storage?.getDirectory) {
+    throw new StoreError(ErrorCodes.InvalidArgs, "the opfs backend needs OPFS (navigator.storage.getDirectory): open it in a dedicated Worker of a secure page");
+  }
+  const root = await navigator.storage.getDirectory();
+  const top = await root.getDirectoryHandle(OPFS_DIR, { create });
+  return { top, dir: await top.getDirectoryHandle(name, { create }) };
+}
+
+/**
+ * Acquires the sync access handles of store `name` and registers them with
+ * opfsFiles. Waits up to `timeoutMs` for handles another owner is releasing.
+ * Resolves to `release()`, which flushes and closes them (idempotent).
+ */
+export async function acquireOpfsFiles(name, timeoutMs) {
+  const what = `openStore(opfs ${JSON.stringify(name)})`;
+  checkOpfsAvailable(what);
+  const deadline = Date.now() + timeoutMs;
+  const mine = [];
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    let first = null;
+    for (const e of mine) {
+      try { e.handle.flush(); } catch (err) { first ??= err; }
+      try { e.handle.close(); } catch (err) { first ??= err; }
+      e.handle = null;
+      if (entries.get(e.path) === e) entries.delete(e.path);
+    }
+    if (first) throw new StoreError(ErrorCodes.StorageFailed, `closing the OPFS files of ${JSON.stringify(name)}: ${first.message}`, { cause: first });
+  };
+  try {
+    const { dir } = await storeDir(name, true);
+    for (const file of OPFS_FILES) {
+      const fh = await dir.getFileHandle(file, { create: true });
+      const handle = await whileBusy(() => fh.createSyncAccessHandle(), deadline, `${what} ${file}`);
+      mine.push({ handle, path: `/${OPFS_DIR}/${name}/${file}` });
+    }
+  } catch (e) {
+    try { release(); } catch { /* the first error says more */ }
+    if (e instanceof StoreError) throw e;
+    throw new StoreError(ErrorCodes.StorageFailed, `${what}: cannot open its OPFS files: ${e?.name}: ${e?.message}`, { cause: e });
+  }
+  for (const e of mine) entries.set(e.path, e);
+  return release;
+}
+
+/**
+ * Removes store `name`'s folder from OPFS; resolves to false when there was
+ * none. Waits up to `timeoutMs` for handles another owner is releasing.
+ */
+export async function removeOpfsStore(name, timeoutMs) {
+  const what = `deleteStore(opfs ${JSON.stringify(name)})`;
+  if (!globalThis.navigator?.storage?.getDirectory) {
+    throw new StoreError(ErrorCodes.InvalidArgs, `${what}: this realm has no OPFS (navigator.storage.getDirectory)`);
+  }
+  let top;
+  try {
+    top = await (await navigator.storage.getDirectory()).getDirectoryHandle(OPFS_DIR);
+  } catch (e) {
+    if (e?.name === "NotFoundError") return false;
+    throw new StoreError(ErrorCodes.StorageFailed, `${what}: ${e?.name}: ${e?.message}`, { cause: e });
+  }
+  try {
+    await whileBusy(() => top.removeEntry(name, { recursive: true }), Date.now() + timeoutMs, what);
+    return true;
+  } catch (e) {
+    if (e?.name === "NotFoundError") return false;
+    if (e instanceof StoreError) throw e;
+    throw new StoreError(ErrorCodes.StorageFailed, `${what}: ${e?.name}: ${e?.message}`, { cause: e });
+  }
+}
+
+export default opfsFiles;

@@ -1,0 +1,172 @@
+// A dedicated Worker for tests/browser/opfs.test.js: opens OPFS stores
+// through the package's browser root and answers the page's calls
+// (opfs.html). Each call is { id, op, args }; each answer { id, ok, value }
+// or { id, ok: false, error: { code, name, message } }.
+import * as api from "../../../js/browser.js";
+import { defineTable, deleteStore, int, openStore, query, str } from "../../../js/browser.js";
+import { loadBrowserCore, opfsLockName } from "../../../js/loader-browser.js";
+import { acquireOpfsFiles, OPFS_DIR, OPFS_FILES, opfsDbPath, opfsFiles } from "../../../js/files-opfs.js";
+import { conformanceRunner } from "../../conformance/runner.js";
+import { assert } from "./assert.js";
+
+const Items = defineTable("items", { columns: { id: str(), n: int(), tab: str() }, key: ["id"] });
+
+let store = null;
+let items = null;
+let loop = null;  // a background commit loop: { acked, error, done }
+
+function errorOf(e) {
+  return { code: e?.code, name: e?.name, message: String(e?.message ?? e) };
+}
+
+async function put(id, n, tab) {
+  return store.object({ type: "t" }).tx(async (tx) => { await tx.put(items, { id, n, tab }); });
+}
+
+// Fails the k-th call of `method` ("write" or "sync") of the module's files
+// object from now on (once), with a DOMException named `name`: a fault the
+// real OPFS cannot be made to produce on demand.
+function injectFault(mod, method, k, name) {
+  const real = mod.onestoreFiles;
+  let calls = 0;
+  const faulty = Object.create(real);
+  faulty[method] = function (...args) {
+    if (++calls === k) throw new DOMException(`injected ${method} failure (call ${k})`, name);
+    return real[method].apply(real, args);
+  };
+  mod.onestoreFiles = faulty;
+  return () => { mod.onestoreFiles = real; };
+}
+let heal = null;
+
+const ops = {
+  async open({ name, durability, lockTimeout }) {
+    store = await openStore({
+      backend: "opfs", name, durability, lockTimeout,
+      onFenced: (e) => self.postMessage({ event: "fenced", code: e.code, message: e.message }),
+    });
+    items = store.object({ type: "t" }).table(Items);
+    await items.count();
+    return { head: store.head, id: store.id };
+  },
+  async put({ id, n = 0, tab = "" }) {
+    return put(id, n, tab);
+  },
+  // Commits "<prefix><i>" one after another, every `everyMs`, until one fails.
+  startLoop({ prefix, tab, everyMs = 2 }) {
+    loop = { acked: [], error: null, done: false };
+    const mine = loop;
+    (async () => {
+      for (let i = 0; ; i++) {
+        try {
+          await put(`${prefix}${i}`, i, tab);
+          mine.acked.push(`${prefix}${i}`);
+        } catch (e) {
+          mine.error = errorOf(e);
+          mine.done = true;
+          return;
+        }
+        await new Promise((r) => setTimeout(r, everyMs));
+      }
+    })();
+    return true;
+  },
+  // Keeps the worker busy (no task runs, so no take-over is noticed).
+  busy({ ms }) {
+    const end = Date.now() + ms;
+    while (Date.now() < end) { /* spin */ }
+    return true;
+  },
+  loopResult() {
+    return loop;
+  },
+  async rows() {
+    const out = [];
+    for await (const row of items.rows(query(Items))) out.push(row.id);
+    return out;
+  },
+  head() {
+    return store.head;
+  },
+  // Whether SQLite's -wal file holds frames now (the open store's handles).
+  walInUse({ name }) {
+    return opfsFiles.exists(`${opfsDbPath(name)}-wal`);
+  },
+  // The store's folder in OPFS: { file: size } (no handle may be open).
+  async listing({ name }) {
+    const dir = await (await (await navigator.storage.getDirectory()).getDirectoryHandle(OPFS_DIR)).getDirectoryHandle(name);
+    const out = {};
+    for await (const [file, handle] of dir.entries()) out[file] = (await handle.getFile()).size;
+    return { files: out, expected: OPFS_FILES };
+  },
+  async close() {
+    await store.close();
+    store = null;
+    return true;
+  },
+  async fault({ method, k, name = "InvalidStateError" }) {
+    heal?.();
+    heal = injectFault(await loadBrowserCore(), method, k, name);
+    return true;
+  },
+  heal() {
+    heal?.();
+    heal = null;
+    return true;
+  },
+  // PRAGMA integrity_check on the store's file, with nothing of the store's
+  // code between: the Web Lock, the handles, SQLite.
+  async integrity({ name }) {
+    const mod = await loadBrowserCore();
+    const core = new mod.Core();  // a Core's open registers the VFS, RawSqlite's does not
+    core.open(JSON.stringify({ backend: "memory" }));
+    core.close();
+    core.delete();
+    return navigator.locks.request(opfsLockName(name), { steal: true }, async () => {
+      const release = await acquireOpfsFiles(name, 5000);
+      const raw = new mod.RawSqlite();
+      try {
+        const opened = raw.open(opfsDbPath(name));
+        if (opened) throw new Error(opened);
+        raw.exec("PRAGMA locking_mode=EXCLUSIVE");
+        return JSON.parse(raw.all("PRAGMA integrity_check", "[]"));
+      } finally {
+        raw.close();
+        raw.delete();
+        release();
+      }
+    });
+  },
+  async delete({ name }) {
+    return deleteStore({ backend: "opfs", name });
+  },
+  // Every conformance vector on a fresh OPFS store per case.
+  async conformance({ files }) {
+    const { CaseRunner } = conformanceRunner(api, assert);
+    const results = [];
+    let n = 0;
+    for (const file of files) {
+      const doc = await (await fetch(new URL(`../../conformance/${file}`, import.meta.url))).json();
+      for (const c of doc.cases) {
+        const name = `conformance-${n++}`;
+        try {
+          await new CaseRunner(doc, { backend: "opfs", name }).run(c.steps);
+          results.push({ file, name: c.name, ok: true });
+        } catch (e) {
+          results.push({ file, name: c.name, ok: false, error: String(e?.stack ?? e) });
+        }
+        await deleteStore({ backend: "opfs", name });
+      }
+    }
+    return results;
+  },
+};
+
+self.onmessage = async (e) => {
+  const { id, op, args } = e.data;
+  try {
+    self.postMessage({ id, ok: true, value: await ops[op](args ?? {}) });
+  } catch (err) {
+    self.postMessage({ id, ok: false, error: errorOf(err) });
+  }
+};
