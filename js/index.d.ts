@@ -652,15 +652,18 @@ export declare class StoreError extends Error {
 }
 
 /**
- * Browsers only (the package's `browser` root): where the core's .wasm is
- * fetched from, for a bundler that moves it. Call before the first openStore.
+ * Browsers: where the core's .wasm is fetched from, for a bundler that moves
+ * it. Call before the first openStore. In Node it has no effect (the Node
+ * loader reads the .wasm beside its module).
  * @example configureBrowserCore({ wasmUrl: new URL("./onestore-core.wasm", import.meta.url) });
  */
 export function configureBrowserCore(options: { wasmUrl?: string | { readonly href: string } }): void;
 
 /**
- * Browsers only (the package's `browser` root): deletes an OPFS store, fencing
- * its owner in any tab. Resolves to false when there was no such store.
+ * Deletes a store. In a browser, an OPFS store, fencing its owner in any tab;
+ * in Node, a closed sqlite store's file and side files. Resolves to false
+ * when there was no such store.
  * @example await deleteStore({ backend: "opfs", name: "session-42" });
+ * @example await deleteStore({ backend: "sqlite", path: ".data/s.sqlite" });
  */
-export function deleteStore(options: { backend: "opfs"; name: string; lockTimeout?: number }): Promise<boolean>;
+export function deleteStore(options: { backend: "opfs"; name: string; lockTimeout?: number } | { backend: "sqlite"; path: string }): Promise<boolean>;

@@ -4,7 +4,7 @@
 // import { openStore, defineTable, str, int, query, eq } from "onestore";
 // const store = await openStore({ backend: "sqlite", path: ".data/session.sqlite" });
 
-import { nodeRuntime } from "./loader-node.js";
+import { nodeRuntime, deleteNodeStore } from "./loader-node.js";
 import { openStoreWith } from "./store.js";
 
 export * from "./api.js";
@@ -22,3 +22,23 @@ export * from "./api.js";
 export function openStore(options) {
   return openStoreWith(nodeRuntime, options);
 }
+
+/**
+ * Deletes a closed sqlite store: its file and side files. Resolves to true,
+ * or false when there was none. (In a browser: `{ backend: "opfs", name }`.)
+ *
+ * @example
+ * await deleteStore({ backend: "sqlite", path: ".data/s.sqlite" });
+ */
+export function deleteStore(options) {
+  return deleteNodeStore(options);
+}
+
+/**
+ * Browsers only: sets where the .wasm is fetched from. In Node it has no
+ * effect; it exists so that code shared by both roots links.
+ *
+ * @example
+ * configureBrowserCore({ wasmUrl: "/assets/onestore-core.wasm" });
+ */
+export function configureBrowserCore() {}

@@ -6,7 +6,7 @@
 // factory as `wasmBinary`, together with `onestoreFiles`, the synchronous
 // file system the SQLite VFS calls (js/files-node.js).
 
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir, readFile, rm } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 
 import { ErrorCodes, StoreError } from "./errors.js";
@@ -93,3 +93,37 @@ export async function prepareNodeOpen(options) {
 
 /** The runtime handed to openStoreWith. */
 export const nodeRuntime = Object.freeze({ backends: ["memory", "sqlite"], load: loadNodeCore, prepare: prepareNodeOpen });
+
+/**
+ * Deletes a sqlite store's file and its side files (`-journal`, `-wal`,
+ * `-lock`, `-lock.break`). Close the store first: a file that another open
+ * store still uses is not detected, as on any file system. Resolves to true,
+ * or false when there was no store file.
+ *
+ * @example
+ * await deleteStore({ backend: "sqlite", path: ".data/s.sqlite" });
+ */
+export async function deleteNodeStore(options) {
+  if (options === null || typeof options !== "object") {
+    throw new StoreError(ErrorCodes.InvalidArgs, `deleteStore: options must be an object such as { backend: "sqlite", path: ".data/s.sqlite" }, got ${String(options)}`);
+  }
+  if (options.backend !== "sqlite") {
+    throw new StoreError(ErrorCodes.InvalidArgs, `deleteStore: backend must be "sqlite" in Node, got ${JSON.stringify(options.backend) ?? String(options.backend)}`);
+  }
+  const { path } = options;
+  if (typeof path !== "string" || path === "" || path === ":memory:") {
+    throw new StoreError(ErrorCodes.InvalidArgs, `deleteStore: a sqlite store's path must name a file, got ${JSON.stringify(path) ?? String(path)}`);
+  }
+  const file = resolve(path);
+  let found = false;
+  for (const suffix of ["", "-journal", "-wal", "-lock", "-lock.break"]) {
+    try {
+      await rm(file + suffix);
+      if (suffix === "") found = true;
+    } catch (e) {
+      if (e?.code === "ENOENT") continue;
+      throw new StoreError(ErrorCodes.StorageFailed, `deleteStore: cannot delete ${file + suffix}: ${e.message}`, { cause: e });
+    }
+  }
+  return found;
+}
