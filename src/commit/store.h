@@ -27,17 +27,20 @@
 namespace onestore {
 
 struct OpenOptions {
-  std::string backend;  // "memory" | "sqlite"
+  std::string backend;  // "memory" | "sqlite" | "durable"
   std::string path;     // sqlite: a file path or ":memory:"
   std::string id;       // the session id for a new store; "" = random
   bool durability_full = true;
   // sqlite: how long a transaction waits for another process's lock on the
   // file before it fails ("database is locked").
   int64_t lock_timeout_ms = 10000;
+  // durable: the runtime's number for the Durable Object's storage (the wasm
+  // binding builds its connection; Store::Open alone cannot open it).
+  int64_t handle = -1;
 };
 
 // Parses {"backend":..,"path":..,"id":..,"durability":"full"|"relaxed",
-// "lockTimeout":ms}.
+// "lockTimeout":ms,"handle":n}.
 Status ParseOpenOptions(const std::string& json, OpenOptions* out);
 
 class Store {
