@@ -356,7 +356,26 @@ export interface Context {
 /** Open options. */
 export type OpenOptions =
   | { backend: "memory"; id?: string }
-  | { backend: "sqlite"; path: string; id?: string; durability?: "full" | "relaxed"; lockTimeout?: number };
+  | { backend: "sqlite"; path: string; id?: string; durability?: "full" | "relaxed"; lockTimeout?: number }
+  | DurableOpenOptions;
+
+/**
+ * A store in a Cloudflare Durable Object's own SQLite (the package's workerd
+ * root): every table, the outbox and `_meta` through `storage.sql.exec`, each
+ * commit inside `storage.transactionSync`.
+ */
+export interface DurableOpenOptions {
+  backend: "durable";
+  /** `ctx.storage` of a Durable Object whose class has SQLite (`new_sqlite_classes`). */
+  storage: DurableObjectStorageLike;
+  id?: string;
+}
+
+/** The part of a Durable Object's `ctx.storage` the durable backend uses. */
+export interface DurableObjectStorageLike {
+  sql: { exec(query: string, ...bindings: unknown[]): unknown };
+  transactionSync<T>(fn: () => T): T;
+}
 
 /** An object address: its host kind ("session" by default) and type. */
 export interface ObjectAddress {
@@ -522,6 +541,7 @@ export declare const ErrorCodes: {
   readonly SyncDiverged: "sync/diverged";
   readonly NotFound: "not_found";
   readonly Closed: "closed";
+  readonly Limit: "limit";
 };
 /** One of the stable error codes. */
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -31,7 +31,7 @@ export async function openStoreWith(runtime, options) {
   if (options === null || typeof options !== "object") {
     throw invalidArgs(`openStore: options must be an object such as { backend: "memory" }, got ${describe(options)}`);
   }
-  const { backend, path, id, durability, lockTimeout } = options;
+  const { backend, path, id, durability, lockTimeout, storage } = options;
   if (!runtime.backends.includes(backend)) {
     const names = runtime.backends.map((b) => JSON.stringify(b)).join(" or ");
     throw invalidArgs(`openStore: backend must be ${names} here, got ${describe(backend)}`);
@@ -43,11 +43,17 @@ export async function openStoreWith(runtime, options) {
     throw invalidArgs(`openStore: id must be a non-empty string, got ${describe(id)}`);
   }
   // A new store gets a random session id; an existing one keeps its own.
-  const wire = await runtime.prepare({ backend, path, id: id ?? globalThis.crypto.randomUUID(), durability, lockTimeout });
+  const wire = await runtime.prepare({
+    backend, path, id: id ?? globalThis.crypto.randomUUID(), durability, lockTimeout,
+    ...(backend === "durable" ? { storage } : {}),
+  });
   const mod = await runtime.load();
   let core;
   try {
     core = new mod.Core();
+    // A runtime may wrap the core (workerd: the durable backend's writing
+    // calls run inside ctx.storage.transactionSync).
+    if (runtime.attach) core = runtime.attach(core, wire);
   } catch (e) {
     throw asStoreError(e, "openStore");
   }

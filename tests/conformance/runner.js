@@ -1,0 +1,229 @@
+// The runner of the conformance vectors (tests/conformance/*.json, format in
+// README.md) through the public package API: writes through store.commit with
+// wire ops, reads through table handles with queries built by the public
+// builders. Shared by tests/js/conformance.test.js (Node) and the workerd
+// tests (tests/edge/), so every runtime checks the vectors the same way.
+//
+// createCaseRunner(api, assert) -> class CaseRunner; `api` is a package root
+// (js/index.js, js/workerd.js), `assert` node:assert/strict.
+// new CaseRunner(doc, openOptions).run(case.steps) rejects on a mismatch.
+
+export function createCaseRunner(api, assert) {
+  const {
+    openStore, defineTable, str, int, bool, num, json,
+    query, eq, ne, lt, lte, gt, gte, inArray, isNull, prefix, and, or, not, col,
+    StoreError,
+  } = api;
+
+  const ctx = { actor: { kind: "service", id: "conformance" } };
+
+  /** {"$bigint":"digits"} -> BigInt, everywhere in a vector value. */
+  function fromVector(v) {
+    if (Array.isArray(v)) return v.map(fromVector);
+    if (v !== null && typeof v === "object") {
+      const keys = Object.keys(v);
+      if (keys.length === 1 && keys[0] === "$bigint" && typeof v.$bigint === "string") return BigInt(v.$bigint);
+      return Object.fromEntries(keys.map((k) => [k, fromVector(v[k])]));
+    }
+    return v;
+  }
+
+  const builders = { str, int, bool, num, json };
+
+  /** A table definition from a vector's table record "<type>/<name>". */
+  function tableFromRecord(record) {
+    const slash = record.table.indexOf("/");
+    const type = record.table.slice(0, slash);
+    const name = record.table.slice(slash + 1);
+    const columns = {};
+    for (const [c, spec] of Object.entries(record.columns)) {
+      const s = typeof spec === "string" ? { type: spec } : spec;
+      let b = builders[s.type]("default" in s ? { default: fromVector(s.default) } : undefined);
+      if (s.optional) b = b.optional();
+      columns[c] = b;
+    }
+    const def = defineTable(name, { version: record.version ?? 1, columns, key: record.key, indexes: record.indexes ?? {} });
+    return { type, def, columnNames: Object.keys(record.columns) };
+  }
+
+  const comparisons = { eq, ne, lt, lte, gt, gte };
+
+  /** A wire where -> the same predicate built with the public builders. */
+  function buildWhere(w) {
+    const [op] = Object.keys(w);
+    const a = w[op];
+    if (op in comparisons) return comparisons[op](col(a[0]), fromVector(a[1]));
+    switch (op) {
+      case "inArray": return inArray(col(a[0]), fromVector(a[1]));
+      case "isNull": return isNull(col(a));
+      case "prefix": return prefix(col(a[0]), a[1]);
+      case "and": return and(...a.map(buildWhere));
+      case "or": return or(...a.map(buildWhere));
+      case "not": return not(buildWhere(a));
+      default: throw new Error(`the vector's where ${JSON.stringify(w)} has no public builder (mark the step wireOnly)`);
+    }
+  }
+
+  /** A wire query {where, orderBy} -> query(def).where(...).orderBy(...). */
+  function buildQuery(def, q = {}) {
+    let out = query(def);
+    if (q.where !== undefined && q.where !== null) out = out.where(buildWhere(q.where));
+    for (const term of q.orderBy ?? []) {
+      if (Array.isArray(term)) out = out.orderBy(col(term[0]), term[1] ?? "asc");
+      else out = out.orderBy(col(term));
+    }
+    return out;
+  }
+
+  /** Runs `work` and returns [value, error]; a synchronous throw counts too. */
+  async function attempt(work) {
+    try {
+      return [await work(), undefined];
+    } catch (e) {
+      return [undefined, e];
+    }
+  }
+
+  function where(step, i) {
+    return `step ${i}${step.note ? ` (${step.note})` : ""}`;
+  }
+
+  /** Checks an expected error, or that there was none. True: go on comparing. */
+  function checkError(step, i, error) {
+    if (step.error !== undefined) {
+      assert.ok(error !== undefined, `${where(step, i)}: expected ${step.error}, but it succeeded`);
+      assert.ok(error instanceof StoreError, `${where(step, i)}: expected a StoreError ${step.error}, got ${error?.stack ?? error}`);
+      assert.equal(error.code, step.error, `${where(step, i)}: expected ${step.error}, got ${error.code}: ${error.message}`);
+      return false;
+    }
+    if (error !== undefined) assert.fail(`${where(step, i)}: unexpected error ${error?.stack ?? error}`);
+    return true;
+  }
+
+  class CaseRunner {
+    constructor(doc, openOptions) {
+      this.doc = doc;
+      this.openOptions = openOptions;
+      this.tables = new Map();  // full name -> { def, handle, columnNames }
+      this.saved = new Map();
+    }
+
+    async run(steps) {
+      this.store = await openStore(this.openOptions);
+      try {
+        for (const record of this.doc.tables ?? []) {
+          const { type, def, columnNames } = tableFromRecord(record);
+          const handle = this.store.object({ host: "session", type }).table(def);
+          assert.equal(handle.name, record.table);
+          this.tables.set(record.table, { def, handle, columnNames });
+        }
+        for (const t of this.tables.values()) await t.handle.count();  // the declarations are committed
+        for (const [i, step] of (this.doc.setup ?? []).entries()) await this.step(step, `setup ${i}`);
+        for (const [i, step] of steps.entries()) await this.step(step, i);
+      } finally {
+        await this.store.close();
+      }
+    }
+
+    rowArray(t, row) {
+      return row === undefined || row === null ? null : t.columnNames.map((c) => row[c]);
+    }
+
+    keyOf(t, row) {
+      return t.def.key.map((c) => row[c]);
+    }
+
+    expectedKey(k) {
+      return Array.isArray(k) ? fromVector(k) : [fromVector(k)];
+    }
+
+    async step(step, i) {
+      if (step.wireOnly) return;
+      if (step.commit !== undefined) return this.commit(step, i);
+      const read = step.get ?? step.count ?? step.page;
+      const t = this.tables.get(read?.table);
+      if (step.jsSkip || t === undefined) {
+        assert.ok(step.jsSkip, `${where(step, i)}: table ${read?.table} has no handle; mark the step jsSkip`);
+        return;
+      }
+      if (step.get !== undefined) {
+        const [row, error] = await attempt(() => t.handle.get(fromVector(step.get.key), ctx));
+        if (!checkError(step, i, error)) return;
+        assert.deepStrictEqual(this.rowArray(t, row), fromVector(step.row), `${where(step, i)}: get`);
+        return;
+      }
+      if (step.count !== undefined) {
+        const [n, error] = await attempt(() => t.handle.count(buildQuery(t.def, step.count.query), ctx));
+        if (!checkError(step, i, error)) return;
+        assert.equal(n, step.expect, `${where(step, i)}: count`);
+        return;
+      }
+      if (step.page !== undefined) return this.page(step, i, t);
+      assert.fail(`${where(step, i)}: unknown step ${JSON.stringify(step)}`);
+    }
+
+    async commit(step, i) {
+      const ops = fromVector(step.commit);
+      const [seq, error] = await attempt(() => this.store.commit(ops, () => {}, ctx));
+      if (!checkError(step, i, error)) return;
+      if (step.counts === undefined) return;
+      // JS sees the counts of bulk ops in the outbox record; key ops carry none.
+      const batch = await this.store.outbox.read(seq - 1, 1);
+      const record = batch.commits[0];
+      assert.equal(Number(record.seq), seq);
+      step.commit.forEach((op, k) => {
+        if (op.where === undefined) return;
+        assert.equal(Number(record.ops[k].count), step.counts[k], `${where(step, i)}: count of op ${k}`);
+      });
+    }
+
+    async page(step, i, t) {
+      const p = step.page;
+      const limit = p.limit ?? 1000;
+      let after;
+      if (p.after !== undefined) {
+        after = this.saved.get(p.after);
+        assert.ok(after !== undefined, `${where(step, i)}: no saved cursor ${p.after}`);
+      } else if (p.cursor !== undefined) {
+        after = p.cursor;
+      }
+      const [first, error] = await attempt(() => t.handle.page(buildQuery(t.def, p.query), limit, ctx, after === undefined ? undefined : { after }));
+      if (!checkError(step, i, error)) return;
+      let total = 0;
+      let toEnd;
+      if (step.pages !== undefined) {
+        const got = [];
+        let page = first;
+        for (let guard = 0; ; guard++) {
+          total += page.rows.length;
+          if (page.rows.length > 0) got.push(page.rows.map((r) => this.keyOf(t, r)));
+          if (!page.next) break;
+          assert.ok(page.rows.length > 0, `${where(step, i)}: an empty page carries a next cursor`);
+          assert.ok(guard < 10000, `${where(step, i)}: the cursors do not end`);
+          page = await t.handle.page(buildQuery(t.def, p.query), limit, ctx, { after: page.next });
+        }
+        const want = step.pages.map((pg) => pg.map((k) => this.expectedKey(k)));
+        assert.deepStrictEqual(got, want, `${where(step, i)}: pages`);
+        toEnd = true;
+      } else {
+        total = first.rows.length;
+        toEnd = !first.next;
+        if (step.save !== undefined) {
+          assert.ok(first.next, `${where(step, i)}: expected a next cursor to save`);
+          this.saved.set(step.save, first.next);
+        }
+        if (step.rows !== undefined) {
+          assert.deepStrictEqual(first.rows.map((r) => this.rowArray(t, r)), fromVector(step.rows), `${where(step, i)}: rows`);
+        } else if (step.keys !== undefined) {
+          assert.deepStrictEqual(first.rows.map((r) => this.keyOf(t, r)), step.keys.map((k) => this.expectedKey(k)), `${where(step, i)}: keys`);
+        }
+      }
+      if (after === undefined && toEnd) {
+        const n = await t.handle.count(buildQuery(t.def, p.query), ctx);
+        assert.equal(n, total, `${where(step, i)}: count of the same query`);
+      }
+    }
+  }
+
+  return CaseRunner;
+}
