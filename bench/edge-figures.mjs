@@ -1,7 +1,8 @@
 // The "Inside workerd" figures of docs/performance.md: commit and query
 // times of a durable store measured inside workerd (Miniflare 4, a SQLite
-// Durable Object; bench/edge-worker.js), beside the same work on the Node
-// sqlite backend (a file, durability full and relaxed, and ":memory:").
+// Durable Object; bench/edge-worker.js), beside the same work as raw
+// sql.exec calls in the same object (the raw* figures: no store), and on
+// the Node sqlite backend (a file, durability full and relaxed, ":memory:").
 // Every figure is a mean over a batch (workerd's clock is coarse): one commit
 // of 1 put (200 commits), 10k puts in one tx (3 runs), page(100) in the
 // (path, at) index order from about 50k rows (200 pages), get by key (200).
@@ -67,7 +68,7 @@ async function workerdRun(mf, object) {
 }
 
 function summarize(runs) {
-  const keys = ["commitMs", "bulkMs", "pageMs", "getMs"];
+  const keys = ["commitMs", "bulkMs", "pageMs", "getMs", "rawCommitMs", "rawBulkMs", "rawPageMs", "rawGetMs"].filter((k) => k in runs[0]);
   return Object.fromEntries([...keys.map((k) => [k, median(runs.map((r) => r[k]))]), ["rows", runs[0].rows], ["runs", runs.length]]);
 }
 

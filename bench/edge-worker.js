@@ -57,6 +57,43 @@ export class Bench {
     out.getMs = (performance.now() - t0) / pages;
     out.rows = await edits.count();
     await store.close();
+
+    // The anchors: the same work as raw sql.exec calls from JS, no store (a
+    // table of the same shape in the same object).
+    const sql = this.ctx.storage.sql;
+    sql.exec('CREATE TABLE IF NOT EXISTS raw_edits (id TEXT PRIMARY KEY, path TEXT NOT NULL, entry INTEGER NOT NULL, at INTEGER NOT NULL, meta TEXT NOT NULL) STRICT, WITHOUT ROWID');
+    sql.exec('CREATE INDEX IF NOT EXISTS raw_by_path ON raw_edits (path, at)');
+    sql.exec('CREATE TABLE IF NOT EXISTS raw_outbox (seq INTEGER PRIMARY KEY, record TEXT NOT NULL) STRICT');
+    let seq = 0;
+    let m = 0;
+    const put = (r) => sql.exec("INSERT OR REPLACE INTO raw_edits VALUES (?, ?, ?, ?, ?)", r.id, r.path, r.entry, r.at, JSON.stringify(r.meta));
+    t0 = performance.now();
+    for (let i = 0; i < commits; i++) {
+      this.ctx.storage.transactionSync(() => {
+        const r = ROW(m++);
+        put(r);
+        sql.exec("INSERT INTO raw_outbox VALUES (?, ?)", ++seq, JSON.stringify({ seq, ops: [{ op: "put", row: r }] }));
+      });
+    }
+    out.rawCommitMs = (performance.now() - t0) / commits;
+    t0 = performance.now();
+    for (let r = 0; r < bulkRuns; r++) {
+      this.ctx.storage.transactionSync(() => {
+        const rows = [];
+        for (let i = 0; i < bulk; i++) { const row = ROW(m++); rows.push(row); put(row); }
+        sql.exec("INSERT INTO raw_outbox VALUES (?, ?)", ++seq, JSON.stringify({ seq, ops: rows.map((row) => ({ op: "put", row })) }));
+      });
+    }
+    out.rawBulkMs = (performance.now() - t0) / bulkRuns;
+    while (m < fill) {
+      this.ctx.storage.transactionSync(() => { for (let i = 0; i < 1000; i++) put(ROW(m++)); });
+    }
+    t0 = performance.now();
+    for (let i = 0; i < pages; i++) sql.exec("SELECT * FROM raw_edits ORDER BY path, at, id LIMIT ?", 100).toArray();
+    out.rawPageMs = (performance.now() - t0) / pages;
+    t0 = performance.now();
+    for (let i = 0; i < pages; i++) sql.exec("SELECT * FROM raw_edits WHERE id = ?", `e${String(i * 7).padStart(6, "0")}`).toArray();
+    out.rawGetMs = (performance.now() - t0) / pages;
     return Response.json(out);
   }
 }
