@@ -6,6 +6,7 @@
 // step: same names, same arguments, same answers.
 #include "durable_connection.h"  // wasm/ sources include their neighbours by name
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <utility>
@@ -75,6 +76,13 @@ void AppendParams(const std::vector<Value>& params, std::string* out) {
 // int), a string.
 Value Cell(const Json& j) {
   if (j.is_null()) return Value();
+  // JSON.stringify writes an integral double without a fraction, so 1e19 in a
+  // num column arrives as digits beyond int64: keep those a double.
+  if (j.is_number_unsigned()) {
+    const uint64_t u = j.get<uint64_t>();
+    if (u > static_cast<uint64_t>(INT64_MAX)) return Value::Num(static_cast<double>(u));
+    return Value::Int(static_cast<int64_t>(u));
+  }
   if (j.is_number_integer()) return Value::Int(j.get<int64_t>());
   if (j.is_number()) return Value::Num(j.get<double>());
   if (j.is_string()) return Value::Str(j.get<std::string>());

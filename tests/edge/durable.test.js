@@ -79,6 +79,14 @@ describe("the durable backend in workerd", () => {
     assert.equal((await workerd.call(o, "get", { id: 1 })).n, 9223372036854775000n);
   });
 
+  test("num values come back as they went in, integral ones beyond 2^63 included", async () => {
+    const o = fresh("num");
+    const scores = [1e19, -1e19, 0.1, 1.7976931348623157e308, 5e-324, 3, -2.5, 2 ** 53 + 2];
+    await workerd.call(o, "put", { rows: scores.map((score, i) => ({ id: i + 1, title: `s${i}`, score })) });
+    const s = await workerd.call(o, "state");
+    assert.deepEqual(s.rows.map((r) => r.score), scores);
+  });
+
   describe("platform limits give `limit` and no partial commit", () => {
     async function refused(label, op, args, pattern) {
       const o = fresh(label);
@@ -129,7 +137,7 @@ describe("the durable backend in workerd", () => {
     const max = 2n ** 63n - 1n;
     await workerd.call(o, "put", { rows: [{ id: big, title: "a", n: max }, { id: big + 2n, title: "b", n: -max - 1n }, { id: 5, title: "c" }] });
     const got = await workerd.call(o, "get", { id: big });
-    assert.deepEqual(got, { id: big, title: "a", body: null, n: max });
+    assert.deepEqual(got, { id: big, title: "a", body: null, n: max, score: null });
     assert.equal(await workerd.call(o, "get", { id: big - 1n }), null);
     const s = await workerd.call(o, "state");
     assert.deepEqual(s.raw.map((r) => r.id), ["5", big.toString(), (big + 2n).toString()]);

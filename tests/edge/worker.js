@@ -10,12 +10,12 @@ import assert from "node:assert/strict";
 import * as api from "../../js/workerd.js";
 import { createCaseRunner } from "../conformance/runner.js";
 
-const { openStore, defineTable, str, int, json, add, col, and, or, eq, isNull, query, prefix } = api;
+const { openStore, defineTable, str, int, num, add, col, and, or, eq, isNull, query, prefix } = api;
 
 const CaseRunner = createCaseRunner(api, assert);
 
 const Notes = defineTable("notes", {
-  columns: { id: int(), title: str(), body: str().optional(), n: int({ default: 0 }) },
+  columns: { id: int(), title: str(), body: str().optional(), n: int({ default: 0 }), score: num().optional() },
   key: ["id"],
   indexes: { byTitle: ["title"] },
 });
