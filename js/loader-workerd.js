@@ -79,6 +79,17 @@ export async function prepareWorkerdOpen(options) {
 
 const ROLLBACK = Symbol("onestore: roll back the host transaction");
 
+// A Durable Object can be dropped without closing its store (eviction, a
+// reset): once the store's core is unreachable, free its wasm memory and
+// forget its storage, which the registry would otherwise hold for the life of
+// the isolate.
+const dropped = typeof FinalizationRegistry === "function"
+  ? new FinalizationRegistry(({ core, handle }) => {
+    stores.delete(handle);
+    try { core.close(); core.delete(); } catch { /* already closed and freed */ }
+  })
+  : null;
+
 /**
  * The core as the store calls it: for a durable store, the writing calls run
  * inside ctx.storage.transactionSync; closing forgets the storage.
@@ -122,18 +133,21 @@ export function attachWorkerdCore(core, wire) {
     close: () => {
       try { return core.close(); } finally { stores.delete(handle); }
     },
-    delete: () => {
-      stores.delete(handle);
-      return core.delete();
-    },
   };
-  return new Proxy(core, {
+  const proxy = new Proxy(core, {
     get(target, prop) {
       if (Object.prototype.hasOwnProperty.call(wrapped, prop)) return wrapped[prop];
       const v = target[prop];
       return typeof v === "function" ? v.bind(target) : v;
     },
   });
+  dropped?.register(proxy, { core, handle }, proxy);
+  wrapped.delete = () => {
+    dropped?.unregister(proxy);
+    stores.delete(handle);
+    return core.delete();
+  };
+  return proxy;
 }
 
 /** The runtime handed to openStoreWith. */

@@ -108,6 +108,11 @@ describe("the durable backend in workerd", () => {
       await refused("value", "put", { rows: [{ id: 2, title: "small" }, { id: 3, title: "x".repeat(2_000_001) }] }, /2000001 bytes/);
     });
 
+    test("a commit whose outbox record is above 2 MB (each row small)", async () => {
+      const rows = Array.from({ length: 30 }, (_, i) => ({ id: 100 + i, title: "r".repeat(70_000) }));
+      await refused("record", "put", { rows }, /writing outbox record \d+: a value of \d+ bytes/);
+    });
+
     test("a row above the platform's size, its values each below 2 MB (workerd's own SQLITE_TOOBIG)", async () => {
       await refused("row", "put", { rows: [{ id: 2, title: "y".repeat(1_200_000), body: "z".repeat(1_200_000) }] }, /too big/);
     });
@@ -186,6 +191,12 @@ describe("the durable backend in workerd", () => {
     assert.equal(s.rows[0].n, 40);
     assert.equal(s.rows[0].title, titles.at(-1));
   });
+});
+
+test("the workerd root opens memory stores too", async () => {
+  const { row, head } = await workerd.call(fresh("memory"), "memory");
+  assert.equal(row.title, "in memory");
+  assert.equal(head, 2);
 });
 
 describe("a store across a restart of workerd", () => {

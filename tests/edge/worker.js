@@ -220,6 +220,18 @@ export class TestSession {
     }
   }
 
+  // A memory store through the workerd root.
+  async op_memory() {
+    const store = await openStore({ backend: "memory" });
+    const owner = store.object({ host: "session", type: "notes" });
+    const notes = owner.table(Notes);
+    await owner.tx(async (tx) => { await tx.put(notes, { id: 1, title: "in memory" }); });
+    const row = await notes.get([1]);
+    const head = store.head;
+    await store.close();
+    return { row, head };
+  }
+
   async op_close() {
     if (this.store) await this.store.close();
     this.store = undefined;
