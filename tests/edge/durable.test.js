@@ -87,6 +87,22 @@ describe("the durable backend in workerd", () => {
     assert.deepEqual(s.rows.map((r) => r.score), scores);
   });
 
+  test("store.commit adopts once, synchronously, before it returns", async () => {
+    const o = fresh("adopt");
+    const r = await workerd.call(o, "adoptInStep");
+    assert.deepEqual(r.beforeReturn, [r.seq]);
+    assert.deepEqual(r.calls, [r.seq]);
+    assert.equal(r.head, r.seq);
+  });
+
+  test("a second store opened on the same storage fences the first", async () => {
+    const o = fresh("fence");
+    await workerd.call(o, "put", { rows: [{ id: 1, title: "kept" }] });
+    const r = await workerd.call(o, "fence");
+    assert.equal(r.code, "fenced");
+    assert.deepEqual(r.rows, ["kept", "from the second"]);
+  });
+
   describe("platform limits give `limit` and no partial commit", () => {
     async function refused(label, op, args, pattern) {
       const o = fresh(label);

@@ -220,6 +220,37 @@ export class TestSession {
     }
   }
 
+  // store.commit's adopt: called once, synchronously, before commit returns.
+  async op_adoptInStep() {
+    await this.open();
+    await this.notes.count();
+    const calls = [];
+    const p = this.store.commit([{ op: "put", table: this.notes.name, row: { id: 77, title: "seam", n: 0 } }], (seq) => calls.push(seq));
+    const beforeReturn = [...calls];
+    const seq = await p;
+    return { beforeReturn, calls, seq, head: this.store.head };
+  }
+
+  // A second store opened on the same storage fences the first.
+  async op_fence() {
+    await this.open();
+    await this.notes.count();
+    const second = await openStore({ backend: "durable", storage: this.ctx.storage });
+    let code;
+    try {
+      await this.owner.tx(async (tx) => { await tx.put(this.notes, { id: 5, title: "from the first" }); });
+    } catch (e) {
+      code = e.code;
+    }
+    const owner2 = second.object({ host: "session", type: "notes" });
+    const notes2 = owner2.table(Notes);
+    await owner2.tx(async (tx) => { await tx.put(notes2, { id: 6, title: "from the second" }); });
+    const rows = [];
+    for await (const r of notes2.rows(query(Notes).orderBy((n) => n.id))) rows.push(r.title);
+    await second.close();
+    return { code, rows };
+  }
+
   // A memory store through the workerd root.
   async op_memory() {
     const store = await openStore({ backend: "memory" });
