@@ -38,8 +38,7 @@ class Core {
     Status s = ParseOpenOptions(options_json, &options);
     if (s.ok() && options.backend == "durable") {
       // A Durable Object's SQLite, through wasm/durable_library.js.
-      s = Store::OpenWith(NewSqlBackend(NewDurableConnection(options.handle)), options.id,
-                          &store_);
+      s = Store::OpenWith(NewSqlBackend(NewDurableConnection(options.handle)), options.id, &store_);
     } else {
       if (s.ok()) s = UseJsFiles();
       if (s.ok()) s = Store::Open(options, &store_);

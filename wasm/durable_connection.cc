@@ -140,8 +140,7 @@ class DurableConnection : public SqlConnection {
     if (!a.empty() && a[0] == '!') return HostSqlError(a.substr(1), what);
     Json j = Json::parse(a, nullptr, false);
     if (j.is_discarded() || !j.is_array() || j.empty()) {
-      return Status::StorageFailed(what + ": the durable runtime answered " +
-                                   a.substr(0, 80));
+      return Status::StorageFailed(what + ": the durable runtime answered " + a.substr(0, 80));
     }
     if (rows == nullptr) return Status::OK();
     rows->cells.clear();

@@ -28,8 +28,8 @@ namespace onestore {
   X(kNotFound, "not_found", "the row, table or record does not exist")                          \
   X(kClosed, "closed", "the store is closed")                                                   \
   X(kLimit, "limit",                                                                            \
-    "a platform limit of the backend (a value, row or statement too big, too many parameters); " \
-    "nothing was committed")
+    "a platform limit of the backend (a value, row or statement too big, too many "             \
+    "parameters); nothing was committed")
 
 enum class Code {
   kOk = 0,

@@ -90,7 +90,8 @@ std::string PrefixUpperBoundUtf8(std::string_view prefix) {
     } else {
       cp = lead & 0x1F;
     }
-    for (size_t i = 1; i < len; ++i) cp = (cp << 6) | (static_cast<unsigned char>(up[start + i]) & 0x3F);
+    for (size_t i = 1; i < len; ++i)
+      cp = (cp << 6) | (static_cast<unsigned char>(up[start + i]) & 0x3F);
     up.resize(start);
     if (cp >= 0x10FFFF) continue;  // nothing above it in this place: drop it
     ++cp;

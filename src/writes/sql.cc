@@ -63,13 +63,12 @@ Value Literal(const Expr& e) {
 // otherwise (a double when either is one), as onestore_add and onestore_sub
 // compute.
 const char* PlainArithCase(bool is_sub) {
-  return is_sub
-             ? "typeof(x) = 'integer' AND typeof(y) = 'integer' AND ((y < 0 AND x > "
-               "9223372036854775807 + y) OR (y > 0 AND x < -9223372036854775807 - 1 + y)) "
-               "THEN abs(-9223372036854775807 - 1 + x * 0) ELSE x - y END"
-             : "typeof(x) = 'integer' AND typeof(y) = 'integer' AND ((y > 0 AND x > "
-               "9223372036854775807 - y) OR (y < 0 AND x < -9223372036854775807 - 1 - y)) "
-               "THEN abs(-9223372036854775807 - 1 + x * 0) ELSE x + y END";
+  return is_sub ? "typeof(x) = 'integer' AND typeof(y) = 'integer' AND ((y < 0 AND x > "
+                  "9223372036854775807 + y) OR (y > 0 AND x < -9223372036854775807 - 1 + y)) "
+                  "THEN abs(-9223372036854775807 - 1 + x * 0) ELSE x - y END"
+                : "typeof(x) = 'integer' AND typeof(y) = 'integer' AND ((y > 0 AND x > "
+                  "9223372036854775807 - y) OR (y < 0 AND x < -9223372036854775807 - 1 - y)) "
+                  "THEN abs(-9223372036854775807 - 1 + x * 0) ELSE x + y END";
 }
 
 // A left fold: fn(fn(a, b), c) ...

@@ -4,12 +4,13 @@
 // as a Durable Object's sql.exec does) gives the same answers, ints beyond
 // 2^53 stay exact, the host's limits fail a commit with `limit` and leave
 // nothing, and workerd's own error texts map to their codes.
+#include "backends/sqlite/connection.h"
+
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
 
-#include "backends/sqlite/connection.h"
 #include "backends/sqlite/sqlite_backend.h"
 #include "commit/store.h"
 #include "host_bound_connection.h"
@@ -76,9 +77,10 @@ TEST_P(ConnectionTest, IntsBeyondTwoToThe53StayExactInKeysColumnsAndMintedIds) {
   ASSERT_TRUE(store_->MintId("t/counter", &id).ok());
   EXPECT_EQ(id, 9007199254740994);
   // A set expression on a big int, and a where on it.
-  ASSERT_TRUE(Commit(R"([{"op":"update","table":"t/counter","where":{"gte":["n",9007199254740993]},)"
-                     R"("set":{"big":{"sub":[{"col":"big"},{"value":2}]}}}])")
-                  .ok());
+  ASSERT_TRUE(
+      Commit(R"([{"op":"update","table":"t/counter","where":{"gte":["n",9007199254740993]},)"
+             R"("set":{"big":{"sub":[{"col":"big"},{"value":2}]}}}])")
+          .ok());
   EXPECT_EQ(Get("[9007199254740993]"), R"(["9007199254740993","a","9223372036854775805",1.0])");
   std::string page;
   ASSERT_TRUE(
@@ -88,7 +90,10 @@ TEST_P(ConnectionTest, IntsBeyondTwoToThe53StayExactInKeysColumnsAndMintedIds) {
 }
 
 TEST_P(ConnectionTest, AnOverflowingAddIsRefusedAndTheCommitLeavesNothing) {
-  ASSERT_TRUE(Commit(R"([{"op":"put","table":"t/counter","row":{"n":1,"v":"a","big":9223372036854775800}}])").ok());
+  ASSERT_TRUE(
+      Commit(
+          R"([{"op":"put","table":"t/counter","row":{"n":1,"v":"a","big":9223372036854775800}}])")
+          .ok());
   const int64_t head = store_->head();
   Status s = Commit(R"([{"op":"put","table":"t/counter","row":{"n":2,"v":"b"}},)"
                     R"({"op":"update","table":"t/counter","key":[1],)"
@@ -99,11 +104,12 @@ TEST_P(ConnectionTest, AnOverflowingAddIsRefusedAndTheCommitLeavesNothing) {
   EXPECT_EQ(Get("[2]"), "null");
   EXPECT_EQ(OutboxCount(), head);
   // In range: nested adds; NULL propagates through add.
-  Status fold = Commit(R"([{"op":"put","table":"t/counter","row":{"n":3,"v":"c"}},)"
-                       R"({"op":"update","table":"t/counter","key":[1],)"
-                       R"("set":{"big":{"add":[{"add":[{"col":"big"},{"value":-1}]},{"value":-2}]}}},)"
-                       R"({"op":"update","table":"t/counter","key":[3],)"
-                       R"("set":{"big":{"add":[{"col":"big"},{"value":1}]}}}])");
+  Status fold =
+      Commit(R"([{"op":"put","table":"t/counter","row":{"n":3,"v":"c"}},)"
+             R"({"op":"update","table":"t/counter","key":[1],)"
+             R"("set":{"big":{"add":[{"add":[{"col":"big"},{"value":-1}]},{"value":-2}]}}},)"
+             R"({"op":"update","table":"t/counter","key":[3],)"
+             R"("set":{"big":{"add":[{"col":"big"},{"value":1}]}}}])");
   ASSERT_TRUE(fold.ok()) << fold.ToString();
   EXPECT_EQ(Get("[1]"), R"([1,"a","9223372036854775797",null])");
   EXPECT_EQ(Get("[3]"), R"([3,"c",null,null])");
@@ -130,7 +136,8 @@ TEST_P(HostBoundTest, AValueAboveTheHostLimitFailsWithLimitAndCommitsNothing) {
 TEST_P(HostBoundTest, MoreThanAHundredParametersFailWithLimitAndCommitNothing) {
   const int64_t head = store_->head();
   std::string ors;
-  for (int i = 0; i < 101; ++i) ors += (i ? "," : "") + std::string(R"({"eq":["v","k)") + std::to_string(i) + "\"]}";
+  for (int i = 0; i < 101; ++i)
+    ors += (i ? "," : "") + std::string(R"({"eq":["v","k)") + std::to_string(i) + "\"]}";
   Status s = Commit(R"([{"op":"put","table":"t/counter","row":{"n":1,"v":"small"}},)"
                     R"({"op":"delete","table":"t/counter","where":{"or":[)" +
                     ors + "]}}]");
@@ -143,7 +150,8 @@ TEST_P(HostBoundTest, MoreThanAHundredParametersFailWithLimitAndCommitNothing) {
   for (int i = 0; i < 500; ++i) list += (i ? "," : "") + std::to_string(i);
   ASSERT_TRUE(Commit(R"([{"op":"put","table":"t/counter","row":{"n":7,"v":"seven"}}])").ok());
   std::string page;
-  Status p = store_->Page("t/counter", R"({"where":{"inArray":["n",[)" + list + "]]}}", 10, "", &page);
+  Status p =
+      store_->Page("t/counter", R"({"where":{"inArray":["n",[)" + list + "]]}}", 10, "", &page);
   ASSERT_TRUE(p.ok()) << p.ToString();
   EXPECT_EQ(Parse(page)["rows"].size(), 1u);
 }
@@ -180,10 +188,10 @@ TEST(HostSqlError, WorkerdsOwnMessagesMapToTheirCodes) {
 TEST(PrefixUpperBoundUtf8, IsTheNextCodePointAndAlwaysValidUtf8) {
   EXPECT_EQ(PrefixUpperBoundUtf8("a/"), "a0");
   EXPECT_EQ(PrefixUpperBoundUtf8(""), "");
-  EXPECT_EQ(PrefixUpperBoundUtf8("\xC2\xBF"), "\xC3\x80");            // U+00BF -> U+00C0
-  EXPECT_EQ(PrefixUpperBoundUtf8("x\xED\x9F\xBF"), "x\xEE\x80\x80");  // U+D7FF -> U+E000
+  EXPECT_EQ(PrefixUpperBoundUtf8("\xC2\xBF"), "\xC3\x80");              // U+00BF -> U+00C0
+  EXPECT_EQ(PrefixUpperBoundUtf8("x\xED\x9F\xBF"), "x\xEE\x80\x80");    // U+D7FF -> U+E000
   EXPECT_EQ(PrefixUpperBoundUtf8("\xEF\xBF\xBF"), "\xF0\x90\x80\x80");  // U+FFFF -> U+10000
-  EXPECT_EQ(PrefixUpperBoundUtf8("b\xF4\x8F\xBF\xBF"), "c");  // U+10FFFF dropped
+  EXPECT_EQ(PrefixUpperBoundUtf8("b\xF4\x8F\xBF\xBF"), "c");            // U+10FFFF dropped
   EXPECT_EQ(PrefixUpperBoundUtf8("\xF4\x8F\xBF\xBF"), "");
 }
 

@@ -84,9 +84,9 @@ class HostBoundTestConnection : public SqlConnection {
             rows->cells.push_back(ThroughJs(sqlite3_column_double(s, c)));
             break;
           default:
-            rows->cells.push_back(Value::Str(
-                std::string(reinterpret_cast<const char*>(sqlite3_column_text(s, c)),
-                            static_cast<size_t>(sqlite3_column_bytes(s, c)))));
+            rows->cells.push_back(
+                Value::Str(std::string(reinterpret_cast<const char*>(sqlite3_column_text(s, c)),
+                                       static_cast<size_t>(sqlite3_column_bytes(s, c)))));
         }
       }
     }

@@ -62,8 +62,7 @@ class StoreTest : public ::testing::TestWithParam<BackendParam> {
     o.path = GetParam().file ? path_ : ":memory:";
     o.id = "session-1";
     if (GetParam().host_bound) {
-      return Store::OpenWith(NewSqlBackend(std::make_unique<HostBoundTestConnection>()), o.id,
-                             out);
+      return Store::OpenWith(NewSqlBackend(std::make_unique<HostBoundTestConnection>()), o.id, out);
     }
     return Store::Open(o, out);
   }

@@ -281,8 +281,8 @@ Status ConfigureEmbeddedConnection(sqlite3* db, const SqliteOptions& options) {
   if (s.ok()) s = ExecOn(db, "PRAGMA journal_mode = TRUNCATE");
   if (s.ok()) s = ExecOn(db, "PRAGMA locking_mode = NORMAL");
   if (s.ok())
-    s = ExecOn(db, options.durability_full ? "PRAGMA synchronous = FULL"
-                                           : "PRAGMA synchronous = NORMAL");
+    s = ExecOn(
+        db, options.durability_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
   return s;
 }
 

@@ -62,7 +62,6 @@ bool SameStoredColumns(const TableSchema& a, const TableSchema& b) {
   return true;
 }
 
-
 class SqliteBackend : public Backend {
  public:
   explicit SqliteBackend(std::unique_ptr<SqlConnection> conn)
