@@ -25,6 +25,7 @@ export const ErrorCodes = Object.freeze({
   SyncDiverged: "sync/diverged",
   NotFound: "not_found",
   Closed: "closed",
+  Limit: "limit",
 });
 
 const knownCodes = new Set(Object.values(ErrorCodes));

@@ -357,7 +357,8 @@ export interface Context {
 export type OpenOptions =
   | { backend: "memory"; id?: string }
   | { backend: "sqlite"; path: string; id?: string; durability?: "full" | "relaxed"; lockTimeout?: number }
-  | OpfsOpenOptions;
+  | OpfsOpenOptions
+  | DurableOpenOptions;
 
 /**
  * Browsers only, in a dedicated Worker: SQLite in OPFS under `name`.
@@ -372,6 +373,24 @@ export interface OpfsOpenOptions {
   durability?: "full" | "relaxed";
   lockTimeout?: number;
   onFenced?: (error: StoreError) => void;
+}
+
+/**
+ * A store in a Cloudflare Durable Object's own SQLite (the package's workerd
+ * root): every table, the outbox and `_meta` through `storage.sql.exec`, each
+ * commit inside `storage.transactionSync`.
+ */
+export interface DurableOpenOptions {
+  backend: "durable";
+  /** `ctx.storage` of a Durable Object whose class has SQLite (`new_sqlite_classes`). */
+  storage: DurableObjectStorageLike;
+  id?: string;
+}
+
+/** The part of a Durable Object's `ctx.storage` the durable backend uses. */
+export interface DurableObjectStorageLike {
+  sql: { exec(query: string, ...bindings: unknown[]): unknown };
+  transactionSync<T>(fn: () => T): T;
 }
 
 /** An object address: its host kind ("session" by default) and type. */
@@ -637,6 +656,7 @@ export declare const ErrorCodes: {
   readonly SyncDiverged: "sync/diverged";
   readonly NotFound: "not_found";
   readonly Closed: "closed";
+  readonly Limit: "limit";
 };
 /** One of the stable error codes. */
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

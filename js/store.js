@@ -48,7 +48,7 @@ export async function openStoreWith(runtime, options) {
   if (options === null || typeof options !== "object") {
     throw invalidArgs(`openStore: options must be an object such as { backend: "memory" }, got ${describe(options)}`);
   }
-  const { backend, path, name, id, durability, lockTimeout, onFenced } = options;
+  const { backend, path, name, id, durability, lockTimeout, onFenced, storage } = options;
   if (!runtime.backends.includes(backend)) {
     const names = runtime.backends.map((b) => JSON.stringify(b)).join(" or ");
     throw invalidArgs(`openStore: backend must be ${names} here, got ${describe(backend)}`);
@@ -65,6 +65,7 @@ export async function openStoreWith(runtime, options) {
   const { session, ...wire } = await runtime.prepare({
     backend, path, id: id ?? globalThis.crypto.randomUUID(), durability, lockTimeout,
     ...(backend === "opfs" ? { name, onFenced } : {}),
+    ...(backend === "durable" ? { storage } : {}),
   });
   const release = () => { try { session?.release(); } catch { /* closing anyway */ } };
   let mod;
@@ -72,6 +73,9 @@ export async function openStoreWith(runtime, options) {
   try {
     mod = await runtime.load();
     core = new mod.Core();
+    // A runtime may wrap the core (workerd: the durable backend's writing
+    // calls run inside ctx.storage.transactionSync).
+    if (runtime.attach) core = runtime.attach(core, wire);
   } catch (e) {
     release();
     throw asStoreError(e, "openStore");

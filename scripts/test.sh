@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `npm test`: set up, build, and run every test suite; stops at the first
 # failure. Phases: setup, build (native + wasm), C++ tests (ctest), JS tests
-# (node --test), browser tests (Chromium), TypeScript type-check of the package's .d.ts.
+# (node --test), browser tests (Chromium), edge tests (workerd), TypeScript
+# type-check of the package's .d.ts.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -45,6 +46,19 @@ run_browser_tests() {
   node --test --test-concurrency=1 "${files[@]}"
 }
 
+# Edge tests: real workerd (Miniflare 4 from node_modules), a SQLite Durable
+# Object with the durable backend (tests/edge/harness.js).
+run_edge_tests() {
+  local files=()
+  while IFS= read -r -d '' f; do files+=("$f"); done < <(
+    find tests/edge -type f \( -name '*.test.js' -o -name '*.test.mjs' \) -print0 2>/dev/null | sort -z)
+  if ((${#files[@]} == 0)); then
+    echo "test: no tests/edge/**/*.test.{js,mjs} yet: skipped"
+    return 0
+  fi
+  node --test --test-concurrency=1 "${files[@]}"
+}
+
 run_type_check() {
   if [[ ! -f tests/types/tsconfig.json ]]; then
     echo "test: tests/types/tsconfig.json does not exist yet: type-check skipped"
@@ -60,6 +74,7 @@ phase build bash scripts/build.sh
 phase ctest ctest --test-dir build/native --output-on-failure --timeout 300
 phase node-test run_js_tests
 phase browser run_browser_tests
+phase edge run_edge_tests
 phase types run_type_check
 
 echo

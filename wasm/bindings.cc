@@ -6,9 +6,11 @@
 #include <memory>
 #include <string>
 
+#include "backends/sqlite/sqlite_backend.h"
 #include "backends/sqlite/vfs.h"
 #include "commit/store.h"
-#include "js_file_system.h"  // wasm/ sources include their neighbours by name
+#include "durable_connection.h"  // wasm/ sources include their neighbours by name
+#include "js_file_system.h"
 #include "onestore/status.h"
 
 namespace onestore {
@@ -34,8 +36,13 @@ class Core {
     if (store_) return Answer(Status::InvalidArgs("open: this core already holds a store"));
     OpenOptions options;
     Status s = ParseOpenOptions(options_json, &options);
-    if (s.ok()) s = UseJsFiles();
-    if (s.ok()) s = Store::Open(options, &store_);
+    if (s.ok() && options.backend == "durable") {
+      // A Durable Object's SQLite, through wasm/durable_library.js.
+      s = Store::OpenWith(NewSqlBackend(NewDurableConnection(options.handle)), options.id, &store_);
+    } else {
+      if (s.ok()) s = UseJsFiles();
+      if (s.ok()) s = Store::Open(options, &store_);
+    }
     if (!s.ok()) return Answer(s);
     std::string out = "{\"id\":";
     AppendJsonString(store_->id(), &out);

@@ -47,6 +47,11 @@ set(ONESTORE_WASM_LINK_FLAGS
   # No Emscripten file system: the SQLite VFS does its file I/O through our
   # own JS library (wasm/files_library.js), synchronously.
   -sFILESYSTEM=0
+  # No eval or new Function in the glue: workerd forbids code generation from
+  # strings ("Code generation from strings disallowed for this context"), and
+  # embind otherwise builds its invokers with new Function. Only the glue
+  # changes (generic invokers); the .wasm is the same for every runtime.
+  -sDYNAMIC_EXECUTION=0
   # Optimize the final link too (wasm-opt -O3, minified glue).
   -O3
 )

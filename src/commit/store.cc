@@ -106,9 +106,22 @@ Status ParseOpenOptions(const std::string& json, OpenOptions* out) {
   if (o.backend == "opfs" && o.path.empty()) {
     return Status::InvalidArgs("openStore: the opfs backend needs the path of its files");
   }
-  if (o.backend != "memory" && o.backend != "sqlite" && o.backend != "opfs") {
+  auto handle = j.find("handle");
+  if (handle != j.end() && !handle->is_null()) {
+    if (!handle->is_number_integer() || handle->get<int64_t>() < 0) {
+      return Status::InvalidArgs("openStore: handle " + DescribeJson(*handle) +
+                                 " is not a storage handle");
+    }
+    o.handle = handle->get<int64_t>();
+  }
+  if (o.backend == "durable" && o.handle < 0) {
+    return Status::InvalidArgs(
+        "openStore: the durable backend needs the Durable Object's storage (ctx.storage)");
+  }
+  if (o.backend != "memory" && o.backend != "sqlite" && o.backend != "opfs" &&
+      o.backend != "durable") {
     return Status::InvalidArgs("openStore: unknown backend \"" + o.backend +
-                               "\" (memory, sqlite or opfs here)");
+                               "\" (memory, sqlite, opfs or durable)");
   }
   *out = std::move(o);
   return Status::OK();
@@ -129,6 +142,10 @@ Status Store::Open(const OpenOptions& options, std::unique_ptr<Store>* out) {
     so.durability_full = options.durability_full;
     so.lock_timeout_ms = options.lock_timeout_ms;
     backend = NewSqliteBackend(so);
+  } else if (options.backend == "durable") {
+    return Status::InvalidArgs(
+        "openStore: the durable backend opens only inside a Durable Object (workerd), where the "
+        "package's workerd runtime gives it ctx.storage");
   } else {
     return Status::InvalidArgs("openStore: unknown backend \"" + options.backend + "\"");
   }

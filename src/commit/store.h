@@ -27,7 +27,7 @@
 namespace onestore {
 
 struct OpenOptions {
-  std::string backend;  // "memory" | "sqlite" | "opfs"
+  std::string backend;  // "memory" | "sqlite" | "opfs" | "durable"
   // sqlite: a file path or ":memory:"; opfs: the database's path in the
   // files object the JS runtime registered (js/files-opfs.js)
   std::string path;
@@ -36,10 +36,13 @@ struct OpenOptions {
   // sqlite: how long a transaction waits for another process's lock on the
   // file before it fails ("database is locked").
   int64_t lock_timeout_ms = 10000;
+  // durable: the runtime's number for the Durable Object's storage (the wasm
+  // binding builds its connection; Store::Open alone cannot open it).
+  int64_t handle = -1;
 };
 
 // Parses {"backend":..,"path":..,"id":..,"durability":"full"|"relaxed",
-// "lockTimeout":ms}.
+// "lockTimeout":ms,"handle":n}.
 Status ParseOpenOptions(const std::string& json, OpenOptions* out);
 
 class Store {

@@ -26,7 +26,10 @@ namespace onestore {
   X(kSyncDiverged, "sync/diverged",                                                             \
     "a replayed bulk operation affected a different number of rows")                            \
   X(kNotFound, "not_found", "the row, table or record does not exist")                          \
-  X(kClosed, "closed", "the store is closed")
+  X(kClosed, "closed", "the store is closed")                                                   \
+  X(kLimit, "limit",                                                                            \
+    "a platform limit of the backend (a value, row or statement too big, too many "             \
+    "parameters); nothing was committed")
 
 enum class Code {
   kOk = 0,
@@ -52,6 +55,7 @@ class Status {
   static Status SchemaNewer(std::string m) { return {Code::kSchemaNewer, std::move(m)}; }
   static Status NotFound(std::string m) { return {Code::kNotFound, std::move(m)}; }
   static Status Closed(std::string m) { return {Code::kClosed, std::move(m)}; }
+  static Status Limit(std::string m) { return {Code::kLimit, std::move(m)}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

@@ -1,5 +1,6 @@
 #include "query/sql.h"
 
+#include <cstdint>
 #include <utility>
 
 namespace onestore {
@@ -21,10 +22,98 @@ SqlBuilder& SqlBuilder::AppendIdent(std::string_view name) {
   return *this;
 }
 
+const SqlDialect& SqlDialect::Embedded() {
+  static const SqlDialect d;
+  return d;
+}
+
+const SqlDialect& SqlDialect::HostBound() {
+  static const SqlDialect d = [] {
+    SqlDialect h;
+    h.checked_arith_functions = false;
+    h.int_params_as_text = true;
+    h.int_results_as_text = true;
+    h.max_inline_in_list = 32;
+    return h;
+  }();
+  return d;
+}
+
 SqlBuilder& SqlBuilder::AppendParam(Value v) {
-  sql_.push_back('?');
+  if (dialect_->int_params_as_text && (v.type() == Type::kInt || v.type() == Type::kBool)) {
+    sql_.append("CAST(? AS INTEGER)");
+  } else {
+    sql_.push_back('?');
+  }
   params_.push_back(std::move(v));
   return *this;
+}
+
+namespace {
+
+// Whether `s` is a sequence of whole UTF-8 code points (lead bytes followed
+// by their continuation bytes; overlong forms are not looked for).
+bool WholeCodePoints(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80 ? 1 : c >= 0xF8 ? 0 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 0;
+    if (len == 0 || i + len > s.size()) return false;
+    for (size_t k = 1; k < len; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string PrefixUpperBoundUtf8(std::string_view prefix) {
+  // Bytes that are not whole code points (a prefix cut inside one) have no
+  // code point to increment: the byte-wise bound is the only right one.
+  if (!WholeCodePoints(prefix)) return PrefixUpperBound(prefix);
+  std::string up(prefix);
+  while (!up.empty()) {
+    // The start of the last code point.
+    size_t start = up.size() - 1;
+    while (start > 0 && (static_cast<unsigned char>(up[start]) & 0xC0) == 0x80) --start;
+    const unsigned char lead = static_cast<unsigned char>(up[start]);
+    uint32_t cp = 0;
+    size_t len = up.size() - start;
+    if (lead < 0x80) {
+      cp = lead;
+    } else if (lead >= 0xF0) {
+      cp = lead & 0x07;
+    } else if (lead >= 0xE0) {
+      cp = lead & 0x0F;
+    } else {
+      cp = lead & 0x1F;
+    }
+    for (size_t i = 1; i < len; ++i)
+      cp = (cp << 6) | (static_cast<unsigned char>(up[start + i]) & 0x3F);
+    up.resize(start);
+    if (cp >= 0x10FFFF) continue;  // nothing above it in this place: drop it
+    ++cp;
+    if (cp == 0xD800) cp = 0xE000;
+    if (cp < 0x80) {
+      up.push_back(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+      up.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+      up.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else if (cp < 0x10000) {
+      up.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+      up.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      up.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else {
+      up.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+      up.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+      up.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      up.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    }
+    return up;
+  }
+  return up;
 }
 
 namespace {
@@ -66,7 +155,7 @@ void AppendInList(const TableSchema& t, const Predicate& p, const std::string& c
     return;
   }
   b->Append(col);
-  if (p.values.size() > kMaxInlineInList) {
+  if (p.values.size() > b->dialect().max_inline_in_list) {
     // One JSON array bound as text. json_each yields integers exactly (64-bit),
     // true/false as 1/0, and strings as TEXT, so the comparison is the same
     // as with bound values.
@@ -133,7 +222,7 @@ void AppendPredicateSql(const TableSchema& t, const Predicate& p, SqlBuilder* b)
       // comparison, unknown on a NULL cell (so NOT of it is unknown there
       // too, where `col IS NOT NULL` would make it true).
       const std::string& prefix = p.value.text();
-      std::string upper = PrefixUpperBound(prefix);
+      std::string upper = PrefixUpperBoundUtf8(prefix);
       b->Append(col).Append(" >= ").AppendParam(Value::Str(prefix));
       if (!upper.empty()) {
         b->Append(" AND ").Append(col).Append(" < ").AppendParam(Value::Str(std::move(upper)));

@@ -25,12 +25,49 @@ namespace onestore {
 // "\"file-history/edits\"".
 std::string QuoteIdent(std::string_view name);
 
+// inArray lists longer than this are bound as one JSON array text and read
+// with json_each, so a long list never runs into SQLite's parameter limit.
+constexpr size_t kMaxInlineInList = 200;
+
+// What the SQLite that runs the SQL can do. The SQL is built once, by the
+// functions below, for either kind of connection
+// (backends/sqlite/connection.h); the dialect only switches the few spots
+// where a host-bound SQLite (a Durable Object's `sql.exec`) differs from the
+// embedded one.
+struct SqlDialect {
+  // add/sub call onestore_add/onestore_sub (RegisterSqlFunctions). False:
+  // plain SQL that raises SQLite's own "integer overflow" error, for a
+  // connection that cannot register functions.
+  bool checked_arith_functions = true;
+  // Int and bool parameters are written as CAST(? AS INTEGER) and the
+  // connection binds them as decimal text: a host that binds every JS number
+  // as a double (so 2^53 + 1 would not survive, and 1 would be REAL).
+  bool int_params_as_text = false;
+  // Int results are read as CAST(x AS TEXT): a host that returns integers as
+  // doubles. The backend applies it (IntResultSql).
+  bool int_results_as_text = false;
+  // Longer inArray lists go through json_each (kMaxInlineInList by default;
+  // lower where the host allows fewer bound parameters per statement).
+  size_t max_inline_in_list = kMaxInlineInList;
+
+  // The embedded sqlite3 C API: functions, 64-bit binds and results.
+  static const SqlDialect& Embedded();
+  // A host-bound SQLite such as a Durable Object's sql.exec: no functions of
+  // ours, numbers as doubles, at most 100 parameters per statement.
+  static const SqlDialect& HostBound();
+};
+
 // SQL text and the values of its `?` parameters, in order. A bool binds as
 // the integer 0 or 1, an int as a 64-bit integer, a num as a double, a str or
-// a json value as TEXT (bytes as they are, with their explicit length).
+// a json value as TEXT (bytes as they are, with their explicit length). With
+// dialect().int_params_as_text an int or bool parameter reads
+// CAST(? AS INTEGER) in the text (its Value is still the int).
 class SqlBuilder {
  public:
   SqlBuilder() = default;
+  explicit SqlBuilder(const SqlDialect& dialect) : dialect_(&dialect) {}
+
+  const SqlDialect& dialect() const { return *dialect_; }
 
   // Appends raw SQL text (keywords, operators; never a value).
   SqlBuilder& Append(std::string_view sql) {
@@ -48,13 +85,19 @@ class SqlBuilder {
   std::vector<Value> TakeParams() { return std::move(params_); }
 
  private:
+  const SqlDialect* dialect_ = &SqlDialect::Embedded();
   std::string sql_;
   std::vector<Value> params_;
 };
 
-// inArray lists longer than this are bound as one JSON array text and read
-// with json_each, so a long list never runs into SQLite's parameter limit.
-constexpr size_t kMaxInlineInList = 200;
+// The smallest valid UTF-8 text above every text that starts with `prefix`
+// in code point (= byte) order: the last code point below U+10FFFF
+// incremented (skipping the surrogates), those at U+10FFFF dropped first. ""
+// when there is none (every text is below no bound). For a prefix of whole
+// code points (every prefix from the wire) it never yields invalid UTF-8, as
+// PrefixUpperBound can, so a host that passes text through JS strings binds
+// it unchanged; a prefix cut inside a code point gets PrefixUpperBound.
+std::string PrefixUpperBoundUtf8(std::string_view prefix);
 
 // Appends `p`, a predicate over the columns of `t` (as ParsePredicate makes
 // it), as a parenthesized SQL boolean expression with EvalPredicate's

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "sqlite3.h"
@@ -54,10 +55,41 @@ Value Literal(const Expr& e) {
   return e.value;
 }
 
+// One checked add or sub over (x, y) without functions of ours, as the CASE
+// of a scalar subquery whose FROM names both operands once: NULL if either is
+// NULL (SQL's + and - do that), SQLite's own "integer overflow" error (abs()
+// of the smallest int raises it; `x * 0` keeps it from being folded as a
+// constant) when two ints would not fit in 64 bits, and x + y or x - y
+// otherwise (a double when either is one), as onestore_add and onestore_sub
+// compute.
+const char* PlainArithCase(bool is_sub) {
+  return is_sub ? "typeof(x) = 'integer' AND typeof(y) = 'integer' AND ((y < 0 AND x > "
+                  "9223372036854775807 + y) OR (y > 0 AND x < -9223372036854775807 - 1 + y)) "
+                  "THEN abs(-9223372036854775807 - 1 + x * 0) ELSE x - y END"
+                : "typeof(x) = 'integer' AND typeof(y) = 'integer' AND ((y > 0 AND x > "
+                  "9223372036854775807 - y) OR (y < 0 AND x < -9223372036854775807 - 1 - y)) "
+                  "THEN abs(-9223372036854775807 - 1 + x * 0) ELSE x + y END";
+}
+
 // A left fold: fn(fn(a, b), c) ...
 void AppendFold(const TableSchema& t, const Expr& e, const char* fn, SqlBuilder* b) {
   if (e.args.empty()) {
     b->Append("NULL");
+    return;
+  }
+  if (!b->dialect().checked_arith_functions) {
+    // (SELECT CASE ... END FROM (SELECT <left> AS x, <right> AS y)), nested
+    // to the left: each operand appears once, so the text grows linearly.
+    const bool is_sub = std::string_view(fn) == "onestore_sub";
+    for (size_t i = 1; i < e.args.size(); ++i) {
+      b->Append("(SELECT CASE WHEN ").Append(PlainArithCase(is_sub)).Append(" FROM (SELECT ");
+    }
+    AppendExprSql(t, e.args[0], b);
+    for (size_t i = 1; i < e.args.size(); ++i) {
+      b->Append(" AS x, ");
+      AppendExprSql(t, e.args[i], b);
+      b->Append(" AS y))");
+    }
     return;
   }
   for (size_t i = 1; i < e.args.size(); ++i) b->Append(fn).Append("(");

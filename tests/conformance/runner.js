@@ -2,8 +2,8 @@
 // over the public package API: writes through store.commit with wire ops,
 // reads through table handles with queries built by the public builders.
 // Shared by Node (tests/js/conformance.test.js, with node:assert) and
-// Chromium (tests/browser/pages/conformance-worker.js, with a small assert
-// of its own): plain ES module, no Node imports.
+// Chromium (tests/browser/pages/opfs-worker.js, with a small assert of its
+// own) and workerd (tests/edge/worker.js): plain ES module, no Node imports.
 //
 //   const { CaseRunner } = conformanceRunner(api, assert);
 //   await new CaseRunner(doc, openOptions).run(doc.cases[0].steps);
@@ -231,4 +231,9 @@ export function conformanceRunner(api, assert) {
 
 
   return { CaseRunner, fromVector };
+}
+
+/** The CaseRunner class alone: createCaseRunner(api, assert) -> CaseRunner. */
+export function createCaseRunner(api, assert) {
+  return conformanceRunner(api, assert).CaseRunner;
 }

@@ -14,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "backends/sqlite/sqlite_backend.h"
 #include "commit/store.h"
+#include "host_bound_connection.h"
 
 #ifndef ONESTORE_SOURCE_DIR
 #define ONESTORE_SOURCE_DIR "."
@@ -99,6 +101,9 @@ struct BackendParam {
   const char* label;
   const char* backend;
   bool file;
+  // The sqlite backend over HostBoundTestConnection: the SQL a Durable
+  // Object runs (no SQL functions of ours, numbers as doubles).
+  bool host_bound = false;
 };
 
 void PrintTo(const BackendParam& p, std::ostream* os) { *os << p.label; }
@@ -107,6 +112,7 @@ const BackendParam kBackends[] = {
     {"memory", "memory", false},
     {"sqlite_memory", "sqlite", false},
     {"sqlite_file", "sqlite", true},
+    {"sqlite_host_bound", "sqlite", false, true},
 };
 
 // Runs the cases of one vector file on one backend; collects failures.
@@ -167,7 +173,10 @@ class VectorRunner {
     }
     o.id = "conformance";
     std::unique_ptr<Store> store;
-    Status s = Store::Open(o, &store);
+    Status s = backend_.host_bound
+                   ? Store::OpenWith(NewSqlBackend(std::make_unique<HostBoundTestConnection>()),
+                                     o.id, &store)
+                   : Store::Open(o, &store);
     if (!s.ok()) {
       ADD_FAILURE() << Where(-1, Json()) << "open failed: " << s.ToString();
       return;

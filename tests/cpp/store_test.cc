@@ -13,6 +13,8 @@
 
 #include "backends/memory/memory_backend.h"
 #include "backends/sqlite/file.h"
+#include "backends/sqlite/sqlite_backend.h"
+#include "host_bound_connection.h"
 
 namespace onestore {
 namespace {
@@ -34,6 +36,7 @@ std::string Put(const std::string& id, const std::string& path, int entry) {
 struct BackendParam {
   const char* name;
   bool file;
+  bool host_bound = false;  // sqlite over HostBoundTestConnection
 };
 
 class StoreTest : public ::testing::TestWithParam<BackendParam> {
@@ -58,6 +61,9 @@ class StoreTest : public ::testing::TestWithParam<BackendParam> {
     o.backend = GetParam().name;
     o.path = GetParam().file ? path_ : ":memory:";
     o.id = "session-1";
+    if (GetParam().host_bound) {
+      return Store::OpenWith(NewSqlBackend(std::make_unique<HostBoundTestConnection>()), o.id, out);
+    }
     return Store::Open(o, out);
   }
 
@@ -323,9 +329,11 @@ TEST_P(StoreTest, AClosedStoreRefusesEveryCall) {
 INSTANTIATE_TEST_SUITE_P(Backends, StoreTest,
                          ::testing::Values(BackendParam{"memory", false},
                                            BackendParam{"sqlite", false},
-                                           BackendParam{"sqlite", true}),
+                                           BackendParam{"sqlite", true},
+                                           BackendParam{"sqlite", false, true}),
                          [](const auto& info) {
-                           return std::string(info.param.name) + (info.param.file ? "File" : "");
+                           return std::string(info.param.name) + (info.param.file ? "File" : "") +
+                                  (info.param.host_bound ? "HostBound" : "");
                          });
 
 // A backend whose COMMIT fails: the outcome is unknown, so the store stops.

@@ -1,8 +1,10 @@
 // Runs the conformance vectors of tests/conformance/*.json (format in
 // tests/conformance/README.md) through the public package API on memory,
-// sqlite ":memory:" and a sqlite temp file: writes through store.commit with
-// wire ops, reads through table handles with queries built by the public
-// builders. Every backend must give exactly the answers in the vectors.
+// sqlite ":memory:" and a sqlite temp file (the runner is
+// tests/conformance/runner.js, shared with the workerd tests): writes through
+// store.commit with wire ops, reads through table handles with queries built
+// by the public builders. Every backend must give exactly the answers in the
+// vectors.
 
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";

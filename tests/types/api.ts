@@ -88,6 +88,10 @@ async function session() {
   const store = await openStore({ backend: "sqlite", path: ".data/types.sqlite" });
   // @ts-expect-error a sqlite store needs a path
   await openStore({ backend: "sqlite" });
+  const storage = { sql: { exec: (q: string, ...b: unknown[]) => [q, b] }, transactionSync: <T>(fn: () => T) => fn() };
+  await openStore({ backend: "durable", storage });
+  // @ts-expect-error a durable store needs the Durable Object's storage
+  await openStore({ backend: "durable" });
   const fileHistory = store.object({ host: "session", type: "file-history" }, { adopt(seq, ops) { void seq; void ops; } });
   const edits = fileHistory.table(Edits);
   const pairs = fileHistory.table(Pairs);

@@ -10,19 +10,15 @@
 #include "backends/sqlite/sqlite_backend.h"
 
 #include <map>
-#include <unordered_map>
 #include <utility>
 
+#include "backends/sqlite/embedded_connection.h"
 #include "query/sql.h"
-#include "sqlite3.h"
 #include "writes/sql.h"
 
 namespace onestore {
 
 namespace {
-
-// Cached prepared statements beyond this many are finalized (those not in use).
-constexpr size_t kMaxCachedStatements = 256;
 
 const char* SqlType(Type t) {
   switch (t) {
@@ -66,43 +62,10 @@ bool SameStoredColumns(const TableSchema& a, const TableSchema& b) {
   return true;
 }
 
-class SqliteBackend;
-
-// A prepared statement borrowed from the cache (or owned, when the cached one
-// is busy). Resets it and clears its bindings when it goes out of scope.
-class Stmt {
- public:
-  Stmt() = default;
-  Stmt(const Stmt&) = delete;
-  Stmt& operator=(const Stmt&) = delete;
-  ~Stmt() { Release(); }
-
-  sqlite3_stmt* get() const { return stmt_; }
-
- private:
-  friend class SqliteBackend;
-  void Release() {
-    if (stmt_ == nullptr) return;
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-    if (owned_) {
-      sqlite3_finalize(stmt_);
-    } else if (in_use_ != nullptr) {
-      *in_use_ = false;
-    }
-    stmt_ = nullptr;
-    in_use_ = nullptr;
-  }
-
-  sqlite3_stmt* stmt_ = nullptr;
-  bool owned_ = false;
-  bool* in_use_ = nullptr;
-  std::vector<Value> params_;  // keeps bound text alive (bound SQLITE_STATIC)
-};
-
 class SqliteBackend : public Backend {
  public:
-  explicit SqliteBackend(SqliteOptions options) : options_(std::move(options)) {}
+  explicit SqliteBackend(std::unique_ptr<SqlConnection> conn)
+      : conn_(std::move(conn)), dialect_(conn_->dialect()) {}
   ~SqliteBackend() override { Close(); }
 
   Status Open(const std::string& new_id, BackendState* state) override;
@@ -124,30 +87,20 @@ class SqliteBackend : public Backend {
   void Close() override;
 
  private:
-  struct Cached {
-    sqlite3_stmt* stmt = nullptr;
-    bool in_use = false;
-  };
-
   Status CheckOpen() const {
-    if (db_ == nullptr) return Status::Closed("the sqlite store is closed");
+    if (!open_) return Status::Closed("the sqlite store is closed");
     return Status::OK();
   }
-  // A Status for SQLite result `rc` while doing `what`: a constraint or an
-  // integer overflow is invalid/args, anything else storage_failed.
-  Status Error(int rc, const std::string& what) const;
-  // Runs SQL without parameters or results (pragmas, DDL, transactions).
-  Status Exec(const std::string& sql);
-  // Prepares (or takes from the cache) the statement for `sql`.
-  Status Prepare(const std::string& sql, Stmt* stmt);
-  // Prepares b's SQL and binds its parameters.
-  Status Prepare(SqlBuilder b, Stmt* stmt);
-  Status Bind(Stmt* stmt, int index, const Value& v);
-  // Steps a statement that returns no rows.
-  Status Run(Stmt* stmt, const std::string& what);
-  // Steps once: *row is true when a row is ready.
-  Status Step(Stmt* stmt, const std::string& what, bool* row);
-  void ReadRow(sqlite3_stmt* s, const TableSchema& t, Row* row) const;
+  SqlBuilder Builder() const { return SqlBuilder(dialect_); }
+  // Runs b's SQL with its parameters.
+  Status Run(const SqlBuilder& b, const std::string& what, SqlRows* rows = nullptr,
+             bool count_changes = false) {
+    return conn_->Run(b.sql(), b.params(), what, rows, count_changes);
+  }
+  // "SELECT c1, c2, ... FROM t": every column, ints as the dialect reads them.
+  void AppendSelectRow(const TableSchema& t, SqlBuilder* b) const;
+  // Row `r` of `rows` (as AppendSelectRow selects it) in t's column types.
+  void ReadRow(const SqlRows& rows, size_t r, const TableSchema& t, Row* row) const;
   Status ReadMetaInt(const char* key, int64_t* value, bool* found);
   // Sets _meta.key to v (inserting the row if missing).
   Status WriteMeta(const char* key, const Value& v);
@@ -158,172 +111,47 @@ class SqliteBackend : public Backend {
   Status ApplyTable(const TableSchema& t, const TableSchema* previous);
   Status ApplyPut(const Op& op);
 
-  SqliteOptions options_;
-  sqlite3* db_ = nullptr;
+  std::unique_ptr<SqlConnection> conn_;
+  const SqlDialect& dialect_;
+  bool open_ = false;
   int64_t epoch_ = 0;
-  std::unordered_map<std::string, Cached> cache_;
 };
 
-Status SqliteBackend::Error(int rc, const std::string& what) const {
-  std::string msg = what + ": ";
-  msg += db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
-  const int primary = rc & 0xFF;
-  if (primary == SQLITE_IOERR || primary == SQLITE_CANTOPEN || primary == SQLITE_FULL) {
-    // The VFS keeps the file system's own message.
-    sqlite3_vfs* vfs = sqlite3_vfs_find(nullptr);
-    if (vfs != nullptr && vfs->xGetLastError != nullptr) {
-      char buf[512] = {0};
-      vfs->xGetLastError(vfs, sizeof(buf), buf);
-      if (buf[0] != '\0') msg += std::string(" (") + buf + ")";
-    }
+void SqliteBackend::AppendSelectRow(const TableSchema& t, SqlBuilder* b) const {
+  b->Append("SELECT ");
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    if (i > 0) b->Append(", ");
+    const std::string c = QuoteIdent(t.columns[i].name);
+    b->Append(t.columns[i].type == Type::kInt ? IntResultSql(dialect_, c) : c);
   }
-  if (primary == SQLITE_CONSTRAINT) return Status::InvalidArgs(msg);
-  if (primary == SQLITE_ERROR && db_ != nullptr &&
-      std::string(sqlite3_errmsg(db_)).rfind(kSqlOverflowMessage, 0) == 0) {
-    return Status::InvalidArgs(msg);
-  }
-  return Status::StorageFailed(msg);
+  b->Append(" FROM ").AppendIdent(t.name);
 }
 
-Status SqliteBackend::Exec(const std::string& sql) {
-  char* err = nullptr;
-  int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
-  if (rc != SQLITE_OK) {
-    std::string msg = err != nullptr ? err : sqlite3_errstr(rc);
-    sqlite3_free(err);
-    Status s = Error(rc, sql);
-    return Status(s.code(), sql + ": " + msg);
-  }
-  return Status::OK();
-}
-
-Status SqliteBackend::Prepare(const std::string& sql, Stmt* stmt) {
-  stmt->Release();
-  auto it = cache_.find(sql);
-  if (it != cache_.end() && !it->second.in_use) {
-    it->second.in_use = true;
-    stmt->stmt_ = it->second.stmt;
-    stmt->in_use_ = &it->second.in_use;
-    stmt->owned_ = false;
-    return Status::OK();
-  }
-  const bool cache = it == cache_.end();
-  sqlite3_stmt* s = nullptr;
-  int rc = sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()),
-                              cache ? SQLITE_PREPARE_PERSISTENT : 0, &s, nullptr);
-  if (rc != SQLITE_OK) {
-    sqlite3_finalize(s);
-    return Error(rc, "preparing " + sql);
-  }
-  if (!cache) {  // the cached one is busy (a nested use): this one is private
-    stmt->stmt_ = s;
-    stmt->owned_ = true;
-    return Status::OK();
-  }
-  if (cache_.size() >= kMaxCachedStatements) {
-    for (auto c = cache_.begin(); c != cache_.end();) {
-      if (c->second.in_use) {
-        ++c;
-      } else {
-        sqlite3_finalize(c->second.stmt);
-        c = cache_.erase(c);
-      }
-    }
-  }
-  Cached& entry = cache_[sql];  // rehashing keeps element addresses stable
-  entry.stmt = s;
-  entry.in_use = true;
-  stmt->stmt_ = s;
-  stmt->in_use_ = &entry.in_use;
-  stmt->owned_ = false;
-  return Status::OK();
-}
-
-Status SqliteBackend::Bind(Stmt* stmt, int index, const Value& v) {
-  sqlite3_stmt* s = stmt->stmt_;
-  int rc = SQLITE_OK;
-  switch (v.type()) {
-    case Type::kNull:
-      rc = sqlite3_bind_null(s, index);
-      break;
-    case Type::kBool:
-      rc = sqlite3_bind_int64(s, index, v.bool_value() ? 1 : 0);
-      break;
-    case Type::kInt:
-      rc = sqlite3_bind_int64(s, index, v.int_value());
-      break;
-    case Type::kNum:
-      rc = sqlite3_bind_double(s, index, v.num_value());
-      break;
-    case Type::kStr:
-    case Type::kJson:
-      // Explicit length: the bytes as they are (a prefix's upper bound may be
-      // invalid UTF-8); SQLite compares TEXT with memcmp (BINARY).
-      rc = sqlite3_bind_text(s, index, v.text().data(), static_cast<int>(v.text().size()),
-                             SQLITE_STATIC);
-      break;
-  }
-  if (rc != SQLITE_OK) return Error(rc, "binding parameter " + std::to_string(index));
-  return Status::OK();
-}
-
-Status SqliteBackend::Prepare(SqlBuilder b, Stmt* stmt) {
-  ONESTORE_RETURN_IF_ERROR(Prepare(b.sql(), stmt));
-  // The Stmt owns the values, so SQLITE_STATIC text stays valid until reset.
-  stmt->params_ = b.TakeParams();
-  for (size_t i = 0; i < stmt->params_.size(); ++i) {
-    ONESTORE_RETURN_IF_ERROR(Bind(stmt, static_cast<int>(i + 1), stmt->params_[i]));
-  }
-  return Status::OK();
-}
-
-Status SqliteBackend::Step(Stmt* stmt, const std::string& what, bool* row) {
-  int rc = sqlite3_step(stmt->stmt_);
-  if (rc == SQLITE_ROW) {
-    *row = true;
-    return Status::OK();
-  }
-  *row = false;
-  if (rc == SQLITE_DONE) return Status::OK();
-  // sqlite3_reset returns the same error; the message is on the connection.
-  return Error(rc, what);
-}
-
-Status SqliteBackend::Run(Stmt* stmt, const std::string& what) {
-  bool row = false;
-  ONESTORE_RETURN_IF_ERROR(Step(stmt, what, &row));
-  while (row) ONESTORE_RETURN_IF_ERROR(Step(stmt, what, &row));
-  return Status::OK();
-}
-
-void SqliteBackend::ReadRow(sqlite3_stmt* s, const TableSchema& t, Row* row) const {
+void SqliteBackend::ReadRow(const SqlRows& rows, size_t r, const TableSchema& t, Row* row) const {
   row->clear();
   row->reserve(t.columns.size());
   for (size_t i = 0; i < t.columns.size(); ++i) {
-    const int c = static_cast<int>(i);
-    if (sqlite3_column_type(s, c) == SQLITE_NULL) {
+    const Value& cell = rows.at(r, i);
+    if (cell.is_null()) {
       row->emplace_back();
       continue;
     }
     switch (t.columns[i].type) {
       case Type::kInt:
-        row->push_back(Value::Int(sqlite3_column_int64(s, c)));
+        row->push_back(Value::Int(SqlCellInt(cell)));
         break;
       case Type::kBool:
-        row->push_back(Value::Bool(sqlite3_column_int64(s, c) != 0));
+        row->push_back(Value::Bool(SqlCellInt(cell) != 0));
         break;
       case Type::kNum:
-        row->push_back(Value::Num(sqlite3_column_double(s, c)));
+        row->push_back(Value::Num(SqlCellNum(cell)));
         break;
       case Type::kStr:
-      case Type::kJson: {
-        const unsigned char* text = sqlite3_column_text(s, c);
-        std::string str(reinterpret_cast<const char*>(text),
-                        static_cast<size_t>(sqlite3_column_bytes(s, c)));
-        row->push_back(t.columns[i].type == Type::kStr ? Value::Str(std::move(str))
-                                                       : Value::JsonText(std::move(str)));
+        row->push_back(Value::Str(cell.type() == Type::kStr ? cell.text() : std::string()));
         break;
-      }
+      case Type::kJson:
+        row->push_back(Value::JsonText(cell.type() == Type::kStr ? cell.text() : std::string()));
+        break;
       case Type::kNull:
         row->emplace_back();
         break;
@@ -332,27 +160,26 @@ void SqliteBackend::ReadRow(sqlite3_stmt* s, const TableSchema& t, Row* row) con
 }
 
 Status SqliteBackend::ReadMetaInt(const char* key, int64_t* value, bool* found) {
-  Stmt s;
-  SqlBuilder b;
-  b.Append("SELECT value FROM _meta WHERE key = ").AppendParam(Value::Str(key));
-  ONESTORE_RETURN_IF_ERROR(Prepare(std::move(b), &s));
-  bool row = false;
-  ONESTORE_RETURN_IF_ERROR(Step(&s, std::string("reading _meta.") + key, &row));
-  *found = row && sqlite3_column_type(s.get(), 0) != SQLITE_NULL;
-  *value = *found ? sqlite3_column_int64(s.get(), 0) : 0;
+  SqlBuilder b = Builder();
+  b.Append("SELECT ")
+      .Append(IntResultSql(dialect_, "value"))
+      .Append(" FROM _meta WHERE key = ")
+      .AppendParam(Value::Str(key));
+  SqlRows rows;
+  ONESTORE_RETURN_IF_ERROR(Run(b, std::string("reading _meta.") + key, &rows));
+  *found = rows.size() > 0 && !rows.at(0, 0).is_null();
+  *value = *found ? SqlCellInt(rows.at(0, 0)) : 0;
   return Status::OK();
 }
 
 Status SqliteBackend::WriteMeta(const char* key, const Value& v) {
-  Stmt w;
-  SqlBuilder b;
+  SqlBuilder b = Builder();
   b.Append("INSERT OR REPLACE INTO _meta (key, value) VALUES (")
       .AppendParam(Value::Str(key))
       .Append(", ")
       .AppendParam(v)
       .Append(")");
-  ONESTORE_RETURN_IF_ERROR(Prepare(std::move(b), &w));
-  return Run(&w, std::string("writing _meta.") + key);
+  return Run(b, std::string("writing _meta.") + key);
 }
 
 Status SqliteBackend::CheckEpoch() {
@@ -364,49 +191,12 @@ Status SqliteBackend::CheckEpoch() {
 }
 
 Status SqliteBackend::Open(const std::string& new_id, BackendState* state) {
-  if (db_ != nullptr) return Status::InvalidArgs("the sqlite store is already open");
-  if (options_.path.empty())
-    return Status::InvalidArgs("sqlite: a path is needed (or \":memory:\")");
-  int rc = sqlite3_open_v2(options_.path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                           nullptr);
-  if (rc != SQLITE_OK) {
-    Status s = Error(rc, "opening " + options_.path);
-    sqlite3_close_v2(db_);
-    db_ = nullptr;
-    return Status::StorageFailed(s.message());
-  }
-  sqlite3_extended_result_codes(db_, 1);
-  // Another process holding the file's lock (its transaction under way) is
-  // waited for this long before a transaction gives up with "database is
-  // locked". A commit's fsyncs can take seconds on a loaded disk.
-  sqlite3_busy_timeout(db_, static_cast<int>(options_.lock_timeout_ms));
-  Status s = RegisterSqlFunctions(db_);
-  // A rollback journal, truncated rather than deleted after each commit (no
-  // file is created and deleted per commit). NORMAL locking so that every
-  // transaction re-reads the header and sees another owner's epoch.
-  if (s.ok() && options_.exclusive) {
-    // One owner for life (SqliteOptions::exclusive): the lock is kept, so a
-    // WAL needs no shared memory. EXCLUSIVE must come before WAL.
-    s = Exec("PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = MEMORY");
-    std::string mode;  // SQLite answers with the mode it is in
-    auto keep = [](void* out, int, char** values, char**) {
-      *static_cast<std::string*>(out) = values[0] != nullptr ? values[0] : "";
-      return 0;
-    };
-    int rc = s.ok() ? sqlite3_exec(db_, "PRAGMA journal_mode = WAL", keep, &mode, nullptr) : 0;
-    if (s.ok() && (rc != SQLITE_OK || mode != "wal"))
-      s = Status::StorageFailed("PRAGMA journal_mode = WAL on " + options_.path + ": the mode is \"" +
-                                mode + "\" (" + sqlite3_errmsg(db_) + ")");
-  } else {
-    if (s.ok()) s = Exec("PRAGMA journal_mode = TRUNCATE");
-    if (s.ok()) s = Exec("PRAGMA locking_mode = NORMAL");
-  }
-  if (s.ok())
-    s = Exec(options_.durability_full ? "PRAGMA synchronous = FULL"
-                                      : "PRAGMA synchronous = NORMAL");
-  if (s.ok()) s = Exec("BEGIN IMMEDIATE");
+  if (open_) return Status::InvalidArgs("the sqlite store is already open");
+  ONESTORE_RETURN_IF_ERROR(conn_->Open());
+  open_ = true;
+  Status s = conn_->Begin();
   if (s.ok()) {
-    s = Exec(
+    s = conn_->Exec(
         "CREATE TABLE IF NOT EXISTS _meta (key TEXT PRIMARY KEY, value ANY) STRICT;"
         "CREATE TABLE IF NOT EXISTS _outbox (seq INTEGER PRIMARY KEY, record TEXT NOT NULL) STRICT;"
         "CREATE TABLE IF NOT EXISTS _tables (name TEXT PRIMARY KEY, record TEXT NOT NULL) STRICT;");
@@ -427,26 +217,19 @@ Status SqliteBackend::Open(const std::string& new_id, BackendState* state) {
     BackendState st;
     st.head = head;
     if (s.ok()) {
-      Stmt r;
-      s = Prepare("SELECT value FROM _meta WHERE key = 'id'", &r);
-      bool row = false;
-      if (s.ok()) s = Step(&r, "reading _meta.id", &row);
-      if (s.ok() && row) {
-        const unsigned char* text = sqlite3_column_text(r.get(), 0);
-        if (text != nullptr)
-          st.id.assign(reinterpret_cast<const char*>(text), sqlite3_column_bytes(r.get(), 0));
+      SqlRows rows;
+      s = conn_->Run("SELECT value FROM _meta WHERE key = 'id'", {}, "reading _meta.id", &rows);
+      if (s.ok() && rows.size() > 0 && rows.at(0, 0).type() == Type::kStr) {
+        st.id = rows.at(0, 0).text();
       }
     }
     if (s.ok()) {
-      Stmt r;
-      s = Prepare("SELECT name, record FROM _tables ORDER BY name", &r);
-      bool row = false;
-      if (s.ok()) s = Step(&r, "reading _tables", &row);
-      while (s.ok() && row) {
-        std::string name(reinterpret_cast<const char*>(sqlite3_column_text(r.get(), 0)),
-                         sqlite3_column_bytes(r.get(), 0));
-        std::string text(reinterpret_cast<const char*>(sqlite3_column_text(r.get(), 1)),
-                         sqlite3_column_bytes(r.get(), 1));
+      SqlRows rows;
+      s = conn_->Run("SELECT name, record FROM _tables ORDER BY name", {}, "reading _tables",
+                     &rows);
+      for (size_t r = 0; s.ok() && r < rows.size(); ++r) {
+        const std::string name = rows.at(r, 0).type() == Type::kStr ? rows.at(r, 0).text() : "";
+        const std::string text = rows.at(r, 1).type() == Type::kStr ? rows.at(r, 1).text() : "";
         Json j = Json::parse(text, nullptr, false);
         if (j.is_discarded() || !j.is_object()) {
           s = Status::StorageFailed("the stored record of table \"" + name +
@@ -454,10 +237,9 @@ Status SqliteBackend::Open(const std::string& new_id, BackendState* state) {
           break;
         }
         st.tables.push_back(std::move(j));
-        s = Step(&r, "reading _tables", &row);
       }
     }
-    if (s.ok()) s = Exec("COMMIT");
+    if (s.ok()) s = conn_->Commit();
     if (s.ok() && state != nullptr) *state = std::move(st);
   }
   if (!s.ok()) {
@@ -469,11 +251,9 @@ Status SqliteBackend::Open(const std::string& new_id, BackendState* state) {
 
 Status SqliteBackend::Begin() {
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
-  if (!sqlite3_get_autocommit(db_))
-    return Status::InvalidArgs("sqlite: a transaction is already open");
-  Status s = Exec("BEGIN IMMEDIATE");
-  if (!s.ok()) return Status::StorageFailed(s.message());
-  s = CheckEpoch();
+  if (conn_->InTransaction()) return Status::InvalidArgs("sqlite: a transaction is already open");
+  ONESTORE_RETURN_IF_ERROR(conn_->Begin());
+  Status s = CheckEpoch();
   if (!s.ok()) Rollback();
   return s;
 }
@@ -485,7 +265,6 @@ void SqliteBackend::AppendKeyWhere(const TableSchema& t, const Key& key, SqlBuil
     b->AppendIdent(t.columns[t.key[i]].name).Append(" = ").AppendParam(key[i]);
   }
 }
-
 Status SqliteBackend::ApplyTable(const TableSchema& t, const TableSchema* previous) {
   const std::string table = QuoteIdent(t.name);
   if (previous == nullptr) {
@@ -507,7 +286,7 @@ Status SqliteBackend::ApplyTable(const TableSchema& t, const TableSchema* previo
     // table plus a separate unique index on the key that every lookup and
     // write would pay for twice.
     if (!t.HasIntKey()) sql += ", WITHOUT ROWID";
-    ONESTORE_RETURN_IF_ERROR(Exec(sql));
+    ONESTORE_RETURN_IF_ERROR(conn_->Exec(sql));
   } else if (!SameStoredColumns(t, *previous)) {
     return Status::InvalidArgs("table \"" + t.name +
                                "\": its columns or key differ from the stored table; a column "
@@ -524,7 +303,7 @@ Status SqliteBackend::ApplyTable(const TableSchema& t, const TableSchema* previo
   for (const auto& [name, ix] : have) {
     auto w = want.find(name);
     if (w == want.end() || w->second->columns != ix->columns) {
-      ONESTORE_RETURN_IF_ERROR(Exec("DROP INDEX IF EXISTS " + IndexSqlName(t, *ix)));
+      ONESTORE_RETURN_IF_ERROR(conn_->Exec("DROP INDEX IF EXISTS " + IndexSqlName(t, *ix)));
     }
   }
   for (const Index& ix : t.indexes) {
@@ -536,17 +315,15 @@ Status SqliteBackend::ApplyTable(const TableSchema& t, const TableSchema* previo
       sql += QuoteIdent(t.columns[ix.columns[i]].name);
     }
     sql += ")";
-    ONESTORE_RETURN_IF_ERROR(Exec(sql));
+    ONESTORE_RETURN_IF_ERROR(conn_->Exec(sql));
   }
-  Stmt s;
-  SqlBuilder b;
+  SqlBuilder b = Builder();
   b.Append("INSERT OR REPLACE INTO _tables (name, record) VALUES (")
       .AppendParam(Value::Str(t.name))
       .Append(", ")
       .AppendParam(Value::Str(t.ToJson().dump()))
       .Append(")");
-  ONESTORE_RETURN_IF_ERROR(Prepare(std::move(b), &s));
-  return Run(&s, "recording table " + t.name);
+  return Run(b, "recording table " + t.name);
 }
 
 Status SqliteBackend::ApplyPut(const Op& op) {
@@ -556,7 +333,7 @@ Status SqliteBackend::ApplyPut(const Op& op) {
                                std::to_string(op.row.size()) + " values for " +
                                std::to_string(t.columns.size()) + " columns");
   }
-  SqlBuilder b;
+  SqlBuilder b = Builder();
   b.Append("INSERT OR REPLACE INTO ").AppendIdent(t.name).Append(" (");
   for (size_t i = 0; i < t.columns.size(); ++i) {
     if (i > 0) b.Append(", ");
@@ -573,9 +350,7 @@ Status SqliteBackend::ApplyPut(const Op& op) {
     }
   }
   b.Append(")");
-  Stmt s;
-  ONESTORE_RETURN_IF_ERROR(Prepare(std::move(b), &s));
-  return Run(&s, "put into table \"" + t.name + "\"");
+  return Run(b, "put into table \"" + t.name + "\"");
 }
 
 Status SqliteBackend::Apply(Op* op, const TableSchema* previous) {
@@ -595,25 +370,24 @@ Status SqliteBackend::Apply(Op* op, const TableSchema* previous) {
                                    " has " + std::to_string(op->key.size()) + " values for " +
                                    std::to_string(t.key.size()) + " key columns");
       }
-      SqlBuilder b;
+      SqlBuilder b = Builder();
       const bool is_update = op->kind == OpKind::kUpdate;
+      const bool probe = is_update && op->set.empty();
       if (!is_update) {
         b.Append("DELETE FROM ").AppendIdent(t.name);
-      } else if (op->set.empty()) {
+      } else if (probe) {
         b.Append("SELECT 1 FROM ").AppendIdent(t.name);  // nothing to set: must exist
       } else {
         b.Append("UPDATE ").AppendIdent(t.name).Append(" SET ");
         AppendSetSql(t, op->set, &b);
       }
       AppendKeyWhere(t, op->key, &b);
-      Stmt s;
-      ONESTORE_RETURN_IF_ERROR(Prepare(std::move(b), &s));
       const std::string what = std::string(is_update ? "update" : "delete") + " in table \"" +
                                t.name + "\" of key " + DescribeKey(op->key);
-      bool row = false;
-      ONESTORE_RETURN_IF_ERROR(Step(&s, what, &row));
+      SqlRows rows;
+      ONESTORE_RETURN_IF_ERROR(Run(b, what, &rows, !probe));
       if (is_update) {
-        const bool found = op->set.empty() ? row : sqlite3_changes(db_) > 0;
+        const bool found = probe ? rows.size() > 0 : rows.changes > 0;
         if (!found) {
           return Status::NotFound("update: table \"" + t.name + "\" has no row with key " +
                                   DescribeKey(op->key));
@@ -621,15 +395,17 @@ Status SqliteBackend::Apply(Op* op, const TableSchema* previous) {
       }
       // The commit's answer reports 1 or 0 for a key op (wasm/ABI.md); the
       // outbox record carries a count for bulk ops only (Op::AppendJson).
-      op->count = is_update ? 1 : sqlite3_changes64(db_);
+      op->count = is_update ? 1 : rows.changes;
       return Status::OK();
     }
     case OpKind::kUpdateWhere:
     case OpKind::kDeleteWhere: {
       const bool is_update = op->kind == OpKind::kUpdateWhere;
-      SqlBuilder b;
-      if (is_update && op->set.empty()) {
-        b.Append("SELECT count(*) FROM ").AppendIdent(t.name);
+      const bool probe = is_update && op->set.empty();
+      SqlBuilder b = Builder();
+      if (probe) {
+        b.Append("SELECT ").Append(IntResultSql(dialect_, "count(*)")).Append(" FROM ");
+        b.AppendIdent(t.name);
       } else if (is_update) {
         b.Append("UPDATE ").AppendIdent(t.name).Append(" SET ");
         AppendSetSql(t, op->set, &b);
@@ -640,15 +416,12 @@ Status SqliteBackend::Apply(Op* op, const TableSchema* previous) {
         b.Append(" WHERE ");
         AppendPredicateSql(t, *op->where, &b);
       }
-      Stmt s;
-      ONESTORE_RETURN_IF_ERROR(Prepare(std::move(b), &s));
-      bool row = false;
-      ONESTORE_RETURN_IF_ERROR(Step(
-          &s,
+      SqlRows rows;
+      ONESTORE_RETURN_IF_ERROR(Run(
+          b,
           std::string(is_update ? "updateWhere" : "deleteWhere") + " in table \"" + t.name + "\"",
-          &row));
-      op->count = (is_update && op->set.empty()) ? (row ? sqlite3_column_int64(s.get(), 0) : 0)
-                                                 : sqlite3_changes64(db_);
+          &rows, !probe));
+      op->count = probe ? (rows.size() > 0 ? SqlCellInt(rows.at(0, 0)) : 0) : rows.changes;
       return Status::OK();
     }
   }
@@ -658,36 +431,29 @@ Status SqliteBackend::Apply(Op* op, const TableSchema* previous) {
 Status SqliteBackend::AppendOutbox(int64_t seq, const std::string& record) {
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
   {
-    Stmt s;
-    SqlBuilder b;
+    SqlBuilder b = Builder();
     b.Append("INSERT INTO _outbox (seq, record) VALUES (")
         .AppendParam(Value::Int(seq))
         .Append(", ")
         .AppendParam(Value::Str(record))
         .Append(")");
-    ONESTORE_RETURN_IF_ERROR(Prepare(std::move(b), &s));
-    ONESTORE_RETURN_IF_ERROR(Run(&s, "writing outbox record " + std::to_string(seq)));
+    ONESTORE_RETURN_IF_ERROR(Run(b, "writing outbox record " + std::to_string(seq)));
   }
-  Stmt s;
-  SqlBuilder b;
+  SqlBuilder b = Builder();
   b.Append("UPDATE _meta SET value = ").AppendParam(Value::Int(seq)).Append(" WHERE key = 'head'");
-  ONESTORE_RETURN_IF_ERROR(Prepare(std::move(b), &s));
-  return Run(&s, "writing the head");
+  return Run(b, "writing the head");
 }
 
 Status SqliteBackend::Commit() {
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
-  int rc = sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
-  if (rc != SQLITE_OK) {
-    Status s = Error(rc, "COMMIT");
-    return Status::StorageFailed(s.message());
-  }
+  Status s = conn_->Commit();
+  if (!s.ok()) return Status::StorageFailed(s.message());
   return Status::OK();
 }
 
 void SqliteBackend::Rollback() {
-  if (db_ == nullptr || sqlite3_get_autocommit(db_)) return;
-  sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  if (!open_) return;
+  conn_->Rollback();
 }
 
 Status SqliteBackend::Get(const TableSchema& t, const Key& key, std::optional<Row>* row) {
@@ -697,22 +463,15 @@ Status SqliteBackend::Get(const TableSchema& t, const Key& key, std::optional<Ro
                                std::to_string(key.size()) + " values for " +
                                std::to_string(t.key.size()) + " key columns");
   }
-  SqlBuilder b;
-  b.Append("SELECT ");
-  for (size_t i = 0; i < t.columns.size(); ++i) {
-    if (i > 0) b.Append(", ");
-    b.AppendIdent(t.columns[i].name);
-  }
-  b.Append(" FROM ").AppendIdent(t.name);
+  SqlBuilder b = Builder();
+  AppendSelectRow(t, &b);
   AppendKeyWhere(t, key, &b);
-  Stmt s;
-  ONESTORE_RETURN_IF_ERROR(Prepare(std::move(b), &s));
-  bool found = false;
-  ONESTORE_RETURN_IF_ERROR(Step(&s, "get from table \"" + t.name + "\"", &found));
+  SqlRows rows;
+  ONESTORE_RETURN_IF_ERROR(Run(b, "get from table \"" + t.name + "\"", &rows));
   row->reset();
-  if (found) {
+  if (rows.size() > 0) {
     Row r;
-    ReadRow(s.get(), t, &r);
+    ReadRow(rows, 0, t, &r);
     *row = std::move(r);
   }
   return Status::OK();
@@ -731,13 +490,8 @@ Status SqliteBackend::Page(const Query& q, const std::vector<Value>* after, int6
   }
   if (limit == 0) return Status::OK();
   const TableSchema& t = *q.table;
-  SqlBuilder b;
-  b.Append("SELECT ");
-  for (size_t i = 0; i < t.columns.size(); ++i) {
-    if (i > 0) b.Append(", ");
-    b.AppendIdent(t.columns[i].name);
-  }
-  b.Append(" FROM ").AppendIdent(t.name);
+  SqlBuilder b = Builder();
+  AppendSelectRow(t, &b);
   const bool has_after = after != nullptr && !q.order.empty();
   if (q.where || has_after) {
     b.Append(" WHERE ");
@@ -750,32 +504,25 @@ Status SqliteBackend::Page(const Query& q, const std::vector<Value>* after, int6
     AppendOrderBySql(q, &b);
   }
   b.Append(" LIMIT ").AppendParam(Value::Int(limit));
-  Stmt s;
-  ONESTORE_RETURN_IF_ERROR(Prepare(std::move(b), &s));
-  const std::string what = "page of table \"" + t.name + "\"";
-  bool row = false;
-  ONESTORE_RETURN_IF_ERROR(Step(&s, what, &row));
-  while (row) {
-    rows->emplace_back();
-    ReadRow(s.get(), t, &rows->back());
-    ONESTORE_RETURN_IF_ERROR(Step(&s, what, &row));
-  }
+  SqlRows result;
+  ONESTORE_RETURN_IF_ERROR(Run(b, "page of table \"" + t.name + "\"", &result));
+  rows->resize(result.size());
+  for (size_t r = 0; r < result.size(); ++r) ReadRow(result, r, t, &(*rows)[r]);
   return Status::OK();
 }
 
 Status SqliteBackend::Count(const TableSchema& t, const Predicate* where, int64_t* count) {
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
-  SqlBuilder b;
-  b.Append("SELECT count(*) FROM ").AppendIdent(t.name);
+  SqlBuilder b = Builder();
+  b.Append("SELECT ").Append(IntResultSql(dialect_, "count(*)")).Append(" FROM ");
+  b.AppendIdent(t.name);
   if (where != nullptr) {
     b.Append(" WHERE ");
     AppendPredicateSql(t, *where, &b);
   }
-  Stmt s;
-  ONESTORE_RETURN_IF_ERROR(Prepare(std::move(b), &s));
-  bool row = false;
-  ONESTORE_RETURN_IF_ERROR(Step(&s, "count of table \"" + t.name + "\"", &row));
-  *count = row ? sqlite3_column_int64(s.get(), 0) : 0;
+  SqlRows rows;
+  ONESTORE_RETURN_IF_ERROR(Run(b, "count of table \"" + t.name + "\"", &rows));
+  *count = rows.size() > 0 ? SqlCellInt(rows.at(0, 0)) : 0;
   return Status::OK();
 }
 
@@ -784,17 +531,14 @@ Status SqliteBackend::MaxIntKey(const TableSchema& t, int64_t* max) {
   if (!t.HasIntKey()) {
     return Status::InvalidArgs("table \"" + t.name + "\" does not have a single int key");
   }
-  SqlBuilder b;
-  b.Append("SELECT max(")
-      .AppendIdent(t.columns[t.key[0]].name)
-      .Append(") FROM ")
+  SqlBuilder b = Builder();
+  b.Append("SELECT ")
+      .Append(IntResultSql(dialect_, "max(" + QuoteIdent(t.columns[t.key[0]].name) + ")"))
+      .Append(" FROM ")
       .AppendIdent(t.name);
-  Stmt s;
-  ONESTORE_RETURN_IF_ERROR(Prepare(std::move(b), &s));
-  bool row = false;
-  ONESTORE_RETURN_IF_ERROR(Step(&s, "max key of table \"" + t.name + "\"", &row));
-  *max = (row && sqlite3_column_type(s.get(), 0) != SQLITE_NULL) ? sqlite3_column_int64(s.get(), 0)
-                                                                 : 0;
+  SqlRows rows;
+  ONESTORE_RETURN_IF_ERROR(Run(b, "max key of table \"" + t.name + "\"", &rows));
+  *max = (rows.size() > 0 && !rows.at(0, 0).is_null()) ? SqlCellInt(rows.at(0, 0)) : 0;
   return Status::OK();
 }
 
@@ -802,57 +546,57 @@ Status SqliteBackend::ReadOutbox(int64_t after, int64_t limit, std::vector<Outbo
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
   out->clear();
   if (limit <= 0) return Status::OK();
-  Stmt s;
-  SqlBuilder b;
-  b.Append("SELECT seq, record FROM _outbox WHERE seq > ")
+  SqlBuilder b = Builder();
+  b.Append("SELECT ")
+      .Append(IntResultSql(dialect_, "seq"))
+      .Append(", record FROM _outbox WHERE seq > ")
       .AppendParam(Value::Int(after))
       .Append(" ORDER BY seq LIMIT ")
       .AppendParam(Value::Int(limit));
-  ONESTORE_RETURN_IF_ERROR(Prepare(std::move(b), &s));
-  bool row = false;
-  ONESTORE_RETURN_IF_ERROR(Step(&s, "reading the outbox", &row));
-  while (row) {
+  SqlRows rows;
+  ONESTORE_RETURN_IF_ERROR(Run(b, "reading the outbox", &rows));
+  out->reserve(rows.size());
+  for (size_t r = 0; r < rows.size(); ++r) {
     OutboxEntry e;
-    e.seq = sqlite3_column_int64(s.get(), 0);
-    e.record.assign(reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 1)),
-                    static_cast<size_t>(sqlite3_column_bytes(s.get(), 1)));
+    e.seq = SqlCellInt(rows.at(r, 0));
+    if (rows.at(r, 1).type() == Type::kStr) e.record = rows.at(r, 1).text();
     out->push_back(std::move(e));
-    ONESTORE_RETURN_IF_ERROR(Step(&s, "reading the outbox", &row));
   }
   return Status::OK();
 }
 
 Status SqliteBackend::TrimOutbox(int64_t up_to, int64_t* removed) {
   ONESTORE_RETURN_IF_ERROR(Begin());
-  Status st;
-  {
-    Stmt s;
-    SqlBuilder b;
-    b.Append("DELETE FROM _outbox WHERE seq <= ").AppendParam(Value::Int(up_to));
-    st = Prepare(std::move(b), &s);
-    if (st.ok()) st = Run(&s, "trimming the outbox");
-    if (st.ok()) *removed = sqlite3_changes64(db_);
-  }
+  SqlBuilder b = Builder();
+  b.Append("DELETE FROM _outbox WHERE seq <= ").AppendParam(Value::Int(up_to));
+  SqlRows rows;
+  Status st = Run(b, "trimming the outbox", &rows, true);
   if (!st.ok()) {
     Rollback();
     return st;
   }
+  *removed = rows.changes;
   return Commit();
 }
 
 void SqliteBackend::Close() {
-  if (db_ == nullptr) return;
+  if (!open_) {
+    conn_->Close();
+    return;
+  }
   Rollback();
-  for (auto& [sql, c] : cache_) sqlite3_finalize(c.stmt);
-  cache_.clear();
-  sqlite3_close_v2(db_);
-  db_ = nullptr;
+  conn_->Close();
+  open_ = false;
 }
 
 }  // namespace
 
+std::unique_ptr<Backend> NewSqlBackend(std::unique_ptr<SqlConnection> connection) {
+  return std::make_unique<SqliteBackend>(std::move(connection));
+}
+
 std::unique_ptr<Backend> NewSqliteBackend(const SqliteOptions& options) {
-  return std::make_unique<SqliteBackend>(options);
+  return NewSqlBackend(NewEmbeddedConnection(options));
 }
 
 }  // namespace onestore

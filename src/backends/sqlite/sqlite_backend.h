@@ -1,7 +1,9 @@
 // The sqlite backend: each table a real SQLite table "<type>/<name>" with real
 // columns (STRICT), system tables starting with "_" (_meta, _outbox,
-// _tables), statements prepared once and cached, an updateWhere or a
-// deleteWhere as one SQL statement.
+// _tables), an updateWhere or a deleteWhere as one SQL statement. It builds
+// the SQL; a SqlConnection (connection.h) runs it: the embedded sqlite3 C API
+// (statements prepared once and cached), or a host's SQLite such as a
+// Durable Object's.
 #ifndef ONESTORE_BACKENDS_SQLITE_SQLITE_BACKEND_H_
 #define ONESTORE_BACKENDS_SQLITE_SQLITE_BACKEND_H_
 
@@ -9,6 +11,7 @@
 #include <string>
 
 #include "backends/backend.h"
+#include "backends/sqlite/connection.h"
 
 namespace onestore {
 
@@ -27,7 +30,12 @@ struct SqliteOptions {
   bool exclusive = false;
 };
 
+// The sqlite backend over the embedded connection to options.path.
 std::unique_ptr<Backend> NewSqliteBackend(const SqliteOptions& options);
+
+// The sqlite backend over any connection (not yet open; Backend::Open opens
+// it). Its SQL is built in connection->dialect().
+std::unique_ptr<Backend> NewSqlBackend(std::unique_ptr<SqlConnection> connection);
 
 }  // namespace onestore
 

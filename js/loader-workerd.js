@@ -1,0 +1,159 @@
+// The workerd runtime of the package (Cloudflare Workers, Durable Objects,
+// Miniflare): the wasm core arrives as an imported WebAssembly.Module (the
+// platform compiles it at deploy time; a Worker may not compile wasm from
+// bytes, and has no fs), and the `durable` backend reaches a Durable
+// Object's SQLite through wasm/durable_library.js.
+//
+// Each durable store registers its ctx.storage here under a number (the
+// handle the core's open options carry). Every core call that writes (open,
+// commit, txCommit, outboxTrim) runs inside ctx.storage.transactionSync: the
+// core's transaction joins it, and a core that rolls back makes the callback
+// throw, so the host rolls back the data and the outbox record together.
+
+import wasmModule from "../dist/onestore-core.wasm";
+import factory from "../dist/onestore-core.mjs";
+
+import { ErrorCodes, StoreError, invalidArgs } from "./errors.js";
+import { describe } from "./schema.js";
+
+const stores = new Map();  // handle -> { storage, inTransaction, began, rollback }
+let nextHandle = 1;
+const registry = Object.freeze({ get: (handle) => stores.get(handle) });
+
+let modulePromise = null;
+
+/**
+ * The wasm module (the factory's instance), instantiated once per isolate
+ * from the imported WebAssembly.Module and shared by every store in it.
+ *
+ * @example
+ * const mod = await loadWorkerdCore(); const core = new mod.Core();
+ */
+export function loadWorkerdCore() {
+  if (!modulePromise) {
+    modulePromise = factory({
+      onestoreDurable: registry,
+      // workerd's import.meta.url is no base URL: without locateFile the glue
+      // throws building the .wasm's address, which is never fetched anyway.
+      locateFile: (path) => path,
+      instantiateWasm(imports, done) {
+        WebAssembly.instantiate(wasmModule, imports).then((instance) => done(instance, wasmModule));
+        return {};  // Emscripten's "instantiating asynchronously" answer
+      },
+    }).catch((e) => {
+      modulePromise = null;
+      throw e;
+    });
+  }
+  return modulePromise;
+}
+
+function isStorage(s) {
+  return s !== null && typeof s === "object" && typeof s.transactionSync === "function" &&
+    s.sql !== null && typeof s.sql === "object" && typeof s.sql.exec === "function";
+}
+
+/**
+ * Open options as the core takes them. A durable store's `storage`
+ * (ctx.storage of a Durable Object with SQLite) is registered and replaced by
+ * its handle.
+ *
+ * @example
+ * await prepareWorkerdOpen({ backend: "durable", storage: ctx.storage }) // { backend: "durable", handle: 1 }
+ */
+export async function prepareWorkerdOpen(options) {
+  const out = { ...options };
+  if (out.backend === "durable") {
+    if (!isStorage(out.storage)) {
+      throw invalidArgs(`openStore: a durable store needs storage: ctx.storage of a Durable Object with SQLite ` +
+        `(new_sqlite_classes in wrangler.toml), got ${describe(out.storage)}`);
+    }
+    const handle = nextHandle++;
+    stores.set(handle, { storage: out.storage, inTransaction: false, began: false, rollback: false });
+    out.handle = handle;
+  }
+  delete out.storage;
+  for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
+  return out;
+}
+
+const ROLLBACK = Symbol("onestore: roll back the host transaction");
+
+// A Durable Object can be dropped without closing its store (eviction, a
+// reset): once the store's core is unreachable, free its wasm memory and
+// forget its storage, which the registry would otherwise hold for the life of
+// the isolate.
+const dropped = typeof FinalizationRegistry === "function"
+  ? new FinalizationRegistry(({ core, handle }) => {
+    stores.delete(handle);
+    try { core.close(); core.delete(); } catch { /* already closed and freed */ }
+  })
+  : null;
+
+/**
+ * The core as the store calls it: for a durable store, the writing calls run
+ * inside ctx.storage.transactionSync; closing forgets the storage.
+ */
+export function attachWorkerdCore(core, wire) {
+  if (wire.backend !== "durable") return core;
+  const handle = wire.handle;
+  const state = stores.get(handle);
+  const inTransaction = (fn) => () => {
+    let answer;
+    try {
+      state.storage.transactionSync(() => {
+        state.inTransaction = true;
+        state.began = false;
+        state.rollback = false;
+        try {
+          answer = fn();
+        } finally {
+          state.inTransaction = false;
+        }
+        // The core rolled back (or never ended its transaction): undo every
+        // statement of the call.
+        if (state.rollback || state.began) throw ROLLBACK;
+      });
+    } catch (e) {
+      if (e === ROLLBACK) return answer;
+      if (answer !== undefined && !String(answer).startsWith("!")) {
+        // The core committed, then the host's COMMIT failed: the outcome is
+        // unknown and the store stops.
+        throw new StoreError(ErrorCodes.StorageFailed, `durable: the Durable Object's transaction failed to commit: ${e?.message ?? e}`, { cause: e });
+      }
+      throw e;
+    }
+    return answer;
+  };
+  const wrapped = {
+    open: (o) => inTransaction(() => core.open(o))(),
+    commit: (ops, meta) => inTransaction(() => core.commit(ops, meta))(),
+    txCommit: (tx, ops, meta) => inTransaction(() => core.txCommit(tx, ops, meta))(),
+    outboxTrim: (upTo) => inTransaction(() => core.outboxTrim(upTo))(),
+    close: () => {
+      try { return core.close(); } finally { stores.delete(handle); }
+    },
+  };
+  const proxy = new Proxy(core, {
+    get(target, prop) {
+      if (Object.prototype.hasOwnProperty.call(wrapped, prop)) return wrapped[prop];
+      const v = target[prop];
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+  dropped?.register(proxy, { core, handle }, proxy);
+  wrapped.delete = () => {
+    dropped?.unregister(proxy);
+    stores.delete(handle);
+    return core.delete();
+  };
+  return proxy;
+}
+
+/** The runtime handed to openStoreWith. */
+export const workerdRuntime = Object.freeze({
+  backends: ["memory", "durable"],
+  load: loadWorkerdCore,
+  prepare: prepareWorkerdOpen,
+  attach: attachWorkerdCore,
+});

@@ -1,0 +1,116 @@
+// SqlConnection: what runs the SQL of the sqlite backend. The backend
+// (sqlite_backend.h) builds every statement once, with query/sql.h and
+// writes/sql.h; a connection only runs it. Two implement it:
+//   - the embedded sqlite3 C API (embedded_connection.h), with a cache of
+//     prepared statements, over a file of the VFS or ":memory:";
+//   - a host's SQLite reached through a JS library (in wasm/: a Durable
+//     Object's ctx.storage.sql.exec, wasm/durable_connection.cc), whose
+//     transactions belong to the host (ctx.storage.transactionSync).
+// Every call is synchronous.
+#ifndef ONESTORE_BACKENDS_SQLITE_CONNECTION_H_
+#define ONESTORE_BACKENDS_SQLITE_CONNECTION_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "onestore/status.h"
+#include "query/sql.h"
+#include "values/value.h"
+
+namespace onestore {
+
+// The rows of one statement, row-major, each cell as SQLite returned it: null,
+// int, num (REAL) or str (TEXT). A host-bound connection returns an integer
+// that it cannot tell from a double as int when it is integral, num
+// otherwise; the backend reads int results through CAST(x AS TEXT) there
+// (SqlDialect::int_results_as_text) and a num column accepts an int cell.
+struct SqlRows {
+  size_t columns = 0;
+  std::vector<Value> cells;
+  // Rows changed by the statement (sqlite3_changes), when asked for.
+  int64_t changes = 0;
+
+  size_t size() const { return columns == 0 ? 0 : cells.size() / columns; }
+  const Value& at(size_t row, size_t column) const { return cells[row * columns + column]; }
+};
+
+class SqlConnection {
+ public:
+  virtual ~SqlConnection() = default;
+
+  // The dialect the backend builds its SQL in for this connection.
+  virtual const SqlDialect& dialect() const = 0;
+
+  // Opens the database (the embedded one: the file and its configuration).
+  // Fails with storage_failed.
+  virtual Status Open() = 0;
+
+  // Runs one statement with its parameters (bound in order, as SqlBuilder
+  // describes) and collects every row into *rows (may be null when the
+  // statement returns none). With `count_changes`, rows->changes is the number
+  // of rows it changed. Fails with invalid/args for a constraint or an
+  // integer overflow, `limit` for a host's limit (a value, row or statement
+  // too big, too many parameters), storage_failed otherwise. The message
+  // names `what`.
+  virtual Status Run(const std::string& sql, const std::vector<Value>& params,
+                     const std::string& what, SqlRows* rows, bool count_changes = false) = 0;
+
+  // Runs SQL text of one or more statements without parameters or rows
+  // (DDL). Fails as Run.
+  virtual Status Exec(const std::string& sql) = 0;
+
+  // A write transaction. Begin fails with storage_failed when it cannot start
+  // one (the file is locked; the host has no transaction around the call).
+  // Commit's failure is storage_failed: the outcome is unknown. Rollback
+  // never fails and does nothing outside a transaction.
+  virtual Status Begin() = 0;
+  virtual Status Commit() = 0;
+  virtual void Rollback() = 0;
+  virtual bool InTransaction() const = 0;
+
+  // Releases the database. Further calls are not allowed.
+  virtual void Close() = 0;
+};
+
+// Reads an int cell: an int, or the decimal text of CAST(x AS TEXT) (exact to
+// 64 bits), or an integral num. Anything else (null included) is 0 with
+// *ok false.
+int64_t SqlCellInt(const Value& cell, bool* ok = nullptr);
+
+// Reads a num cell: a num, or an int (a host returns integral REALs as ints).
+double SqlCellNum(const Value& cell);
+
+// "x", or "CAST(x AS TEXT)" when the dialect reads ints as text: the one
+// place an int result is wrapped.
+std::string IntResultSql(const SqlDialect& d, const std::string& expr);
+
+// The limits of a host-bound SQLite (a Durable Object's: 100 bound
+// parameters, 100 KB of SQL per statement, 2 MB per value or row), checked
+// before a statement goes to the host so that the error names the limit.
+struct HostLimits {
+  size_t max_params = 100;
+  size_t max_statement_bytes = 100000;
+  size_t max_value_bytes = 2000000;  // workerd itself refuses above 2,200,000
+};
+
+// `limit` naming the limit and `what` when the statement or one of its values
+// exceeds `limits`; OK otherwise. A row whose values pass one by one can still
+// be too big together: the host reports it (HostSqlError).
+Status CheckHostLimits(const HostLimits& limits, const std::string& sql,
+                       const std::vector<Value>& params, const std::string& what);
+
+// The text SQLite's own integer overflow error starts with (abs() of the
+// smallest int, in the plain SQL of SqlDialect::HostBound's add and sub).
+constexpr char kHostOverflowMessage[] = "integer overflow";
+
+// The Status of a host's SQL error message (a Durable Object's Error text,
+// "<sqlite message>: SQLITE_<CODE>"): invalid/args for a constraint or an
+// integer overflow, `limit` for SQLITE_TOOBIG ("string or blob too big",
+// "statement too long"), "too many SQL variables" and the refusal of BEGIN
+// or SAVEPOINT, storage_failed otherwise.
+Status HostSqlError(const std::string& message, const std::string& what);
+
+}  // namespace onestore
+
+#endif  // ONESTORE_BACKENDS_SQLITE_CONNECTION_H_

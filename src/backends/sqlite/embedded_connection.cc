@@ -1,0 +1,309 @@
+// The embedded SqlConnection (embedded_connection.h).
+#include "backends/sqlite/embedded_connection.h"
+
+#include <unordered_map>
+#include <utility>
+
+#include "backends/sqlite/sqlite_backend.h"
+#include "sqlite3.h"
+#include "writes/sql.h"
+
+namespace onestore {
+
+namespace {
+
+// Cached prepared statements beyond this many are finalized (those not in use).
+constexpr size_t kMaxCachedStatements = 256;
+
+// Runs SQL without parameters or results on `db`.
+Status ExecOn(sqlite3* db, const std::string& sql);
+
+class EmbeddedConnection : public SqlConnection {
+ public:
+  explicit EmbeddedConnection(SqliteOptions options) : options_(std::move(options)) {}
+  ~EmbeddedConnection() override { Close(); }
+
+  const SqlDialect& dialect() const override { return SqlDialect::Embedded(); }
+  Status Open() override;
+  Status Run(const std::string& sql, const std::vector<Value>& params, const std::string& what,
+             SqlRows* rows, bool count_changes) override;
+  Status Exec(const std::string& sql) override;
+  Status Begin() override;
+  Status Commit() override;
+  void Rollback() override;
+  bool InTransaction() const override { return db_ != nullptr && !sqlite3_get_autocommit(db_); }
+  void Close() override;
+
+ private:
+  struct Cached {
+    sqlite3_stmt* stmt = nullptr;
+    bool in_use = false;
+  };
+  // A statement borrowed from the cache (or owned when the cached one is
+  // busy); reset, unbound and given back when it goes out of scope.
+  class Borrowed {
+   public:
+    ~Borrowed() {
+      if (stmt == nullptr) return;
+      sqlite3_reset(stmt);
+      sqlite3_clear_bindings(stmt);
+      if (owned) {
+        sqlite3_finalize(stmt);
+      } else if (in_use != nullptr) {
+        *in_use = false;
+      }
+    }
+    sqlite3_stmt* stmt = nullptr;
+    bool owned = false;
+    bool* in_use = nullptr;
+  };
+
+  Status CheckOpen() const {
+    if (db_ == nullptr) return Status::Closed("the sqlite store is closed");
+    return Status::OK();
+  }
+  Status Error(int rc, const std::string& what) const;
+  Status Prepare(const std::string& sql, Borrowed* stmt);
+  Status Bind(sqlite3_stmt* s, int index, const Value& v);
+
+  SqliteOptions options_;
+  sqlite3* db_ = nullptr;
+  std::unordered_map<std::string, Cached> cache_;
+};
+
+Status ExecOn(sqlite3* db, const std::string& sql) {
+  char* err = nullptr;
+  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  if (rc == SQLITE_OK) return Status::OK();
+  std::string msg = sql + ": " + (err != nullptr ? err : sqlite3_errstr(rc));
+  sqlite3_free(err);
+  const int primary = rc & 0xFF;
+  if (primary == SQLITE_CONSTRAINT) return Status::InvalidArgs(msg);
+  return Status::StorageFailed(msg);
+}
+
+Status EmbeddedConnection::Error(int rc, const std::string& what) const {
+  std::string msg = what + ": ";
+  msg += db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+  const int primary = rc & 0xFF;
+  if (primary == SQLITE_IOERR || primary == SQLITE_CANTOPEN || primary == SQLITE_FULL) {
+    // The VFS keeps the file system's own message.
+    sqlite3_vfs* vfs = sqlite3_vfs_find(nullptr);
+    if (vfs != nullptr && vfs->xGetLastError != nullptr) {
+      char buf[512] = {0};
+      vfs->xGetLastError(vfs, sizeof(buf), buf);
+      if (buf[0] != '\0') msg += std::string(" (") + buf + ")";
+    }
+  }
+  if (primary == SQLITE_CONSTRAINT) return Status::InvalidArgs(msg);
+  if (primary == SQLITE_ERROR && db_ != nullptr &&
+      std::string(sqlite3_errmsg(db_)).rfind(kSqlOverflowMessage, 0) == 0) {
+    return Status::InvalidArgs(msg);
+  }
+  return Status::StorageFailed(msg);
+}
+
+Status EmbeddedConnection::Open() {
+  if (db_ != nullptr) return Status::InvalidArgs("the sqlite store is already open");
+  if (options_.path.empty())
+    return Status::InvalidArgs("sqlite: a path is needed (or \":memory:\")");
+  int rc = sqlite3_open_v2(options_.path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                           nullptr);
+  if (rc != SQLITE_OK) {
+    Status s = Error(rc, "opening " + options_.path);
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    return Status::StorageFailed(s.message());
+  }
+  Status s = ConfigureEmbeddedConnection(db_, options_);
+  if (!s.ok()) Close();
+  return s;
+}
+
+Status EmbeddedConnection::Prepare(const std::string& sql, Borrowed* stmt) {
+  auto it = cache_.find(sql);
+  if (it != cache_.end() && !it->second.in_use) {
+    it->second.in_use = true;
+    stmt->stmt = it->second.stmt;
+    stmt->in_use = &it->second.in_use;
+    return Status::OK();
+  }
+  const bool cache = it == cache_.end();
+  sqlite3_stmt* s = nullptr;
+  int rc = sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()),
+                              cache ? SQLITE_PREPARE_PERSISTENT : 0, &s, nullptr);
+  if (rc != SQLITE_OK) {
+    sqlite3_finalize(s);
+    return Error(rc, "preparing " + sql);
+  }
+  if (!cache) {  // the cached one is busy (a nested use): this one is private
+    stmt->stmt = s;
+    stmt->owned = true;
+    return Status::OK();
+  }
+  if (cache_.size() >= kMaxCachedStatements) {
+    for (auto c = cache_.begin(); c != cache_.end();) {
+      if (c->second.in_use) {
+        ++c;
+      } else {
+        sqlite3_finalize(c->second.stmt);
+        c = cache_.erase(c);
+      }
+    }
+  }
+  Cached& entry = cache_[sql];  // rehashing keeps element addresses stable
+  entry.stmt = s;
+  entry.in_use = true;
+  stmt->stmt = s;
+  stmt->in_use = &entry.in_use;
+  return Status::OK();
+}
+
+Status EmbeddedConnection::Bind(sqlite3_stmt* s, int index, const Value& v) {
+  int rc = SQLITE_OK;
+  switch (v.type()) {
+    case Type::kNull:
+      rc = sqlite3_bind_null(s, index);
+      break;
+    case Type::kBool:
+      rc = sqlite3_bind_int64(s, index, v.bool_value() ? 1 : 0);
+      break;
+    case Type::kInt:
+      rc = sqlite3_bind_int64(s, index, v.int_value());
+      break;
+    case Type::kNum:
+      rc = sqlite3_bind_double(s, index, v.num_value());
+      break;
+    case Type::kStr:
+    case Type::kJson:
+      // Explicit length: the bytes as they are; SQLite compares TEXT with
+      // memcmp (BINARY). The caller's params outlive the statement's use.
+      rc = sqlite3_bind_text(s, index, v.text().data(), static_cast<int>(v.text().size()),
+                             SQLITE_STATIC);
+      break;
+  }
+  if (rc != SQLITE_OK) return Error(rc, "binding parameter " + std::to_string(index));
+  return Status::OK();
+}
+
+Status EmbeddedConnection::Run(const std::string& sql, const std::vector<Value>& params,
+                               const std::string& what, SqlRows* rows, bool count_changes) {
+  ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  Borrowed b;
+  ONESTORE_RETURN_IF_ERROR(Prepare(sql, &b));
+  for (size_t i = 0; i < params.size(); ++i) {
+    ONESTORE_RETURN_IF_ERROR(Bind(b.stmt, static_cast<int>(i + 1), params[i]));
+  }
+  const int n = sqlite3_column_count(b.stmt);
+  if (rows != nullptr) {
+    rows->columns = static_cast<size_t>(n);
+    rows->cells.clear();
+    rows->changes = 0;
+  }
+  for (;;) {
+    const int rc = sqlite3_step(b.stmt);
+    if (rc == SQLITE_DONE) break;
+    // sqlite3_reset returns the same error; the message is on the connection.
+    if (rc != SQLITE_ROW) return Error(rc, what);
+    if (rows == nullptr) continue;
+    for (int c = 0; c < n; ++c) {
+      switch (sqlite3_column_type(b.stmt, c)) {
+        case SQLITE_NULL:
+          rows->cells.emplace_back();
+          break;
+        case SQLITE_INTEGER:
+          rows->cells.push_back(Value::Int(sqlite3_column_int64(b.stmt, c)));
+          break;
+        case SQLITE_FLOAT:
+          rows->cells.push_back(Value::Num(sqlite3_column_double(b.stmt, c)));
+          break;
+        default: {
+          const unsigned char* text = sqlite3_column_text(b.stmt, c);
+          rows->cells.push_back(
+              Value::Str(std::string(reinterpret_cast<const char*>(text),
+                                     static_cast<size_t>(sqlite3_column_bytes(b.stmt, c)))));
+          break;
+        }
+      }
+    }
+  }
+  if (rows != nullptr && count_changes) rows->changes = sqlite3_changes64(db_);
+  return Status::OK();
+}
+
+Status EmbeddedConnection::Exec(const std::string& sql) {
+  ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  return ExecOn(db_, sql);
+}
+
+Status EmbeddedConnection::Begin() {
+  ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  if (!sqlite3_get_autocommit(db_))
+    return Status::InvalidArgs("sqlite: a transaction is already open");
+  Status s = ExecOn(db_, "BEGIN IMMEDIATE");
+  if (!s.ok()) return Status::StorageFailed(s.message());
+  return Status::OK();
+}
+
+Status EmbeddedConnection::Commit() {
+  ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  int rc = sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return Status::StorageFailed(Error(rc, "COMMIT").message());
+  return Status::OK();
+}
+
+void EmbeddedConnection::Rollback() {
+  if (db_ == nullptr || sqlite3_get_autocommit(db_)) return;
+  sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+void EmbeddedConnection::Close() {
+  if (db_ == nullptr) return;
+  Rollback();
+  for (auto& [sql, c] : cache_) sqlite3_finalize(c.stmt);
+  cache_.clear();
+  sqlite3_close_v2(db_);
+  db_ = nullptr;
+}
+
+}  // namespace
+
+Status ConfigureEmbeddedConnection(sqlite3* db, const SqliteOptions& options) {
+  sqlite3_extended_result_codes(db, 1);
+  // Another process holding the file's lock (its transaction under way) is
+  // waited for this long before a transaction gives up with "database is
+  // locked". A commit's fsyncs can take seconds on a loaded disk.
+  sqlite3_busy_timeout(db, static_cast<int>(options.lock_timeout_ms));
+  Status s = RegisterSqlFunctions(db);
+  if (s.ok() && options.exclusive) {
+    // One owner for life (SqliteOptions::exclusive, the opfs backend): the
+    // lock is kept, so a WAL needs no shared memory. EXCLUSIVE must come
+    // before WAL; temp_store=MEMORY so that no temporary file is needed.
+    s = ExecOn(db, "PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = MEMORY");
+    std::string mode;  // SQLite answers with the mode it is in
+    auto keep = [](void* out, int, char** values, char**) {
+      *static_cast<std::string*>(out) = values[0] != nullptr ? values[0] : "";
+      return 0;
+    };
+    int rc = s.ok() ? sqlite3_exec(db, "PRAGMA journal_mode = WAL", keep, &mode, nullptr) : 0;
+    if (s.ok() && (rc != SQLITE_OK || mode != "wal"))
+      s = Status::StorageFailed("PRAGMA journal_mode = WAL on " + options.path + ": the mode is \"" +
+                                mode + "\" (" + sqlite3_errmsg(db) + ")");
+  } else {
+    // A rollback journal, truncated rather than deleted after each commit
+    // (no file is created and deleted per commit). NORMAL locking so that
+    // every transaction re-reads the header and sees another owner's epoch.
+    if (s.ok()) s = ExecOn(db, "PRAGMA journal_mode = TRUNCATE");
+    if (s.ok()) s = ExecOn(db, "PRAGMA locking_mode = NORMAL");
+  }
+  if (s.ok())
+    s = ExecOn(
+        db, options.durability_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
+  return s;
+}
+
+std::unique_ptr<SqlConnection> NewEmbeddedConnection(const SqliteOptions& options) {
+  return std::make_unique<EmbeddedConnection>(options);
+}
+
+}  // namespace onestore

@@ -1,0 +1,210 @@
+// Checks the split of the sqlite backend into the SQL it builds and the
+// SqlConnection that runs it: the same store over the embedded connection and
+// over HostBoundTestConnection (a real SQLite that binds, returns and refuses
+// as a Durable Object's sql.exec does) gives the same answers, ints beyond
+// 2^53 stay exact, the host's limits fail a commit with `limit` and leave
+// nothing, and workerd's own error texts map to their codes.
+#include "backends/sqlite/connection.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "backends/sqlite/sqlite_backend.h"
+#include "commit/store.h"
+#include "host_bound_connection.h"
+#include "query/sql.h"
+
+namespace onestore {
+namespace {
+
+const char kCounter[] =
+    R"({"op":"table","table":"t/counter","columns":{"n":{"type":"int"},"v":{"type":"str"},)"
+    R"("big":{"type":"int","optional":true},"x":{"type":"num","optional":true}},"key":["n"]})";
+
+Json Parse(const std::string& text) {
+  Json j = Json::parse(text, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << text;
+  return j;
+}
+
+class ConnectionTest : public testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    if (GetParam()) {
+      auto c = std::make_unique<HostBoundTestConnection>();
+      host_ = c.get();
+      ASSERT_TRUE(Store::OpenWith(NewSqlBackend(std::move(c)), "s", &store_).ok());
+    } else {
+      SqliteOptions o;
+      o.path = ":memory:";
+      ASSERT_TRUE(Store::OpenWith(NewSqliteBackend(o), "s", &store_).ok());
+    }
+    std::string records, result;
+    ASSERT_TRUE(store_->Declare(kCounter, &records).ok());
+    Status s = store_->Commit(records, R"({"owner":"t"})", &result);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  Status Commit(const std::string& ops) {
+    std::string result;
+    return store_->Commit(ops, R"({"owner":"t"})", &result);
+  }
+  std::string Get(const std::string& key) {
+    std::string row;
+    Status s = store_->Get("t/counter", key, &row);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return row;
+  }
+  int64_t OutboxCount() {
+    std::string batch;
+    EXPECT_TRUE(store_->ReadOutbox(0, 1000, &batch).ok());
+    return static_cast<int64_t>(Parse(batch)["commits"].size());
+  }
+
+  std::unique_ptr<Store> store_;
+  HostBoundTestConnection* host_ = nullptr;
+};
+
+TEST_P(ConnectionTest, IntsBeyondTwoToThe53StayExactInKeysColumnsAndMintedIds) {
+  ASSERT_TRUE(Commit(R"([{"op":"put","table":"t/counter","row":{"n":9007199254740993,"v":"a",)"
+                     R"("big":9223372036854775807,"x":1}}])")
+                  .ok());
+  // Rows cross to JS with an int beyond 2^53 as a decimal string (ABI.md).
+  EXPECT_EQ(Get("[9007199254740993]"), R"(["9007199254740993","a","9223372036854775807",1.0])");
+  EXPECT_EQ(Get("[9007199254740992]"), "null");
+  int64_t id = 0;
+  ASSERT_TRUE(store_->MintId("t/counter", &id).ok());
+  EXPECT_EQ(id, 9007199254740994);
+  // A set expression on a big int, and a where on it.
+  ASSERT_TRUE(
+      Commit(R"([{"op":"update","table":"t/counter","where":{"gte":["n",9007199254740993]},)"
+             R"("set":{"big":{"sub":[{"col":"big"},{"value":2}]}}}])")
+          .ok());
+  EXPECT_EQ(Get("[9007199254740993]"), R"(["9007199254740993","a","9223372036854775805",1.0])");
+  std::string page;
+  ASSERT_TRUE(
+      store_->Page("t/counter", R"({"where":{"eq":["big",9223372036854775805]}})", 10, "", &page)
+          .ok());
+  EXPECT_EQ(Parse(page)["rows"].size(), 1u);
+}
+
+TEST_P(ConnectionTest, AnOverflowingAddIsRefusedAndTheCommitLeavesNothing) {
+  ASSERT_TRUE(
+      Commit(
+          R"([{"op":"put","table":"t/counter","row":{"n":1,"v":"a","big":9223372036854775800}}])")
+          .ok());
+  const int64_t head = store_->head();
+  Status s = Commit(R"([{"op":"put","table":"t/counter","row":{"n":2,"v":"b"}},)"
+                    R"({"op":"update","table":"t/counter","key":[1],)"
+                    R"("set":{"big":{"add":[{"col":"big"},{"value":100}]}}}])");
+  EXPECT_EQ(s.code(), Code::kInvalidArgs) << s.ToString();
+  EXPECT_NE(s.message().find("integer overflow"), std::string::npos) << s.message();
+  EXPECT_EQ(store_->head(), head);
+  EXPECT_EQ(Get("[2]"), "null");
+  EXPECT_EQ(OutboxCount(), head);
+  // In range: nested adds; NULL propagates through add.
+  Status fold =
+      Commit(R"([{"op":"put","table":"t/counter","row":{"n":3,"v":"c"}},)"
+             R"({"op":"update","table":"t/counter","key":[1],)"
+             R"("set":{"big":{"add":[{"add":[{"col":"big"},{"value":-1}]},{"value":-2}]}}},)"
+             R"({"op":"update","table":"t/counter","key":[3],)"
+             R"("set":{"big":{"add":[{"col":"big"},{"value":1}]}}}])");
+  ASSERT_TRUE(fold.ok()) << fold.ToString();
+  EXPECT_EQ(Get("[1]"), R"([1,"a","9223372036854775797",null])");
+  EXPECT_EQ(Get("[3]"), R"([3,"c",null,null])");
+}
+
+INSTANTIATE_TEST_SUITE_P(Connections, ConnectionTest, testing::Bool(),
+                         [](const auto& info) { return info.param ? "HostBound" : "Embedded"; });
+
+class HostBoundTest : public ConnectionTest {};
+
+TEST_P(HostBoundTest, AValueAboveTheHostLimitFailsWithLimitAndCommitsNothing) {
+  const int64_t head = store_->head();
+  const std::string big(2000001, 'x');
+  Status s = Commit(R"([{"op":"put","table":"t/counter","row":{"n":1,"v":"small"}},)"
+                    R"({"op":"put","table":"t/counter","row":{"n":2,"v":")" +
+                    big + R"("}}])");
+  EXPECT_EQ(s.code(), Code::kLimit) << s.ToString();
+  EXPECT_NE(s.message().find("2000001 bytes"), std::string::npos) << s.message();
+  EXPECT_EQ(store_->head(), head);
+  EXPECT_EQ(Get("[1]"), "null");
+  EXPECT_EQ(OutboxCount(), head);
+}
+
+TEST_P(HostBoundTest, MoreThanAHundredParametersFailWithLimitAndCommitNothing) {
+  const int64_t head = store_->head();
+  std::string ors;
+  for (int i = 0; i < 101; ++i)
+    ors += (i ? "," : "") + std::string(R"({"eq":["v","k)") + std::to_string(i) + "\"]}";
+  Status s = Commit(R"([{"op":"put","table":"t/counter","row":{"n":1,"v":"small"}},)"
+                    R"({"op":"delete","table":"t/counter","where":{"or":[)" +
+                    ors + "]}}]");
+  EXPECT_EQ(s.code(), Code::kLimit) << s.ToString();
+  EXPECT_NE(s.message().find("101 values"), std::string::npos) << s.message();
+  EXPECT_EQ(store_->head(), head);
+  EXPECT_EQ(Get("[1]"), "null");
+  // A long inArray goes through json_each: one parameter, no limit.
+  std::string list;
+  for (int i = 0; i < 500; ++i) list += (i ? "," : "") + std::to_string(i);
+  ASSERT_TRUE(Commit(R"([{"op":"put","table":"t/counter","row":{"n":7,"v":"seven"}}])").ok());
+  std::string page;
+  Status p =
+      store_->Page("t/counter", R"({"where":{"inArray":["n",[)" + list + "]]}}", 10, "", &page);
+  ASSERT_TRUE(p.ok()) << p.ToString();
+  EXPECT_EQ(Parse(page)["rows"].size(), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Connections, HostBoundTest, testing::Values(true),
+                         [](const auto&) { return "HostBound"; });
+
+TEST(HostLimits, AStatementAboveAHundredThousandBytesIsALimit) {
+  HostLimits limits;
+  EXPECT_TRUE(CheckHostLimits(limits, std::string(100000, ' '), {}, "q").ok());
+  Status s = CheckHostLimits(limits, std::string(100001, ' '), {}, "q");
+  EXPECT_EQ(s.code(), Code::kLimit);
+  EXPECT_NE(s.message().find("100001 bytes of SQL"), std::string::npos) << s.message();
+}
+
+TEST(HostSqlError, WorkerdsOwnMessagesMapToTheirCodes) {
+  // The texts workerd gave for each case (Miniflare 4, workerd 2026-07-30).
+  EXPECT_EQ(HostSqlError("string or blob too big: SQLITE_TOOBIG", "put").code(), Code::kLimit);
+  EXPECT_EQ(HostSqlError("statement too long: SQLITE_TOOBIG", "q").code(), Code::kLimit);
+  EXPECT_EQ(HostSqlError("too many SQL variables at offset 207: SQLITE_ERROR", "q").code(),
+            Code::kLimit);
+  EXPECT_EQ(HostSqlError("To execute a transaction, please use the state.storage.transaction() "
+                         "or state.storage.transactionSync() APIs instead of the SQL BEGIN "
+                         "TRANSACTION or SAVEPOINT statements.",
+                         "BEGIN")
+                .code(),
+            Code::kLimit);
+  EXPECT_EQ(HostSqlError("integer overflow: SQLITE_ERROR", "update").code(), Code::kInvalidArgs);
+  EXPECT_EQ(HostSqlError("UNIQUE constraint failed: t.k: SQLITE_CONSTRAINT", "put").code(),
+            Code::kInvalidArgs);
+  EXPECT_EQ(HostSqlError("no such table: x: SQLITE_ERROR", "q").code(), Code::kStorageFailed);
+}
+
+TEST(PrefixUpperBoundUtf8, IsTheNextCodePointAndAlwaysValidUtf8) {
+  EXPECT_EQ(PrefixUpperBoundUtf8("a/"), "a0");
+  EXPECT_EQ(PrefixUpperBoundUtf8(""), "");
+  EXPECT_EQ(PrefixUpperBoundUtf8("\xC2\xBF"), "\xC3\x80");              // U+00BF -> U+00C0
+  EXPECT_EQ(PrefixUpperBoundUtf8("x\xED\x9F\xBF"), "x\xEE\x80\x80");    // U+D7FF -> U+E000
+  EXPECT_EQ(PrefixUpperBoundUtf8("\xEF\xBF\xBF"), "\xF0\x90\x80\x80");  // U+FFFF -> U+10000
+  EXPECT_EQ(PrefixUpperBoundUtf8("b\xF4\x8F\xBF\xBF"), "c");            // U+10FFFF dropped
+  EXPECT_EQ(PrefixUpperBoundUtf8("\xF4\x8F\xBF\xBF"), "");
+}
+
+TEST(SqlDialect, HostBoundBindsIntsThroughCastAndReadsThemAsText) {
+  SqlBuilder b(SqlDialect::HostBound());
+  b.Append("SELECT ").AppendParam(Value::Int(1)).Append(", ").AppendParam(Value::Str("s"));
+  EXPECT_EQ(b.sql(), "SELECT CAST(? AS INTEGER), ?");
+  SqlBuilder e;
+  e.Append("SELECT ").AppendParam(Value::Int(1));
+  EXPECT_EQ(e.sql(), "SELECT ?");
+  EXPECT_EQ(IntResultSql(SqlDialect::HostBound(), "seq"), "CAST(seq AS TEXT)");
+  EXPECT_EQ(IntResultSql(SqlDialect::Embedded(), "seq"), "seq");
+}
+
+}  // namespace
+}  // namespace onestore

@@ -1,0 +1,278 @@
+// The Worker the workerd tests run (tests/edge/*.test.js, through
+// tests/edge/harness.js). POST /<object>/<op> with a JSON body goes to the
+// Durable Object named <object> (class TestSession, SQLite storage), which
+// runs <op> against a store opened with { backend: "durable", storage:
+// ctx.storage } and answers { ok, result } or { ok: false, code, message }.
+// BigInts cross as {"$bigint":"digits"}.
+
+import assert from "node:assert/strict";
+
+import * as api from "../../js/workerd.js";
+import { createCaseRunner } from "../conformance/runner.js";
+
+const { openStore, defineTable, str, int, num, add, col, and, or, eq, isNull, query, prefix } = api;
+
+const CaseRunner = createCaseRunner(api, assert);
+
+const Notes = defineTable("notes", {
+  columns: { id: int(), title: str(), body: str().optional(), n: int({ default: 0 }), score: num().optional() },
+  key: ["id"],
+  indexes: { byTitle: ["title"] },
+});
+
+function encode(v) {
+  return JSON.stringify(v, (k, x) => (typeof x === "bigint" ? { $bigint: x.toString() } : x));
+}
+function decode(text) {
+  return JSON.parse(text, (k, x) =>
+    x !== null && typeof x === "object" && !Array.isArray(x) && Object.keys(x).length === 1 && typeof x.$bigint === "string"
+      ? BigInt(x.$bigint) : x);
+}
+
+const ctxOf = (who) => ({ actor: { kind: "service", id: who } });
+
+// The storage with every sql.exec recorded: its text, and whether it ran
+// inside transactionSync. It only watches; the calls go to the real storage.
+function watched(storage, log) {
+  let depth = 0;
+  const sql = new Proxy(storage.sql, {
+    get(target, prop) {
+      if (prop === "exec") {
+        return (text, ...params) => {
+          log.push({ text, inTransaction: depth > 0 });
+          return target.exec(text, ...params);
+        };
+      }
+      const v = target[prop];
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+  return new Proxy(storage, {
+    get(target, prop) {
+      if (prop === "sql") return sql;
+      if (prop === "transactionSync") {
+        return (fn) => target.transactionSync(() => {
+          depth++;
+          try { return fn(); } finally { depth--; }
+        });
+      }
+      const v = target[prop];
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+}
+
+export class TestSession {
+  constructor(ctx, env) {
+    this.ctx = ctx;
+    this.adopted = [];
+    this.log = [];
+  }
+
+  async open() {
+    if (!this.store) {
+      this.store = await openStore({ backend: "durable", storage: watched(this.ctx.storage, this.log), id: "edge-test" });
+      // Adoption order, with the titles each commit put.
+      this.owner = this.store.object({ host: "session", type: "notes" }, {
+        adopt: (seq, ops) => this.adopted.push({ seq, titles: (ops ?? []).map((o) => o.row?.title ?? null) }),
+      });
+      this.notes = this.owner.table(Notes);
+    }
+    return this.store;
+  }
+
+  async fetch(request) {
+    const op = new URL(request.url).pathname.split("/")[2];
+    const args = decode(await request.text());
+    try {
+      if (typeof this[`op_${op}`] !== "function") throw new Error(`no op ${op}`);
+      const result = await this[`op_${op}`](args);
+      return new Response(encode({ ok: true, result }));
+    } catch (e) {
+      return new Response(encode({ ok: false, code: e?.code, message: String(e?.message ?? e), stack: e?.stack }));
+    }
+  }
+
+  // One conformance case on a fresh store in this object's SQLite.
+  async op_conformance({ doc, index }) {
+    await new CaseRunner(doc, { backend: "durable", storage: this.ctx.storage }).run(doc.cases[index].steps);
+    return true;
+  }
+
+  // Puts rows [{id, title, body?}] in one transaction; returns the seq.
+  async op_put({ rows, who = "put" }) {
+    await this.open();
+    await this.owner.tx(async (tx) => {
+      for (const r of rows) await tx.put(this.notes, r);
+    }, ctxOf(who));
+    return this.store.head;
+  }
+
+  // Puts a row, then throws inside the same transaction.
+  async op_putThenThrow({ row }) {
+    await this.open();
+    await this.owner.tx(async (tx) => {
+      await tx.put(this.notes, row);
+      throw new Error("boom in the transaction");
+    }, ctxOf("thrower"));
+  }
+
+  // Puts a row and deletes where a predicate of `terms` isNull tests (no
+  // parameters: the statement's length grows with terms).
+  async op_putAndLongDelete({ row, terms }) {
+    await this.open();
+    const w = and(...Array.from({ length: terms }, () => isNull(col("body"))));
+    await this.owner.tx(async (tx) => {
+      await tx.put(this.notes, row);
+      await tx.deleteWhere(this.notes, () => w);
+    }, ctxOf("long"));
+    return this.store.head;
+  }
+
+  // Puts a row and deletes where one of `n` titles matches (n parameters).
+  async op_putAndWideDelete({ row, n }) {
+    await this.open();
+    const w = or(...Array.from({ length: n }, (_, i) => eq(col("title"), `t${i}`)));
+    await this.owner.tx(async (tx) => {
+      await tx.put(this.notes, row);
+      await tx.deleteWhere(this.notes, () => w);
+    }, ctxOf("wide"));
+    return this.store.head;
+  }
+
+  // `count` transactions, each reading then writing, with a turn of the event
+  // loop between them, so that two requests interleave.
+  async op_race({ who, count }) {
+    await this.open();
+    for (let i = 0; i < count; i++) {
+      await new Promise((r) => setTimeout(r, 0));
+      await this.owner.tx(async (tx) => {
+        const row = await tx.get(this.notes, [1]);
+        await new Promise((r) => setTimeout(r, 0));
+        await tx.put(this.notes, { id: 1, title: `${who}-${i}`, n: (row?.n ?? 0) + 1 });
+      }, ctxOf(who));
+    }
+    return count;
+  }
+
+  // Adds `by` to n of note `id`.
+  async op_add({ id, by }) {
+    await this.open();
+    await this.owner.tx(async (tx) => { await tx.update(this.notes, [id], { n: add(col("n"), by) }); }, ctxOf("add"));
+    return this.store.head;
+  }
+
+  async op_mintId() {
+    await this.open();
+    let id;
+    await this.owner.tx(async (tx) => { id = tx.mintId(this.notes); }, ctxOf("mint"));
+    return id;
+  }
+
+  // Everything the store holds, through the API, and what the Durable
+  // Object's SQLite holds, read with sql.exec directly.
+  async op_state() {
+    await this.open();
+    const rows = [];
+    for await (const r of this.notes.rows(query(Notes).orderBy((n) => n.id))) rows.push(r);
+    const outbox = await this.store.outbox.read(0, 10000);
+    const sql = this.ctx.storage.sql;
+    const tables = sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").toArray().map((r) => r.name);
+    const name = this.notes.name;
+    const raw = sql.exec(`SELECT CAST(id AS TEXT) AS id, title FROM "${name.replaceAll('"', '""')}" ORDER BY id`).toArray();
+    const rawOutbox = sql.exec("SELECT CAST(seq AS TEXT) AS seq FROM _outbox ORDER BY seq").toArray().map((r) => BigInt(r.seq));
+    const head = sql.exec("SELECT CAST(value AS TEXT) AS v FROM _meta WHERE key = 'head'").one().v;
+    return { head: this.store.head, rows, outbox, tables, raw, rawOutbox, rawHead: BigInt(head), adopted: this.adopted, table: name };
+  }
+
+  async op_page({ limit, after, titlePrefix }) {
+    await this.open();
+    let q = query(Notes).orderBy((n) => n.id);
+    if (titlePrefix !== undefined) q = q.where((n) => prefix(n.title, titlePrefix));
+    return this.notes.page(q, limit, undefined, after === undefined ? undefined : { after });
+  }
+
+  async op_get({ id }) {
+    await this.open();
+    return (await this.notes.get([id])) ?? null;
+  }
+
+  // The statements the store sent since the object started.
+  async op_log() {
+    return this.log;
+  }
+
+  // Sets the head in _meta directly (the store must be closed), to reach
+  // seqs beyond 2^53 without 2^53 commits.
+  async op_setHead({ head }) {
+    if (this.store) { await this.store.close(); this.store = undefined; }
+    this.ctx.storage.sql.exec("UPDATE _meta SET value = CAST(? AS INTEGER) WHERE key = 'head'", String(head));
+    return true;
+  }
+
+  // What workerd answers to BEGIN through sql.exec.
+  async op_rawBegin() {
+    try {
+      this.ctx.storage.sql.exec("BEGIN");
+      return "accepted";
+    } catch (e) {
+      return String(e.message);
+    }
+  }
+
+  // store.commit's adopt: called once, synchronously, before commit returns.
+  async op_adoptInStep() {
+    await this.open();
+    await this.notes.count();
+    const calls = [];
+    const p = this.store.commit([{ op: "put", table: this.notes.name, row: { id: 77, title: "seam", n: 0 } }], (seq) => calls.push(seq));
+    const beforeReturn = [...calls];
+    const seq = await p;
+    return { beforeReturn, calls, seq, head: this.store.head };
+  }
+
+  // A second store opened on the same storage fences the first.
+  async op_fence() {
+    await this.open();
+    await this.notes.count();
+    const second = await openStore({ backend: "durable", storage: this.ctx.storage });
+    let code;
+    try {
+      await this.owner.tx(async (tx) => { await tx.put(this.notes, { id: 5, title: "from the first" }); });
+    } catch (e) {
+      code = e.code;
+    }
+    const owner2 = second.object({ host: "session", type: "notes" });
+    const notes2 = owner2.table(Notes);
+    await owner2.tx(async (tx) => { await tx.put(notes2, { id: 6, title: "from the second" }); });
+    const rows = [];
+    for await (const r of notes2.rows(query(Notes).orderBy((n) => n.id))) rows.push(r.title);
+    await second.close();
+    return { code, rows };
+  }
+
+  // A memory store through the workerd root.
+  async op_memory() {
+    const store = await openStore({ backend: "memory" });
+    const owner = store.object({ host: "session", type: "notes" });
+    const notes = owner.table(Notes);
+    await owner.tx(async (tx) => { await tx.put(notes, { id: 1, title: "in memory" }); });
+    const row = await notes.get([1]);
+    const head = store.head;
+    await store.close();
+    return { row, head };
+  }
+
+  async op_close() {
+    if (this.store) await this.store.close();
+    this.store = undefined;
+    return true;
+  }
+}
+
+export default {
+  async fetch(request, env) {
+    const object = decodeURIComponent(new URL(request.url).pathname.split("/")[1]);
+    return env.SESSION.get(env.SESSION.idFromName(object)).fetch(request);
+  },
+};
