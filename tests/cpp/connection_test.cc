@@ -183,6 +183,8 @@ TEST(HostSqlError, WorkerdsOwnMessagesMapToTheirCodes) {
   EXPECT_EQ(HostSqlError("UNIQUE constraint failed: t.k: SQLITE_CONSTRAINT", "put").code(),
             Code::kInvalidArgs);
   EXPECT_EQ(HostSqlError("no such table: x: SQLITE_ERROR", "q").code(), Code::kStorageFailed);
+  // A name in the message that reads like a limit is not one.
+  EXPECT_EQ(HostSqlError("no such table: too big: SQLITE_ERROR", "q").code(), Code::kStorageFailed);
 }
 
 TEST(PrefixUpperBoundUtf8, IsTheNextCodePointAndAlwaysValidUtf8) {

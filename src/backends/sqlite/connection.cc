@@ -76,8 +76,9 @@ Status HostSqlError(const std::string& message, const std::string& what) {
   auto has = [&](const char* s) { return message.find(s) != std::string::npos; };
   if (message.rfind(kHostOverflowMessage, 0) == 0) return Status::InvalidArgs(msg);
   if (has("SQLITE_CONSTRAINT") || has("constraint failed")) return Status::InvalidArgs(msg);
-  if (has("SQLITE_TOOBIG") || has("too big") || has("too long") || has("too many SQL variables") ||
-      has("storage.transaction")) {
+  // workerd ends SQLite's message with the code's name; its refusal of BEGIN
+  // and SAVEPOINT names the transaction APIs instead.
+  if (has("SQLITE_TOOBIG") || has("too many SQL variables") || has("state.storage.transaction")) {
     return Status::Limit(msg);
   }
   return Status::StorageFailed(msg);

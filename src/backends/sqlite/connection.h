@@ -108,7 +108,8 @@ constexpr char kHostOverflowMessage[] = "integer overflow";
 // "<sqlite message>: SQLITE_<CODE>"): invalid/args for a constraint or an
 // integer overflow, `limit` for SQLITE_TOOBIG ("string or blob too big",
 // "statement too long"), "too many SQL variables" and the refusal of BEGIN
-// or SAVEPOINT, storage_failed otherwise.
+// or SAVEPOINT (which names state.storage.transaction), storage_failed
+// otherwise.
 Status HostSqlError(const std::string& message, const std::string& what);
 
 }  // namespace onestore
