@@ -12,6 +12,7 @@
 
 import { workerdRuntime } from "./loader-workerd.js";
 import { openStoreWith } from "./store.js";
+import { ErrorCodes, StoreError } from "./errors.js";
 
 export * from "./api.js";
 
@@ -25,3 +26,25 @@ export * from "./api.js";
 export function openStore(options) {
   return openStoreWith(workerdRuntime, options);
 }
+
+/**
+ * Not in workerd: a Durable Object's storage is deleted by the platform
+ * (`ctx.storage.deleteAll()`), which also fences nothing, so close the store
+ * first. Rejects with invalid/args saying so; it exists so that code shared
+ * by every root links.
+ *
+ * @example
+ * await store.close(); await ctx.storage.deleteAll();
+ */
+export async function deleteStore(options) {
+  throw new StoreError(ErrorCodes.InvalidArgs, `deleteStore: not available in workerd (got backend ${JSON.stringify(options?.backend) ?? String(options?.backend)}); close the store, then call ctx.storage.deleteAll() on the Durable Object`);
+}
+
+/**
+ * Browsers only: has no effect in workerd, where the .wasm is an imported
+ * module. Exists so that code shared by every root links.
+ *
+ * @example
+ * configureBrowserCore({ wasmUrl: "/assets/onestore-core.wasm" });
+ */
+export function configureBrowserCore() {}

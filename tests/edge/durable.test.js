@@ -215,6 +215,14 @@ test("the workerd root opens memory stores too", async () => {
   assert.equal(head, 2);
 });
 
+test("the workerd root exports every name the Node root does, so shared code links", async () => {
+  const node = await import("../../js/index.js");
+  const { names, refused } = await workerd.call(fresh("exports"), "exports");
+  assert.deepEqual(names, Object.keys(node).sort());
+  assert.equal(refused.code, "invalid/args");
+  assert.match(refused.message, /deleteAll/);
+});
+
 describe("a store across a restart of workerd", () => {
   test("keeps its tables, outbox, head and id, and goes on from its head", async () => {
     const dir = mkdtempSync(join(tmpdir(), "onestore-edge-persist-"));

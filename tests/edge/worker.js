@@ -263,6 +263,13 @@ export class TestSession {
     return { row, head };
   }
 
+  // The workerd root's export names, and what its deleteStore says.
+  async op_exports() {
+    let refused = null;
+    try { await api.deleteStore({ backend: "durable" }); } catch (e) { refused = { code: e.code, message: e.message }; }
+    return { names: Object.keys(api).sort(), refused };
+  }
+
   async op_close() {
     if (this.store) await this.store.close();
     this.store = undefined;
