@@ -14,6 +14,9 @@ test("a memory store opens and commits inside a dedicated Worker in Chromium", a
     assert.equal(result.adopted, 1);
     assert.equal(result.head, 3);
     assert.deepEqual(result.rows, [{ id: "a", n: 1 }, { id: "b", n: 2 }]);
+    // The browser root exports every name the Node root does: shared code links.
+    const node = await import("../../js/index.js");
+    assert.deepEqual(result.names, Object.keys(node).sort());
     assert.deepEqual(page.errors, []);
   } finally {
     await h.close();

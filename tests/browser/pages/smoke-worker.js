@@ -1,6 +1,8 @@
 // A dedicated Worker that opens a memory store through the package's browser
 // root and answers with what it committed.
-import { openStore, defineTable, str, int, query } from "../../../js/browser.js";
+import * as api from "../../../js/browser.js";
+
+const { openStore, defineTable, str, int, query } = api;
 
 const Notes = defineTable("notes", { columns: { id: str(), n: int() }, key: ["id"] });
 
@@ -13,7 +15,7 @@ self.onmessage = async () => {
     let adopted = 0;
     const seq = await store.commit([{ op: "put", table: "smoke/notes", row: { id: "b", n: 2 } }], () => { adopted++; });
     const page = await notes.page(query(Notes), 10);
-    self.postMessage({ ok: true, seq, adopted, head: store.head, rows: page.rows });
+    self.postMessage({ ok: true, seq, adopted, head: store.head, rows: page.rows, names: Object.keys(api).sort() });
     await store.close();
   } catch (e) {
     self.postMessage({ ok: false, error: `${e.code ?? e.name}: ${e.message}` });
