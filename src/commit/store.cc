@@ -194,14 +194,15 @@ Status Store::Declare(const std::string& table_json, std::string* records) {
 Status Store::Commit(const std::string& ops_json, const std::string& meta_json,
                      std::string* result) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
+  std::vector<Op> ops;
+  TableResolver tables(&catalog_);
   Json j;
-  ONESTORE_RETURN_IF_ERROR(ParseJsonText(ops_json, "ops", &j));
+  bool fast = ParsePutsFast(ops_json, &tables, &ops);
+  if (!fast) ONESTORE_RETURN_IF_ERROR(ParseJsonText(ops_json, "ops", &j));
   Json meta;
   ONESTORE_RETURN_IF_ERROR(
       ParseJsonText(meta_json.empty() ? "{}" : meta_json, "commit context", &meta));
-  std::vector<Op> ops;
-  TableResolver tables(&catalog_);
-  ONESTORE_RETURN_IF_ERROR(ParseOps(j, &tables, &ops));
+  if (!fast) ONESTORE_RETURN_IF_ERROR(ParseOps(j, &tables, &ops));
   return CommitParsed(&ops, meta, result);
 }
 
@@ -303,12 +304,13 @@ void Store::TxClose(int tx) { txs_.erase(tx); }
 
 Status Store::StageInto(Tx* tx, const std::string& ops_json) {
   if (ops_json.empty() || ops_json == "[]") return Status::OK();
-  Json j;
-  ONESTORE_RETURN_IF_ERROR(ParseJsonText(ops_json, "ops", &j));
   TableResolver tables(&catalog_);
   for (const Op& op : tx->ops) {
     if (op.kind == OpKind::kTable) tables.Declare(op.table);
   }
+  if (ParsePutsFast(ops_json, &tables, &tx->ops)) return Status::OK();
+  Json j;
+  ONESTORE_RETURN_IF_ERROR(ParseJsonText(ops_json, "ops", &j));
   size_t first = tx->ops.size();
   Status st = ParseOps(j, &tables, &tx->ops);
   if (!st.ok()) {
