@@ -116,7 +116,7 @@ export function onestoreColumn({ id, label, backend, durability, dir, anchors })
         await store.close();
       }
       {
-        const batches = recordedOps(p.replayCommits, p.replayOpsPerCommit);
+        const batches = recordedOps(backend === "memory" ? p.replayCommits : p.fileReplayCommits, p.replayOpsPerCommit);
         const changes = batches.reduce((s, b) => s + b.length, 0);
         const replay = await repeat(p.runs, async () => {
           const { store } = await open();

@@ -148,7 +148,7 @@ export function sqlColumn({ id, label, open, mode, dir, schema, settings }) {
         db.close();
       }
       {
-        const batches = recordedOps(p.replayCommits, p.replayOpsPerCommit);
+        const batches = recordedOps(file ? p.fileReplayCommits : p.replayCommits, p.replayOpsPerCommit);
         const changes = batches.reduce((s, b) => s + b.length, 0);
         const UPDATE_AT = `UPDATE ${T} SET at = ? WHERE id = ?`;
         const DELETE = `DELETE FROM ${T} WHERE id = ?`;
