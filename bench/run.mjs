@@ -1,7 +1,7 @@
 // `npm run bench`: every workload of issue 5 on every column, in one run, on
 // this machine; writes bench/report.md and bench/report.json.
 //
-//   node bench/run.mjs [--quick] [--out DIR] [--no-sources] [--columns id,id]
+//   node bench/run.mjs [--quick] [--out DIR] [--no-sources] [--columns id,id] [--note TEXT]
 //
 // --quick: tiny sizes, one run (what `npm test` runs to check that the bench
 // works and that its report is well formed; it never asserts a speed).
@@ -34,6 +34,32 @@ const p = plan(quick);
 const log = (msg) => process.stderr.write(`bench: ${msg}\n`);
 const t0 = Date.now();
 const loadStart = os.loadavg();
+
+// Other work on the machine moves every figure: sample, every 15 s, the load
+// average and how many compilers and test runners are running besides us.
+const busy = /^(cc1plus|cc1|clang|clang\+\+|clang-\d+|wasm-opt|wasm-ld|ld|emcc|ctest|onestore_tests|chromium|chrome|workerd)$/;
+const samples = [];
+function sample() {
+  let others = 0;
+  try {
+    others = execFileSync("ps", ["-eo", "comm="], { encoding: "utf8" }).split("\n").filter((c) => busy.test(c.trim())).length;
+  } catch { /* no ps: load average only */ }
+  samples.push({ load1: os.loadavg()[0], others });
+}
+sample();
+const sampler = setInterval(sample, 15000);
+sampler.unref();
+
+// Before each column's measurement: the previous column's (or the
+// fixture's) dirty pages flushed to disk, so that its fsyncs do not wait for
+// them (ext4 orders an fsync after the data written before it), and, with
+// --expose-gc (npm run bench), the JS garbage of the previous step collected.
+function settle() {
+  try {
+    execFileSync("sync", [], { stdio: "ignore" });
+  } catch { /* no sync command: the figures are noisier */ }
+  globalThis.gc?.();
+}
 
 const dir = mkdtempSync(join(os.tmpdir(), "onestore-bench-"));
 try {
@@ -73,20 +99,30 @@ try {
   const figures = Object.fromEntries(columns.map((c) => [c.id, {}]));
 
   // Workloads 1-6, one column after the other.
-  for (const c of columns) Object.assign(figures[c.id], await c.main(p, log));
+  for (const c of columns) {
+    settle();
+    Object.assign(figures[c.id], await c.main(p, log));
+  }
 
   // Workload 8: the memory columns grow their own table; the file columns
   // share one store file, grown stage by stage (the SQL ones use a copy, so
   // that their commits leave the store's outbox alone).
-  for (const c of columns) if (c.memory) figures[c.id].commitAt = await c.commitAtAll(p, log);
+  for (const c of columns) {
+    if (!c.memory) continue;
+    settle();
+    figures[c.id].commitAt = await c.commitAtAll(p, log);
+  }
   const fixture = storeFixture(dir);
   for (const size of p.commitAt) {
     let tf = Date.now();
     await fixture.growTo(size);
     log(`fixture: ${size} rows in ${Date.now() - tf} ms`);
-    for (const c of columns) if (!c.memory && c.kind === "onestore") (figures[c.id].commitAt ??= {})[size] = await c.commitAt(size, fixture, p, log);
     fixture.makeCopy();
-    for (const c of columns) if (!c.memory && c.kind !== "onestore") (figures[c.id].commitAt ??= {})[size] = await c.commitAt(size, fixture, p, log);
+    for (const c of columns) {
+      if (c.memory) continue;
+      settle();
+      (figures[c.id].commitAt ??= {})[size] = await c.commitAt(size, fixture, p, log);
+    }
     fixture.dropCopy();
   }
 
@@ -94,7 +130,10 @@ try {
   let tf = Date.now();
   await fixture.addOutbox(p.openOutbox);
   log(`fixture: ${p.openOutbox} outbox records in ${Date.now() - tf} ms`);
-  for (const c of columns) figures[c.id].open = await c.open(fixture, p, log);
+  for (const c of columns) {
+    settle();
+    figures[c.id].open = await c.open(fixture, p, log);
+  }
 
   // Workload 9: download sizes.
   const dist = (f) => new URL(`dist/${f}`, root);
@@ -132,6 +171,12 @@ try {
       memoryGiB: Math.round(os.totalmem() / 2 ** 30),
       os: `${os.type()} ${os.release()}`,
       loadAverage: { start: loadStart, end: os.loadavg() },
+      otherWork: {
+        samples: samples.length,
+        samplesWithCompilersOrTests: samples.filter((x) => x.others > 0).length,
+        maxAtOnce: Math.max(...samples.map((x) => x.others)),
+        meanLoad1: samples.reduce((a, x) => a + x.load1, 0) / samples.length,
+      },
       tmpdir: os.tmpdir(),
     },
     versions: {
@@ -151,7 +196,9 @@ try {
     ],
     sources: sources.map((s) => ({ script: s.script, ok: s.ok, error: s.error, source: s.source, environment: s.environment })),
     seconds: Math.round((Date.now() - t0) / 1000),
+    notes: args.includes("--note") ? { load: args[args.indexOf("--note") + 1] } : undefined,
   };
+  clearInterval(sampler);
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, "report.json"), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(join(outDir, "report.md"), toMarkdown(report));

@@ -130,7 +130,9 @@ export function toMarkdown(report) {
   L.push("", "## Headline", "", ...headline(report));
   L.push("", "## Machine, versions, settings", "");
   L.push(`- Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.os}; temp files in \`${m.tmpdir}\` (a disk, not tmpfs).`);
-  L.push(`- Load average (1, 5, 15 min) at the start: ${m.loadAverage.start.map((n) => n.toFixed(2)).join(", ")}; at the end: ${m.loadAverage.end.map((n) => n.toFixed(2)).join(", ")}.${report.notes?.load ? ` ${report.notes.load}` : ""}`);
+  const ow = m.otherWork;
+  const other = ow ? ` Sampled every 15 s: mean 1-min load ${ow.meanLoad1.toFixed(1)}; other compilers or test runners (cc1plus, clang, wasm-opt, ctest, Chromium, workerd...) running in ${ow.samplesWithCompilersOrTests} of ${ow.samples} samples, up to ${ow.maxAtOnce} at once${ow.samplesWithCompilersOrTests ? ": the run overlapped other builds or tests, which slow every column and add noise" : ""}.` : "";
+  L.push(`- Load average (1, 5, 15 min) at the start: ${m.loadAverage.start.map((n) => n.toFixed(2)).join(", ")}; at the end: ${m.loadAverage.end.map((n) => n.toFixed(2)).join(", ")}.${other}${report.notes?.load ? ` ${report.notes.load}` : ""}`);
   L.push(`- Node ${v.node}; onestore ${v.onestore} built with ${v.emscripten}, wasm flags ${v.wasmFlags.join(" ")}; SQLite ${v.sqliteInOnestore} inside onestore's wasm.`);
   L.push(`- Anchors: onestore's own wasm SQLite run raw (RawSqlite, wasm/raw_sqlite.cc: the same build, VFS and Node file system, no store logic); @sqlite.org/sqlite-wasm ${v.sqliteWasm} (SQLite ${v.sqliteWasmSqlite}, oo1 API, in memory: Node has no persistent VFS of it); better-sqlite3 ${v.betterSqlite3} (SQLite ${v.betterSqlite3Sqlite}, native).`);
   L.push("- Files: `journal_mode=TRUNCATE` (a rollback journal), `locking_mode=NORMAL`, `synchronous=FULL` (onestore durability full) or `NORMAL` (relaxed), the same pragmas for every file column. In-memory SQLite: `:memory:` (journal in memory). The onestore file columns also take a cross-process lock per transaction (docs/architecture.md, \"One writer\"); the raw wasm columns go through the same VFS and pay it too; better-sqlite3 does not.");
