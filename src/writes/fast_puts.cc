@@ -386,4 +386,17 @@ bool ParsePutsFast(std::string_view text, TableResolver* tables, std::vector<Op>
   return true;
 }
 
+bool ParseCommitMetaFast(std::string_view text, std::string* owner, int64_t* at) {
+  Reader r(text);
+  std::string_view o;
+  int64_t t;
+  if (!r.Eat('{') || !MemberName(&r, "owner") || !r.RawString(&o) || !r.Eat(',') ||
+      !MemberName(&r, "at") || !r.Int(&t) || !r.Eat('}') || !r.AtEnd()) {
+    return false;
+  }
+  owner->assign(o.data(), o.size());
+  *at = t;
+  return true;
+}
+
 }  // namespace onestore

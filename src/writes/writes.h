@@ -112,6 +112,11 @@ Status ParseOps(const Json& j, TableResolver* tables, std::vector<Op>* out);
 // gives the same ops or the worded error.
 bool ParsePutsFast(std::string_view text, TableResolver* tables, std::vector<Op>* out);
 
+// The same for the commit context the JS package writes when no actor is
+// given: exactly {"owner":"<text without escapes>","at":<integer>}. Returns
+// false on any other text (the caller then parses it with the DOM).
+bool ParseCommitMetaFast(std::string_view text, std::string* owner, int64_t* at);
+
 // The key of a complete row.
 Key KeyOf(const TableSchema& t, const Row& row);
 

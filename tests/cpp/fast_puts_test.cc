@@ -138,5 +138,36 @@ TEST_F(FastPutsTest, DeclinesWhatItCannotGiveIdentically) {
   for (const std::string& t : texts) EXPECT_FALSE(Agree(t)) << t;
 }
 
+TEST(FastCommitMeta, TakesTheContextTheJsPackageWritesWithoutAnActor) {
+  for (const std::string text :
+       {R"({"owner":"file-history","at":1795967523735})", R"( { "owner" : "é/x" , "at" : 0 } )",
+        R"({"owner":"","at":-5})"}) {
+    std::string owner;
+    int64_t at = 1;
+    ASSERT_TRUE(ParseCommitMetaFast(text, &owner, &at)) << text;
+    Json dom = Json::parse(text);
+    EXPECT_EQ(owner, dom["owner"].get<std::string>()) << text;
+    EXPECT_EQ(at, dom["at"].get<int64_t>()) << text;
+  }
+  for (const std::string text : {
+           R"({"owner":"x","at":1,"actor":{"kind":"person","id":"ana"}})",
+           R"({"at":1,"owner":"x"})",
+           R"({"owner":"x"})",
+           R"({"owner":"\u0041","at":1})",  // an escape
+           R"({"owner":"x","at":1.5})",
+           R"({"owner":"x","at":12345678901234567890})",
+           R"({"owner":"x","at":1} x)",
+           R"({"owner":1,"at":1})",
+           "",
+           "{}",
+       }) {
+    std::string owner = "unchanged";
+    int64_t at = 7;
+    EXPECT_FALSE(ParseCommitMetaFast(text, &owner, &at)) << text;
+    EXPECT_EQ(owner, "unchanged");
+    EXPECT_EQ(at, 7);
+  }
+}
+
 }  // namespace
 }  // namespace onestore
