@@ -17,7 +17,7 @@ import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { browserModules, figure, na, plan, sizeOf } from "./lib/common.mjs";
+import { browserModules, figure, median, na, plan, sizeOf } from "./lib/common.mjs";
 import { betterSqlite, loadOfficial, officialWasm, rawWasm } from "./lib/drivers.mjs";
 import { storeFixture, storeSchema } from "./lib/fixture.mjs";
 import { onestoreColumn } from "./lib/onestore-column.mjs";
@@ -49,6 +49,22 @@ function sample() {
 sample();
 const sampler = setInterval(sample, 15000);
 sampler.unref();
+
+// Adds one round's figures to a column's: the runs gathered, the median and
+// the figures derived from it recomputed.
+function mergeRun(into, round, p) {
+  for (const [w, f] of Object.entries(round)) {
+    const had = into[w];
+    if (!had || had.na || f.na) {
+      into[w] = { ...f, runs: [...(f.runs ?? [])] };
+      continue;
+    }
+    had.runs.push(...f.runs);
+    had.value = median(had.runs);
+    if (had.putsPerSecond !== undefined) had.putsPerSecond = p.bulk / (had.value / 1000);
+    if (had.rowChangesPerSecond !== undefined) had.rowChangesPerSecond = 1000 / had.value;
+  }
+}
 
 // Before each column's measurement: the previous column's (or the
 // fixture's) dirty pages flushed to disk, so that its fsyncs do not wait for
@@ -98,10 +114,17 @@ try {
   if (only) columns.splice(0, columns.length, ...columns.filter((c) => only.includes(c.id)));
   const figures = Object.fromEntries(columns.map((c) => [c.id, {}]));
 
-  // Workloads 1-6, one column after the other.
-  for (const c of columns) {
-    settle();
-    Object.assign(figures[c.id], await c.main(p, log));
+  // Workloads 1-6, interleaved: each round runs every column once (one run
+  // of each workload), in an order rotated round by round, so that a drift
+  // of the machine's speed during the bench falls on every column alike; the
+  // figure is the median over the rounds.
+  const one = { ...p, runs: 1 };
+  for (let round = 0; round < p.runs; round++) {
+    for (let k = 0; k < columns.length; k++) {
+      const c = columns[(k + round) % columns.length];
+      settle();
+      mergeRun(figures[c.id], await c.main(one, log), p);
+    }
   }
 
   // Workload 8: the memory columns grow their own table; the file columns
