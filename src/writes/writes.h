@@ -103,6 +103,20 @@ Status ParseOp(const Json& j, TableResolver* tables, const std::string& where, O
 // Parses a JSON array of ops.
 Status ParseOps(const Json& j, TableResolver* tables, std::vector<Op>* out);
 
+// The fast path of a batch of puts (writes/fast_puts.cc): reads `text`
+// ([{"op":"put","table":t,"row":{...}},...], as the JS package writes it)
+// straight into ops, appended to `out`, and returns true; or returns false,
+// `out` unchanged, on anything it does not take (another op, an escape it
+// does not decode, a value the DOM path would refuse or read differently).
+// Then the caller parses the text into a Json and calls ParseOps, which
+// gives the same ops or the worded error.
+bool ParsePutsFast(std::string_view text, TableResolver* tables, std::vector<Op>* out);
+
+// The same for the commit context the JS package writes when no actor is
+// given: exactly {"owner":"<text without escapes>","at":<integer>}. Returns
+// false on any other text (the caller then parses it with the DOM).
+bool ParseCommitMetaFast(std::string_view text, std::string* owner, int64_t* at);
+
 // The key of a complete row.
 Key KeyOf(const TableSchema& t, const Row& row);
 

@@ -1,0 +1,191 @@
+// The onestore columns: the workloads through the public package, on the
+// memory backend or on a sqlite file (durability full or relaxed).
+
+import { join } from "node:path";
+
+import { openStore, prefix, query, replacePrefix } from "../../js/index.js";
+import { DIRS, Edits, MIDDLE_ROW, OWNER, ROW, figure, getKeys, na, recordedOps, repeat } from "./common.mjs";
+
+const CHUNK = 100000;  // puts per transaction while building a table
+
+export async function fill(owner, edits, from, to) {
+  for (let at = from; at < to; at += CHUNK) {
+    const end = Math.min(to, at + CHUNK);
+    await owner.tx(async (tx) => {
+      for (let i = at; i < end; i++) await tx.put(edits, ROW(i));
+    });
+  }
+}
+
+// The byte length of the outbox record of the store's last commit.
+async function lastRecordBytes(store) {
+  const { commits } = await store.outbox.read(store.head - 1, 1);
+  return Buffer.byteLength(JSON.stringify(commits[0]));
+}
+
+/**
+ * A column: { id, label, kind, settings, anchors, main(), commitAt..., open() }.
+ * `backend` is "memory" or "sqlite" (a file in `dir`, `durability`).
+ */
+export function onestoreColumn({ id, label, backend, durability, dir, anchors }) {
+  let files = 0;
+  const options = () => (backend === "memory" ? { backend } : { backend, path: join(dir, `${id}-${files++}.sqlite`), durability });
+  async function open(opts = options()) {
+    const store = await openStore(opts);
+    const owner = store.object({ type: OWNER });
+    const edits = owner.table(Edits);
+    await edits.get("none");  // the table's declaration has committed
+    return { store, owner, edits };
+  }
+  const settings = backend === "memory"
+    ? { backend: "memory" }
+    : { backend: "sqlite file (Node fs)", durability, journal_mode: "TRUNCATE", synchronous: durability === "full" ? "FULL" : "NORMAL", locking_mode: "NORMAL", lock: "a cross-process lock per transaction" };
+
+  return {
+    id, label, kind: "onestore", group: "node", settings, anchors,
+    memory: backend === "memory",
+
+    // Workloads 1 to 6.
+    async main(p, log) {
+      const f = {};
+      {
+        const { store, owner, edits } = await open();
+        let n = 0;
+        const count = backend === "memory" ? p.commits : p.fileCommits;
+        const one = await repeat(p.runs, async () => {
+          const t0 = performance.now();
+          for (let i = 0; i < count; i++) await owner.tx(async (tx) => { await tx.put(edits, ROW(n++)); });
+          return (performance.now() - t0) / count;
+        });
+        f.commit = figure(one.value, "ms", { per: "commit", runs: one.runs });
+        log(`${id}: one-put commit ${one.value.toFixed(3)} ms`);
+        const bulk = await repeat(p.runs, async () => {
+          await owner.tx(async (tx) => {
+            for (let i = 0; i < p.bulk; i++) await tx.put(edits, ROW(n++));
+          });
+        });
+        f.bulk = figure(bulk.value, "ms", { per: `tx of ${p.bulk} puts`, runs: bulk.runs, putsPerSecond: p.bulk / (bulk.value / 1000) });
+        log(`${id}: ${p.bulk} puts in one tx ${bulk.value.toFixed(1)} ms`);
+        await store.close();
+      }
+      {
+        const { store, owner, edits } = await open();
+        await fill(owner, edits, 0, p.readRows);
+        let bytes = 0;
+        let renamed = 0;
+        const dirFrom = "src/dir3/";
+        const dirTo = "src/moved3/";
+        const rename = await repeat(p.runs, async (r) => {
+          const [from, to] = r % 2 ? [dirTo, dirFrom] : [dirFrom, dirTo];
+          const t0 = performance.now();
+          await owner.tx(async (tx) => { await tx.updateWhere(edits, (e) => prefix(e.path, from), { path: replacePrefix(from, to) }); });
+          const ms = performance.now() - t0;
+          bytes = await lastRecordBytes(store);
+          renamed = (await store.outbox.read(store.head - 1, 1)).commits[0].ops[0].count;
+          return ms;
+        });
+        if (p.runs % 2) await owner.tx(async (tx) => { await tx.updateWhere(edits, (e) => prefix(e.path, dirTo), { path: replacePrefix(dirTo, dirFrom) }); });
+        f.rename = figure(rename.value, "ms", { per: `rename of ${renamed} rows`, runs: rename.runs, rows: renamed, outboxBytes: bytes });
+        log(`${id}: rename ${renamed} rows ${rename.value.toFixed(2)} ms, ${bytes} outbox bytes`);
+
+        const q = query(Edits).orderBy((e) => e.path).orderBy((e) => e.at);
+        const pages = await repeat(p.runs, async () => {
+          let after;
+          let rows = 0;
+          const t0 = performance.now();
+          for (let i = 0; i < p.pages; i++) {
+            const page = await edits.page(q, p.pageSize, undefined, after ? { after } : undefined);
+            rows += page.rows.length;
+            after = page.next;
+          }
+          const ms = performance.now() - t0;
+          if (rows !== p.pages * p.pageSize) throw new Error(`${id}: ${rows} rows paged, expected ${p.pages * p.pageSize}`);
+          return ms / p.pages;
+        });
+        f.page = figure(pages.value, "ms", { per: `page of ${p.pageSize} rows`, runs: pages.runs });
+        log(`${id}: page(${p.pageSize}) ${pages.value.toFixed(3)} ms`);
+
+        const keys = getKeys(p.gets, p.readRows);
+        const gets = await repeat(p.runs, async () => {
+          const t0 = performance.now();
+          for (const k of keys) if ((await edits.get(k)) === undefined) throw new Error(`${id}: ${k} not found`);
+          return (performance.now() - t0) / keys.length;
+        });
+        f.get = figure(gets.value, "ms", { per: "get", runs: gets.runs });
+        log(`${id}: get ${(gets.value * 1000).toFixed(1)} µs`);
+        await store.close();
+      }
+      {
+        const batches = recordedOps(backend === "memory" ? p.replayCommits : p.fileReplayCommits, p.replayOpsPerCommit);
+        const changes = batches.reduce((s, b) => s + b.length, 0);
+        const replay = await repeat(p.runs, async () => {
+          const { store } = await open();
+          const t0 = performance.now();
+          for (const ops of batches) await store.commit(ops);
+          const ms = performance.now() - t0;
+          await store.close();
+          return ms / changes;
+        });
+        f.replay = figure(replay.value, "ms", { per: "row change", runs: replay.runs, rowChangesPerSecond: 1000 / replay.value, commits: batches.length, changes });
+        log(`${id}: replay ${(1000 / replay.value).toFixed(0)} row changes/s`);
+      }
+      return f;
+    },
+
+    // Workload 8 for the memory backend: one table grown through the sizes.
+    async commitAtAll(p, log) {
+      const out = {};
+      const { store, owner, edits } = await open();
+      let have = 0;
+      for (const size of p.commitAt) {
+        await fill(owner, edits, have, size);
+        have = size;
+        out[size] = await measureCommits(owner, edits, size, p, 1);
+        log(`${id}: commit at ${size} rows ${out[size].value.toFixed(3)} ms`);
+      }
+      await store.close();
+      return out;
+    },
+
+    // Workload 8 for a file: the shared fixture at `size` rows.
+    async commitAt(size, fixture, p, log) {
+      const { store, owner, edits } = await open({ backend, path: fixture.path, durability });
+      const f = await measureCommits(owner, edits, size, p, id.length);
+      await store.close();
+      log(`${id}: commit at ${size} rows ${f.value.toFixed(3)} ms`);
+      return f;
+    },
+
+    // Workload 7: open the fixture (1M rows, 20k outbox records) and read one row.
+    async open(fixture, p, log) {
+      if (backend === "memory") return na("a memory store cannot be reopened: its rows live only in the process");
+      const keys = getKeys(p.openRuns + 1, fixture.rows);
+      const r = await repeat(p.openRuns + 1, async (run) => {
+        const t0 = performance.now();
+        const store = await openStore({ backend, path: fixture.path, durability });
+        const edits = store.object({ type: OWNER }).table(Edits);
+        if ((await edits.get(keys[run])) === undefined) throw new Error(`${id}: ${keys[run]} not in the fixture`);
+        const ms = performance.now() - t0;
+        await store.close();
+        return ms;
+      });
+      r.runs.shift();  // the first open also reads the file into the page cache
+      const value = r.runs.length ? [...r.runs].sort((a, b) => a - b)[Math.floor(r.runs.length / 2)] : r.value;
+      log(`${id}: open ${value.toFixed(1)} ms`);
+      return figure(value, "ms", { per: "open + first get", runs: r.runs });
+    },
+  };
+}
+
+async function measureCommits(owner, edits, size, p, salt) {
+  let i = 0;
+  await owner.tx(async (tx) => { await tx.put(edits, MIDDLE_ROW(i++, size, salt)); });  // warm-up
+  const r = await repeat(p.runs, async () => {
+    const t0 = performance.now();
+    for (let k = 0; k < p.commitAtCommits; k++) await owner.tx(async (tx) => { await tx.put(edits, MIDDLE_ROW(i++, size, salt)); });
+    return (performance.now() - t0) / p.commitAtCommits;
+  });
+  return figure(r.value, "ms", { per: "commit", runs: r.runs, rows: size });
+}
+
+export { DIRS };

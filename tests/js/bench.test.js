@@ -1,0 +1,102 @@
+// `npm run bench` in its quick mode (tiny sizes, one run): checks that the
+// benchmark works end to end and that its report is well formed: every
+// workload of issue 5 in every column, every figure a finite positive number
+// (or n/a with a reason), the targets evaluated. Never a speed.
+
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+import { WORKLOADS, targets } from "../../bench/lib/report.mjs";
+import { externalSources } from "../../bench/lib/sources.mjs";
+import { tempDir } from "./helpers.js";
+
+const root = new URL("../../", import.meta.url);
+const COLUMNS = [
+  "onestore-memory", "onestore-file-full", "onestore-file-relaxed",
+  "raw-wasm-memory", "raw-wasm-full", "raw-wasm-normal",
+  "sqlite-wasm-memory", "better-sqlite3-memory", "better-sqlite3-full", "better-sqlite3-normal",
+];
+
+function checkFigure(f, where) {
+  assert.ok(f && typeof f === "object", `${where}: missing`);
+  if (f.na !== undefined) {
+    assert.equal(typeof f.na, "string", `${where}: n/a without a reason`);
+    assert.ok(f.na.length > 10, `${where}: n/a without a reason`);
+    return;
+  }
+  assert.ok(Number.isFinite(f.value) && f.value > 0, `${where}: ${f.value} is not a finite positive number`);
+  assert.equal(typeof f.unit, "string", `${where}: no unit`);
+  for (const [k, v] of Object.entries(f)) {
+    if (typeof v === "number") assert.ok(Number.isFinite(v) && v > 0, `${where}.${k}: ${v}`);
+  }
+}
+
+test("npm run bench -- --quick writes a well-formed report.md and report.json", { timeout: 300_000 }, () => {
+  const out = tempDir("onestore-bench-test-");
+  const r = spawnSync(process.execPath, [fileURLToPath(new URL("bench/run.mjs", root)), "--quick", "--no-sources", "--out", out], { encoding: "utf8" });
+  assert.equal(r.status, 0, `the bench failed:\n${r.stderr}`);
+  const report = JSON.parse(readFileSync(join(out, "report.json"), "utf8"));
+  assert.equal(report.quick, true);
+  assert.deepEqual(report.columns.map((c) => c.id), COLUMNS);
+  for (const key of ["node", "onestore", "sqliteInOnestore", "betterSqlite3", "sqliteWasm"]) assert.ok(report.versions[key], `versions.${key}`);
+  assert.ok(report.machine.cores > 0 && report.machine.cpu);
+  const sizes = report.plan.commitAt;
+  assert.equal(sizes.length, 3);
+  for (const c of report.columns) {
+    for (const w of WORKLOADS) {
+      if (w.id === "commitAt") for (const s of sizes) checkFigure(c.figures.commitAt?.[s], `${c.id}.commitAt[${s}]`);
+      else checkFigure(c.figures[w.id], `${c.id}.${w.id}`);
+    }
+    for (const a of c.anchors) assert.ok(COLUMNS.includes(a), `${c.id}: unknown anchor ${a}`);
+  }
+  // The measured work is what the issue names: rows really renamed, pages
+  // full, the onestore columns' sizes measured, file columns really opened.
+  for (const id of ["onestore-memory", "onestore-file-full", "onestore-file-relaxed"]) {
+    const f = report.columns.find((c) => c.id === id).figures;
+    assert.equal(f.rename.rows, report.plan.readRows / 10);
+    assert.ok(f.rename.outboxBytes > 50);
+    assert.ok(f.size.gzip < f.size.raw);
+    assert.ok(f.bulk.putsPerSecond > 0 && f.replay.rowChangesPerSecond > 0);
+  }
+  assert.ok(report.columns.find((c) => c.id === "onestore-file-full").figures.open.value > 0);
+  assert.ok(report.columns.find((c) => c.id === "onestore-memory").figures.open.na);
+
+  const ts = targets(report);
+  for (const id of ["commitVsRaw", "commitVsOfficial", "vsNative.commit", "memoryPuts", "rename", "renameBytes", "page", "get", "commitAt", "open", "size"]) {
+    assert.ok(ts.some((t) => t.id === id), `target ${id} not evaluated`);
+  }
+  for (const t of ts) assert.ok(Number.isFinite(t.value) && typeof t.ok === "boolean", `${t.id}: ${t.value}`);
+
+  const md = readFileSync(join(out, "report.md"), "utf8");
+  for (const c of report.columns) assert.ok(md.includes(c.label), `report.md lacks ${c.label}`);
+  for (const w of WORKLOADS) assert.ok(md.includes(`${w.n}. `), `report.md lacks workload ${w.n}`);
+  assert.match(md, /journal_mode=TRUNCATE/);
+  assert.match(md, /synchronous=FULL/);
+  assert.match(md, /## Targets/);
+  assert.doesNotMatch(md, /NaN|undefined|Infinity/);
+});
+
+test("a column source script is included when well formed, reported when not", async () => {
+  const dir = tempDir("onestore-bench-sources-");
+  const good = join(dir, "good.mjs");
+  const bad = join(dir, "bad.mjs");
+  const failing = join(dir, "failing.mjs");
+  const column = { id: "chromium-onestore-opfs", label: "onestore OPFS (Chromium)", kind: "onestore", anchors: ["chromium-sahpool"], figures: { commit: { value: 0.5, unit: "ms", per: "commit" } } };
+  writeFileSync(good, `console.log("progress"); console.log(JSON.stringify({ source: "chromium", environment: { browser: "x" }, columns: [${JSON.stringify(column)}], quick: process.argv.includes("--quick") }));`);
+  writeFileSync(bad, `console.log(JSON.stringify({ columns: [{ id: 1 }] }));`);
+  writeFileSync(failing, `console.error("no browser"); process.exit(3);`);
+  const logs = [];
+  const sources = await externalSources(root, true, (m) => logs.push(m), [good, bad, failing, join(dir, "missing.mjs")]);
+  assert.equal(sources.length, 3);
+  assert.equal(sources[0].ok, true);
+  assert.equal(sources[0].columns[0].id, "chromium-onestore-opfs");
+  assert.equal(sources[0].columns[0].group, "chromium");
+  assert.equal(sources[1].ok, false);
+  assert.match(sources[1].error, /kind/);
+  assert.equal(sources[2].ok, false);
+  assert.match(sources[2].error, /exited with 3.*no browser/);
+});
