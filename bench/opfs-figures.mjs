@@ -6,7 +6,8 @@
 // bench/browser/opfs-worker.js.
 //
 //   node bench/opfs-figures.mjs            a Markdown table, then the JSON
-//   node bench/opfs-figures.mjs --json     the JSON only
+//   node bench/opfs-figures.mjs --json     only the JSON, in the column-source
+//                                          shape of `npm run bench` (bench/README.md)
 //   node bench/opfs-figures.mjs --profile  where a one-row commit's time goes
 //                                          (bench/browser/opfs-profile-worker.js)
 //
@@ -35,6 +36,12 @@ if (profile) {
   process.exit(0);
 }
 const out = { opfs: { rows: result.rows, env: result.env } };
+if (jsonOnly) {
+  // The column-source shape that `npm run bench` reads (bench/README.md,
+  // "Column sources"): one column per row, times in ms per unit of work.
+  console.log(JSON.stringify(asColumnSource(result)));
+  process.exit(0);
+}
 if (!jsonOnly) {
   const f = (ms) => (ms < 1 ? `${(ms * 1000).toFixed(ms < 0.1 ? 1 : 0)} µs` : `${ms.toFixed(2)} ms`);
   console.log("| | one-row commit | get by key | 25k puts in one tx |");
@@ -43,3 +50,29 @@ if (!jsonOnly) {
   console.log(`\n${result.env.userAgent}; sqlite-wasm ${result.env.sqliteWasm}\n`);
 }
 console.log(JSON.stringify(out));
+
+// Chromium's rows as bench columns: onestore's two, each compared with every
+// sahpool row (the anchors).
+function asColumnSource({ rows, env }) {
+  const slug = (label) => `chromium-${label.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "")}`;
+  const anchors = rows.filter((r) => r.engine !== "onestore").map((r) => slug(r.label));
+  const notHere = { na: "not measured in Chromium (bench/opfs-figures.mjs measures commit, get and bulk)" };
+  return {
+    source: "chromium",
+    environment: { browser: env.userAgent, sqliteWasm: env.sqliteWasm, notes: "one headless Chromium, one dedicated Worker, OPFS; each figure the median of 5 batch means (docs/performance.md, \"OPFS in Chromium\")" },
+    columns: rows.map((r) => ({
+      id: slug(r.label),
+      label: `${r.label} (Chromium)`,
+      kind: r.engine === "onestore" ? "onestore" : "anchor",
+      group: "chromium",
+      settings: { vfs: r.engine === "onestore" ? "onestore opfs" : "opfs-sahpool", durability: r.durability },
+      anchors: r.engine === "onestore" ? anchors : [],
+      figures: {
+        commit: { value: r.commit, unit: "ms", per: "commit" },
+        bulk: { value: r.bulk, unit: "ms", per: "tx of 25000 puts", putsPerSecond: 25000 / (r.bulk / 1000) },
+        get: { value: r.get, unit: "ms", per: "get" },
+        rename: notHere, page: notHere, replay: notHere, open: notHere,
+      },
+    })),
+  };
+}

@@ -203,7 +203,16 @@ export function toMarkdown(report) {
   }
   if (report.sources?.length) {
     L.push("## Column sources", "");
-    for (const s of report.sources) L.push(`- \`${s.script}\`: ${s.ok ? "included" : `failed: ${s.error}`}`);
+    for (const s of report.sources) {
+      L.push(`- \`${s.script}\`: ${s.ok ? "included" : `failed: ${s.error}`}`);
+      // What the source says about where and how it measured.
+      for (const [k, v] of Object.entries(s.environment ?? {})) L.push(`  - ${k}: ${String(v)}`);
+      // A figure whose unit of work differs from the Node columns' is named.
+      for (const c of s.columns ?? []) {
+        const per = c.figures?.bulk?.per;
+        if (per && per !== `tx of ${report.plan?.bulk} puts`) L.push(`  - ${c.label}: workload 2 is a ${per}`);
+      }
+    }
     L.push("");
   }
   return `${L.join("\n")}\n`;

@@ -100,3 +100,20 @@ test("a column source script is included when well formed, reported when not", a
   assert.equal(sources[2].ok, false);
   assert.match(sources[2].error, /exited with 3.*no browser/);
 });
+
+test("the real Chromium and workerd column sources give well-formed columns", { timeout: 300_000 }, async () => {
+  const logs = [];
+  const sources = await externalSources(root, true, (m) => logs.push(m));
+  assert.deepEqual(sources.map((s) => s.script), ["bench/opfs-figures.mjs", "bench/edge-figures.mjs"]);
+  for (const s of sources) {
+    assert.equal(s.ok, true, `${s.script}: ${s.error}\n${logs.join("\n")}`);
+    const ids = new Set(s.columns.map((c) => c.id));
+    assert.ok(s.columns.some((c) => c.kind === "onestore") && s.columns.some((c) => c.kind === "anchor"), `${s.script}: onestore and anchor columns`);
+    for (const c of s.columns) {
+      for (const a of c.anchors) assert.ok(ids.has(a), `${c.id}: unknown anchor ${a}`);
+      for (const w of ["commit", "bulk", "get"]) checkFigure(c.figures[w], `${c.id}.${w}`);
+      for (const [w, f] of Object.entries(c.figures)) checkFigure(f, `${c.id}.${w}`);
+    }
+  }
+  assert.deepEqual(sources.map((s) => s.source), ["chromium", "workerd"]);
+});
