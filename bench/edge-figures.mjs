@@ -1,12 +1,18 @@
-// The "Inside workerd" figures of docs/performance.md: commit and query
-// times of a durable store measured inside workerd (Miniflare 4, a SQLite
-// Durable Object; bench/edge-worker.js), beside the same work as raw
-// sql.exec calls in the same object (the raw* figures: no store), and on
-// the Node sqlite backend (a file, durability full and relaxed, ":memory:").
-// Every figure is a mean over a batch (workerd's clock is coarse): one commit
-// of 1 put (200 commits), 10k puts in one tx (3 runs), page(100) in the
-// (path, at) index order from about 50k rows (200 pages), get by key (200).
-// Prints one JSON object; not a test.
+// The "Inside workerd" figures of docs/performance.md: the bench's workloads
+// on a durable store measured inside workerd (Miniflare 4, SQLite Durable
+// Objects; bench/edge-worker.js), beside the same work as raw sql.exec calls
+// in a Durable Object (the raw figures: no store), with the sizes of the Node
+// columns (bench/lib/common.mjs plan()). Every figure is a mean over a batch
+// (workerd's clock is coarse), the median over runs for workloads 1 to 6:
+// 1. a one-put commit (200 commits); 2. 10k puts in one tx (3 runs);
+// 3. a prefix rename of 10k rows (updateWhere; UPDATE) among 100k; 4. cursor
+// pages of 100 in the (path, at) index order; 5. gets of pseudo-random keys;
+// 6. replaying recorded ops (store.commit; the same SQL); 7. open + first get
+// of a store of many rows and outbox records; 8. a one-put commit at 1k,
+// 100k, 1M rows (1M when filling it fits in about a minute).
+// Without --json it also runs workloads 1, 2, 4, 5 on the Node sqlite
+// backend (a file, durability full and relaxed, ":memory:"). Prints one JSON
+// object; not a test.
 //
 //   node bench/edge-figures.mjs [--runs 3]
 //   node bench/edge-figures.mjs --json [--quick]   the column-source shape of `npm run bench`
@@ -19,6 +25,7 @@ import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 
 import { defineTable, int, json, openStore, query, str } from "../js/index.js";
+import { plan, recordedOps } from "./lib/common.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const runsArg = process.argv.indexOf("--runs");
@@ -29,9 +36,28 @@ const RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : process.argv.incl
 // record of 25k puts is 3.5 MB (a commit fails with `limit` there).
 const asSource = process.argv.includes("--json");
 const quick = process.argv.includes("--quick");
-const W = quick
+// The Node-side runs (without --json).
+const NW = quick
   ? { commits: 50, bulk: 500, bulkRuns: 1, pages: 200, fill: 2000 }
   : { commits: 200, bulk: 10000, bulkRuns: 3, pages: 200, fill: 50000 };
+// The workerd runs: the Node columns' plan, and the batch sizes of workerd.
+const P = plan(quick);
+const W = {
+  ...P,
+  runs: RUNS,
+  commitsBatch: NW.commits,  // one-put commits in the batch of workload 1
+  edgeBulk: NW.bulk,  // puts in the tx of workload 2 (10k: see above)
+  bulkRuns: NW.bulkRuns,
+  renames: P.runs,  // renames in the batch of workload 3 (back and forth)
+  pageRuns: 1,
+  // commits in the batch of workload 8: the Node columns' runs x commits,
+  // at least 50 (a few commits take less than one tick of workerd's clock)
+  openBatch: 20,  // opens in the batch of workload 7 (one is below a tick of workerd's clock)
+  commitAtBatch: Math.max(P.commitAtCommits * P.runs, 50),
+  fillBudgetMs: 60000,  // a commitAt size is skipped when filling it would take longer
+  stages: [...new Set([...P.commitAt, P.openRows])].sort((a, b) => a - b),
+};
+const BATCHES = recordedOps(P.replayCommits, P.replayOpsPerCommit);
 
 const Edits = defineTable("edits", {
   columns: { id: str(), path: str(), entry: int(), at: int(), meta: json() },
@@ -51,34 +77,70 @@ async function nodeRun(options) {
   let n = 0;
   const out = {};
   let t0 = now();
-  for (let i = 0; i < W.commits; i++) await owner.tx(async (tx) => { await tx.put(edits, ROW(n++)); });
-  out.commitMs = (now() - t0) / W.commits;
+  for (let i = 0; i < NW.commits; i++) await owner.tx(async (tx) => { await tx.put(edits, ROW(n++)); });
+  out.commitMs = (now() - t0) / NW.commits;
   t0 = now();
-  for (let r = 0; r < W.bulkRuns; r++) await owner.tx(async (tx) => { for (let i = 0; i < W.bulk; i++) await tx.put(edits, ROW(n++)); });
-  out.bulkMs = (now() - t0) / W.bulkRuns;
-  while (n < W.fill) await owner.tx(async (tx) => { for (let i = 0; i < 1000; i++) await tx.put(edits, ROW(n++)); });
+  for (let r = 0; r < NW.bulkRuns; r++) await owner.tx(async (tx) => { for (let i = 0; i < NW.bulk; i++) await tx.put(edits, ROW(n++)); });
+  out.bulkMs = (now() - t0) / NW.bulkRuns;
+  while (n < NW.fill) await owner.tx(async (tx) => { for (let i = 0; i < 1000; i++) await tx.put(edits, ROW(n++)); });
   const q = query(Edits).orderBy((e) => e.path).orderBy((e) => e.at);
   t0 = now();
-  for (let i = 0; i < W.pages; i++) await edits.page(q, 100);
-  out.pageMs = (now() - t0) / W.pages;
+  for (let i = 0; i < NW.pages; i++) await edits.page(q, 100);
+  out.pageMs = (now() - t0) / NW.pages;
   t0 = now();
-  for (let i = 0; i < W.pages; i++) await edits.get([`e${String(i * 7).padStart(6, "0")}`]);
-  out.getMs = (now() - t0) / W.pages;
+  for (let i = 0; i < NW.pages; i++) await edits.get([`e${String(i * 7).padStart(6, "0")}`]);
+  out.getMs = (now() - t0) / NW.pages;
   out.rows = await edits.count();
   await store.close();
   return out;
 }
 
-async function workerdRun(mf, object) {
-  const qs = new URLSearchParams({ ...Object.fromEntries(Object.entries(W).map(([k, v]) => [k, String(v)])), object });
-  const res = await mf.dispatchFetch(`http://bench/run?${qs}`);
-  if (!res.ok) throw new Error(`workerd: ${res.status} ${await res.text()}`);
-  return res.json();
+// One phase of bench/edge-worker.js on one fresh object.
+async function workerdPhase(mf, phase, impl, object, batches) {
+  const t0 = now();
+  const res = await mf.dispatchFetch(`http://bench/run?${new URLSearchParams({ phase, impl, object })}`, {
+    method: "POST",
+    body: JSON.stringify({ W, batches }),
+  });
+  if (!res.ok) throw new Error(`workerd ${phase}/${impl}: ${res.status} ${await res.text()}`);
+  const out = await res.json();
+  console.error(`edge-figures: workerd ${phase} ${impl} ${object}: ${((now() - t0) / 1000).toFixed(1)} s`);
+  return out;
 }
 
+// Workloads 1 to 6, one run: each phase and impl on its own fresh object.
+async function workerdRun(mf, r) {
+  const out = {};
+  for (const impl of ["store", "raw"]) {
+    out[impl] = {
+      ...(await workerdPhase(mf, "main", impl, `main-${impl}-${r}`)),
+      ...(await workerdPhase(mf, "read", impl, `read-${impl}-${r}`)),
+      ...(await workerdPhase(mf, "replay", impl, `replay-${impl}-${r}`, BATCHES)),
+    };
+  }
+  return out;
+}
+
+const TIMED = ["commit", "bulk", "rename", "page", "get", "replay"];
 function summarize(runs) {
-  const keys = ["commitMs", "bulkMs", "pageMs", "getMs", "rawCommitMs", "rawBulkMs", "rawPageMs", "rawGetMs"].filter((k) => k in runs[0]);
+  const keys = ["commitMs", "bulkMs", "pageMs", "getMs"].filter((k) => k in runs[0]);
   return Object.fromEntries([...keys.map((k) => [k, median(runs.map((r) => r[k]))]), ["rows", runs[0].rows], ["runs", runs.length]]);
+}
+const medianOf = (runs, k) => {
+  const s = runs.map((r) => r[k]).sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+function summarizeWorkerd(runs, fixture) {
+  const one = (impl) => ({
+    ...Object.fromEntries(TIMED.map((k) => [k, medianOf(runs.map((r) => r[impl]), k)])),
+    runs: Object.fromEntries(TIMED.map((k) => [k, runs.map((r) => r[impl][k])])),
+    renameRows: runs[0][impl].renameRows,
+    outboxBytes: runs[0][impl].outboxBytes,
+    commits: runs[0][impl].commits,
+    changes: runs[0][impl].changes,
+    fixture: fixture[impl],
+  });
+  return { store: one("store"), raw: one("raw") };
 }
 
 const dir = mkdtempSync(join(tmpdir(), "onestore-edge-figures-"));
@@ -100,16 +162,26 @@ try {
   const results = { workerd: [], sqliteFileFull: [], sqliteFileRelaxed: [], sqliteMemory: [] };
   // Interleaved runs, each on a fresh object or file.
   for (let r = 0; r < RUNS; r++) {
-    results.workerd.push(await workerdRun(mf, `bench-${r}`));
+    results.workerd.push(await workerdRun(mf, r));
+    if (asSource) continue;  // the Node columns measure Node
     results.sqliteFileFull.push(await nodeRun({ backend: "sqlite", path: join(dir, `full-${r}.sqlite`) }));
     results.sqliteFileRelaxed.push(await nodeRun({ backend: "sqlite", path: join(dir, `relaxed-${r}.sqlite`), durability: "relaxed" }));
     results.sqliteMemory.push(await nodeRun({ backend: "sqlite", path: ":memory:" }));
   }
+  // Workloads 7 and 8: once, on one object each.
+  const fixture = {
+    store: await workerdPhase(mf, "fixture", "store", "fixture-store"),
+    raw: await workerdPhase(mf, "fixture", "raw", "fixture-raw"),
+  };
   const out = {
-    what: "onestore durable backend inside workerd vs the Node sqlite backend (ms, mean per operation within a batch; median over runs)",
+    what: "onestore durable backend inside workerd vs raw sql.exec (and, without --json, the Node sqlite backend) (ms, mean per operation within a batch; median over runs)",
     node: process.version,
     workload: W,
-    figures: Object.fromEntries(Object.entries(results).map(([k, v]) => [k, summarize(v)])),
+    nodeWorkload: NW,
+    figures: {
+      workerd: summarizeWorkerd(results.workerd, fixture),
+      ...Object.fromEntries(Object.entries(results).filter(([k, v]) => k !== "workerd" && v.length).map(([k, v]) => [k, summarize(v)])),
+    },
   };
   console.log(JSON.stringify(asSource ? asColumnSource(out) : out, null, 2));
 } finally {
@@ -120,24 +192,38 @@ try {
 // The durable backend in workerd and its raw sql.exec anchor as bench
 // columns (the Node sqlite runs are the Node columns' business).
 function asColumnSource(out) {
-  const w = out.figures.workerd;
-  const notHere = { na: "not measured inside workerd (bench/edge-figures.mjs measures commit, bulk, page and get)" };
+  const W = out.workload;
+  const { store, raw } = out.figures.workerd;
   // workerd's clock is coarse (it moves in whole steps): a batch that took
   // less than one step reads as 0, which is no figure.
-  const ms = (value, per, extra = {}) => (value > 0 ? { value, unit: "ms", per, ...extra } : { na: `the batch took less than one tick of workerd's clock (${per})` });
-  const figures = (commit, bulk, page, get) => ({
-    commit: ms(commit, "commit"),
-    bulk: ms(bulk, `tx of ${out.workload.bulk} puts`, bulk > 0 ? { putsPerSecond: out.workload.bulk / (bulk / 1000) } : {}),
-    page: ms(page, "page of 100 rows"),
-    get: ms(get, "get"),
-    rename: notHere, replay: notHere, open: notHere,
+  const ms = (value, per, extra = {}) => (Number.isFinite(value) && value > 0 ? { value, unit: "ms", per, ...extra } : { na: `the batch took less than one tick of workerd's clock (${per})` });
+  const commitAt = (f, skipped = {}) => Object.fromEntries(W.commitAt.map((size) => [size,
+    size in f ? ms(f[size], "commit", { rows: size, commits: W.commitAtBatch })
+      : size in skipped ? { na: `filling the Durable Object to ${size} rows through the store would take about ${Math.round(skipped[size] / 1000)} s (measured rate), above the ${W.fillBudgetMs / 1000} s budget of this script` }
+        : { na: `not measured at ${size} rows` }]));
+  const figures = (f, open, commitAtF) => ({
+    commit: ms(f.commit, "commit", { runs: f.runs.commit, batch: W.commitsBatch }),
+    bulk: ms(f.bulk, `tx of ${W.edgeBulk} puts`, f.bulk > 0 ? { putsPerSecond: W.edgeBulk / (f.bulk / 1000), runs: f.runs.bulk } : {}),
+    rename: ms(f.rename, `rename of ${f.renameRows} rows`, { rows: f.renameRows, outboxBytes: f.outboxBytes, runs: f.runs.rename, batch: W.renames }),
+    page: ms(f.page, `page of ${W.pageSize} rows`, { runs: f.runs.page, batch: W.pages }),
+    get: ms(f.get, "get", { runs: f.runs.get, batch: W.gets }),
+    replay: ms(f.replay, "row change", f.replay > 0 ? { rowChangesPerSecond: 1000 / f.replay, commits: f.commits, changes: f.changes, runs: f.runs.replay } : {}),
+    open,
+    commitAt: commitAtF,
   });
+  const sf = store.fixture;
+  const open = ms(sf.open, "open + first get + close", { runs: sf.openRuns, batch: W.openBatch, rows: sf.openRows, outboxRecords: sf.openOutbox });
+  const rawOpen = { na: "workerd opens a Durable Object's SQLite database before the object's code runs: raw sql.exec has no open step to time (the first query of a running object is just a query)" };
+  const skipped = Object.keys(sf.skipped ?? {});
   return {
     source: "workerd",
-    environment: { runtime: "workerd via Miniflare 4", node: out.node, notes: `a SQLite Durable Object persisted to disk; batch means, median of ${w.runs} runs; pages from ${w.rows} rows; workload 2 is a tx of ${out.workload.bulk} puts, not 25000: the outbox record of 25000 puts (3.5 MB) is above a Durable Object's 2 MB per value, so that commit fails with \`limit\`; workerd's clock moves in coarse steps, so single figures are batch means` },
+    environment: {
+      runtime: "workerd via Miniflare 4", node: out.node,
+      notes: `SQLite Durable Objects persisted to disk, a fresh object per phase and run; batch means (workerd's clock moves in coarse steps), median of ${RUNS} runs for workloads 1-6, one batch of ${W.commitAtBatch} commits per size for 8; workload 2 is a tx of ${W.edgeBulk} puts, not the Node columns' ${W.bulk}: the outbox record of 25000 puts (3.5 MB) is above a Durable Object's 2 MB per value, so that commit fails with \`limit\`; fills go in txs of 10k puts for the same reason; 3-5 on ${W.readRows} rows; 6: ${out.figures.workerd.store.commits} recorded commits of ${W.replayOpsPerCommit} ops (the Node memory columns' count); 7: open (openStore on the object's storage again after close) + first get (+ close: one open is below a tick, so batches of ${W.openBatch} open-get-close) of a store of ${sf.openRows} rows and ${sf.openOutbox} outbox records, median of ${W.openRuns} batches after one warm-up open${skipped.length ? `; 8 at ${skipped.join(", ")} rows skipped: filling would take over ${W.fillBudgetMs / 1000} s` : ""}`,
+    },
     columns: [
-      { id: "workerd-onestore-durable", label: "onestore durable (workerd)", kind: "onestore", group: "workerd", settings: { backend: "durable" }, anchors: ["workerd-raw-sql-exec"], figures: figures(w.commitMs, w.bulkMs, w.pageMs, w.getMs) },
-      { id: "workerd-raw-sql-exec", label: "raw sql.exec from JS (workerd)", kind: "anchor", group: "workerd", settings: { backend: "sql.exec" }, figures: figures(w.rawCommitMs, w.rawBulkMs, w.rawPageMs, w.rawGetMs) },
+      { id: "workerd-onestore-durable", label: "onestore durable (workerd)", kind: "onestore", group: "workerd", settings: { backend: "durable" }, anchors: ["workerd-raw-sql-exec"], figures: figures(store, open, commitAt(sf.commitAt, sf.skipped)) },
+      { id: "workerd-raw-sql-exec", label: "raw sql.exec from JS (workerd)", kind: "anchor", group: "workerd", settings: { backend: "sql.exec" }, figures: figures(raw, rawOpen, commitAt(raw.fixture.commitAt)) },
     ],
   };
 }

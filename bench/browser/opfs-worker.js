@@ -3,130 +3,491 @@
 // its opfs-sahpool VFS doing the same SQL, in one dedicated Worker of one
 // Chromium run. Posts { ok, rows: [...], env } or { ok: false, error }.
 //
+// The workloads and sizes are those of the Node columns (bench/lib/common.mjs
+// plan(quick), ROW, recordedOps; bench/lib/onestore-column.mjs and
+// sql-column.mjs): commit, bulk, rename, page, get, replay, commitAt, open.
+// The message "go" or { quick } starts it.
+//
 // Each figure is a mean over a batch (performance.now() is coarse outside a
-// cross-origin-isolated page), the median of ROUNDS batches.
-import { defineTable, deleteStore, int, json, openStore, str } from "../../js/browser.js";
+// cross-origin-isolated page), the median of `runs` batches.
+import { defineTable, deleteStore, int, json, openStore, prefix, query, replacePrefix, str } from "../../js/browser.js";
 import sqlite3InitModule from "../../node_modules/@sqlite.org/sqlite-wasm/dist/index.mjs";
 
-const ROUNDS = 5;
-const COMMITS = 100;   // one-row commits per batch
-const GETS = 2000;     // gets by key per batch
-const BULK = 25000;    // puts in one transaction
-const PRELOAD = 1000;  // rows before the gets
-
+// ---- what bench/lib/common.mjs defines (it imports node: modules) ----
+const OWNER = "bench";
+const TABLE = "bench/edits";
+const COLUMNS = ["id", "path", "entry", "at", "meta"];
+const DIRS = 10;
 const Edits = defineTable("edits", {
   columns: { id: str(), path: str(), entry: int(), at: int(), meta: json() },
   key: ["id"],
   indexes: { byPath: ["path", "at"] },
 });
-const ROW = (i) => ({ id: `e${String(i).padStart(7, "0")}`, path: `src/dir${i % 50}/file${i}.ts`, entry: i, at: i, meta: { lines: i % 7 } });
-const IDS = Array.from({ length: PRELOAD }, (_, i) => ROW(i).id);  // the keys the gets read
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-async function perOp(fn, n) {
-  const out = [];
-  let k = 0;
-  for (let r = 0; r < ROUNDS; r++) {
-    const t0 = performance.now();
-    for (let i = 0; i < n; i++) await fn(k++);
-    out.push((performance.now() - t0) / n);
+const keyOf = (i) => `e${String(i).padStart(7, "0")}`;
+const ROW = (i) => ({ id: keyOf(i), path: `src/dir${i % DIRS}/file${i}.ts`, entry: i, at: i, meta: { lines: i % 7 } });
+const ROW_SQL = (from, to) => `WITH RECURSIVE c(i) AS (SELECT ${from} UNION ALL SELECT i + 1 FROM c WHERE i + 1 < ${to})
+  SELECT printf('e%07d', i), 'src/dir' || (i % ${DIRS}) || '/file' || i || '.ts', i, i, '{"lines":' || (i % 7) || '}' FROM c`;
+const MIDDLE_ROW = (i, n, salt) => {
+  const at = Math.floor(((i * 7919 + salt * 104729) % 1000003) / 1000003 * n);
+  return { id: `${keyOf(at)}-${salt}-${i}`, path: `src/dir${at % DIRS}/new${i}.ts`, entry: at, at, meta: { lines: i % 7 } };
+};
+function getKeys(count, rows) {
+  let x = 12345;
+  const out = new Array(count);
+  for (let i = 0; i < count; i++) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    out[i] = keyOf(x % rows);
   }
-  return median(out);
+  return out;
 }
-function perOpSync(fn, n) {
-  const out = [];
-  let k = 0;
-  for (let r = 0; r < ROUNDS; r++) {
-    const t0 = performance.now();
-    for (let i = 0; i < n; i++) fn(k++);
-    out.push((performance.now() - t0) / n);
-  }
-  return median(out);
+function plan(quick) {
+  // The browser's one-row commits per batch stay at 100 in a full run (a
+  // mean over more commits than Node's 60: the clock is coarse here).
+  return quick
+    ? { quick: true, runs: 1, commits: 3, bulk: 250, readRows: 2000, pages: 10, pageSize: 100, gets: 500,
+      replayCommits: 10, replayOpsPerCommit: 5, openOutbox: 50, openRuns: 1, commitAt: [10, 100, 1000], commitAtCommits: 3 }
+    : { quick: false, runs: 5, commits: 100, bulk: 25000, readRows: 100000, pages: 1000, pageSize: 100, gets: 50000,
+      replayCommits: 300, replayOpsPerCommit: 5, openOutbox: 20000, openRuns: 5, commitAt: [1000, 100000, 1000000], commitAtCommits: 40 };
 }
-
-async function onestore(label, durability) {
-  const name = `bench-${durability}`;
-  await deleteStore({ backend: "opfs", name });
-  const store = await openStore({ backend: "opfs", name, durability });
-  const owner = store.object({ type: "file-history" });
-  const edits = owner.table(Edits);
-  await edits.count();
+function recordedOps(commits, perCommit) {
+  const batches = [];
   let n = 0;
-  await owner.tx(async (tx) => { for (let i = 0; i < PRELOAD; i++) await tx.put(edits, ROW(n++)); });
-  const commit = await perOp(() => owner.tx(async (tx) => { await tx.put(edits, ROW(n++)); }), COMMITS);
-  const get = await perOp((i) => edits.get(IDS[i % PRELOAD]), GETS);
-  const t0 = performance.now();
-  await owner.tx(async (tx) => { for (let i = 0; i < BULK; i++) await tx.put(edits, ROW(n++)); });
-  const bulk = performance.now() - t0;
-  await store.close();
-  await deleteStore({ backend: "opfs", name });
-  return { label, engine: "onestore", durability, commit, get, bulk };
+  for (let c = 0; c < commits; c++) {
+    const ops = [];
+    for (let k = 0; k < perCommit; k++) {
+      const kind = k % 5;
+      if (kind < 3 || n < 10) ops.push({ op: "put", table: TABLE, row: ROW(10_000_000 + n++) });
+      else if (kind === 3) ops.push({ op: "update", table: TABLE, key: [keyOf(10_000_000 + n - 3)], set: { at: { value: c } } });
+      else ops.push({ op: "delete", table: TABLE, key: [keyOf(10_000_000 + n - 7)] });
+    }
+    batches.push(ops);
+  }
+  return batches;
 }
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+// Runs fn(run) `runs` times; each returns its figure. { value, runs }.
+async function repeat(runs, fn) {
+  const out = [];
+  for (let r = 0; r < runs; r++) out.push(await fn(r));
+  return { value: median(out), runs: out };
+}
+const figure = (value, unit, extra = {}) => ({ value, unit, ...extra });
+const na = (why) => ({ na: why });
+const bytesOf = (s) => new TextEncoder().encode(s).length;
+
+const DIR_FROM = "src/dir3/";
+const DIR_TO = "src/moved3/";
+const OPEN_BATCH = 5;      // opens (each timed to its first get, not its close) per batch
+const CHUNK = 100000;      // puts per transaction while building a table
+const BUDGET_MS = 300000;  // past this, a full run skips the 1M-row stage
+let started = 0;
+let log = () => {};
+
+// ---- onestore ----
+
+async function onestore(label, durability, p) {
+  let files = 0;
+  const names = [];
+  const fresh = async () => {
+    const name = `bench-${durability}-${files++}`;
+    names.push(name);
+    await deleteStore({ backend: "opfs", name });
+    return open(name);
+  };
+  const open = async (name, d = durability) => {
+    const store = await openStore({ backend: "opfs", name, durability: d });
+    const owner = store.object({ type: OWNER });
+    const edits = owner.table(Edits);
+    await edits.get("none");  // the table's declaration has committed
+    return { store, owner, edits, name };
+  };
+  const fill = async (owner, edits, from, to) => {
+    for (let at = from; at < to; at += CHUNK) {
+      const end = Math.min(to, at + CHUNK);
+      await owner.tx(async (tx) => { for (let i = at; i < end; i++) await tx.put(edits, ROW(i)); });
+    }
+  };
+  const lastRecord = async (store) => (await store.outbox.read(store.head - 1, 1)).commits[0];
+  const f = {};
+  try {
+    {
+      const { store, owner, edits } = await fresh();
+      let n = 0;
+      const one = await repeat(p.runs, async () => {
+        const t0 = performance.now();
+        for (let i = 0; i < p.commits; i++) await owner.tx(async (tx) => { await tx.put(edits, ROW(n++)); });
+        return (performance.now() - t0) / p.commits;
+      });
+      f.commit = figure(one.value, "ms", { per: "commit", runs: one.runs });
+      const bulk = await repeat(p.runs, async () => {
+        const t0 = performance.now();
+        await owner.tx(async (tx) => { for (let i = 0; i < p.bulk; i++) await tx.put(edits, ROW(n++)); });
+        return performance.now() - t0;
+      });
+      f.bulk = figure(bulk.value, "ms", { per: `tx of ${p.bulk} puts`, runs: bulk.runs, putsPerSecond: p.bulk / (bulk.value / 1000) });
+      await store.close();
+      log(`${label}: commit ${one.value.toFixed(3)} ms, bulk ${bulk.value.toFixed(1)} ms`);
+    }
+    {
+      const { store, owner, edits } = await fresh();
+      await fill(owner, edits, 0, p.readRows);
+      await store.outbox.trim(store.head);
+      let bytes = 0;
+      let renamed = 0;
+      const rename = await repeat(p.runs, async (r) => {
+        const [from, to] = r % 2 ? [DIR_TO, DIR_FROM] : [DIR_FROM, DIR_TO];
+        const t0 = performance.now();
+        await owner.tx(async (tx) => { await tx.updateWhere(edits, (e) => prefix(e.path, from), { path: replacePrefix(from, to) }); });
+        const ms = performance.now() - t0;
+        const rec = await lastRecord(store);
+        bytes = bytesOf(JSON.stringify(rec));
+        renamed = rec.ops[0].count;
+        return ms;
+      });
+      if (p.runs % 2) await owner.tx(async (tx) => { await tx.updateWhere(edits, (e) => prefix(e.path, DIR_TO), { path: replacePrefix(DIR_TO, DIR_FROM) }); });
+      f.rename = figure(rename.value, "ms", { per: `rename of ${renamed} rows`, runs: rename.runs, rows: renamed, outboxBytes: bytes });
+
+      const q = query(Edits).orderBy((e) => e.path).orderBy((e) => e.at);
+      const pages = await repeat(p.runs, async () => {
+        let after;
+        let rows = 0;
+        const t0 = performance.now();
+        for (let i = 0; i < p.pages; i++) {
+          const page = await edits.page(q, p.pageSize, undefined, after ? { after } : undefined);
+          rows += page.rows.length;
+          after = page.next;
+        }
+        const ms = performance.now() - t0;
+        if (rows !== p.pages * p.pageSize) throw new Error(`${label}: ${rows} rows paged, expected ${p.pages * p.pageSize}`);
+        return ms / p.pages;
+      });
+      f.page = figure(pages.value, "ms", { per: `page of ${p.pageSize} rows`, runs: pages.runs });
+
+      const keys = getKeys(p.gets, p.readRows);
+      const gets = await repeat(p.runs, async () => {
+        const t0 = performance.now();
+        for (const k of keys) if ((await edits.get(k)) === undefined) throw new Error(`${label}: ${k} not found`);
+        return (performance.now() - t0) / keys.length;
+      });
+      f.get = figure(gets.value, "ms", { per: "get", runs: gets.runs });
+      await store.close();
+      log(`${label}: rename ${rename.value.toFixed(2)} ms, page ${pages.value.toFixed(3)} ms, get ${(gets.value * 1000).toFixed(1)} µs`);
+    }
+    {
+      const batches = recordedOps(p.replayCommits, p.replayOpsPerCommit);
+      const changes = batches.reduce((s, b) => s + b.length, 0);
+      const replay = await repeat(p.runs, async () => {
+        const { store, name } = await fresh();
+        const t0 = performance.now();
+        for (const ops of batches) await store.commit(ops);
+        const ms = performance.now() - t0;
+        await store.close();
+        await deleteStore({ backend: "opfs", name });
+        return ms / changes;
+      });
+      f.replay = figure(replay.value, "ms", { per: "row change", runs: replay.runs, rowChangesPerSecond: 1000 / replay.value, commits: batches.length, changes });
+      log(`${label}: replay ${(1000 / replay.value).toFixed(0)} row changes/s`);
+    }
+    {
+      // Workload 8: one store grown through the sizes (the outbox trimmed
+      // after each stage, as bench/lib/fixture.mjs does); then workload 7
+      // on it once it also holds openOutbox records.
+      f.commitAt = {};
+      let { store, owner, edits, name } = await fresh();
+      let have = 0;
+      for (const size of p.commitAt) {
+        if (!p.quick && size >= 1000000 && performance.now() - started > BUDGET_MS) {
+          f.commitAt[size] = na(`skipped: building ${size} rows in OPFS would pass the run's time budget`);
+          continue;
+        }
+        // Built in a relaxed session, as bench/lib/fixture.mjs builds its file.
+        await store.close();
+        ({ store, owner, edits } = await open(name, "relaxed"));
+        await fill(owner, edits, have, size);
+        await store.outbox.trim(store.head);
+        await store.close();
+        ({ store, owner, edits } = await open(name));
+        have = size;
+        let i = 0;
+        const salt = 1;
+        await owner.tx(async (tx) => { await tx.put(edits, MIDDLE_ROW(i++, size, salt)); });  // warm-up
+        const r = await repeat(p.runs, async () => {
+          const t0 = performance.now();
+          for (let k = 0; k < p.commitAtCommits; k++) await owner.tx(async (tx) => { await tx.put(edits, MIDDLE_ROW(i++, size, salt)); });
+          return (performance.now() - t0) / p.commitAtCommits;
+        });
+        f.commitAt[size] = figure(r.value, "ms", { per: "commit", runs: r.runs, rows: size });
+        log(`${label}: commit at ${size} rows ${r.value.toFixed(3)} ms`);
+      }
+      // openOutbox one-put commits (relaxed, as the fixture's): the outbox
+      // then holds exactly that many records.
+      await store.close();
+      ({ store, owner, edits } = await open(name, "relaxed"));
+      await store.outbox.trim(store.head);
+      for (let i = 0; i < p.openOutbox; i++) await owner.tx(async (tx) => { await tx.put(edits, ROW((i * 48271) % have)); });
+      await store.close();
+      const keys = getKeys(p.openRuns + 1, have);
+      const runs = [];
+      for (let run = 0; run <= p.openRuns; run++) {
+        let ms = 0;
+        for (let b = 0; b < OPEN_BATCH; b++) {
+          const t0 = performance.now();
+          ({ store, edits } = await open(name));
+          if ((await edits.get(keys[run])) === undefined) throw new Error(`${label}: ${keys[run]} not in the fixture`);
+          ms += performance.now() - t0;
+          await store.close();
+        }
+        if (run > 0) runs.push(ms / OPEN_BATCH);  // the first also warms what a reopen reuses
+      }
+      f.open = figure(median(runs), "ms", { per: "open + first get", runs, rows: have, outbox: p.openOutbox });
+      log(`${label}: open ${median(runs).toFixed(1)} ms (${have} rows)`);
+    }
+  } finally {
+    for (const name of names) await deleteStore({ backend: "opfs", name }).catch(() => {});
+  }
+  return { label, engine: "onestore", durability, commit: f.commit.value, get: f.get.value, bulk: f.bulk.value, figures: f };
+}
+
+// ---- sqlite-wasm opfs-sahpool: the statements of bench/lib/sql-column.mjs ----
+
+const T = `"${TABLE}"`;
+const SCHEMA = `CREATE TABLE ${T} (id TEXT NOT NULL, path TEXT NOT NULL, entry INTEGER NOT NULL, at INTEGER NOT NULL, meta TEXT NOT NULL, PRIMARY KEY (id)) STRICT;
+  CREATE INDEX "${TABLE}/byPath" ON ${T} (path, at, id);
+  CREATE TABLE _outbox (seq INTEGER PRIMARY KEY, record TEXT NOT NULL) STRICT;`;
+const PUT = `INSERT OR REPLACE INTO ${T} (${COLUMNS.join(", ")}) VALUES (?, ?, ?, ?, ?)`;
+const OUT = "INSERT INTO _outbox (seq, record) VALUES (?, ?)";
+const SELECT = `SELECT ${COLUMNS.join(", ")} FROM ${T}`;
+const FIRST_PAGE = `${SELECT} ORDER BY path, at, id LIMIT ?`;
+const NEXT_PAGE = `${SELECT} WHERE (path, at, id) > (?, ?, ?) ORDER BY path, at, id LIMIT ?`;
+const GET = `${SELECT} WHERE id = ?`;
+const RENAME = `UPDATE ${T} SET path = ? || substr(path, ?) WHERE path >= ? AND path < ?`;
+const UPDATE_AT = `UPDATE ${T} SET at = ? WHERE id = ?`;
+const DELETE = `DELETE FROM ${T} WHERE id = ?`;
+const putParams = (r) => [r.id, r.path, r.entry, r.at, JSON.stringify(r.meta)];
+const asRow = (a) => ({ id: a[0], path: a[1], entry: a[2], at: a[3], meta: JSON.parse(a[4]) });
+const upper = (s) => s.slice(0, -1) + String.fromCharCode(s.charCodeAt(s.length - 1) + 1);
 
 let sqlite3;
 let pool;
-async function sahpool(label, pragmas, durability) {
+async function sahpool(label, pragmas, durability, p) {
   sqlite3 ??= await sqlite3InitModule();
-  pool ??= await sqlite3.installOpfsSAHPoolVfs({ name: "bench-sahpool", directory: ".bench-sahpool", clearOnInit: true });
-  const file = `/${label.replace(/[^a-z0-9]+/gi, "-")}.db`;
-  const db = new pool.OpfsSAHPoolDb(file);
-  try {
+  pool ??= await sqlite3.installOpfsSAHPoolVfs({ name: "bench-sahpool", directory: ".bench-sahpool", clearOnInit: true, initialCapacity: 12 });
+  const base = label.replace(/[^a-z0-9]+/gi, "-");
+  let files = 0;
+  const paths = [];
+  const conn = (file) => {
+    const db = new pool.OpfsSAHPoolDb(file);
     if (pragmas) db.exec(pragmas);
-    db.exec(`CREATE TABLE "file-history/edits" (id TEXT NOT NULL, path TEXT NOT NULL, entry INTEGER NOT NULL, at INTEGER NOT NULL, meta TEXT NOT NULL, PRIMARY KEY (id)) STRICT;
-      CREATE INDEX "file-history/edits/byPath" ON "file-history/edits" (path, at, id);
-      CREATE TABLE _meta (key TEXT PRIMARY KEY, value ANY) STRICT;
-      CREATE TABLE _outbox (seq INTEGER PRIMARY KEY, record TEXT NOT NULL) STRICT;
-      INSERT INTO _meta VALUES ('epoch', 1), ('head', 0);`);
-    // The statements of one onestore commit: check the epoch, write the row,
-    // the outbox record and the head.
-    const epoch = db.prepare("SELECT value FROM _meta WHERE key = 'epoch'");
-    const put = db.prepare('INSERT OR REPLACE INTO "file-history/edits" (id, path, entry, at, meta) VALUES (?, ?, ?, ?, ?)');
-    const out = db.prepare("INSERT INTO _outbox (seq, record) VALUES (?, ?)");
-    const head = db.prepare("INSERT OR REPLACE INTO _meta (key, value) VALUES ('head', ?)");
-    const get = db.prepare('SELECT id, path, entry, at, meta FROM "file-history/edits" WHERE id = ?');
-    let n = 0;
-    let seq = 0;
-    const write = (r) => put.bind([r.id, r.path, r.entry, r.at, JSON.stringify(r.meta)]).stepReset();
-    const commitRows = (rows) => {
-      db.exec("BEGIN IMMEDIATE");
-      epoch.step(); epoch.reset();
-      for (const r of rows) write(r);
-      seq++;
-      out.bind([seq, JSON.stringify({ seq, ops: rows.map((row) => ({ op: "put", table: "file-history/edits", row })) })]).stepReset();
-      head.bind([seq]).stepReset();
-      db.exec("COMMIT");
+    const cache = new Map();
+    const stmt = (sql) => { let s = cache.get(sql); if (!s) cache.set(sql, (s = db.prepare(sql))); return s; };
+    return {
+      db,
+      exec: (sql) => db.exec(sql),
+      run(sql, bind) { const s = stmt(sql); s.bind(bind); s.step(); s.reset(); return db.changes(); },
+      all(sql, bind) { const s = stmt(sql); s.bind(bind); const out = []; while (s.step()) out.push(s.get([])); s.reset(); return out; },
+      close() { for (const s of cache.values()) s.finalize(); db.close(); },
     };
-    commitRows(Array.from({ length: PRELOAD }, () => ROW(n++)));
-    const commit = perOpSync(() => commitRows([ROW(n++)]), COMMITS);
-    const getOne = perOpSync((i) => {
-      get.bind([IDS[i % PRELOAD]]);
-      get.step();
-      const row = get.get([]);
-      get.reset();
-      return row;
-    }, GETS);
-    const rows = Array.from({ length: BULK }, () => ROW(n++));
-    const t0 = performance.now();
-    commitRows(rows);
-    const bulk = performance.now() - t0;
-    for (const s of [epoch, put, out, head, get]) s.finalize();
-    return { label, engine: "opfs-sahpool", durability, commit, get: getOne, bulk };
+  };
+  const fresh = () => {
+    const file = `/${base}-${files++}.db`;
+    paths.push(file);
+    const c = conn(file);
+    c.exec(SCHEMA);
+    c.file = file;
+    return c;
+  };
+  // One commit, as sql-column.mjs: BEGIN IMMEDIATE, the row statements, the
+  // JSON outbox record, COMMIT.
+  const commit = (c, state, ops, body) => {
+    c.exec("BEGIN IMMEDIATE");
+    const counts = body();
+    const seq = ++state.seq;
+    if (counts !== undefined) ops = ops.map((op, i) => (counts[i] === undefined ? op : { ...op, count: counts[i] }));
+    const record = JSON.stringify({ seq, from: seq - 1, at: Date.now(), owner: OWNER, ops });
+    c.run(OUT, [seq, record]);
+    c.exec("COMMIT");
+    return record;
+  };
+  const putOne = (c, state, row) => commit(c, state, [{ op: "put", table: TABLE, row }], () => { c.run(PUT, putParams(row)); });
+  const f = {};
+  try {
+    {
+      const c = fresh();
+      const state = { seq: 0 };
+      let n = 0;
+      const one = await repeat(p.runs, () => {
+        const t0 = performance.now();
+        for (let i = 0; i < p.commits; i++) putOne(c, state, ROW(n++));
+        return (performance.now() - t0) / p.commits;
+      });
+      f.commit = figure(one.value, "ms", { per: "commit", runs: one.runs });
+      const bulk = await repeat(p.runs, () => {
+        const t0 = performance.now();
+        const ops = [];
+        commit(c, state, ops, () => {
+          for (let i = 0; i < p.bulk; i++) {
+            const row = ROW(n++);
+            c.run(PUT, putParams(row));
+            ops.push({ op: "put", table: TABLE, row });
+          }
+        });
+        return performance.now() - t0;
+      });
+      f.bulk = figure(bulk.value, "ms", { per: `tx of ${p.bulk} puts`, runs: bulk.runs, putsPerSecond: p.bulk / (bulk.value / 1000) });
+      c.close();
+      log(`${label}: commit ${one.value.toFixed(3)} ms, bulk ${bulk.value.toFixed(1)} ms`);
+    }
+    {
+      const c = fresh();
+      const state = { seq: 0 };
+      c.exec(`INSERT INTO ${T} (${COLUMNS.join(", ")}) ${ROW_SQL(0, p.readRows)}`);
+      let bytes = 0;
+      let renamed = 0;
+      const renameOnce = (from, to) => commit(c, state, [{ op: "update", table: TABLE, where: { prefix: ["path", from] }, set: { path: { replacePrefix: [from, to] } } }], () => {
+        renamed = Number(c.run(RENAME, [to, from.length + 1, from, upper(from)]));
+        return [renamed];
+      });
+      const rename = await repeat(p.runs, (r) => {
+        const [from, to] = r % 2 ? [DIR_TO, DIR_FROM] : [DIR_FROM, DIR_TO];
+        const t0 = performance.now();
+        const record = renameOnce(from, to);
+        const ms = performance.now() - t0;
+        bytes = bytesOf(record);
+        return ms;
+      });
+      if (p.runs % 2) renameOnce(DIR_TO, DIR_FROM);
+      f.rename = figure(rename.value, "ms", { per: `rename of ${renamed} rows`, runs: rename.runs, rows: renamed, outboxBytes: bytes });
+
+      const pages = await repeat(p.runs, () => {
+        let last = null;
+        let rows = 0;
+        const t0 = performance.now();
+        for (let i = 0; i < p.pages; i++) {
+          const page = (last ? c.all(NEXT_PAGE, [last.path, last.at, last.id, p.pageSize]) : c.all(FIRST_PAGE, [p.pageSize])).map(asRow);
+          rows += page.length;
+          last = page[page.length - 1];
+        }
+        const ms = performance.now() - t0;
+        if (rows !== p.pages * p.pageSize) throw new Error(`${label}: ${rows} rows paged, expected ${p.pages * p.pageSize}`);
+        return ms / p.pages;
+      });
+      f.page = figure(pages.value, "ms", { per: `page of ${p.pageSize} rows`, runs: pages.runs });
+
+      const keys = getKeys(p.gets, p.readRows);
+      const gets = await repeat(p.runs, () => {
+        const t0 = performance.now();
+        for (const k of keys) {
+          const rows = c.all(GET, [k]);
+          if (rows.length !== 1) throw new Error(`${label}: ${k} not found`);
+          asRow(rows[0]);
+        }
+        return (performance.now() - t0) / keys.length;
+      });
+      f.get = figure(gets.value, "ms", { per: "get", runs: gets.runs });
+      c.close();
+      log(`${label}: rename ${rename.value.toFixed(2)} ms, page ${pages.value.toFixed(3)} ms, get ${(gets.value * 1000).toFixed(1)} µs`);
+    }
+    {
+      const batches = recordedOps(p.replayCommits, p.replayOpsPerCommit);
+      const changes = batches.reduce((s, b) => s + b.length, 0);
+      const replay = await repeat(p.runs, () => {
+        const c = fresh();
+        const state = { seq: 0 };
+        const t0 = performance.now();
+        for (const ops of batches) {
+          commit(c, state, ops, () => {
+            for (const op of ops) {
+              if (op.op === "put") c.run(PUT, putParams(op.row));
+              else if (op.op === "update") {
+                if (Number(c.run(UPDATE_AT, [op.set.at.value, op.key[0]])) !== 1) throw new Error(`${label}: update of a missing row`);
+              } else c.run(DELETE, [op.key[0]]);
+            }
+          });
+        }
+        const ms = performance.now() - t0;
+        c.close();
+        pool.unlink(c.file);
+        return ms / changes;
+      });
+      f.replay = figure(replay.value, "ms", { per: "row change", runs: replay.runs, rowChangesPerSecond: 1000 / replay.value, commits: batches.length, changes });
+      log(`${label}: replay ${(1000 / replay.value).toFixed(0)} row changes/s`);
+    }
+    {
+      f.commitAt = {};
+      let c = fresh();
+      const file = c.file;
+      const state = { seq: 0 };
+      let have = 0;
+      for (const size of p.commitAt) {
+        if (!p.quick && size >= 1000000 && performance.now() - started > BUDGET_MS) {
+          f.commitAt[size] = na(`skipped: building ${size} rows in OPFS would pass the run's time budget`);
+          continue;
+        }
+        if (size > have) c.exec(`INSERT INTO ${T} (${COLUMNS.join(", ")}) ${ROW_SQL(have, size)}`);
+        have = size;
+        let i = 0;
+        const salt = label.length + 100;
+        putOne(c, state, MIDDLE_ROW(i++, size, salt));  // warm-up
+        const r = await repeat(p.runs, () => {
+          const t0 = performance.now();
+          for (let k = 0; k < p.commitAtCommits; k++) putOne(c, state, MIDDLE_ROW(i++, size, salt));
+          return (performance.now() - t0) / p.commitAtCommits;
+        });
+        f.commitAt[size] = figure(r.value, "ms", { per: "commit", runs: r.runs, rows: size });
+        log(`${label}: commit at ${size} rows ${r.value.toFixed(3)} ms`);
+      }
+      // The outbox of workload 7: openOutbox one-put records, written in one
+      // transaction (their content is what an open sees, not how they came).
+      c.exec("DELETE FROM _outbox; BEGIN IMMEDIATE");
+      for (let i = 0; i < p.openOutbox; i++) {
+        const row = ROW((i * 48271) % have);
+        const seq = ++state.seq;
+        c.run(PUT, putParams(row));
+        c.run(OUT, [seq, JSON.stringify({ seq, from: seq - 1, at: Date.now(), owner: OWNER, ops: [{ op: "put", table: TABLE, row }] })]);
+      }
+      c.exec("COMMIT");
+      c.close();
+      const keys = getKeys(p.openRuns + 1, have);
+      const runs = [];
+      for (let run = 0; run <= p.openRuns; run++) {
+        let ms = 0;
+        for (let b = 0; b < OPEN_BATCH; b++) {
+          const t0 = performance.now();
+          c = conn(file);
+          if (c.all(GET, [keys[run]]).length !== 1) throw new Error(`${label}: ${keys[run]} not in the fixture`);
+          ms += performance.now() - t0;
+          c.close();
+        }
+        if (run > 0) runs.push(ms / OPEN_BATCH);
+      }
+      f.open = figure(median(runs), "ms", { per: "open + first get", runs, rows: have, outbox: p.openOutbox,
+        note: "new OpfsSAHPoolDb on the installed pool (its access handles stay open; installOpfsSAHPoolVfs is not counted) + first get" });
+      log(`${label}: open ${median(runs).toFixed(1)} ms (${have} rows)`);
+    }
   } finally {
-    db.close();
-    pool.unlink(file);
+    for (const file of paths) { try { pool.unlink(file); } catch {} }
   }
+  return { label, engine: "opfs-sahpool", durability, commit: f.commit.value, get: f.get.value, bulk: f.bulk.value, figures: f };
 }
 
-self.onmessage = async () => {
+self.onmessage = async (e) => {
   try {
+    const quick = !!e.data?.quick;
+    const p = plan(quick);
+    started = performance.now();
+    log = (m) => self.postMessage({ log: `[${((performance.now() - started) / 1000).toFixed(1)} s] ${m}` });
     const rows = [];
-    rows.push(await onestore("onestore opfs (full)", "full"));
-    rows.push(await onestore("onestore opfs (relaxed)", "relaxed"));
-    rows.push(await sahpool("sahpool, defaults", "", "full"));
-    rows.push(await sahpool("sahpool, exclusive lock", "PRAGMA locking_mode=EXCLUSIVE", "full"));
-    rows.push(await sahpool("sahpool, exclusive + WAL, synchronous=NORMAL", "PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", "relaxed"));
-    self.postMessage({ ok: true, rows, env: { userAgent: navigator.userAgent, sqliteWasm: sqlite3.version.libVersion, hardwareConcurrency: navigator.hardwareConcurrency } });
-  } catch (e) {
-    self.postMessage({ ok: false, error: String(e?.stack ?? e) });
+    rows.push(await onestore("onestore opfs (full)", "full", p));
+    rows.push(await onestore("onestore opfs (relaxed)", "relaxed", p));
+    rows.push(await sahpool("sahpool, defaults", "", "full", p));
+    rows.push(await sahpool("sahpool, exclusive lock", "PRAGMA locking_mode=EXCLUSIVE", "full", p));
+    rows.push(await sahpool("sahpool, exclusive + WAL, synchronous=NORMAL", "PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", "relaxed", p));
+    self.postMessage({ ok: true, quick, rows, env: { userAgent: navigator.userAgent, sqliteWasm: sqlite3.version.libVersion, hardwareConcurrency: navigator.hardwareConcurrency } });
+  } catch (err) {
+    self.postMessage({ ok: false, error: String(err?.stack ?? err) });
   }
 };
