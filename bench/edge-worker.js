@@ -6,36 +6,13 @@
 //   POST /run?object=NAME&phase=main|read|replay|fixture&impl=store|raw
 //   body: { W, batches? } (W: the sizes, bench/lib/common.mjs plan() plus the
 //   workerd ones; batches: the recorded ops of the replay) -> JSON figures.
-// Rows, keys and ops are those of bench/lib/common.mjs (copied: that module
-// imports node: modules).
+// Rows, keys and ops are those of every column (bench/lib/work.mjs).
 
-import { defineTable, int, json, openStore, prefix, query, replacePrefix, str } from "../js/workerd.js";
+import * as api from "../js/workerd.js";
+import { OWNER, TABLE, keyOf, ROW, ROW_SQL, MIDDLE_ROW, getKeys, editsTable } from "./lib/work.mjs";
 
-const Edits = defineTable("edits", {
-  columns: { id: str(), path: str(), entry: int(), at: int(), meta: json() },
-  key: ["id"],
-  indexes: { byPath: ["path", "at"] },
-});
-const OWNER = "bench";
-const TABLE = "bench/edits";
-const DIRS = 10;
-const keyOf = (i) => `e${String(i).padStart(7, "0")}`;
-const ROW = (i) => ({ id: keyOf(i), path: `src/dir${i % DIRS}/file${i}.ts`, entry: i, at: i, meta: { lines: i % 7 } });
-const ROW_SQL = (from, to) => `WITH RECURSIVE c(i) AS (SELECT ${from} UNION ALL SELECT i + 1 FROM c WHERE i + 1 < ${to})
-  SELECT printf('e%07d', i), 'src/dir' || (i % ${DIRS}) || '/file' || i || '.ts', i, i, '{"lines":' || (i % 7) || '}' FROM c`;
-const MIDDLE_ROW = (i, n, salt) => {
-  const at = Math.floor(((i * 7919 + salt * 104729) % 1000003) / 1000003 * n);
-  return { id: `${keyOf(at)}-${salt}-${i}`, path: `src/dir${at % DIRS}/new${i}.ts`, entry: at, at, meta: { lines: i % 7 } };
-};
-function getKeys(count, rows) {
-  let x = 12345;
-  const out = new Array(count);
-  for (let i = 0; i < count; i++) {
-    x = (x * 1103515245 + 12345) % 2147483648;
-    out[i] = keyOf(x % rows);
-  }
-  return out;
-}
+const { openStore, prefix, query, replacePrefix } = api;
+const Edits = editsTable(api);
 // A commit's outbox record is one SQLite value, at most 2 MB in a Durable
 // Object: fills go in transactions of 10k puts (about 1.4 MB).
 const CHUNK = 10000;

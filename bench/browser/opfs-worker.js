@@ -10,73 +10,30 @@
 //
 // Each figure is a mean over a batch (performance.now() is coarse outside a
 // cross-origin-isolated page), the median of `runs` batches.
-import { defineTable, deleteStore, int, json, openStore, prefix, query, replacePrefix, str } from "../../js/browser.js";
+import { deleteStore, openStore, prefix, query, replacePrefix } from "../../js/browser.js";
 import sqlite3InitModule from "../../node_modules/@sqlite.org/sqlite-wasm/dist/index.mjs";
 
-// ---- what bench/lib/common.mjs defines (it imports node: modules) ----
-const OWNER = "bench";
-const TABLE = "bench/edits";
-const COLUMNS = ["id", "path", "entry", "at", "meta"];
-const DIRS = 10;
-const Edits = defineTable("edits", {
-  columns: { id: str(), path: str(), entry: int(), at: int(), meta: json() },
-  key: ["id"],
-  indexes: { byPath: ["path", "at"] },
-});
-const keyOf = (i) => `e${String(i).padStart(7, "0")}`;
-const ROW = (i) => ({ id: keyOf(i), path: `src/dir${i % DIRS}/file${i}.ts`, entry: i, at: i, meta: { lines: i % 7 } });
-const ROW_SQL = (from, to) => `WITH RECURSIVE c(i) AS (SELECT ${from} UNION ALL SELECT i + 1 FROM c WHERE i + 1 < ${to})
-  SELECT printf('e%07d', i), 'src/dir' || (i % ${DIRS}) || '/file' || i || '.ts', i, i, '{"lines":' || (i % 7) || '}' FROM c`;
-const MIDDLE_ROW = (i, n, salt) => {
-  const at = Math.floor(((i * 7919 + salt * 104729) % 1000003) / 1000003 * n);
-  return { id: `${keyOf(at)}-${salt}-${i}`, path: `src/dir${at % DIRS}/new${i}.ts`, entry: at, at, meta: { lines: i % 7 } };
-};
-function getKeys(count, rows) {
-  let x = 12345;
-  const out = new Array(count);
-  for (let i = 0; i < count; i++) {
-    x = (x * 1103515245 + 12345) % 2147483648;
-    out[i] = keyOf(x % rows);
-  }
-  return out;
-}
+// The work of every column, shared with the Node and workerd benches.
+import * as work from "../lib/work.mjs";
+import * as api from "../../js/browser.js";
+
+const { OWNER, TABLE, COLUMNS, DIRS, keyOf, ROW, ROW_SQL, MIDDLE_ROW, getKeys, recordedOps, median, figure, na } = work;
+const Edits = work.editsTable(api);
+
+// The Node plan, with the file columns' counts (OPFS is a file) and 100
+// one-row commits per batch in a full run: a mean over more commits than
+// Node's 60, because performance.now() is coarse here.
 function plan(quick) {
-  // The browser's one-row commits per batch stay at 100 in a full run (a
-  // mean over more commits than Node's 60: the clock is coarse here).
-  return quick
-    ? { quick: true, runs: 1, commits: 3, bulk: 250, readRows: 2000, pages: 10, pageSize: 100, gets: 500,
-      replayCommits: 10, replayOpsPerCommit: 5, openOutbox: 50, openRuns: 1, commitAt: [10, 100, 1000], commitAtCommits: 3 }
-    : { quick: false, runs: 5, commits: 100, bulk: 25000, readRows: 100000, pages: 1000, pageSize: 100, gets: 50000,
-      replayCommits: 300, replayOpsPerCommit: 5, openOutbox: 20000, openRuns: 5, commitAt: [1000, 100000, 1000000], commitAtCommits: 40 };
-}
-function recordedOps(commits, perCommit) {
-  const batches = [];
-  let n = 0;
-  for (let c = 0; c < commits; c++) {
-    const ops = [];
-    for (let k = 0; k < perCommit; k++) {
-      const kind = k % 5;
-      if (kind < 3 || n < 10) ops.push({ op: "put", table: TABLE, row: ROW(10_000_000 + n++) });
-      else if (kind === 3) ops.push({ op: "update", table: TABLE, key: [keyOf(10_000_000 + n - 3)], set: { at: { value: c } } });
-      else ops.push({ op: "delete", table: TABLE, key: [keyOf(10_000_000 + n - 7)] });
-    }
-    batches.push(ops);
-  }
-  return batches;
+  const p = work.plan(quick);
+  return { ...p, commits: quick ? p.fileCommits : 100, replayCommits: p.fileReplayCommits };
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 // Runs fn(run) `runs` times; each returns its figure. { value, runs }.
 async function repeat(runs, fn) {
   const out = [];
   for (let r = 0; r < runs; r++) out.push(await fn(r));
   return { value: median(out), runs: out };
 }
-const figure = (value, unit, extra = {}) => ({ value, unit, ...extra });
-const na = (why) => ({ na: why });
 const bytesOf = (s) => new TextEncoder().encode(s).length;
 
 const DIR_FROM = "src/dir3/";

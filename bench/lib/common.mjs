@@ -6,64 +6,17 @@
 import { gzipSync } from "node:zlib";
 import { readFileSync } from "node:fs";
 
-import { defineTable, int, json, str } from "../../js/index.js";
+import * as api from "../../js/index.js";
 
-// The table of every workload: a str key, a str with a secondary index
-// (path, at), two ints and a json, as an agent's file-edit history.
-export const Edits = defineTable("edits", {
-  columns: { id: str(), path: str(), entry: int(), at: int(), meta: json() },
-  key: ["id"],
-  indexes: { byPath: ["path", "at"] },
-});
-export const OWNER = "bench";
-export const TABLE = "bench/edits";  // its name in the store (and in SQL)
-export const COLUMNS = ["id", "path", "entry", "at", "meta"];
-export const DIRS = 10;  // 10% of the rows share a directory: the rename moves one
+export * from "./work.mjs";
+import { editsTable, median } from "./work.mjs";
 
-// Row i. The SQL columns build the same rows with ROW_SQL (one INSERT ...
-// SELECT over a counter), so that every column reads the same data.
-export const keyOf = (i) => `e${String(i).padStart(7, "0")}`;
-export const ROW = (i) => ({ id: keyOf(i), path: `src/dir${i % DIRS}/file${i}.ts`, entry: i, at: i, meta: { lines: i % 7 } });
-export const ROW_SQL = (from, to) => `WITH RECURSIVE c(i) AS (SELECT ${from} UNION ALL SELECT i + 1 FROM c WHERE i + 1 < ${to})
-  SELECT printf('e%07d', i), 'src/dir' || (i % ${DIRS}) || '/file' || i || '.ts', i, i, '{"lines":' || (i % 7) || '}' FROM c`;
-
-// A new row whose key falls among rows 0..n (between two existing keys), for
-// the commit-cost workload: it lands inside the tables' B-trees, not at
-// their right edge.
-export const MIDDLE_ROW = (i, n, salt) => {
-  const at = Math.floor(((i * 7919 + salt * 104729) % 1000003) / 1000003 * n);
-  return { id: `${keyOf(at)}-${salt}-${i}`, path: `src/dir${at % DIRS}/new${i}.ts`, entry: at, at, meta: { lines: i % 7 } };
-};
-
-// Deterministic pseudo-random keys for the gets (the same in every column).
-export function getKeys(count, rows) {
-  let x = 12345;
-  const out = new Array(count);
-  for (let i = 0; i < count; i++) {
-    x = (x * 1103515245 + 12345) % 2147483648;
-    out[i] = keyOf(x % rows);
-  }
-  return out;
-}
-
-// The sizes and repeat counts of a full run and of the quick mode (`--quick`,
-// what `npm test` runs: it checks the report, never a speed).
-export function plan(quick) {
-  return quick
-    ? { quick: true, runs: 1, commits: 5, fileCommits: 3, bulk: 250, readRows: 2000, renameRows: 200, pages: 10, pageSize: 100, gets: 500,
-      replayCommits: 20, fileReplayCommits: 10, replayOpsPerCommit: 5, openRows: 2000, openOutbox: 50, openRuns: 1, commitAt: [10, 100, 1000], commitAtCommits: 3 }
-    : { quick: false, runs: 5, commits: 300, fileCommits: 60, bulk: 25000, readRows: 100000, renameRows: 10000, pages: 1000, pageSize: 100, gets: 50000,
-      replayCommits: 2000, fileReplayCommits: 300, replayOpsPerCommit: 5, openRows: 1000000, openOutbox: 20000, openRuns: 5, commitAt: [1000, 100000, 1000000], commitAtCommits: 40 };
-}
+// The table, built with the Node root's builders.
+export const Edits = editsTable(api);
 
 // ---- timing ----
 
 export const now = () => Number(process.hrtime.bigint()) / 1e6;  // ms
-export const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-
 // Runs `fn(run)` `runs` times; each call returns the figure of one run (or
 // undefined: then its wall time in ms is the figure). Returns { value, runs }.
 export async function repeat(runs, fn) {
@@ -74,31 +27,6 @@ export async function repeat(runs, fn) {
     out.push(typeof v === "number" ? v : now() - t0);
   }
   return { value: median(out), runs: out };
-}
-
-// A figure: `value` in `unit` (lower is better unless `higher`).
-export const figure = (value, unit, extra = {}) => ({ value, unit, ...extra });
-export const na = (why) => ({ na: why });
-
-// ---- the replica workload: recorded ops ----
-
-// The ops of `commits` commits as a session records them: puts of new rows,
-// updates of one column by key and deletes, in the wire format (docs/formats.md).
-// Every column applies the same list; a row change is one op.
-export function recordedOps(commits, perCommit) {
-  const batches = [];
-  let n = 0;
-  for (let c = 0; c < commits; c++) {
-    const ops = [];
-    for (let k = 0; k < perCommit; k++) {
-      const kind = k % 5;
-      if (kind < 3 || n < 10) ops.push({ op: "put", table: TABLE, row: ROW(10_000_000 + n++) });
-      else if (kind === 3) ops.push({ op: "update", table: TABLE, key: [keyOf(10_000_000 + n - 3)], set: { at: { value: c } } });
-      else ops.push({ op: "delete", table: TABLE, key: [keyOf(10_000_000 + n - 7)] });
-    }
-    batches.push(ops);
-  }
-  return batches;
 }
 
 // ---- download sizes ----
