@@ -187,19 +187,11 @@ async function onestore(label, durability, p) {
       await store.outbox.trim(store.head);
       for (let i = 0; i < p.openOutbox; i++) await owner.tx(async (tx) => { await tx.put(edits, ROW((i * 48271) % have)); });
       await store.close();
-      const keys = getKeys(p.openRuns + 1, have);
-      const runs = [];
-      for (let run = 0; run <= p.openRuns; run++) {
-        let ms = 0;
-        for (let b = 0; b < OPEN_BATCH; b++) {
-          const t0 = performance.now();
-          ({ store, edits } = await open(name));
-          if ((await edits.get(keys[run])) === undefined) throw new Error(`${label}: ${keys[run]} not in the fixture`);
-          ms += performance.now() - t0;
-          await store.close();
-        }
-        if (run > 0) runs.push(ms / OPEN_BATCH);  // the first also warms what a reopen reuses
-      }
+      const runs = await timeOpens(p, have, label, async (key) => {
+        ({ store, edits } = await open(name));
+        const found = (await edits.get(key)) !== undefined;
+        return { found, close: () => store.close() };
+      });
       f.open = figure(median(runs), "ms", { per: "open + first get", runs, rows: have, outbox: p.openOutbox });
       log(`${label}: open ${median(runs).toFixed(1)} ms (${have} rows)`);
     }
@@ -207,6 +199,27 @@ async function onestore(label, durability, p) {
     for (const name of names) await deleteStore({ backend: "opfs", name }).catch(() => {});
   }
   return { label, engine: "onestore", durability, commit: f.commit.value, get: f.get.value, bulk: f.bulk.value, figures: f };
+}
+
+// Workload 7 for either engine: `openAndGet(key)` opens the fixture and reads
+// one key (timed up to the get), and returns { found, close } (not timed).
+// Batches of OPEN_BATCH opens, p.openRuns + 1 of them; the first batch only
+// warms what a reopen reuses. Returns the batch means, ms per open.
+async function timeOpens(p, have, label, openAndGet) {
+  const keys = getKeys(p.openRuns + 1, have);
+  const runs = [];
+  for (let run = 0; run <= p.openRuns; run++) {
+    let ms = 0;
+    for (let b = 0; b < OPEN_BATCH; b++) {
+      const t0 = performance.now();
+      const { found, close } = await openAndGet(keys[run]);
+      ms += performance.now() - t0;
+      await close();
+      if (!found) throw new Error(`${label}: ${keys[run]} not in the fixture`);
+    }
+    if (run > 0) runs.push(ms / OPEN_BATCH);
+  }
+  return runs;
 }
 
 // ---- sqlite-wasm opfs-sahpool: the statements of bench/lib/sql-column.mjs ----
@@ -408,19 +421,11 @@ async function sahpool(label, pragmas, durability, p) {
       }
       c.exec("COMMIT");
       c.close();
-      const keys = getKeys(p.openRuns + 1, have);
-      const runs = [];
-      for (let run = 0; run <= p.openRuns; run++) {
-        let ms = 0;
-        for (let b = 0; b < OPEN_BATCH; b++) {
-          const t0 = performance.now();
-          c = conn(file);
-          if (c.all(GET, [keys[run]]).length !== 1) throw new Error(`${label}: ${keys[run]} not in the fixture`);
-          ms += performance.now() - t0;
-          c.close();
-        }
-        if (run > 0) runs.push(ms / OPEN_BATCH);
-      }
+      const runs = await timeOpens(p, have, label, async (key) => {
+        c = conn(file);
+        const found = c.all(GET, [key]).length === 1;
+        return { found, close: () => c.close() };
+      });
       f.open = figure(median(runs), "ms", { per: "open + first get", runs, rows: have, outbox: p.openOutbox,
         note: "new OpfsSAHPoolDb on the installed pool (its access handles stay open; installOpfsSAHPoolVfs is not counted) + first get" });
       log(`${label}: open ${median(runs).toFixed(1)} ms (${have} rows)`);
