@@ -1,11 +1,18 @@
 // The browser runtime of the package (a page or a dedicated Worker): loads
-// the wasm core once per realm, streaming it from next to the .mjs, and opens
-// "opfs" stores: the store's Web Lock, then its OPFS handles
-// (js/files-opfs.js), handed to the store as a `session`.
+// the wasm core once per realm and opens "opfs" stores: the store's Web Lock,
+// then its OPFS handles (js/files-opfs.js), handed to the store as a
+// `session`.
 //
-// The factory gets an `instantiateWasm` hook, so Emscripten never guesses the
-// .wasm's address itself; a bundler that moves the file can pass its URL as
-// `wasmUrl` to configureBrowserCore().
+// The core is reached the way bundlers follow without configuration: a
+// static import of Emscripten's module, and the .wasm as
+// `new URL("../dist/onestore-core.wasm", import.meta.url)`, which Vite,
+// webpack 5 and Parcel emit as an asset and rewrite to its URL (served
+// unbundled, it is the file beside the .mjs). The factory gets an
+// `instantiateWasm` hook, so that URL is the only one the .wasm is fetched
+// from: Emscripten never builds one itself. A bundler that leaves the URL
+// alone (esbuild) or a server that moves the file: configureBrowserCore().
+
+import factory from "../dist/onestore-core.mjs";
 
 import { ErrorCodes, StoreError } from "./errors.js";
 import { acquireOpfsFiles, checkOpfsAvailable, checkOpfsName, opfsDbPath, opfsFiles, removeOpfsStore } from "./files-opfs.js";
@@ -42,9 +49,8 @@ export function loadBrowserCore(extra = {}) {
 }
 
 async function instantiate(extra) {
-  const dist = new URL("../dist/", import.meta.url);
-  const wasmUrl = wasmUrlOverride ?? new URL("onestore-core.wasm", dist).href;
-  const { default: factory } = await import(new URL("onestore-core.mjs", dist).href);
+  // Written out literally: bundlers recognize exactly this form.
+  const wasmUrl = wasmUrlOverride ?? new URL("../dist/onestore-core.wasm", import.meta.url).href;
   // A failed fetch must reject the open, not leave the factory waiting.
   let fail;
   const failed = new Promise((_, reject) => { fail = reject; });

@@ -51,6 +51,16 @@ set(ONESTORE_WASM_LINK_FLAGS
   # module: `wasmBinary` (bytes) or `instantiateWasm` (a WebAssembly.Module),
   # which js/ always does (checked under Node 20).
   -sENVIRONMENT=web,worker
+  # No `import.meta` in the glue. By default 3.1.6's ES module output finds
+  # the .wasm itself, `new URL("onestore-core.wasm", import.meta.url)`, as
+  # soon as the factory runs: a bundler (Vite, webpack) sees that as a second
+  # reference to the asset, and workerd, whose import.meta.url is no base
+  # URL, throws building it. The loaders always hand the module over
+  # (`instantiateWasm` or `wasmBinary`), so the glue never fetches; the only
+  # reference to the file a bundler sees is js/loader-browser.js's
+  # `new URL("../dist/onestore-core.wasm", import.meta.url)`. With 0, the glue
+  # takes its own address from document.currentScript (unused too).
+  -sUSE_ES6_IMPORT_META=0
   # The heap grows on demand (large pages, exports) ...
   -sALLOW_MEMORY_GROWTH=1
   # ... starting from 16 MiB.

@@ -42,14 +42,19 @@ export function sizeOf(paths) {
   return { raw, gzip: gz };
 }
 
-// The package's JS a browser downloads: js/browser.js and what it imports.
+// The package's JS a browser downloads: js/browser.js and what it imports,
+// without the core's dist/ files (its static import of the .mjs), which the
+// caller counts apart.
 export function browserModules(rootUrl) {
   const seen = new Set();
   const visit = (url) => {
     if (seen.has(url.href)) return;
     seen.add(url.href);
     const text = readFileSync(url, "utf8");
-    for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+"(\.[^"]+)"/g)) visit(new URL(m[1], url));
+    for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+"(\.[^"]+)"/g)) {
+      const next = new URL(m[1], url);
+      if (!next.pathname.includes("/dist/")) visit(next);
+    }
   };
   visit(new URL("js/browser.js", rootUrl));
   return [...seen].map((h) => new URL(h));

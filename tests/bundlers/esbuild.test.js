@@ -1,0 +1,58 @@
+// esbuild bundles an app that installed onestore from its packed tarball
+// (fixtures/app), the way docs/guide.md says: the page and the worker as two
+// entry points, the .wasm through the file loader and configureBrowserCore
+// (esbuild leaves `new URL(..., import.meta.url)` alone). Served from its
+// output folder, the app runs the whole scenario (app-scenario.js) in real
+// Chromium.
+
+import assert from "node:assert/strict";
+import { copyFileSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import * as esbuild from "esbuild";
+
+import { exerciseApp } from "./app-scenario.js";
+import { installApp, launchChromium, listFiles, startServer } from "./harness.js";
+
+let app;
+let browser;
+
+before(async () => {
+  app = await installApp("app");
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  app?.remove();
+});
+
+test("an esbuild bundle with the .wasm file loader opens the store, persists and fences", async () => {
+  // esbuild main.js worker=worker-esbuild.js --bundle --format=esm --outdir=out --loader:.wasm=file
+  const result = await esbuild.build({
+    absWorkingDir: app.dir,
+    entryPoints: { main: "main.js", worker: "worker-esbuild.js" },
+    bundle: true,
+    format: "esm",
+    outdir: "out",
+    loader: { ".wasm": "file" },
+    logLevel: "silent",
+  });
+  assert.deepEqual([...result.errors, ...result.warnings], []);
+  const out = join(app.dir, "out");
+  copyFileSync(join(app.dir, "index.html"), join(out, "index.html"));
+  const files = listFiles(out);
+  const emitted = files.filter((f) => f.endsWith(".wasm"));
+  assert.equal(emitted.length, 1, `one .wasm among ${files.join(", ")}`);
+  assert.deepEqual(readFileSync(join(out, emitted[0])), readFileSync(join(app.dir, "node_modules", "onestore", "dist", "onestore-core.wasm")));
+  // The browser root alone: no Node loader, no node: module.
+  const worker = readFileSync(join(out, "worker.js"), "utf8");
+  assert.doesNotMatch(worker, /node:|files-node|readFile/);
+  const srv = await startServer({ dir: out });
+  try {
+    const { wasm } = await exerciseApp(browser.context, `${srv.url}/`);
+    assert.deepEqual(wasm, [`${srv.url}/${emitted[0]}`]);
+  } finally {
+    await srv.close();
+  }
+});

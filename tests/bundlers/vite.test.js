@@ -1,0 +1,57 @@
+// Vite with no configuration builds and serves an app that installed onestore
+// from its packed tarball (fixtures/app: the store in a module Worker): the
+// dev server and `vite build` served from dist/, each run in real Chromium
+// through the whole app scenario (app-scenario.js).
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { build, createServer } from "vite";
+
+import { exerciseApp } from "./app-scenario.js";
+import { installApp, launchChromium, listFiles, startServer } from "./harness.js";
+
+let app;
+let browser;
+
+before(async () => {
+  app = await installApp("app");
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  app?.remove();
+});
+
+test("the Vite dev server serves the app, and the store opens, persists and fences", async () => {
+  // What `npx vite` does in the app folder: no config file, no options.
+  const server = await createServer({ root: app.dir, configFile: false, logLevel: "error", server: { host: "127.0.0.1", port: 0 } });
+  try {
+    await server.listen();
+    const { port } = server.httpServer.address();
+    const { wasm } = await exerciseApp(browser.context, `http://127.0.0.1:${port}/`);
+    // The package's own file, though Vite pre-bundled the package's JS.
+    assert.deepEqual(wasm, [`http://127.0.0.1:${port}/node_modules/onestore/dist/onestore-core.wasm`]);
+  } finally {
+    await server.close();
+  }
+});
+
+test("vite build emits the core's .wasm once, and the built app works served from dist/", async () => {
+  // What `npx vite build` does in the app folder.
+  await build({ root: app.dir, configFile: false, logLevel: "error" });
+  const out = join(app.dir, "dist");
+  const files = listFiles(out);
+  const emitted = files.filter((f) => f.endsWith(".wasm"));
+  assert.equal(emitted.length, 1, `one .wasm among ${files.join(", ")}`);
+  assert.deepEqual(readFileSync(join(out, emitted[0])), readFileSync(join(app.dir, "node_modules", "onestore", "dist", "onestore-core.wasm")));
+  const srv = await startServer({ dir: out });
+  try {
+    const { wasm } = await exerciseApp(browser.context, `${srv.url}/`);
+    assert.deepEqual(wasm, [`${srv.url}/${emitted[0]}`]);
+  } finally {
+    await srv.close();
+  }
+});
