@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `npm test`: set up, build, and run every test suite; stops at the first
 # failure. Phases: setup, build (native + wasm), C++ tests (ctest), JS tests
-# (node --test), browser tests (Chromium), edge tests (workerd), TypeScript
-# type-check of the package's .d.ts.
+# (node --test), browser tests (Chromium), bundler tests (the packed package
+# built by Vite, esbuild, webpack, wrangler; run in Chromium and workerd), edge
+# tests (workerd), TypeScript type-check of the package's .d.ts.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -46,6 +47,25 @@ run_browser_tests() {
   node --test --test-concurrency=1 "${files[@]}"
 }
 
+# Bundler tests: the package packed once (npm pack, ONESTORE_TARBALL),
+# installed from the tarball into temp apps, built with Vite, esbuild,
+# webpack and wrangler, and run in Chromium and workerd (tests/bundlers/).
+run_bundler_tests() {
+  local files=()
+  while IFS= read -r -d '' f; do files+=("$f"); done < <(
+    find tests/bundlers -type f \( -name '*.test.js' -o -name '*.test.mjs' \) -print0 2>/dev/null | sort -z)
+  if ((${#files[@]} == 0)); then
+    echo "test: no tests/bundlers/**/*.test.{js,mjs} yet: skipped"
+    return 0
+  fi
+  local pack_dir status=0
+  pack_dir=$(mktemp -d "${TMPDIR:-/tmp}/onestore-pack-XXXXXX")
+  npm pack --pack-destination "$pack_dir" --loglevel=error >/dev/null
+  ONESTORE_TARBALL=$(echo "$pack_dir"/*.tgz) node --test --test-concurrency=1 "${files[@]}" || status=$?
+  rm -rf "$pack_dir"
+  return "$status"
+}
+
 # Edge tests: real workerd (Miniflare 4 from node_modules), a SQLite Durable
 # Object with the durable backend (tests/edge/harness.js).
 run_edge_tests() {
@@ -74,6 +94,7 @@ phase build bash scripts/build.sh
 phase ctest ctest --test-dir build/native --output-on-failure --timeout 300
 phase node-test run_js_tests
 phase browser run_browser_tests
+phase bundlers run_bundler_tests
 phase edge run_edge_tests
 phase types run_type_check
 

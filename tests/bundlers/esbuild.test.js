@@ -48,6 +48,9 @@ test("an esbuild bundle with the .wasm file loader opens the store, persists and
   // The browser root alone: no Node loader, no node: module.
   const worker = readFileSync(join(out, "worker.js"), "utf8");
   assert.doesNotMatch(worker, /node:|files-node|readFile/);
+  // The page only links: the core is in the worker alone ("sideEffects": false).
+  assert.match(worker, /BindingError/);
+  assert.doesNotMatch(readFileSync(join(out, "main.js"), "utf8"), /BindingError/);
   const srv = await startServer({ dir: out });
   try {
     const { wasm } = await exerciseApp(browser.context, `${srv.url}/`);

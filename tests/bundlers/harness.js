@@ -11,9 +11,9 @@
 // passes ONESTORE_TARBALL) or once per test file run alone.
 
 import { execFile } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
@@ -60,14 +60,16 @@ export function packedTarball() {
 
 /**
  * A new app folder in the temp dir: a copy of tests/bundlers/fixtures/<name>
- * with a package.json, and onestore installed from the packed tarball (as
- * `npm install ./onestore-x.tgz` does: no registry needed, the package has no
- * dependencies). `remove()` deletes it.
+ * (or of each file or folder of `sources`) with a package.json, and onestore
+ * installed from the packed tarball (as `npm install ./onestore-x.tgz` does:
+ * no registry needed, the package has no dependencies). `remove()` deletes it.
  */
-export async function installApp(name) {
+export async function installApp(name, sources = [join(fixtures, name)]) {
   const tarball = await packedTarball();
   const dir = mkdtempSync(join(tmpdir(), `onestore-${name}-`));
-  cpSync(join(fixtures, name), dir, { recursive: true });
+  for (const src of sources) {
+    cpSync(src, statSync(src).isDirectory() ? dir : join(dir, basename(src)), { recursive: true });
+  }
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: `onestore-${name}`, private: true, type: "module" }, null, 2));
   try {
     await npm(["install", "--offline", tarball], dir);

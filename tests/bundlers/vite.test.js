@@ -39,7 +39,7 @@ test("the Vite dev server serves the app, and the store opens, persists and fenc
   }
 });
 
-test("vite build emits the core's .wasm once, and the built app works served from dist/", async () => {
+test("vite build emits the core's .wasm once, keeps the core out of the page, and the built app works served from dist/", async () => {
   // What `npx vite build` does in the app folder.
   await build({ root: app.dir, configFile: false, logLevel: "error" });
   const out = join(app.dir, "dist");
@@ -47,6 +47,10 @@ test("vite build emits the core's .wasm once, and the built app works served fro
   const emitted = files.filter((f) => f.endsWith(".wasm"));
   assert.equal(emitted.length, 1, `one .wasm among ${files.join(", ")}`);
   assert.deepEqual(readFileSync(join(out, emitted[0])), readFileSync(join(app.dir, "node_modules", "onestore", "dist", "onestore-core.wasm")));
+  // The page only links: the core stays in the worker's chunk ("sideEffects": false).
+  const page = readFileSync(join(out, readFileSync(join(out, "index.html"), "utf8").match(/src="\/([^"]+\.js)"/)[1]), "utf8");
+  assert.doesNotMatch(page, /BindingError/);
+  assert.match(readFileSync(join(out, files.find((f) => /worker.*\.js$/.test(f))), "utf8"), /BindingError/);
   const srv = await startServer({ dir: out });
   try {
     const { wasm } = await exerciseApp(browser.context, `${srv.url}/`);
