@@ -672,10 +672,12 @@ export declare class StoreError extends Error {
 }
 
 /**
- * Browsers: where the core's .wasm is fetched from, for a bundler that moves
- * it. Call before the first openStore. In Node it has no effect (the Node
- * loader reads the .wasm beside its module).
- * @example configureBrowserCore({ wasmUrl: new URL("./onestore-core.wasm", import.meta.url) });
+ * Browsers: where the core's .wasm is fetched from, for a bundler that does
+ * not emit it by itself (esbuild: its file loader and the package's
+ * "onestore/onestore-core.wasm" export) or a server that moves it. Call before
+ * the first openStore. In Node it has no effect (the Node loader reads the
+ * .wasm beside its module).
+ * @example import wasmUrl from "onestore/onestore-core.wasm"; configureBrowserCore({ wasmUrl: new URL(wasmUrl, import.meta.url) });
  */
 export function configureBrowserCore(options: { wasmUrl?: string | { readonly href: string } }): void;
 

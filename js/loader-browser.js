@@ -5,12 +5,13 @@
 //
 // The core is reached the way bundlers follow without configuration: a
 // static import of Emscripten's module, and the .wasm as
-// `new URL("../dist/onestore-core.wasm", import.meta.url)`, which Vite,
-// webpack 5 and Parcel emit as an asset and rewrite to its URL (served
-// unbundled, it is the file beside the .mjs). The factory gets an
-// `instantiateWasm` hook, so that URL is the only one the .wasm is fetched
-// from: Emscripten never builds one itself. A bundler that leaves the URL
-// alone (esbuild) or a server that moves the file: configureBrowserCore().
+// `new URL("../dist/onestore-core.wasm", import.meta.url)`, which Vite and
+// webpack 5 emit as an asset and rewrite to its URL (served unbundled, it is
+// the file beside the .mjs). The factory gets an `instantiateWasm` hook, so
+// that URL is the only one the .wasm is fetched from: Emscripten never builds
+// one itself (wasm/flags.cmake, USE_ES6_IMPORT_META). A bundler that leaves
+// the URL alone (esbuild) or a server that moves the file:
+// configureBrowserCore(). tests/bundlers/ builds apps with each tool.
 
 import factory from "../dist/onestore-core.mjs";
 
@@ -51,6 +52,8 @@ export function loadBrowserCore(extra = {}) {
 async function instantiate(extra) {
   // Written out literally: bundlers recognize exactly this form.
   const wasmUrl = wasmUrlOverride ?? new URL("../dist/onestore-core.wasm", import.meta.url).href;
+  const hint = wasmUrlOverride ? "" : " (a bundler that does not emit the package's .wasm, or a server that moved it: " +
+    "pass its URL to configureBrowserCore({ wasmUrl }) before the first openStore)";
   // A failed fetch must reject the open, not leave the factory waiting.
   let fail;
   const failed = new Promise((_, reject) => { fail = reject; });
@@ -60,7 +63,7 @@ async function instantiate(extra) {
     instantiateWasm(imports, done) {
       streamWasm(wasmUrl, imports).then(
         ({ instance, module }) => done(instance, module),
-        (e) => fail(new Error(`onestore: cannot load the wasm core from ${wasmUrl}: ${e.message}`, { cause: e })));
+        (e) => fail(new StoreError(ErrorCodes.StorageFailed, `onestore: cannot load the wasm core from ${wasmUrl}: ${e.message}${hint}`, { cause: e })));
       return {};  // Emscripten's "instantiating asynchronously" answer
     },
   })]);

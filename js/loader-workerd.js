@@ -33,9 +33,8 @@ export function loadWorkerdCore() {
   if (!modulePromise) {
     modulePromise = factory({
       onestoreDurable: registry,
-      // workerd's import.meta.url is no base URL: without locateFile the glue
-      // throws building the .wasm's address, which is never fetched anyway.
-      locateFile: (path) => path,
+      // The glue has no import.meta (wasm/flags.cmake): it builds no URL of
+      // its own, which workerd, whose import.meta.url is no base URL, refused.
       instantiateWasm(imports, done) {
         WebAssembly.instantiate(wasmModule, imports).then((instance) => done(instance, wasmModule));
         return {};  // Emscripten's "instantiating asynchronously" answer

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import * as esbuild from "esbuild";
 
-import { exerciseApp } from "./app-scenario.js";
+import { callFails, exerciseApp, openTab } from "./app-scenario.js";
 import { installApp, launchChromium, listFiles, startServer } from "./harness.js";
 
 let app;
@@ -55,6 +55,25 @@ test("an esbuild bundle with the .wasm file loader opens the store, persists and
   try {
     const { wasm } = await exerciseApp(browser.context, `${srv.url}/`);
     assert.deepEqual(wasm, [`${srv.url}/${emitted[0]}`]);
+  } finally {
+    await srv.close();
+  }
+});
+
+test("an esbuild bundle that leaves the .wasm out fails to open with the URL it tried and what to do", async () => {
+  // The same app without wasm-esbuild.js: nothing emits the .wasm.
+  await esbuild.build({ absWorkingDir: app.dir, entryPoints: ["main.js", "worker.js"], bundle: true, format: "esm", outdir: "bare", logLevel: "silent" });
+  const out = join(app.dir, "bare");
+  copyFileSync(join(app.dir, "index.html"), join(out, "index.html"));
+  assert.deepEqual(listFiles(out).filter((f) => f.endsWith(".wasm")), []);
+  const srv = await startServer({ dir: out });
+  try {
+    const tab = await openTab(browser.context, `${srv.url}/`);
+    const error = await callFails(tab, "list");
+    assert.equal(error.code, "storage_failed");
+    assert.match(error.message, new RegExp(`cannot load the wasm core from ${srv.url}/dist/onestore-core\\.wasm: HTTP 404`));
+    assert.match(error.message, /configureBrowserCore\(\{ wasmUrl \}\)/);
+    await tab.close();
   } finally {
     await srv.close();
   }

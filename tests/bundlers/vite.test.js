@@ -4,7 +4,7 @@
 // through the whole app scenario (app-scenario.js).
 
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { build, createServer } from "vite";
@@ -57,5 +57,22 @@ test("vite build emits the core's .wasm once, keeps the core out of the page, an
     assert.deepEqual(wasm, [`${srv.url}/${emitted[0]}`]);
   } finally {
     await srv.close();
+  }
+});
+
+test("a worker with top-level await builds with worker.format \"es\", and that app works too", async () => {
+  const tla = await installApp("app");
+  try {
+    copyFileSync(join(tla.dir, "worker-tla.js"), join(tla.dir, "worker.js"));
+    // vite.config.js: export default { worker: { format: "es" } }
+    await build({ root: tla.dir, configFile: false, logLevel: "error", worker: { format: "es" } });
+    const srv = await startServer({ dir: join(tla.dir, "dist") });
+    try {
+      await exerciseApp(browser.context, `${srv.url}/`);
+    } finally {
+      await srv.close();
+    }
+  } finally {
+    tla.remove();
   }
 });
