@@ -50,7 +50,11 @@ test("vite build emits the core's .wasm once, keeps the core out of the page, an
   // The page only links: the core stays in the worker's chunk ("sideEffects": false).
   const page = readFileSync(join(out, readFileSync(join(out, "index.html"), "utf8").match(/src="\/([^"]+\.js)"/)[1]), "utf8");
   assert.doesNotMatch(page, /BindingError/);
-  assert.match(readFileSync(join(out, files.find((f) => /worker.*\.js$/.test(f))), "utf8"), /BindingError/);
+  const worker = readFileSync(join(out, files.find((f) => /worker.*\.js$/.test(f))), "utf8");
+  assert.match(worker, /BindingError/);
+  // The worker was built with the "browser" export condition: the OPFS loader, no Node one.
+  assert.match(worker, /navigator\.locks/);
+  assert.doesNotMatch(worker, /node:fs/);
   const srv = await startServer({ dir: out });
   try {
     const { wasm } = await exerciseApp(browser.context, `${srv.url}/`);

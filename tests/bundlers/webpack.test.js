@@ -55,6 +55,14 @@ test("a webpack 5 build opens the store, persists and fences", async () => {
   const emitted = files.filter((f) => f.endsWith(".wasm"));
   assert.equal(emitted.length, 1, `one .wasm among ${files.join(", ")}`);
   assert.deepEqual(readFileSync(join(out, emitted[0])), readFileSync(join(app.dir, "node_modules", "onestore", "dist", "onestore-core.wasm")));
+  // The worker's chunk has the core, built with the "browser" export
+  // condition (the OPFS loader, no Node one); the page's entry does not.
+  const chunks = files.filter((f) => f.endsWith(".js")).map((f) => ({ f, text: readFileSync(join(out, f), "utf8") }));
+  const core = chunks.filter((c) => /BindingError/.test(c.text));
+  assert.equal(core.length, 1, `one chunk with the core among ${chunks.map((c) => c.f).join(", ")}`);
+  assert.notEqual(core[0].f, "main.js");
+  assert.match(core[0].text, /navigator\.locks/);
+  assert.deepEqual(chunks.filter((c) => /node:fs/.test(c.text)).map((c) => c.f), []);
   const srv = await startServer({ dir: out });
   try {
     const { wasm } = await exerciseApp(browser.context, `${srv.url}/`);
