@@ -33,8 +33,9 @@ export function loadWorkerdCore() {
   if (!modulePromise) {
     modulePromise = factory({
       onestoreDurable: registry,
-      // The glue has no import.meta (wasm/flags.cmake): it builds no URL of
-      // its own, which workerd, whose import.meta.url is no base URL, refused.
+      // No locateFile: the glue has no import.meta (wasm/flags.cmake), so it
+      // builds no URL that workerd, whose import.meta.url is no base URL,
+      // would refuse.
       instantiateWasm(imports, done) {
         WebAssembly.instantiate(wasmModule, imports).then((instance) => done(instance, wasmModule));
         return {};  // Emscripten's "instantiating asynchronously" answer
