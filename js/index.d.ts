@@ -545,7 +545,7 @@ export function openStore(options: OpenOptions): Promise<Store>;
  * Compares two strings by Unicode code point, as the store does.
  * @example ["测试😀", "测试（一）"].sort(compareText)   // ["测试（一）", "测试😀"]
  */
-export function compareText(a: string, b: string): number;
+export function compareText(a: string, b: string): -1 | 0 | 1;
 
 // ---------------------------------------------------- watches, derives and links
 
