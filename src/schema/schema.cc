@@ -104,7 +104,8 @@ std::string Shown(std::string_view name) {
 }
 
 bool StartsWithFolded(std::string_view s, std::string_view lower_prefix) {
-  return s.size() >= lower_prefix.size() && FoldName(s.substr(0, lower_prefix.size())) == lower_prefix;
+  return s.size() >= lower_prefix.size() &&
+         FoldName(s.substr(0, lower_prefix.size())) == lower_prefix;
 }
 
 }  // namespace
@@ -127,7 +128,8 @@ Status CheckPlainName(std::string_view name, const std::string& what) {
                   std::to_string(kMaxNameBytes));
   }
   if (name[0] == '_') return refuse("a leading _ is kept for the store's own tables");
-  if (StartsWithFolded(name, "sqlite_")) return refuse("a leading sqlite_ is kept for SQLite's own");
+  if (StartsWithFolded(name, "sqlite_"))
+    return refuse("a leading sqlite_ is kept for SQLite's own");
   for (size_t i = 0; i < name.size();) {
     uint32_t cp = 0;
     const size_t n = Utf8SequenceAt(name, i, &cp);
@@ -139,8 +141,9 @@ Status CheckPlainName(std::string_view name, const std::string& what) {
     if (cp == '"') return refuse("it holds a double quote");
     if (cp < 0x20 || cp == 0x7F) return refuse("it holds a control character (NUL included)");
     if (cp == 0xFFFD) {
-      return refuse("it holds U+FFFD, which is what a lone surrogate becomes; a name must be "
-                    "well-formed text");
+      return refuse(
+          "it holds U+FFFD, which is what a lone surrogate becomes; a name must be "
+          "well-formed text");
     }
     i += n;
   }
@@ -150,8 +153,9 @@ Status CheckPlainName(std::string_view name, const std::string& what) {
 Status CheckTableName(std::string_view full, const std::string& where) {
   const size_t slash = full.find('/');
   if (slash == std::string_view::npos) {
-    return Status::InvalidArgs(where + ": " + Shown(full) +
-                               " is not a table name \"<type>/<name>\" or \"<host>:<type>/<name>\"");
+    return Status::InvalidArgs(
+        where + ": " + Shown(full) +
+        " is not a table name \"<type>/<name>\" or \"<host>:<type>/<name>\"");
   }
   std::string_view owner = full.substr(0, slash);
   std::string_view name = full.substr(slash + 1);
@@ -169,8 +173,7 @@ Status CheckTableName(std::string_view full, const std::string& where) {
   return CheckPlainName(name, where + " (name of " + Shown(full) + ")");
 }
 
-Status ParseTableSchema(const Json& j, const std::string& where, TableSchema* out,
-                        bool stored) {
+Status ParseTableSchema(const Json& j, const std::string& where, TableSchema* out, bool stored) {
   if (!j.is_object()) return Status::InvalidArgs(where + ": a table record must be an object");
   TableSchema t;
   auto name_it = j.find("table");

@@ -270,7 +270,8 @@ TEST_P(StoreTest, TxGetSeesTheTransactionsOwnWritesAndRefusesAfterABulkOp) {
 TEST_P(StoreTest, OpsStagedAfterABulkOpWaitForTheCommitAndNeverFailATxGet) {
   std::string records;
   ASSERT_TRUE(store_->Declare(R"({"op":"table","table":"t/t","columns":{"id":{"type":"int"},)"
-                              R"("n":{"type":"int"},"x":{"type":"int","optional":true}},"key":["id"]})",
+                              R"("n":{"type":"int"},"x":{"type":"int","optional":true}},)"
+                              R"("key":["id"]})",
                               &records)
                   .ok());
   MustCommit(records);
@@ -294,8 +295,9 @@ TEST_P(StoreTest, OpsStagedAfterABulkOpWaitForTheCommitAndNeverFailATxGet) {
   // A later op of the bulk table that would fail against the stored row
   // (x null: the sum is null for a column that is not optional) is not
   // evaluated before the commit either.
-  s = store_->TxStage(
-      tx, R"([{"op":"update","table":"t/t","key":[1],"set":{"n":{"add":[{"col":"x"},{"col":"n"}]}}}])");
+  s = store_->TxStage(tx,
+                      R"([{"op":"update","table":"t/t","key":[1],)"
+                      R"("set":{"n":{"add":[{"col":"x"},{"col":"n"}]}}}])");
   ASSERT_TRUE(s.ok()) << s.ToString();
   std::string result;
   s = store_->TxCommit(tx, "[]", "{}", &result);
@@ -374,9 +376,10 @@ TEST_P(StoreTest, NamesThatCouldCollideOrThatABackendCannotHoldAreRefusedOnDecla
   EXPECT_NE(s.message().find("letter case"), std::string::npos) << s.message();
   // A lone surrogate reaches the core as U+FFFD (or, through a raw string,
   // as the bytes of a surrogate): both refused.
-  s = store_->Declare("{\"op\":\"table\",\"table\":\"a\xEF\xBF\xBD/t\",\"columns\":{\"id\":{\"type\":"
-                      "\"str\"}},\"key\":[\"id\"]}",
-                      &records);
+  s = store_->Declare(
+      "{\"op\":\"table\",\"table\":\"a\xEF\xBF\xBD/t\","
+      "\"columns\":{\"id\":{\"type\":\"str\"}},\"key\":[\"id\"]}",
+      &records);
   EXPECT_EQ(s.code(), Code::kInvalidArgs);
   EXPECT_NE(s.message().find("U+FFFD"), std::string::npos) << s.message();
   EXPECT_EQ(CheckPlainName("a\xED\xA0\x80", "name").code(), Code::kInvalidArgs);
