@@ -80,7 +80,9 @@ export function json(opts) {
 
 /**
  * Defines a table: its columns (a flat record), its key and its indexes.
- * The value is frozen and can be shared by every store and owner.
+ * The value is frozen and can be shared by every store and owner. The core
+ * checks the names and the column count when an owner opens the table
+ * (docs/api.md, "Names and limits").
  *
  * @example
  * const Edits = defineTable("edits", {
