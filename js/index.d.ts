@@ -119,8 +119,11 @@ export interface TableDef<
 export type AnyTableDef = TableDef<string, any, readonly string[]>;
 
 /**
- * Defines a table: a flat record of columns, a key of str or int columns,
- * and indexes over str or int columns (each ends with the key).
+ * Defines a table: a flat record of at most 100 columns, a key of str or int
+ * columns, and indexes over str or int columns (recorded as declared; each
+ * ends with the key in storage). Names are plain: no "/", ":" or '"', no
+ * leading "_" or "sqlite_", at most 128 bytes, none differing from another
+ * only in letter case (checked when an owner opens the table).
  * @example
  * const Edits = defineTable("edits", {
  *   version: 2,
@@ -542,10 +545,10 @@ export interface Store {
 export function openStore(options: OpenOptions): Promise<Store>;
 
 /**
- * Compares two strings by Unicode code point, as the store does.
+ * Compares two strings by Unicode code point, as the store does: -1, 0 or 1.
  * @example ["测试😀", "测试（一）"].sort(compareText)   // ["测试（一）", "测试😀"]
  */
-export function compareText(a: string, b: string): number;
+export function compareText(a: string, b: string): -1 | 0 | 1;
 
 // ---------------------------------------------------- watches, derives and links
 

@@ -80,7 +80,9 @@ export function json(opts) {
 
 /**
  * Defines a table: its columns (a flat record), its key and its indexes.
- * The value is frozen and can be shared by every store and owner.
+ * The value is frozen and can be shared by every store and owner. The core
+ * checks the names and the column count when an owner opens the table
+ * (docs/api.md, "Names and limits").
  *
  * @example
  * const Edits = defineTable("edits", {
@@ -92,6 +94,7 @@ export function json(opts) {
  */
 export function defineTable(name, spec) {
   if (typeof name !== "string" || name === "") throw invalidArgs(`defineTable: the name must be a non-empty string, got ${describe(name)}`);
+  if (!wellFormedName(name)) throw invalidArgs(`defineTable: the name ${describe(name)} holds a lone surrogate; a name must be well-formed text`);
   if (spec === null || typeof spec !== "object") throw invalidArgs(`defineTable("${name}"): the second argument must be { columns, key }, got ${describe(spec)}`);
   const { version = 1, columns, key, indexes = {} } = spec;
   if (columns === null || typeof columns !== "object" || Object.keys(columns).length === 0) {
@@ -116,6 +119,13 @@ export function defineTable(name, spec) {
     [TABLE]: true,
   };
   return Object.freeze(def);
+}
+
+// The core checks every name (src/schema/schema.h, CheckPlainName), but it
+// never sees a lone surrogate: the encoder turns it into U+FFFD on its way to
+// UTF-8 (which the core then refuses). This early check names the real cause.
+function wellFormedName(s) {
+  return typeof s.isWellFormed === "function" ? s.isWellFormed() : !/[\uD800-\uDFFF]/.test(s.replace(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g, ""));
 }
 
 /**
@@ -144,6 +154,9 @@ export function ownerName(addr) {
   }
   if (typeof host !== "string" || host === "" || host.includes("/") || host.includes(":")) {
     throw invalidArgs(`store.object: host must be a non-empty string without "/" or ":", got ${describe(host)}`);
+  }
+  for (const [what, v] of [["type", type], ["host", host]]) {
+    if (!wellFormedName(v)) throw invalidArgs(`store.object: ${what} ${describe(v)} holds a lone surrogate; a name must be well-formed text`);
   }
   return host === "session" ? type : `${host}:${type}`;
 }

@@ -16,13 +16,13 @@ function isSurrogate(u) {
 }
 
 /**
- * Compares two strings by Unicode code point, as the store does: negative,
- * zero or positive. A lone surrogate counts as U+FFFD, the character the
+ * Compares two strings by Unicode code point, as the store does: -1, 0 or
+ * 1. A lone surrogate counts as U+FFFD, the character the
  * store keeps in its place. Differs from JS `<` and `sort()` only for
  * U+E000-U+FFFF against characters above U+FFFF (emoji).
  *
  * @example
- * compareText("测试（一）", "测试😀")   // < 0   (JS sort puts them the other way)
+ * compareText("测试（一）", "测试😀")   // -1   (JS sort puts them the other way)
  * ["b", "a"].sort(compareText)        // ["a", "b"]
  */
 export function compareText(a, b) {
@@ -39,7 +39,7 @@ export function compareText(a, b) {
       const wb = wellFormed(b);
       if (wa !== a || wb !== b) return compareText(wa, wb);
     }
-    return fix(x) - fix(y);
+    return fix(x) < fix(y) ? -1 : 1;
   }
-  return a.length - b.length;
+  return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
 }

@@ -74,7 +74,10 @@ class Store {
   int TxOpen();
   Status TxStage(int tx, const std::string& ops_json);
   // Stages ops_json, then returns the row (JSON array) or "null".
-  // Fails with read_after_bulk after a bulk op on the table in this tx.
+  // Fails with read_after_bulk after a bulk op on the table in this tx. Ops
+  // staged after a bulk op on their table are checked but evaluated only by
+  // TxCommit (on the rows the bulk op leaves), so they never fail a tx.get,
+  // on that table or another.
   Status TxGet(int tx, const std::string& ops_json, const std::string& table,
                const std::string& key_json, std::string* row);
   Status TxCommit(int tx, const std::string& ops_json, const std::string& meta_json,

@@ -27,7 +27,32 @@ struct Column {
 struct Index {
   std::string name;
   std::vector<int> columns;  // declared columns, then the key columns not among them
+  size_t declared = 0;       // how many of `columns` were declared (the rest is the key suffix)
 };
+
+// The limits of names and shapes, the same on every backend (docs/api.md,
+// "Names and limits"). A put binds one value per column, and a Durable
+// Object's SQLite takes at most 100 bound values per statement, so a table
+// has at most 100 columns (SQLite's own limit, SQLITE_MAX_COLUMN, is 2000).
+constexpr size_t kMaxNameBytes = 128;
+constexpr size_t kMaxColumns = 100;
+
+// Checks one plain name: a host kind, an owner type, a table, column or index
+// name. OK for 1 to kMaxNameBytes bytes of UTF-8 with no "/", ":", '"',
+// control character (U+0000 to U+001F, U+007F) or U+FFFD (what a lone
+// surrogate becomes on its way to UTF-8), and no leading "_" (the store's
+// own tables) or "sqlite_" in any letter case (SQLite's). Fails with
+// invalid/args naming `what` and the name.
+Status CheckPlainName(std::string_view name, const std::string& what);
+
+// Checks a full table name, "<type>/<name>" or "<host>:<type>/<name>", each
+// part a plain name and the host not "session" (whose tables are
+// "<type>/<name>"). Fails with invalid/args naming `where` and the name.
+Status CheckTableName(std::string_view full, const std::string& where);
+
+// The name with ASCII letters in lower case: SQLite compares identifiers so,
+// so two names with the same fold are one table, column or index there.
+std::string FoldName(std::string_view name);
 
 struct TableSchema {
   std::string name;  // "<type>/<name>" or "<host>:<type>/<name>"
@@ -49,13 +74,23 @@ struct TableSchema {
 // Parses and checks a table record ({"op":"table","table":t,"version":v,
 // "columns":{name:{"type":..,"optional"?:..,"default"?:..}},"key":[..],
 // "indexes":{name:[cols]}}). Fails with invalid/args naming the bad part:
+// a name CheckTableName or CheckPlainName refuses, two columns or two indexes
+// whose names differ only in letter case, more than kMaxColumns columns,
 // unknown type, json column in a key or index, unknown column, empty key.
-Status ParseTableSchema(const Json& j, const std::string& where, TableSchema* out);
+// An index keeps its declared columns (key columns among them) and appends
+// the key columns it does not list. With `stored` (a record read back from a
+// store's own file) the name rules and limits are not checked, so a store
+// written before they existed still opens; its other checks stay.
+Status ParseTableSchema(const Json& j, const std::string& where, TableSchema* out,
+                        bool stored = false);
 
 // The tables a store knows, by name.
 class Catalog {
  public:
   const TableSchema* Find(std::string_view name) const;
+  // A table whose name differs from `name` only in ASCII letter case
+  // (FoldName), or nullptr: SQLite would take the two for one table.
+  const TableSchema* FindCaseTwin(std::string_view name) const;
   std::shared_ptr<const TableSchema> FindShared(std::string_view name) const;
   // Finds the table or fails with invalid/args "unknown table <name>".
   Status Lookup(std::string_view name, const std::string& where, const TableSchema** out) const;
@@ -64,6 +99,7 @@ class Catalog {
 
  private:
   std::map<std::string, std::shared_ptr<const TableSchema>, std::less<>> tables_;
+  std::map<std::string, std::string, std::less<>> folded_;  // FoldName(name) -> name
 };
 
 }  // namespace onestore

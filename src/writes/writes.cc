@@ -358,6 +358,21 @@ void TableResolver::Declare(std::shared_ptr<const TableSchema> t) {
   declared_.push_back(std::move(t));
 }
 
+Status TableResolver::CheckCaseTwin(std::string_view name, const std::string& where) const {
+  const std::string folded = FoldName(name);
+  std::string twin;
+  for (const auto& t : declared_) {
+    if (t->name != name && FoldName(t->name) == folded) twin = t->name;
+  }
+  if (twin.empty() && base_->Find(name) == nullptr) {
+    if (const TableSchema* t = base_->FindCaseTwin(name)) twin = t->name;
+  }
+  if (twin.empty()) return Status::OK();
+  return Status::InvalidArgs(where + ": table " + DescribeJson(Json(std::string(name))) +
+                             " and table " + DescribeJson(Json(twin)) +
+                             " differ only in letter case, which SQLite does not tell apart");
+}
+
 Status ParseOp(const Json& j, TableResolver* tables, const std::string& where, Op* out) {
   if (!j.is_object())
     return Status::InvalidArgs(where + ": an op must be an object, got " + DescribeJson(j));
@@ -370,6 +385,7 @@ Status ParseOp(const Json& j, TableResolver* tables, const std::string& where, O
   if (name == "table") {
     auto t = std::make_shared<TableSchema>();
     ONESTORE_RETURN_IF_ERROR(ParseTableSchema(j, where, t.get()));
+    ONESTORE_RETURN_IF_ERROR(tables->CheckCaseTwin(t->name, where + ".table"));
     op.kind = OpKind::kTable;
     op.table = t;
     tables->Declare(t);

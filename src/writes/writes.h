@@ -89,6 +89,10 @@ class TableResolver {
   Status Lookup(std::string_view name, const std::string& where,
                 std::shared_ptr<const TableSchema>* out) const;
   void Declare(std::shared_ptr<const TableSchema> t);
+  // Fails with invalid/args when `name` differs only in ASCII letter case
+  // from a table of the catalog or declared before (SQLite would take the two
+  // for one table), so that no two tables collide on any backend.
+  Status CheckCaseTwin(std::string_view name, const std::string& where) const;
 
  private:
   const Catalog* base_;

@@ -287,7 +287,7 @@ TEST(PrefixSqlTest, APrefixEndingInTheLastCodePointsStillMatchesItsExtensions) {
     ins.Append("INSERT INTO s VALUES (").AppendParam(Value::Str(v)).Append(")");
     ASSERT_EQ(db.Run(ins), SQLITE_DONE);
   }
-  TableSchema t = MakeTable(R"({"table":"s","columns":{"v":"str"},"key":["v"]})");
+  TableSchema t = MakeTable(R"({"table":"t/s","columns":{"v":"str"},"key":["v"]})");
   auto match = [&](const std::string& prefix) {
     SqlBuilder b;
     b.Append("SELECT v FROM s WHERE ");
@@ -339,7 +339,7 @@ struct AfterCase {
   std::vector<OrderTerm> order;  // over the columns of kGrid
 };
 
-const char kGrid[] = R"({"table":"g","columns":{"id":"int",
+const char kGrid[] = R"({"table":"t/g","columns":{"id":"int",
   "a":{"type":"int","optional":true},"b":{"type":"str","optional":true},
   "c":"num"},"key":["id"]})";
 
@@ -425,7 +425,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 // --- set expressions -------------------------------------------------------------
 
-const char kRows[] = R"({"table":"r","columns":{"id":"int","n":{"type":"int","optional":true},
+const char kRows[] = R"({"table":"t/r","columns":{"id":"int","n":{"type":"int","optional":true},
   "m":{"type":"int","optional":true},"s":{"type":"str","optional":true},"x":{"type":"num","optional":true}},
   "key":["id"]})";
 

@@ -374,6 +374,68 @@ export function runBackendContract(name, open) {
       assert.equal((await edits.get("e1")).path, "b/1", "the tx still commits after the refused read");
     });
 
+    test("ops staged after a bulk op wait for the commit: tx.get on another table returns its row and the tx commits", async () => {
+      // issue 9: the update by key was evaluated against the row as stored
+      // (x null), so tx.get(u) threw "the expression gave null" and the tx
+      // could not commit.
+      const T = defineTable("t", { columns: { id: int(), n: int(), x: int().optional() }, key: ["id"] });
+      const U = defineTable("u", { columns: { id: int(), v: str() }, key: ["id"] });
+      const t = fileHistory.table(T);
+      const u = fileHistory.table(U);
+      await fileHistory.tx(async (tx) => {
+        await tx.put(t, { id: 1, n: 0, x: null });
+        await tx.put(u, { id: 1, v: "u1" });
+      });
+      await fileHistory.tx(async (tx) => {
+        await tx.updateWhere(t, undefined, { x: 5 });
+        await tx.update(t, 1, { n: add(col("x"), 10) });
+        assert.deepEqual(await tx.get(u, 1), { id: 1, v: "u1" });
+        await rejectsWith(tx.get(t, 1), "read_after_bulk", ["file-history/t"]);
+        await tx.update(t, 1, { n: add(col("n"), col("x")) });
+        assert.deepEqual(await tx.get(u, 1), { id: 1, v: "u1" });
+      });
+      assert.deepEqual(await t.get(1), { id: 1, n: 20, x: 5 });
+    });
+
+    test("names that could collide on some backend are refused with invalid/args on every backend", async () => {
+      // issue 9: these worked on memory and failed on sqlite (or the reverse).
+      const head = store.head;
+      const cols = { id: str(), v: str() };
+      throwsWith(() => fileHistory.table(defineTable("edits/byPath", { columns: cols, key: ["id"] })), "invalid/args", ["edits/byPath"]);
+      throwsWith(() => store.object({ host: "session", type: "sqlite_x" }).table(defineTable("t", { columns: cols, key: ["id"] })), "invalid/args", ["sqlite_"]);
+      throwsWith(() => store.object({ host: "session", type: "a\uD800" }), "invalid/args", ["lone surrogate"]);
+      throwsWith(() => fileHistory.table(defineTable("Edits", { columns: cols, key: ["id"] })), "invalid/args", ["letter case"]);
+      const wide = Object.fromEntries([["id", int()], ...Array.from({ length: 2000 }, (_, i) => [`c${i}`, int().optional()])]);
+      throwsWith(() => fileHistory.table(defineTable("wide", { columns: wide, key: ["id"] })), "invalid/args", ["2001 columns"]);
+      // The core is the authority: the low-level seam refuses them too.
+      await rejectsWith(store.commit([{ op: "table", table: "file-history/edits/byPath", columns: { id: { type: "str" } }, key: ["id"] }]), "invalid/args");
+      await rejectsWith(store.commit([{ op: "table", table: "a\uD800/t", columns: { id: { type: "str" } }, key: ["id"] }]), "invalid/args", ["U+FFFD"]);
+      assert.equal(store.head, head, "nothing was committed");
+      await putEdits([{ id: "e1", path: "a" }]);
+      assert.equal((await edits.get("e1")).path, "a");
+    });
+
+    test("an index that lists key columns is recorded as declared and declaring it again commits nothing", async () => {
+      // issue 9: byB was refused, byCB recorded as ["c"].
+      const AB = defineTable("ab", {
+        columns: { a: str(), b: int(), c: str() },
+        key: ["a", "b"],
+        indexes: { byB: ["b"], byCB: ["c", "b"] },
+      });
+      const ab = fileHistory.table(AB);
+      await fileHistory.tx(async (tx) => {
+        await tx.put(ab, { a: "x", b: 2, c: "k" });
+        await tx.put(ab, { a: "y", b: 1, c: "k" });
+      });
+      const recorded = async (name) => (await store.outbox.read(0, 100)).commits.flatMap((c) => c.ops).filter((op) => op.op === "table" && op.table === name);
+      assert.deepEqual((await recorded("file-history/ab")).map((op) => op.indexes), [{ byB: ["b"], byCB: ["c", "b"] }]);
+      const page = await ab.page(query(AB).orderBy((r) => r.c).orderBy((r) => r.b), 10);
+      assert.deepEqual(page.rows.map((r) => r.a), ["y", "x"]);
+      const K = defineTable("k", { columns: { id: str() }, key: ["id"], indexes: { byId: ["id"] } });
+      await fileHistory.table(K).count();
+      assert.deepEqual((await recorded("file-history/k")).map((op) => op.indexes), [{ byId: ["id"] }]);
+    });
+
     test("a throwing callback commits nothing and rethrows its error", async () => {
       const head = store.head;
       const boom = new Error("boom");

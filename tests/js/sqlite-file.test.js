@@ -49,6 +49,32 @@ test("data survives close and reopen, with its id and head", async () => {
   await b.store.close();
 });
 
+test("reopening a file whose table has an index listing key columns commits nothing", async () => {
+  // issue 9: the index was recorded without its key columns, so every
+  // reopen saw another declaration and committed the table record again.
+  const path = join(dir, "key-index.sqlite");
+  const AB = defineTable("ab", {
+    columns: { a: str(), b: int(), c: str() },
+    key: ["a", "b"],
+    indexes: { byB: ["b"], byCB: ["c", "b"] },
+  });
+  let store = await openStore({ backend: "sqlite", path });
+  let ab = store.object({ host: "session", type: "t" }).table(AB);
+  await store.object({ host: "session", type: "t" }).tx((tx) => tx.put(ab, { a: "x", b: 1, c: "k" }));
+  const head = store.head;
+  await store.close();
+  for (let i = 0; i < 3; i++) {
+    store = await openStore({ backend: "sqlite", path });
+    ab = store.object({ host: "session", type: "t" }).table(AB);
+    assert.deepEqual(await ab.get(["x", 1]), { a: "x", b: 1, c: "k" });
+    assert.equal(store.head, head, `reopen ${i + 1} committed nothing`);
+    await store.close();
+  }
+  const indexes = execFileSync(sqlite3, [path, "SELECT sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name"], { encoding: "utf8" });
+  assert.match(indexes, /"t\/ab\/byB" ON "t\/ab" \("b", "a"\)/, "the physical index ends with the key");
+  assert.match(indexes, /"t\/ab\/byCB" ON "t\/ab" \("c", "b", "a"\)/);
+});
+
 test("the sqlite3 command reads the store file's tables", async (t) => {
   assert.ok(existsSync(sqlite3), "the sqlite3 command is installed (npm run setup)");
   const path = join(dir, "readable.sqlite");

@@ -28,3 +28,20 @@ test("a lone surrogate compares as U+FFFD, as the store keeps it", () => {
 test("compareText refuses a non-string with invalid/args", () => {
   throwsWith(() => compareText("a", 1), "invalid/args", ["compareText"]);
 });
+
+test("compareText answers exactly -1, 0 or 1, as docs/api.md says", () => {
+  // Pairs whose unit difference or length difference is not 1: today's
+  // subtraction gave 8191, -2 and the like.
+  const cases = [
+    ["\uE000", "😀", -1],
+    ["😀", "\uE000", 1],
+    ["a", "abc", -1],
+    ["abc", "a", 1],
+    ["a", "z", -1],
+    ["z", "a", 1],
+    ["", "", 0],
+    ["测试", "测试", 0],
+    ["a\uD800", "a\uFFFF", -1],
+  ];
+  for (const [a, b, want] of cases) assert.equal(compareText(a, b), want, `compareText(${JSON.stringify(a)}, ${JSON.stringify(b)})`);
+});
