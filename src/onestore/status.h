@@ -53,6 +53,8 @@ class Status {
   static Status StorageFailed(std::string m) { return {Code::kStorageFailed, std::move(m)}; }
   static Status Fenced(std::string m) { return {Code::kFenced, std::move(m)}; }
   static Status SchemaNewer(std::string m) { return {Code::kSchemaNewer, std::move(m)}; }
+  static Status SyncGap(std::string m) { return {Code::kSyncGap, std::move(m)}; }
+  static Status SyncDiverged(std::string m) { return {Code::kSyncDiverged, std::move(m)}; }
   static Status NotFound(std::string m) { return {Code::kNotFound, std::move(m)}; }
   static Status Closed(std::string m) { return {Code::kClosed, std::move(m)}; }
   static Status Limit(std::string m) { return {Code::kLimit, std::move(m)}; }
