@@ -24,7 +24,7 @@ namespace onestore {
   X(kSchemaNewer, "schema/newer", "the stored table or value is newer than this code")          \
   X(kSyncGap, "sync/gap", "a batch starts ahead of the replica's head")                         \
   X(kSyncDiverged, "sync/diverged",                                                             \
-    "a replayed bulk operation affected a different number of rows")                            \
+    "a replayed op did not do what it did on the driver; the replica stops")                    \
   X(kNotFound, "not_found", "the row, table or record does not exist")                          \
   X(kClosed, "closed", "the store is closed")                                                   \
   X(kLimit, "limit",                                                                            \

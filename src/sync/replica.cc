@@ -41,7 +41,8 @@ Status CheckRecord(const Json& rec, int64_t seq, const std::string& where) {
   auto seq_it = rec.find("seq");
   if (seq_it == rec.end() || !ReadSeq(*seq_it, &n) || n != seq) {
     return Status::InvalidArgs(
-        where + ".seq: expected " + std::to_string(seq) + " (the batch's seqs are contiguous), got " +
+        where + ".seq: expected " + std::to_string(seq) +
+        " (the batch's seqs are contiguous), got " +
         (seq_it == rec.end() ? std::string("nothing") : DescribeJson(*seq_it)));
   }
   auto from_it = rec.find("from");
@@ -51,9 +52,11 @@ Status CheckRecord(const Json& rec, int64_t seq, const std::string& where) {
         (from_it == rec.end() ? std::string("nothing") : DescribeJson(*from_it)));
   }
   auto at_it = rec.find("at");
-  if (at_it == rec.end() || !at_it->is_number_integer()) {
-    return Status::InvalidArgs(where + ".at: expected milliseconds since the epoch, got " +
-                               (at_it == rec.end() ? std::string("nothing") : DescribeJson(*at_it)));
+  if (at_it == rec.end() || !at_it->is_number_integer() ||
+      (at_it->is_number_unsigned() && at_it->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))) {
+    return Status::InvalidArgs(
+        where + ".at: expected milliseconds since the epoch, got " +
+        (at_it == rec.end() ? std::string("nothing") : DescribeJson(*at_it)));
   }
   auto owner_it = rec.find("owner");
   if (owner_it == rec.end() || !owner_it->is_string()) {
@@ -65,8 +68,9 @@ Status CheckRecord(const Json& rec, int64_t seq, const std::string& where) {
   if (actor_it != rec.end()) ONESTORE_RETURN_IF_ERROR(CheckActor(*actor_it, where + ".actor"));
   auto ops_it = rec.find("ops");
   if (ops_it == rec.end() || !ops_it->is_array()) {
-    return Status::InvalidArgs(where + ".ops: expected a list of ops, got " +
-                               (ops_it == rec.end() ? std::string("nothing") : DescribeJson(*ops_it)));
+    return Status::InvalidArgs(
+        where + ".ops: expected a list of ops, got " +
+        (ops_it == rec.end() ? std::string("nothing") : DescribeJson(*ops_it)));
   }
   return Status::OK();
 }

@@ -4,6 +4,8 @@
 // fingerprint, and the same outbox records; a batch is applied whole or not
 // at all (gaps, divergence, overlap, malformed batches); SHA-256 matches the
 // FIPS 180-4 vectors.
+#include "sync/replica.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,7 +20,6 @@
 #include "commit/store.h"
 #include "host_bound_connection.h"
 #include "sync/fingerprint.h"
-#include "sync/replica.h"
 #include "sync/sha256.h"
 
 #ifndef ONESTORE_SOURCE_DIR
@@ -164,8 +165,8 @@ TEST(Sha256, PadsMessagesOfEveryLengthAroundABlock) {
 
 std::vector<std::string> VectorFiles() {
   std::vector<std::string> files;
-  for (const auto& e :
-       std::filesystem::directory_iterator(std::string(ONESTORE_SOURCE_DIR) + "/tests/conformance")) {
+  for (const auto& e : std::filesystem::directory_iterator(std::string(ONESTORE_SOURCE_DIR) +
+                                                           "/tests/conformance")) {
     if (e.path().extension() == ".json") files.push_back(e.path().string());
   }
   std::sort(files.begin(), files.end());
@@ -253,9 +254,11 @@ class ReplicaBatches : public ::testing::TestWithParam<ReplicaBackend> {
                        R"([{"op":"put","table":"t/items","row":{"id":"a","n":1}},
                            {"op":"put","table":"t/items","row":{"id":"b","n":2}}])")
                     .ok());
-    ASSERT_TRUE(Commit(owner_.store.get(),
-                       R"([{"op":"update","table":"t/items","where":{"gte":["n",1]},"set":{"n":{"add":[{"col":"n"},10]}}}])")
-                    .ok());
+    ASSERT_TRUE(
+        Commit(
+            owner_.store.get(),
+            R"([{"op":"update","table":"t/items","where":{"gte":["n",1]},"set":{"n":{"add":[{"col":"n"},10]}}}])")
+            .ok());
   }
   void TearDown() override {
     r_.replica.reset();
@@ -323,9 +326,9 @@ TEST_P(ReplicaBatches, AnUpdateOfAMissingRowDiverges) {
   ASSERT_TRUE(Commit(owner_.store.get(),
                      R"([{"op":"update","table":"t/items","key":["zz"],"set":{"n":5}}])")
                   .code() == Code::kNotFound);
-  ASSERT_TRUE(Commit(owner_.store.get(),
-                     R"([{"op":"update","table":"t/items","key":["b"],"set":{"n":5}}])")
-                  .ok());
+  ASSERT_TRUE(
+      Commit(owner_.store.get(), R"([{"op":"update","table":"t/items","key":["b"],"set":{"n":5}}])")
+          .ok());
   std::string batch = Batch(owner_.store.get(), 3);
   batch.replace(batch.find("[\"b\"]"), 5, "[\"q\"]");
   Status s = Apply(batch);
@@ -399,10 +402,14 @@ TEST(Fingerprint, DependsOnTheContentAloneNotOnTheHeadOrTheOutbox) {
   ASSERT_TRUE(Commit(a.store.get(), R"([{"op":"put","table":"t/items","row":{"id":"a","n":1}},
                                        {"op":"put","table":"t/items","row":{"id":"b","n":2}}])")
                   .ok());
-  ASSERT_TRUE(Commit(b.store.get(), R"([{"op":"put","table":"t/items","row":{"id":"b","n":7}}])").ok());
-  ASSERT_TRUE(Commit(b.store.get(), R"([{"op":"put","table":"t/items","row":{"id":"a","n":1}}])").ok());
+  ASSERT_TRUE(
+      Commit(b.store.get(), R"([{"op":"put","table":"t/items","row":{"id":"b","n":7}}])").ok());
+  ASSERT_TRUE(
+      Commit(b.store.get(), R"([{"op":"put","table":"t/items","row":{"id":"a","n":1}}])").ok());
   EXPECT_NE(Fp(a.store.get()), Fp(b.store.get()));
-  ASSERT_TRUE(Commit(b.store.get(), R"([{"op":"update","table":"t/items","key":["b"],"set":{"n":2}}])").ok());
+  ASSERT_TRUE(
+      Commit(b.store.get(), R"([{"op":"update","table":"t/items","key":["b"],"set":{"n":2}}])")
+          .ok());
   EXPECT_EQ(Fp(a.store.get()), Fp(b.store.get()));
   int64_t removed = 0;
   ASSERT_TRUE(b.store->TrimOutbox(4, &removed).ok());
@@ -418,15 +425,17 @@ TEST(Fingerprint, ReadsTablesLongerThanOnePage) {
     std::string ops = "[";
     for (int i = 0; i < 2500; ++i) {
       if (i) ops += ",";
-      ops += R"({"op":"put","table":"t/items","row":{"id":"k)" + std::to_string(i) +
-             R"(","n":)" + std::to_string(i) + "}}";
+      ops += R"({"op":"put","table":"t/items","row":{"id":"k)" + std::to_string(i) + R"(","n":)" +
+             std::to_string(i) + "}}";
     }
     ASSERT_TRUE(Commit(s, ops + "]").ok());
   }
   const std::string fp = Fp(a.store.get());
   EXPECT_EQ(fp, Fp(b.store.get()));
   // The last row counts: change it on one side.
-  ASSERT_TRUE(Commit(b.store.get(), R"([{"op":"update","table":"t/items","key":["k999"],"set":{"n":0}}])").ok());
+  ASSERT_TRUE(
+      Commit(b.store.get(), R"([{"op":"update","table":"t/items","key":["k999"],"set":{"n":0}}])")
+          .ok());
   EXPECT_NE(fp, Fp(b.store.get()));
 }
 
