@@ -61,7 +61,7 @@ describe("the conformance vectors replayed into a replica", () => {
 });
 
 const Notes = defineTable("notes", {
-  columns: { id: str(), path: str(), n: int(), meta: json() },
+  columns: { id: str(), path: str(), n: int(), meta: json().optional() },
   key: ["id"],
   indexes: { byPath: ["path"] },
 });
