@@ -190,6 +190,7 @@ export function sqlColumn({ id, label, open, mode, dir, schema, settings }) {
             db.exec("BEGIN IMMEDIATE");
             for (const r of b.commits) {
               for (const op of r.ops) {
+                if (op.op === "table") continue;  // created with the store's DDL in fresh()
                 if (op.op === "put") db.run(PUT, putParams(op.row));
                 else if (op.op === "delete") db.run(DELETE, [op.key[0]]);
                 else if (op.key !== undefined) {
