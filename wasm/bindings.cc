@@ -40,7 +40,8 @@ class Core {
     Status s = ParseOpenOptions(options_json, &options);
     if (s.ok() && options.backend == "durable") {
       // A Durable Object's SQLite, through wasm/durable_library.js.
-      s = Store::OpenWith(NewSqlBackend(NewDurableConnection(options.handle)), options.id, &store_);
+      s = Store::OpenWith(NewSqlBackend(NewDurableConnection(options.handle)), options.id, &store_,
+                          options.replica);
     } else {
       if (s.ok()) s = UseJsFiles();
       if (s.ok()) s = Store::Open(options, &store_);

@@ -53,6 +53,34 @@ Status ParseCommitMeta(const std::string& text, Json* out) {
   return ParseJsonText(text.empty() ? "{}" : text, "commit context", out);
 }
 
+// The _meta note that marks a replica's store (Backend::WriteNote).
+constexpr char kRoleNote[] = "role";
+
+// A replica's store is only ever opened as a replica, and a replica starts
+// from an empty store (then marked as one); an owner's commits and a
+// driver's batches in one store would fork the session's seqs.
+Status CheckRole(Backend* backend, int64_t head, bool replica) {
+  std::string role;
+  ONESTORE_RETURN_IF_ERROR(backend->ReadNote(kRoleNote, &role));
+  if (role == "replica") {
+    if (replica) return Status::OK();
+    return Status::InvalidArgs(
+        "openStore: this store is a replica (it changes only by its driver's batches); open it "
+        "with openReplica");
+  }
+  if (!replica) return Status::OK();
+  if (head > 0) {
+    return Status::InvalidArgs("openReplica: this store holds an owner's commits (head " +
+                               std::to_string(head) +
+                               "); a replica starts from an empty store: open a new one");
+  }
+  ONESTORE_RETURN_IF_ERROR(backend->Begin());
+  Status st = backend->WriteNote(kRoleNote, "replica");
+  if (st.ok()) st = backend->Commit();
+  if (!st.ok()) backend->Rollback();
+  return st;
+}
+
 // A row as the JS side reads it: a JSON array, or null.
 void EncodeRowOrNull(const std::optional<Row>& row, std::string* out) {
   out->clear();
@@ -193,14 +221,20 @@ Status Store::Open(const OpenOptions& options, std::unique_ptr<Store>* out) {
   } else {
     return Status::InvalidArgs("openStore: unknown backend \"" + options.backend + "\"");
   }
-  return OpenWith(std::move(backend), options.id, out);
+  return OpenWith(std::move(backend), options.id, out, options.replica);
 }
 
 Status Store::OpenWith(std::unique_ptr<Backend> backend, const std::string& id,
-                       std::unique_ptr<Store>* out) {
+                       std::unique_ptr<Store>* out, bool replica) {
   std::unique_ptr<Store> s(new Store());
   BackendState state;
   ONESTORE_RETURN_IF_ERROR(backend->Open(id.empty() ? NewId() : id, &state));
+  Status role_st = CheckRole(backend.get(), state.head, replica);
+  if (!role_st.ok()) {
+    backend->Close();
+    return role_st;
+  }
+  s->replica_ = replica;
   for (size_t i = 0; i < state.tables.size(); ++i) {
     auto t = std::make_shared<TableSchema>();
     Status st = ParseTableSchema(state.tables[i], "stored table " + std::to_string(i), t.get());

@@ -64,8 +64,13 @@ class Store {
   // Opens a store over a backend made from `options` (memory or sqlite).
   static Status Open(const OpenOptions& options, std::unique_ptr<Store>* out);
   // Opens a store over a given backend (tests use fault-injecting ones).
+  // With `replica`, the store is a replica's (src/sync/replica.h): it takes
+  // no owner writes, and a new one is marked as a replica in its _meta. A
+  // replica's store opened without `replica`, or an owner's store with
+  // commits opened with it, is refused (invalid/args): either would fork the
+  // session's seqs.
   static Status OpenWith(std::unique_ptr<Backend> backend, const std::string& id,
-                         std::unique_ptr<Store>* out);
+                         std::unique_ptr<Store>* out, bool replica = false);
   ~Store();
 
   const std::string& id() const { return id_; }

@@ -78,8 +78,10 @@ Status CheckRecord(const Json& rec, int64_t seq, const std::string& where) {
 }  // namespace
 
 Status Replica::Attach(Store* store, std::unique_ptr<Replica>* out) {
+  if (!store->replica_) {
+    return Status::InvalidArgs("a replica needs a store opened with the replica option");
+  }
   std::unique_ptr<Replica> r(new Replica(store));
-  store->replica_ = true;
   ONESTORE_RETURN_IF_ERROR(store->backend_->ReadNote(kDivergedNote, &r->diverged_));
   r->recorded_ = !r->diverged_.empty();
   *out = std::move(r);

@@ -37,8 +37,10 @@ namespace onestore {
 
 class Replica {
  public:
-  // Makes `store` (just opened; the caller keeps owning it and must outlive
-  // the replica) a replica, and reads its recorded divergence, if any.
+  // The replica over `store`, opened with the replica option (Store::Open
+  // with OpenOptions::replica, or Store::OpenWith(..., true)); the caller
+  // keeps owning the store, which must outlive the replica. Reads its
+  // recorded divergence, if any. Fails with invalid/args for another store.
   static Status Attach(Store* store, std::unique_ptr<Replica>* out);
 
   int64_t head() const { return store_->head(); }

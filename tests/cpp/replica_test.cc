@@ -91,9 +91,10 @@ Status OpenStoreOn(const ReplicaBackend& b, const std::string& path, bool replic
   o.backend = b.backend;
   o.path = b.file ? path : ":memory:";
   o.id = "replica-test";
+  o.replica = replica;
   Status s = b.host_bound
                  ? Store::OpenWith(NewSqlBackend(std::make_unique<HostBoundTestConnection>()), o.id,
-                                   &out->store)
+                                   &out->store, replica)
                  : Store::Open(o, &out->store);
   if (s.ok() && replica) s = Replica::Attach(out->store.get(), &out->replica);
   return s;
@@ -385,6 +386,51 @@ TEST_P(ReplicaBatches, AReplicaTakesNoOwnerWrites) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, ReplicaBatches, ::testing::ValuesIn(kBackends),
                          [](const auto& info) { return std::string(info.param.label); });
+
+TEST(ReplicaFiles, AReplicasFileOpensOnlyAsAReplicaAndAReplicaStartsEmpty) {
+  const ReplicaBackend& file = kBackends[2];
+  const std::string replica_path = TempPath("role_replica");
+  const std::string owner_path = TempPath("role_owner");
+  RemoveFiles(replica_path);
+  RemoveFiles(owner_path);
+  OpenReplica owner;
+  ASSERT_TRUE(OpenStoreOn(file, owner_path, false, &owner).ok());
+  ASSERT_TRUE(Commit(owner.store.get(), kTable).ok());
+  {
+    OpenReplica r;
+    ASSERT_TRUE(OpenStoreOn(file, replica_path, true, &r).ok());
+    std::string result;
+    ASSERT_TRUE(r.replica->ApplyBatch(Batch(owner.store.get()), &result).ok());
+  }
+  // As an owner's store, a replica's file is refused: its commits would fork.
+  OpenReplica as_owner;
+  Status s = OpenStoreOn(file, replica_path, false, &as_owner);
+  EXPECT_EQ(s.code(), Code::kInvalidArgs) << s.ToString();
+  EXPECT_NE(s.message().find("openReplica"), std::string::npos) << s.message();
+  OpenReplica again;
+  ASSERT_TRUE(OpenStoreOn(file, replica_path, true, &again).ok());
+  EXPECT_EQ(again.store->head(), 1);
+  // An owner's store with commits never becomes a replica.
+  owner.store.reset();
+  OpenReplica as_replica;
+  s = OpenStoreOn(file, owner_path, true, &as_replica);
+  EXPECT_EQ(s.code(), Code::kInvalidArgs) << s.ToString();
+  OpenReplica reopened;
+  ASSERT_TRUE(OpenStoreOn(file, owner_path, false, &reopened).ok());
+  EXPECT_EQ(reopened.store->head(), 1);
+  again.replica.reset();
+  again.store.reset();
+  reopened.store.reset();
+  RemoveFiles(replica_path);
+  RemoveFiles(owner_path);
+}
+
+TEST(ReplicaFiles, AReplicaNeedsAStoreOpenedAsOne) {
+  OpenReplica owner;
+  ASSERT_TRUE(OpenStoreOn(kBackends[0], "", false, &owner).ok());
+  std::unique_ptr<Replica> r;
+  EXPECT_EQ(Replica::Attach(owner.store.get(), &r).code(), Code::kInvalidArgs);
+}
 
 // ---- the fingerprint ----
 

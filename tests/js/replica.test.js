@@ -205,6 +205,24 @@ describe("a replica", () => {
     await store.close();
   });
 
+  test("opens its file only with openReplica, and never over an owner's commits", async () => {
+    const { store } = await sourceStore();
+    const options = fileOptions("role");
+    const replica = await openReplica(options);
+    await replica.applyBatch(await store.outbox.read(0, 100));
+    await replica.close();
+    await rejectsWith(openStore(options), "invalid/args", ["replica", "openReplica"]);
+    const owned = fileOptions("owned");
+    const owner = await openStore(owned);
+    await owner.commit([{ op: "table", table: "a/t", version: 1, columns: { id: { type: "str" } }, key: ["id"], indexes: {} }]);
+    await owner.close();
+    await rejectsWith(openReplica(owned), "invalid/args", ["owner", "head 1"]);
+    const again = await openReplica(options);
+    assert.equal(again.head, 3);
+    await again.close();
+    await store.close();
+  });
+
   test("keeps its head and rows across a reopen of its sqlite file", async () => {
     const { store } = await sourceStore();
     const options = fileOptions("reopen");
