@@ -6,6 +6,7 @@
 // a batch refused mid-way leaving nothing applied, and owner writes refused.
 
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -220,6 +221,28 @@ describe("a replica", () => {
     const again = await openReplica(options);
     assert.equal(again.head, 3);
     await again.close();
+    await store.close();
+  });
+
+  test("applies index changes from the log: the sqlite3 command sees the new index, not the dropped one", async () => {
+    const store = await openStore({ backend: "memory" });
+    const table = (indexes) => ({ op: "table", table: "app/t", version: 1, columns: { id: { type: "str" }, a: { type: "int" }, b: { type: "str" } }, key: ["id"], indexes });
+    await store.commit([table({ byA: ["a"] })]);
+    await store.commit([{ op: "put", table: "app/t", row: { id: "x", a: 2, b: "q" } }, { op: "put", table: "app/t", row: { id: "y", a: 1, b: "p" } }]);
+    await store.commit([table({ byB: ["b"] })]);
+    const options = fileOptions("indexes");
+    const replica = await openReplica(options);
+    await replica.applyBatch(await store.outbox.read(0, 2));
+    await replica.applyBatch(await store.outbox.read(2, 1));
+    const t = replica.table("app/t");
+    assert.deepEqual(t.def.indexes, { byB: ["b"] });
+    const { rows } = await t.page(t.query().orderBy((e) => e.b), 10);
+    assert.deepEqual(rows.map((r) => r.id), ["y", "x"]);
+    assert.equal(await replica.fingerprint(), await store.fingerprint());
+    await replica.close();
+    const names = execFileSync("/usr/bin/sqlite3", [options.path, "select name from sqlite_master where type = 'index' and tbl_name = 'app/t' order by name"], { encoding: "utf8" });
+    assert.match(names, /app\/t\/byB/);
+    assert.doesNotMatch(names, /byA/);
     await store.close();
   });
 
