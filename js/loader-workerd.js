@@ -6,9 +6,10 @@
 //
 // Each durable store registers its ctx.storage here under a number (the
 // handle the core's open options carry). Every core call that writes (open,
-// commit, txCommit, outboxTrim, a replica's applyBatch and recordDivergence) runs inside ctx.storage.transactionSync: the
-// core's transaction joins it, and a core that rolls back makes the callback
-// throw, so the host rolls back the data and the outbox record together.
+// commit, txCommit, outboxTrim, and a replica's applyBatch and
+// recordDivergence) runs inside ctx.storage.transactionSync: the core's
+// transaction joins it, and a core that rolls back makes the callback throw,
+// so the host rolls back the data and the outbox record together.
 
 import wasmModule from "../dist/onestore-core.wasm";
 import factory from "../dist/onestore-core.mjs";
