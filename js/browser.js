@@ -7,8 +7,22 @@
 
 import { browserRuntime } from "./loader-browser.js";
 import { openStoreWith } from "./store.js";
+import { openReplicaWith } from "./replica.js";
 
 export * from "./api.js";
+
+/**
+ * Opens a replica: a store that takes no owner writes and changes only by
+ * `replica.applyBatch(batch)` (batches of a driver's `store.outbox.read`).
+ * Same options as openStore. Read it with `replica.table(name)`.
+ *
+ * @example
+ * const replica = await openReplica({ backend: "opfs", name: "copy-42" });
+ * await replica.applyBatch(await store.outbox.read(replica.head, 500));
+ */
+export function openReplica(options) {
+  return openReplicaWith(browserRuntime, options);
+}
 export { configureBrowserCore, deleteStore } from "./loader-browser.js";
 
 /**

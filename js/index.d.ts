@@ -534,6 +534,13 @@ export interface Store {
   /** A value computed synchronously from committed tables. See "watches, derives and links". @example const count = store.derive("count", (read) => read.count(notes)); */
   derive<T>(name: string, fn: (read: DeriveReader) => T): Derive<T>;
   readonly outbox: Outbox;
+  /**
+   * A short digest ("f1-" and 32 hex digits) of the content at the head:
+   * every table's schema and rows, not the head or the outbox. Equal content
+   * gives equal fingerprints on every backend, replicas included.
+   * @example const fp = await store.fingerprint();
+   */
+  fingerprint(): Promise<string>;
   /** @example await store.close(); */
   close(): Promise<void>;
 }
@@ -543,6 +550,68 @@ export interface Store {
  * @example const store = await openStore({ backend: "sqlite", path: ".data/s.sqlite" });
  */
 export function openStore(options: OpenOptions): Promise<Store>;
+
+/** What replica.applyBatch resolves to. */
+export interface ApplyResult {
+  /** The replica's head after the batch. */
+  head: number;
+  /** The commits the batch added (0: it was already applied). */
+  applied: number;
+}
+
+/** A replica's reader of one stored table: the schema comes from the log. */
+export interface ReplicaTable {
+  /** The stored name ("<owner>/<table>"). */
+  readonly name: string;
+  /** A definition built from the stored table record, for query(def). */
+  readonly def: AnyTableDef;
+  /** @example const q = items.query().where((e) => eq(e.path, "a")); */
+  query(): Query<AnyTableDef>;
+  /** @example const row = await items.get(["e1"]); */
+  get(key: unknown): Promise<Record<string, unknown> | undefined>;
+  /** @example const { rows, next } = await items.page(items.query(), 50, { after }); */
+  page(q: Query<AnyTableDef> | undefined, limit: number, options?: { after?: string }): Promise<Page<Record<string, unknown>>>;
+  /** @example for await (const row of items.rows()) console.log(row); */
+  rows(q?: Query<AnyTableDef>): AsyncIterable<Record<string, unknown>>;
+  /** @example const n = await items.count(); */
+  count(q?: Query<AnyTableDef>): Promise<number>;
+}
+
+/** A replica: applies a driver's outbox batches, takes no owner writes. */
+export interface Replica {
+  /** The replica's own id. */
+  readonly id: string;
+  /** The seq of the last applied commit. */
+  readonly head: number;
+  /** Why it stopped applying batches (sync/diverged), or undefined. */
+  readonly diverged: string | undefined;
+  /**
+   * Applies a batch whole when batch.from <= head; a no-op when already applied.
+   * Rejects with sync/gap, sync/diverged or invalid/args, applying nothing.
+   * @example await replica.applyBatch(await store.outbox.read(replica.head, 500));
+   */
+  applyBatch(batch: OutboxBatch | string): Promise<ApplyResult>;
+  /** @example const items = replica.table("notes/items"); */
+  table(name: string): ReplicaTable;
+  /** The stored table names, in byte order. */
+  tables(): string[];
+  /** @example assert.equal(await replica.fingerprint(), await store.fingerprint()); */
+  fingerprint(): Promise<string>;
+  /** The records it applied, as the driver wrote them, to serve them on. */
+  readonly outbox: Outbox;
+  /** Refused: a replica has no owners (throws invalid/args). */
+  object(address: ObjectAddress, hooks?: OwnerHooks): never;
+  /** Refused: a replica takes no owner writes (rejects with invalid/args). */
+  commit(writes: readonly WireOp[], adopt?: (seq: number) => void, ctx?: Context): Promise<never>;
+  /** @example await replica.close(); */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a replica on any backend of the runtime (openStore's options).
+ * @example const replica = await openReplica({ backend: "sqlite", path: ".data/copy.sqlite" });
+ */
+export function openReplica(options: OpenOptions): Promise<Replica>;
 
 /**
  * Compares two strings by Unicode code point, as the store does: -1, 0 or 1.

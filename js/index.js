@@ -6,8 +6,22 @@
 
 import { nodeRuntime, deleteNodeStore } from "./loader-node.js";
 import { openStoreWith } from "./store.js";
+import { openReplicaWith } from "./replica.js";
 
 export * from "./api.js";
+
+/**
+ * Opens a replica: a store that takes no owner writes and changes only by
+ * `replica.applyBatch(batch)` (batches of a driver's `store.outbox.read`).
+ * Same options as openStore. Read it with `replica.table(name)`.
+ *
+ * @example
+ * const replica = await openReplica({ backend: "sqlite", path: ".data/copy.sqlite" });
+ * await replica.applyBatch(await store.outbox.read(replica.head, 500));
+ */
+export function openReplica(options) {
+  return openReplicaWith(nodeRuntime, options);
+}
 
 /**
  * Opens a store: `{ backend: "memory" }`, or `{ backend: "sqlite", path }`

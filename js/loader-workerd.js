@@ -6,9 +6,10 @@
 //
 // Each durable store registers its ctx.storage here under a number (the
 // handle the core's open options carry). Every core call that writes (open,
-// commit, txCommit, outboxTrim) runs inside ctx.storage.transactionSync: the
-// core's transaction joins it, and a core that rolls back makes the callback
-// throw, so the host rolls back the data and the outbox record together.
+// commit, txCommit, outboxTrim, and a replica's applyBatch and
+// recordDivergence) runs inside ctx.storage.transactionSync: the core's
+// transaction joins it, and a core that rolls back makes the callback throw,
+// so the host rolls back the data and the outbox record together.
 
 import wasmModule from "../dist/onestore-core.wasm";
 import factory from "../dist/onestore-core.mjs";
@@ -130,6 +131,8 @@ export function attachWorkerdCore(core, wire) {
     commit: (ops, meta) => inTransaction(() => core.commit(ops, meta))(),
     txCommit: (tx, ops, meta) => inTransaction(() => core.txCommit(tx, ops, meta))(),
     outboxTrim: (upTo) => inTransaction(() => core.outboxTrim(upTo))(),
+    applyBatch: (batch) => inTransaction(() => core.applyBatch(batch))(),
+    recordDivergence: () => inTransaction(() => core.recordDivergence())(),
     close: () => {
       try { return core.close(); } finally { stores.delete(handle); }
     },

@@ -727,6 +727,16 @@ export function makeStore(core, info, session) {
         drain();
       }
     },
+    /**
+     * A short digest of the content at the current head (every table's
+     * schema and rows; not the head or the outbox): equal content gives
+     * equal fingerprints on every backend, replicas included.
+     * @example const fp = await store.fingerprint();
+     */
+    async fingerprint() {
+      checkOpen("store.fingerprint");
+      return call("store.fingerprint", () => core.fingerprint());
+    },
     outbox: Object.freeze({
       /**
        * The commits after seq `after`, at most `limit` of them:

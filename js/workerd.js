@@ -12,9 +12,23 @@
 
 import { workerdRuntime } from "./loader-workerd.js";
 import { openStoreWith } from "./store.js";
+import { openReplicaWith } from "./replica.js";
 import { ErrorCodes, StoreError } from "./errors.js";
 
 export * from "./api.js";
+
+/**
+ * Opens a replica: a store that takes no owner writes and changes only by
+ * `replica.applyBatch(batch)` (batches of a driver's `store.outbox.read`).
+ * Same options as openStore. Read it with `replica.table(name)`.
+ *
+ * @example
+ * const replica = await openReplica({ backend: "durable", storage: this.ctx.storage });
+ * await replica.applyBatch(await store.outbox.read(replica.head, 500));
+ */
+export function openReplica(options) {
+  return openReplicaWith(workerdRuntime, options);
+}
 
 /**
  * Opens a store inside workerd: `{ backend: "durable", storage: ctx.storage }`

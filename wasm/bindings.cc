@@ -12,6 +12,8 @@
 #include "durable_connection.h"  // wasm/ sources include their neighbours by name
 #include "js_file_system.h"
 #include "onestore/status.h"
+#include "sync/fingerprint.h"
+#include "sync/replica.h"
 
 namespace onestore {
 namespace {
@@ -38,12 +40,18 @@ class Core {
     Status s = ParseOpenOptions(options_json, &options);
     if (s.ok() && options.backend == "durable") {
       // A Durable Object's SQLite, through wasm/durable_library.js.
-      s = Store::OpenWith(NewSqlBackend(NewDurableConnection(options.handle)), options.id, &store_);
+      s = Store::OpenWith(NewSqlBackend(NewDurableConnection(options.handle)), options.id, &store_,
+                          options.replica);
     } else {
       if (s.ok()) s = UseJsFiles();
       if (s.ok()) s = Store::Open(options, &store_);
     }
-    if (!s.ok()) return Answer(s);
+    if (s.ok() && options.replica) s = Replica::Attach(store_.get(), &replica_);
+    if (!s.ok()) {
+      if (store_) store_->Close();
+      store_.reset();
+      return Answer(s);
+    }
     std::string out = "{\"id\":";
     AppendJsonString(store_->id(), &out);
     out += ",\"head\":" + std::to_string(store_->head()) + "}";
@@ -145,6 +153,35 @@ class Core {
         &out);
   }
 
+  // A replica's batch (src/sync/replica.h): {"head":n,"applied":k}.
+  std::string applyBatch(const std::string& batch_json) {
+    std::string out;
+    return WithReplica([&](Replica* r) { return r->ApplyBatch(batch_json, &out); }, &out);
+  }
+
+  // Writes the divergence the last applyBatch found; "" on success.
+  std::string recordDivergence() {
+    std::string none;
+    return WithReplica([&](Replica* r) { return r->RecordDivergence(); }, &none);
+  }
+
+  // The divergence that stopped the replica, "" while it applies batches.
+  std::string diverged() {
+    std::string out;
+    return WithReplica(
+        [&](Replica* r) {
+          out = r->diverged();
+          return Status::OK();
+        },
+        &out);
+  }
+
+  // The content digest of a store or replica (src/sync/fingerprint.h).
+  std::string fingerprint() {
+    std::string out;
+    return WithStore([&](Store* st) { return Fingerprint(st, &out); }, &out);
+  }
+
   double head() const { return store_ ? static_cast<double>(store_->head()) : 0; }
 
   std::string tables() {
@@ -158,6 +195,7 @@ class Core {
   }
 
   std::string close() {
+    replica_.reset();
     if (store_) {
       store_->Close();
       store_.reset();
@@ -177,7 +215,16 @@ class Core {
     return s.ok() ? std::move(*payload) : Answer(s);
   }
 
+  template <typename F>
+  std::string WithReplica(F&& f, std::string* payload) {
+    if (store_ && !replica_) {
+      return Answer(Status::InvalidArgs("this store is not a replica (open one with openReplica)"));
+    }
+    return WithStore([&](Store*) { return f(replica_.get()); }, payload);
+  }
+
   std::unique_ptr<Store> store_;
+  std::unique_ptr<Replica> replica_;  // set for a replica; refers to *store_
   bool closed_ = false;
 };
 
@@ -220,6 +267,10 @@ EMSCRIPTEN_BINDINGS(onestore) {
       .function("mintId", &Core::mintId)
       .function("outboxRead", &Core::outboxRead)
       .function("outboxTrim", &Core::outboxTrim)
+      .function("applyBatch", &Core::applyBatch)
+      .function("recordDivergence", &Core::recordDivergence)
+      .function("diverged", &Core::diverged)
+      .function("fingerprint", &Core::fingerprint)
       .function("head", &Core::head)
       .function("tables", &Core::tables)
       .function("close", &Core::close);

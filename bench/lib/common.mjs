@@ -9,10 +9,34 @@ import { readFileSync } from "node:fs";
 import * as api from "../../js/index.js";
 
 export * from "./work.mjs";
-import { editsTable, median } from "./work.mjs";
+import { OWNER, editsTable, median, replicaCommits, rowChanges } from "./work.mjs";
 
 // The table, built with the Node root's builders.
 export const Edits = editsTable(api);
+
+// ---- the replica workload's batches ----
+
+const batchesByPlan = new Map();
+/**
+ * The outbox batches of the replica workload (10), built once per process
+ * and plan: the table's declaration and `p.replicaCommits` recorded commits
+ * committed on a memory store, read back `p.replicaBatch` commits a batch.
+ * Resolves to { batches, changes } (changes: the row changes of them all).
+ */
+export function replicaBatches(p) {
+  const key = `${p.replicaCommits}/${p.replicaBatch}`;
+  if (!batchesByPlan.has(key)) batchesByPlan.set(key, (async () => {
+    const store = await api.openStore({ backend: "memory" });
+    const edits = store.object({ type: OWNER }).table(Edits);
+    await edits.get("none");
+    for (const ops of replicaCommits(p.replicaCommits, p.replayOpsPerCommit)) await store.commit(ops);
+    const batches = [];
+    for (let after = 0; after < store.head; after += p.replicaBatch) batches.push(await store.outbox.read(after, p.replicaBatch));
+    await store.close();
+    return { batches, changes: batches.reduce((n, b) => n + rowChanges(b), 0) };
+  })());
+  return batchesByPlan.get(key);
+}
 
 // ---- timing ----
 

@@ -3,8 +3,8 @@
 
 import { join } from "node:path";
 
-import { openStore, prefix, query, replacePrefix } from "../../js/index.js";
-import { DIRS, Edits, MIDDLE_ROW, OWNER, ROW, figure, getKeys, na, recordedOps, repeat } from "./common.mjs";
+import { openReplica, openStore, prefix, query, replacePrefix } from "../../js/index.js";
+import { DIRS, Edits, MIDDLE_ROW, OWNER, ROW, figure, getKeys, na, recordedOps, repeat, replicaBatches } from "./common.mjs";
 
 const CHUNK = 100000;  // puts per transaction while building a table
 
@@ -128,6 +128,21 @@ export function onestoreColumn({ id, label, backend, durability, dir, anchors })
         });
         f.replay = figure(replay.value, "ms", { per: "row change", runs: replay.runs, rowChangesPerSecond: 1000 / replay.value, commits: batches.length, changes });
         log(`${id}: replay ${(1000 / replay.value).toFixed(0)} row changes/s`);
+      }
+      {
+        // Workload 10: a replica applying the recorded batches, each one
+        // backend transaction (its rows, records and head).
+        const { batches, changes } = await replicaBatches(p);
+        const apply = await repeat(p.runs, async () => {
+          const replica = await openReplica(options());
+          const t0 = performance.now();
+          for (const b of batches) await replica.applyBatch(b);
+          const ms = performance.now() - t0;
+          await replica.close();
+          return ms / changes;
+        });
+        f.replica = figure(apply.value, "ms", { per: "row change", runs: apply.runs, rowChangesPerSecond: 1000 / apply.value, batches: batches.length, changes });
+        log(`${id}: replica apply ${(1000 / apply.value).toFixed(0)} row changes/s`);
       }
       return f;
     },

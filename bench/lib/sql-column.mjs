@@ -6,7 +6,7 @@
 
 import { join } from "node:path";
 
-import { COLUMNS, MIDDLE_ROW, ROW, ROW_SQL, TABLE, figure, getKeys, na, recordedOps, repeat } from "./common.mjs";
+import { COLUMNS, MIDDLE_ROW, ROW, ROW_SQL, TABLE, figure, getKeys, na, recordedOps, repeat, replicaBatches } from "./common.mjs";
 
 const T = `"${TABLE}"`;
 const PUT = `INSERT OR REPLACE INTO ${T} (${COLUMNS.join(", ")}) VALUES (?, ?, ?, ?, ?)`;
@@ -172,6 +172,44 @@ export function sqlColumn({ id, label, open, mode, dir, schema, settings }) {
         });
         f.replay = figure(replay.value, "ms", { per: "row change", runs: replay.runs, rowChangesPerSecond: 1000 / replay.value, commits: batches.length, changes });
         log(`${id}: replay ${(1000 / replay.value).toFixed(0)} row changes/s`);
+      }
+      {
+        // Workload 10: the same batches applied as SQL, one transaction a
+        // batch: each op's statement (a bulk update's row count checked
+        // against its recorded count, as a replica does), each record
+        // inserted into _outbox as it came.
+        const { batches, changes } = await replicaBatches(p);
+        const UPDATE_AT = `UPDATE ${T} SET at = ? WHERE id = ?`;
+        const UPDATE_PREFIX = `UPDATE ${T} SET at = ? WHERE path >= ? AND path < ?`;
+        const DELETE = `DELETE FROM ${T} WHERE id = ?`;
+        const upper = (s) => s.slice(0, -1) + String.fromCharCode(s.charCodeAt(s.length - 1) + 1);
+        const apply = await repeat(p.runs, async () => {
+          const db = await fresh();
+          const t0 = performance.now();
+          for (const b of batches) {
+            db.exec("BEGIN IMMEDIATE");
+            for (const r of b.commits) {
+              for (const op of r.ops) {
+                if (op.op === "table") continue;  // created with the store's DDL in fresh()
+                if (op.op === "put") db.run(PUT, putParams(op.row));
+                else if (op.op === "delete") db.run(DELETE, [op.key[0]]);
+                else if (op.key !== undefined) {
+                  if (Number(db.run(UPDATE_AT, [op.set.at.value, op.key[0]])) !== 1) throw new Error(`${id}: update of a missing row`);
+                } else if (op.op === "update") {
+                  const p0 = op.where.prefix[1];
+                  if (Number(db.run(UPDATE_PREFIX, [op.set.at.value, p0, upper(p0)])) !== Number(op.count)) throw new Error(`${id}: a bulk update's count differs`);
+                }
+              }
+              db.run(OUT, [r.seq, JSON.stringify(r)]);
+            }
+            db.exec("COMMIT");
+          }
+          const ms = performance.now() - t0;
+          db.close();
+          return ms / changes;
+        });
+        f.replica = figure(apply.value, "ms", { per: "row change", runs: apply.runs, rowChangesPerSecond: 1000 / apply.value, batches: batches.length, changes });
+        log(`${id}: replica apply ${(1000 / apply.value).toFixed(0)} row changes/s`);
       }
       return f;
     },

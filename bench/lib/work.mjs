@@ -49,9 +49,9 @@ export function getKeys(count, rows) {
 export function plan(quick) {
   return quick
     ? { quick: true, runs: 1, commits: 5, fileCommits: 3, bulk: 250, readRows: 2000, renameRows: 200, pages: 10, pageSize: 100, gets: 500,
-      replayCommits: 20, fileReplayCommits: 10, replayOpsPerCommit: 5, openRows: 2000, openOutbox: 50, openRuns: 1, commitAt: [10, 100, 1000], commitAtCommits: 3 }
+      replayCommits: 20, fileReplayCommits: 10, replayOpsPerCommit: 5, replicaCommits: 30, replicaBatch: 10, openRows: 2000, openOutbox: 50, openRuns: 1, commitAt: [10, 100, 1000], commitAtCommits: 3 }
     : { quick: false, runs: 5, commits: 300, fileCommits: 60, bulk: 25000, readRows: 100000, renameRows: 10000, pages: 1000, pageSize: 100, gets: 50000,
-      replayCommits: 2000, fileReplayCommits: 300, replayOpsPerCommit: 5, openRows: 1000000, openOutbox: 20000, openRuns: 5, commitAt: [1000, 100000, 1000000], commitAtCommits: 40 };
+      replayCommits: 2000, fileReplayCommits: 300, replayOpsPerCommit: 5, replicaCommits: 4000, replicaBatch: 100, openRows: 1000000, openOutbox: 20000, openRuns: 5, commitAt: [1000, 100000, 1000000], commitAtCommits: 40 };
 }
 
 // ---- figures ----
@@ -84,4 +84,29 @@ export function recordedOps(commits, perCommit) {
     batches.push(ops);
   }
   return batches;
+}
+
+// The commits of the replica workload (10): recordedOps, and every tenth
+// commit also a bulk update (updateWhere by a prefix of the indexed path,
+// about ten rows of the same hundred keys) so that batches hold bulk ops with
+// their recorded counts. The owner's store turns them into outbox batches
+// (bench/lib/common.mjs, replicaBatches); every column applies those.
+export function replicaCommits(commits, perCommit) {
+  const list = recordedOps(commits, perCommit);
+  for (let c = 9; c < commits; c += 10) {
+    const hundred = Math.max(0, Math.floor((c * 3) / 100) - 1);  // rows put by then
+    const d = c % DIRS;
+    list[c].push({ op: "update", table: TABLE, where: { prefix: ["path", `src/dir${d}/file${100_000 + hundred}`] }, set: { at: { value: -c } } });
+  }
+  return list;
+}
+
+// The row changes of an outbox batch: 1 for a put or a key op, the recorded
+// count for a bulk op, 0 for a table record.
+export function rowChanges(batch) {
+  let n = 0;
+  for (const r of batch.commits) {
+    for (const op of r.ops) n += op.op === "table" ? 0 : op.where !== undefined ? Number(op.count) : 1;
+  }
+  return n;
 }

@@ -75,6 +75,19 @@ class Backend {
   // Removes the records with seq <= up_to; sets *removed.
   virtual Status TrimOutbox(int64_t up_to, int64_t* removed) = 0;
 
+  // A text note the store keeps in _meta beside its head (a replica's
+  // divergence, src/sync/replica.h). ReadNote gives the committed value, ""
+  // when there is none. WriteNote writes inside a write transaction, so the
+  // note commits or rolls back with it. The defaults keep no notes (test
+  // backends); memory and sqlite keep them.
+  virtual Status ReadNote(const std::string& key, std::string* value) {
+    value->clear();
+    return Status::OK();
+  }
+  virtual Status WriteNote(const std::string& key, const std::string& value) {
+    return Status::InvalidArgs("this backend keeps no notes (\"" + key + "\")");
+  }
+
   // Releases files and handles. Further calls are not allowed.
   virtual void Close() = 0;
 };

@@ -53,7 +53,46 @@ Status ParseCommitMeta(const std::string& text, Json* out) {
   return ParseJsonText(text.empty() ? "{}" : text, "commit context", out);
 }
 
-// Checks an actor {kind, id, for?, via?}; `for` is itself an actor.
+// The _meta note that marks a replica's store (Backend::WriteNote).
+constexpr char kRoleNote[] = "role";
+
+// A replica's store is only ever opened as a replica, and a replica starts
+// from an empty store (then marked as one); an owner's commits and a
+// driver's batches in one store would fork the session's seqs.
+Status CheckRole(Backend* backend, int64_t head, bool replica) {
+  std::string role;
+  ONESTORE_RETURN_IF_ERROR(backend->ReadNote(kRoleNote, &role));
+  if (role == "replica") {
+    if (replica) return Status::OK();
+    return Status::InvalidArgs(
+        "openStore: this store is a replica (it changes only by its driver's batches); open it "
+        "with openReplica");
+  }
+  if (!replica) return Status::OK();
+  if (head > 0) {
+    return Status::InvalidArgs("openReplica: this store holds an owner's commits (head " +
+                               std::to_string(head) +
+                               "); a replica starts from an empty store: open a new one");
+  }
+  ONESTORE_RETURN_IF_ERROR(backend->Begin());
+  Status st = backend->WriteNote(kRoleNote, "replica");
+  if (st.ok()) st = backend->Commit();
+  if (!st.ok()) backend->Rollback();
+  return st;
+}
+
+// A row as the JS side reads it: a JSON array, or null.
+void EncodeRowOrNull(const std::optional<Row>& row, std::string* out) {
+  out->clear();
+  if (row) {
+    AppendRowArray(*row, out);
+  } else {
+    *out = "null";
+  }
+}
+
+}  // namespace
+
 Status CheckActor(const Json& a, const std::string& where) {
   if (!a.is_object() || !a.contains("kind") || !a["kind"].is_string() || !a.contains("id") ||
       !a["id"].is_string()) {
@@ -71,17 +110,25 @@ Status CheckActor(const Json& a, const std::string& where) {
   return Status::OK();
 }
 
-// A row as the JS side reads it: a JSON array, or null.
-void EncodeRowOrNull(const std::optional<Row>& row, std::string* out) {
-  out->clear();
-  if (row) {
-    AppendRowArray(*row, out);
-  } else {
-    *out = "null";
+std::string OutboxRecord(int64_t seq, int64_t at, const std::string& owner, const Json* actor,
+                         const std::vector<Op>& ops) {
+  std::string record;
+  record.reserve(128 + ops.size() * 96);
+  record += "{\"seq\":" + std::to_string(seq) + ",\"from\":" + std::to_string(seq - 1) +
+            ",\"at\":" + std::to_string(at) + ",\"owner\":";
+  AppendJsonString(owner, &record);
+  if (actor != nullptr) {
+    record += ",\"actor\":";
+    record += actor->dump(-1, ' ', false, Json::error_handler_t::replace);
   }
+  record += ",\"ops\":[";
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (i) record.push_back(',');
+    ops[i].AppendJson(&record);
+  }
+  record += "]}";
+  return record;
 }
-
-}  // namespace
 
 Status ParseOpenOptions(const std::string& json, OpenOptions* out) {
   Json j;
@@ -122,6 +169,14 @@ Status ParseOpenOptions(const std::string& json, OpenOptions* out) {
   }
   if (o.backend == "opfs" && o.path.empty()) {
     return Status::InvalidArgs("openStore: the opfs backend needs the path of its files");
+  }
+  auto replica = j.find("replica");
+  if (replica != j.end() && !replica->is_null()) {
+    if (!replica->is_boolean()) {
+      return Status::InvalidArgs("openStore: replica " + DescribeJson(*replica) +
+                                 " is not true or false");
+    }
+    o.replica = replica->get<bool>();
   }
   auto handle = j.find("handle");
   if (handle != j.end() && !handle->is_null()) {
@@ -166,14 +221,20 @@ Status Store::Open(const OpenOptions& options, std::unique_ptr<Store>* out) {
   } else {
     return Status::InvalidArgs("openStore: unknown backend \"" + options.backend + "\"");
   }
-  return OpenWith(std::move(backend), options.id, out);
+  return OpenWith(std::move(backend), options.id, out, options.replica);
 }
 
 Status Store::OpenWith(std::unique_ptr<Backend> backend, const std::string& id,
-                       std::unique_ptr<Store>* out) {
+                       std::unique_ptr<Store>* out, bool replica) {
   std::unique_ptr<Store> s(new Store());
   BackendState state;
   ONESTORE_RETURN_IF_ERROR(backend->Open(id.empty() ? NewId() : id, &state));
+  Status role_st = CheckRole(backend.get(), state.head, replica);
+  if (!role_st.ok()) {
+    backend->Close();
+    return role_st;
+  }
+  s->replica_ = replica;
   for (size_t i = 0; i < state.tables.size(); ++i) {
     auto t = std::make_shared<TableSchema>();
     Status st = ParseTableSchema(state.tables[i], "stored table " + std::to_string(i), t.get(),
@@ -201,8 +262,16 @@ Status Store::CheckUsable(bool writing) const {
   return Status::OK();
 }
 
+Status Store::CheckOwnerWrite(const char* what) const {
+  if (!replica_) return Status::OK();
+  return Status::InvalidArgs(std::string(what) +
+                             ": a replica takes no owner writes; it changes only by "
+                             "replica.applyBatch(batch)");
+}
+
 Status Store::Declare(const std::string& table_json, std::string* records) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
+  ONESTORE_RETURN_IF_ERROR(CheckOwnerWrite("table"));
   Json j;
   ONESTORE_RETURN_IF_ERROR(ParseJsonText(table_json, "table", &j));
   TableSchema t;
@@ -236,6 +305,7 @@ Status Store::Declare(const std::string& table_json, std::string* records) {
 Status Store::Commit(const std::string& ops_json, const std::string& meta_json,
                      std::string* result) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
+  ONESTORE_RETURN_IF_ERROR(CheckOwnerWrite("commit"));
   std::vector<Op> ops;
   TableResolver tables(&catalog_);
   Json j;
@@ -291,22 +361,7 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
     if (op.is_bulk() && op.count < 0) op.count = 0;
   }
   const int64_t seq = head_ + 1;
-  std::string record;
-  record.reserve(128 + ops->size() * 96);
-  record += "{\"seq\":" + std::to_string(seq) + ",\"from\":" + std::to_string(head_) +
-            ",\"at\":" + std::to_string(at) + ",\"owner\":";
-  AppendJsonString(owner, &record);
-  if (actor != nullptr) {
-    record += ",\"actor\":";
-    record += actor->dump(-1, ' ', false, Json::error_handler_t::replace);
-  }
-  record += ",\"ops\":[";
-  for (size_t i = 0; i < ops->size(); ++i) {
-    if (i) record.push_back(',');
-    (*ops)[i].AppendJson(&record);
-  }
-  record += "]}";
-  st = backend_->AppendOutbox(seq, record);
+  st = backend_->AppendOutbox(seq, OutboxRecord(seq, at, owner, actor, *ops));
   if (!st.ok()) {
     backend_->Rollback();
     return st;
@@ -440,6 +495,7 @@ Status Store::TxGet(int tx_id, const std::string& ops_json, const std::string& t
 
 Status Store::TxStage(int tx_id, const std::string& ops_json) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
+  ONESTORE_RETURN_IF_ERROR(CheckOwnerWrite("tx"));
   auto it = txs_.find(tx_id);
   if (it == txs_.end())
     return Status::InvalidArgs("transaction " + std::to_string(tx_id) + " is not open");
@@ -452,6 +508,7 @@ Status Store::TxCommit(int tx_id, const std::string& ops_json, const std::string
   if (it == txs_.end())
     return Status::InvalidArgs("transaction " + std::to_string(tx_id) + " is not open");
   Status st = CheckUsable(true);
+  if (st.ok()) st = CheckOwnerWrite("tx");
   if (st.ok()) st = StageInto(&it->second, ops_json);
   Json meta;
   if (st.ok()) st = ParseCommitMeta(meta_json, &meta);
@@ -522,6 +579,7 @@ Status Store::Count(const std::string& table, const std::string& query_json, int
 
 Status Store::MintId(const std::string& table, int64_t* id) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
+  ONESTORE_RETURN_IF_ERROR(CheckOwnerWrite("mintId"));
   const TableSchema* t;
   ONESTORE_RETURN_IF_ERROR(catalog_.Lookup(table, "mintId", &t));
   if (!t->HasIntKey()) {
@@ -560,6 +618,22 @@ Status Store::TrimOutbox(int64_t up_to, int64_t* removed) {
   Status st = backend_->TrimOutbox(up_to, removed);
   if (st.code() == Code::kFenced || st.code() == Code::kStorageFailed) stopped_ = st;
   return st;
+}
+
+Status Store::ForEachRow(const TableSchema& t, int64_t page,
+                         const std::function<Status(const Row&)>& visit) {
+  ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
+  Query q;
+  q.table = &t;
+  for (int k : t.key) q.order.push_back(OrderTerm{k, false});
+  std::vector<Row> rows;
+  std::vector<Value> after;
+  for (bool first = true;; first = false) {
+    ONESTORE_RETURN_IF_ERROR(backend_->Page(q, first ? nullptr : &after, page, &rows));
+    for (const Row& row : rows) ONESTORE_RETURN_IF_ERROR(visit(row));
+    if (static_cast<int64_t>(rows.size()) < page) return Status::OK();
+    after = q.OrderValues(rows.back());
+  }
 }
 
 std::string Store::TablesJson() const {

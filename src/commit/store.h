@@ -13,6 +13,7 @@
 #define ONESTORE_COMMIT_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -39,19 +40,37 @@ struct OpenOptions {
   // durable: the runtime's number for the Durable Object's storage (the wasm
   // binding builds its connection; Store::Open alone cannot open it).
   int64_t handle = -1;
+  // Open as a replica (src/sync/replica.h): no owner writes, batches only.
+  bool replica = false;
 };
 
 // Parses {"backend":..,"path":..,"id":..,"durability":"full"|"relaxed",
-// "lockTimeout":ms,"handle":n}.
+// "lockTimeout":ms,"handle":n,"replica":bool}.
 Status ParseOpenOptions(const std::string& json, OpenOptions* out);
+
+// The outbox record of commit `seq` (its from is seq - 1), as
+// docs/formats.md writes it: keys in order, compact, the normalized ops with
+// their counts. The commit step and replicas (src/sync/replica.cc) both write
+// records with it, so a replica keeps the very records its driver wrote.
+std::string OutboxRecord(int64_t seq, int64_t at, const std::string& owner, const Json* actor,
+                         const std::vector<Op>& ops);
+
+// Checks an actor {kind, id, for?, via?} (`for` is itself an actor); `where`
+// names it in the error.
+Status CheckActor(const Json& actor, const std::string& where);
 
 class Store {
  public:
   // Opens a store over a backend made from `options` (memory or sqlite).
   static Status Open(const OpenOptions& options, std::unique_ptr<Store>* out);
   // Opens a store over a given backend (tests use fault-injecting ones).
+  // With `replica`, the store is a replica's (src/sync/replica.h): it takes
+  // no owner writes, and a new one is marked as a replica in its _meta. A
+  // replica's store opened without `replica`, or an owner's store with
+  // commits opened with it, is refused (invalid/args): either would fork the
+  // session's seqs.
   static Status OpenWith(std::unique_ptr<Backend> backend, const std::string& id,
-                         std::unique_ptr<Store>* out);
+                         std::unique_ptr<Store>* out, bool replica = false);
   ~Store();
 
   const std::string& id() const { return id_; }
@@ -97,6 +116,16 @@ class Store {
   Status TrimOutbox(int64_t up_to, int64_t* removed);
   // Every table record, as a JSON array.
   std::string TablesJson() const;
+  // Every table, by name in byte order.
+  std::vector<std::shared_ptr<const TableSchema>> Tables() const { return catalog_.All(); }
+  // Calls `visit` with each row of table `t` in key order, reading `page`
+  // rows at a time; stops at visit's first error and returns it.
+  Status ForEachRow(const TableSchema& t, int64_t page,
+                    const std::function<Status(const Row&)>& visit);
+
+  // True for a replica's store (src/sync/replica.h): it takes no owner
+  // writes (Declare, Commit, TxCommit, MintId fail with invalid/args).
+  bool is_replica() const { return replica_; }
 
   // Releases the backend. Later calls fail with `closed`.
   void Close();
@@ -112,7 +141,12 @@ class Store {
   };
 
   Store() = default;
+  // The replica layer applies recorded commits through the backend and the
+  // catalog itself (src/sync/replica.cc); nothing else reaches them.
+  friend class Replica;
+
   Status CheckUsable(bool writing) const;
+  Status CheckOwnerWrite(const char* what) const;
   // Parses and appends ops to the tx (checked, not yet written).
   Status StageInto(Tx* tx, const std::string& ops_json);
   // StageInto, then brings the tx's overlay up to date for tx.get.
@@ -127,6 +161,7 @@ class Store {
   std::map<int, Tx> txs_;
   int next_tx_ = 1;
   bool closed_ = false;
+  bool replica_ = false;
   Status stopped_;  // storage_failed or fenced: the store takes no more writes
 };
 

@@ -24,7 +24,7 @@ namespace onestore {
   X(kSchemaNewer, "schema/newer", "the stored table or value is newer than this code")          \
   X(kSyncGap, "sync/gap", "a batch starts ahead of the replica's head")                         \
   X(kSyncDiverged, "sync/diverged",                                                             \
-    "a replayed bulk operation affected a different number of rows")                            \
+    "a replayed op did not do what it did on the driver; the replica stops")                    \
   X(kNotFound, "not_found", "the row, table or record does not exist")                          \
   X(kClosed, "closed", "the store is closed")                                                   \
   X(kLimit, "limit",                                                                            \
@@ -53,6 +53,8 @@ class Status {
   static Status StorageFailed(std::string m) { return {Code::kStorageFailed, std::move(m)}; }
   static Status Fenced(std::string m) { return {Code::kFenced, std::move(m)}; }
   static Status SchemaNewer(std::string m) { return {Code::kSchemaNewer, std::move(m)}; }
+  static Status SyncGap(std::string m) { return {Code::kSyncGap, std::move(m)}; }
+  static Status SyncDiverged(std::string m) { return {Code::kSyncDiverged, std::move(m)}; }
   static Status NotFound(std::string m) { return {Code::kNotFound, std::move(m)}; }
   static Status Closed(std::string m) { return {Code::kClosed, std::move(m)}; }
   static Status Limit(std::string m) { return {Code::kLimit, std::move(m)}; }

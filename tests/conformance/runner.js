@@ -124,6 +124,7 @@ export function conformanceRunner(api, assert) {
         for (const t of this.tables.values()) await t.handle.count();  // the declarations are committed
         for (const [i, step] of (this.doc.setup ?? []).entries()) await this.step(step, `setup ${i}`);
         for (const [i, step] of steps.entries()) await this.step(step, i);
+        if (this.afterSteps) await this.afterSteps(this.store, this.tables);
       } finally {
         await this.store.close();
       }
@@ -230,7 +231,44 @@ export function conformanceRunner(api, assert) {
   }
 
 
-  return { CaseRunner, fromVector };
+  /**
+   * Runs case `c` of `doc` on a store opened with `storeOptions`, then
+   * replays the store's outbox into a replica opened with `replicaOptions`
+   * (api.openReplica), three commits a batch, and checks that the replica
+   * holds the same tables row by row, the same records and the same
+   * fingerprint as the store. Resolves to that fingerprint.
+   */
+  async function replicateCase(doc, c, storeOptions, replicaOptions) {
+    const runner = new CaseRunner(doc, storeOptions);
+    let fingerprint;
+    runner.afterSteps = async (store, tables) => {
+      const replica = await api.openReplica(replicaOptions);
+      try {
+        for (let after = 0; after < store.head; after += 3) {
+          await replica.applyBatch(await store.outbox.read(after, 3));
+        }
+        assert.equal(replica.head, store.head, "the replica's head");
+        assert.deepStrictEqual(replica.tables(), [...tables.keys()].sort(), "the replica's tables");
+        for (const [name, t] of tables) {
+          const want = [];
+          for await (const row of t.handle.rows()) want.push(row);
+          const got = [];
+          for await (const row of replica.table(name).rows()) got.push(row);
+          assert.deepStrictEqual(got, want, `the rows of ${name}`);
+        }
+        const all = Math.max(1, store.head);
+        assert.deepStrictEqual(await replica.outbox.read(0, all), await store.outbox.read(0, all), "the records");
+        fingerprint = await store.fingerprint();
+        assert.equal(await replica.fingerprint(), fingerprint, "the fingerprint");
+      } finally {
+        await replica.close();
+      }
+    };
+    await runner.run(c.steps);
+    return fingerprint;
+  }
+
+  return { CaseRunner, fromVector, replicateCase };
 }
 
 /** The CaseRunner class alone: createCaseRunner(api, assert) -> CaseRunner. */

@@ -8,11 +8,12 @@
 import assert from "node:assert/strict";
 
 import * as api from "../../js/workerd.js";
-import { createCaseRunner } from "../conformance/runner.js";
+import { conformanceRunner, createCaseRunner } from "../conformance/runner.js";
 
 const { openStore, defineTable, str, int, num, add, col, and, or, eq, isNull, query, prefix } = api;
 
 const CaseRunner = createCaseRunner(api, assert);
+const { replicateCase } = conformanceRunner(api, assert);
 
 const Notes = defineTable("notes", {
   columns: { id: int(), title: str(), body: str().optional(), n: int({ default: 0 }), score: num().optional() },
@@ -97,6 +98,54 @@ export class TestSession {
   async op_conformance({ doc, index }) {
     await new CaseRunner(doc, { backend: "durable", storage: this.ctx.storage }).run(doc.cases[index].steps);
     return true;
+  }
+
+  // One conformance case on a memory store in this isolate, replayed into a
+  // replica on this object's SQLite (durable) and checked row by row;
+  // returns the fingerprint (tests/edge/replica.test.js compares it with
+  // Node's).
+  async op_replicaConformance({ doc, index }) {
+    return replicateCase(doc, doc.cases[index], { backend: "memory" }, { backend: "durable", storage: this.ctx.storage });
+  }
+
+  // A durable replica given `first` (a batch with a mutated count), then
+  // `good` (the batch as recorded), then reopened on the same storage and
+  // given `good` again: what each step answered.
+  async op_replicaDiverges({ first, good }) {
+    const out = {};
+    const attempt = async (replica, batch) => {
+      try {
+        return (await replica.applyBatch(batch)).head;
+      } catch (e) {
+        return e.code;
+      }
+    };
+    let replica = await api.openReplica({ backend: "durable", storage: this.ctx.storage });
+    out.first = await attempt(replica, first);
+    out.headAfterFirst = replica.head;
+    out.tablesAfterFirst = replica.tables();
+    out.good = await attempt(replica, good);
+    await replica.close();
+    replica = await api.openReplica({ backend: "durable", storage: this.ctx.storage });
+    out.divergedAfterReopen = replica.diverged;
+    out.goodAfterReopen = await attempt(replica, good);
+    out.headAfterReopen = replica.head;
+    await replica.close();
+    return out;
+  }
+
+  // A durable replica given `batches` in order, then closed; its head,
+  // tables and fingerprint, and a refused owner write's code.
+  async op_replicaApply({ batches }) {
+    const replica = await api.openReplica({ backend: "durable", storage: this.ctx.storage });
+    try {
+      for (const b of batches) await replica.applyBatch(b);
+      let refused;
+      try { await replica.commit([]); } catch (e) { refused = e.code; }
+      return { head: replica.head, tables: replica.tables(), fingerprint: await replica.fingerprint(), refused };
+    } finally {
+      await replica.close();
+    }
   }
 
   // Puts rows [{id, title, body?}] in one transaction; returns the seq.

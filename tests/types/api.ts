@@ -2,7 +2,7 @@
 // must pass: every line marked @ts-expect-error must stay an error.
 
 import {
-  add, and, col, concat, defineTable, eq, gt, gte, inArray, int, isNull, json, lt, not, openStore, or,
+  add, and, col, concat, defineTable, eq, gt, gte, inArray, int, isNull, json, lt, not, openReplica, openStore, or,
   prefix, query, replacePrefix, str, bool, num, StoreError, ErrorCodes, compareText, when, value, coalesce, max,
   type RowOf, type InsertOf, type KeyOf, type ErrorCode, type OutboxBatch,
 } from "onestore";
@@ -92,6 +92,17 @@ async function session() {
   await openStore({ backend: "durable", storage });
   // @ts-expect-error a durable store needs the Durable Object's storage
   await openStore({ backend: "durable" });
+  const fp: string = await store.fingerprint();
+  const replica = await openReplica({ backend: "memory" });
+  const applied: { head: number; applied: number } = await replica.applyBatch(await store.outbox.read(replica.head, 100));
+  const items = replica.table("file-history/edits");
+  const replicaRows: number = await items.count(items.query().where((e) => eq(e.path, "a")));
+  const replicaPage = await items.page(query(items.def), 10, { after: undefined });
+  const diverged: string | undefined = replica.diverged;
+  // @ts-expect-error applyBatch takes a batch
+  await replica.applyBatch(42);
+  void fp; void applied; void replicaRows; void replicaPage; void diverged;
+  await replica.close();
   const fileHistory = store.object({ host: "session", type: "file-history" }, { adopt(seq, ops) { void seq; void ops; } });
   const edits = fileHistory.table(Edits);
   const pairs = fileHistory.table(Pairs);

@@ -225,6 +225,8 @@ class MemoryBackend : public Backend {
   Status MaxIntKey(const TableSchema& t, int64_t* max) override;
   Status ReadOutbox(int64_t after, int64_t limit, std::vector<OutboxEntry>* out) override;
   Status TrimOutbox(int64_t up_to, int64_t* removed) override;
+  Status ReadNote(const std::string& key, std::string* value) override;
+  Status WriteNote(const std::string& key, const std::string& value) override;
   void Close() override;
 
   MemoryScanStats* stats() { return &stats_; }
@@ -269,6 +271,8 @@ class MemoryBackend : public Backend {
 
   std::map<std::string, StagedTable, std::less<>> staged_;
   std::map<int64_t, std::string> staged_outbox_;
+  std::map<std::string, std::string, std::less<>> notes_;
+  std::map<std::string, std::string, std::less<>> staged_notes_;
 
   MemoryScanStats stats_;
 };
@@ -496,8 +500,10 @@ Status MemoryBackend::Commit() {
     outbox_[seq] = std::move(record);
     head_ = seq;
   }
+  for (auto& [key, value] : staged_notes_) notes_[key] = std::move(value);
   staged_.clear();
   staged_outbox_.clear();
+  staged_notes_.clear();
   in_tx_ = false;
   return Status::OK();
 }
@@ -505,6 +511,7 @@ Status MemoryBackend::Commit() {
 void MemoryBackend::Rollback() {
   staged_.clear();
   staged_outbox_.clear();
+  staged_notes_.clear();
   in_tx_ = false;
 }
 
@@ -661,6 +668,19 @@ Status MemoryBackend::TrimOutbox(int64_t up_to, int64_t* removed) {
   auto end = outbox_.upper_bound(up_to);
   *removed = static_cast<int64_t>(std::distance(outbox_.begin(), end));
   outbox_.erase(outbox_.begin(), end);
+  return Status::OK();
+}
+
+Status MemoryBackend::ReadNote(const std::string& key, std::string* value) {
+  ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  auto it = notes_.find(key);
+  *value = it == notes_.end() ? std::string() : it->second;
+  return Status::OK();
+}
+
+Status MemoryBackend::WriteNote(const std::string& key, const std::string& value) {
+  ONESTORE_RETURN_IF_ERROR(CheckTx("WriteNote"));
+  staged_notes_[key] = value;
   return Status::OK();
 }
 

@@ -83,6 +83,8 @@ class SqliteBackend : public Backend {
 
   Status ReadOutbox(int64_t after, int64_t limit, std::vector<OutboxEntry>* out) override;
   Status TrimOutbox(int64_t up_to, int64_t* removed) override;
+  Status ReadNote(const std::string& key, std::string* value) override;
+  Status WriteNote(const std::string& key, const std::string& value) override;
 
   void Close() override;
 
@@ -577,6 +579,26 @@ Status SqliteBackend::TrimOutbox(int64_t up_to, int64_t* removed) {
   }
   *removed = rows.changes;
   return Commit();
+}
+
+// Notes live in _meta under "note:<key>", apart from id, head and epoch.
+Status SqliteBackend::ReadNote(const std::string& key, std::string* value) {
+  ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  SqlBuilder b = Builder();
+  b.Append("SELECT value FROM _meta WHERE key = ").AppendParam(Value::Str("note:" + key));
+  SqlRows rows;
+  ONESTORE_RETURN_IF_ERROR(Run(b, "reading _meta note " + key, &rows));
+  value->clear();
+  if (rows.size() > 0 && rows.at(0, 0).type() == Type::kStr) *value = rows.at(0, 0).text();
+  return Status::OK();
+}
+
+Status SqliteBackend::WriteNote(const std::string& key, const std::string& value) {
+  ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  if (!conn_->InTransaction()) {
+    return Status::InvalidArgs("sqlite: a note is written inside a write transaction");
+  }
+  return WriteMeta(("note:" + key).c_str(), Value::Str(value));
 }
 
 void SqliteBackend::Close() {

@@ -160,6 +160,48 @@ const ops = {
     }
     return results;
   },
+  // Every conformance case on a memory store, replayed into a replica on a
+  // fresh OPFS store and checked row by row; the fingerprint of each
+  // (tests/browser/replica.test.js compares them with Node's).
+  async replicaConformance({ files }) {
+    const { replicateCase } = conformanceRunner(api, assert);
+    const results = [];
+    let n = 0;
+    for (const file of files) {
+      const doc = await (await fetch(new URL(`../../conformance/${file}`, import.meta.url))).json();
+      for (const c of doc.cases) {
+        const name = `replica-${n++}`;
+        try {
+          const fingerprint = await replicateCase(doc, c, { backend: "memory" }, { backend: "opfs", name });
+          results.push({ file, name: c.name, ok: true, fingerprint });
+        } catch (e) {
+          results.push({ file, name: c.name, ok: false, error: String(e?.stack ?? e) });
+        }
+        await deleteStore({ backend: "opfs", name });
+      }
+    }
+    return results;
+  },
+  // An OPFS replica given `batches`, closed, reopened: its head and
+  // fingerprint after each, and what a diverging batch then answers.
+  async replicaReopen({ batches, diverging }) {
+    const name = "replica-reopen";
+    await deleteStore({ backend: "opfs", name });
+    let replica = await api.openReplica({ backend: "opfs", name });
+    for (const b of batches) await replica.applyBatch(b);
+    const before = { head: replica.head, fingerprint: await replica.fingerprint() };
+    await replica.close();
+    replica = await api.openReplica({ backend: "opfs", name });
+    const after = { head: replica.head, fingerprint: await replica.fingerprint() };
+    let code;
+    try { await replica.applyBatch(diverging); } catch (e) { code = e.code; }
+    await replica.close();
+    replica = await api.openReplica({ backend: "opfs", name });
+    const reopened = { head: replica.head, diverged: replica.diverged !== undefined };
+    await replica.close();
+    await deleteStore({ backend: "opfs", name });
+    return { before, after, code, reopened };
+  },
 };
 
 self.onmessage = async (e) => {

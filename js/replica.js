@@ -1,0 +1,359 @@
+// Replicas: a store that changes only by applying its driver's outbox
+// batches, without any owner's code (design.md, "Sync: a driver, a relay,
+// replicas"; the C++ side is src/sync/replica.h).
+//
+// A replica is opened with the same options as a store, on any backend of
+// the runtime, and read by stored table name: the schema comes from the log
+// (the `table` records it applied), so no defineTable is needed. Each
+// replica.table(name) carries a `def` built from that record, so the query
+// builders work on it: query(items.def).where((e) => eq(e.n, 3)), or
+// items.query().where(...).
+//
+// JS crosses into the wasm core once per batch and once per page of rows,
+// as the store does (wasm/ABI.md).
+
+import { asStoreError, ErrorCodes, invalidArgs, StoreError, unwrap } from "./errors.js";
+import { encodeJson, parseJsonExact, rowDecoder } from "./encode.js";
+import { isQuery, query as makeQuery } from "./query.js";
+import { bool, defineTable, describe, int, json, num, str } from "./schema.js";
+
+const PAGE_SIZE = 100;
+const builders = { str, int, bool, num, json };
+
+/**
+ * Opens a replica with a runtime's loader. Each package root binds this to
+ * its runtime as `openReplica`. The options are openStore's (backend, path,
+ * name, id, durability, lockTimeout, onFenced, storage).
+ *
+ * The checks below mirror openStoreWith's (js/store.js); once the store's
+ * modules are split, both should share one helper.
+ *
+ * @example
+ * const replica = await openReplicaWith(nodeRuntime, { backend: "sqlite", path: ".data/copy.sqlite" });
+ */
+export async function openReplicaWith(runtime, options) {
+  if (options === null || typeof options !== "object") {
+    throw invalidArgs(`openReplica: options must be an object such as { backend: "memory" }, got ${describe(options)}`);
+  }
+  const { backend, path, name, id, durability, lockTimeout, onFenced, storage } = options;
+  if (!runtime.backends.includes(backend)) {
+    const names = runtime.backends.map((b) => JSON.stringify(b)).join(" or ");
+    throw invalidArgs(`openReplica: backend must be ${names} here, got ${describe(backend)}`);
+  }
+  if (backend === "sqlite" && (typeof path !== "string" || path === "")) {
+    throw invalidArgs(`openReplica: a sqlite replica needs a path (a file, or ":memory:"), got ${describe(path)}`);
+  }
+  if (id !== undefined && (typeof id !== "string" || id === "")) {
+    throw invalidArgs(`openReplica: id must be a non-empty string, got ${describe(id)}`);
+  }
+  const { session, ...wire } = await runtime.prepare({
+    backend, path, id: id ?? globalThis.crypto.randomUUID(), durability, lockTimeout,
+    ...(backend === "opfs" ? { name, onFenced } : {}),
+    ...(backend === "durable" ? { storage } : {}),
+  });
+  wire.replica = true;
+  const release = () => { try { session?.release(); } catch { /* closing anyway */ } };
+  let core;
+  try {
+    const mod = await runtime.load();
+    core = new mod.Core();
+    if (runtime.attach) core = runtime.attach(core, wire);
+  } catch (e) {
+    release();
+    throw asStoreError(e, "openReplica");
+  }
+  let info;
+  try {
+    info = JSON.parse(unwrap(core.open(encodeJson(wire, "options"))));
+  } catch (e) {
+    try { core.delete(); } catch { /* already gone */ }
+    release();
+    throw asStoreError(e, "openReplica");
+  }
+  return makeReplica(core, info, session);
+}
+
+/** A table definition (for the query builders) from a stored table record. */
+function defOf(record) {
+  const columns = {};
+  for (const [c, spec] of Object.entries(record.columns)) {
+    let b = builders[spec.type]("default" in spec ? { default: spec.default } : undefined);
+    if (spec.optional) b = b.optional();
+    columns[c] = b;
+  }
+  // defineTable takes a plain name: the part after the owner's "/".
+  const plain = record.table.slice(record.table.lastIndexOf("/") + 1);
+  return defineTable(plain, { version: record.version, columns, key: record.key, indexes: record.indexes ?? {} });
+}
+
+function closedError(what) {
+  return new StoreError(ErrorCodes.Closed, `${what}: the replica is closed; open it again with openReplica()`);
+}
+
+function noOwnerWrites(what) {
+  return invalidArgs(`${what}: a replica takes no owner writes; it changes only by replica.applyBatch(batch)`);
+}
+
+/**
+ * The replica over an opened wasm `Core` (opened with `replica: true`).
+ *
+ * @example
+ * const replica = makeReplica(core, { id: "s1", head: 0 });
+ */
+export function makeReplica(core, info, session) {
+  let closed = false;
+  let closePromise;
+  let broken = null;  // fenced (opfs) or a wasm trap: every later call rejects with it
+  let lastHead = info.head;
+  const handles = new Map();  // full name -> handle
+
+  if (session) {
+    session.fence = (err) => {
+      if (closed || broken) return;
+      broken = err;
+      try { lastHead = Number(core.head()); } catch { /* keep it */ }
+      try { core.close(); } catch { /* closing anyway */ }
+    };
+  }
+
+  function call(what, fn) {
+    if (closed || closePromise) throw closedError(what);
+    if (broken) throw broken;
+    let answer;
+    try {
+      answer = fn();
+    } catch (e) {
+      const err = asStoreError(e, what);
+      if (err.code === ErrorCodes.StorageFailed) broken = err;
+      throw err;
+    }
+    return unwrap(answer);
+  }
+
+  function records() {
+    return JSON.parse(call("replica.tables", () => core.tables()));
+  }
+
+  function queryText(h, q) {
+    const qq = q === undefined || q === null ? makeQuery(h.def) : q;
+    if (!isQuery(qq)) throw invalidArgs(`${h.name}: expected a query such as ${h.name === undefined ? "" : "replica.table(name)"}.query().where(...), got ${describe(q)}`);
+    if (qq.table !== h.def) {
+      throw invalidArgs(`${h.name}: the query is over another table definition; build it with query(replica.table(${JSON.stringify(h.name)}).def)`);
+    }
+    return encodeJson(qq.toJSON(), "query");
+  }
+
+  function keyText(h, key) {
+    if (key === undefined) throw invalidArgs(`${h.name}.get: a key is needed, such as ["e1"] or "e1", got undefined`);
+    return encodeJson(Array.isArray(key) ? key : [key], "key");
+  }
+
+  function pageNow(h, q, limit, options) {
+    if (!Number.isSafeInteger(limit) || limit < 1) {
+      throw invalidArgs(`${h.name}.page: limit must be a positive integer, got ${describe(limit)}`);
+    }
+    if (options !== undefined && (options === null || typeof options !== "object")) {
+      throw invalidArgs(`${h.name}.page: the last argument must be { after }, got ${describe(options)}`);
+    }
+    const after = options?.after ?? "";
+    if (typeof after !== "string") {
+      throw new StoreError(ErrorCodes.InvalidCursor, `${h.name}.page: ${describe(after)} is not a cursor (use the next of an earlier page)`);
+    }
+    const text = queryText(h, q);
+    const answer = JSON.parse(call(`${h.name}.page`, () => core.page(h.name, text, limit, after)));
+    const page = { rows: answer.rows.map(h.decode) };
+    if (answer.next) page.next = answer.next;
+    return page;
+  }
+
+  function makeHandle(record) {
+    const def = defOf(record);
+    const h = {
+      name: record.table,
+      def,
+      decode: rowDecoder(Object.entries(record.columns).map(([name, c]) => ({ name, type: c.type }))),
+    };
+    return Object.freeze({
+      /** The table's stored name ("file-history/edits"). */
+      name: h.name,
+      /** A definition built from the stored record, for query(def). */
+      def,
+      /**
+       * A query over this table (query(def)).
+       * @example const q = items.query().where((e) => eq(e.path, "a"));
+       */
+      query: () => makeQuery(def),
+      /**
+       * The row with this key, or undefined. A one-column key may be bare.
+       * @example const row = await items.get(["e1"]);
+       */
+      async get(key) {
+        const text = keyText(h, key);
+        const answer = call(`${h.name}.get`, () => core.get(h.name, text));
+        return answer === "null" || answer === "" ? undefined : h.decode(JSON.parse(answer));
+      },
+      /**
+       * One page of a query: { rows, next? }; pass next as `after`.
+       * @example const { rows, next } = await items.page(items.query(), 50, { after });
+       */
+      async page(q, limit, options) {
+        return pageNow(h, q, limit, options);
+      },
+      /**
+       * Every row of a query, page by page.
+       * @example for await (const row of items.rows()) console.log(row);
+       */
+      rows(q) {
+        return {
+          async *[Symbol.asyncIterator]() {
+            let after = "";
+            for (;;) {
+              const page = pageNow(h, q, PAGE_SIZE, { after });
+              yield* page.rows;
+              if (!page.next) return;
+              after = page.next;
+            }
+          },
+        };
+      },
+      /**
+       * The number of rows of a query.
+       * @example const n = await items.count();
+       */
+      async count(q) {
+        const text = queryText(h, q);
+        return Number(call(`${h.name}.count`, () => core.count(h.name, text)));
+      },
+    });
+  }
+
+  const replica = {
+    /** The replica's own id (a new random id unless given as `id`). */
+    get id() {
+      return info.id;
+    },
+    /** The seq of the last applied commit (0 for a new replica). */
+    get head() {
+      if (closed || broken) return lastHead;
+      try { lastHead = Number(core.head()); } catch { /* keep the last known head */ }
+      return lastHead;
+    },
+    /**
+     * Why the replica stopped applying batches (a sync/diverged message),
+     * or undefined while it applies them.
+     */
+    get diverged() {
+      if (closed || broken) return undefined;
+      const d = call("replica.diverged", () => core.diverged());
+      return d === "" ? undefined : d;
+    },
+    /**
+     * Applies one batch of `store.outbox.read(after, limit)` (or its JSON
+     * text): whole, in one backend transaction with the new head, only when
+     * `batch.from <= replica.head`. Resolves to { head, applied } (applied:
+     * the commits it added; 0 when the batch was already applied). Rejects
+     * with sync/gap (the batch starts after the head), sync/diverged (a
+     * recorded count or row differs; the replica then refuses every later
+     * batch, also after reopening, until it is restored) or invalid/args (a
+     * malformed batch); nothing is applied then.
+     * @example const { head } = await replica.applyBatch(await store.outbox.read(replica.head, 500));
+     */
+    async applyBatch(batch) {
+      const text = typeof batch === "string" ? batch : encodeJson(batch, "batch");
+      let answer;
+      try {
+        answer = call("replica.applyBatch", () => core.applyBatch(text));
+      } catch (e) {
+        // A divergence is recorded in the store's own transaction, after the
+        // batch's rolled back (a Durable Object rolls a call back whole).
+        if (e instanceof StoreError && e.code === ErrorCodes.SyncDiverged) {
+          try { call("replica.applyBatch", () => core.recordDivergence()); } catch { /* refused again on reopen: the same batch diverges */ }
+        }
+        throw e;
+      }
+      const result = JSON.parse(answer);
+      lastHead = result.head;
+      return result;
+    },
+    /**
+     * A reader of a stored table, by its stored name; the schema comes from
+     * the log. Throws invalid/args when the replica holds no such table.
+     * @example const items = replica.table("notes/items"); const n = await items.count();
+     */
+    table(name) {
+      if (typeof name !== "string" || name === "") throw invalidArgs(`replica.table: expected a stored table name such as "notes/items", got ${describe(name)}`);
+      const record = records().find((t) => t.table === name);
+      if (!record) {
+        throw invalidArgs(`replica.table: the replica holds no table ${JSON.stringify(name)} (yet); its tables come from the batches it applied`);
+      }
+      const known = handles.get(name);
+      if (known && JSON.stringify(known.record) === JSON.stringify(record)) return known.handle;
+      const handle = makeHandle(record);
+      handles.set(name, { record, handle });
+      return handle;
+    },
+    /**
+     * The stored names of the replica's tables, in byte order.
+     * @example for (const name of replica.tables()) console.log(name, await replica.table(name).count());
+     */
+    tables() {
+      return records().map((t) => t.table);
+    },
+    /**
+     * A short digest of the content (every table's schema and rows; not the
+     * head or the outbox): equal to the driver's store's at the same head,
+     * on every backend.
+     * @example assert.equal(await replica.fingerprint(), await store.fingerprint());
+     */
+    async fingerprint() {
+      return call("replica.fingerprint", () => core.fingerprint());
+    },
+    outbox: Object.freeze({
+      /**
+       * The records the replica applied, after seq `after`: the same batch
+       * shape and records as the driver's outbox, to serve them on.
+       * @example const batch = await replica.outbox.read(0, 100);
+       */
+      async read(after = 0, limit = 100) {
+        if (!Number.isSafeInteger(after) || after < 0) throw invalidArgs(`replica.outbox.read: after must be a seq (an integer >= 0), got ${describe(after)}`);
+        if (!Number.isSafeInteger(limit) || limit < 1) throw invalidArgs(`replica.outbox.read: limit must be a positive integer, got ${describe(limit)}`);
+        return parseJsonExact(call("replica.outbox.read", () => core.outboxRead(after, limit)));
+      },
+      /**
+       * Removes the records up to seq `upTo`; resolves to the number removed.
+       * @example await replica.outbox.trim(100);
+       */
+      async trim(upTo) {
+        if (!Number.isSafeInteger(upTo) || upTo < 0) throw invalidArgs(`replica.outbox.trim: upTo must be a seq (an integer >= 0), got ${describe(upTo)}`);
+        return Number(call("replica.outbox.trim", () => core.outboxTrim(upTo)));
+      },
+    }),
+    /** Refused: a replica has no owners. Throws invalid/args. */
+    object() {
+      throw noOwnerWrites("replica.object");
+    },
+    /** Refused: a replica takes no owner writes. Rejects with invalid/args. */
+    async commit() {
+      throw noOwnerWrites("replica.commit");
+    },
+    /**
+     * Closes the replica. Later calls reject with `closed`. Closing twice is fine.
+     * @example await replica.close();
+     */
+    close() {
+      if (!closePromise) {
+        try { if (!broken) lastHead = Number(core.head()); } catch { /* keep it */ }
+        try { core.close(); } catch { /* closing anyway */ }
+        try { core.delete(); } catch { /* already freed */ }
+        try { session?.release(); } catch { /* released anyway */ }
+        closed = true;
+        closePromise = Promise.resolve();
+      }
+      return closePromise;
+    },
+    [Symbol.asyncDispose]() {
+      return replica.close();
+    },
+  };
+  return Object.freeze(replica);
+}

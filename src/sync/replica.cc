@@ -1,0 +1,270 @@
+#include "sync/replica.h"
+
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "writes/writes.h"
+
+namespace onestore {
+
+namespace {
+
+// The _meta note that holds a replica's divergence (Backend::WriteNote).
+constexpr char kDivergedNote[] = "diverged";
+
+// A seq or a count: a JSON integer from 0 to 2^63 - 1.
+bool ReadSeq(const Json& j, int64_t* out) {
+  if (!j.is_number_integer()) return false;
+  if (j.is_number_unsigned()) {
+    if (j.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return false;
+  } else if (j.get<int64_t>() < 0) {
+    return false;
+  }
+  *out = j.get<int64_t>();
+  return true;
+}
+
+// Checks one record's shape (docs/formats.md, "The record"): seq, from, at,
+// owner, actor?, ops, and nothing else. Its ops are checked when parsed.
+Status CheckRecord(const Json& rec, int64_t seq, const std::string& where) {
+  if (!rec.is_object()) {
+    return Status::InvalidArgs(where + ": a record must be an object, got " + DescribeJson(rec));
+  }
+  for (auto it = rec.begin(); it != rec.end(); ++it) {
+    const std::string& k = it.key();
+    if (k != "seq" && k != "from" && k != "at" && k != "owner" && k != "actor" && k != "ops") {
+      return Status::InvalidArgs(where + ": unknown record field \"" + k + "\"");
+    }
+  }
+  int64_t n = 0;
+  auto seq_it = rec.find("seq");
+  if (seq_it == rec.end() || !ReadSeq(*seq_it, &n) || n != seq) {
+    return Status::InvalidArgs(
+        where + ".seq: expected " + std::to_string(seq) +
+        " (the batch's seqs are contiguous), got " +
+        (seq_it == rec.end() ? std::string("nothing") : DescribeJson(*seq_it)));
+  }
+  auto from_it = rec.find("from");
+  if (from_it == rec.end() || !ReadSeq(*from_it, &n) || n != seq - 1) {
+    return Status::InvalidArgs(
+        where + ".from: expected " + std::to_string(seq - 1) + " (the previous seq), got " +
+        (from_it == rec.end() ? std::string("nothing") : DescribeJson(*from_it)));
+  }
+  auto at_it = rec.find("at");
+  if (at_it == rec.end() || !at_it->is_number_integer() ||
+      (at_it->is_number_unsigned() && at_it->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))) {
+    return Status::InvalidArgs(
+        where + ".at: expected milliseconds since the epoch, got " +
+        (at_it == rec.end() ? std::string("nothing") : DescribeJson(*at_it)));
+  }
+  auto owner_it = rec.find("owner");
+  if (owner_it == rec.end() || !owner_it->is_string()) {
+    return Status::InvalidArgs(
+        where + ".owner: expected the owner's name, got " +
+        (owner_it == rec.end() ? std::string("nothing") : DescribeJson(*owner_it)));
+  }
+  auto actor_it = rec.find("actor");
+  if (actor_it != rec.end()) ONESTORE_RETURN_IF_ERROR(CheckActor(*actor_it, where + ".actor"));
+  auto ops_it = rec.find("ops");
+  if (ops_it == rec.end() || !ops_it->is_array()) {
+    return Status::InvalidArgs(
+        where + ".ops: expected a list of ops, got " +
+        (ops_it == rec.end() ? std::string("nothing") : DescribeJson(*ops_it)));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status Replica::Attach(Store* store, std::unique_ptr<Replica>* out) {
+  if (!store->replica_) {
+    return Status::InvalidArgs("a replica needs a store opened with the replica option");
+  }
+  std::unique_ptr<Replica> r(new Replica(store));
+  ONESTORE_RETURN_IF_ERROR(store->backend_->ReadNote(kDivergedNote, &r->diverged_));
+  r->recorded_ = !r->diverged_.empty();
+  *out = std::move(r);
+  return Status::OK();
+}
+
+Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
+  ONESTORE_RETURN_IF_ERROR(store_->CheckUsable(true));
+  // The shape of the whole batch first: a malformed batch changes nothing.
+  Json batch = Json::parse(batch_json, nullptr, false);
+  if (batch.is_discarded()) {
+    return Status::InvalidArgs("applyBatch: the batch is not valid JSON: " +
+                               batch_json.substr(0, 60));
+  }
+  if (!batch.is_object()) {
+    return Status::InvalidArgs(
+        "applyBatch: a batch is {from, to, commits} as store.outbox.read gives it, got " +
+        DescribeJson(batch));
+  }
+  for (auto it = batch.begin(); it != batch.end(); ++it) {
+    if (it.key() != "from" && it.key() != "to" && it.key() != "commits") {
+      return Status::InvalidArgs("applyBatch: unknown batch field \"" + it.key() + "\"");
+    }
+  }
+  int64_t from = 0, to = 0;
+  if (!batch.contains("from") || !ReadSeq(batch["from"], &from)) {
+    return Status::InvalidArgs("applyBatch: from must be a seq (an integer >= 0), got " +
+                               (batch.contains("from") ? DescribeJson(batch["from"]) : "nothing"));
+  }
+  if (!batch.contains("to") || !ReadSeq(batch["to"], &to) || to < from) {
+    return Status::InvalidArgs("applyBatch: to must be a seq >= from (" + std::to_string(from) +
+                               "), got " +
+                               (batch.contains("to") ? DescribeJson(batch["to"]) : "nothing"));
+  }
+  if (!batch.contains("commits") || !batch["commits"].is_array()) {
+    return Status::InvalidArgs(
+        "applyBatch: commits must be a list of records, got " +
+        (batch.contains("commits") ? DescribeJson(batch["commits"]) : "nothing"));
+  }
+  const Json& commits = batch["commits"];
+  if (static_cast<int64_t>(commits.size()) != to - from) {
+    return Status::InvalidArgs("applyBatch: a batch from " + std::to_string(from) + " to " +
+                               std::to_string(to) + " holds " + std::to_string(to - from) +
+                               " commits, this one " + std::to_string(commits.size()));
+  }
+  for (size_t i = 0; i < commits.size(); ++i) {
+    ONESTORE_RETURN_IF_ERROR(CheckRecord(commits[i], from + static_cast<int64_t>(i) + 1,
+                                         "applyBatch: commits[" + std::to_string(i) + "]"));
+  }
+
+  if (!diverged_.empty()) {
+    return Status::SyncDiverged("applyBatch: the replica diverged (" + diverged_ +
+                                ") and takes no more batches until it is restored");
+  }
+  const int64_t head = store_->head_;
+  if (to <= head) {
+    *result = "{\"head\":" + std::to_string(head) + ",\"applied\":0}";
+    return Status::OK();
+  }
+  if (from > head) {
+    return Status::SyncGap("applyBatch: the batch starts after seq " + std::to_string(from) +
+                           ", but the replica's head is " + std::to_string(head) +
+                           "; apply the commits after " + std::to_string(head) + " first");
+  }
+
+  Backend* backend = store_->backend_.get();
+  Status st = backend->Begin();
+  if (!st.ok()) {
+    if (st.code() == Code::kFenced) store_->stopped_ = st;
+    return st;
+  }
+  int64_t seq = head;
+  // A divergence rolls the whole batch back and stops the replica.
+  auto diverge = [&](const std::string& what) {
+    backend->Rollback();
+    diverged_ = "at seq " + std::to_string(seq) + ", " + what;
+    recorded_ = false;
+    return Status::SyncDiverged("applyBatch: the replica diverged " + diverged_ +
+                                "; it takes no more batches until it is restored (from a "
+                                "snapshot, an archive or the relay)");
+  };
+  TableResolver tables(&store_->catalog_);
+  // Tables declared by this batch, for later ops' Apply calls and, once
+  // committed, for the catalog.
+  std::map<std::string, std::shared_ptr<const TableSchema>, std::less<>> declared;
+  std::vector<Op> ops;
+  for (size_t i = static_cast<size_t>(head - from); i < commits.size(); ++i) {
+    const Json& rec = commits[i];
+    seq = from + static_cast<int64_t>(i) + 1;
+    const std::string where = "applyBatch: commits[" + std::to_string(i) + "]";
+    const Json& ops_json = rec["ops"];
+    ops.clear();
+    st = ParseOps(ops_json, &tables, &ops);
+    if (!st.ok()) {
+      backend->Rollback();
+      return Status(st.code(), where + "." + st.message());
+    }
+    for (size_t k = 0; k < ops.size(); ++k) {
+      Op& op = ops[k];
+      const std::string op_where = "ops[" + std::to_string(k) + "] on table \"" +
+                                   (op.table ? op.table->name : std::string()) + "\"";
+      int64_t expected = -1;
+      if (op.is_bulk()) {
+        expected = op.count;
+        if (expected < 0) {
+          backend->Rollback();
+          return Status::InvalidArgs(where + "." + op_where +
+                                     ": a bulk op in a record carries its count");
+        }
+      } else if (op.kind != OpKind::kTable) {
+        auto c = ops_json[k].find("count");
+        if (c != ops_json[k].end() && !ReadSeq(*c, &expected)) {
+          backend->Rollback();
+          return Status::InvalidArgs(where + "." + op_where + ".count: " + DescribeJson(*c) +
+                                     " is not a row count");
+        }
+      }
+      const TableSchema* previous = nullptr;
+      if (op.kind == OpKind::kTable) {
+        auto d = declared.find(op.table->name);
+        previous = d != declared.end() ? d->second.get() : store_->catalog_.Find(op.table->name);
+        if (previous != nullptr && previous->version > op.table->version) {
+          return diverge(op_where + ": the record declares version " +
+                         std::to_string(op.table->version) + ", older than the stored " +
+                         std::to_string(previous->version));
+        }
+      }
+      st = backend->Apply(&op, previous);
+      if (!st.ok()) {
+        // What the driver's store took and this one refuses is a divergence
+        // (a missing row, an overflow, a null); a platform limit or a
+        // storage failure is not.
+        if (st.code() == Code::kNotFound || st.code() == Code::kInvalidArgs) {
+          return diverge(op_where + ": " + st.message());
+        }
+        backend->Rollback();
+        return st;
+      }
+      if (op.kind == OpKind::kTable) declared[op.table->name] = op.table;
+      if (expected >= 0 && op.count != expected) {
+        return diverge(op_where + ": it affected " + std::to_string(op.count) +
+                       " rows, the record says " + std::to_string(expected));
+      }
+    }
+    const auto actor = rec.find("actor");
+    st = backend->AppendOutbox(
+        seq, OutboxRecord(seq, rec["at"].get<int64_t>(), rec["owner"].get<std::string>(),
+                          actor != rec.end() ? &*actor : nullptr, ops));
+    if (!st.ok()) {
+      backend->Rollback();
+      return st;
+    }
+  }
+  st = backend->Commit();
+  if (!st.ok()) {
+    backend->Rollback();
+    store_->stopped_ =
+        Status::StorageFailed("the replica stopped: COMMIT failed (" + st.message() + ")");
+    return store_->stopped_;
+  }
+  store_->head_ = to;
+  for (auto& [name, t] : declared) store_->catalog_.Put(t);
+  *result = "{\"head\":" + std::to_string(to) + ",\"applied\":" + std::to_string(to - head) + "}";
+  return Status::OK();
+}
+
+Status Replica::RecordDivergence() {
+  if (diverged_.empty() || recorded_) return Status::OK();
+  ONESTORE_RETURN_IF_ERROR(store_->CheckUsable(true));
+  Backend* backend = store_->backend_.get();
+  ONESTORE_RETURN_IF_ERROR(backend->Begin());
+  Status st = backend->WriteNote(kDivergedNote, diverged_);
+  if (!st.ok()) {
+    backend->Rollback();
+    return st;
+  }
+  st = backend->Commit();
+  if (!st.ok()) {
+    backend->Rollback();
+    return Status::StorageFailed("recording the replica's divergence failed: " + st.message());
+  }
+  recorded_ = true;
+  return Status::OK();
+}
+
+}  // namespace onestore
