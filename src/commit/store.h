@@ -39,10 +39,15 @@ struct OpenOptions {
   // durable: the runtime's number for the Durable Object's storage (the wasm
   // binding builds its connection; Store::Open alone cannot open it).
   int64_t handle = -1;
+  // sqlite and opfs: open a SQLite database that holds another
+  // application's tables (no onestore system tables) and add the store's
+  // tables beside them; without it, such a file is refused (invalid/args).
+  bool adopt_foreign = false;
 };
 
 // Parses {"backend":..,"path":..,"id":..,"durability":"full"|"relaxed",
-// "lockTimeout":ms,"handle":n}.
+// "lockTimeout":ms,"handle":n,"adoptForeign":bool}. A path with a NUL is
+// refused: the file system would cut it there.
 Status ParseOpenOptions(const std::string& json, OpenOptions* out);
 
 class Store {

@@ -319,6 +319,118 @@ TEST_P(StoreTest, CursorsAreBoundToTheirQueryAndDirection) {
   EXPECT_EQ(s.code(), Code::kInvalidCursor);
 }
 
+// Base64url without padding, as cursors are written.
+std::string Base64Url(const std::string& in) {
+  static const char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
+    for (int k = 18; k >= 0; k -= 6) out.push_back(kAlphabet[(n >> k) & 63]);
+  }
+  if (i + 1 == in.size()) {
+    uint32_t n = uint8_t(in[i]) << 16;
+    out.push_back(kAlphabet[(n >> 18) & 63]);
+    out.push_back(kAlphabet[(n >> 12) & 63]);
+  } else if (i + 2 == in.size()) {
+    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
+    for (int k = 18; k >= 6; k -= 6) out.push_back(kAlphabet[(n >> k) & 63]);
+  }
+  return out;
+}
+
+TEST_P(StoreTest, ADeeplyNestedCursorIsInvalidCursorAndTheStoreGoesOn) {
+  MustCommit("[" + Put("e1", "a", 1) + "," + Put("e2", "a", 2) + "]");
+  std::string page;
+  for (const std::string& raw :
+       {std::string(10000, '[') + std::string(10000, ']'), std::string(100000, '['),
+        std::string("[\"a\",\"b\",\"asc\",[[[1]]]]")}) {
+    Status s = store_->Page("file-history/edits", "{}", 1, "c1." + Base64Url(raw), &page);
+    EXPECT_EQ(s.code(), Code::kInvalidCursor) << s.ToString();
+    EXPECT_NE(s.message().find("is damaged"), std::string::npos) << s.message();
+  }
+  MustCommit("[" + Put("e3", "a", 3) + "]");
+  EXPECT_EQ(store_->head(), 3);
+}
+
+TEST_P(StoreTest, JsonNestedDeeperThanTheLimitIsInvalidArgsAndTheStoreGoesOn) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  std::string out;
+  Status s = store_->Commit(
+      R"([{"op":"put","table":"file-history/edits","row":{"id":"e1","path":"p","entry":1,"meta":)" +
+          deep + "}}]",
+      "{}", &out);
+  EXPECT_EQ(s.code(), Code::kInvalidArgs);
+  EXPECT_EQ(s.message(), "ops: JSON nested deeper than 1000 levels of arrays and objects");
+  EXPECT_EQ(store_->Get("file-history/edits", deep, &out).code(), Code::kInvalidArgs);
+  int64_t n = 0;
+  EXPECT_EQ(store_->Count("file-history/edits", R"({"where":)" + deep + "}", &n).code(),
+            Code::kInvalidArgs);
+  int tx = store_->TxOpen();
+  EXPECT_EQ(store_->TxGet(tx, "[]", "file-history/edits", deep, &out).code(), Code::kInvalidArgs);
+  store_->TxClose(tx);
+  // 997 levels inside the row (1000 in all) is the deepest put.
+  const std::string deepest = std::string(997, '[') + std::string(997, ']');
+  MustCommit(
+      R"([{"op":"put","table":"file-history/edits","row":{"id":"e1","path":"p","entry":1,"meta":)" +
+      deepest + "}}]");
+  ASSERT_TRUE(store_->Get("file-history/edits", R"(["e1"])", &out).ok());
+  EXPECT_EQ(out, R"(["e1","p",1,0,)" + deepest + "]");
+  EXPECT_EQ(store_->head(), 2);
+}
+
+TEST_P(StoreTest, AnUpdateOrDeleteWithBothAKeyAndAWhereIsRefused) {
+  MustCommit("[" + Put("e1", "a", 1) + "," + Put("e2", "b", 2) + "]");
+  std::string out;
+  Status s = store_->Commit(
+      R"([{"op":"update","table":"file-history/edits","key":["e1"],"where":{"eq":["path","b"]},)"
+      R"("set":{"entry":{"value":9}}}])",
+      "{}", &out);
+  EXPECT_EQ(s.code(), Code::kInvalidArgs);
+  EXPECT_EQ(s.message(),
+            "ops[0]: an update takes a key (one row) or a where (every matching row), not both");
+  s = store_->Commit(
+      R"([{"op":"delete","table":"file-history/edits","key":["e1"],"where":null}])", "{}", &out);
+  EXPECT_EQ(s.code(), Code::kInvalidArgs);
+  ASSERT_TRUE(store_->Get("file-history/edits", R"(["e1"])", &out).ok());
+  EXPECT_EQ(out, R"(["e1","a",1,0,null])");
+  EXPECT_EQ(store_->head(), 2);
+}
+
+TEST_P(StoreTest, AJsonValueWithAnIntBeyond2To53ReadsBackAsJsonTextForJs) {
+  MustCommit(
+      R"([{"op":"put","table":"file-history/edits","row":{"id":"e1","path":"p","entry":1,)"
+      R"("meta":{"big":1152921504606846977,"f":1.5}}},)"
+      R"({"op":"put","table":"file-history/edits","row":{"id":"e2","path":"p","entry":2,)"
+      R"("meta":"text"}}])");
+  std::string out;
+  ASSERT_TRUE(store_->Get("file-history/edits", R"(["e1"])", &out).ok());
+  EXPECT_EQ(out, R"(["e1","p",1,0,"{\"big\":1152921504606846977,\"f\":1.5}"])");
+  ASSERT_TRUE(store_->Get("file-history/edits", R"(["e2"])", &out).ok());
+  EXPECT_EQ(out, R"(["e2","p",2,0,"\"text\""])");
+  std::string batch;
+  ASSERT_TRUE(store_->ReadOutbox(1, 1, &batch).ok());
+  EXPECT_NE(batch.find(R"("meta":{"big":1152921504606846977,"f":1.5})"), std::string::npos)
+      << "the outbox keeps the value itself: " << batch;
+}
+
+TEST(OpenOptionsTest, APathWithANulIsRefusedAndAdoptForeignIsABool) {
+  OpenOptions o;
+  Status s = ParseOpenOptions(R"({"backend":"sqlite","path":"/tmp/a\u0000b.sqlite"})", &o);
+  EXPECT_EQ(s.code(), Code::kInvalidArgs);
+  EXPECT_EQ(s.message(),
+            R"(openStore: the path "/tmp/a\u0000b.sqlite" contains NUL, which no file name can hold)");
+  EXPECT_EQ(ParseOpenOptions(R"({"backend":"opfs","path":"a\u0000"})", &o).code(),
+            Code::kInvalidArgs);
+  ASSERT_TRUE(ParseOpenOptions(R"({"backend":"sqlite","path":"a.db","adoptForeign":true})", &o).ok());
+  EXPECT_TRUE(o.adopt_foreign);
+  ASSERT_TRUE(ParseOpenOptions(R"({"backend":"sqlite","path":"a.db"})", &o).ok());
+  EXPECT_FALSE(o.adopt_foreign);
+  EXPECT_EQ(ParseOpenOptions(R"({"backend":"sqlite","path":"a.db","adoptForeign":1})", &o).code(),
+            Code::kInvalidArgs);
+}
+
 TEST_P(StoreTest, AClosedStoreRefusesEveryCall) {
   store_->Close();
   std::string out;
