@@ -15,7 +15,9 @@
 import { invalidArgs } from "./errors.js";
 
 // Deeper JSON than this is refused: the core parses and writes JSON
-// recursively, and so would a replica.
+// recursively, and so would a replica. The core refuses the same depth of
+// the same text (kMaxJsonDepth, src/values/json_text.h): keep the two in
+// step, so that a value is refused here, with its path, before it is sent.
 const MAX_DEPTH = 1000;
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
