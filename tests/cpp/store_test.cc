@@ -4,11 +4,14 @@
 // that stops the store.
 #include "commit/store.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 #include <string>
 
 #include "backends/memory/memory_backend.h"
@@ -547,7 +550,9 @@ class FileLockTest : public ::testing::Test {
  protected:
   void SetUp() override {
     path_ = ::testing::TempDir() + "write_lock_test.sqlite";
-    for (const char* suffix : {"", "-journal", "-lock"}) std::remove((path_ + suffix).c_str());
+    for (const char* suffix : {"", "-journal", "-lock", "-lock.want"}) {
+      std::remove((path_ + suffix).c_str());
+    }
     OpenOptions o;
     o.backend = "sqlite";
     o.path = path_;
@@ -616,10 +621,68 @@ TEST_F(FileLockTest, AStaleLockOfAProcessThatEndedIsTakenOver) {
 namespace onestore {
 namespace {
 
+// Writes `text` to the file at `path`, replacing it.
+void WriteFile(const std::string& path, const std::string& text) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::string out;
+  FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr) return out;
+  char buf[512];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
+  std::fclose(f);
+  return out;
+}
+
+TEST(PosixLockTest, AWaiterThatAnnouncedItselfGoesFirstWhileItStillWaits) {
+  const std::string db = ::testing::TempDir() + "posix_want_test.sqlite";
+  const std::string lock = LockPath(db), want = LockPath(db) + ".want";
+  std::remove(lock.c_str());
+  std::remove(want.c_str());
+  char host[256] = {0};
+  ::gethostname(host, sizeof(host) - 1);
+  const std::string me = std::to_string(::getpid()) + "@" + host;
+  const std::string other = std::string("1@") + host;  // pid 1 runs as long as the system
+  FileSystem* fs = PosixFileSystem();
+  bool busy = false;
+
+  // Another process holds the lock: busy, and this one says it waits.
+  WriteFile(lock, other);
+  ASSERT_TRUE(fs->Lock(db, &busy).ok());
+  EXPECT_TRUE(busy);
+  EXPECT_EQ(ReadFile(want), me);
+  // Released: this one gets it, and its announcement goes.
+  std::remove(lock.c_str());
+  ASSERT_TRUE(fs->Lock(db, &busy).ok());
+  EXPECT_FALSE(busy);
+  EXPECT_NE(::access(want.c_str(), F_OK), 0);
+  ASSERT_TRUE(fs->Unlock(db).ok());
+
+  // Another process waits: the lock is free, but it goes first.
+  WriteFile(want, other);
+  ASSERT_TRUE(fs->Lock(db, &busy).ok());
+  EXPECT_TRUE(busy);
+  EXPECT_NE(::access(lock.c_str(), F_OK), 0) << "nothing taken";
+  // One that has not tried for over a second gave up.
+  struct timespec old[2] = {{::time(nullptr) - 5, 0}, {::time(nullptr) - 5, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, want.c_str(), old, 0), 0);
+  ASSERT_TRUE(fs->Lock(db, &busy).ok());
+  EXPECT_FALSE(busy);
+  ASSERT_TRUE(fs->Unlock(db).ok());
+  std::remove(want.c_str());
+}
+
 TEST(PosixLockTest, ThreeProcessesTakingTurnsLoseNoIncrement) {
   const std::string db = ::testing::TempDir() + "posix_lock_test.sqlite";
   const std::string counter = db + ".count";
   std::remove(LockPath(db).c_str());
+  std::remove((LockPath(db) + ".want").c_str());
   auto write_count = [&](int n) {
     FILE* f = std::fopen(counter.c_str(), "w");
     std::fprintf(f, "%d", n);
@@ -657,6 +720,7 @@ TEST(PosixLockTest, ThreeProcessesTakingTurnsLoseNoIncrement) {
   std::fclose(f);
   EXPECT_EQ(n, kWorkers * kEach);
   EXPECT_NE(::access(LockPath(db).c_str(), F_OK), 0) << "released at the end";
+  EXPECT_NE(::access((LockPath(db) + ".want").c_str(), F_OK), 0) << "no announcement left";
 }
 
 }  // namespace
