@@ -15,7 +15,9 @@
 import { invalidArgs } from "./errors.js";
 
 // Deeper JSON than this is refused: the core parses and writes JSON
-// recursively, and so would a replica.
+// recursively, and so would a replica. The core refuses the same depth of
+// the same text (kMaxJsonDepth, src/values/json_text.h): keep the two in
+// step, so that a value is refused here, with its path, before it is sent.
 const MAX_DEPTH = 1000;
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -160,21 +162,25 @@ function write(v, out, path, seen, root) {
 
 /**
  * A function that turns a page row (an array in column order) into an object.
- * An int column's string value (an int beyond 2^53) becomes a BigInt; json
- * values arrive parsed; bool stays bool.
+ * An int column's string value (an int beyond 2^53) becomes a BigInt; a json
+ * column's value arrives parsed, except one that holds an int beyond 2^53 or
+ * is a string: that arrives as its JSON text in a string, parsed here exactly
+ * (such an int becomes a BigInt); bool stays bool.
  *
  * @example
- * const decode = rowDecoder([{ name: "id", type: "str" }, { name: "n", type: "int" }]);
- * decode(["e1", "1152921504606846976"])   // { id: "e1", n: 1152921504606846976n }
+ * const decode = rowDecoder([{ name: "id", type: "str" }, { name: "n", type: "int" }, { name: "meta", type: "json" }]);
+ * decode(["e1", "1152921504606846976", '{"big":1152921504606846977}'])
+ * // { id: "e1", n: 1152921504606846976n, meta: { big: 1152921504606846977n } }
  */
 export function rowDecoder(columns) {
   const names = columns.map((c) => c.name);
-  const isInt = columns.map((c) => c.type === "int");
+  const kinds = columns.map((c) => (c.type === "int" ? 1 : c.type === "json" ? 2 : 0));
   return (arr) => {
     const row = {};
     for (let i = 0; i < names.length; i++) {
       const v = arr[i];
-      row[names[i]] = isInt[i] && typeof v === "string" ? BigInt(v) : v;
+      if (typeof v !== "string" || kinds[i] === 0) row[names[i]] = v;
+      else row[names[i]] = kinds[i] === 1 ? BigInt(v) : parseJsonExact(v);
     }
     return row;
   };

@@ -18,6 +18,17 @@ import { hostname } from "node:os";
 export function createNodeFiles() {
   const fds = new Map(); // id -> fd
   let nextId = 1;
+  const announced = new Set(); // database paths whose lock this process announced it waits for
+
+  // Removes this process's announcement (it got the lock).
+  function withdraw(want, path) {
+    announced.delete(path);
+    try {
+      if (fs.readFileSync(want, "utf8") === me()) fs.unlinkSync(want);
+    } catch (e) {
+      if (e?.code !== "ENOENT") throw e;
+    }
+  }
 
   function fdOf(id) {
     const fd = fds.get(id);
@@ -98,24 +109,41 @@ export function createNodeFiles() {
     /**
      * Takes the lock of the database at `path` between processes (the file
      * "<path>-lock" holding "<pid>@<host>"); false when another live holder
-     * has it. SQLite takes it for each transaction, read or write. A lock left by a process of this host that no longer runs is
-     * stale and taken over. Same format as the native PosixFileSystem.
+     * has it, or when another process waits for it and this one must let it
+     * go first. SQLite takes it for each transaction, read or write. A lock
+     * left by a process of this host that no longer runs is stale and taken
+     * over. Same format as the native PosixFileSystem.
+     *
+     * Fairness: a process that finds the lock held announces itself in
+     * "<path>-lock.want" (holding "<pid>@<host>", rewritten at each try, so
+     * its age tells whether it still waits). Every other process, the holder
+     * included, then leaves the lock to it: a holder that releases the lock
+     * between transactions (one that commits in a loop, say) would otherwise
+     * take it back before a waiter's next try, again and again, until the
+     * waiter's lockTimeout ran out. The first waiter to announce itself goes
+     * first; the announcement is removed when it gets the lock, and ignored
+     * once its process ended or it has not tried for WANT_FRESH_MS.
      */
     lock(path) {
       const lock = `${path}-lock`;
+      const want = `${path}-lock.want`;
+      if (waiterAhead(want)) return false;
       for (let attempt = 0; attempt < 3; attempt++) {
         try {
-          fs.writeFileSync(lock, `${process.pid}@${hostname()}`, { flag: "wx" });
+          fs.writeFileSync(lock, me(), { flag: "wx" });
+          if (announced.has(path)) withdraw(want, path);
           return true;
         } catch (e) {
           if (e?.code !== "EEXIST") throw e;
         }
         const state = holderState(lock);
-        if (state === "live") return false;
+        if (state === "live") break;
         // "gone": released since; try again. Never unlink then: the file
         // may already be a new holder's.
         if (state === "stale") breakStale(lock);
       }
+      fs.writeFileSync(want, me());
+      announced.add(path);
       return false;
     },
 
@@ -134,6 +162,37 @@ export function createNodeFiles() {
   };
 }
 
+// How long an announcement of a waiter ("<db>-lock.want") counts after its
+// last try. A waiter tries again every 2 ms (RetryLock in
+// src/backends/sqlite/embedded_connection.cc), so this leaves room for a
+// loaded machine; one that gave up is ignored after this, and one whose
+// process ended at once. (One stat of the missing file per transaction,
+// about 1 µs, is what the hand-over costs when nobody waits.)
+const WANT_FRESH_MS = 1000;
+
+let holderText = null;
+// "<pid>@<host>" of this process.
+function me() {
+  holderText ??= `${process.pid}@${hostname()}`;
+  return holderText;
+}
+
+// Whether another process announced that it waits for the lock (and still
+// does): this one then lets it go first.
+function waiterAhead(want) {
+  const st = fs.statSync(want, { throwIfNoEntry: false });
+  if (st === undefined || Date.now() - st.mtimeMs > WANT_FRESH_MS) return false;
+  let text;
+  try {
+    text = fs.readFileSync(want, "utf8");
+  } catch (e) {
+    if (e?.code === "ENOENT") return false;
+    throw e;
+  }
+  if (text === me()) return false;
+  return processState(text) !== "ended";
+}
+
 // The lock file's holder: "gone" (no lock file), "live", or "stale" (a
 // process of this host that no longer runs, or a file without a holder that
 // is over 2 s old: cut short by a crash). A holder on another host is live.
@@ -147,16 +206,23 @@ function holderState(lock) {
     if (e?.code === "ENOENT") return "gone";
     throw e;
   }
+  if (text.indexOf("@") < 0) return Date.now() - mtimeMs < 2000 ? "live" : "stale";
+  return processState(text) === "ended" ? "stale" : "live";
+}
+
+// Whether the process named by "<pid>@<host>" has "ended" (a process of this
+// host that no longer runs) or may be "running" (a live pid, another host, or
+// text being written right now).
+function processState(text) {
   const at = text.indexOf("@");
-  if (at < 0) return Date.now() - mtimeMs < 2000 ? "live" : "stale";
-  if (text.slice(at + 1) !== hostname()) return "live";
+  if (at < 0 || text.slice(at + 1) !== hostname()) return "running";
   const pid = Number.parseInt(text.slice(0, at), 10);
-  if (!(pid > 0)) return "live";
+  if (!(pid > 0)) return "running";
   try {
     process.kill(pid, 0);
-    return "live";
+    return "running";
   } catch (e) {
-    return e?.code === "ESRCH" ? "stale" : "live";
+    return e?.code === "ESRCH" ? "ended" : "running";
   }
 }
 
@@ -167,7 +233,7 @@ function holderState(lock) {
 function breakStale(lock) {
   const breaker = `${lock}.break`;
   try {
-    fs.writeFileSync(breaker, `${process.pid}@${hostname()}`, { flag: "wx" });
+    fs.writeFileSync(breaker, me(), { flag: "wx" });
   } catch (e) {
     if (e?.code !== "EEXIST") throw e;
     try {

@@ -359,7 +359,17 @@ export interface Context {
 /** Open options. */
 export type OpenOptions =
   | { backend: "memory"; id?: string }
-  | { backend: "sqlite"; path: string; id?: string; durability?: "full" | "relaxed"; lockTimeout?: number }
+  | {
+      backend: "sqlite";
+      /** A file (its folder is created) or ":memory:"; no NUL character. */
+      path: string;
+      id?: string;
+      durability?: "full" | "relaxed";
+      /** ms a transaction waits for another process's lock on the file (default 10000). */
+      lockTimeout?: number;
+      /** Open a SQLite database of another application (tables, but no store's) and add the store's tables to it; default false: refused with invalid/args. */
+      adoptForeign?: boolean;
+    }
   | OpfsOpenOptions
   | DurableOpenOptions;
 

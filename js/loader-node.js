@@ -80,7 +80,7 @@ async function callFactory(factory, options, dir) {
 export async function prepareNodeOpen(options) {
   const out = { ...options };
   if (out.backend === "sqlite" && out.path !== ":memory:") {
-    out.path = resolve(out.path);
+    out.path = storeFile(out.path, "openStore");
     try {
       await mkdir(dirname(out.path), { recursive: true });
     } catch (e) {
@@ -91,12 +91,28 @@ export async function prepareNodeOpen(options) {
   return out;
 }
 
+/**
+ * The absolute file of a sqlite store's `path`: the one check of every path
+ * that reaches the file system in Node (the core checks the open's path
+ * again, for every runtime). A NUL is refused: the file system takes C
+ * strings, so "a\u0000b.sqlite" would be the file "a".
+ *
+ * @example
+ * storeFile(".data/s.sqlite", "openStore")   // "/home/me/app/.data/s.sqlite"
+ */
+export function storeFile(path, what) {
+  if (path.includes("\0")) {
+    throw new StoreError(ErrorCodes.InvalidArgs, `${what}: the path ${JSON.stringify(path)} contains NUL, which no file name can hold`);
+  }
+  return resolve(path);
+}
+
 /** The runtime handed to openStoreWith. */
 export const nodeRuntime = Object.freeze({ backends: ["memory", "sqlite"], load: loadNodeCore, prepare: prepareNodeOpen });
 
 /**
  * Deletes a sqlite store's file and its side files (`-journal`, `-wal`,
- * `-lock`, `-lock.break`). Close the store first: a file that another open
+ * `-lock`, `-lock.break`, `-lock.want`). Close the store first: a file that another open
  * store still uses is not detected, as on any file system. Resolves to true,
  * or false when there was no store file.
  *
@@ -114,9 +130,9 @@ export async function deleteNodeStore(options) {
   if (typeof path !== "string" || path === "" || path === ":memory:") {
     throw new StoreError(ErrorCodes.InvalidArgs, `deleteStore: a sqlite store's path must name a file, got ${JSON.stringify(path) ?? String(path)}`);
   }
-  const file = resolve(path);
+  const file = storeFile(path, "deleteStore");
   let found = false;
-  for (const suffix of ["", "-journal", "-wal", "-lock", "-lock.break"]) {
+  for (const suffix of ["", "-journal", "-wal", "-lock", "-lock.break", "-lock.want"]) {
     try {
       await rm(file + suffix);
       if (suffix === "") found = true;

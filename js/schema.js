@@ -190,21 +190,84 @@ export function tableRecord(fullName, def) {
 }
 
 /**
- * A short human form of a value for error messages.
+ * A short human form of a value for error messages: JSON, except that NaN,
+ * the infinities and BigInts are printed as JS writes them, also inside
+ * objects and arrays (JSON.stringify would write null, or throw), and that
+ * it is cut after 60 characters.
  *
  * @example
- * describe("a")   // '"a"'
+ * describe("a")              // '"a"'
+ * describe({ at: NaN })      // '{"at":NaN}'
+ * describe([-Infinity, 2n])  // '[-Infinity,2n]'
  */
 export function describe(v) {
   if (typeof v === "string") return JSON.stringify(v.length > 60 ? v.slice(0, 57) + "..." : v);
-  if (typeof v === "bigint") return `${v}n`;
   if (typeof v === "function") return "a function";
   if (v === undefined) return "undefined";
+  if (typeof v === "symbol") return String(v);
+  const out = [];
   try {
-    const s = JSON.stringify(v);
-    if (s === undefined) return String(v);
-    return s.length > 60 ? s.slice(0, 57) + "..." : s;
+    shortForm(v, out, { length: 0 });
   } catch {
     return Object.prototype.toString.call(v);
   }
+  const s = out.join("");
+  return s.length > 60 ? s.slice(0, 57) + "..." : s;
+}
+
+// Appends v's short form to out until it holds more than 60 characters.
+// Each level of nesting writes a character first, so the recursion stops
+// by then, cycles included.
+function shortForm(v, out, n) {
+  const push = (text) => {
+    out.push(text);
+    n.length += text.length;
+  };
+  if (n.length > 60) return;
+  switch (typeof v) {
+    case "string":
+      push(JSON.stringify(v.length > 60 ? v.slice(0, 61) : v));
+      return;
+    case "number":
+    case "boolean":
+      push(String(v));
+      return;
+    case "bigint":
+      push(`${v}n`);
+      return;
+    case "object":
+      break;
+    default:
+      push("null");  // as JSON.stringify writes undefined, a function or a symbol in an array
+      return;
+  }
+  if (v === null) {
+    push("null");
+    return;
+  }
+  if (typeof v.toJSON === "function") {
+    shortForm(v.toJSON(), out, n);
+    return;
+  }
+  if (Array.isArray(v)) {
+    push("[");
+    for (let i = 0; i < v.length && n.length <= 60; i++) {
+      if (i) push(",");
+      shortForm(v[i], out, n);
+    }
+    push("]");
+    return;
+  }
+  push("{");
+  let first = true;
+  for (const k of Object.keys(v)) {
+    if (n.length > 60) break;
+    const x = v[k];
+    if (x === undefined || typeof x === "function" || typeof x === "symbol") continue;
+    if (!first) push(",");
+    first = false;
+    push(`${JSON.stringify(k)}:`);
+    shortForm(x, out, n);
+  }
+  push("}");
 }

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "values/json_text.h"
 #include "values/value.h"
 
 extern "C" {
@@ -138,8 +139,11 @@ class DurableConnection : public SqlConnection {
  private:
   Status Answer(const std::string& a, const std::string& what, SqlRows* rows) {
     if (!a.empty() && a[0] == '!') return HostSqlError(a.substr(1), what);
-    Json j = Json::parse(a, nullptr, false);
-    if (j.is_discarded() || !j.is_array() || j.empty()) {
+    // [changes, [cell, ...], ...]: two levels (a json cell is text), three
+    // for a blob, which JSON.stringify writes as {}.
+    Json j;
+    bool too_deep = false;
+    if (!TryParseJsonText(a, /*max_depth=*/3, &j, &too_deep) || !j.is_array() || j.empty()) {
       return Status::StorageFailed(what + ": the durable runtime answered " + a.substr(0, 80));
     }
     if (rows == nullptr) return Status::OK();

@@ -4,6 +4,7 @@
 
 #include "backends/memory/memory_backend.h"
 #include "backends/sqlite/sqlite_backend.h"
+#include "values/json_text.h"
 
 namespace onestore {
 
@@ -31,15 +32,6 @@ std::string NewId() {
 // those few bytes was a sixth of a one-put commit), anything else (an actor,
 // another shape, bad JSON) through the DOM.
 Status ParseCommitMeta(const std::string& text, Json* out);
-
-Status ParseJsonText(const std::string& text, const char* what, Json* out) {
-  *out = Json::parse(text, nullptr, false);
-  if (out->is_discarded()) {
-    std::string shown = text.substr(0, 60);
-    return Status::InvalidArgs(std::string(what) + ": not valid JSON: " + shown);
-  }
-  return Status::OK();
-}
 
 Status ParseCommitMeta(const std::string& text, Json* out) {
   std::string owner;
@@ -163,6 +155,21 @@ Status ParseOpenOptions(const std::string& json, OpenOptions* out) {
     }
     o.lock_timeout_ms = timeout->get<int64_t>();
   }
+  if (o.path.find('\0') != std::string::npos) {
+    // The file system takes a C string: "a\0b.sqlite" would open "a".
+    std::string shown;
+    AppendJsonString(o.path, &shown);
+    return Status::InvalidArgs("openStore: the path " + shown +
+                               " contains NUL, which no file name can hold");
+  }
+  auto adopt = j.find("adoptForeign");
+  if (adopt != j.end() && !adopt->is_null()) {
+    if (!adopt->is_boolean()) {
+      return Status::InvalidArgs("openStore: adoptForeign must be true or false, got " +
+                                 DescribeJson(*adopt));
+    }
+    o.adopt_foreign = adopt->get<bool>();
+  }
   if (o.backend == "sqlite" && o.path.empty()) {
     return Status::InvalidArgs(
         "openStore: the sqlite backend needs a path (a file, or \":memory:\")");
@@ -213,6 +220,7 @@ Status Store::Open(const OpenOptions& options, std::unique_ptr<Store>* out) {
     so.exclusive = options.backend == "opfs";
     so.durability_full = options.durability_full;
     so.lock_timeout_ms = options.lock_timeout_ms;
+    so.adopt_foreign = options.adopt_foreign;
     backend = NewSqliteBackend(so);
   } else if (options.backend == "durable") {
     return Status::InvalidArgs(

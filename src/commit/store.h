@@ -42,10 +42,15 @@ struct OpenOptions {
   int64_t handle = -1;
   // Open as a replica (src/sync/replica.h): no owner writes, batches only.
   bool replica = false;
+  // sqlite and opfs: open a SQLite database that holds another
+  // application's tables (no onestore system tables) and add the store's
+  // tables beside them; without it, such a file is refused (invalid/args).
+  bool adopt_foreign = false;
 };
 
 // Parses {"backend":..,"path":..,"id":..,"durability":"full"|"relaxed",
-// "lockTimeout":ms,"handle":n,"replica":bool}.
+// "lockTimeout":ms,"handle":n,"replica":bool,"adoptForeign":bool}. A path
+// with a NUL is refused: the file system would cut it there.
 Status ParseOpenOptions(const std::string& json, OpenOptions* out);
 
 // The outbox record of commit `seq` (its from is seq - 1), as

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "values/json_text.h"
+
 namespace onestore {
 
 const char* PredOpName(PredOp op) {
@@ -375,9 +377,12 @@ Status DecodeCursor(const Query& q, std::string_view text, std::vector<Value>* p
   if (text.substr(0, 3) != "c1." || !FromBase64Url(text.substr(3), &raw)) {
     return bad("is not a onestore cursor (pass page().next back unchanged)");
   }
-  Json j = Json::parse(raw, nullptr, false);
-  if (j.is_discarded() || !j.is_array() || j.size() != 4 || !j[0].is_string() ||
-      !j[1].is_string() || !j[2].is_string() || !j[3].is_array()) {
+  // A cursor nests two levels ([where, order, direction, [values]]): anything
+  // deeper is refused while reading, before it is built.
+  Json j;
+  bool too_deep = false;
+  if (!TryParseJsonText(raw, /*max_depth=*/2, &j, &too_deep) || !j.is_array() || j.size() != 4 ||
+      !j[0].is_string() || !j[1].is_string() || !j[2].is_string() || !j[3].is_array()) {
     return bad("is damaged");
   }
   if (j[0].get<std::string>() != Hex(WhereFingerprint(q))) {

@@ -82,14 +82,111 @@ void Value::AppendJson(std::string* out, bool unsafe_int_as_string) const {
       AppendJsonString(s_, out);
       break;
     case Type::kJson:
-      out->append(s_);
+      // For JS: a json value that JSON.parse would read wrongly (an integer
+      // beyond 2^53, which it rounds) goes as its JSON text in a string, and
+      // so does a json string value, so that a string cell of a json column
+      // always means "JSON text" (js/encode.js rowDecoder).
+      if (unsafe_int_as_string && (s_.empty() || s_[0] == '"' || JsonTextHasUnsafeInt(s_))) {
+        AppendJsonString(s_, out);
+      } else {
+        out->append(s_);
+      }
       break;
   }
 }
 
+bool JsonTextHasUnsafeInt(std::string_view text) {
+  const char* p = text.data();
+  const char* end = p + text.size();
+  while (p < end) {
+    char c = *p;
+    if (c == '"') {  // skip a string, escapes included
+      for (++p; p < end && *p != '"'; ++p) {
+        if (*p == '\\') ++p;
+      }
+      ++p;
+      continue;
+    }
+    if (c < '0' || c > '9') {
+      ++p;
+      continue;
+    }
+    const char* digits = p;
+    while (p < end && *p >= '0' && *p <= '9') ++p;
+    if (p < end && (*p == '.' || *p == 'e' || *p == 'E')) {  // a float: skip its rest
+      while (p < end && ((*p >= '0' && *p <= '9') || *p == '.' || *p == 'e' || *p == 'E' ||
+                         *p == '+' || *p == '-')) {
+        ++p;
+      }
+      continue;
+    }
+    // 2^53 - 1 = 9007199254740991 has 16 digits.
+    const size_t n = static_cast<size_t>(p - digits);
+    if (n > 16 || (n == 16 && std::string_view(digits, 16) > "9007199254740991")) return true;
+  }
+  return false;
+}
+
+namespace {
+
+// NaN and the infinities as JS prints them; JSON has no spelling for them
+// (nlohmann writes null), and a message must not call them null.
+bool AppendNonFinite(double d, std::string* out) {
+  if (std::isnan(d)) {
+    out->append("NaN");
+  } else if (std::isinf(d)) {
+    out->append(d < 0 ? "-Infinity" : "Infinity");
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Appends j in short JSON form until out holds more than `budget` bytes.
+// Every level of nesting writes a byte first, so the recursion is at most
+// `budget` deep whatever the nesting of j.
+void DescribeInto(const Json& j, size_t budget, std::string* out) {
+  if (out->size() > budget) return;
+  switch (j.type()) {
+    case Json::value_t::number_float:
+      if (!AppendNonFinite(j.get<double>(), out)) out->append(j.dump());
+      return;
+    case Json::value_t::array: {
+      out->push_back('[');
+      bool first = true;
+      for (const Json& e : j) {
+        if (out->size() > budget) return;
+        if (!first) out->push_back(',');
+        first = false;
+        DescribeInto(e, budget, out);
+      }
+      out->push_back(']');
+      return;
+    }
+    case Json::value_t::object: {
+      out->push_back('{');
+      bool first = true;
+      for (auto it = j.begin(); it != j.end(); ++it) {
+        if (out->size() > budget) return;
+        if (!first) out->push_back(',');
+        first = false;
+        out->append(Json(it.key()).dump(-1, ' ', false, Json::error_handler_t::replace));
+        out->push_back(':');
+        DescribeInto(it.value(), budget, out);
+      }
+      out->push_back('}');
+      return;
+    }
+    default:
+      out->append(j.dump(-1, ' ', false, Json::error_handler_t::replace));
+  }
+}
+
+}  // namespace
+
 std::string Value::Describe() const {
   std::string out;
-  AppendJson(&out);
+  if (type_ != Type::kNum || !AppendNonFinite(d_, &out)) AppendJson(&out);
   if (out.size() > 80) out = out.substr(0, 77) + "...";
   return out;
 }
@@ -171,7 +268,8 @@ std::string PrefixUpperBound(std::string_view p) {
 }
 
 std::string DescribeJson(const Json& j) {
-  std::string s = j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  std::string s;
+  DescribeInto(j, 80, &s);
   if (s.size() > 80) s = s.substr(0, 77) + "...";
   return s;
 }

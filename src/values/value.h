@@ -76,10 +76,14 @@ class Value {
   bool operator!=(const Value& o) const { return !(*this == o); }
 
   // Appends this value as JSON (json values verbatim). Ints are JSON
-  // integers; with `unsafe_int_as_string`, an int beyond 2^53 is written as a
-  // decimal string instead, which the JS side turns into a BigInt.
+  // integers. With `unsafe_int_as_string` (rows for JS, which reads them with
+  // JSON.parse): an int beyond 2^53 is written as a decimal string instead,
+  // which the JS side turns into a BigInt; a json value that holds such an
+  // int, or is a string, is written as its JSON text in a string, which the
+  // JS side parses exactly (wasm/ABI.md).
   void AppendJson(std::string* out, bool unsafe_int_as_string = false) const;
-  // A short human form for error messages: "42", "\"a/b\"", "null".
+  // A short human form for error messages: "42", "\"a/b\"", "null", "NaN",
+  // "-Infinity".
   std::string Describe() const;
 
  private:
@@ -119,7 +123,12 @@ size_t CodePointOffset(std::string_view s, size_t n);
 // when there is none (p empty). Used for prefix ranges on both backends.
 std::string PrefixUpperBound(std::string_view p);
 
-// A JSON value as short text for an error message (cut at 80 characters).
+// Whether JSON text holds an integer beyond 2^53 (outside +-(2^53 - 1)),
+// which a JS number cannot hold exactly. Strings are skipped.
+bool JsonTextHasUnsafeInt(std::string_view text);
+
+// A JSON value as short text for an error message (cut at 80 characters);
+// NaN and the infinities as "NaN", "Infinity", "-Infinity".
 std::string DescribeJson(const Json& j);
 
 // Appends s as a JSON string literal (quoted, escaped) to out.

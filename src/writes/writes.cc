@@ -406,6 +406,11 @@ Status ParseOp(const Json& j, TableResolver* tables, const std::string& where, O
     ONESTORE_RETURN_IF_ERROR(ParseRow(j["row"], t, where + ".row", &op.row));
   } else if (name == "update" || name == "delete") {
     bool update = name == "update";
+    if (has("key") && has("where")) {
+      return Status::InvalidArgs(where + ": an " + name +
+                                 " takes a key (one row) or a where (every matching row), "
+                                 "not both");
+    }
     if (has("key")) {
       op.kind = update ? OpKind::kUpdate : OpKind::kDelete;
       ONESTORE_RETURN_IF_ERROR(ParseKey(j["key"], t, where + ".key", &op.key));

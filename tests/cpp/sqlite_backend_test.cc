@@ -635,6 +635,55 @@ TEST(StoreFileTest, TheSqlite3CommandReadsTablesByTheirNames) {
   RemoveStoreFiles(path);
 }
 
+TEST(StoreFileTest, ADatabaseOfAnotherApplicationIsRefusedUnlessAdopted) {
+  ASSERT_EQ(::access("/usr/bin/sqlite3", X_OK), 0) << "no /usr/bin/sqlite3: run npm run setup";
+  ASSERT_TRUE(RegisterVfs(PosixFileSystem()).ok());
+  const std::string path = TempPath("foreign.db");
+  RemoveStoreFiles(path);
+  const std::string cli = "/usr/bin/sqlite3 '" + path + "' ";
+  RunCommand(cli + "'create table notes(id integer primary key, body text); "
+                   "insert into notes values (1, \"hi\")' 2>&1");
+  const std::string schema = RunCommand(cli + "'.schema' 2>&1");
+  SqliteOptions options;
+  options.path = path;
+  {
+    Driver d(NewSqliteBackend(options));
+    Status s = d.Open("x");
+    EXPECT_EQ(s.code(), Code::kInvalidArgs);
+    EXPECT_NE(s.message().find("\"" + path + "\" is a SQLite database of another application"),
+              std::string::npos)
+        << s.message();
+    EXPECT_NE(s.message().find("\"notes\""), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("adoptForeign: true"), std::string::npos) << s.message();
+  }
+  EXPECT_EQ(RunCommand(cli + "'.schema' 2>&1"), schema) << "nothing was added";
+  options.adopt_foreign = true;
+  {
+    Driver d(NewSqliteBackend(options));
+    ASSERT_TRUE(d.Open("x").ok());
+    d->Close();
+  }
+  options.adopt_foreign = false;  // a store now: it opens as one
+  {
+    Driver d(NewSqliteBackend(options));
+    ASSERT_TRUE(d.Open("y").ok());
+    d->Close();
+  }
+  EXPECT_EQ(RunCommand(cli + "'select body from notes' 2>&1"), "hi\n");
+  RemoveStoreFiles(path);
+
+  // An empty file is a new store.
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
+  {
+    Driver d(NewSqliteBackend(options));
+    ASSERT_TRUE(d.Open("z").ok());
+    d->Close();
+  }
+  RemoveStoreFiles(path);
+}
+
 // Reads sqlite_schema's index names of one table through a second connection.
 std::vector<std::string> IndexNames(const std::string& path, const std::string& table) {
   std::vector<std::string> names;

@@ -4,11 +4,14 @@
 // that stops the store.
 #include "commit/store.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 #include <string>
 
 #include "backends/memory/memory_backend.h"
@@ -452,6 +455,146 @@ TEST_P(StoreTest, CursorsAreBoundToTheirQueryAndDirection) {
   EXPECT_EQ(s.code(), Code::kInvalidCursor);
 }
 
+// Base64url without padding, as cursors are written.
+std::string Base64Url(const std::string& in) {
+  static const char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
+    for (int k = 18; k >= 0; k -= 6) out.push_back(kAlphabet[(n >> k) & 63]);
+  }
+  if (i + 1 == in.size()) {
+    uint32_t n = uint8_t(in[i]) << 16;
+    out.push_back(kAlphabet[(n >> 18) & 63]);
+    out.push_back(kAlphabet[(n >> 12) & 63]);
+  } else if (i + 2 == in.size()) {
+    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
+    for (int k = 18; k >= 6; k -= 6) out.push_back(kAlphabet[(n >> k) & 63]);
+  }
+  return out;
+}
+
+// The bytes of base64url text (no padding, as cursors are written).
+std::string FromBase64Url(const std::string& in) {
+  std::string out;
+  uint32_t bits = 0;
+  int n = 0;
+  for (char c : in) {
+    int v = c >= 'A' && c <= 'Z'   ? c - 'A'
+            : c >= 'a' && c <= 'z' ? c - 'a' + 26
+            : c >= '0' && c <= '9' ? c - '0' + 52
+            : c == '-'             ? 62
+                                   : 63;
+    bits = (bits << 6) | static_cast<uint32_t>(v);
+    n += 6;
+    if (n >= 8) {
+      n -= 8;
+      out.push_back(static_cast<char>((bits >> n) & 0xFF));
+    }
+  }
+  return out;
+}
+
+TEST_P(StoreTest, ADeeplyNestedCursorIsInvalidCursorAndTheStoreGoesOn) {
+  MustCommit("[" + Put("e1", "a", 1) + "," + Put("e2", "a", 2) + "]");
+  std::string page;
+  ASSERT_TRUE(store_->Page("file-history/edits", "{}", 1, "", &page).ok());
+  // A real cursor whose position value is an array nested a million levels
+  // deep: its shape passed every check, and describing the bad value
+  // recursed as deep (a stack overflow; in wasm already at 10,000 levels).
+  Json real = ParseOrDie(FromBase64Url(ParseOrDie(page)["next"].get<std::string>().substr(3)));
+  const std::string nested = std::string(1000000, '[') + std::string(1000000, ']');
+  const std::string forged = "[" + real[0].dump() + "," + real[1].dump() + "," + real[2].dump() +
+                             ",[" + nested + "]]";
+  for (const std::string& raw : {forged, nested, std::string(100000, '['),
+                                 std::string("[\"a\",\"b\",\"asc\",[[[1]]]]")}) {
+    Status s = store_->Page("file-history/edits", "{}", 1, "c1." + Base64Url(raw), &page);
+    EXPECT_EQ(s.code(), Code::kInvalidCursor) << s.ToString();
+    EXPECT_NE(s.message().find("is damaged"), std::string::npos) << s.message();
+  }
+  MustCommit("[" + Put("e3", "a", 3) + "]");
+  EXPECT_EQ(store_->head(), 3);
+}
+
+TEST_P(StoreTest, JsonNestedDeeperThanTheLimitIsInvalidArgsAndTheStoreGoesOn) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  std::string out;
+  Status s = store_->Commit(
+      R"([{"op":"put","table":"file-history/edits","row":{"id":"e1","path":"p","entry":1,"meta":)" +
+          deep + "}}]",
+      "{}", &out);
+  EXPECT_EQ(s.code(), Code::kInvalidArgs);
+  EXPECT_EQ(s.message(), "ops: JSON nested deeper than 1000 levels of arrays and objects");
+  EXPECT_EQ(store_->Get("file-history/edits", deep, &out).code(), Code::kInvalidArgs);
+  int64_t n = 0;
+  EXPECT_EQ(store_->Count("file-history/edits", R"({"where":)" + deep + "}", &n).code(),
+            Code::kInvalidArgs);
+  int tx = store_->TxOpen();
+  EXPECT_EQ(store_->TxGet(tx, "[]", "file-history/edits", deep, &out).code(), Code::kInvalidArgs);
+  store_->TxClose(tx);
+  // 997 levels inside the row (1000 in all) is the deepest put.
+  const std::string deepest = std::string(997, '[') + std::string(997, ']');
+  MustCommit(
+      R"([{"op":"put","table":"file-history/edits","row":{"id":"e1","path":"p","entry":1,"meta":)" +
+      deepest + "}}]");
+  ASSERT_TRUE(store_->Get("file-history/edits", R"(["e1"])", &out).ok());
+  EXPECT_EQ(out, R"(["e1","p",1,0,)" + deepest + "]");
+  EXPECT_EQ(store_->head(), 2);
+}
+
+TEST_P(StoreTest, AnUpdateOrDeleteWithBothAKeyAndAWhereIsRefused) {
+  MustCommit("[" + Put("e1", "a", 1) + "," + Put("e2", "b", 2) + "]");
+  std::string out;
+  Status s = store_->Commit(
+      R"([{"op":"update","table":"file-history/edits","key":["e1"],"where":{"eq":["path","b"]},)"
+      R"("set":{"entry":{"value":9}}}])",
+      "{}", &out);
+  EXPECT_EQ(s.code(), Code::kInvalidArgs);
+  EXPECT_EQ(s.message(),
+            "ops[0]: an update takes a key (one row) or a where (every matching row), not both");
+  s = store_->Commit(
+      R"([{"op":"delete","table":"file-history/edits","key":["e1"],"where":null}])", "{}", &out);
+  EXPECT_EQ(s.code(), Code::kInvalidArgs);
+  ASSERT_TRUE(store_->Get("file-history/edits", R"(["e1"])", &out).ok());
+  EXPECT_EQ(out, R"(["e1","a",1,0,null])");
+  EXPECT_EQ(store_->head(), 2);
+}
+
+TEST_P(StoreTest, AJsonValueWithAnIntBeyond2To53ReadsBackAsJsonTextForJs) {
+  MustCommit(
+      R"([{"op":"put","table":"file-history/edits","row":{"id":"e1","path":"p","entry":1,)"
+      R"("meta":{"big":1152921504606846977,"f":1.5}}},)"
+      R"({"op":"put","table":"file-history/edits","row":{"id":"e2","path":"p","entry":2,)"
+      R"("meta":"text"}}])");
+  std::string out;
+  ASSERT_TRUE(store_->Get("file-history/edits", R"(["e1"])", &out).ok());
+  EXPECT_EQ(out, R"(["e1","p",1,0,"{\"big\":1152921504606846977,\"f\":1.5}"])");
+  ASSERT_TRUE(store_->Get("file-history/edits", R"(["e2"])", &out).ok());
+  EXPECT_EQ(out, R"(["e2","p",2,0,"\"text\""])");
+  std::string batch;
+  ASSERT_TRUE(store_->ReadOutbox(1, 1, &batch).ok());
+  EXPECT_NE(batch.find(R"("meta":{"big":1152921504606846977,"f":1.5})"), std::string::npos)
+      << "the outbox keeps the value itself: " << batch;
+}
+
+TEST(OpenOptionsTest, APathWithANulIsRefusedAndAdoptForeignIsABool) {
+  OpenOptions o;
+  Status s = ParseOpenOptions(R"({"backend":"sqlite","path":"/tmp/a\u0000b.sqlite"})", &o);
+  EXPECT_EQ(s.code(), Code::kInvalidArgs);
+  EXPECT_EQ(s.message(),
+            R"(openStore: the path "/tmp/a\u0000b.sqlite" contains NUL, which no file name can hold)");
+  EXPECT_EQ(ParseOpenOptions(R"({"backend":"opfs","path":"a\u0000"})", &o).code(),
+            Code::kInvalidArgs);
+  ASSERT_TRUE(ParseOpenOptions(R"({"backend":"sqlite","path":"a.db","adoptForeign":true})", &o).ok());
+  EXPECT_TRUE(o.adopt_foreign);
+  ASSERT_TRUE(ParseOpenOptions(R"({"backend":"sqlite","path":"a.db"})", &o).ok());
+  EXPECT_FALSE(o.adopt_foreign);
+  EXPECT_EQ(ParseOpenOptions(R"({"backend":"sqlite","path":"a.db","adoptForeign":1})", &o).code(),
+            Code::kInvalidArgs);
+}
+
 TEST_P(StoreTest, AClosedStoreRefusesEveryCall) {
   store_->Close();
   std::string out;
@@ -540,7 +683,9 @@ class FileLockTest : public ::testing::Test {
  protected:
   void SetUp() override {
     path_ = ::testing::TempDir() + "write_lock_test.sqlite";
-    for (const char* suffix : {"", "-journal", "-lock"}) std::remove((path_ + suffix).c_str());
+    for (const char* suffix : {"", "-journal", "-lock", "-lock.want"}) {
+      std::remove((path_ + suffix).c_str());
+    }
     OpenOptions o;
     o.backend = "sqlite";
     o.path = path_;
@@ -609,10 +754,68 @@ TEST_F(FileLockTest, AStaleLockOfAProcessThatEndedIsTakenOver) {
 namespace onestore {
 namespace {
 
+// Writes `text` to the file at `path`, replacing it.
+void WriteFile(const std::string& path, const std::string& text) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::string out;
+  FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr) return out;
+  char buf[512];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
+  std::fclose(f);
+  return out;
+}
+
+TEST(PosixLockTest, AWaiterThatAnnouncedItselfGoesFirstWhileItStillWaits) {
+  const std::string db = ::testing::TempDir() + "posix_want_test.sqlite";
+  const std::string lock = LockPath(db), want = LockPath(db) + ".want";
+  std::remove(lock.c_str());
+  std::remove(want.c_str());
+  char host[256] = {0};
+  ::gethostname(host, sizeof(host) - 1);
+  const std::string me = std::to_string(::getpid()) + "@" + host;
+  const std::string other = std::string("1@") + host;  // pid 1 runs as long as the system
+  FileSystem* fs = PosixFileSystem();
+  bool busy = false;
+
+  // Another process holds the lock: busy, and this one says it waits.
+  WriteFile(lock, other);
+  ASSERT_TRUE(fs->Lock(db, &busy).ok());
+  EXPECT_TRUE(busy);
+  EXPECT_EQ(ReadFile(want), me);
+  // Released: this one gets it, and its announcement goes.
+  std::remove(lock.c_str());
+  ASSERT_TRUE(fs->Lock(db, &busy).ok());
+  EXPECT_FALSE(busy);
+  EXPECT_NE(::access(want.c_str(), F_OK), 0);
+  ASSERT_TRUE(fs->Unlock(db).ok());
+
+  // Another process waits: the lock is free, but it goes first.
+  WriteFile(want, other);
+  ASSERT_TRUE(fs->Lock(db, &busy).ok());
+  EXPECT_TRUE(busy);
+  EXPECT_NE(::access(lock.c_str(), F_OK), 0) << "nothing taken";
+  // One that has not tried for over a second gave up.
+  struct timespec old[2] = {{::time(nullptr) - 5, 0}, {::time(nullptr) - 5, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, want.c_str(), old, 0), 0);
+  ASSERT_TRUE(fs->Lock(db, &busy).ok());
+  EXPECT_FALSE(busy);
+  ASSERT_TRUE(fs->Unlock(db).ok());
+  std::remove(want.c_str());
+}
+
 TEST(PosixLockTest, ThreeProcessesTakingTurnsLoseNoIncrement) {
   const std::string db = ::testing::TempDir() + "posix_lock_test.sqlite";
   const std::string counter = db + ".count";
   std::remove(LockPath(db).c_str());
+  std::remove((LockPath(db) + ".want").c_str());
   auto write_count = [&](int n) {
     FILE* f = std::fopen(counter.c_str(), "w");
     std::fprintf(f, "%d", n);
@@ -650,6 +853,7 @@ TEST(PosixLockTest, ThreeProcessesTakingTurnsLoseNoIncrement) {
   std::fclose(f);
   EXPECT_EQ(n, kWorkers * kEach);
   EXPECT_NE(::access(LockPath(db).c_str(), F_OK), 0) << "released at the end";
+  EXPECT_NE(::access((LockPath(db) + ".want").c_str(), F_OK), 0) << "no announcement left";
 }
 
 }  // namespace

@@ -67,7 +67,7 @@ test("one value needing a rule deep inside plain JSON still gets it (the native 
   throwsWith(() => encodeJson({ id: "e1", meta: { a: [1, NaN] } }, "row"), "invalid/args", ["row.meta.a[1]", "NaN"]);
 });
 
-test("a row decoder names the columns and turns an int column's string into a BigInt", () => {
+test("a row decoder names the columns, turns an int column's string into a BigInt and a json column's string (JSON text) into its exact value", () => {
   const decode = rowDecoder([
     { name: "id", type: "str" },
     { name: "n", type: "int" },
@@ -80,7 +80,10 @@ test("a row decoder names the columns and turns an int column's string into a Bi
     ok: true,
     meta: { a: [1] },
   });
-  assert.deepEqual(decode(["1", 5, false, "x"]), { id: "1", n: 5, ok: false, meta: "x" });
+  assert.deepEqual(decode(["1", 5, false, '"x"']), { id: "1", n: 5, ok: false, meta: "x" });
+  assert.deepEqual(decode(["1", 5, false, '{"big":[1152921504606846977,-9007199254740993,2]}']), {
+    id: "1", n: 5, ok: false, meta: { big: [1152921504606846977n, -9007199254740993n, 2] },
+  });
 });
 
 test("parseJsonExact keeps integers beyond 2^53 exact", () => {

@@ -88,6 +88,9 @@ async function session() {
   const store = await openStore({ backend: "sqlite", path: ".data/types.sqlite" });
   // @ts-expect-error a sqlite store needs a path
   await openStore({ backend: "sqlite" });
+  await openStore({ backend: "sqlite", path: "other-app.db", adoptForeign: true, lockTimeout: 2000 });
+  // @ts-expect-error adoptForeign is a boolean
+  await openStore({ backend: "sqlite", path: "other-app.db", adoptForeign: "yes" });
   const storage = { sql: { exec: (q: string, ...b: unknown[]) => [q, b] }, transactionSync: <T>(fn: () => T) => fn() };
   await openStore({ backend: "durable", storage });
   // @ts-expect-error a durable store needs the Durable Object's storage

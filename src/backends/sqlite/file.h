@@ -48,7 +48,9 @@ class FileSystem {
   // under its Web Lock) keeps these defaults.
   //
   // Takes the lock; sets *busy (and takes nothing) when another live
-  // process, or another connection of this one, holds it.
+  // process, or another connection of this one, holds it, or when another
+  // process announced that it waits for it: waiters are served in turn
+  // (the POSIX and Node file systems: "<database>-lock.want").
   virtual Status Lock(const std::string& path, bool* busy) {
     *busy = false;
     return Status::OK();
@@ -65,7 +67,11 @@ class FileSystem {
 
 // The lock file of Lock in the POSIX and Node file systems:
 // "<database>-lock", holding "<pid>@<host>" of its holder. A lock whose
-// holder on this host is no longer running is stale and taken over.
+// holder on this host is no longer running is stale and taken over. A
+// process that found it held writes "<database>-lock.want" ("<pid>@<host>",
+// rewritten at each try) and the others let it go first while that is less
+// than a second old and its process runs; it removes it once it holds the
+// lock. js/files-node.js does the same: keep the two in step.
 inline std::string LockPath(const std::string& db_path) { return db_path + "-lock"; }
 
 // POSIX files (native builds only; not compiled into the wasm module).

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <set>
 #include <string>
 
 #include "backends/sqlite/file.h"
@@ -133,9 +134,15 @@ class PosixFs : public FileSystem {
     return PosixError("stat", path, errno);
   }
 
+  // Fairness as in js/files-node.js: a process that finds the lock held
+  // announces itself in "<lock>.want"; the others, the holder included,
+  // leave the lock to it while its announcement is fresh (kWantFreshSeconds
+  // since its last try) and its process runs.
   Status Lock(const std::string& path, bool* busy) override {
     const std::string lock = LockPath(path);
-    *busy = false;
+    const std::string want = lock + ".want";
+    *busy = true;
+    if (WaiterAhead(want)) return Status::OK();
     for (int attempt = 0; attempt < 3; ++attempt) {
       int fd = ::open(lock.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
       if (fd >= 0) {
@@ -146,20 +153,26 @@ class PosixFs : public FileSystem {
           ::unlink(lock.c_str());
           return PosixError("write", lock, errno);
         }
+        *busy = false;
+        if (announced_.erase(path) > 0 && ReadSmall(want) == me) ::unlink(want.c_str());
         return Status::OK();
       }
       if (errno != EEXIST) return PosixError("create", lock, errno);
       HolderState state;
       ONESTORE_RETURN_IF_ERROR(ReadHolder(lock, &state));
-      if (state == HolderState::kLive) {
-        *busy = true;
-        return Status::OK();
-      }
+      if (state == HolderState::kLive) break;
       // kGone: released since; try again. Never unlink then: the file may
       // already be a new holder's.
       if (state == HolderState::kStale) ONESTORE_RETURN_IF_ERROR(BreakStale(lock));
     }
-    *busy = true;
+    // Busy: announce this process as the next one.
+    int fd = ::open(want.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) return PosixError("create", want, errno);
+    std::string me = Holder();
+    ssize_t n = ::write(fd, me.data(), me.size());
+    ::close(fd);
+    if (n != static_cast<ssize_t>(me.size())) return PosixError("write", want, errno);
+    announced_.insert(path);
     return Status::OK();
   }
 
@@ -177,6 +190,41 @@ class PosixFs : public FileSystem {
   }
 
  private:
+  static constexpr double kWantFreshSeconds = 1.0;
+
+  // Up to 300 bytes of a small file; "" when it is missing or unreadable.
+  static std::string ReadSmall(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY);
+    if (fd < 0) return "";
+    char buf[300];
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    ::close(fd);
+    return std::string(buf, n > 0 ? static_cast<size_t>(n) : 0);
+  }
+
+  // Whether another process announced in `want` that it waits for the lock,
+  // and still does.
+  static bool WaiterAhead(const std::string& want) {
+    struct stat st;
+    if (::stat(want.c_str(), &st) != 0) return false;
+    struct timespec now;
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    const double age = static_cast<double>(now.tv_sec - st.st_mtim.tv_sec) +
+                       static_cast<double>(now.tv_nsec - st.st_mtim.tv_nsec) / 1e9;
+    if (age > kWantFreshSeconds) return false;
+    const std::string text = ReadSmall(want);
+    if (text == Holder()) return false;
+    return !Ended(text);
+  }
+
+  // Whether "<pid>@<host>" names a process of this host that no longer runs.
+  static bool Ended(const std::string& text) {
+    size_t at = text.find('@');
+    if (at == std::string::npos || text.substr(at + 1) != Host()) return false;
+    long pid = std::strtol(text.c_str(), nullptr, 10);
+    return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+  }
+
   static std::string Host() {
     char host[256] = {0};
     ::gethostname(host, sizeof(host) - 1);
@@ -230,19 +278,16 @@ class PosixFs : public FileSystem {
     bool old = ::fstat(fd, &st) == 0 && st.st_mtime + 2 < ::time(nullptr);
     ::close(fd);
     std::string text(buf, n > 0 ? static_cast<size_t>(n) : 0);
-    size_t at = text.find('@');
     *state = HolderState::kLive;
-    if (at == std::string::npos) {
+    if (text.find('@') == std::string::npos) {
       if (old) *state = HolderState::kStale;  // else: being written right now
       return Status::OK();
     }
-    if (text.substr(at + 1) != Host()) return Status::OK();
-    long pid = std::strtol(text.c_str(), nullptr, 10);
-    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
-      *state = HolderState::kStale;
-    }
+    if (Ended(text)) *state = HolderState::kStale;
     return Status::OK();
   }
+
+  std::set<std::string> announced_;  // databases this process announced it waits for
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "backends/sqlite/embedded_connection.h"
 #include "query/sql.h"
+#include "values/json_text.h"
 #include "writes/sql.h"
 
 namespace onestore {
@@ -64,8 +65,10 @@ bool SameStoredColumns(const TableSchema& a, const TableSchema& b) {
 
 class SqliteBackend : public Backend {
  public:
-  explicit SqliteBackend(std::unique_ptr<SqlConnection> conn)
-      : conn_(std::move(conn)), dialect_(conn_->dialect()) {}
+  // `foreign_path`: refuse a database that is not a store, naming this path
+  // (SqliteOptions::adopt_foreign); empty: no check.
+  SqliteBackend(std::unique_ptr<SqlConnection> conn, std::string foreign_path)
+      : conn_(std::move(conn)), dialect_(conn_->dialect()), foreign_path_(std::move(foreign_path)) {}
   ~SqliteBackend() override { Close(); }
 
   Status Open(const std::string& new_id, BackendState* state) override;
@@ -108,6 +111,9 @@ class SqliteBackend : public Backend {
   Status WriteMeta(const char* key, const Value& v);
   // Checks, inside a transaction, that this backend still owns the store.
   Status CheckEpoch();
+  // Inside the open's transaction, before anything is created: refuses a
+  // database that has tables but not the store's system tables.
+  Status CheckIsStore();
 
   void AppendKeyWhere(const TableSchema& t, const Key& key, SqlBuilder* b) const;
   Status ApplyTable(const TableSchema& t, const TableSchema* previous);
@@ -115,6 +121,7 @@ class SqliteBackend : public Backend {
 
   std::unique_ptr<SqlConnection> conn_;
   const SqlDialect& dialect_;
+  const std::string foreign_path_;
   bool open_ = false;
   int64_t epoch_ = 0;
 };
@@ -192,11 +199,47 @@ Status SqliteBackend::CheckEpoch() {
   return Status::OK();
 }
 
+Status SqliteBackend::CheckIsStore() {
+  SqlRows rows;
+  ONESTORE_RETURN_IF_ERROR(conn_->Run(
+      "SELECT type, name FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
+      "ORDER BY name",
+      {}, "reading the schema of " + foreign_path_, &rows));
+  int system = 0;
+  std::vector<std::string> others;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const std::string type = rows.at(r, 0).type() == Type::kStr ? rows.at(r, 0).text() : "";
+    const std::string name = rows.at(r, 1).type() == Type::kStr ? rows.at(r, 1).text() : "";
+    if (type == "table" && (name == "_meta" || name == "_outbox" || name == "_tables")) {
+      ++system;
+    } else if (type == "table" || type == "view") {
+      others.push_back(name);
+    }
+  }
+  // A store has all three system tables (the open that made it created them
+  // in one transaction); a new or empty database has no table at all.
+  if (system == 3 || (system == 0 && others.empty())) return Status::OK();
+  std::string found;
+  for (size_t i = 0; i < others.size() && i < 5; ++i) {
+    if (i > 0) found += ", ";
+    AppendJsonString(others[i], &found);
+  }
+  if (others.size() > 5) found += ", ... (" + std::to_string(others.size()) + " in all)";
+  std::string shown;
+  AppendJsonString(foreign_path_, &shown);
+  return Status::InvalidArgs(
+      "openStore: " + shown + " is a SQLite database of another application, not a store (" +
+      (others.empty() ? std::string("only some of onestore's tables _meta, _outbox, _tables")
+                      : "it has the tables " + found) +
+      "); open another path, or pass adoptForeign: true to add the store's tables to it");
+}
+
 Status SqliteBackend::Open(const std::string& new_id, BackendState* state) {
   if (open_) return Status::InvalidArgs("the sqlite store is already open");
   ONESTORE_RETURN_IF_ERROR(conn_->Open());
   open_ = true;
   Status s = conn_->Begin();
+  if (s.ok() && !foreign_path_.empty()) s = CheckIsStore();
   if (s.ok()) {
     s = conn_->Exec(
         "CREATE TABLE IF NOT EXISTS _meta (key TEXT PRIMARY KEY, value ANY) STRICT;"
@@ -232,8 +275,9 @@ Status SqliteBackend::Open(const std::string& new_id, BackendState* state) {
       for (size_t r = 0; s.ok() && r < rows.size(); ++r) {
         const std::string name = rows.at(r, 0).type() == Type::kStr ? rows.at(r, 0).text() : "";
         const std::string text = rows.at(r, 1).type() == Type::kStr ? rows.at(r, 1).text() : "";
-        Json j = Json::parse(text, nullptr, false);
-        if (j.is_discarded() || !j.is_object()) {
+        Json j;
+        bool too_deep = false;
+        if (!TryParseJsonText(text, kMaxJsonDepth, &j, &too_deep) || !j.is_object()) {
           s = Status::StorageFailed("the stored record of table \"" + name +
                                     "\" is not a JSON object");
           break;
@@ -614,11 +658,14 @@ void SqliteBackend::Close() {
 }  // namespace
 
 std::unique_ptr<Backend> NewSqlBackend(std::unique_ptr<SqlConnection> connection) {
-  return std::make_unique<SqliteBackend>(std::move(connection));
+  return std::make_unique<SqliteBackend>(std::move(connection), std::string());
 }
 
 std::unique_ptr<Backend> NewSqliteBackend(const SqliteOptions& options) {
-  return NewSqlBackend(NewEmbeddedConnection(options));
+  // ":memory:" is always new; any file may hold another application's data.
+  const bool check = !options.adopt_foreign && options.path != ":memory:";
+  return std::make_unique<SqliteBackend>(NewEmbeddedConnection(options),
+                                         check ? options.path : std::string());
 }
 
 }  // namespace onestore

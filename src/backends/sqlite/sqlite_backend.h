@@ -28,13 +28,22 @@ struct SqliteOptions {
   // commit flushes the WAL; without, only checkpoints flush (a power cut may
   // lose the newest commits, never corrupt the file).
   bool exclusive = false;
+  // A file that is a SQLite database but not a store (it has tables, and
+  // not onestore's _meta, _outbox and _tables) is refused with invalid/args,
+  // so that opening the wrong path never adds tables to another
+  // application's database. With adopt_foreign the store's tables are added
+  // beside the others.
+  bool adopt_foreign = false;
 };
 
 // The sqlite backend over the embedded connection to options.path.
 std::unique_ptr<Backend> NewSqliteBackend(const SqliteOptions& options);
 
 // The sqlite backend over any connection (not yet open; Backend::Open opens
-// it). Its SQL is built in connection->dialect().
+// it). Its SQL is built in connection->dialect(). It does not refuse a
+// database with other tables (SqliteOptions::adopt_foreign): a host's
+// database, such as a Durable Object's, may keep its class's own tables
+// beside the store's.
 std::unique_ptr<Backend> NewSqlBackend(std::unique_ptr<SqlConnection> connection);
 
 }  // namespace onestore

@@ -1,0 +1,149 @@
+// ParseJsonText (json_text.h): nlohmann's SAX reader (iterative, so the text
+// itself never recurses) into a DOM built here.
+#include "values/json_text.h"
+
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace onestore {
+
+namespace {
+
+// Builds the Json of a SAX stream. `stack_` holds the open arrays and
+// objects; a container's address is stable while it is open, because
+// nothing is added to its parent until it ends.
+class DomBuilder {
+ public:
+  using Members = Json::object_t::Container;  // the vector under ordered_map
+
+  DomBuilder(Json* root, int max_depth) : root_(root), max_depth_(max_depth) {}
+
+  bool null() { return Put(nullptr) != nullptr; }
+  bool boolean(bool v) { return Put(v) != nullptr; }
+  bool number_integer(Json::number_integer_t v) { return Put(v) != nullptr; }
+  bool number_unsigned(Json::number_unsigned_t v) { return Put(v) != nullptr; }
+  bool number_float(Json::number_float_t v, const Json::string_t&) { return Put(v) != nullptr; }
+  bool string(Json::string_t& v) { return Put(std::move(v)) != nullptr; }
+  bool binary(Json::binary_t&) { return false; }  // not in JSON text
+
+  bool start_object(std::size_t) { return Open(Json::object()); }
+  bool start_array(std::size_t) { return Open(Json::array()); }
+
+  bool key(Json::string_t& k) {
+    // Appended without a lookup; repeated keys are merged at end_object.
+    Members& m = stack_.back()->get_ref<Json::object_t&>();
+    m.emplace_back(std::move(k), nullptr);
+    member_ = &m.back().second;
+    return true;
+  }
+
+  bool end_object() {
+    MergeRepeatedKeys(&stack_.back()->get_ref<Json::object_t&>());
+    return Close();
+  }
+  bool end_array() { return Close(); }
+
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
+    return false;
+  }
+
+  bool too_deep() const { return too_deep_; }
+
+ private:
+  // Places a value where the text has it; returns its address.
+  template <class V>
+  Json* Put(V&& v) {
+    if (stack_.empty()) {
+      *root_ = Json(std::forward<V>(v));
+      return root_;
+    }
+    Json* top = stack_.back();
+    if (top->is_array()) {
+      Json::array_t& a = top->get_ref<Json::array_t&>();
+      a.emplace_back(std::forward<V>(v));
+      return &a.back();
+    }
+    *member_ = Json(std::forward<V>(v));
+    return member_;
+  }
+
+  bool Open(Json empty) {
+    if (static_cast<int>(stack_.size()) >= max_depth_) {
+      too_deep_ = true;
+      return false;
+    }
+    stack_.push_back(Put(std::move(empty)));
+    return true;
+  }
+
+  bool Close() {
+    stack_.pop_back();
+    return true;
+  }
+
+  // Merges the members of `o` with the same key, in one pass: the last value
+  // wins, at the place of the first (what ordered_json's operator[] did one
+  // key at a time). Objects without repeated keys are left as they are.
+  static void MergeRepeatedKeys(Json::object_t* o) {
+    Members& m = *o;
+    const size_t n = m.size();
+    if (n < 2) return;
+    bool repeated = false;
+    if (n <= 8) {
+      for (size_t i = 1; i < n && !repeated; ++i) {
+        for (size_t k = 0; k < i && !repeated; ++k) repeated = m[i].first == m[k].first;
+      }
+    } else {
+      std::unordered_set<std::string_view> seen;
+      seen.reserve(n);
+      for (size_t i = 0; i < n && !repeated; ++i) repeated = !seen.insert(m[i].first).second;
+    }
+    if (!repeated) return;
+    Members merged;
+    std::unordered_map<std::string, size_t> at;
+    for (auto& member : m) {
+      auto [it, added] = at.emplace(member.first, merged.size());
+      if (added) {
+        merged.emplace_back(member.first, std::move(member.second));
+      } else {
+        merged[it->second].second = std::move(member.second);
+      }
+    }
+    m.clear();
+    for (auto& member : merged) m.emplace_back(member.first, std::move(member.second));
+  }
+
+  Json* root_;
+  const int max_depth_;
+  std::vector<Json*> stack_;
+  Json* member_ = nullptr;  // the value slot of the key just read
+  bool too_deep_ = false;
+};
+
+}  // namespace
+
+bool TryParseJsonText(std::string_view text, int max_depth, Json* out, bool* too_deep) {
+  Json root;
+  DomBuilder builder(&root, max_depth);
+  const bool ok = Json::sax_parse(text.data(), text.data() + text.size(), &builder,
+                                  nlohmann::detail::input_format_t::json, /*strict=*/true);
+  *too_deep = builder.too_deep();
+  if (!ok) return false;
+  *out = std::move(root);
+  return true;
+}
+
+Status ParseJsonText(std::string_view text, const std::string& what, Json* out, int max_depth) {
+  bool too_deep = false;
+  if (TryParseJsonText(text, max_depth, out, &too_deep)) return Status::OK();
+  if (too_deep) {
+    return Status::InvalidArgs(what + ": JSON nested deeper than " + std::to_string(max_depth) +
+                               " levels of arrays and objects");
+  }
+  std::string shown(text.substr(0, 60));
+  return Status::InvalidArgs(what + ": not valid JSON: " + shown);
+}
+
+}  // namespace onestore

@@ -1,0 +1,47 @@
+// The one reader of JSON text that enters the core: ops, commit contexts,
+// keys, queries, table records, open options and cursors all go through
+// ParseJsonText.
+//
+// It differs from Json::parse in two ways:
+// - Nesting is checked while reading: text nested deeper than `max_depth`
+//   stops the reader at that level, before anything recursive (dump,
+//   DescribeJson, the predicate and expression parsers) sees it. JS cannot
+//   catch a wasm stack overflow, so without this a deep value trapped and
+//   broke the instance.
+// - An object's members are appended, not looked up one by one:
+//   nlohmann::ordered_json finds a key by a linear scan, so its own parser
+//   took quadratic time on an object with many keys (100,000 keys: ~27 s).
+//   Repeated keys are merged once the object ends (the last value wins, at
+//   the place of the first), as JSON.parse and nlohmann do.
+#ifndef ONESTORE_VALUES_JSON_TEXT_H_
+#define ONESTORE_VALUES_JSON_TEXT_H_
+
+#include <string>
+#include <string_view>
+
+#include "onestore/status.h"
+#include "values/value.h"
+
+namespace onestore {
+
+// The deepest nesting of arrays and objects a JSON text may have, counted
+// from the top of the text (the list of ops around a row, say). docs/api.md
+// ("Limits") states it. The JS encoder (js/encode.js, MAX_DEPTH) has the
+// same limit over the same text, so JS refuses first with a path; keep the
+// two in step.
+constexpr int kMaxJsonDepth = 1000;
+
+// Parses `text` into *out. Fails with invalid/args "<what>: not valid JSON:
+// <the start of the text>" or "<what>: JSON nested deeper than <max_depth>
+// levels". Linear in the size of the text.
+Status ParseJsonText(std::string_view text, const std::string& what, Json* out,
+                     int max_depth = kMaxJsonDepth);
+
+// Whether `text` parses as JSON nested at most `max_depth` levels; on false,
+// *too_deep tells why (deep rather than malformed). For callers that word
+// their own error (a cursor is invalid/cursor, not invalid/args).
+bool TryParseJsonText(std::string_view text, int max_depth, Json* out, bool* too_deep);
+
+}  // namespace onestore
+
+#endif  // ONESTORE_VALUES_JSON_TEXT_H_

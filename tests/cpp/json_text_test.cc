@@ -1,0 +1,153 @@
+// Checks the one reader of JSON text that enters the core (values/json_text.h)
+// and the JSON that leaves it for JS: nesting is refused at the limit, not
+// trapped; objects with many keys are read in linear time with their order
+// kept; repeated keys merge as JSON.parse merges them; a json cell holding an
+// int beyond 2^53 (or a string) goes to JS as JSON text; NaN and the
+// infinities are printed as such in messages.
+#include "values/json_text.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iterator>
+#include <limits>
+#include <string>
+
+#include "values/value.h"
+
+namespace onestore {
+namespace {
+
+TEST(JsonTextTest, ReadsJsonAsNlohmannDoes) {
+  Json j;
+  ASSERT_TRUE(ParseJsonText(R"({"a":[1,-2,1.5,"x",true,null,{}],"b":18446744073709551615})", "t", &j)
+                  .ok());
+  EXPECT_EQ(j.dump(), R"({"a":[1,-2,1.5,"x",true,null,{}],"b":18446744073709551615})");
+  EXPECT_TRUE(j["b"].is_number_unsigned());
+  ASSERT_TRUE(ParseJsonText("  7 ", "t", &j).ok());
+  EXPECT_EQ(j, Json(7));
+}
+
+TEST(JsonTextTest, MalformedTextIsInvalidArgsNamingWhatAndTheText) {
+  Json j;
+  Status s = ParseJsonText("[1,2", "ops", &j);
+  EXPECT_EQ(s.code(), Code::kInvalidArgs);
+  EXPECT_EQ(s.message(), "ops: not valid JSON: [1,2");
+  EXPECT_EQ(ParseJsonText("[1] x", "ops", &j).code(), Code::kInvalidArgs);
+  EXPECT_EQ(ParseJsonText("", "ops", &j).code(), Code::kInvalidArgs);
+}
+
+TEST(JsonTextTest, NestingIsRefusedAtTheLimitWhileReading) {
+  auto nested = [](int depth, char open, char close) {
+    return std::string(static_cast<size_t>(depth), open) + std::string(static_cast<size_t>(depth), close);
+  };
+  Json j;
+  ASSERT_TRUE(ParseJsonText(nested(kMaxJsonDepth, '[', ']'), "v", &j).ok());
+  EXPECT_EQ(j.dump().size(), 2u * kMaxJsonDepth);
+  Status s = ParseJsonText(nested(kMaxJsonDepth + 1, '[', ']'), "v", &j);
+  EXPECT_EQ(s.code(), Code::kInvalidArgs);
+  EXPECT_EQ(s.message(), "v: JSON nested deeper than 1000 levels of arrays and objects");
+  // A million levels, never closed: refused at the limit, not read to the end.
+  EXPECT_EQ(ParseJsonText(std::string(1000000, '['), "v", &j).code(), Code::kInvalidArgs);
+  std::string objects;
+  for (int i = 0; i < 100000; ++i) objects += R"({"a":)";
+  objects += "1" + std::string(100000, '}');
+  s = ParseJsonText(objects, "v", &j);
+  EXPECT_NE(s.message().find("nested deeper"), std::string::npos) << s.message();
+  bool too_deep = false;
+  EXPECT_FALSE(TryParseJsonText("[[[1]]]", 2, &j, &too_deep));
+  EXPECT_TRUE(too_deep);
+  EXPECT_FALSE(TryParseJsonText("[[1]", 2, &j, &too_deep));
+  EXPECT_FALSE(too_deep);
+}
+
+TEST(JsonTextTest, RepeatedKeysMergeTheLastValueWinsAtThePlaceOfTheFirst) {
+  Json j;
+  ASSERT_TRUE(ParseJsonText(R"({"a":1,"b":2,"a":{"x":[3]},"c":4})", "t", &j).ok());
+  EXPECT_EQ(j.dump(), R"({"a":{"x":[3]},"b":2,"c":4})");
+  // With many keys (the hashed check).
+  std::string text = "{";
+  for (int i = 0; i < 20; ++i) text += "\"k" + std::to_string(i) + "\":" + std::to_string(i) + ",";
+  text += R"("k3":"last"})";
+  ASSERT_TRUE(ParseJsonText(text, "t", &j).ok());
+  EXPECT_EQ(j.size(), 20u);
+  EXPECT_EQ(j["k3"], "last");
+  EXPECT_EQ(j.begin().key(), "k0");
+  EXPECT_EQ(std::next(j.begin(), 3).key(), "k3");
+}
+
+// 200,000 keys, out of order: read whole, in their order, written back
+// byte for byte. (nlohmann's own parse into ordered_json looked every key up
+// in the keys before it: this took minutes. There is no timed assertion
+// here; npm run bench has the figures.)
+TEST(JsonTextTest, AnObjectWithManyKeysIsReadInLinearTimeWithItsOrder) {
+  auto object_of = [](int n) {
+    std::string text = "{";
+    for (int i = 0; i < n; ++i) {
+      if (i) text += ",";
+      text += "\"k" + std::to_string((i * 7919) % n) + "\":" + std::to_string(i) + ".5";
+    }
+    return text + "}";
+  };
+  Json j;
+  const std::string big = object_of(200000);
+  ASSERT_TRUE(ParseJsonText(big, "t", &j).ok());
+  ASSERT_EQ(j.size(), 200000u);
+  EXPECT_EQ(j.begin().key(), "k0");
+  EXPECT_EQ(std::next(j.begin()).key(), "k7919");
+  EXPECT_EQ(j.dump(), big);
+}
+
+TEST(JsonTextTest, UnsafeIntsAreFoundOutsideStrings) {
+  EXPECT_FALSE(JsonTextHasUnsafeInt(R"({"a":[9007199254740991,-9007199254740991,1.5e300]})"));
+  EXPECT_TRUE(JsonTextHasUnsafeInt("9007199254740992"));
+  EXPECT_TRUE(JsonTextHasUnsafeInt(R"({"a":[1,-9007199254740993]})"));
+  EXPECT_TRUE(JsonTextHasUnsafeInt("[18446744073709551615]"));
+  EXPECT_FALSE(JsonTextHasUnsafeInt(R"(["12345678901234567890","a\"99999999999999999"])"));
+  EXPECT_FALSE(JsonTextHasUnsafeInt("[1.0e20,12345678901234567.5]"));
+}
+
+TEST(JsonTextTest, AJsonCellGoesToJsAsJsonTextWhenJsonParseWouldMisreadIt) {
+  auto for_js = [](const Value& v) {
+    std::string out;
+    v.AppendJson(&out, /*unsafe_int_as_string=*/true);
+    return out;
+  };
+  EXPECT_EQ(for_js(Value::JsonText(R"({"a":[1,2]})")), R"({"a":[1,2]})");
+  EXPECT_EQ(for_js(Value::JsonText(R"({"big":1152921504606846977})")),
+            R"("{\"big\":1152921504606846977}")");
+  EXPECT_EQ(for_js(Value::JsonText(R"("text")")), R"("\"text\"")");
+  // Elsewhere (the outbox, SQL) json stays verbatim.
+  std::string raw;
+  Value::JsonText(R"({"big":1152921504606846977})").AppendJson(&raw);
+  EXPECT_EQ(raw, R"({"big":1152921504606846977})");
+}
+
+TEST(JsonTextTest, MessagesPrintNanAndTheInfinitiesAsSuch) {
+  EXPECT_EQ(Value::Num(std::numeric_limits<double>::infinity()).Describe(), "Infinity");
+  EXPECT_EQ(Value::Num(-std::numeric_limits<double>::infinity()).Describe(), "-Infinity");
+  EXPECT_EQ(Value::Num(std::nan("")).Describe(), "NaN");
+  Json j = Json::object();
+  j["x"] = std::nan("");
+  j["y"] = Json::array({1.5, -std::numeric_limits<double>::infinity()});
+  EXPECT_EQ(DescribeJson(j), R"({"x":NaN,"y":[1.5,-Infinity]})");
+  // (JSON text cannot spell them, and nlohmann refuses 1e999; a Json built
+  // in C++ can hold them.)
+  Value v;
+  Status s = ValueFromJson(Json(std::numeric_limits<double>::infinity()), Type::kNum,
+                           "ops[0].row.x", &v);
+  EXPECT_EQ(s.message(), "ops[0].row.x: Infinity is not a finite num");
+  Json bad;
+  EXPECT_EQ(ParseJsonText("[1e999]", "ops", &bad).code(), Code::kInvalidArgs);
+  // Deep values are described within their 80 characters, not recursed into.
+  Json deep = Json::array();
+  Json* at = &deep;
+  for (int i = 0; i < 100000; ++i) {
+    at->push_back(Json::array());
+    at = &(*at)[0];
+  }
+  EXPECT_EQ(DescribeJson(deep), std::string(77, '[') + "...");
+}
+
+}  // namespace
+}  // namespace onestore
