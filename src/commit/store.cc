@@ -298,7 +298,9 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
     record += ",\"actor\":";
     record += actor->dump(-1, ' ', false, Json::error_handler_t::replace);
   }
-  record += ",\"ops\":[";
+  record += ",\"ops\":";
+  const size_t ops_at = record.size();
+  record.push_back('[');
   for (size_t i = 0; i < ops->size(); ++i) {
     if (i) record.push_back(',');
     (*ops)[i].AppendJson(&record);
@@ -322,6 +324,8 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
   for (const Op& op : *ops) {
     if (op.kind == OpKind::kTable) catalog_.Put(op.table);
   }
+  last_record_ = std::move(record);
+  last_ops_at_ = ops_at;
   result->clear();
   *result += "{\"seq\":" + std::to_string(seq) + ",\"at\":" + std::to_string(at) + ",\"counts\":[";
   for (size_t i = 0; i < ops->size(); ++i) {
@@ -331,6 +335,12 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
   }
   *result += "]}";
   return Status::OK();
+}
+
+std::string Store::LastOps() const {
+  if (last_record_.empty()) return "[]";
+  // The record ends with the ops array and the record's closing brace.
+  return last_record_.substr(last_ops_at_, last_record_.size() - last_ops_at_ - 1);
 }
 
 int Store::TxOpen() {

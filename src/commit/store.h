@@ -81,6 +81,13 @@ class Store {
                   std::string* result);
   void TxClose(int tx);
 
+  // The ops of the last commit this store made, exactly as its outbox record
+  // holds them (defaults filled in, bulk counts set, table records): a JSON
+  // array, or "[]" before the first commit. The one representation of a
+  // commit that adopt hooks, watches, derives and links read (js/commit-queue.js
+  // asks for it only when one of them listens). Kept until the next commit.
+  std::string LastOps() const;
+
   // Reads of committed state.
   Status Get(const std::string& table, const std::string& key_json, std::string* row);
   Status Page(const std::string& table, const std::string& query_json, int64_t limit,
@@ -125,6 +132,10 @@ class Store {
   int next_tx_ = 1;
   bool closed_ = false;
   Status stopped_;  // storage_failed or fenced: the store takes no more writes
+  // The outbox record of the last commit, and where its ops array starts in
+  // it (see LastOps). Moved in after COMMIT: a commit pays no copy for it.
+  std::string last_record_;
+  size_t last_ops_at_ = 0;
 };
 
 }  // namespace onestore
