@@ -40,6 +40,8 @@ function userThrew(root, path, e, doing) {
   return invalidArgs(`${where(root, path)}: ${doing} threw: ${text}`, { cause: e });
 }
 
+// `seen`: the objects being copied, outermost first (a short array: values are
+// shallow, and includes() on it is cheaper than a Set).
 function copy(v, root, path, seen) {
   switch (typeof v) {
     case "string":
@@ -56,7 +58,7 @@ function copy(v, root, path, seen) {
       break;
   }
   if (v === null) return null;
-  if (seen.has(v)) throw invalidArgs(`${where(root, path)}: the value refers to itself`);
+  if (seen.includes(v)) throw invalidArgs(`${where(root, path)}: the value refers to itself`);
   if (path.length >= MAX_DEPTH) throw invalidArgs(`${where(root, path.slice(0, 3))}...: the value is nested deeper than ${MAX_DEPTH} levels`);
   let isArray;
   let proto;
@@ -66,7 +68,7 @@ function copy(v, root, path, seen) {
   } catch (e) {
     throw userThrew(root, path, e, "reading the value");
   }
-  seen.add(v);
+  seen.push(v);
   let out;
   if (isArray) {
     let n;
@@ -91,30 +93,34 @@ function copy(v, root, path, seen) {
     if (proto !== Object.prototype && proto !== null) {
       throw invalidArgs(`${where(root, path)}: ${kindOf(v, proto)} is not plain data; pass a plain object, array or primitive (a Date as date.getTime() or date.toISOString())`);
     }
-    let keys;
+    // The spread reads each own enumerable property once (getters and Proxy
+    // traps included) into a fresh object; only its object values are walked.
     try {
-      keys = Object.keys(v);
+      out = { ...v };
     } catch (e) {
-      throw userThrew(root, path, e, "listing its properties");
+      throw userThrew(root, path, e, "reading its properties");
     }
-    out = {};
-    for (const k of keys) {
-      let item;
-      try {
-        item = v[k];
-      } catch (e) {
-        throw userThrew(root, [...path, k], e, "reading the property");
-      }
-      if (k === "toJSON" && typeof item === "function") {
-        throw invalidArgs(`${where(root, path)}: the object has a toJSON method; the store keeps an object's own data, not what toJSON makes of it: pass the data itself`);
+    for (const k in out) {
+      const item = out[k];
+      if (item === null || typeof item !== "object") {
+        if (typeof item === "function") {
+          if (k === "toJSON") {
+            throw invalidArgs(`${where(root, path)}: the object has a toJSON method; the store keeps an object's own data, not what toJSON makes of it: pass the data itself`);
+          }
+          throw invalidArgs(`${where(root, [...path, k])}: a function cannot be stored`);
+        }
+        if (typeof item === "symbol") throw invalidArgs(`${where(root, [...path, k])}: a symbol cannot be stored`);
+        continue;
       }
       path.push(k);
-      // defineProperty, not assignment: a "__proto__" key stays a key.
-      Object.defineProperty(out, k, { value: copy(item, root, path, seen), enumerable: true, writable: true, configurable: true });
+      const value = copy(item, root, path, seen);
       path.pop();
+      // defineProperty, not assignment, for "__proto__": it stays a key.
+      if (k === "__proto__") Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
+      else out[k] = value;
     }
   }
-  seen.delete(v);
+  seen.pop();
   return out;
 }
 
@@ -127,7 +133,7 @@ function copy(v, root, path, seen) {
  * plainData(new Date(0), "meta")             // throws invalid/args "meta: an object of class Date is not plain data; ..."
  */
 export function plainData(v, root = "value") {
-  return copy(v, root, [], new Set());
+  return copy(v, root, [], []);
 }
 
 /**
@@ -146,5 +152,5 @@ export function plainRow(row, root = "row") {
     const shown = isArray ? "an array" : row === null ? "null" : typeof row === "string" ? JSON.stringify(row.slice(0, 60)) : typeof row === "bigint" ? `${row}n` : String(row);
     throw invalidArgs(`${root}: the row must be an object such as { id: "e1", ... }, got ${shown}`);
   }
-  return copy(row, root, [], new Set());
+  return copy(row, root, [], []);
 }

@@ -37,7 +37,7 @@ test("a Proxy row is read through one ownKeys and one get per property", () => {
 
 test("a getter or Proxy trap that throws gives invalid/args naming the place, with the user's error as cause", () => {
   const mine = new Error("no path today");
-  const e1 = throwsWith(() => plainRow({ id: "e1", get path() { throw mine; } }, "row"), "invalid/args", ["row.path", "no path today"]);
+  const e1 = throwsWith(() => plainRow({ id: "e1", get path() { throw mine; } }, "row"), "invalid/args", ["row", "no path today"]);
   assert.equal(e1.cause, mine);
   const trap = new Error("trap says no");
   const e2 = throwsWith(() => plainRow(new Proxy({}, { ownKeys() { throw trap; } }), "row"), "invalid/args", ["row"]);
