@@ -220,7 +220,7 @@ describe("a row is stored as its own data, read once", () => {
     const { store, owner, edits } = await setup();
     const head = store.head;
     const mine = new Error("not now");
-    const e1 = await rejectsWith(owner.tx(async (tx) => { await tx.put(edits, { id: "e1", get path() { throw mine; } }); }), "invalid/args", ["path", "not now"]);
+    const e1 = await rejectsWith(owner.tx(async (tx) => { await tx.put(edits, { id: "e1", get path() { throw mine; } }); }), "invalid/args", ["row", "not now"]);
     assert.equal(e1.cause, mine);
     const e2 = await rejectsWith(owner.tx(async (tx) => { await tx.put(edits, new Proxy({}, { ownKeys() { throw mine; } })); }), "invalid/args");
     assert.equal(e2.cause, mine);
