@@ -84,7 +84,7 @@ class Store {
   // The ops of the last commit this store made, exactly as its outbox record
   // holds them (defaults filled in, bulk counts set, table records): a JSON
   // array, or "[]" before the first commit. The one representation of a
-  // commit that adopt hooks, watches, derives and links read (js/commit-queue.js
+  // commit that adopt hooks, watches, derives and links read (js/core-calls.js
   // asks for it only when one of them listens). Kept until the next commit.
   std::string LastOps() const;
 
