@@ -81,9 +81,13 @@ for (const [name, open] of Object.entries(backends)) {
       await t.owner.tx(async (tx) => {
         for (let i = 0; i < 5; i++) await tx.put(t.edits, { id: `e${i}`, path: "p", n: i });
       });
-      await t.owner.tx(async (tx) => { await tx.updateWhere(t.edits, (e) => lt(e.n, 3), { path: "q" }); });
+      await t.owner.tx(async (tx) => {
+        await tx.put(t.edits, { id: "z", path: "z" });  // n: 7 by default, not < 3
+        await tx.updateWhere(t.edits, (e) => lt(e.n, 3), { path: "q" });
+      });
       const fromTx = await t.lastRecord();
-      assert.equal(fromTx.ops[0].count, 3);
+      assert.equal(fromTx.ops[0].row.n, 7);
+      assert.equal(fromTx.ops[1].count, 3);
       assert.deepEqual(t.adopted.at(-1).ops, fromTx.ops);
       await t.store.commit([{ op: "delete", table: "fh/edits", where: { eq: ["path", "q"] } }]);
       const fromCommit = await t.lastRecord();
@@ -206,12 +210,13 @@ describe("a row is stored as its own data, read once", () => {
     await store.close();
   });
 
-  test("a Proxy row is read through its traps once per property", async () => {
+  test("a Proxy row, and a Proxy json value inside it, are read through their traps once per property", async () => {
     const { store, owner, edits } = await setup();
     const gets = [];
-    const row = new Proxy({ id: "e1", path: "p" }, { get(t, k, r) { if (typeof k === "string") gets.push(k); return Reflect.get(t, k, r); } });
+    const counting = (target) => new Proxy(target, { get(t, k, r) { if (typeof k === "string") gets.push(k); return Reflect.get(t, k, r); } });
+    const row = counting({ id: "e1", path: "p", meta: counting({ k: 1 }) });
     await owner.tx(async (tx) => { await tx.put(edits, row); });
-    assert.deepEqual(gets.sort(), ["id", "path"]);
+    assert.deepEqual(gets.sort(), ["id", "k", "meta", "path"]);
     assert.equal((await edits.get("e1")).path, "p");
     await store.close();
   });
