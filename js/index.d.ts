@@ -490,8 +490,13 @@ export interface Tx {
 
 /** The hooks of an owner. */
 export interface OwnerHooks {
-  /** Runs inside each of the owner's commit steps, after the commit is durable. */
-  adopt?(seq: number, ops: WireOp[]): void;
+  /**
+   * Runs inside each of the owner's commit steps, after the commit is durable,
+   * with the commit's ops as its outbox record holds them (defaults filled in,
+   * bulk counts, table records). Treat them as read-only: watches and links
+   * get the same objects.
+   */
+  adopt?(seq: number, ops: readonly WireOp[]): void;
 }
 
 /** The owner of an object address: its tables and its line of transactions. */
@@ -535,7 +540,8 @@ export interface Store {
   /** @example const fileHistory = store.object({ host: "session", type: "file-history" }); */
   object(address: ObjectAddress, hooks?: OwnerHooks): Owner;
   /**
-   * The low-level commit seam; adopt runs inside the step.
+   * The low-level commit seam; adopt runs inside the step. An empty `writes`
+   * takes no seq: it resolves to the head and adopt is not called.
    * @example const seq = await store.commit(ops, (seq) => { view.seq = seq; }, ctx);
    */
   commit(writes: readonly WireOp[], adopt?: (seq: number) => void, ctx?: Context): Promise<number>;

@@ -13,6 +13,7 @@
 // as the store does (wasm/ABI.md).
 
 import { asStoreError, ErrorCodes, invalidArgs, StoreError, unwrap } from "./errors.js";
+import { openCore } from "./open.js";
 import { encodeJson, parseJsonExact, rowDecoder } from "./encode.js";
 import { isQuery, query as makeQuery } from "./query.js";
 import { bool, defineTable, describe, int, json, num, str } from "./schema.js";
@@ -23,53 +24,14 @@ const builders = { str, int, bool, num, json };
 /**
  * Opens a replica with a runtime's loader. Each package root binds this to
  * its runtime as `openReplica`. The options are openStore's (backend, path,
- * name, id, durability, lockTimeout, onFenced, storage).
- *
- * The checks below mirror openStoreWith's (js/store.js); once the store's
- * modules are split, both should share one helper.
+ * name, id, durability, lockTimeout, onFenced, storage), checked by the same
+ * js/open.js.
  *
  * @example
  * const replica = await openReplicaWith(nodeRuntime, { backend: "sqlite", path: ".data/copy.sqlite" });
  */
 export async function openReplicaWith(runtime, options) {
-  if (options === null || typeof options !== "object") {
-    throw invalidArgs(`openReplica: options must be an object such as { backend: "memory" }, got ${describe(options)}`);
-  }
-  const { backend, path, name, id, durability, lockTimeout, onFenced, storage } = options;
-  if (!runtime.backends.includes(backend)) {
-    const names = runtime.backends.map((b) => JSON.stringify(b)).join(" or ");
-    throw invalidArgs(`openReplica: backend must be ${names} here, got ${describe(backend)}`);
-  }
-  if (backend === "sqlite" && (typeof path !== "string" || path === "")) {
-    throw invalidArgs(`openReplica: a sqlite replica needs a path (a file, or ":memory:"), got ${describe(path)}`);
-  }
-  if (id !== undefined && (typeof id !== "string" || id === "")) {
-    throw invalidArgs(`openReplica: id must be a non-empty string, got ${describe(id)}`);
-  }
-  const { session, ...wire } = await runtime.prepare({
-    backend, path, id: id ?? globalThis.crypto.randomUUID(), durability, lockTimeout,
-    ...(backend === "opfs" ? { name, onFenced } : {}),
-    ...(backend === "durable" ? { storage } : {}),
-  });
-  wire.replica = true;
-  const release = () => { try { session?.release(); } catch { /* closing anyway */ } };
-  let core;
-  try {
-    const mod = await runtime.load();
-    core = new mod.Core();
-    if (runtime.attach) core = runtime.attach(core, wire);
-  } catch (e) {
-    release();
-    throw asStoreError(e, "openReplica");
-  }
-  let info;
-  try {
-    info = JSON.parse(unwrap(core.open(encodeJson(wire, "options"))));
-  } catch (e) {
-    try { core.delete(); } catch { /* already gone */ }
-    release();
-    throw asStoreError(e, "openReplica");
-  }
+  const { core, info, session } = await openCore(runtime, options, "openReplica", { replica: true });
   return makeReplica(core, info, session);
 }
 

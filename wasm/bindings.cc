@@ -68,6 +68,17 @@ class Core {
     return WithStore([&](Store* st) { return st->Commit(ops_json, meta_json, &result); }, &result);
   }
 
+  // The last commit's ops as its outbox record holds them (Store::LastOps).
+  std::string lastOps() {
+    std::string ops;
+    return WithStore(
+        [&](Store* st) {
+          ops = st->LastOps();
+          return Status::OK();
+        },
+        &ops);
+  }
+
   int txOpen() { return store_ ? store_->TxOpen() : 0; }
 
   std::string txStage(int tx, const std::string& ops_json) {
@@ -256,6 +267,7 @@ EMSCRIPTEN_BINDINGS(onestore) {
       .function("open", &Core::open)
       .function("declare", &Core::declare)
       .function("commit", &Core::commit)
+      .function("lastOps", &Core::lastOps)
       .function("txOpen", &Core::txOpen)
       .function("txStage", &Core::txStage)
       .function("txGet", &Core::txGet)

@@ -103,7 +103,7 @@ Status CheckActor(const Json& a, const std::string& where) {
 }
 
 std::string OutboxRecord(int64_t seq, int64_t at, const std::string& owner, const Json* actor,
-                         const std::vector<Op>& ops) {
+                         const std::vector<Op>& ops, size_t* ops_at) {
   std::string record;
   record.reserve(128 + ops.size() * 96);
   record += "{\"seq\":" + std::to_string(seq) + ",\"from\":" + std::to_string(seq - 1) +
@@ -113,7 +113,9 @@ std::string OutboxRecord(int64_t seq, int64_t at, const std::string& owner, cons
     record += ",\"actor\":";
     record += actor->dump(-1, ' ', false, Json::error_handler_t::replace);
   }
-  record += ",\"ops\":[";
+  record += ",\"ops\":";
+  if (ops_at != nullptr) *ops_at = record.size();
+  record.push_back('[');
   for (size_t i = 0; i < ops.size(); ++i) {
     if (i) record.push_back(',');
     ops[i].AppendJson(&record);
@@ -369,7 +371,9 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
     if (op.is_bulk() && op.count < 0) op.count = 0;
   }
   const int64_t seq = head_ + 1;
-  st = backend_->AppendOutbox(seq, OutboxRecord(seq, at, owner, actor, *ops));
+  size_t ops_at = 0;
+  std::string record = OutboxRecord(seq, at, owner, actor, *ops, &ops_at);
+  st = backend_->AppendOutbox(seq, record);
   if (!st.ok()) {
     backend_->Rollback();
     return st;
@@ -387,6 +391,8 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
   for (const Op& op : *ops) {
     if (op.kind == OpKind::kTable) catalog_.Put(op.table);
   }
+  last_record_ = std::move(record);
+  last_ops_at_ = ops_at;
   result->clear();
   *result += "{\"seq\":" + std::to_string(seq) + ",\"at\":" + std::to_string(at) + ",\"counts\":[";
   for (size_t i = 0; i < ops->size(); ++i) {
@@ -396,6 +402,12 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
   }
   *result += "]}";
   return Status::OK();
+}
+
+std::string Store::LastOps() const {
+  if (last_record_.empty()) return "[]";
+  // The record ends with the ops array and the record's closing brace.
+  return last_record_.substr(last_ops_at_, last_record_.size() - last_ops_at_ - 1);
 }
 
 int Store::TxOpen() {

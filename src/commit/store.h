@@ -57,8 +57,9 @@ Status ParseOpenOptions(const std::string& json, OpenOptions* out);
 // docs/formats.md writes it: keys in order, compact, the normalized ops with
 // their counts. The commit step and replicas (src/sync/replica.cc) both write
 // records with it, so a replica keeps the very records its driver wrote.
+// `ops_at`, when given, receives the offset of the ops array in the record.
 std::string OutboxRecord(int64_t seq, int64_t at, const std::string& owner, const Json* actor,
-                         const std::vector<Op>& ops);
+                         const std::vector<Op>& ops, size_t* ops_at = nullptr);
 
 // Checks an actor {kind, id, for?, via?} (`for` is itself an actor); `where`
 // names it in the error.
@@ -107,6 +108,13 @@ class Store {
   Status TxCommit(int tx, const std::string& ops_json, const std::string& meta_json,
                   std::string* result);
   void TxClose(int tx);
+
+  // The ops of the last commit this store made, exactly as its outbox record
+  // holds them (defaults filled in, bulk counts set, table records): a JSON
+  // array, or "[]" before the first commit. The one representation of a
+  // commit that adopt hooks, watches, derives and links read (js/core-calls.js
+  // asks for it only when one of them listens). Kept until the next commit.
+  std::string LastOps() const;
 
   // Reads of committed state.
   Status Get(const std::string& table, const std::string& key_json, std::string* row);
@@ -168,6 +176,10 @@ class Store {
   bool closed_ = false;
   bool replica_ = false;
   Status stopped_;  // storage_failed or fenced: the store takes no more writes
+  // The outbox record of the last commit, and where its ops array starts in
+  // it (see LastOps). Moved in after COMMIT: a commit pays no copy for it.
+  std::string last_record_;
+  size_t last_ops_at_ = 0;
 };
 
 }  // namespace onestore

@@ -1,6 +1,7 @@
 // A real Chromium page linked to a store served by a dedicated Worker: one
 // link message per commit, carrying the held tables' ops together with the
-// recomputed derives; call errors arrive as StoreError with their code.
+// recomputed derives, the ops exactly as the outbox records them; call errors
+// arrive as StoreError with their code.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { startHarness } from "./harness.js";
@@ -25,6 +26,10 @@ test("a page linked to a Worker's store gets one message per commit, with its de
     const summary = r.seen.filter((e) => e.name === "summary").map((e) => e.value);
     assert.deepEqual(summary.at(-1), { notes: 3, tags: 2, head: s3 });
     assert.deepEqual(r.seen.filter((e) => e.name === "count").map((e) => e.value), [0, 1, 3]);
+    // The held table's ops are the outbox record's: the default of n filled in.
+    const linked = r.seen.find((e) => e.name === "notes/notes" && e.seq === s1 && e.opList);
+    assert.deepEqual(linked.opList, r.record.filter((op) => op.table === "notes/notes"));
+    assert.deepEqual(linked.opList, [{ op: "put", table: "notes/notes", row: { id: "a", text: "A", n: 5 } }]);
     assert.equal(r.error.code, "invalid/args");
     assert.equal(r.error.isStoreError, true);
     assert.deepEqual(page.errors, []);

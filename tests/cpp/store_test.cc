@@ -141,6 +141,24 @@ TEST_P(StoreTest, APrefixRenameIsOneSmallOpWithItsCount) {
   EXPECT_EQ(n, 5000);
 }
 
+TEST_P(StoreTest, LastOpsAreTheOpsOfTheLastOutboxRecordAndSurviveARefusedCommit) {
+  // The declaration of SetUp was the last commit: its table record.
+  Json declared = ParseOrDie(store_->LastOps());
+  ASSERT_EQ(declared.size(), 1u);
+  EXPECT_EQ(declared[0]["op"], "table");
+  MustCommit("[" + Put("e1", "a/x.ts", 812) + "," + Put("e2", "a/y.ts", 813) + "]");
+  MustCommit(
+      R"([{"op":"delete","table":"file-history/edits","where":{"prefix":["path","a/"]}}])");
+  std::string batch;
+  ASSERT_TRUE(store_->ReadOutbox(store_->head() - 1, 1, &batch).ok());
+  EXPECT_EQ(ParseOrDie(store_->LastOps()), ParseOrDie(batch)["commits"][0]["ops"]);
+  EXPECT_EQ(ParseOrDie(store_->LastOps())[0]["count"], 2);
+  // A refused commit leaves the last commit's ops as they were.
+  std::string before = store_->LastOps(), result;
+  EXPECT_FALSE(store_->Commit(R"([{"op":"put","table":"nope","row":{}}])", "{}", &result).ok());
+  EXPECT_EQ(store_->LastOps(), before);
+}
+
 TEST_P(StoreTest, ARefusedCommitWritesNothingAndTheStoreGoesOn) {
   std::string result;
   Status s = store_->Commit(

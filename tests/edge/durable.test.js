@@ -4,7 +4,8 @@
 // in the object's SQLite; a store keeps everything across a restart of the
 // runtime; a throw inside a transaction leaves neither data nor outbox
 // record; each platform limit gives `limit` and commits nothing; ints beyond
-// 2^53 stay exact; two racing requests commit in one order.
+// 2^53 stay exact; two racing requests commit in one order; adopt, watches
+// and the outbox see one representation of a commit.
 
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -22,6 +23,15 @@ let counter = 0;
 const fresh = (label) => `${label}-${counter++}`;
 
 describe("the durable backend in workerd", () => {
+  test("a put leaving out defaulted and optional columns reaches adopt, a watch and the outbox as one op, defaults filled in", async () => {
+    const o = fresh("seen");
+    const r = await workerd.call(o, "putSeen", { rows: [{ id: 1, title: "t" }] });
+    const op = { op: "put", table: "seen/notes", row: { id: 1, title: "t", body: null, n: 0, score: null } };
+    assert.deepEqual(r.record, { seq: r.seq, ops: [op] });
+    assert.deepEqual(r.adopted, r.record);
+    assert.deepEqual(r.watched, r.record);
+  });
+
   test("tables, the outbox and every system table live in the Durable Object's SQLite", async () => {
     const o = fresh("layout");
     const seq = await workerd.call(o, "put", { rows: [{ id: 1, title: "first" }, { id: 2, title: "second", body: "b" }] });

@@ -157,6 +157,24 @@ export class TestSession {
     return this.store.head;
   }
 
+  // Puts rows in one transaction with a watch on the table; returns the ops
+  // the adopt hook, the watch and the outbox record saw for that commit.
+  async op_putSeen({ rows }) {
+    await this.open();
+    let adopted;
+    const hook = this.store.object({ host: "session", type: "seen" }, { adopt: (seq, ops) => { adopted = { seq, ops }; } });
+    const notes = hook.table(Notes);
+    await notes.count();
+    let watched;
+    const off = hook.watch(notes, (ops, seq) => { watched = { seq, ops }; });
+    await hook.tx(async (tx) => { for (const r of rows) await tx.put(notes, r); });
+    const seq = this.store.head;
+    await new Promise((r) => setTimeout(r, 0));
+    off();
+    const record = (await this.store.outbox.read(seq - 1, 1)).commits[0];
+    return { seq, adopted, watched, record: { seq: record.seq, ops: record.ops } };
+  }
+
   // Puts a row, then throws inside the same transaction.
   async op_putThenThrow({ row }) {
     await this.open();

@@ -459,7 +459,7 @@ export function runBackendContract(name, open) {
       assert.equal(record.seq, store.head);
       assert.equal(record.from, store.head - 1);
       assert.equal(typeof record.at, "number");
-      await store.commit([], undefined, { actor: person });
+      await store.commit([{ op: "delete", table: edits.name, key: ["nope"] }], undefined, { actor: person });
       assert.equal((await lastRecord()).owner, "store");
       await rejectsWith(putEdits([{ id: "e2", path: "p" }], { actor: "ana" }), "invalid/args", ["actor"]);
     });

@@ -5,14 +5,15 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openStore, deleteStore, ErrorCodes } from "../../js/index.js";
+import { defineTable, openStore, deleteStore, ErrorCodes, str } from "../../js/index.js";
 
 test("deleteStore removes a closed sqlite store, and a new open starts at head 0", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "onestore-delete-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const path = join(dir, "s.sqlite");
   const store = await openStore({ backend: "sqlite", path });
-  await store.commit([], () => {});
+  // One commit: the table's declaration.
+  await store.object({ type: "t" }).table(defineTable("notes", { columns: { id: str() }, key: ["id"] })).count();
   assert.equal(store.head, 1);
   await store.close();
   writeFileSync(`${path}-journal`, "");  // a side file left behind

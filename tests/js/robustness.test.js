@@ -80,10 +80,9 @@ test("a SQLite database of another application is refused with invalid/args nami
 test("a foreign database is adopted when the open says adoptForeign: true, and is a store from then on", async () => {
   const path = join(dir, "adopt.db");
   execFileSync(sqlite3, [path, "create table notes(id integer primary key, body text); insert into notes values (1, 'hi');"]);
-  const { core, answer } = await rawCore({ backend: "sqlite", path, id: "adopted", adoptForeign: true });
-  assert.ok(!answer.startsWith("!"), answer);
-  core.close();
-  core.delete();
+  await rejectsWith(openStore({ backend: "sqlite", path, adoptForeign: "yes" }), "invalid/args", ["adoptForeign", '"yes"']);
+  const adopting = await openStore({ backend: "sqlite", path, id: "adopted", adoptForeign: true });
+  await adopting.close();
   const { store, owner, items } = await openItems(() => openStore({ backend: "sqlite", path }));
   assert.equal(store.id, "adopted");
   await stillWorks({ owner, items }, "r1");

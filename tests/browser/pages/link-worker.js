@@ -1,7 +1,7 @@
 // A dedicated Worker serving a memory store to its page (tests/browser/link.test.js).
 import { openStore, serve, defineTable, str, int } from "../../../js/browser.js";
 
-const Notes = defineTable("notes", { columns: { id: str(), text: str() }, key: ["id"] });
+const Notes = defineTable("notes", { columns: { id: str(), text: str(), n: int({ default: 5 }) }, key: ["id"] });
 const Tags = defineTable("tags", { columns: { id: str() }, key: ["id"] });
 
 const store = await openStore({ backend: "memory" });
@@ -22,6 +22,8 @@ serve(store, {
       }, ctx);
       return store.head;
     },
+    // The ops of the outbox record of `seq`.
+    record: async (seq) => (await store.outbox.read(seq - 1, 1)).commits[0].ops,
     bad: () => notes.get(["a", "b"]),  // a two-part key on a one-column table: invalid/args
   },
 });

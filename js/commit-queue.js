@@ -1,0 +1,95 @@
+// The commit queue: one line of commit steps per store.
+//
+// Every backend is synchronous, so a commit step (the core's commit, then
+// adopt, then the flush) runs inside one JS turn: with an idle queue it runs
+// inside the call that asked for it, and `adopt` has run before `commit`
+// returns. A step asked for while a step runs (from an adopt hook, say) is
+// queued and runs right after the current one, in order. One loop drains the
+// queue, so commit order, seq order and adoption order are one order. A hold
+// (store.read) stops the loop between steps until it is released.
+
+/**
+ * A commit queue. `flush(seq, ops)` runs at the end of every step that
+ * committed, after its adopt (js/live.js); `ops` is the commit's lazy ops.
+ *
+ * @example
+ * const queue = makeCommitQueue({ flush: (seq, ops) => live.flush(seq, ops) });
+ * const seq = await queue.step(() => gate.commit("c", () => core.commit(t, m)), (seq, ops) => hook(seq, ops()));
+ */
+export function makeCommitQueue({ flush }) {
+  const queue = [];
+  let running = false;
+  let holds = 0;
+
+  function drain() {
+    if (running) return;
+    running = true;
+    try {
+      while (queue.length > 0 && holds === 0) queue.shift()();
+    } finally {
+      running = false;
+    }
+  }
+
+  return {
+    /**
+     * Queues one commit step. `commit()` makes the commit and returns
+     * { seq, ops } (ops: a function giving the commit's ops); a throw
+     * rejects the step and nothing else runs. `adopt(seq, ops)` runs right
+     * after, inside the step; then the flush. Resolves to the seq, or
+     * rejects with adopt's error (the commit stays: it is durable).
+     */
+    step(commit, adopt) {
+      return new Promise((resolve, reject) => {
+        queue.push(() => {
+          let done;
+          try {
+            done = commit();
+          } catch (e) {
+            reject(e);
+            return;
+          }
+          let failed = null;
+          try {
+            if (adopt) adopt(done.seq, done.ops);
+          } catch (e) {
+            failed = e;
+          }
+          flush(done.seq, done.ops);
+          if (failed) reject(failed);
+          else resolve(done.seq);
+        });
+        drain();
+      });
+    },
+    /**
+     * Queues `fn` as a step that commits nothing; resolves to its value once
+     * every step queued before it has run.
+     */
+    after(fn) {
+      return new Promise((resolve, reject) => {
+        queue.push(() => {
+          try {
+            resolve(fn());
+          } catch (e) {
+            reject(e);
+          }
+        });
+        drain();
+      });
+    },
+    /** Stops the loop between steps until release(). Holds nest. */
+    hold() {
+      holds++;
+    },
+    /** Ends one hold; the queued steps run when none is left. */
+    release() {
+      holds--;
+      drain();
+    },
+    /** The number of steps waiting. */
+    get waiting() {
+      return queue.length;
+    },
+  };
+}

@@ -1,0 +1,109 @@
+// The one way a store calls its wasm core, and the store's open/closed/broken
+// state that every call checks.
+//
+// A call's answer is unwrapped into its payload or a StoreError
+// (wasm/ABI.md); a wasm trap or a failed COMMIT (storage_failed) breaks the
+// store: every later call rejects with that error. A commit's answer becomes
+// `{ seq, ops }` where `ops()` hands over the commit's ops as the core
+// recorded them in the outbox (Core.lastOps), parsed once, on first use: a
+// commit that nobody listens to never crosses for them.
+
+import { asStoreError, ErrorCodes, invalidArgs, StoreError, unwrap } from "./errors.js";
+import { encodeJson, parseJsonExact } from "./encode.js";
+import { describe } from "./schema.js";
+
+/**
+ * The `closed` error of a call on a closed (or closing) store.
+ *
+ * @example
+ * throw closedError("store.commit");
+ */
+export function closedError(what) {
+  return new StoreError(ErrorCodes.Closed, `${what}: the store is closed; open it again with openStore()`);
+}
+
+/**
+ * The gate in front of one opened core. `head` is the store's head at open.
+ *
+ * @example
+ * const gate = makeGate(core, info.head);
+ * const text = gate.call("get", () => core.get(name, key));
+ */
+export function makeGate(core, head) {
+  let commits = 0;  // commits made through this gate: the lazy ops of an older one are gone
+
+  const gate = {
+    core,
+    /** close() was asked for: new calls are refused. */
+    closing: false,
+    /** The core is closed and freed. */
+    closed: false,
+    /** A StoreError after a trap, a failed COMMIT or fencing: the instance is not trusted any more. */
+    broken: null,
+    /** The last head seen (kept when the core can no longer answer). */
+    lastHead: head,
+
+    /** Calls the core; returns its payload or throws a StoreError. */
+    call(what, fn) {
+      if (gate.closed) throw closedError(what);
+      if (gate.broken) throw gate.broken;
+      let answer;
+      try {
+        answer = fn();
+      } catch (e) {
+        const err = asStoreError(e, what);
+        if (err.code === ErrorCodes.StorageFailed) gate.broken = err;
+        throw err;
+      }
+      return unwrap(answer);
+    },
+
+    /** Throws `closed` once close() was asked for. */
+    checkOpen(what) {
+      if (gate.closing || gate.closed) throw closedError(what);
+    },
+
+    /**
+     * Makes one commit: `fn` calls core.commit or core.txCommit. Returns
+     * { seq, ops } where ops() is the commit's ops from the core, fetched
+     * and parsed on the first call (only valid within the commit step).
+     */
+    commit(what, fn) {
+      const answer = JSON.parse(gate.call(what, fn));
+      const mine = ++commits;
+      gate.lastHead = answer.seq;
+      let ops;
+      return {
+        seq: answer.seq,
+        ops() {
+          if (ops === undefined) {
+            if (mine !== commits) throw new StoreError(ErrorCodes.InvalidArgs, `${what}: the ops of seq ${answer.seq} were asked for after a later commit; read them inside the commit step`);
+            ops = parseJsonExact(gate.call(`${what}: its ops`, () => core.lastOps()));
+          }
+          return ops;
+        },
+      };
+    },
+  };
+  return gate;
+}
+
+/**
+ * The commit context the core records with a commit: { owner, at, actor? }
+ * as JSON text. `ctx` is the caller's { actor? }.
+ *
+ * @example
+ * core.commit(ops, commitMeta("notes", { actor: { kind: "person", id: "ana" } }, "notes.tx"))
+ */
+export function commitMeta(owner, ctx, what) {
+  if (ctx !== undefined && ctx !== null && typeof ctx !== "object") {
+    throw invalidArgs(`${what}: the context must be an object such as { actor: { kind: "person", id: "ana" } }, got ${describe(ctx)}`);
+  }
+  const actor = ctx?.actor;
+  if (actor !== undefined && (actor === null || typeof actor !== "object" || typeof actor.kind !== "string" || typeof actor.id !== "string")) {
+    throw invalidArgs(`${what}: ctx.actor must be { kind, id, for?, via? } with string kind and id (for: another actor), got ${describe(actor)}`);
+  }
+  const meta = { owner, at: Date.now() };
+  if (actor !== undefined) meta.actor = actor;
+  return encodeJson(meta, "meta");
+}

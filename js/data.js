@@ -1,0 +1,156 @@
+// What a write takes from the caller's values: their own data, read once.
+//
+// A row (and every json value inside it, and the value of a set) is copied
+// into a fresh plain tree before anything else looks at it, so the store, the
+// encoder and the core all see one answer even when the caller's object is a
+// Proxy or has getters. The rule (docs/api.md, "What a row may hold"):
+// - strings, numbers, booleans, null, BigInts and undefined (an absent
+//   property) are taken as they are (js/encode.js then checks them);
+// - an array: its length and each element, read once;
+// - an object whose prototype is Object.prototype or null: its own enumerable
+//   string-keyed properties, each read once (a getter is called once);
+// - anything else is refused with invalid/args: a class instance, a Date, a
+//   Map, a typed array, a function, a symbol, and an object with a `toJSON`
+//   method (the store keeps data, not what `toJSON` would make of it);
+// - a getter or Proxy trap that throws gives invalid/args naming the value,
+//   with the thrown error as `cause`.
+
+import { invalidArgs } from "./errors.js";
+
+const MAX_DEPTH = 1000;
+
+function where(root, path) {
+  let s = root;
+  for (const p of path) s += typeof p === "number" ? `[${p}]` : /^[A-Za-z_$][\w$]*$/.test(p) ? `.${p}` : `[${JSON.stringify(p)}]`;
+  return s;
+}
+
+// A short name for a refused object's kind, without calling its code.
+function kindOf(v, proto) {
+  let name;
+  try {
+    const d = proto && Object.getOwnPropertyDescriptor(proto, "constructor");
+    name = d && typeof d.value === "function" ? d.value.name : undefined;
+  } catch { /* a Proxy prototype that throws: no name */ }
+  return name ? `an object of class ${name}` : "an object with a prototype";
+}
+
+function userThrew(root, path, e, doing) {
+  const text = e && typeof e === "object" && "message" in e ? e.message : String(e);
+  return invalidArgs(`${where(root, path)}: ${doing} threw: ${text}`, { cause: e });
+}
+
+// `seen`: the objects being copied, outermost first (a short array: values are
+// shallow, and includes() on it is cheaper than a Set).
+function copy(v, root, path, seen) {
+  switch (typeof v) {
+    case "string":
+    case "number":
+    case "boolean":
+    case "bigint":
+    case "undefined":
+      return v;
+    case "function":
+      throw invalidArgs(`${where(root, path)}: a function cannot be stored`);
+    case "symbol":
+      throw invalidArgs(`${where(root, path)}: a symbol cannot be stored`);
+    default:
+      break;
+  }
+  if (v === null) return null;
+  if (seen.includes(v)) throw invalidArgs(`${where(root, path)}: the value refers to itself`);
+  if (path.length >= MAX_DEPTH) throw invalidArgs(`${where(root, path.slice(0, 3))}...: the value is nested deeper than ${MAX_DEPTH} levels`);
+  let isArray;
+  let proto;
+  try {
+    isArray = Array.isArray(v);
+    proto = isArray ? Array.prototype : Object.getPrototypeOf(v);
+  } catch (e) {
+    throw userThrew(root, path, e, "reading the value");
+  }
+  seen.push(v);
+  let out;
+  if (isArray) {
+    let n;
+    try {
+      n = v.length;
+    } catch (e) {
+      throw userThrew(root, path, e, "reading length");
+    }
+    out = new Array(n);
+    for (let i = 0; i < n; i++) {
+      let item;
+      try {
+        item = v[i];
+      } catch (e) {
+        throw userThrew(root, [...path, i], e, "reading the element");
+      }
+      path.push(i);
+      out[i] = copy(item, root, path, seen);
+      path.pop();
+    }
+  } else {
+    if (proto !== Object.prototype && proto !== null) {
+      throw invalidArgs(`${where(root, path)}: ${kindOf(v, proto)} is not plain data; pass a plain object, array or primitive (a Date as date.getTime() or date.toISOString())`);
+    }
+    // The spread reads each own enumerable property once (getters and Proxy
+    // traps included) into a fresh object; only its object values are walked.
+    try {
+      out = { ...v };
+    } catch (e) {
+      throw userThrew(root, path, e, "reading its properties");
+    }
+    for (const k in out) {
+      const item = out[k];
+      if (item === null || typeof item !== "object") {
+        if (typeof item === "function") {
+          if (k === "toJSON") {
+            throw invalidArgs(`${where(root, path)}: the object has a toJSON method; the store keeps an object's own data, not what toJSON makes of it: pass the data itself`);
+          }
+          throw invalidArgs(`${where(root, [...path, k])}: a function cannot be stored`);
+        }
+        if (typeof item === "symbol") throw invalidArgs(`${where(root, [...path, k])}: a symbol cannot be stored`);
+        continue;
+      }
+      path.push(k);
+      const value = copy(item, root, path, seen);
+      path.pop();
+      // defineProperty, not assignment, for "__proto__": it stays a key.
+      if (k === "__proto__") Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
+      else out[k] = value;
+    }
+  }
+  seen.pop();
+  return out;
+}
+
+/**
+ * A plain copy of `v` made by the rule above: each property read once, the
+ * copy shares nothing with `v`. `root` names the value in messages.
+ *
+ * @example
+ * plainData({ a: [1, { b: 2n }] }, "meta")   // a fresh { a: [1, { b: 2n }] }
+ * plainData(new Date(0), "meta")             // throws invalid/args "meta: an object of class Date is not plain data; ..."
+ */
+export function plainData(v, root = "value") {
+  return copy(v, root, [], []);
+}
+
+/**
+ * The row a put takes: a plain copy of an object's own data (plainData). A
+ * row must be an object, not an array.
+ *
+ * @example
+ * plainRow({ id: "e1", get path() { return "p"; } }, "tx.put(notes/items): row")   // { id: "e1", path: "p" }
+ */
+export function plainRow(row, root = "row") {
+  let isArray = false;
+  try {
+    isArray = Array.isArray(row);
+  } catch { /* a revoked Proxy: copy() says so */ }
+  if (row === null || typeof row !== "object" || isArray) {
+    const shown = isArray ? "an array" : row === null ? "null" : typeof row === "string" ? JSON.stringify(row.slice(0, 60)) : typeof row === "bigint" ? `${row}n` : String(row);
+    throw invalidArgs(`${root}: the row must be an object such as { id: "e1", ... }, got ${shown}`);
+  }
+  return copy(row, root, [], []);
+}

@@ -1,0 +1,64 @@
+// Opening a core: the option checks, the runtime's preparation (opfs: its
+// Web Lock and handles; durable: its storage), loading the wasm module and
+// Core.open. Stores (js/store.js) and replicas (js/replica.js) open the
+// same way and differ only in what they build over the opened core.
+
+import { asStoreError, invalidArgs, unwrap } from "./errors.js";
+import { encodeJson } from "./encode.js";
+import { describe } from "./schema.js";
+
+/**
+ * Checks `options`, prepares them with `runtime`, loads the core and opens
+ * it. `what` names the call in errors ("openStore", "openReplica"); `extra`
+ * is added to the core's open options (`{ replica: true }`). Resolves to
+ * `{ core, info, session }`: the opened Core, its `{ id, head }`, and what
+ * the runtime holds for it (released by the caller after the core closes).
+ *
+ * @example
+ * const { core, info, session } = await openCore(nodeRuntime, { backend: "memory" }, "openStore");
+ */
+export async function openCore(runtime, options, what, extra = {}) {
+  if (options === null || typeof options !== "object") {
+    throw invalidArgs(`${what}: options must be an object such as { backend: "memory" }, got ${describe(options)}`);
+  }
+  const { backend, path, name, id, durability, lockTimeout, onFenced, storage, adoptForeign } = options;
+  if (!runtime.backends.includes(backend)) {
+    const names = runtime.backends.map((b) => JSON.stringify(b)).join(" or ");
+    throw invalidArgs(`${what}: backend must be ${names} here, got ${describe(backend)}`);
+  }
+  if (backend === "sqlite" && (typeof path !== "string" || path === "")) {
+    throw invalidArgs(`${what}: a sqlite store needs a path (a file, or ":memory:"), got ${describe(path)}`);
+  }
+  if (id !== undefined && (typeof id !== "string" || id === "")) {
+    throw invalidArgs(`${what}: id must be a non-empty string, got ${describe(id)}`);
+  }
+  // A new store gets a random session id; an existing one keeps its own.
+  // The core checks adoptForeign's type (sqlite and opfs files only).
+  const { session, ...wire } = await runtime.prepare({
+    backend, path, id: id ?? globalThis.crypto.randomUUID(), durability, lockTimeout,
+    ...(backend === "sqlite" || backend === "opfs" ? { adoptForeign } : {}),
+    ...(backend === "opfs" ? { name, onFenced } : {}),
+    ...(backend === "durable" ? { storage } : {}),
+  });
+  Object.assign(wire, extra);
+  const release = () => { try { session?.release(); } catch { /* closing anyway */ } };
+  let core;
+  try {
+    const mod = await runtime.load();
+    core = new mod.Core();
+    // A runtime may wrap the core (workerd: the durable backend's writing
+    // calls run inside ctx.storage.transactionSync).
+    if (runtime.attach) core = runtime.attach(core, wire);
+  } catch (e) {
+    release();
+    throw asStoreError(e, what);
+  }
+  try {
+    const info = JSON.parse(unwrap(core.open(encodeJson(wire, "options"))));
+    return { core, info, session };
+  } catch (e) {
+    try { core.delete(); } catch { /* already gone */ }
+    release();
+    throw asStoreError(e, what);
+  }
+}

@@ -1,0 +1,185 @@
+// Owners (`store.object(address, hooks)`) and their table handles
+// (`owner.table(def)`).
+//
+// An owner has one line of transactions (js/tx.js) and an optional adopt
+// hook, which runs inside each of its commit steps with the commit's ops as
+// the core recorded them. Opening a new or changed table commits its table
+// record in a step of its own; the handle's reads wait for that step.
+
+import { invalidArgs } from "./errors.js";
+import { encodeJson } from "./encode.js";
+import { commitMeta } from "./core-calls.js";
+import { describe, isTableDef, tableName, tableRecord } from "./schema.js";
+import { runTx } from "./tx.js";
+
+/**
+ * The table handles of one store: public handle -> state, and full name ->
+ * state (for derives and links, which name tables by their full name).
+ *
+ * @example
+ * const handles = makeHandles();
+ * const h = handles.of(edits, "read.get");
+ */
+export function makeHandles() {
+  const byHandle = new WeakMap();
+  const byFullName = new Map();
+  return {
+    add(handle, h) {
+      byHandle.set(handle, h);
+      byFullName.set(h.name, h);
+    },
+    /** Forgets a handle whose declaration failed (if it is still the one named). */
+    drop(h) {
+      if (byFullName.get(h.name) === h) byFullName.delete(h.name);
+    },
+    /** The state of a public handle; invalid/args for anything else. */
+    of(t, what) {
+      const h = t !== null && typeof t === "object" ? byHandle.get(t) : undefined;
+      if (h) return h;
+      throw invalidArgs(`${what}: expected a table handle from owner.table(${isTableDef(t) ? t.name : "..."}), got ${describe(t)}`);
+    },
+    byName(name) {
+      return byFullName.get(name);
+    },
+  };
+}
+
+/**
+ * An owner. `parts` is the store's { gate, queue, reads, handles, watches }.
+ *
+ * @example
+ * const notes = makeOwner(parts, "notes", { type: "notes" }, { adopt(seq, ops) { view.apply(ops); } });
+ */
+export function makeOwner(parts, name, address, hooks) {
+  const { gate, queue, reads, handles, watches } = parts;
+  const tables = new Map();
+  let line = Promise.resolve();
+
+  // The owner's hook gets the commit's ops: fetched from the core only when
+  // there is a hook to give them to.
+  const adopt = hooks?.adopt ? (seq, ops) => hooks.adopt(seq, ops()) : undefined;
+
+  function table(def) {
+    gate.checkOpen(`${name}.table`);
+    if (!isTableDef(def)) throw invalidArgs(`${name}.table: expected a table made by defineTable, got ${describe(def)}`);
+    const known = tables.get(def.name);
+    if (known) {
+      if (known.def !== def) {
+        throw invalidArgs(`${name}.table: table ${JSON.stringify(def.name)} is already open with another definition`);
+      }
+      return known;
+    }
+    const full = tableName(name, def);
+    const recordText = encodeJson(tableRecord(full, def), "table");
+    const records = gate.call(`${name}.table(${def.name})`, () => gate.core.declare(recordText));
+    // The handle's own state stays here; users get the frozen `handle`.
+    const h = { owner, name: full, def, settled: true, pending: null, failed: null, decode: null };
+    const handle = Object.freeze({
+      /** The table's full name in the store ("file-history/edits"). */
+      name: full,
+      /** The definition it was opened with. */
+      def,
+      /** The owner that opened it. */
+      owner,
+      /**
+       * The row with this key, or undefined. Committed state. A one-column
+       * key may be given bare.
+       * @example const e1 = await edits.get(["e1"], ctx);
+       */
+      get: (key, ctx) => reads.get(h, key),
+      /**
+       * One page of a query: { rows, next? }. Pass `next` as `after` for the
+       * following page.
+       * @example const { rows, next } = await edits.page(q, 20, ctx, { after: cursor });
+       */
+      page: (q, limit, ctx, options) => reads.page(h, q, limit, options),
+      /**
+       * Every row of a query, page by page.
+       * @example for await (const row of edits.rows(q, ctx)) console.log(row.path);
+       */
+      rows: (q, ctx) => reads.rows(h, q),
+      /**
+       * The number of rows of a query.
+       * @example const n = await edits.count(query(Edits).where((e) => prefix(e.path, "a/")), ctx);
+       */
+      count: (q, ctx) => reads.count(h, q),
+    });
+    handles.add(handle, h);
+    tables.set(def.name, handle);
+    if (records !== "") {
+      const meta = commitMeta(name, undefined, `${name}.table`);
+      h.settled = false;
+      h.pending = queue.step(
+        () => {
+          try {
+            return gate.commit(`${name}.table(${def.name})`, () => gate.core.commit(records, meta));
+          } catch (e) {
+            h.failed = e;
+            h.settled = true;
+            if (tables.get(def.name) === handle) tables.delete(def.name);
+            handles.drop(h);
+            throw e;
+          }
+        },
+        (seq, ops) => {
+          h.settled = true;
+          if (adopt) adopt(seq, ops);
+        },
+      ).then(() => undefined, () => undefined);
+      if (h.failed) throw h.failed;  // the step ran at once and failed
+    }
+    return handle;
+  }
+
+  function resolveTable(t, what) {
+    const h = handles.of(isTableDef(t) ? table(t) : t, what);
+    if (h.owner !== owner) {
+      throw invalidArgs(`${what}: table ${h.name} belongs to owner ${JSON.stringify(h.owner.name)}, not ${JSON.stringify(name)}`);
+    }
+    return h;
+  }
+
+  // What a transaction of this owner needs (js/tx.js).
+  const txParts = { name, gate, queue, reads, resolveTable, adopt };
+
+  const owner = {
+    /** The owner's name: its type, or "<host>:<type>". */
+    name,
+    /** The object address it was opened with. */
+    address: Object.freeze({ host: "session", ...address }),
+    /**
+     * Opens one of the owner's tables ("<owner>/<name>" in the store). A new
+     * or changed table is declared in a commit of its own.
+     * @example const edits = fileHistory.table(Edits);
+     */
+    table,
+    /**
+     * Runs a transaction on the owner's line: the tx callbacks of one
+     * owner never overlap. Resolves to the callback's value once the
+     * commit is durable and the owner's adopt hook has run; a throwing
+     * callback commits nothing and the tx rejects with its error. A tx
+     * without writes commits nothing (no seq). If the adopt hook throws,
+     * the commit stays (it is durable) and the tx rejects with the hook's
+     * error. Do not await another tx of the same owner inside the
+     * callback: it waits for this one.
+     * @example await fileHistory.tx(async (tx) => { await tx.put(edits, row); }, ctx);
+     */
+    tx(fn, ctx) {
+      const run = line.then(() => runTx(txParts, fn, ctx));
+      line = run.then(() => undefined, () => undefined);
+      return run;
+    },
+    /**
+     * Calls `listener(ops, seq)` after the flush of each commit that
+     * touched the table, in seq order, with that commit's ops for it.
+     * Returns the unsubscribe function. (js/watch.js)
+     * @example const off = fileHistory.watch(edits, (ops, seq) => console.log(seq, ops.length));
+     */
+    watch(t, listener) {
+      gate.checkOpen(`${name}.watch`);
+      const h = resolveTable(t, `${name}.watch`);
+      return watches().add(h.name, listener, `${name}.watch(${h.name})`);
+    },
+  };
+  return Object.freeze(owner);
+}

@@ -1,0 +1,138 @@
+// Reads of committed state: get, page, count and the rows iterator, over a
+// table handle's state (js/owner.js). Each is one synchronous crossing into
+// the core (a page of rows per crossing); the async forms wait for the
+// handle's declaration to commit first.
+
+import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
+import { encodeJson, rowDecoder } from "./encode.js";
+import { isQuery, query as makeQuery } from "./query.js";
+import { describe } from "./schema.js";
+
+const PAGE_SIZE = 100;
+
+/**
+ * The reads of one store through its gate (js/core-calls.js). A handle state
+ * `h` is { name, def, settled, pending, failed, decode }.
+ *
+ * @example
+ * const reads = makeReads(gate);
+ * const row = reads.getNow(h, ["e1"]);
+ * const { rows, next } = await reads.page(h, query(Edits), 20);
+ */
+export function makeReads(gate) {
+  const { core } = gate;
+
+  // The row decoder of a table, from the stored record (or the definition).
+  function columnsOf(h) {
+    if (!h.decode) {
+      const tables = JSON.parse(gate.call("tables", () => core.tables()));
+      const record = tables.find((t) => t.table === h.name);
+      const cols = record
+        ? Object.entries(record.columns).map(([name, c]) => ({ name, type: c.type }))
+        : Object.entries(h.def.columns).map(([name, c]) => ({ name, type: c.type }));
+      h.decode = rowDecoder(cols);
+    }
+    return h.decode;
+  }
+
+  function keyText(h, key) {
+    if (key === undefined) throw invalidArgs(`${h.name}: a key is needed, such as ["e1"] or "e1", got undefined`);
+    return encodeJson(Array.isArray(key) ? key : [key], "key");
+  }
+
+  function queryText(h, q) {
+    const qq = q === undefined || q === null ? makeQuery(h.def) : q;
+    if (!isQuery(qq)) throw invalidArgs(`${h.name}: expected a query such as query(${h.def.name}).where(...), got ${describe(q)}`);
+    if (qq.table !== h.def && qq.table.name !== h.def.name) {
+      throw invalidArgs(`${h.name}: the query is over table ${JSON.stringify(qq.table.name)}, not ${JSON.stringify(h.def.name)}`);
+    }
+    return encodeJson(qq.toJSON(), "query");
+  }
+
+  /** Waits for the handle's declaration to commit; throws its failure. */
+  async function ready(h) {
+    if (!h.settled) await h.pending;
+    if (h.failed) throw h.failed;
+  }
+
+  /** A row as the decoder gives it, from a core answer ("null": none). */
+  function rowOf(h, answer) {
+    return answer === "null" || answer === "" ? undefined : columnsOf(h)(JSON.parse(answer));
+  }
+
+  function getNow(h, key) {
+    const text = keyText(h, key);
+    return rowOf(h, gate.call(`${h.name}.get`, () => core.get(h.name, text)));
+  }
+
+  function pageNow(h, q, limit, options) {
+    if (!Number.isSafeInteger(limit) || limit < 1) {
+      throw invalidArgs(`${h.name}.page: limit must be a positive integer, got ${describe(limit)}`);
+    }
+    if (options !== undefined && (options === null || typeof options !== "object")) {
+      throw invalidArgs(`${h.name}.page: the last argument must be { after }, got ${describe(options)}`);
+    }
+    const after = options?.after ?? "";
+    if (typeof after !== "string") {
+      throw new StoreError(ErrorCodes.InvalidCursor, `${h.name}.page: ${describe(after)} is not a cursor (use the next of an earlier page)`);
+    }
+    const text = queryText(h, q);
+    const answer = JSON.parse(gate.call(`${h.name}.page`, () => core.page(h.name, text, limit, after)));
+    const decode = columnsOf(h);
+    const page = { rows: answer.rows.map(decode) };
+    if (answer.next !== undefined && answer.next !== null && answer.next !== "") page.next = answer.next;
+    return page;
+  }
+
+  function countNow(h, q) {
+    const text = queryText(h, q);
+    return Number(gate.call(`${h.name}.count`, () => core.count(h.name, text)));
+  }
+
+  async function* rowsOf(h, q) {
+    let after = "";
+    for (;;) {
+      gate.checkOpen(`${h.name}.rows`);
+      const page = pageNow(h, q, PAGE_SIZE, { after });
+      yield* page.rows;
+      if (!page.next) return;
+      after = page.next;
+    }
+  }
+
+  return {
+    columnsOf,
+    keyText,
+    ready,
+    rowOf,
+    getNow,
+    pageNow,
+    countNow,
+    // The async reads share one form: (handle, ...args). They check the
+    // store and wait for the handle's declaration to commit.
+    async get(h, key) {
+      gate.checkOpen("get");
+      if (!h.settled || h.failed) await ready(h);
+      return getNow(h, key);
+    },
+    async page(h, q, limit, options) {
+      gate.checkOpen("page");
+      if (!h.settled || h.failed) await ready(h);
+      return pageNow(h, q, limit, options);
+    },
+    rows(h, q) {
+      return {
+        async *[Symbol.asyncIterator]() {
+          gate.checkOpen("rows");
+          if (!h.settled || h.failed) await ready(h);
+          yield* rowsOf(h, q);
+        },
+      };
+    },
+    async count(h, q) {
+      gate.checkOpen("count");
+      if (!h.settled || h.failed) await ready(h);
+      return countNow(h, q);
+    },
+  };
+}

@@ -1,0 +1,242 @@
+// Transactions: `owner.tx(async (tx) => …)`.
+//
+// A transaction buffers its ops as encoded wire JSON (one text per op) and
+// hands them to the core at tx.get (which must see them: core.txGet stages
+// the new ones) and at its end, in one commit step (core.commit, or
+// core.txCommit once the core holds staged ops). It keeps no other copy of
+// its ops: what adopt, watches, derives and links see is the commit's ops as
+// the core recorded them (js/core-calls.js, Core.lastOps).
+
+import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
+import { encodeJson, toWire } from "./encode.js";
+import { isPred, toExpr } from "./expr.js";
+import { resolveWhere } from "./query.js";
+import { plainData, plainRow } from "./data.js";
+import { commitMeta } from "./core-calls.js";
+import { describe } from "./schema.js";
+
+/**
+ * The predicate of a bulk op. A `where` callback that throws gives
+ * invalid/args with the callback's error as `cause` (a StoreError it throws
+ * passes as it is).
+ *
+ * @example
+ * whereOf(def, (e) => eq(e.path, "a"), "tx.deleteWhere(notes/items)")   // { eq: ["path", "a"] }
+ */
+export function whereOf(def, where, what) {
+  try {
+    return resolveWhere(def, where, what);
+  } catch (e) {
+    if (e instanceof StoreError) throw e;
+    const text = e && typeof e === "object" && "message" in e ? e.message : String(e);
+    throw invalidArgs(`${what}: the where callback threw: ${text}`, { cause: e });
+  }
+}
+
+/**
+ * Runs one transaction of an owner. `owner` is what js/owner.js gives a
+ * transaction: { name, gate, queue, reads, resolveTable(t, what),
+ * adopt(seq, ops) }. Resolves to fn's value once the commit (if any) is
+ * durable and adopted.
+ *
+ * @example
+ * await runTx(ownerParts, async (tx) => { await tx.put(edits, row); }, ctx);
+ */
+export async function runTx(owner, fn, ctx) {
+  const { name, gate, queue } = owner;
+  gate.checkOpen(`${name}.tx`);
+  if (typeof fn !== "function") throw invalidArgs(`${name}.tx: expected an async function (tx) => ..., got ${describe(fn)}`);
+  // texts: the ops' wire JSON, in order; sent: how many the core has staged.
+  const st = { texts: [], sent: 0, txId: 0, open: true, committed: false, poisoned: null };
+  const tx = makeTx(owner, st);
+  try {
+    const result = await fn(tx);
+    st.open = false;
+    if (st.poisoned) throw st.poisoned;
+    if (st.texts.length > 0) {
+      gate.checkOpen(`${name}.tx`);
+      const meta = commitMeta(name, ctx, `${name}.tx`);
+      await queue.step(
+        () => {
+          const batch = `[${st.texts.slice(st.sent).join(",")}]`;
+          const done = gate.commit(`${name}.tx`, st.txId
+            ? () => gate.core.txCommit(st.txId, toWire(batch), meta)
+            : () => gate.core.commit(toWire(batch), meta));
+          st.committed = true;
+          return done;
+        },
+        owner.adopt,
+      );
+    }
+    return result;
+  } finally {
+    st.open = false;
+    if (st.txId && !st.committed && !gate.closed && !gate.broken) {
+      try { gate.core.txClose(st.txId); } catch { /* the tx is gone with the instance */ }
+    }
+  }
+}
+
+function makeTx(owner, st) {
+  const { gate, reads, resolveTable } = owner;
+  const { core } = gate;
+
+  function live(what) {
+    if (!st.open) throw invalidArgs(`${what}: the transaction has ended; use tx only inside its callback`);
+    if (st.poisoned) throw st.poisoned;
+    gate.checkOpen(what);
+  }
+  // Each value of the caller's is read once, by plainData/plainRow, before
+  // it is encoded.
+  function push(op, what) {
+    st.texts.push(encodeJson(plainData(op, what), what));
+  }
+  function setOf(set, what) {
+    if (set === null || typeof set !== "object" || Array.isArray(set) || isPred(set)) {
+      throw invalidArgs(`${what}: set must be an object of column: value or expression, got ${describe(set)}`);
+    }
+    const out = {};
+    for (const [c, v] of Object.entries(plainSet(set, what))) {
+      if (v === undefined) continue;
+      out[c] = toExpr(v);
+    }
+    return out;
+  }
+  // The set's own entries, each read once (an expression is kept as it is).
+  function plainSet(set, what) {
+    let entries;
+    try {
+      entries = Object.entries(set);
+    } catch (e) {
+      const text = e && typeof e === "object" && "message" in e ? e.message : String(e);
+      throw invalidArgs(`${what}: reading set threw: ${text}`, { cause: e });
+    }
+    return Object.fromEntries(entries);
+  }
+  function keyOf(key) {
+    return Array.isArray(key) ? [...key] : [key];
+  }
+
+  const tx = {
+    /**
+     * Writes a whole row (insert or replace). The row's own data is read
+     * once (docs/api.md, "What a row may hold").
+     * @example await tx.put(edits, { id: "e1", path: "a/x.ts", entry: 812, at: 1, meta: {} });
+     */
+    async put(t, row) {
+      live("tx.put");
+      const h = resolveTable(t, "tx.put");
+      const data = plainRow(row, `tx.put(${h.name}): row`);
+      st.texts.push(encodeJson({ op: "put", table: h.name, row: data }, "put"));
+    },
+    /**
+     * Sets columns of one row, by key. A plain value means value(v).
+     * @example await tx.update(edits, ["e1"], { at: add(col("at"), 1) });
+     */
+    async update(t, key, set) {
+      live("tx.update");
+      const h = resolveTable(t, "tx.update");
+      push({ op: "update", table: h.name, key: keyOf(key), set: setOf(set, `tx.update(${h.name})`) }, "update");
+    },
+    /**
+     * Deletes one row, by key.
+     * @example await tx.delete(edits, ["e1"]);
+     */
+    async delete(t, key) {
+      live("tx.delete");
+      const h = resolveTable(t, "tx.delete");
+      push({ op: "delete", table: h.name, key: keyOf(key) }, "delete");
+    },
+    /**
+     * Sets columns of every row matching a predicate: one op in the outbox,
+     * whatever the row count. `where` undefined means every row.
+     * @example await tx.updateWhere(edits, (e) => prefix(e.path, "a/"), { path: replacePrefix("a/", "b/") });
+     */
+    async updateWhere(t, where, set) {
+      live("tx.updateWhere");
+      const h = resolveTable(t, "tx.updateWhere");
+      const w = whereOf(h.def, where, `tx.updateWhere(${h.name})`);
+      // No predicate (where: null) means every row.
+      push({ op: "update", table: h.name, where: w ?? null, set: setOf(set, `tx.updateWhere(${h.name})`) }, "update");
+    },
+    /**
+     * Deletes every row matching a predicate: one op in the outbox.
+     * @example await tx.deleteWhere(edits, (e) => lt(e.at, 10));
+     */
+    async deleteWhere(t, where) {
+      live("tx.deleteWhere");
+      const h = resolveTable(t, "tx.deleteWhere");
+      const w = whereOf(h.def, where, `tx.deleteWhere(${h.name})`);
+      push({ op: "delete", table: h.name, where: w ?? null }, "delete");
+    },
+    /**
+     * The row with this key as this transaction sees it (its own writes
+     * included), or undefined. Throws read_after_bulk after an
+     * updateWhere or deleteWhere on the table in this transaction.
+     * @example const mine = await tx.get(edits, ["e2"]);
+     */
+    async get(t, key) {
+      live("tx.get");
+      const h = resolveTable(t, "tx.get");
+      if (!h.settled || h.failed) await reads.ready(h);
+      live("tx.get");
+      const kt = reads.keyText(h, key);
+      if (!st.txId) st.txId = Number(gate.call("tx.get", () => core.txOpen()));
+      const batch = `[${st.texts.slice(st.sent).join(",")}]`;
+      let answer;
+      try {
+        answer = gate.call(`tx.get(${h.name})`, () => core.txGet(st.txId, toWire(batch), h.name, kt));
+      } catch (e) {
+        // read_after_bulk comes after the ops were staged; any other
+        // failure leaves the staged state unknown, so the tx cannot commit.
+        if (e instanceof StoreError && e.code === ErrorCodes.ReadAfterBulk) st.sent = st.texts.length;
+        else st.poisoned = e;
+        throw e;
+      }
+      st.sent = st.texts.length;
+      return reads.rowOf(h, answer);
+    },
+    /**
+     * A page of committed rows (not this transaction's own writes).
+     * @example const { rows, next } = await tx.page(edits, q, 100);
+     */
+    async page(t, q, limit, options) {
+      live("tx.page");
+      const h = resolveTable(t, "tx.page");
+      if (!h.settled || h.failed) await reads.ready(h);
+      return reads.pageNow(h, q, limit, options);
+    },
+    /**
+     * Every committed row of a query, page by page.
+     * @example for await (const row of tx.rows(edits, q)) await tx.update(edits, [row.id], { dir: "a" });
+     */
+    rows(t, q) {
+      live("tx.rows");
+      const h = resolveTable(t, "tx.rows");
+      return reads.rows(h, q);
+    },
+    /**
+     * The number of committed rows of a query.
+     * @example const n = await tx.count(edits, q);
+     */
+    async count(t, q) {
+      live("tx.count");
+      const h = resolveTable(t, "tx.count");
+      if (!h.settled || h.failed) await reads.ready(h);
+      return reads.countNow(h, q);
+    },
+    /**
+     * A new id for an int-keyed table: above every stored id and every id
+     * minted before. Synchronous.
+     * @example const id = tx.mintId(tasks); await tx.put(tasks, { id, title: "x" });
+     */
+    mintId(t) {
+      live("tx.mintId");
+      const h = resolveTable(t, "tx.mintId");
+      if (!h.settled) throw invalidArgs(`tx.mintId(${h.name}): the table is still being declared; await a read on it first`);
+      const v = gate.call(`tx.mintId(${h.name})`, () => core.mintId(h.name));
+      return typeof v === "string" ? Number(v) : v;
+    },
+  };
+  return Object.freeze(tx);
+}

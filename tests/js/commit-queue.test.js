@@ -1,0 +1,93 @@
+// Checks the commit queue (js/commit-queue.js) on its own, with fake commits
+// and no core: step order, adopt and flush inside the step, steps asked for
+// from inside a step, holds, failures, and steps that commit nothing.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+
+import { makeCommitQueue } from "../../js/commit-queue.js";
+
+// A fake core: each commit takes the next seq; ops() counts its calls.
+function fake() {
+  const events = [];
+  let head = 0;
+  const queue = makeCommitQueue({
+    flush: (seq, ops) => events.push(["flush", seq, ops]),
+  });
+  const commit = (label) => () => {
+    head++;
+    events.push(["commit", label, head]);
+    const seq = head;
+    return { seq, ops: () => [`ops of ${seq}`] };
+  };
+  return { queue, events, commit, head: () => head };
+}
+
+test("with an idle queue a step commits, adopts and flushes inside the call, before it returns", async () => {
+  const f = fake();
+  const p = f.queue.step(f.commit("a"), (seq, ops) => f.events.push(["adopt", seq, ops()]));
+  f.events.push(["returned"]);
+  assert.deepEqual(f.events.map((e) => e.slice(0, 2)), [["commit", "a"], ["adopt", 1], ["flush", 1], ["returned"]]);
+  assert.deepEqual(f.events[1][2], ["ops of 1"]);
+  assert.equal(typeof f.events[2][2], "function", "the flush gets the lazy ops, not a parsed copy");
+  assert.equal(await p, 1);
+});
+
+test("a step asked for inside adopt runs right after the current step, so seq order is adopt order", async () => {
+  const f = fake();
+  let inner;
+  const outer = f.queue.step(f.commit("outer"), () => {
+    inner = f.queue.step(f.commit("inner"), (seq) => f.events.push(["adopt", seq]));
+    f.events.push(["outer adopt ends"]);
+  });
+  assert.deepEqual(f.events.map((e) => e.slice(0, 2)), [
+    ["commit", "outer"], ["outer adopt ends"], ["flush", 1], ["commit", "inner"], ["adopt", 2], ["flush", 2],
+  ]);
+  assert.deepEqual([await outer, await inner], [1, 2]);
+});
+
+test("a hold stops the queue between steps and its release runs the waiting steps in order", async () => {
+  const f = fake();
+  f.queue.hold();
+  const a = f.queue.step(f.commit("a"));
+  const b = f.queue.step(f.commit("b"));
+  assert.equal(f.queue.waiting, 2);
+  assert.equal(f.head(), 0, "nothing committed while held");
+  f.queue.hold();
+  f.queue.release();
+  assert.equal(f.head(), 0, "holds nest: one hold is still on");
+  f.queue.release();
+  assert.deepEqual([await a, await b], [1, 2]);
+  assert.deepEqual(f.events.filter((e) => e[0] === "commit").map((e) => e[1]), ["a", "b"]);
+});
+
+test("a failing commit rejects its own step only; neither adopt nor flush runs for it and the next step runs", async () => {
+  const f = fake();
+  const boom = new Error("core refused");
+  let adopted = false;
+  const a = f.queue.step(() => { throw boom; }, () => { adopted = true; });
+  const b = f.queue.step(f.commit("b"));
+  await assert.rejects(a, (e) => e === boom);
+  assert.equal(adopted, false);
+  assert.equal(await b, 1);
+  assert.deepEqual(f.events.map((e) => e.slice(0, 2)), [["commit", "b"], ["flush", 1]]);
+});
+
+test("a throwing adopt rejects the step with its error, and the flush still runs: the commit stands", async () => {
+  const f = fake();
+  const hookError = new Error("view broke");
+  const p = f.queue.step(f.commit("a"), () => { throw hookError; });
+  await assert.rejects(p, (e) => e === hookError);
+  assert.deepEqual(f.events.map((e) => e.slice(0, 2)), [["commit", "a"], ["flush", 1]]);
+});
+
+test("after() commits nothing and resolves once every step queued before it has run", async () => {
+  const f = fake();
+  f.queue.hold();
+  const a = f.queue.step(f.commit("a"));
+  const later = f.queue.after(() => f.head());
+  f.queue.release();
+  assert.equal(await later, 1, "it saw the head after the step queued before it");
+  assert.equal(await a, 1);
+  assert.equal(f.events.filter((e) => e[0] === "flush").length, 1, "after() has no flush");
+});

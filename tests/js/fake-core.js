@@ -1,0 +1,47 @@
+// A fake wasm Core for the unit tests of the store's modules: it answers as
+// wasm/ABI.md says, records every call, and keeps no data beyond what the
+// tests script. Not a test file itself.
+
+/**
+ * A fake core. `answers` overrides methods; every call is logged in `calls`.
+ *
+ * @example
+ * const core = fakeCore({ get: () => '["e1",1]' });
+ */
+export function fakeCore(answers = {}) {
+  const calls = [];
+  let head = 0;
+  let last = "[]";
+  let nextTx = 1;
+  const base = {
+    head: () => head,
+    tables: () => "[]",
+    declare: () => "",
+    commit(ops, meta) {
+      head++;
+      last = typeof ops === "string" ? ops : new TextDecoder().decode(ops);
+      return JSON.stringify({ seq: head, at: 1, counts: [] });
+    },
+    txOpen: () => nextTx++,
+    txGet: () => "null",
+    txCommit(tx, ops, meta) {
+      return base.commit(ops, meta);
+    },
+    txClose: () => "",
+    lastOps: () => last,
+    get: () => "null",
+    page: () => '{"rows":[]}',
+    count: () => "0",
+    mintId: () => "1",
+    close: () => "",
+    delete: () => {},
+  };
+  const core = {};
+  for (const name of new Set([...Object.keys(base), ...Object.keys(answers)])) {
+    core[name] = (...args) => {
+      calls.push([name, ...args.map((a) => (a instanceof Uint8Array ? new TextDecoder().decode(a) : a))]);
+      return (answers[name] ?? base[name])(...args);
+    };
+  }
+  return { core, calls, names: () => calls.map((c) => c[0]) };
+}

@@ -1,0 +1,99 @@
+// Checks js/owner.js and js/tx.js on a fake core (no wasm): a transaction
+// buffers its ops and crosses once at its end (and at tx.get, with only the
+// ops not sent yet); a transaction without writes makes no commit; a table
+// declaration commits in a step of its own that the handle's reads wait for;
+// the adopt hook gets the core's ops (lastOps), and only an owner with a
+// hook makes the core hand them over; one owner's transactions never
+// overlap.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+
+import { makeGate } from "../../js/core-calls.js";
+import { makeCommitQueue } from "../../js/commit-queue.js";
+import { makeReads } from "../../js/reads.js";
+import { makeHandles, makeOwner } from "../../js/owner.js";
+import { whereOf } from "../../js/tx.js";
+import { makeWatches } from "../../js/watch.js";
+import { defineTable, eq, str, StoreError } from "../../js/index.js";
+import { fakeCore } from "./fake-core.js";
+import { throwsWith } from "./helpers.js";
+
+const Notes = defineTable("notes", { columns: { id: str(), text: str() }, key: ["id"] });
+
+function parts(answers) {
+  const f = fakeCore(answers);
+  const gate = makeGate(f.core, 0);
+  const watches = makeWatches();
+  const queue = makeCommitQueue({ flush: () => {} });
+  return { f, parts: { gate, queue, reads: makeReads(gate), handles: makeHandles(), watches: () => watches } };
+}
+
+test("a transaction crosses once at its end with all its ops; tx.get sends only the ops not sent yet", async () => {
+  const { f, parts: p } = parts();
+  const owner = makeOwner(p, "n", { type: "n" });
+  const notes = owner.table(Notes);
+  await owner.tx(async (tx) => {
+    await tx.put(notes, { id: "a", text: "A" });
+    await tx.get(notes, "a");
+    await tx.put(notes, { id: "b", text: "B" });
+    await tx.delete(notes, "c");
+  });
+  const sent = f.calls.filter((c) => c[0] === "txGet" || c[0] === "txCommit" || c[0] === "commit");
+  assert.deepEqual(sent.map((c) => [c[0], JSON.parse(c[2]).map((o) => o.row?.id ?? o.key[0])]), [
+    ["txGet", ["a"]],
+    ["txCommit", ["b", "c"]],
+  ]);
+});
+
+test("a transaction without writes makes no commit; one that throws makes none and rejects with its error", async () => {
+  const { f, parts: p } = parts();
+  const owner = makeOwner(p, "n", { type: "n" });
+  const notes = owner.table(Notes);
+  assert.equal(await owner.tx(async () => 42), 42);
+  const mine = new Error("mine");
+  await assert.rejects(owner.tx(async (tx) => { await tx.put(notes, { id: "a", text: "A" }); throw mine; }), (e) => e === mine);
+  assert.deepEqual(f.names().filter((n) => n === "commit" || n === "txCommit"), []);
+});
+
+test("a new table's record commits in its own step before any read of the handle", async () => {
+  const record = '[{"op":"table","table":"n/notes"}]';
+  const { f, parts: p } = parts({ declare: () => record });
+  const adopted = [];
+  const owner = makeOwner(p, "n", { type: "n" }, { adopt: (seq, ops) => adopted.push({ seq, ops }) });
+  const notes = owner.table(Notes);
+  await notes.count();
+  assert.deepEqual(f.names().filter((n) => n !== "declare").slice(0, 2), ["commit", "lastOps"]);
+  assert.deepEqual(adopted, [{ seq: 1, ops: [{ op: "table", table: "n/notes" }] }]);
+});
+
+test("the adopt hook gets the core's ops; an owner without a hook never asks for them", async () => {
+  const { f, parts: p } = parts({ lastOps: () => '[{"op":"put","table":"n/notes","row":{"id":"a","text":"from the core"}}]' });
+  const quiet = makeOwner(p, "q", { type: "q" });
+  const q = quiet.table(Notes);
+  await quiet.tx(async (tx) => { await tx.put(q, { id: "a", text: "A" }); });
+  assert.equal(f.names().includes("lastOps"), false);
+  let seen;
+  const loud = makeOwner(p, "n", { type: "n" }, { adopt: (seq, ops) => { seen = ops; } });
+  const notes = loud.table(Notes);
+  await loud.tx(async (tx) => { await tx.put(notes, { id: "a", text: "A" }); });
+  assert.equal(seen[0].row.text, "from the core");
+});
+
+test("one owner's transactions run one after another, never overlapping", async () => {
+  const { parts: p } = parts();
+  const owner = makeOwner(p, "n", { type: "n" });
+  const log = [];
+  const slow = (name) => owner.tx(async () => { log.push(`${name} starts`); await new Promise((r) => setImmediate(r)); log.push(`${name} ends`); });
+  await Promise.all([slow("a"), slow("b")]);
+  assert.deepEqual(log, ["a starts", "a ends", "b starts", "b ends"]);
+});
+
+test("whereOf wraps an error thrown by a where callback, and lets a StoreError through", () => {
+  const mine = new TypeError("bad where");
+  const e = throwsWith(() => whereOf(Notes, () => { throw mine; }, "tx.deleteWhere(n/notes)"), "invalid/args", ["tx.deleteWhere(n/notes)", "where callback threw", "bad where"]);
+  assert.equal(e.cause, mine);
+  const refusal = new StoreError("not_found", "the callback's own StoreError");
+  assert.throws(() => whereOf(Notes, () => { throw refusal; }, "w"), (x) => x === refusal);
+  assert.deepEqual(JSON.parse(JSON.stringify(whereOf(Notes, (n) => eq(n.id, "a"), "w"))), { eq: ["id", "a"] });
+});
