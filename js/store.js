@@ -197,8 +197,8 @@ export function makeStore(core, info, session) {
      * @example const fp = await store.fingerprint();
      */
     async fingerprint() {
-      checkOpen("store.fingerprint");
-      return call("store.fingerprint", () => core.fingerprint());
+      gate.checkOpen("store.fingerprint");
+      return gate.call("store.fingerprint", () => core.fingerprint());
     },
     outbox: Object.freeze({
       /**
