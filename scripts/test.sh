@@ -91,7 +91,12 @@ run_type_check() {
 t_all=$(now)
 phase setup bash scripts/setup.sh
 phase build bash scripts/build.sh
+# GoogleTest's TempDir() follows TEST_TMPDIR: a folder of this run's own, so
+# two runs on one machine (two checkouts, say) never share a test's files.
+ctest_tmp=$(mktemp -d -t onestore-ctest.XXXXXX)
+export TEST_TMPDIR=$ctest_tmp/
 phase ctest ctest --test-dir build/native --output-on-failure --timeout 300
+rm -rf "$ctest_tmp"
 phase node-test run_js_tests
 phase browser run_browser_tests
 phase bundlers run_bundler_tests
