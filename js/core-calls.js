@@ -18,18 +18,20 @@ import { describe } from "./schema.js";
  * @example
  * throw closedError("store.commit");
  */
-export function closedError(what) {
-  return new StoreError(ErrorCodes.Closed, `${what}: the store is closed; open it again with openStore()`);
+export function closedError(what, kind = "store") {
+  const reopen = kind === "replica" ? "openReplica()" : "openStore()";
+  return new StoreError(ErrorCodes.Closed, `${what}: the ${kind} is closed; open it again with ${reopen}`);
 }
 
 /**
- * The gate in front of one opened core. `head` is the store's head at open.
+ * The gate in front of one opened core. `head` is the head at open; `kind`
+ * ("store" or "replica") names it in the `closed` error.
  *
  * @example
  * const gate = makeGate(core, info.head);
  * const text = gate.call("get", () => core.get(name, key));
  */
-export function makeGate(core, head) {
+export function makeGate(core, head, kind = "store") {
   let commits = 0;  // commits made through this gate: the lazy ops of an older one are gone
 
   const gate = {
@@ -45,7 +47,7 @@ export function makeGate(core, head) {
 
     /** Calls the core; returns its payload or throws a StoreError. */
     call(what, fn) {
-      if (gate.closed) throw closedError(what);
+      if (gate.closed) throw closedError(what, kind);
       if (gate.broken) throw gate.broken;
       let answer;
       try {
@@ -60,7 +62,7 @@ export function makeGate(core, head) {
 
     /** Throws `closed` once close() was asked for. */
     checkOpen(what) {
-      if (gate.closing || gate.closed) throw closedError(what);
+      if (gate.closing || gate.closed) throw closedError(what, kind);
     },
 
     /**
@@ -86,6 +88,23 @@ export function makeGate(core, head) {
     },
   };
   return gate;
+}
+
+/**
+ * Lets a runtime session (opfs) fence the core behind `gate` when another
+ * owner takes it over: every later call rejects with `err` (fenced), and the
+ * core closes now so that the session can release its files.
+ *
+ * @example
+ * if (session) fenceWith(gate, session);
+ */
+export function fenceWith(gate, session) {
+  session.fence = (err) => {
+    if (gate.closed || gate.broken) return;
+    gate.broken = err;
+    try { gate.lastHead = Number(gate.core.head()); } catch { /* keep it */ }
+    try { gate.core.close(); } catch { /* closing anyway */ }
+  };
 }
 
 /**

@@ -12,13 +12,14 @@
 // JS crosses into the wasm core once per batch and once per page of rows,
 // as the store does (wasm/ABI.md).
 
-import { asStoreError, ErrorCodes, invalidArgs, StoreError, unwrap } from "./errors.js";
+import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
 import { openCore } from "./open.js";
+import { fenceWith, makeGate } from "./core-calls.js";
+import { makeReads } from "./reads.js";
 import { encodeJson, parseJsonExact, rowDecoder } from "./encode.js";
-import { isQuery, query as makeQuery } from "./query.js";
+import { query as makeQuery } from "./query.js";
 import { bool, defineTable, describe, int, json, num, str } from "./schema.js";
 
-const PAGE_SIZE = 100;
 const builders = { str, int, bool, num, json };
 
 /**
@@ -48,10 +49,6 @@ function defOf(record) {
   return defineTable(plain, { version: record.version, columns, key: record.key, indexes: record.indexes ?? {} });
 }
 
-function closedError(what) {
-  return new StoreError(ErrorCodes.Closed, `${what}: the replica is closed; open it again with openReplica()`);
-}
-
 function noOwnerWrites(what) {
   return invalidArgs(`${what}: a replica takes no owner writes; it changes only by replica.applyBatch(batch)`);
 }
@@ -63,76 +60,30 @@ function noOwnerWrites(what) {
  * const replica = makeReplica(core, { id: "s1", head: 0 });
  */
 export function makeReplica(core, info, session) {
-  let closed = false;
-  let closePromise;
-  let broken = null;  // fenced (opfs) or a wasm trap: every later call rejects with it
-  let lastHead = info.head;
-  const handles = new Map();  // full name -> handle
+  const gate = makeGate(core, info.head, "replica");
+  const reads = makeReads(gate);
+  const handles = new Map();  // full name -> { record, handle }
 
-  if (session) {
-    session.fence = (err) => {
-      if (closed || broken) return;
-      broken = err;
-      try { lastHead = Number(core.head()); } catch { /* keep it */ }
-      try { core.close(); } catch { /* closing anyway */ }
-    };
-  }
-
-  function call(what, fn) {
-    if (closed || closePromise) throw closedError(what);
-    if (broken) throw broken;
-    let answer;
-    try {
-      answer = fn();
-    } catch (e) {
-      const err = asStoreError(e, what);
-      if (err.code === ErrorCodes.StorageFailed) broken = err;
-      throw err;
-    }
-    return unwrap(answer);
-  }
+  if (session) fenceWith(gate, session);  // opfs: another tab may take it over
+  const call = (what, fn) => {
+    gate.checkOpen(what);
+    return gate.call(what, fn);
+  };
 
   function records() {
     return JSON.parse(call("replica.tables", () => core.tables()));
   }
 
-  function queryText(h, q) {
-    const qq = q === undefined || q === null ? makeQuery(h.def) : q;
-    if (!isQuery(qq)) throw invalidArgs(`${h.name}: expected a query such as ${h.name === undefined ? "" : "replica.table(name)"}.query().where(...), got ${describe(q)}`);
-    if (qq.table !== h.def) {
-      throw invalidArgs(`${h.name}: the query is over another table definition; build it with query(replica.table(${JSON.stringify(h.name)}).def)`);
-    }
-    return encodeJson(qq.toJSON(), "query");
-  }
-
-  function keyText(h, key) {
-    if (key === undefined) throw invalidArgs(`${h.name}.get: a key is needed, such as ["e1"] or "e1", got undefined`);
-    return encodeJson(Array.isArray(key) ? key : [key], "key");
-  }
-
-  function pageNow(h, q, limit, options) {
-    if (!Number.isSafeInteger(limit) || limit < 1) {
-      throw invalidArgs(`${h.name}.page: limit must be a positive integer, got ${describe(limit)}`);
-    }
-    if (options !== undefined && (options === null || typeof options !== "object")) {
-      throw invalidArgs(`${h.name}.page: the last argument must be { after }, got ${describe(options)}`);
-    }
-    const after = options?.after ?? "";
-    if (typeof after !== "string") {
-      throw new StoreError(ErrorCodes.InvalidCursor, `${h.name}.page: ${describe(after)} is not a cursor (use the next of an earlier page)`);
-    }
-    const text = queryText(h, q);
-    const answer = JSON.parse(call(`${h.name}.page`, () => core.page(h.name, text, limit, after)));
-    const page = { rows: answer.rows.map(h.decode) };
-    if (answer.next) page.next = answer.next;
-    return page;
-  }
-
+  // A reader of one stored table: js/reads.js over a handle state whose
+  // decoder comes from the stored record.
   function makeHandle(record) {
     const def = defOf(record);
     const h = {
       name: record.table,
       def,
+      settled: true,
+      pending: null,
+      failed: null,
       decode: rowDecoder(Object.entries(record.columns).map(([name, c]) => ({ name, type: c.type }))),
     };
     return Object.freeze({
@@ -149,43 +100,22 @@ export function makeReplica(core, info, session) {
        * The row with this key, or undefined. A one-column key may be bare.
        * @example const row = await items.get(["e1"]);
        */
-      async get(key) {
-        const text = keyText(h, key);
-        const answer = call(`${h.name}.get`, () => core.get(h.name, text));
-        return answer === "null" || answer === "" ? undefined : h.decode(JSON.parse(answer));
-      },
+      get: (key) => reads.get(h, key),
       /**
        * One page of a query: { rows, next? }; pass next as `after`.
        * @example const { rows, next } = await items.page(items.query(), 50, { after });
        */
-      async page(q, limit, options) {
-        return pageNow(h, q, limit, options);
-      },
+      page: (q, limit, options) => reads.page(h, q, limit, options),
       /**
        * Every row of a query, page by page.
        * @example for await (const row of items.rows()) console.log(row);
        */
-      rows(q) {
-        return {
-          async *[Symbol.asyncIterator]() {
-            let after = "";
-            for (;;) {
-              const page = pageNow(h, q, PAGE_SIZE, { after });
-              yield* page.rows;
-              if (!page.next) return;
-              after = page.next;
-            }
-          },
-        };
-      },
+      rows: (q) => reads.rows(h, q),
       /**
        * The number of rows of a query.
        * @example const n = await items.count();
        */
-      async count(q) {
-        const text = queryText(h, q);
-        return Number(call(`${h.name}.count`, () => core.count(h.name, text)));
-      },
+      count: (q) => reads.count(h, q),
     });
   }
 
@@ -196,16 +126,16 @@ export function makeReplica(core, info, session) {
     },
     /** The seq of the last applied commit (0 for a new replica). */
     get head() {
-      if (closed || broken) return lastHead;
-      try { lastHead = Number(core.head()); } catch { /* keep the last known head */ }
-      return lastHead;
+      if (gate.closed || gate.broken) return gate.lastHead;
+      try { gate.lastHead = Number(core.head()); } catch { /* keep the last known head */ }
+      return gate.lastHead;
     },
     /**
      * Why the replica stopped applying batches (a sync/diverged message),
      * or undefined while it applies them.
      */
     get diverged() {
-      if (closed || broken) return undefined;
+      if (gate.closed || gate.broken) return undefined;
       const d = call("replica.diverged", () => core.diverged());
       return d === "" ? undefined : d;
     },
@@ -234,7 +164,7 @@ export function makeReplica(core, info, session) {
         throw e;
       }
       const result = JSON.parse(answer);
-      lastHead = result.head;
+      gate.lastHead = result.head;
       return result;
     },
     /**
@@ -303,15 +233,15 @@ export function makeReplica(core, info, session) {
      * @example await replica.close();
      */
     close() {
-      if (!closePromise) {
-        try { if (!broken) lastHead = Number(core.head()); } catch { /* keep it */ }
+      if (!gate.closing) {
+        gate.closing = true;
+        try { if (!gate.broken) gate.lastHead = Number(core.head()); } catch { /* keep it */ }
         try { core.close(); } catch { /* closing anyway */ }
         try { core.delete(); } catch { /* already freed */ }
         try { session?.release(); } catch { /* released anyway */ }
-        closed = true;
-        closePromise = Promise.resolve();
+        gate.closed = true;
       }
-      return closePromise;
+      return Promise.resolve();
     },
     [Symbol.asyncDispose]() {
       return replica.close();

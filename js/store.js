@@ -18,7 +18,7 @@ import { openCore } from "./open.js";
 import { encodeJson, parseJsonExact, toWire } from "./encode.js";
 import { describe, ownerName } from "./schema.js";
 import { makeLive } from "./live.js";
-import { commitMeta, makeGate } from "./core-calls.js";
+import { commitMeta, fenceWith, makeGate } from "./core-calls.js";
 import { makeCommitQueue } from "./commit-queue.js";
 import { makeReads } from "./reads.js";
 import { makeHandles, makeOwner } from "./owner.js";
@@ -64,17 +64,7 @@ export function makeStore(core, info, session) {
   const handles = makeHandles();
   let closePromise;
 
-  // A runtime session (opfs) fences the store when another owner takes it
-  // over: every later call rejects with `err` (fenced), and the core closes
-  // now so that the session can release its files.
-  if (session) {
-    session.fence = (err) => {
-      if (gate.closed || gate.broken) return;
-      gate.broken = err;
-      try { gate.lastHead = Number(core.head()); } catch { /* keep it */ }
-      try { core.close(); } catch { /* closing anyway */ }
-    };
-  }
+  if (session) fenceWith(gate, session);  // opfs: another tab may take it over
 
   const reads = makeReads(gate);
 

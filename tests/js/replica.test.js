@@ -100,7 +100,11 @@ describe("a replica", () => {
     const all = [];
     for await (const row of notes.rows()) all.push(row.id);
     assert.deepEqual(all, ["a", "b"]);
-    await rejectsWith(() => notes.count(query(Notes)), "invalid/args", ["def"]);
+    // The owner's own definition of the table reads its replica too; a
+    // query over another table is refused.
+    assert.equal(await notes.count(query(Notes).where((e) => eq(e.path, "x/2"))), 1);
+    const Other = defineTable("other", { columns: { id: str() }, key: ["id"] });
+    await rejectsWith(() => notes.count(query(Other)), "invalid/args", ["other"]);
     assert.throws(() => replica.table("app/none"), (e) => e.code === "invalid/args" && e.message.includes("app/none"));
     assert.equal(await replica.fingerprint(), await store.fingerprint());
     assert.match(await replica.fingerprint(), /^f1-[0-9a-f]{32}$/);
