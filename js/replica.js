@@ -14,6 +14,7 @@
 
 import { asStoreError, ErrorCodes, invalidArgs, StoreError, unwrap } from "./errors.js";
 import { openCore } from "./open.js";
+import { makeBlobs, memoryBlobs, webSha256 } from "./blobs.js";
 import { encodeJson, parseJsonExact, rowDecoder } from "./encode.js";
 import { isQuery, query as makeQuery } from "./query.js";
 import { bool, defineTable, describe, int, json, num, str } from "./schema.js";
@@ -31,8 +32,8 @@ const builders = { str, int, bool, num, json };
  * const replica = await openReplicaWith(nodeRuntime, { backend: "sqlite", path: ".data/copy.sqlite" });
  */
 export async function openReplicaWith(runtime, options) {
-  const { core, info, session } = await openCore(runtime, options, "openReplica", { replica: true });
-  return makeReplica(core, info, session);
+  const { core, info, session, blobs } = await openCore(runtime, options, "openReplica", { replica: true });
+  return makeReplica(core, info, session, blobs);
 }
 
 /** A table definition (for the query builders) from a stored table record. */
@@ -57,12 +58,13 @@ function noOwnerWrites(what) {
 }
 
 /**
- * The replica over an opened wasm `Core` (opened with `replica: true`).
+ * The replica over an opened wasm `Core` (opened with `replica: true`); its
+ * blobs in `blobs` (`{ backend, sha256 }`, js/blobs.js; in memory when omitted).
  *
  * @example
  * const replica = makeReplica(core, { id: "s1", head: 0 });
  */
-export function makeReplica(core, info, session) {
+export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(), sha256: webSha256 }) {
   let closed = false;
   let closePromise;
   let broken = null;  // fenced (opfs) or a wasm trap: every later call rejects with it
@@ -270,6 +272,21 @@ export function makeReplica(core, info, session) {
     async fingerprint() {
       return call("replica.fingerprint", () => core.fingerprint());
     },
+    /**
+     * The replica's blobs: get, has, list, and putWithHash (blobs arrive
+     * with their hash; bytes whose sha256 differs are refused). No put: a
+     * replica takes no owner writes.
+     * @example const bytes = await replica.blobs.get(hash);
+     */
+    blobs: makeBlobs(blobs.backend, {
+      sha256: blobs.sha256,
+      prefix: "replica.blobs",
+      writable: false,
+      checkOpen(what) {
+        if (closed || closePromise) throw closedError(what);
+        if (broken) throw broken;
+      },
+    }),
     outbox: Object.freeze({
       /**
        * The records the replica applied, after seq `after`: the same batch
