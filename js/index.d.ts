@@ -557,6 +557,9 @@ export interface BlobReader {
   putWithHash(hash: string, bytes: Uint8Array | ArrayBuffer): Promise<string>;
 }
 
+/** The largest blob, in bytes (64 MiB); store.blobs.put refuses more with `limit`. */
+export const MAX_BLOB_BYTES: number;
+
 /** A store's blobs: bytes named by their sha256, kept for the session. */
 export interface Blobs extends BlobReader {
   /**

@@ -4,7 +4,7 @@
 import {
   add, and, col, concat, defineTable, eq, gt, gte, inArray, int, isNull, json, lt, not, openReplica, openStore, or,
   prefix, query, replacePrefix, str, bool, num, StoreError, ErrorCodes, compareText, when, value, coalesce, max,
-  type RowOf, type InsertOf, type KeyOf, type ErrorCode, type OutboxBatch,
+  type RowOf, type InsertOf, type KeyOf, type ErrorCode, type OutboxBatch, MAX_BLOB_BYTES, type BlobPage,
 } from "onestore";
 
 type EditMeta = { lines: number; tool?: string };
@@ -161,10 +161,10 @@ async function session() {
   const batch: OutboxBatch = await store.outbox.read(0, 100);
   const removed: number = await store.outbox.trim(batch.to);
   const blobHash: string = await store.blobs.put(new Uint8Array([104, 105]));
-  await store.blobs.put(new ArrayBuffer(4));
+  await store.blobs.put(new ArrayBuffer(Math.min(4, MAX_BLOB_BYTES)));
   const blobBytes: Uint8Array | undefined = await store.blobs.get(blobHash);
   const blobThere: boolean = await store.blobs.has(blobHash);
-  const blobPage: { hashes: string[]; next?: string } = await store.blobs.list({ after: blobHash, limit: 10 });
+  const blobPage: BlobPage = await store.blobs.list({ after: blobHash, limit: 10 });
   await store.blobs.putWithHash(blobHash, new Uint8Array(0));
   // @ts-expect-error a blob is bytes, not a string
   await store.blobs.put("hello");
