@@ -2,7 +2,8 @@
 // (pages/opfs-worker.js through pages/opfs.html): a blob is the file
 // blobs/sha256/<2 hex>/<hash> in the store's OPFS folder, it is there after
 // a page reload, list pages in hash order, a wrong hash is refused, and
-// deleteStore removes the blobs with the store.
+// deleteStore removes the blobs with the store; a tab fenced by a take-over
+// is refused blob calls.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
@@ -67,6 +68,25 @@ test("opfs blobs are files in the store's folder, kept across a page reload, lis
     assert.deepEqual(await call(page, "blobList", {}), { hashes: [] });
     await call(page, "close");
     assert.deepEqual(page.errors, []);
+  } finally {
+    await h.close();
+  }
+});
+
+test("a tab whose opfs store was taken over is refused blob calls with fenced, and the new owner reads the blobs it put", async () => {
+  const h = await startHarness();
+  try {
+    const a = await openTab(h);
+    const b = await openTab(h);
+    await call(a, "open", { name: "blob-takeover" });
+    const hash = await call(a, "blobPut", { text: "put by A" });
+    await call(b, "open", { name: "blob-takeover" });
+    await a.waitForFunction(() => window.events.length > 0);
+    assert.equal((await callFails(a, "blobPut", { text: "late" })).code, "fenced");
+    assert.equal((await callFails(a, "blobGet", { hash })).code, "fenced");
+    assert.deepEqual(await call(b, "blobGet", { hash }), { text: "put by A", isUint8Array: true });
+    assert.deepEqual(await call(b, "blobList", {}), { hashes: [hash] });
+    await call(b, "close");
   } finally {
     await h.close();
   }
