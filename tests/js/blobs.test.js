@@ -1,6 +1,7 @@
 // Blobs through the public package in Node: put, get, has, list and
 // putWithHash on memory, sqlite ":memory:" and a sqlite file (its layout on
-// disk, a reopen, a kill -9 right after put resolves, deleteStore), on a
+// disk, a reopen, a kill -9 right after put resolves, a folder that cannot
+// be written, deleteStore), on a
 // replica, and the refusals: not bytes, a bad hash, a wrong hash, a blob
 // above the size limit, a closed store.
 
@@ -175,6 +176,22 @@ describe("blobs of a sqlite file on disk", () => {
     const { writeFileSync } = await import("node:fs");
     writeFileSync(join(`${path}.blobs`, "sha256", hash.slice(0, 2), `.tmp-${hash}-leftover`), "half");
     assert.deepEqual(await store.blobs.list(), { hashes: [hash] });
+    await store.close();
+  });
+
+  test("a blob folder that cannot be written makes put fail with storage_failed, leaves no blob, and the store goes on", async () => {
+    const path = filePath();
+    const store = await openStore({ backend: "sqlite", path });
+    const { writeFileSync, rmSync } = await import("node:fs");
+    writeFileSync(`${path}.blobs`, "a file where the blob folder belongs");
+    const err = await rejectsWith(store.blobs.put(text("blocked")), "storage_failed", ["blobs.put"]);
+    assert.ok(err.cause, "the file system's error is the cause");
+    assert.deepEqual(await store.blobs.list(), { hashes: [] });
+    assert.equal(await store.blobs.has(sha(text("blocked"))), false);
+    await store.commit([]);
+    rmSync(`${path}.blobs`);
+    assert.equal(await store.blobs.put(text("blocked")), sha(text("blocked")));
+    assert.deepEqual(await store.blobs.get(sha(text("blocked"))), text("blocked"));
     await store.close();
   });
 
