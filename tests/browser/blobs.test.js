@@ -35,11 +35,16 @@ test("opfs blobs are files in the store's folder, kept across a page reload, lis
   try {
     let page = await openTab(h);
     await call(page, "open", { name: "blobby" });
-    const texts = ["first blob", "second blob", "third blob", ""];
+    const texts = ["first blob", "second blob", "third blob", ""];  // a racing put adds one
     const hashes = [];
     for (const t of texts) hashes.push(await call(page, "blobPut", { text: t }));
     assert.deepEqual(hashes, texts.map(sha));
     assert.equal(await call(page, "blobPut", { text: "first blob" }), hashes[0], "a second put is a no-op");
+    assert.deepEqual(await call(page, "blobPutMany", { text: "third blob", n: 4 }), Array(4).fill(hashes[2]), "racing puts of a stored blob");
+    const racing = await call(page, "blobPutMany", { text: "racing new blob", n: 4 });
+    assert.deepEqual(racing, Array(4).fill(sha("racing new blob")), "racing puts of a new blob all succeed");
+    texts.push("racing new blob");
+    hashes.push(sha("racing new blob"));
     const files = await call(page, "blobFiles", { name: "blobby" });
     assert.deepEqual(files, Object.fromEntries(texts.map((t) => [`sha256/${sha(t).slice(0, 2)}/${sha(t)}`, Buffer.byteLength(t)])));
     // The page reloads without closing its store: the worker dies with it.

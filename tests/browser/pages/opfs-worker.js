@@ -103,6 +103,10 @@ const ops = {
   async blobPut({ text }) {
     return store.blobs.put(new TextEncoder().encode(text));
   },
+  // `n` puts of the same bytes at once: their answers.
+  async blobPutMany({ text, n }) {
+    return Promise.all(Array.from({ length: n }, () => store.blobs.put(new TextEncoder().encode(text))));
+  },
   async blobPutWithHash({ hash, text }) {
     return store.blobs.putWithHash(hash, new TextEncoder().encode(text));
   },
