@@ -7,3 +7,4 @@ export { value, col, add, sub, max, min, concat, replacePrefix, coalesce, when }
 export { compareText } from "./text.js";
 export { StoreError, ErrorCodes } from "./errors.js";
 export { serve, connect } from "./link.js";
+export { MAX_BLOB_BYTES } from "./blobs.js";

@@ -531,6 +531,46 @@ export interface Outbox {
   trim(upTo: number): Promise<number>;
 }
 
+/** What blobs.list resolves to: hashes in order; `next` when more may follow. */
+export interface BlobPage {
+  hashes: string[];
+  /** The `after` of the next page; absent on the last page. */
+  next?: string;
+}
+
+/**
+ * A replica's blobs: read them, and store those that arrive with their hash.
+ * A hash is 64 lowercase hex digits (sha256).
+ */
+export interface BlobReader {
+  /** The bytes of a blob (a new Uint8Array), or undefined. @example const bytes = await store.blobs.get(hash); */
+  get(hash: string): Promise<Uint8Array | undefined>;
+  /** @example if (!(await store.blobs.has(hash))) await upload(hash); */
+  has(hash: string): Promise<boolean>;
+  /** Hashes in order after `after`, at most `limit` (default 1000, at most 10000). @example const { hashes, next } = await store.blobs.list({ limit: 100 }); */
+  list(options?: { after?: string; limit?: number }): Promise<BlobPage>;
+  /**
+   * Stores bytes under `hash`; rejects with invalid/args when their sha256
+   * differs. Resolves to the hash once the blob is durable.
+   * @example await replica.blobs.putWithHash(hash, bytes);
+   */
+  putWithHash(hash: string, bytes: Uint8Array | ArrayBuffer): Promise<string>;
+}
+
+/** The largest blob, in bytes (64 MiB); store.blobs.put refuses more with `limit`. */
+export const MAX_BLOB_BYTES: number;
+
+/** A store's blobs: bytes named by their sha256, kept for the session. */
+export interface Blobs extends BlobReader {
+  /**
+   * Stores bytes (at most 64 MiB; more: `limit`) and resolves to their
+   * sha256 (hex) once they are durable, so a commit that names the hash may
+   * follow. A put of a blob already stored is a no-op.
+   * @example const hash = await store.blobs.put(new TextEncoder().encode("hello"));
+   */
+  put(bytes: Uint8Array | ArrayBuffer): Promise<string>;
+}
+
 /** A store: one seq, one outbox, one commit queue. */
 export interface Store {
   /** The session id. */
@@ -550,6 +590,8 @@ export interface Store {
   /** A value computed synchronously from committed tables. See "watches, derives and links". @example const count = store.derive("count", (read) => read.count(notes)); */
   derive<T>(name: string, fn: (read: DeriveReader) => T): Derive<T>;
   readonly outbox: Outbox;
+  /** Bytes named by their sha256 (docs/api.md "Blobs"). @example const hash = await store.blobs.put(bytes); */
+  readonly blobs: Blobs;
   /**
    * A short digest ("f1-" and 32 hex digits) of the content at the head:
    * every table's schema and rows, not the head or the outbox. Equal content
@@ -615,6 +657,8 @@ export interface Replica {
   fingerprint(): Promise<string>;
   /** The records it applied, as the driver wrote them, to serve them on. */
   readonly outbox: Outbox;
+  /** Its blobs: reads, and putWithHash (no put). @example const bytes = await replica.blobs.get(hash); */
+  readonly blobs: BlobReader;
   /** Refused: a replica has no owners (throws invalid/args). */
   object(address: ObjectAddress, hooks?: OwnerHooks): never;
   /** Refused: a replica takes no owner writes (rejects with invalid/args). */

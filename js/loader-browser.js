@@ -16,6 +16,8 @@
 import factory from "../dist/onestore-core.mjs";
 
 import { ErrorCodes, StoreError } from "./errors.js";
+import { memoryBlobs, webSha256 } from "./blobs.js";
+import { opfsBlobs } from "./blobs-opfs.js";
 import { acquireOpfsFiles, checkOpfsAvailable, checkOpfsName, opfsDbPath, opfsFiles, removeOpfsStore } from "./files-opfs.js";
 
 let modulePromise = null;
@@ -205,5 +207,15 @@ export async function deleteStore(options) {
   return navigator.locks.request(opfsLockName(options.name), { steal: true }, () => removeOpfsStore(options.name, timeout));
 }
 
+/**
+ * Where a store's blobs live (js/blobs.js): an opfs store's in its OPFS
+ * folder (blobs/), a memory store's in memory.
+ */
+export function openBrowserBlobs(options, wire) {
+  return { backend: wire.backend === "opfs" ? opfsBlobs(options.name) : memoryBlobs(), sha256: webSha256 };
+}
+
 /** The runtime handed to openStoreWith. */
-export const browserRuntime = Object.freeze({ backends: ["memory", "opfs"], load: () => loadBrowserCore(), prepare: prepareBrowserOpen });
+export const browserRuntime = Object.freeze({
+  backends: ["memory", "opfs"], load: () => loadBrowserCore(), prepare: prepareBrowserOpen, openBlobs: openBrowserBlobs,
+});

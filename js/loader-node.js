@@ -10,6 +10,8 @@ import { mkdir, readFile, rm } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 
 import { ErrorCodes, StoreError } from "./errors.js";
+import { memoryBlobs } from "./blobs.js";
+import { blobsDir, nodeFileBlobs, nodeSha256 } from "./blobs-node.js";
 import { fileURLToPath } from "node:url";
 
 let modulePromise = null;
@@ -107,12 +109,23 @@ export function storeFile(path, what) {
   return resolve(path);
 }
 
+/**
+ * Where a store's blobs live (js/blobs.js): a sqlite file's beside it
+ * (`<file>.blobs/`), a memory or ":memory:" store's in memory.
+ */
+export function openNodeBlobs(options, wire) {
+  const onDisk = wire.backend === "sqlite" && wire.path !== ":memory:";
+  return { backend: onDisk ? nodeFileBlobs(wire.path) : memoryBlobs(), sha256: nodeSha256 };
+}
+
 /** The runtime handed to openStoreWith. */
-export const nodeRuntime = Object.freeze({ backends: ["memory", "sqlite"], load: loadNodeCore, prepare: prepareNodeOpen });
+export const nodeRuntime = Object.freeze({
+  backends: ["memory", "sqlite"], load: loadNodeCore, prepare: prepareNodeOpen, openBlobs: openNodeBlobs,
+});
 
 /**
- * Deletes a sqlite store's file and its side files (`-journal`, `-wal`,
- * `-lock`, `-lock.break`, `-lock.want`). Close the store first: a file that another open
+ * Deletes a sqlite store's file, its side files (`-journal`, `-wal`,
+ * `-lock`, `-lock.break`, `-lock.want`) and its blobs (`.blobs/`). Close the store first: a file that another open
  * store still uses is not detected, as on any file system. Resolves to true,
  * or false when there was no store file.
  *
@@ -140,6 +153,11 @@ export async function deleteNodeStore(options) {
       if (e?.code === "ENOENT") continue;
       throw new StoreError(ErrorCodes.StorageFailed, `deleteStore: cannot delete ${file + suffix}: ${e.message}`, { cause: e });
     }
+  }
+  try {
+    await rm(blobsDir(file), { recursive: true, force: true });
+  } catch (e) {
+    throw new StoreError(ErrorCodes.StorageFailed, `deleteStore: cannot delete ${blobsDir(file)}: ${e.message}`, { cause: e });
   }
   return found;
 }

@@ -16,6 +16,8 @@ import factory from "../dist/onestore-core.mjs";
 
 import { ErrorCodes, StoreError, invalidArgs } from "./errors.js";
 import { describe } from "./schema.js";
+import { memoryBlobs, webSha256 } from "./blobs.js";
+import { durableBlobs } from "./blobs-durable.js";
 
 const stores = new Map();  // handle -> { storage, inTransaction, began, rollback }
 let nextHandle = 1;
@@ -153,10 +155,19 @@ export function attachWorkerdCore(core, wire) {
   return proxy;
 }
 
+/**
+ * Where a store's blobs live (js/blobs.js): a durable store's in its Durable
+ * Object's SQLite (table _blobs), a memory store's in memory.
+ */
+export function openWorkerdBlobs(options, wire) {
+  return { backend: wire.backend === "durable" ? durableBlobs(options.storage) : memoryBlobs(), sha256: webSha256 };
+}
+
 /** The runtime handed to openStoreWith. */
 export const workerdRuntime = Object.freeze({
   backends: ["memory", "durable"],
   load: loadWorkerdCore,
   prepare: prepareWorkerdOpen,
   attach: attachWorkerdCore,
+  openBlobs: openWorkerdBlobs,
 });

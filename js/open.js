@@ -6,13 +6,16 @@
 import { asStoreError, invalidArgs, unwrap } from "./errors.js";
 import { encodeJson } from "./encode.js";
 import { describe } from "./schema.js";
+import { memoryBlobs, webSha256 } from "./blobs.js";
 
 /**
  * Checks `options`, prepares them with `runtime`, loads the core and opens
  * it. `what` names the call in errors ("openStore", "openReplica"); `extra`
  * is added to the core's open options (`{ replica: true }`). Resolves to
- * `{ core, info, session }`: the opened Core, its `{ id, head }`, and what
- * the runtime holds for it (released by the caller after the core closes).
+ * `{ core, info, session, blobs }`: the opened Core, its `{ id, head }`, what
+ * the runtime holds for it (released by the caller after the core closes),
+ * and where its blobs live (`{ backend, sha256 }`, js/blobs.js; the
+ * runtime's `openBlobs`, else in memory).
  *
  * @example
  * const { core, info, session } = await openCore(nodeRuntime, { backend: "memory" }, "openStore");
@@ -55,7 +58,8 @@ export async function openCore(runtime, options, what, extra = {}) {
   }
   try {
     const info = JSON.parse(unwrap(core.open(encodeJson(wire, "options"))));
-    return { core, info, session };
+    const blobs = runtime.openBlobs ? runtime.openBlobs(options, wire) : { backend: memoryBlobs(), sha256: webSha256 };
+    return { core, info, session, blobs };
   } catch (e) {
     try { core.delete(); } catch { /* already gone */ }
     release();

@@ -16,6 +16,7 @@ import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
 import { openCore } from "./open.js";
 import { fenceWith, makeGate } from "./core-calls.js";
 import { makeReads } from "./reads.js";
+import { makeBlobs, memoryBlobs, webSha256 } from "./blobs.js";
 import { encodeJson, parseJsonExact, rowDecoder } from "./encode.js";
 import { query as makeQuery } from "./query.js";
 import { bool, defineTable, describe, int, json, num, str } from "./schema.js";
@@ -32,8 +33,8 @@ const builders = { str, int, bool, num, json };
  * const replica = await openReplicaWith(nodeRuntime, { backend: "sqlite", path: ".data/copy.sqlite" });
  */
 export async function openReplicaWith(runtime, options) {
-  const { core, info, session } = await openCore(runtime, options, "openReplica", { replica: true });
-  return makeReplica(core, info, session);
+  const { core, info, session, blobs } = await openCore(runtime, options, "openReplica", { replica: true });
+  return makeReplica(core, info, session, blobs);
 }
 
 /** A table definition (for the query builders) from a stored table record. */
@@ -54,12 +55,13 @@ function noOwnerWrites(what) {
 }
 
 /**
- * The replica over an opened wasm `Core` (opened with `replica: true`).
+ * The replica over an opened wasm `Core` (opened with `replica: true`); its
+ * blobs in `blobs` (`{ backend, sha256 }`, js/blobs.js; in memory when omitted).
  *
  * @example
  * const replica = makeReplica(core, { id: "s1", head: 0 });
  */
-export function makeReplica(core, info, session) {
+export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(), sha256: webSha256 }) {
   const gate = makeGate(core, info.head, "replica");
   const reads = makeReads(gate);
   const handles = new Map();  // full name -> { record, handle }
@@ -200,6 +202,21 @@ export function makeReplica(core, info, session) {
     async fingerprint() {
       return call("replica.fingerprint", () => core.fingerprint());
     },
+    /**
+     * The replica's blobs: get, has, list, and putWithHash (blobs arrive
+     * with their hash; bytes whose sha256 differs are refused). No put: a
+     * replica takes no owner writes.
+     * @example const bytes = await replica.blobs.get(hash);
+     */
+    blobs: makeBlobs(blobs.backend, {
+      sha256: blobs.sha256,
+      prefix: "replica.blobs",
+      writable: false,
+      checkOpen(what) {
+        gate.checkOpen(what);
+        if (gate.broken) throw gate.broken;
+      },
+    }),
     outbox: Object.freeze({
       /**
        * The records the replica applied, after seq `after`: the same batch

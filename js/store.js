@@ -23,6 +23,7 @@ import { makeCommitQueue } from "./commit-queue.js";
 import { makeReads } from "./reads.js";
 import { makeHandles, makeOwner } from "./owner.js";
 import { plainData } from "./data.js";
+import { makeBlobs, memoryBlobs, webSha256 } from "./blobs.js";
 
 // store -> { live, io }: what js/link.js needs of a store (watches,
 // derives and links live in js/watch.js, js/derive.js, js/link.js).
@@ -48,17 +49,18 @@ export function storeInternals(store) {
  * const store = await openStoreWith(nodeRuntime, { backend: "memory" });
  */
 export async function openStoreWith(runtime, options) {
-  const { core, info, session } = await openCore(runtime, options, "openStore");
-  return makeStore(core, info, session);
+  const { core, info, session, blobs } = await openCore(runtime, options, "openStore");
+  return makeStore(core, info, session, blobs);
 }
 
 /**
- * The store over an opened wasm `Core`.
+ * The store over an opened wasm `Core`; its blobs in `blobs`
+ * (`{ backend, sha256 }`, js/blobs.js; in memory when omitted).
  *
  * @example
  * const store = makeStore(core, { id: "s1", head: 0 });
  */
-export function makeStore(core, info, session) {
+export function makeStore(core, info, session, blobs = { backend: memoryBlobs(), sha256: webSha256 }) {
   const gate = makeGate(core, info.head);
   const owners = new Map();
   const handles = makeHandles();
@@ -190,6 +192,19 @@ export function makeStore(core, info, session) {
       gate.checkOpen("store.fingerprint");
       return gate.call("store.fingerprint", () => core.fingerprint());
     },
+    /**
+     * Bytes named by their sha256: put, putWithHash, get, has, list
+     * (js/blobs.js). Kept beside the store for its whole session; a put
+     * resolves once the blob is durable, before any commit that names it.
+     * @example const hash = await store.blobs.put(bytes); await notes.put({ id: "n1", file: hash });
+     */
+    blobs: makeBlobs(blobs.backend, {
+      sha256: blobs.sha256,
+      checkOpen(what) {
+        gate.checkOpen(what);
+        if (gate.broken) throw gate.broken;
+      },
+    }),
     outbox: Object.freeze({
       /**
        * The commits after seq `after`, at most `limit` of them:

@@ -337,6 +337,50 @@ export class TestSession {
     return { names: Object.keys(api).sort(), refused };
   }
 
+  // Blobs (tests/edge/blobs.test.js). Bytes are made here from a pattern,
+  // so megabytes never travel as JSON: byte i is (i * 31 + fill) % 256.
+  async op_blobPut({ size, fill }) {
+    await this.open();
+    const bytes = new Uint8Array(size);
+    for (let i = 0; i < size; i++) bytes[i] = (i * 31 + fill) % 256;
+    return this.store.blobs.put(bytes);
+  }
+
+  // Blob `hash` read back: its size, whether it follows the pattern of
+  // `fill`, and its sha256 computed here; or null when it is missing.
+  async op_blobGet({ hash, fill }) {
+    await this.open();
+    const bytes = await this.store.blobs.get(hash);
+    if (bytes === undefined) return { has: await this.store.blobs.has(hash), bytes: null };
+    let pattern = true;
+    for (let i = 0; i < bytes.length; i++) if (bytes[i] !== (i * 31 + fill) % 256) { pattern = false; break; }
+    const digest = [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
+    return { has: await this.store.blobs.has(hash), bytes: { size: bytes.length, pattern, digest } };
+  }
+
+  async op_blobList(options) {
+    await this.open();
+    return this.store.blobs.list(options);
+  }
+
+  // The _blobs table as stored: [{ hash, part, size }] in order.
+  async op_blobRows() {
+    return this.ctx.storage.sql.exec("SELECT hash, part, length(data) AS size FROM _blobs ORDER BY hash, part").toArray();
+  }
+
+  // What putWithHash and put answer for bad input: [{ code, message }].
+  async op_blobRefusals({ hash }) {
+    await this.open();
+    const out = [];
+    const attempt = async (fn) => {
+      try { await fn(); out.push(null); } catch (e) { out.push({ code: e.code, message: e.message }); }
+    };
+    await attempt(() => this.store.blobs.putWithHash(hash, new TextEncoder().encode("not those bytes")));
+    await attempt(() => this.store.blobs.put("a string"));
+    await attempt(() => this.store.blobs.get("ABC"));
+    return out;
+  }
+
   async op_close() {
     if (this.store) await this.store.close();
     this.store = undefined;

@@ -4,7 +4,7 @@
 import {
   add, and, col, concat, defineTable, eq, gt, gte, inArray, int, isNull, json, lt, not, openReplica, openStore, or,
   prefix, query, replacePrefix, str, bool, num, StoreError, ErrorCodes, compareText, when, value, coalesce, max,
-  type RowOf, type InsertOf, type KeyOf, type ErrorCode, type OutboxBatch,
+  type RowOf, type InsertOf, type KeyOf, type ErrorCode, type OutboxBatch, MAX_BLOB_BYTES, type BlobPage,
 } from "onestore";
 
 type EditMeta = { lines: number; tool?: string };
@@ -102,6 +102,9 @@ async function session() {
   const replicaRows: number = await items.count(items.query().where((e) => eq(e.path, "a")));
   const replicaPage = await items.page(query(items.def), 10, { after: undefined });
   const diverged: string | undefined = replica.diverged;
+  const replicaBlob: Uint8Array | undefined = await replica.blobs.get("00".repeat(32));
+  // @ts-expect-error a replica's blobs have no put: they arrive with their hash
+  await replica.blobs.put(new Uint8Array(0));
   // @ts-expect-error applyBatch takes a batch
   await replica.applyBatch(42);
   void fp; void applied; void replicaRows; void replicaPage; void diverged;
@@ -157,6 +160,14 @@ async function session() {
   const seq: number = await store.commit([{ op: "put", table: "file-history/edits", row: { id: "e3" } }], (s) => void s);
   const batch: OutboxBatch = await store.outbox.read(0, 100);
   const removed: number = await store.outbox.trim(batch.to);
+  const blobHash: string = await store.blobs.put(new Uint8Array([104, 105]));
+  await store.blobs.put(new ArrayBuffer(Math.min(4, MAX_BLOB_BYTES)));
+  const blobBytes: Uint8Array | undefined = await store.blobs.get(blobHash);
+  const blobThere: boolean = await store.blobs.has(blobHash);
+  const blobPage: BlobPage = await store.blobs.list({ after: blobHash, limit: 10 });
+  await store.blobs.putWithHash(blobHash, new Uint8Array(0));
+  // @ts-expect-error a blob is bytes, not a string
+  await store.blobs.put("hello");
   const counted = await store.read(async (r) => (await r.count(edits)) + (await r.page(edits, undefined, 10)).rows.length);
 
   try {

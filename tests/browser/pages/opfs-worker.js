@@ -96,8 +96,49 @@ const ops = {
   async listing({ name }) {
     const dir = await (await (await navigator.storage.getDirectory()).getDirectoryHandle(OPFS_DIR)).getDirectoryHandle(name);
     const out = {};
-    for await (const [file, handle] of dir.entries()) out[file] = (await handle.getFile()).size;
+    for await (const [file, handle] of dir.entries()) if (handle.kind === "file") out[file] = (await handle.getFile()).size;  // blobs/ is a folder
     return { files: out, expected: OPFS_FILES };
+  },
+  // Blobs (tests/browser/blobs.test.js), as text.
+  async blobPut({ text }) {
+    return store.blobs.put(new TextEncoder().encode(text));
+  },
+  // `n` puts of the same bytes at once: their answers.
+  async blobPutMany({ text, n }) {
+    return Promise.all(Array.from({ length: n }, () => store.blobs.put(new TextEncoder().encode(text))));
+  },
+  async blobPutWithHash({ hash, text }) {
+    return store.blobs.putWithHash(hash, new TextEncoder().encode(text));
+  },
+  async blobGet({ hash }) {
+    const bytes = await store.blobs.get(hash);
+    return bytes === undefined ? null : { text: new TextDecoder().decode(bytes), isUint8Array: bytes.constructor === Uint8Array };
+  },
+  async blobHas({ hash }) {
+    return store.blobs.has(hash);
+  },
+  async blobList(options) {
+    return store.blobs.list(options);
+  },
+  // Every file under the store's OPFS folder "blobs": { "sha256/9f/9f3a…": size }.
+  async blobFiles({ name }) {
+    const out = {};
+    const walk = async (dir, prefix) => {
+      for await (const [entry, handle] of dir.entries()) {
+        if (handle.kind === "directory") await walk(handle, `${prefix}${entry}/`);
+        else out[`${prefix}${entry}`] = (await handle.getFile()).size;
+      }
+    };
+    let dir;
+    try {
+      dir = await (await (await navigator.storage.getDirectory()).getDirectoryHandle(OPFS_DIR)).getDirectoryHandle(name);
+      dir = await dir.getDirectoryHandle("blobs");
+    } catch (e) {
+      if (e?.name === "NotFoundError") return null;
+      throw e;
+    }
+    await walk(dir, "");
+    return out;
   },
   async close() {
     await store.close();

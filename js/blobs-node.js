@@ -1,0 +1,115 @@
+// The blobs of a Node sqlite store, in files beside the store file
+// (docs/formats.md, "Blob layout"):
+//
+//   <file>.blobs/sha256/9f/9f3a…   one file per blob, named by its sha256
+//
+// A blob is written to a temporary file in its folder (".tmp-…", never
+// listed), fsynced, renamed to its hash, and the folder fsynced (and any
+// folder just created, up to the store's own), all before write() resolves:
+// after that a crash or power loss keeps it.
+
+import { createHash, randomUUID } from "node:crypto";
+import { mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/promises";
+import { dirname, join } from "node:path";
+
+/** SHA-256 of `bytes` as lowercase hex, with node:crypto. */
+export async function nodeSha256(bytes) {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+/** The folder of a sqlite store file's blobs. */
+export function blobsDir(file) {
+  return `${file}.blobs`;
+}
+
+async function syncDir(dir) {
+  const fd = await open(dir, "r");
+  try {
+    await fd.sync();
+  } finally {
+    await fd.close();
+  }
+}
+
+const isMissing = (e) => e?.code === "ENOENT" || e?.code === "ENOTDIR";
+
+/**
+ * The blob backend of the sqlite store at absolute path `file`.
+ * @example const b = nodeFileBlobs("/app/.data/s.sqlite"); await b.write(hash, bytes);
+ */
+export function nodeFileBlobs(file) {
+  const root = join(blobsDir(file), "sha256");
+  const pathOf = (hash) => join(root, hash.slice(0, 2), hash);
+  return {
+    async has(hash) {
+      try {
+        return (await stat(pathOf(hash))).isFile();
+      } catch (e) {
+        if (isMissing(e)) return false;
+        throw e;
+      }
+    },
+    async get(hash) {
+      let buf;
+      try {
+        buf = await readFile(pathOf(hash));
+      } catch (e) {
+        if (isMissing(e)) return undefined;
+        throw e;
+      }
+      return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+    },
+    async write(hash, bytes) {
+      const dir = join(root, hash.slice(0, 2));
+      // The first folder mkdir created, if any: it and each folder below it
+      // are new entries of their parents, which are fsynced too.
+      const created = await mkdir(dir, { recursive: true });
+      const tmp = join(dir, `.tmp-${hash}-${randomUUID()}`);
+      const fd = await open(tmp, "wx");
+      try {
+        try {
+          await fd.writeFile(bytes);
+          await fd.sync();
+        } finally {
+          await fd.close();
+        }
+        await rename(tmp, pathOf(hash));
+      } catch (e) {
+        await rm(tmp, { force: true }).catch(() => {});
+        throw e;
+      }
+      await syncDir(dir);
+      if (created !== undefined) {
+        for (let d = dirname(dir); ; d = dirname(d)) {
+          await syncDir(d);
+          if (d.length <= dirname(created).length) break;
+        }
+      }
+    },
+    async list(after, n) {
+      const out = [];
+      let prefixes;
+      try {
+        prefixes = (await readdir(root)).filter((p) => /^[0-9a-f]{2}$/.test(p)).sort();
+      } catch (e) {
+        if (isMissing(e)) return out;
+        throw e;
+      }
+      for (const p of prefixes) {
+        if (p < after.slice(0, 2)) continue;
+        let names;
+        try {
+          names = await readdir(join(root, p));
+        } catch (e) {
+          if (isMissing(e)) continue;
+          throw e;
+        }
+        for (const h of names.filter((x) => x.length === 64 && x.startsWith(p) && /^[0-9a-f]{64}$/.test(x) && x > after).sort()) {
+          out.push(h);
+          if (out.length >= n) return out;
+        }
+      }
+      return out;
+    },
+  };
+}

@@ -1,0 +1,194 @@
+// Blobs: bytes named by their SHA-256, kept beside a store for its whole
+// session (design.md "Blobs"). One implementation for every runtime: the
+// checks, the hashing and the API object live here; where the bytes are kept
+// is a small per-runtime backend (has, get, write, list):
+//
+//   memory, sqlite ":memory:"  a Map in this file (memoryBlobs)
+//   sqlite file (Node)         js/blobs-node.js: <file>.blobs/sha256/9f/9f3a…
+//   opfs (browser Worker)      js/blobs-opfs.js: OPFS onestore/<name>/blobs/…
+//   durable (workerd)          js/blobs-durable.js: the object's SQLite, _blobs
+//
+// The bytes never cross into wasm: the core neither needs nor sees them
+// (docs/architecture.md, "Blobs"). A backend's write must be durable when it
+// resolves, so a commit that names the hash can follow.
+
+import { ErrorCodes, StoreError, invalidArgs } from "./errors.js";
+import { describe } from "./schema.js";
+
+/** The largest blob, in bytes (64 MiB); a larger one is refused with `limit`. */
+export const MAX_BLOB_BYTES = 64 * 1024 * 1024;
+/** list()'s default and largest page. */
+export const LIST_DEFAULT = 1000;
+export const LIST_MAX = 10000;
+
+const HASH = /^[0-9a-f]{64}$/;
+
+/** Whether `h` is a blob name: 64 lowercase hex digits. */
+export function isBlobHash(h) {
+  return typeof h === "string" && HASH.test(h);
+}
+
+/**
+ * Throws invalid/args unless `h` is 64 lowercase hex digits.
+ * @example checkHash("9f3a…", "blobs.get");
+ */
+export function checkHash(h, what) {
+  if (!isBlobHash(h)) {
+    throw invalidArgs(`${what}: a blob hash is 64 lowercase hex digits (sha256), got ${describe(h)}`);
+  }
+  return h;
+}
+
+/**
+ * A private copy of the caller's bytes (Uint8Array, Buffer or ArrayBuffer),
+ * taken synchronously, so that a later change of the caller's buffer does
+ * not change the blob. Anything else is refused with invalid/args; more than
+ * MAX_BLOB_BYTES with `limit`.
+ */
+export function copyBytes(bytes, what) {
+  let view;
+  if (bytes instanceof Uint8Array) view = bytes;
+  else if (bytes instanceof ArrayBuffer) view = new Uint8Array(bytes);
+  else throw invalidArgs(`${what}: expected bytes (a Uint8Array, Buffer or ArrayBuffer), got ${describe(bytes)}`);
+  if (view.byteLength > MAX_BLOB_BYTES) {
+    throw new StoreError(ErrorCodes.Limit, `${what}: a blob holds at most ${MAX_BLOB_BYTES} bytes (64 MiB), got ${view.byteLength}`);
+  }
+  return view.slice();
+}
+
+const hex = (buf) => {
+  const b = new Uint8Array(buf);
+  let s = "";
+  for (let i = 0; i < b.length; i++) s += b[i].toString(16).padStart(2, "0");
+  return s;
+};
+
+/**
+ * SHA-256 of `bytes` as lowercase hex, with WebCrypto (browsers, workerd).
+ * @example await webSha256(new Uint8Array([1, 2]))
+ */
+export async function webSha256(bytes) {
+  return hex(await globalThis.crypto.subtle.digest("SHA-256", bytes));
+}
+
+/**
+ * Blobs kept in a Map (memory stores, sqlite ":memory:"): they live as long
+ * as the store object.
+ */
+export function memoryBlobs() {
+  const map = new Map();  // hash -> Uint8Array (owned)
+  let sorted = null;      // the hashes in order, rebuilt after a write
+  return {
+    async has(hash) {
+      return map.has(hash);
+    },
+    async get(hash) {
+      const b = map.get(hash);
+      return b === undefined ? undefined : b.slice();
+    },
+    async write(hash, bytes) {
+      if (!map.has(hash)) {
+        map.set(hash, bytes);
+        sorted = null;
+      }
+    },
+    async list(after, n) {
+      sorted ??= [...map.keys()].sort();
+      let lo = 0;
+      let hi = sorted.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (sorted[mid] <= after) lo = mid + 1;
+        else hi = mid;
+      }
+      return sorted.slice(lo, lo + n);
+    },
+  };
+}
+
+/**
+ * The `blobs` object of a store or replica over a runtime's backend.
+ * `checkOpen(what)` throws when the store is closed or fenced; `sha256`
+ * hashes bytes to hex. `writable: false` leaves out put (a replica gets its
+ * blobs only with their hash, by putWithHash).
+ *
+ * @example
+ * const blobs = makeBlobs(memoryBlobs(), { checkOpen() {}, sha256: webSha256 });
+ * const hash = await blobs.put(new TextEncoder().encode("hello"));
+ */
+export function makeBlobs(backend, { checkOpen, sha256, prefix = "blobs", writable = true }) {
+  const guard = (what, fn) => async (...args) => {
+    checkOpen(`${prefix}.${what}`);
+    try {
+      return await fn(...args);
+    } catch (e) {
+      if (e instanceof StoreError) throw e;
+      throw new StoreError(ErrorCodes.StorageFailed, `${prefix}.${what}: ${e?.name ?? "Error"}: ${e?.message ?? e}`, { cause: e });
+    }
+  };
+
+  async function store(hash, bytes) {
+    if (!(await backend.has(hash))) await backend.write(hash, bytes);
+    return hash;
+  }
+
+  const api = {
+    /**
+     * Stores `bytes`; resolves to their sha256 (hex) once they are durable,
+     * so a commit that names the hash may follow. Storing bytes that are
+     * already there is a no-op.
+     * @example const hash = await store.blobs.put(new TextEncoder().encode("hello"));
+     */
+    put: guard("put", async (bytes) => {
+      const own = copyBytes(bytes, `${prefix}.put`);
+      return store(await sha256(own), own);
+    }),
+    /**
+     * Stores `bytes` under `hash`, refused with invalid/args when their
+     * sha256 is not `hash` (blobs that arrive with their name: sync, import).
+     * @example await replica.blobs.putWithHash(hash, bytes);
+     */
+    putWithHash: guard("putWithHash", async (hash, bytes) => {
+      checkHash(hash, `${prefix}.putWithHash`);
+      const own = copyBytes(bytes, `${prefix}.putWithHash`);
+      const actual = await sha256(own);
+      if (actual !== hash) {
+        throw invalidArgs(`${prefix}.putWithHash: the bytes' sha256 is ${actual}, not the given ${hash}; the blob is refused`);
+      }
+      return store(hash, own);
+    }),
+    /**
+     * The bytes of blob `hash` (a new Uint8Array), or undefined.
+     * @example const bytes = await store.blobs.get(hash);
+     */
+    get: guard("get", async (hash) => backend.get(checkHash(hash, `${prefix}.get`))),
+    /**
+     * Whether blob `hash` is stored.
+     * @example if (!(await store.blobs.has(hash))) await upload(hash);
+     */
+    has: guard("has", async (hash) => backend.has(checkHash(hash, `${prefix}.has`))),
+    /**
+     * The stored hashes in order, after `after` (a hash), at most `limit`
+     * (default 1000, at most 10000): { hashes, next? }; `next`, when
+     * present, is the `after` of the next page.
+     * @example for (let p = await store.blobs.list(); ; p = await store.blobs.list({ after: p.next })) { use(p.hashes); if (!p.next) break; }
+     */
+    list: guard("list", async (options = {}) => {
+      const what = `${prefix}.list`;
+      if (options === null || typeof options !== "object") throw invalidArgs(`${what}: expected { after?, limit? }, got ${describe(options)}`);
+      const { after, limit = LIST_DEFAULT } = options;
+      if (after !== undefined) checkHash(after, `${what} (after)`);
+      if (!Number.isSafeInteger(limit) || limit < 1 || limit > LIST_MAX) {
+        throw invalidArgs(`${what}: limit must be an integer from 1 to ${LIST_MAX}, got ${describe(limit)}`);
+      }
+      const hashes = await backend.list(after ?? "", limit + 1);
+      if (hashes.length > limit) {
+        hashes.length = limit;
+        return { hashes, next: hashes[limit - 1] };
+      }
+      return { hashes };
+    }),
+  };
+  if (!writable) delete api.put;
+  return Object.freeze(api);
+}
