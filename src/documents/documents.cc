@@ -160,6 +160,27 @@ bool CanAdd(const Json& doc, const std::vector<std::string>& tokens) {
   return tokens.back() == "-" || (ArrayIndex(tokens.back(), &idx) && idx <= parent->size());
 }
 
+// JSON equality as RFC 6902's test has it: objects equal when they have the
+// same members in any order (ordered_json's == also compares the order).
+bool SameJson(const Json& a, const Json& b) {
+  if (a.is_object() && b.is_object()) {
+    if (a.size() != b.size()) return false;
+    for (auto it = a.begin(); it != a.end(); ++it) {
+      auto other = b.find(it.key());
+      if (other == b.end() || !SameJson(it.value(), *other)) return false;
+    }
+    return true;
+  }
+  if (a.is_array() && b.is_array()) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!SameJson(a[i], b[i])) return false;
+    }
+    return true;
+  }
+  return a == b;
+}
+
 bool IsPrefix(const std::vector<std::string>& a, const std::vector<std::string>& b) {
   if (a.size() >= b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -380,7 +401,7 @@ Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc) {
     if (name == "test") {
       const Json* target = Resolve(work, path, path.size());
       if (target == nullptr) return fail("(no such path)");
-      if (*target != op["value"]) {
+      if (!SameJson(*target, op["value"])) {
         return fail("failed: the value there is " + DescribeJson(*target) + ", not " +
                     DescribeJson(op["value"]));
       }

@@ -339,6 +339,7 @@ void Op::AppendJson(std::string* out) const {
       }
       break;
     case OpKind::kTable:
+    case OpKind::kDocument:
       break;
   }
   out->push_back('}');

@@ -94,11 +94,13 @@ for (const [label, options] of Object.entries(backends)) {
       let seed = label.length * 7919 + 17;
       const rand = (n) => {
         seed = (seed * 1103515245 + 12345) % 2147483648;
-        return seed % n;
+        return Math.floor(seed / 65536) % n;  // the high bits: the low ones cycle
       };
       const id = await notes.tx((tx) => tx.documents.create({ kind: "doc" }, {}));
       let model = {};
       const history = [[store.head, structuredClone(model)]];
+      const kinds = new Set();
+      let refused = 0;
       for (let step = 0; step < 120; step++) {
         const patch = [];
         let expected = structuredClone(model);
@@ -108,10 +110,12 @@ for (const [label, options] of Object.entries(backends)) {
           if (op.fails) fails = true;
           else expected = applyOp(expected, op);
           delete op.fails;
+          kinds.add(op.op);
           patch.push(op);
         }
         if (fails) {
           await rejectsWith(notes.tx((tx) => tx.documents.change(id, patch)), "invalid/args");
+          refused++;
         } else {
           await notes.tx((tx) => tx.documents.change(id, patch));
           model = expected;
@@ -121,7 +125,8 @@ for (const [label, options] of Object.entries(backends)) {
         const [seq, value] = history[rand(history.length)];
         assert.deepEqual((await notes.documents.load(id, { at: seq })).value, value, `step ${step}: at ${seq}`);
       }
-      assert.ok(history.length > 60, `${history.length} commits`);
+      assert.ok(history.length > 60 && refused > 5, `${history.length} commits, ${refused} refused`);
+      assert.deepEqual([...kinds].sort(), ["add", "copy", "move", "remove", "replace", "test"]);
       await store.close();
     });
   });
