@@ -209,6 +209,21 @@ TEST_P(Documents, AReplicaReplaysDocumentOpsAndDivergesOnARecordThatDoesNotFit) 
     ASSERT_TRUE(rs->Documents(R"({"call":"load","owner":"notes","id":1,"at":4})", &answer).ok());
     EXPECT_EQ(Json::parse(answer)["value"]["n"], 3);
   }
+  // The same ops committed at other times and by another actor give the
+  // same fingerprint: a version's time and actor are not content.
+  {
+    auto later = OpenStore("memory");
+    const Json records = Json::parse(batch)["commits"];
+    ASSERT_EQ(records.size(), 7u);
+    for (const Json& rec : records) {
+      std::string result;
+      ASSERT_TRUE(later->Commit(rec["ops"].dump(), R"({"owner":"notes","at":5})", &result).ok());
+    }
+    std::string a, c;
+    ASSERT_TRUE(Fingerprint(store_.get(), &a).ok());
+    ASSERT_TRUE(Fingerprint(later.get(), &c).ok());
+    EXPECT_EQ(a, c);
+  }
   // A record whose change makes another version than the document's next.
   Json tampered = Json::parse(batch);
   tampered["commits"][2]["ops"][0]["version"] = 7;
