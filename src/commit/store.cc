@@ -362,11 +362,14 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
     if (op.kind == OpKind::kDocument) {
       if (!docs) {
         st = EnsureDocumentTables(backend_.get(), catalog_, &doc_tables_created);
-        if (st.ok()) docs = std::make_unique<DocWriter>(backend_.get(), doc_tables_created, seq, at, actor);
+        if (st.ok())
+          docs = std::make_unique<DocWriter>(backend_.get(), doc_tables_created, seq, at, actor);
       }
       std::vector<Op> writes;
-      if (st.ok()) st = docs->Apply(op.doc.get(), "ops[" + std::to_string(&op - ops->data()) + "]", &writes);
-      for (size_t w = 0; st.ok() && w < writes.size(); ++w) st = backend_->Apply(&writes[w], nullptr);
+      if (st.ok())
+        st = docs->Apply(op.doc.get(), "ops[" + std::to_string(&op - ops->data()) + "]", &writes);
+      for (size_t w = 0; st.ok() && w < writes.size(); ++w)
+        st = backend_->Apply(&writes[w], nullptr);
       if (!st.ok()) {
         backend_->Rollback();
         return st;

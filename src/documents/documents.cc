@@ -10,7 +10,18 @@ namespace onestore {
 namespace {
 
 // Column positions of the two tables (the order of their records below).
-enum DocCol { kDId, kDOwner, kDKind, kDKey, kDVersion, kDSeq, kDRetired, kDBase, kDDeltas, kDBytes };
+enum DocCol {
+  kDId,
+  kDOwner,
+  kDKind,
+  kDKey,
+  kDVersion,
+  kDSeq,
+  kDRetired,
+  kDBase,
+  kDDeltas,
+  kDBytes
+};
 enum DeltaCol { kVDoc, kVVersion, kVSeq, kVAt, kVActor, kVOp, kVPatch, kVValue, kVBase };
 
 std::shared_ptr<const TableSchema> MakeTable(const char* record) {
@@ -72,8 +83,8 @@ Status Materialize(Backend* backend, int64_t id, int64_t version, Json* value) {
   ONESTORE_RETURN_IF_ERROR(Select(backend, *DeltasTable(), range, version - base + 1, &rows));
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
-    const std::string where = "document " + std::to_string(id) + " version " +
-                              std::to_string(r[kVVersion].int_value());
+    const std::string where =
+        "document " + std::to_string(id) + " version " + std::to_string(r[kVVersion].int_value());
     if (i == 0) {
       ONESTORE_RETURN_IF_ERROR(ParseJsonText(r[kVValue].text(), where, value));
     } else if (r[kVOp].text() == "change") {
@@ -89,7 +100,8 @@ Status Materialize(Backend* backend, int64_t id, int64_t version, Json* value) {
 
 // A JSON Pointer's tokens (RFC 6901), or invalid/args.
 Status PointerTokens(const Json& p, const std::string& where, std::vector<std::string>* out) {
-  if (!p.is_string()) return Status::InvalidArgs(where + ": " + DescribeJson(p) + " is not a JSON Pointer");
+  if (!p.is_string())
+    return Status::InvalidArgs(where + ": " + DescribeJson(p) + " is not a JSON Pointer");
   const std::string& s = p.get_ref<const std::string&>();
   out->clear();
   if (s.empty()) return Status::OK();
@@ -233,7 +245,8 @@ Status AddressQuery(const std::string& owner, const Json& address, const std::st
       return Status::InvalidArgs(where + ": unknown address field \"" + it.key() + "\"");
     }
   }
-  Json terms = Json::array({Json{{"eq", {"owner", owner}}}, Json{{"eq", {"kind", address["kind"]}}}});
+  Json terms =
+      Json::array({Json{{"eq", {"owner", owner}}}, Json{{"eq", {"kind", address["kind"]}}}});
   auto key = address.find("key");
   if (key == address.end() || key->is_null()) {
     terms.push_back(Json{{"isNull", "key"}});
@@ -297,22 +310,24 @@ Status ParseDocOp(const Json& j, const std::string& where, DocOp* out) {
   }
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& k = it.key();
-    bool known = k == "op" || k == "owner" || k == "id" || k == "version" ||
-                 (op.kind == DocOpKind::kCreate && (k == "kind" || k == "key" || k == "value")) ||
-                 (op.kind == DocOpKind::kChange &&
-                  (k == "patch" || k == "base" || k == "checkpointWhen"));
+    bool known =
+        k == "op" || k == "owner" || k == "id" || k == "version" ||
+        (op.kind == DocOpKind::kCreate && (k == "kind" || k == "key" || k == "value")) ||
+        (op.kind == DocOpKind::kChange && (k == "patch" || k == "base" || k == "checkpointWhen"));
     if (!known) return Status::InvalidArgs(where + ": unknown field \"" + k + "\" in a " + name);
   }
   auto owner = j.find("owner");
   if (owner == j.end() || !owner->is_string() || owner->get_ref<const std::string&>().empty()) {
-    return Status::InvalidArgs(where + ".owner: a " + name + " names its owner (a non-empty string)");
+    return Status::InvalidArgs(where + ".owner: a " + name +
+                               " names its owner (a non-empty string)");
   }
   op.owner = owner->get<std::string>();
   auto id = j.find("id");
   if (id == j.end() || !id->is_number_integer() || id->get<int64_t>() < 1 ||
       id->get<int64_t>() > kMaxSafeInteger) {
-    return Status::InvalidArgs(where + ".id: " + (id == j.end() ? std::string("missing") : DescribeJson(*id)) +
-                               " is not a document id (a positive safe integer)");
+    return Status::InvalidArgs(
+        where + ".id: " + (id == j.end() ? std::string("missing") : DescribeJson(*id)) +
+        " is not a document id (a positive safe integer)");
   }
   op.id = id->get<int64_t>();
   ONESTORE_RETURN_IF_ERROR(ReadInt(j, "version", where, 1, &op.version));
@@ -323,20 +338,24 @@ Status ParseDocOp(const Json& j, const std::string& where, DocOp* out) {
     Json ignored;
     ONESTORE_RETURN_IF_ERROR(AddressQuery(op.owner, address, where, false, &ignored));
     op.doc_kind = address["kind"].get<std::string>();
-    if (address.contains("key") && !address["key"].is_null()) op.key = address["key"].get<std::string>();
-    if (!j.contains("value")) return Status::InvalidArgs(where + ".value: a doc.create needs a value");
+    if (address.contains("key") && !address["key"].is_null())
+      op.key = address["key"].get<std::string>();
+    if (!j.contains("value"))
+      return Status::InvalidArgs(where + ".value: a doc.create needs a value");
     op.value = j["value"];
   } else if (op.kind == DocOpKind::kChange) {
     auto patch = j.find("patch");
     if (patch == j.end() || !patch->is_array()) {
-      return Status::InvalidArgs(where + ".patch: " +
-                                 (patch == j.end() ? std::string("missing") : DescribeJson(*patch)) +
-                                 " is not a JSON Patch (an array of ops, RFC 6902)");
+      return Status::InvalidArgs(
+          where + ".patch: " + (patch == j.end() ? std::string("missing") : DescribeJson(*patch)) +
+          " is not a JSON Patch (an array of ops, RFC 6902)");
     }
     op.patch = *patch;
     auto base = j.find("base");
     if (base != j.end() && !base->is_null()) {
-      if (!base->is_boolean()) return Status::InvalidArgs(where + ".base: " + DescribeJson(*base) + " is not true or false");
+      if (!base->is_boolean())
+        return Status::InvalidArgs(where + ".base: " + DescribeJson(*base) +
+                                   " is not true or false");
       op.base = base->get<bool>();
     }
     auto cw = j.find("checkpointWhen");
@@ -345,7 +364,8 @@ Status ParseDocOp(const Json& j, const std::string& where, DocOp* out) {
         return Status::InvalidArgs(where + ".checkpointWhen: " + DescribeJson(*cw) +
                                    " is not {deltas, bytes}");
       }
-      ONESTORE_RETURN_IF_ERROR(ReadInt(*cw, "deltas", where + ".checkpointWhen", 0, &op.max_deltas));
+      ONESTORE_RETURN_IF_ERROR(
+          ReadInt(*cw, "deltas", where + ".checkpointWhen", 0, &op.max_deltas));
       ONESTORE_RETURN_IF_ERROR(ReadInt(*cw, "bytes", where + ".checkpointWhen", 0, &op.max_bytes));
     }
   }
@@ -355,8 +375,8 @@ Status ParseDocOp(const Json& j, const std::string& where, DocOp* out) {
 
 void DocOp::AppendJson(std::string* out) const {
   static const char* kNames[] = {"doc.create", "doc.change", "doc.retire"};
-  *out += "{\"op\":\"" + std::string(kNames[static_cast<int>(kind)]) + "\",\"owner\":" + Quote(owner) +
-          ",\"id\":" + std::to_string(id);
+  *out += "{\"op\":\"" + std::string(kNames[static_cast<int>(kind)]) +
+          "\",\"owner\":" + Quote(owner) + ",\"id\":" + std::to_string(id);
   if (kind == DocOpKind::kCreate) {
     *out += ",\"kind\":" + Quote(doc_kind);
     if (key) *out += ",\"key\":" + Quote(*key);
@@ -370,7 +390,8 @@ void DocOp::AppendJson(std::string* out) const {
 
 Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc) {
   if (!patch.is_array()) {
-    return Status::InvalidArgs(where + ": " + DescribeJson(patch) + " is not a JSON Patch (an array)");
+    return Status::InvalidArgs(where + ": " + DescribeJson(patch) +
+                               " is not a JSON Patch (an array)");
   }
   Json work = *doc;
   std::vector<std::string> path, from;
@@ -378,7 +399,8 @@ Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc) {
     const Json& op = patch[i];
     const std::string w = where + ".patch[" + std::to_string(i) + "]";
     if (!op.is_object() || !op.contains("op") || !op["op"].is_string()) {
-      return Status::InvalidArgs(w + ": " + DescribeJson(op) + " is not a JSON Patch op {op, path, ...}");
+      return Status::InvalidArgs(w + ": " + DescribeJson(op) +
+                                 " is not a JSON Patch op {op, path, ...}");
     }
     const std::string& name = op["op"].get_ref<const std::string&>();
     if (!op.contains("path")) return Status::InvalidArgs(w + ".path: missing");
@@ -386,8 +408,9 @@ Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc) {
     const bool needs_value = name == "add" || name == "replace" || name == "test";
     const bool needs_from = name == "move" || name == "copy";
     if (!needs_value && !needs_from && name != "remove") {
-      return Status::InvalidArgs(w + ".op: \"" + name +
-                                 "\" is not a JSON Patch op (add, remove, replace, move, copy, test)");
+      return Status::InvalidArgs(
+          w + ".op: \"" + name +
+          "\" is not a JSON Patch op (add, remove, replace, move, copy, test)");
     }
     if (needs_value && !op.contains("value")) return Status::InvalidArgs(w + ".value: missing");
     if (needs_from) {
@@ -396,7 +419,8 @@ Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc) {
     }
     const std::string shown = DescribeJson(op["path"]);
     auto fail = [&](const std::string& why) {
-      return Status::InvalidArgs(w + ": the patch does not apply: " + name + " at " + shown + " " + why);
+      return Status::InvalidArgs(w + ": the patch does not apply: " + name + " at " + shown + " " +
+                                 why);
     };
     if (name == "test") {
       const Json* target = Resolve(work, path, path.size());
@@ -423,7 +447,8 @@ Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc) {
         Json removed = work;
         removed.patch_inplace(Json::array({Json{{"op", "remove"}, {"path", op["from"]}}}));
         if (!CanAdd(removed, path)) return fail("(no such parent once the value is removed)");
-        removed.patch_inplace(Json::array({Json{{"op", "add"}, {"path", op["path"]}, {"value", value}}}));
+        removed.patch_inplace(
+            Json::array({Json{{"op", "add"}, {"path", op["path"]}, {"value", value}}}));
         work = std::move(removed);
         continue;
       }
@@ -455,7 +480,8 @@ Status DocWriter::Load(int64_t id, const std::string& where, Doc** out) {
     return Status::OK();
   }
   std::optional<Row> row;
-  if (!fresh_tables_) ONESTORE_RETURN_IF_ERROR(backend_->Get(*DocumentsTable(), {Value::Int(id)}, &row));
+  if (!fresh_tables_)
+    ONESTORE_RETURN_IF_ERROR(backend_->Get(*DocumentsTable(), {Value::Int(id)}, &row));
   if (!row) {
     *out = nullptr;
     return Status::OK();
@@ -491,8 +517,8 @@ Status DocWriter::Apply(DocOp* op, const std::string& where, std::vector<Op>* wr
       if (!d.retired && d.owner == op->owner && d.kind == op->doc_kind && d.key == op->key) {
         return Status::InvalidArgs(where + ": the address {kind: " + Quote(op->doc_kind) +
                                    (op->key ? ", key: " + Quote(*op->key) : std::string()) +
-                                   "} of owner " + Quote(op->owner) + " already holds live document " +
-                                   std::to_string(id));
+                                   "} of owner " + Quote(op->owner) +
+                                   " already holds live document " + std::to_string(id));
       }
     }
     if (!fresh_tables_) {
@@ -506,7 +532,8 @@ Status DocWriter::Apply(DocOp* op, const std::string& where, std::vector<Op>* wr
         if (docs_.count(r[kDId].int_value())) continue;  // its state here says otherwise
         return Status::InvalidArgs(where + ": the address {kind: " + Quote(op->doc_kind) +
                                    (op->key ? ", key: " + Quote(*op->key) : std::string()) +
-                                   "} of owner " + Quote(op->owner) + " already holds live document " +
+                                   "} of owner " + Quote(op->owner) +
+                                   " already holds live document " +
                                    std::to_string(r[kDId].int_value()));
       }
     }
@@ -563,10 +590,16 @@ Status DocWriter::Apply(DocOp* op, const std::string& where, std::vector<Op>* wr
   Op put;
   put.kind = OpKind::kPut;
   put.table = DocumentsTable();
-  put.row = {Value::Int(op->id), Value::Str(doc->owner), Value::Str(doc->kind), OptStr(doc->key),
-             Value::Int(doc->version), Value::Int(seq_),
-             doc->retired ? Value::Int(*doc->retired) : Value(), Value::Int(doc->base),
-             Value::Int(doc->deltas), Value::Int(doc->bytes)};
+  put.row = {Value::Int(op->id),
+             Value::Str(doc->owner),
+             Value::Str(doc->kind),
+             OptStr(doc->key),
+             Value::Int(doc->version),
+             Value::Int(seq_),
+             doc->retired ? Value::Int(*doc->retired) : Value(),
+             Value::Int(doc->base),
+             Value::Int(doc->deltas),
+             Value::Int(doc->bytes)};
   writes->push_back(std::move(put));
   Op delta;
   delta.kind = OpKind::kPut;
@@ -574,10 +607,15 @@ Status DocWriter::Apply(DocOp* op, const std::string& where, std::vector<Op>* wr
   auto text = [](const Json& j) {
     return Value::JsonText(j.dump(-1, ' ', false, Json::error_handler_t::replace));
   };
-  delta.row = {Value::Int(op->id), Value::Int(doc->version), Value::Int(seq_), Value::Int(at_),
-               actor_ ? text(*actor_) : Value(), Value::Str(op_name),
+  delta.row = {Value::Int(op->id),
+               Value::Int(doc->version),
+               Value::Int(seq_),
+               Value::Int(at_),
+               actor_ ? text(*actor_) : Value(),
+               Value::Str(op_name),
                op->kind == DocOpKind::kChange ? text(patch) : Value(),
-               base ? text(doc->value) : Value(), Value::Int(base ? 1 : 0)};
+               base ? text(doc->value) : Value(),
+               Value::Int(base ? 1 : 0)};
   writes->push_back(std::move(delta));
   return Status::OK();
 }
@@ -601,12 +639,14 @@ Status DocumentsRead(Backend* backend, bool tables_exist, int64_t head, const Js
   auto doc_row = [&](std::optional<Row>* row) -> Status {
     auto id = req.find("id");
     if (id == req.end() || !id->is_number_integer() || id->get<int64_t>() < 1) {
-      return Status::InvalidArgs(where + ": " + (id == req.end() ? std::string("missing id") : DescribeJson(*id)) +
+      return Status::InvalidArgs(where + ": " +
+                                 (id == req.end() ? std::string("missing id") : DescribeJson(*id)) +
                                  " is not a document id");
     }
     row->reset();
     if (tables_exist) {
-      ONESTORE_RETURN_IF_ERROR(backend->Get(*DocumentsTable(), {Value::Int(id->get<int64_t>())}, row));
+      ONESTORE_RETURN_IF_ERROR(
+          backend->Get(*DocumentsTable(), {Value::Int(id->get<int64_t>())}, row));
     }
     if (*row && (**row)[kDOwner].text() != owner) row->reset();  // another owner's
     return Status::OK();
@@ -627,13 +667,15 @@ Status DocumentsRead(Backend* backend, bool tables_exist, int64_t head, const Js
     if (row) {
       Json q = {{"where", Json{{"eq", {"doc", (*row)[kDId].int_value()}}}}};
       std::vector<Row> rows;
-      ONESTORE_RETURN_IF_ERROR(Select(backend, *DeltasTable(), q, (*row)[kDVersion].int_value(), &rows));
+      ONESTORE_RETURN_IF_ERROR(
+          Select(backend, *DeltasTable(), q, (*row)[kDVersion].int_value(), &rows));
       for (size_t i = 0; i < rows.size(); ++i) {
         const Row& r = rows[i];
         if (i) answer->push_back(',');
         *answer += "{\"version\":" + std::to_string(r[kVVersion].int_value()) +
                    ",\"seq\":" + std::to_string(r[kVSeq].int_value()) +
-                   ",\"at\":" + std::to_string(r[kVAt].int_value()) + ",\"op\":" + Quote(r[kVOp].text());
+                   ",\"at\":" + std::to_string(r[kVAt].int_value()) +
+                   ",\"op\":" + Quote(r[kVOp].text());
         if (!r[kVActor].is_null()) *answer += ",\"actor\":" + r[kVActor].text();
         answer->push_back('}');
       }
@@ -667,7 +709,8 @@ Status DocumentsRead(Backend* backend, bool tables_exist, int64_t head, const Js
     int64_t limit = 50;
     ONESTORE_RETURN_IF_ERROR(ReadInt(req, "limit", where, 1, &limit));
     if (limit > 1000) {
-      return Status::InvalidArgs(where + ": limit " + std::to_string(limit) + " is not between 1 and 1000");
+      return Status::InvalidArgs(where + ": limit " + std::to_string(limit) +
+                                 " is not between 1 and 1000");
     }
     const Json filter = req.value("filter", Json::object());
     if (!filter.is_object()) {
@@ -685,15 +728,17 @@ Status DocumentsRead(Backend* backend, bool tables_exist, int64_t head, const Js
       *answer = "{\"rows\":[]}";
       return Status::OK();
     }
-    Json q = {{"where", Json{{"and", terms}}},
-              {"orderBy", Json::array({Json::array({"kind", "asc"}), Json::array({"key", "asc"})})}};
+    Json q = {
+        {"where", Json{{"and", terms}}},
+        {"orderBy", Json::array({Json::array({"kind", "asc"}), Json::array({"key", "asc"})})}};
     Query parsed;
     ONESTORE_RETURN_IF_ERROR(ParseQuery(q, *DocumentsTable(), where, &parsed));
     std::vector<Value> after;
     const bool has_after = req.contains("after") && !req["after"].is_null();
     if (has_after) {
       if (!req["after"].is_string()) {
-        return Status::InvalidCursor(where + ": after " + DescribeJson(req["after"]) + " is not a cursor");
+        return Status::InvalidCursor(where + ": after " + DescribeJson(req["after"]) +
+                                     " is not a cursor");
       }
       ONESTORE_RETURN_IF_ERROR(DecodeCursor(parsed, req["after"].get<std::string>(), &after));
     }

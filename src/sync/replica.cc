@@ -204,7 +204,8 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
         st = versioned ? docs->Apply(op.doc.get(), "ops[" + std::to_string(k) + "]", &writes)
                        : Status::InvalidArgs("ops[" + std::to_string(k) +
                                              "]: a document op in a record carries its version");
-        for (size_t w = 0; st.ok() && w < writes.size(); ++w) st = backend->Apply(&writes[w], nullptr);
+        for (size_t w = 0; st.ok() && w < writes.size(); ++w)
+          st = backend->Apply(&writes[w], nullptr);
         if (!st.ok()) {
           if (st.code() == Code::kNotFound || st.code() == Code::kInvalidArgs) {
             return diverge("ops[" + std::to_string(k) + "] (" + op.doc->owner + " document " +

@@ -36,7 +36,8 @@ class Documents : public ::testing::TestWithParam<std::string> {
   // Commits `ops` (a JSON array text) as owner "notes"; the seq, or the error.
   Status Commit(const std::string& ops, int64_t* seq = nullptr) {
     std::string result;
-    Status st = store_->Commit(ops, R"({"owner":"notes","actor":{"kind":"person","id":"ana"}})", &result);
+    Status st =
+        store_->Commit(ops, R"({"owner":"notes","actor":{"kind":"person","id":"ana"}})", &result);
     if (st.ok() && seq) *seq = Json::parse(result)["seq"].get<int64_t>();
     return st;
   }
@@ -59,9 +60,13 @@ class Documents : public ::testing::TestWithParam<std::string> {
 TEST_P(Documents, CreateChangeRetireAreReadBackByFindLoadListAndVersions) {
   int64_t s1 = 0, s2 = 0, s3 = 0;
   ASSERT_TRUE(Commit(R"([{"op":"doc.create","owner":"notes","id":1,"kind":"note","key":"n1",
-                         "value":{"title":"Plan","body":""}}])", &s1).ok());
+                         "value":{"title":"Plan","body":""}}])",
+                     &s1)
+                  .ok());
   ASSERT_TRUE(Commit(R"([{"op":"doc.change","owner":"notes","id":1,
-                         "patch":[{"op":"replace","path":"/title","value":"Plan v2"}]}])", &s2).ok());
+                         "patch":[{"op":"replace","path":"/title","value":"Plan v2"}]}])",
+                     &s2)
+                  .ok());
   Json doc = Read({{"call", "find"}, {"address", {{"kind", "note"}, {"key", "n1"}}}});
   EXPECT_EQ(doc, Json::parse(R"({"id":1,"address":{"kind":"note","key":"n1"},"version":2,"seq":)" +
                              std::to_string(s2) + R"(,"value":{"title":"Plan v2","body":""}})"));
@@ -73,42 +78,57 @@ TEST_P(Documents, CreateChangeRetireAreReadBackByFindLoadListAndVersions) {
   EXPECT_TRUE(Read({{"call", "find"}, {"address", {{"kind", "note"}, {"key", "n1"}}}}).is_null());
   EXPECT_TRUE(Load(1).is_null());
   EXPECT_EQ(Load(1, s2)["value"]["title"], "Plan v2");
-  EXPECT_EQ(Read({{"call", "find"}, {"address", {{"kind", "note"}, {"key", "n1"}}}, {"at", s2}})["id"], 1);
+  EXPECT_EQ(
+      Read({{"call", "find"}, {"address", {{"kind", "note"}, {"key", "n1"}}}, {"at", s2}})["id"],
+      1);
   Json versions = Read({{"call", "versions"}, {"id", 1}});
   ASSERT_EQ(versions.size(), 3u);
   EXPECT_EQ(versions[2]["op"], "retire");
   EXPECT_EQ(versions[2]["seq"], s3);
   EXPECT_EQ(versions[0]["actor"]["id"], "ana");
   // The address is free again.
-  EXPECT_TRUE(Commit(R"([{"op":"doc.create","owner":"notes","id":2,"kind":"note","key":"n1","value":1}])").ok());
+  EXPECT_TRUE(
+      Commit(R"([{"op":"doc.create","owner":"notes","id":2,"kind":"note","key":"n1","value":1}])")
+          .ok());
 }
 
 // (test compares objects without regard to member order, numbers by value.)
 TEST_P(Documents, EveryJsonPatchOpApplies) {
-  ASSERT_TRUE(Commit(R"([{"op":"doc.create","owner":"notes","id":1,"kind":"k","value":{"a":[1,2],"b":{"c":1}}}])").ok());
+  ASSERT_TRUE(
+      Commit(
+          R"([{"op":"doc.create","owner":"notes","id":1,"kind":"k","value":{"a":[1,2],"b":{"c":1}}}])")
+          .ok());
   ASSERT_TRUE(Commit(R"([{"op":"doc.change","owner":"notes","id":1,"patch":[
       {"op":"add","path":"/a/1","value":9},{"op":"add","path":"/a/-","value":3},
       {"op":"remove","path":"/a/0"},{"op":"replace","path":"/b/c","value":"x"},
       {"op":"move","from":"/b/c","path":"/d"},{"op":"copy","from":"/a","path":"/e"},
       {"op":"test","path":"/d","value":"x"},{"op":"add","path":"/k~1l","value":null},
       {"op":"test","path":"/b","value":{}},{"op":"add","path":"/b/p","value":{"y":1,"z":[2]}},
-      {"op":"test","path":"/b","value":{"p":{"z":[2.0],"y":1}}}]}])").ok());
-  EXPECT_EQ(Load(1)["value"],
-            Json::parse(R"({"a":[9,2,3],"b":{"p":{"y":1,"z":[2]}},"d":"x","e":[9,2,3],"k/l":null})"));
+      {"op":"test","path":"/b","value":{"p":{"z":[2.0],"y":1}}}]}])")
+                  .ok());
+  EXPECT_EQ(
+      Load(1)["value"],
+      Json::parse(R"({"a":[9,2,3],"b":{"p":{"y":1,"z":[2]}},"d":"x","e":[9,2,3],"k/l":null})"));
 }
 
 TEST_P(Documents, APatchThatDoesNotApplyFailsTheCommitAndChangesNothing) {
-  ASSERT_TRUE(Commit(R"([{"op":"doc.create","owner":"notes","id":1,"kind":"k","value":{"a":1,"l":[1]}}])").ok());
+  ASSERT_TRUE(
+      Commit(R"([{"op":"doc.create","owner":"notes","id":1,"kind":"k","value":{"a":1,"l":[1]}}])")
+          .ok());
   const int64_t head = store_->head();
-  for (const char* bad : {R"({"op":"remove","path":"/missing"})", R"({"op":"test","path":"/a","value":2})",
-                          R"({"op":"add","path":"/x/y","value":1})", R"({"op":"add","path":"/l/5","value":1})",
-                          R"({"op":"replace","path":"/l/01","value":1})", R"({"op":"move","from":"/l","path":"/l/0"})",
-                          R"({"op":"copy","from":"/nope","path":"/b"})", R"({"op":"frob","path":"/a"})",
-                          R"({"op":"add","path":"a","value":1})", R"({"op":"add","path":"/a~2","value":1})",
-                          R"({"op":"remove","path":""})", R"({"op":"replace","path":"/a"})"}) {
+  for (const char* bad :
+       {R"({"op":"remove","path":"/missing"})", R"({"op":"test","path":"/a","value":2})",
+        R"({"op":"add","path":"/x/y","value":1})", R"({"op":"add","path":"/l/5","value":1})",
+        R"({"op":"replace","path":"/l/01","value":1})",
+        R"({"op":"move","from":"/l","path":"/l/0"})", R"({"op":"copy","from":"/nope","path":"/b"})",
+        R"({"op":"frob","path":"/a"})", R"({"op":"add","path":"a","value":1})",
+        R"({"op":"add","path":"/a~2","value":1})", R"({"op":"remove","path":""})",
+        R"({"op":"replace","path":"/a"})"}) {
     // The bad op comes after one that applies: neither is kept.
-    Status st = Commit(std::string(R"([{"op":"doc.change","owner":"notes","id":1,"patch":[{"op":"replace","path":"/a","value":5},)") +
-                       bad + "]}]");
+    Status st = Commit(
+        std::string(
+            R"([{"op":"doc.change","owner":"notes","id":1,"patch":[{"op":"replace","path":"/a","value":5},)") +
+        bad + "]}]");
     EXPECT_EQ(st.code(), Code::kInvalidArgs) << bad;
     EXPECT_NE(st.message().find("patch[1]"), std::string::npos) << st.message();
   }
@@ -118,32 +138,46 @@ TEST_P(Documents, APatchThatDoesNotApplyFailsTheCommitAndChangesNothing) {
 }
 
 TEST_P(Documents, ASecondLiveDocumentAtAnAddressIsRefusedInOneCommitOrTwo) {
-  ASSERT_TRUE(Commit(R"([{"op":"doc.create","owner":"notes","id":1,"kind":"k","key":"a","value":1}])").ok());
-  EXPECT_EQ(Commit(R"([{"op":"doc.create","owner":"notes","id":2,"kind":"k","key":"a","value":2}])").code(),
+  ASSERT_TRUE(
+      Commit(R"([{"op":"doc.create","owner":"notes","id":1,"kind":"k","key":"a","value":1}])")
+          .ok());
+  EXPECT_EQ(Commit(R"([{"op":"doc.create","owner":"notes","id":2,"kind":"k","key":"a","value":2}])")
+                .code(),
             Code::kInvalidArgs);
   EXPECT_EQ(Commit(R"([{"op":"doc.create","owner":"notes","id":2,"kind":"k","value":2},
-                       {"op":"doc.create","owner":"notes","id":3,"kind":"k","value":3}])").code(),
+                       {"op":"doc.create","owner":"notes","id":3,"kind":"k","value":3}])")
+                .code(),
             Code::kInvalidArgs);
-  EXPECT_EQ(Commit(R"([{"op":"doc.create","owner":"notes","id":1,"kind":"k","key":"b","value":2}])").code(),
+  EXPECT_EQ(Commit(R"([{"op":"doc.create","owner":"notes","id":1,"kind":"k","key":"b","value":2}])")
+                .code(),
             Code::kInvalidArgs);  // the id exists
   // Another owner, or the same kind without a key, is another address.
   EXPECT_TRUE(Commit(R"([{"op":"doc.create","owner":"other","id":2,"kind":"k","key":"a","value":2},
-                         {"op":"doc.create","owner":"notes","id":3,"kind":"k","value":3}])").ok());
+                         {"op":"doc.create","owner":"notes","id":3,"kind":"k","value":3}])")
+                  .ok());
   // Retire and create at the same address in one commit.
   EXPECT_TRUE(Commit(R"([{"op":"doc.retire","owner":"notes","id":1},
-                         {"op":"doc.create","owner":"notes","id":4,"kind":"k","key":"a","value":4}])").ok());
+                         {"op":"doc.create","owner":"notes","id":4,"kind":"k","key":"a","value":4}])")
+                  .ok());
   EXPECT_EQ(Read({{"call", "find"}, {"address", {{"kind", "k"}, {"key", "a"}}}})["id"], 4);
   // Writes of the store's own tables are refused.
-  EXPECT_EQ(Commit(R"([{"op":"delete","table":"_documents","key":[4]}])").code(), Code::kInvalidArgs);
+  EXPECT_EQ(Commit(R"([{"op":"delete","table":"_documents","key":[4]}])").code(),
+            Code::kInvalidArgs);
 }
 
 TEST_P(Documents, LoadAtEverySeqAcrossCheckpointsReadsOneBaseAndFewDeltas) {
-  ASSERT_TRUE(Commit(R"([{"op":"doc.create","owner":"notes","id":1,"kind":"k","value":{"n":0}}])").ok());
+  ASSERT_TRUE(
+      Commit(R"([{"op":"doc.create","owner":"notes","id":1,"kind":"k","value":{"n":0}}])").ok());
   std::vector<int64_t> seqs = {store_->head()};
   for (int i = 1; i <= 20; ++i) {
     int64_t seq = 0;
-    ASSERT_TRUE(Commit(R"([{"op":"doc.change","owner":"notes","id":1,"checkpointWhen":{"deltas":3,"bytes":100000},
-                           "patch":[{"op":"replace","path":"/n","value":)" + std::to_string(i) + "}]}]", &seq).ok());
+    ASSERT_TRUE(
+        Commit(
+            R"([{"op":"doc.change","owner":"notes","id":1,"checkpointWhen":{"deltas":3,"bytes":100000},
+                           "patch":[{"op":"replace","path":"/n","value":)" +
+                std::to_string(i) + "}]}]",
+            &seq)
+            .ok());
     seqs.push_back(seq);
   }
   for (int i = 0; i <= 20; ++i) {
@@ -158,16 +192,18 @@ TEST_P(Documents, LoadAtEverySeqAcrossCheckpointsReadsOneBaseAndFewDeltas) {
   // The outbox records which versions wrote a base.
   std::string batch;
   ASSERT_TRUE(store_->ReadOutbox(seqs[4] - 1, 1, &batch).ok());
-  EXPECT_EQ(Json::parse(batch)["commits"][0]["ops"][0],
-            Json::parse(R"({"op":"doc.change","owner":"notes","id":1,"patch":[{"op":"replace","path":"/n","value":4}],"base":true,"version":5})"));
+  EXPECT_EQ(
+      Json::parse(batch)["commits"][0]["ops"][0],
+      Json::parse(
+          R"({"op":"doc.change","owner":"notes","id":1,"patch":[{"op":"replace","path":"/n","value":4}],"base":true,"version":5})"));
 }
 
 TEST_P(Documents, ListPagesTheLiveDocumentsOfOneOwnerWithCursors) {
   std::string ops = "[";
   for (int i = 0; i < 7; ++i) {
-    ops += std::string(i ? "," : "") + R"({"op":"doc.create","owner":"notes","id":)" + std::to_string(i + 1) +
-           R"(,"kind":")" + (i % 2 ? "b" : "a") + R"(","key":"k)" + std::to_string(i) + R"(","value":)" +
-           std::to_string(i) + "}";
+    ops += std::string(i ? "," : "") + R"({"op":"doc.create","owner":"notes","id":)" +
+           std::to_string(i + 1) + R"(,"kind":")" + (i % 2 ? "b" : "a") + R"(","key":"k)" +
+           std::to_string(i) + R"(","value":)" + std::to_string(i) + "}";
   }
   ops += R"(,{"op":"doc.create","owner":"other","id":9,"kind":"a","value":0}])";
   ASSERT_TRUE(Commit(ops).ok());
@@ -182,14 +218,18 @@ TEST_P(Documents, ListPagesTheLiveDocumentsOfOneOwnerWithCursors) {
     after = page.value("next", Json());
   } while (!after.is_null());
   EXPECT_EQ(seen, (std::vector<int64_t>{1, 5, 7, 2, 4, 6}));
-  EXPECT_EQ(Read({{"call", "list"}, {"limit", 10}, {"filter", {{"kind", "b"}}}})["rows"].size(), 3u);
+  EXPECT_EQ(Read({{"call", "list"}, {"limit", 10}, {"filter", {{"kind", "b"}}}})["rows"].size(),
+            3u);
 }
 
 TEST_P(Documents, AReplicaReplaysDocumentOpsAndDivergesOnARecordThatDoesNotFit) {
-  ASSERT_TRUE(Commit(R"([{"op":"doc.create","owner":"notes","id":1,"kind":"k","value":{"n":0}}])").ok());
+  ASSERT_TRUE(
+      Commit(R"([{"op":"doc.create","owner":"notes","id":1,"kind":"k","value":{"n":0}}])").ok());
   for (int i = 1; i <= 5; ++i) {
     ASSERT_TRUE(Commit(R"([{"op":"doc.change","owner":"notes","id":1,"checkpointWhen":{"deltas":2},
-                           "patch":[{"op":"add","path":"/n","value":)" + std::to_string(i) + "}]}]").ok());
+                           "patch":[{"op":"add","path":"/n","value":)" +
+                       std::to_string(i) + "}]}]")
+                    .ok());
   }
   ASSERT_TRUE(Commit(R"([{"op":"doc.retire","owner":"notes","id":1}])").ok());
   std::string batch;
