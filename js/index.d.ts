@@ -426,6 +426,9 @@ export type WireOp =
   | { op: "update"; table: string; where: unknown; set: Record<string, unknown>; count?: number }
   | { op: "delete"; table: string; where: unknown; count?: number }
   | { op: "table"; table: string; version: number; columns: Record<string, unknown>; key: string[]; indexes?: Record<string, string[]> }
+  | { op: "doc.create"; owner: string; id: number; kind: string; key?: string; value: unknown; version?: number }
+  | { op: "doc.change"; owner: string; id: number; patch: JsonPatchOp[]; base?: boolean; version?: number; checkpointWhen?: CheckpointWhen }
+  | { op: "doc.retire"; owner: string; id: number; version?: number }
   | { op: string; table: string; [field: string]: unknown };
 
 /** One commit's outbox record. */
@@ -464,6 +467,68 @@ export interface TableHandle<D extends AnyTableDef = AnyTableDef> {
 type TableArg = TableHandle<any> | AnyTableDef;
 type DefOf<T> = T extends TableHandle<infer D> ? D : T extends AnyTableDef ? T : never;
 
+/** A document's address inside its owner: one live document per address. */
+export interface DocAddress {
+  kind: string;
+  key?: string;
+}
+
+/** One RFC 6902 JSON Patch op. */
+export type JsonPatchOp =
+  | { op: "add" | "replace" | "test"; path: string; value: unknown }
+  | { op: "remove"; path: string }
+  | { op: "move" | "copy"; from: string; path: string };
+
+/** When an owner writes a new base: once the deltas since the last one pass either threshold. */
+export interface CheckpointWhen {
+  /** Default 50: loading reads one base and at most this many deltas. */
+  deltas?: number;
+  /** Default 65536: the bytes of the patches since the last base. */
+  bytes?: number;
+}
+
+/** A document as find, load and list give it. */
+export interface DocRecord<T = unknown> {
+  id: number;
+  address: DocAddress;
+  version: number;
+  /** The seq of its last change (at or before `at`, when given). */
+  seq: number;
+  value: T;
+}
+
+/** One version of a document (documents.versions). */
+export interface DocVersion {
+  version: number;
+  seq: number;
+  /** The commit's time (ms since the epoch). */
+  at: number;
+  op: "create" | "change" | "retire";
+  actor?: Actor;
+}
+
+/** tx.documents: the owner's document writes, in the transaction's commit. */
+export interface TxDocuments {
+  /** A new document; a second live one at the address fails the commit (invalid/args). @example const id = await tx.documents.create({ kind: "note", key: "n1" }, { title: "Plan" }); */
+  create(address: DocAddress, value: unknown): Promise<number>;
+  /** RFC 6902; a patch that does not apply fails the commit (invalid/args). @example await tx.documents.change(id, [{ op: "replace", path: "/title", value: "Plan v2" }]); */
+  change(id: number, patch: readonly JsonPatchOp[]): Promise<void>;
+  /** @example await tx.documents.retire(id); */
+  retire(id: number): Promise<void>;
+}
+
+/** owner.documents: reads of committed documents. */
+export interface OwnerDocuments {
+  /** @example const doc = await notes.documents.find({ kind: "note", key: "n1" }); */
+  find<T = unknown>(address: DocAddress, options?: { at?: number }): Promise<DocRecord<T> | undefined>;
+  /** As it was at seq `at`; not_found when the deltas it needs are not retained. @example const old = await notes.documents.load(id, { at: 57 }); */
+  load<T = unknown>(id: number, options?: { at?: number }): Promise<DocRecord<T> | undefined>;
+  /** Live documents by kind then key. @example const { rows, next } = await notes.documents.list({ kind: "note" }, 50, { after }); */
+  list<T = unknown>(filter?: { kind?: string }, limit?: number, options?: { after?: string }): Promise<Page<DocRecord<T>>>;
+  /** @example const history = await notes.documents.versions(id); */
+  versions(id: number): Promise<DocVersion[]>;
+}
+
 /** A transaction of one owner: writes are buffered and committed together at the end. */
 export interface Tx {
   /** @example await tx.put(edits, { id: "e1", path: "a/x.ts", entry: 812, at: 1, meta: {} }); */
@@ -486,6 +551,8 @@ export interface Tx {
   count<T extends TableArg>(table: T, q?: Query<DefOf<T>>): Promise<number>;
   /** An id above every stored and minted id of an int-keyed table. @example const id = tx.mintId(tasks); */
   mintId<T extends TableArg>(table: T): number;
+  /** The owner's documents: create, change, retire. */
+  readonly documents: TxDocuments;
 }
 
 /** The hooks of an owner. */
@@ -497,6 +564,8 @@ export interface OwnerHooks {
    * get the same objects.
    */
   adopt?(seq: number, ops: readonly WireOp[]): void;
+  /** When this owner's documents get a new base (default { deltas: 50, bytes: 65536 }). */
+  checkpointWhen?: CheckpointWhen;
 }
 
 /** The owner of an object address: its tables and its line of transactions. */
@@ -513,6 +582,8 @@ export interface Owner {
   tx<R>(fn: (tx: Tx) => Promise<R> | R, ctx?: Context): Promise<R>;
   /** After each commit that touched the table, in seq order. See "watches, derives and links". @example const off = fileHistory.watch(edits, (ops, seq) => log(seq)); */
   watch(table: TableHandle<any> | AnyTableDef, listener: WatchListener): Unsubscribe;
+  /** The owner's documents (committed state). */
+  readonly documents: OwnerDocuments;
 }
 
 /** The reader of store.read: runners taking a table handle first. */

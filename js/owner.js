@@ -11,6 +11,7 @@ import { encodeJson } from "./encode.js";
 import { commitMeta } from "./core-calls.js";
 import { describe, isTableDef, tableName, tableRecord } from "./schema.js";
 import { runTx } from "./tx.js";
+import { checkpointOf, ownerDocuments } from "./documents.js";
 
 /**
  * The table handles of one store: public handle -> state, and full name ->
@@ -140,13 +141,20 @@ export function makeOwner(parts, name, address, hooks) {
   }
 
   // What a transaction of this owner needs (js/tx.js).
-  const txParts = { name, gate, queue, reads, resolveTable, adopt };
+  const checkpoint = checkpointOf(hooks?.checkpointWhen, `store.object(${name})`);
+  const txParts = { name, gate, queue, reads, resolveTable, adopt, checkpoint };
 
   const owner = {
     /** The owner's name: its type, or "<host>:<type>". */
     name,
     /** The object address it was opened with. */
     address: Object.freeze({ host: "session", ...address }),
+    /**
+     * The owner's documents, committed state: find, load (at a past seq),
+     * list, versions (js/documents.js). Writes go through tx.documents.
+     * @example const doc = await notes.documents.find({ kind: "note", key: "n1" });
+     */
+    documents: ownerDocuments(gate, name),
     /**
      * Opens one of the owner's tables ("<owner>/<name>" in the store). A new
      * or changed table is declared in a commit of its own.

@@ -119,7 +119,7 @@ export function makeStore(core, info, session, blobs = { backend: memoryBlobs(),
       gate.checkOpen("store.object");
       const name = ownerName(address);
       if (hooks !== undefined && (hooks === null || typeof hooks !== "object" || (hooks.adopt !== undefined && typeof hooks.adopt !== "function"))) {
-        throw invalidArgs(`store.object(${name}): the second argument must be { adopt(seq, ops) }, got ${describe(hooks)}`);
+        throw invalidArgs(`store.object(${name}): the second argument must be { adopt(seq, ops)?, checkpointWhen? }, got ${describe(hooks)}`);
       }
       const known = owners.get(name);
       if (known) {

@@ -14,6 +14,7 @@ import { resolveWhere } from "./query.js";
 import { plainData, plainRow } from "./data.js";
 import { commitMeta } from "./core-calls.js";
 import { describe } from "./schema.js";
+import { txDocuments } from "./documents.js";
 
 /**
  * The predicate of a bulk op. A `where` callback that throws gives
@@ -118,6 +119,21 @@ function makeTx(owner, st) {
   }
 
   const tx = {
+    /**
+     * The owner's documents: create, change (RFC 6902 JSON Patch), retire,
+     * in this transaction's commit (js/documents.js).
+     * @example const id = await tx.documents.create({ kind: "note", key: "n1" }, { title: "Plan" });
+     */
+    documents: txDocuments({
+      name: owner.name,
+      checkpoint: owner.checkpoint,
+      live,
+      push: (op, what) => st.texts.push(encodeJson(op, what)),
+      mint: () => {
+        const v = gate.call(`${owner.name}: tx.documents.create`, () => core.mintId("_documents"));
+        return typeof v === "string" ? Number(v) : v;
+      },
+    }),
     /**
      * Writes a whole row (insert or replace). The row's own data is read
      * once (docs/api.md, "What a row may hold").

@@ -131,6 +131,12 @@ class Core {
         &out);
   }
 
+  // Reads of documents: one request, one answer (docs/api.md "Documents").
+  std::string documents(const std::string& request_json) {
+    std::string out;
+    return WithStore([&](Store* st) { return st->Documents(request_json, &out); }, &out);
+  }
+
   std::string mintId(const std::string& table) {
     std::string out;
     return WithStore(
@@ -277,6 +283,7 @@ EMSCRIPTEN_BINDINGS(onestore) {
       .function("page", &Core::page)
       .function("count", &Core::count)
       .function("mintId", &Core::mintId)
+      .function("documents", &Core::documents)
       .function("outboxRead", &Core::outboxRead)
       .function("outboxTrim", &Core::outboxTrim)
       .function("applyBatch", &Core::applyBatch)

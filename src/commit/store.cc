@@ -4,6 +4,7 @@
 
 #include "backends/memory/memory_backend.h"
 #include "backends/sqlite/sqlite_backend.h"
+#include "documents/documents.h"
 #include "values/json_text.h"
 
 namespace onestore {
@@ -352,7 +353,29 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
   }
   // Tables declared by this commit, visible to its later ops' Apply calls.
   std::map<std::string, const TableSchema*, std::less<>> declared;
+  const int64_t seq = head_ + 1;
+  // Document ops: expanded into puts on the store's own tables (created by
+  // the first commit that has one).
+  std::unique_ptr<DocWriter> docs;
+  bool doc_tables_created = false;
   for (Op& op : *ops) {
+    if (op.kind == OpKind::kDocument) {
+      if (!docs) {
+        st = EnsureDocumentTables(backend_.get(), catalog_, &doc_tables_created);
+        if (st.ok())
+          docs = std::make_unique<DocWriter>(backend_.get(), doc_tables_created, seq, at, actor);
+      }
+      std::vector<Op> writes;
+      if (st.ok())
+        st = docs->Apply(op.doc.get(), "ops[" + std::to_string(&op - ops->data()) + "]", &writes);
+      for (size_t w = 0; st.ok() && w < writes.size(); ++w)
+        st = backend_->Apply(&writes[w], nullptr);
+      if (!st.ok()) {
+        backend_->Rollback();
+        return st;
+      }
+      continue;
+    }
     const TableSchema* previous = nullptr;
     if (op.kind == OpKind::kTable) {
       auto d = declared.find(op.table->name);
@@ -370,7 +393,6 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
     if (op.kind == OpKind::kTable) declared[op.table->name] = op.table.get();
     if (op.is_bulk() && op.count < 0) op.count = 0;
   }
-  const int64_t seq = head_ + 1;
   size_t ops_at = 0;
   std::string record = OutboxRecord(seq, at, owner, actor, *ops, &ops_at);
   st = backend_->AppendOutbox(seq, record);
@@ -390,6 +412,10 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
   head_ = seq;
   for (const Op& op : *ops) {
     if (op.kind == OpKind::kTable) catalog_.Put(op.table);
+  }
+  if (doc_tables_created) {
+    catalog_.Put(DocumentsTable());
+    catalog_.Put(DeltasTable());
   }
   last_record_ = std::move(record);
   last_ops_at_ = ops_at;
@@ -442,7 +468,8 @@ Status Store::StageWithOverlay(Tx* tx, const std::string& ops_json) {
   // Bring the overlay up to date with the newly staged ops.
   for (size_t i = first; i < tx->ops.size(); ++i) {
     const Op& op = tx->ops[i];
-    if (op.kind == OpKind::kTable) continue;
+    // Documents are read through documents.load, not tx.get.
+    if (op.kind == OpKind::kTable || op.kind == OpKind::kDocument) continue;
     TableOverlay& ov = tx->overlay[op.table->name];
     // After a bulk op on the table, tx.get on it throws read_after_bulk and
     // the overlay no longer says what its rows are: a later op of the table
@@ -600,6 +627,11 @@ Status Store::Count(const std::string& table, const std::string& query_json, int
 Status Store::MintId(const std::string& table, int64_t* id) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
   ONESTORE_RETURN_IF_ERROR(CheckOwnerWrite("mintId"));
+  if (table == kDocumentsTable && catalog_.Find(kDocumentsTable) == nullptr) {
+    // A document id before the first document (tx.documents.create).
+    *id = ++minted_[table];
+    return Status::OK();
+  }
   const TableSchema* t;
   ONESTORE_RETURN_IF_ERROR(catalog_.Lookup(table, "mintId", &t));
   if (!t->HasIntKey()) {
@@ -656,10 +688,19 @@ Status Store::ForEachRow(const TableSchema& t, int64_t page,
   }
 }
 
+Status Store::Documents(const std::string& request_json, std::string* answer) {
+  ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
+  Json request;
+  ONESTORE_RETURN_IF_ERROR(ParseJsonText(request_json, "documents request", &request));
+  return DocumentsRead(backend_.get(), catalog_.Find(kDocumentsTable) != nullptr, head_, request,
+                       answer);
+}
+
 std::string Store::TablesJson() const {
   std::string out = "[";
   bool first = true;
   for (const auto& t : catalog_.All()) {
+    if (t->name.compare(0, 1, "_") == 0) continue;  // the documents' own tables
     if (!first) out.push_back(',');
     first = false;
     out += t->ToJson().dump();

@@ -125,9 +125,13 @@ class Store {
   // id minted before in this process.
   Status MintId(const std::string& table, int64_t* id);
 
+  // Reads of documents (src/documents/documents.h, DocumentsRead): find,
+  // load (at a seq), list, versions; `request` is JSON text.
+  Status Documents(const std::string& request_json, std::string* answer);
+
   Status ReadOutbox(int64_t after, int64_t limit, std::string* batch);
   Status TrimOutbox(int64_t up_to, int64_t* removed);
-  // Every table record, as a JSON array.
+  // Every table record, as a JSON array (not the documents' own tables).
   std::string TablesJson() const;
   // Every table, by name in byte order.
   std::vector<std::shared_ptr<const TableSchema>> Tables() const { return catalog_.All(); }

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "documents/documents.h"
 #include "writes/writes.h"
 
 namespace onestore {
@@ -168,6 +169,10 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
   // committed, for the catalog.
   std::map<std::string, std::shared_ptr<const TableSchema>, std::less<>> declared;
   std::vector<Op> ops;
+  // Document ops, expanded as the commit step does (one writer per batch:
+  // it keeps the state of the documents the batch touched).
+  std::unique_ptr<DocWriter> docs;
+  bool doc_tables_created = false;
   for (size_t i = static_cast<size_t>(head - from); i < commits.size(); ++i) {
     const Json& rec = commits[i];
     seq = from + static_cast<int64_t>(i) + 1;
@@ -179,8 +184,38 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
       backend->Rollback();
       return Status(st.code(), where + "." + st.message());
     }
+    const auto actor = rec.find("actor");
     for (size_t k = 0; k < ops.size(); ++k) {
       Op& op = ops[k];
+      if (op.kind == OpKind::kDocument) {
+        if (!docs) {
+          st = EnsureDocumentTables(backend, store_->catalog_, &doc_tables_created);
+          if (!st.ok()) {
+            backend->Rollback();
+            return st;
+          }
+          docs = std::make_unique<DocWriter>(backend, doc_tables_created, seq, 0, nullptr);
+        }
+        docs->SetCommit(seq, rec["at"].get<int64_t>(), actor != rec.end() ? &*actor : nullptr);
+        std::vector<Op> writes;
+        // The record says which version the op makes and whether it wrote a
+        // base; a document that is not where the record expects it diverges.
+        const bool versioned = op.doc->version > 0;
+        st = versioned ? docs->Apply(op.doc.get(), "ops[" + std::to_string(k) + "]", &writes)
+                       : Status::InvalidArgs("ops[" + std::to_string(k) +
+                                             "]: a document op in a record carries its version");
+        for (size_t w = 0; st.ok() && w < writes.size(); ++w)
+          st = backend->Apply(&writes[w], nullptr);
+        if (!st.ok()) {
+          if (st.code() == Code::kNotFound || st.code() == Code::kInvalidArgs) {
+            return diverge("ops[" + std::to_string(k) + "] (" + op.doc->owner + " document " +
+                           std::to_string(op.doc->id) + "): " + st.message());
+          }
+          backend->Rollback();
+          return st;
+        }
+        continue;
+      }
       const std::string op_where = "ops[" + std::to_string(k) + "] on table \"" +
                                    (op.table ? op.table->name : std::string()) + "\"";
       int64_t expected = -1;
@@ -226,7 +261,6 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
                        " rows, the record says " + std::to_string(expected));
       }
     }
-    const auto actor = rec.find("actor");
     st = backend->AppendOutbox(
         seq, OutboxRecord(seq, rec["at"].get<int64_t>(), rec["owner"].get<std::string>(),
                           actor != rec.end() ? &*actor : nullptr, ops));
@@ -244,6 +278,10 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
   }
   store_->head_ = to;
   for (auto& [name, t] : declared) store_->catalog_.Put(t);
+  if (doc_tables_created) {
+    store_->catalog_.Put(DocumentsTable());
+    store_->catalog_.Put(DeltasTable());
+  }
   *result = "{\"head\":" + std::to_string(to) + ",\"applied\":" + std::to_string(to - head) + "}";
   return Status::OK();
 }

@@ -1,5 +1,7 @@
 #include "writes/writes.h"
 
+#include "documents/documents.h"
+
 namespace onestore {
 
 const char* ExprOpName(ExprOp op) {
@@ -290,6 +292,10 @@ void Expr::AppendJson(const TableSchema& t, std::string* out) const {
 }
 
 void Op::AppendJson(std::string* out) const {
+  if (kind == OpKind::kDocument) {
+    doc->AppendJson(out);
+    return;
+  }
   if (kind == OpKind::kTable) {
     out->append(table->ToJson().dump());
     return;
@@ -333,6 +339,7 @@ void Op::AppendJson(std::string* out) const {
       }
       break;
     case OpKind::kTable:
+    case OpKind::kDocument:
       break;
   }
   out->push_back('}');
@@ -392,9 +399,21 @@ Status ParseOp(const Json& j, TableResolver* tables, const std::string& where, O
     *out = std::move(op);
     return Status::OK();
   }
+  if (IsDocOpName(name)) {
+    op.kind = OpKind::kDocument;
+    op.doc = std::make_shared<DocOp>();
+    ONESTORE_RETURN_IF_ERROR(ParseDocOp(j, where, op.doc.get()));
+    *out = std::move(op);
+    return Status::OK();
+  }
   auto table_it = j.find("table");
   if (table_it == j.end() || !table_it->is_string()) {
     return Status::InvalidArgs(where + ".table: missing table name");
+  }
+  if (table_it->get_ref<const std::string&>().compare(0, 1, "_") == 0) {
+    // _documents and _deltas are written by document ops only.
+    return Status::InvalidArgs(where + ".table: " + DescribeJson(*table_it) +
+                               " is one of the store's own tables; write documents with doc ops");
   }
   ONESTORE_RETURN_IF_ERROR(
       tables->Lookup(table_it->get_ref<const std::string&>(), where + ".table", &op.table));

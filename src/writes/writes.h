@@ -63,7 +63,11 @@ Status EvalExpr(const Expr& e, const Row& row, const TableSchema& t, Value* out)
 // Applies every item of `set` to `row`, reading the row as it was before.
 Status ApplySet(const std::vector<SetItem>& set, const TableSchema& t, Row* row);
 
-enum class OpKind { kPut, kUpdate, kDelete, kUpdateWhere, kDeleteWhere, kTable };
+// kDocument: a document op (src/documents/documents.h), which the commit
+// step expands into writes of the store's own tables; backends never see it.
+enum class OpKind { kPut, kUpdate, kDelete, kUpdateWhere, kDeleteWhere, kTable, kDocument };
+
+struct DocOp;
 
 struct Op {
   OpKind kind = OpKind::kPut;
@@ -73,6 +77,7 @@ struct Op {
   Key key;                         // kUpdate, kDelete
   std::vector<SetItem> set;        // kUpdate, kUpdateWhere
   std::optional<Predicate> where;  // kUpdateWhere, kDeleteWhere (none: every row)
+  std::shared_ptr<DocOp> doc;      // kDocument
   int64_t count = -1;              // bulk ops: affected rows, once applied;
                                    // as parsed from a replayed record: the expected count, or -1
   bool is_bulk() const { return kind == OpKind::kUpdateWhere || kind == OpKind::kDeleteWhere; }

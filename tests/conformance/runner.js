@@ -145,6 +145,7 @@ export function conformanceRunner(api, assert) {
     async step(step, i) {
       if (step.wireOnly) return;
       if (step.commit !== undefined) return this.commit(step, i);
+      if (step.doc !== undefined) return this.documents(step, i);
       const read = step.get ?? step.count ?? step.page;
       const t = this.tables.get(read?.table);
       if (step.jsSkip || t === undefined) {
@@ -165,6 +166,36 @@ export function conformanceRunner(api, assert) {
       }
       if (step.page !== undefined) return this.page(step, i, t);
       assert.fail(`${where(step, i)}: unknown step ${JSON.stringify(step)}`);
+    }
+
+    // A documents read through owner.documents: its answer (undefined is
+    // null), or with "pages" the ids of each page of a list followed through
+    // its cursors; versions without their times and actors.
+    async documents(step, i) {
+      const { call, owner, id, address, at, filter, limit } = step.doc;
+      const docs = this.store.object({ host: "session", type: owner }).documents;
+      const options = at === undefined ? undefined : { at };
+      if (step.pages !== undefined) {
+        const pages = [];
+        let after;
+        for (;;) {
+          const [page, error] = await attempt(() => docs.list(filter, limit, { after }));
+          if (!checkError(step, i, error)) return;
+          const ids = page.rows.map((d) => Number(d.id));
+          if (ids.length > 0 || pages.length === 0) pages.push(ids);
+          if (page.next === undefined) break;
+          after = page.next;
+        }
+        assert.deepStrictEqual(pages, step.pages, `${where(step, i)}: documents pages`);
+        return;
+      }
+      const [got, error] = await attempt(() =>
+        call === "find" ? docs.find(address, options)
+          : call === "load" ? docs.load(id, options)
+            : docs.versions(id));
+      if (!checkError(step, i, error)) return;
+      const answer = call === "versions" ? got.map(({ at: _at, actor: _actor, ...v }) => v) : got ?? null;
+      assert.deepStrictEqual(answer, fromVector(step.expect), `${where(step, i)}: documents.${call}`);
     }
 
     async commit(step, i) {

@@ -157,6 +157,24 @@ async function session() {
   }, { actor: { kind: "agent", id: "claude", via: "tool:edit" } });
   const rowsSeen: number = result.rows;
 
+  // Documents: tx.documents writes, owner.documents reads.
+  const notes = store.object({ type: "notes" }, { checkpointWhen: { deltas: 20 } });
+  const docId: number = await notes.tx(async (tx) => {
+    const id = await tx.documents.create({ kind: "note", key: "n1" }, { title: "Plan" });
+    await tx.documents.change(id, [{ op: "replace", path: "/title", value: "Plan v2" }, { op: "move", from: "/a", path: "/b" }]);
+    // @ts-expect-error a patch op has a path
+    await tx.documents.change(id, [{ op: "remove" }]);
+    // @ts-expect-error an address has a kind
+    await tx.documents.create({ key: "n2" }, {});
+    return id;
+  });
+  const doc = await notes.documents.find<{ title: string }>({ kind: "note", key: "n1" });
+  const title: string | undefined = doc?.value.title;
+  const old = await notes.documents.load(docId, { at: 3 });
+  const oldVersion: number | undefined = old?.version;
+  const listed: string | undefined = (await notes.documents.list({ kind: "note" }, 10, { after: undefined })).next;
+  const firstSeq: number = (await notes.documents.versions(docId))[0].seq;
+
   const seq: number = await store.commit([{ op: "put", table: "file-history/edits", row: { id: "e3" } }], (s) => void s);
   const batch: OutboxBatch = await store.outbox.read(0, 100);
   const removed: number = await store.outbox.trim(batch.to);

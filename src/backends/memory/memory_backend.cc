@@ -463,6 +463,7 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
       op->count = static_cast<int64_t>(hits.size());
       return Status::OK();
     }
+    case OpKind::kDocument:  // expanded into puts by the commit step
     case OpKind::kTable:
       break;
   }

@@ -405,6 +405,8 @@ Status SqliteBackend::Apply(Op* op, const TableSchema* previous) {
     return Status::InvalidArgs("sqlite: an op without a table");
   const TableSchema& t = *op->table;
   switch (op->kind) {
+    case OpKind::kDocument:  // expanded into puts by the commit step
+      return Status::InvalidArgs("sqlite: a document op reached the backend");
     case OpKind::kTable:
       return ApplyTable(t, previous);
     case OpKind::kPut:

@@ -1,0 +1,765 @@
+#include "documents/documents.h"
+
+#include <utility>
+
+#include "query/query.h"
+#include "values/json_text.h"
+
+namespace onestore {
+
+namespace {
+
+// Column positions of the two tables (the order of their records below).
+enum DocCol {
+  kDId,
+  kDOwner,
+  kDKind,
+  kDKey,
+  kDVersion,
+  kDSeq,
+  kDRetired,
+  kDBase,
+  kDDeltas,
+  kDBytes
+};
+enum DeltaCol { kVDoc, kVVersion, kVSeq, kVAt, kVActor, kVOp, kVPatch, kVValue, kVBase };
+
+std::shared_ptr<const TableSchema> MakeTable(const char* record) {
+  auto t = std::make_shared<TableSchema>();
+  // `stored`: the store's own names start with "_", which user tables may not.
+  Status st = ParseTableSchema(Json::parse(record), "documents", t.get(), /*stored=*/true);
+  (void)st;  // a constant record: checked by the tests
+  return t;
+}
+
+Value OptStr(const std::optional<std::string>& s) { return s ? Value::Str(*s) : Value(); }
+
+std::string Quote(const std::string& s) {
+  std::string out;
+  AppendJsonString(s, &out);
+  return out;
+}
+
+// Runs a query on one of the two tables: every row, or at most `limit`.
+Status Select(Backend* backend, const TableSchema& t, const Json& q, int64_t limit,
+              std::vector<Row>* rows, const std::vector<Value>* after = nullptr,
+              Query* parsed = nullptr) {
+  Query local;
+  Query* query = parsed ? parsed : &local;
+  ONESTORE_RETURN_IF_ERROR(ParseQuery(q, t, "documents query", query));
+  rows->clear();
+  return backend->Page(*query, after, limit, rows);
+}
+
+Json Where(std::initializer_list<Json> terms) { return Json{{"and", Json(terms)}}; }
+
+// The version row of document `id` that was current at `seq`, if any.
+Status VersionAt(Backend* backend, int64_t id, int64_t seq, std::optional<Row>* out) {
+  Json q = {{"where", Where({Json{{"eq", {"doc", id}}}, Json{{"lte", {"seq", seq}}}})},
+            {"orderBy", Json::array({Json::array({"version", "desc"})})}};
+  std::vector<Row> rows;
+  ONESTORE_RETURN_IF_ERROR(Select(backend, *DeltasTable(), q, 1, &rows));
+  out->reset();
+  if (!rows.empty()) *out = std::move(rows[0]);
+  return Status::OK();
+}
+
+// The document `id` as it was at `version`: its latest base at or before
+// that version, then the patches after it.
+Status Materialize(Backend* backend, int64_t id, int64_t version, Json* value) {
+  Json q = {{"where", Where({Json{{"eq", {"doc", id}}}, Json{{"eq", {"base", 1}}},
+                             Json{{"lte", {"version", version}}}})},
+            {"orderBy", Json::array({Json::array({"version", "desc"})})}};
+  std::vector<Row> rows;
+  ONESTORE_RETURN_IF_ERROR(Select(backend, *DeltasTable(), q, 1, &rows));
+  if (rows.empty()) {
+    return Status::NotFound("document " + std::to_string(id) + " at version " +
+                            std::to_string(version) + ": the deltas it needs are not retained");
+  }
+  const int64_t base = rows[0][kVVersion].int_value();
+  Json range = {{"where", Where({Json{{"eq", {"doc", id}}}, Json{{"gte", {"version", base}}},
+                                 Json{{"lte", {"version", version}}}})},
+                {"orderBy", Json::array({Json::array({"version", "asc"})})}};
+  ONESTORE_RETURN_IF_ERROR(Select(backend, *DeltasTable(), range, version - base + 1, &rows));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    const std::string where =
+        "document " + std::to_string(id) + " version " + std::to_string(r[kVVersion].int_value());
+    if (i == 0) {
+      ONESTORE_RETURN_IF_ERROR(ParseJsonText(r[kVValue].text(), where, value));
+    } else if (r[kVOp].text() == "change") {
+      Json patch;
+      ONESTORE_RETURN_IF_ERROR(ParseJsonText(r[kVPatch].text(), where, &patch));
+      ONESTORE_RETURN_IF_ERROR(ApplyJsonPatch(patch, where, value));
+    }
+  }
+  return Status::OK();
+}
+
+// ---- JSON Patch preconditions (nlohmann applies; this only checks) ----
+
+// A JSON Pointer's tokens (RFC 6901), or invalid/args.
+Status PointerTokens(const Json& p, const std::string& where, std::vector<std::string>* out) {
+  if (!p.is_string())
+    return Status::InvalidArgs(where + ": " + DescribeJson(p) + " is not a JSON Pointer");
+  const std::string& s = p.get_ref<const std::string&>();
+  out->clear();
+  if (s.empty()) return Status::OK();
+  if (s[0] != '/') {
+    return Status::InvalidArgs(where + ": " + DescribeJson(p) +
+                               " is not a JSON Pointer (it must be \"\" or start with \"/\")");
+  }
+  std::string token;
+  for (size_t i = 1; i <= s.size(); ++i) {
+    if (i == s.size() || s[i] == '/') {
+      out->push_back(token);
+      token.clear();
+    } else if (s[i] == '~') {
+      if (i + 1 >= s.size() || (s[i + 1] != '0' && s[i + 1] != '1')) {
+        return Status::InvalidArgs(where + ": " + DescribeJson(p) +
+                                   " is not a JSON Pointer (\"~\" must be followed by 0 or 1)");
+      }
+      token.push_back(s[i + 1] == '0' ? '~' : '/');
+      ++i;
+    } else {
+      token.push_back(s[i]);
+    }
+  }
+  return Status::OK();
+}
+
+// An array index token: "0" or digits without a leading zero (at most 15).
+bool ArrayIndex(const std::string& t, size_t* index) {
+  if (t.empty() || t.size() > 15 || (t.size() > 1 && t[0] == '0')) return false;
+  size_t n = 0;
+  for (char c : t) {
+    if (c < '0' || c > '9') return false;
+    n = n * 10 + static_cast<size_t>(c - '0');
+  }
+  *index = n;
+  return true;
+}
+
+// The value at `tokens`, or nullptr.
+const Json* Resolve(const Json& doc, const std::vector<std::string>& tokens, size_t count) {
+  const Json* at = &doc;
+  for (size_t i = 0; i < count; ++i) {
+    const std::string& t = tokens[i];
+    if (at->is_object()) {
+      auto it = at->find(t);
+      if (it == at->end()) return nullptr;
+      at = &*it;
+    } else if (at->is_array()) {
+      size_t idx = 0;
+      if (!ArrayIndex(t, &idx) || idx >= at->size()) return nullptr;
+      at = &(*at)[idx];
+    } else {
+      return nullptr;
+    }
+  }
+  return at;
+}
+
+// Whether `add` at `tokens` can apply: the parent exists and is an object,
+// or an array with "-" or an index up to its size.
+bool CanAdd(const Json& doc, const std::vector<std::string>& tokens) {
+  if (tokens.empty()) return true;
+  const Json* parent = Resolve(doc, tokens, tokens.size() - 1);
+  if (parent == nullptr) return false;
+  if (parent->is_object()) return true;
+  if (!parent->is_array()) return false;
+  size_t idx = 0;
+  return tokens.back() == "-" || (ArrayIndex(tokens.back(), &idx) && idx <= parent->size());
+}
+
+// JSON equality as RFC 6902's test has it: objects equal when they have the
+// same members in any order (ordered_json's == also compares the order).
+bool SameJson(const Json& a, const Json& b) {
+  if (a.is_object() && b.is_object()) {
+    if (a.size() != b.size()) return false;
+    for (auto it = a.begin(); it != a.end(); ++it) {
+      auto other = b.find(it.key());
+      if (other == b.end() || !SameJson(it.value(), *other)) return false;
+    }
+    return true;
+  }
+  if (a.is_array() && b.is_array()) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!SameJson(a[i], b[i])) return false;
+    }
+    return true;
+  }
+  return a == b;
+}
+
+bool IsPrefix(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  if (a.size() >= b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
+void DocRecordJson(int64_t id, const Row& d, int64_t version, int64_t seq, const Json& value,
+                   std::string* out) {
+  *out += "{\"id\":" + std::to_string(id) + ",\"address\":{\"kind\":" + Quote(d[kDKind].text());
+  if (!d[kDKey].is_null()) *out += ",\"key\":" + Quote(d[kDKey].text());
+  *out += "},\"version\":" + std::to_string(version) + ",\"seq\":" + std::to_string(seq) +
+          ",\"value\":" + value.dump(-1, ' ', false, Json::error_handler_t::replace) + "}";
+}
+
+// The record of document row `d` at `at` (-1: now), or "null".
+Status RecordAt(Backend* backend, const Row& d, int64_t at, std::string* out) {
+  const int64_t id = d[kDId].int_value();
+  int64_t version = d[kDVersion].int_value(), seq = d[kDSeq].int_value();
+  if (at < 0) {
+    if (!d[kDRetired].is_null()) {
+      *out += "null";
+      return Status::OK();
+    }
+  } else {
+    std::optional<Row> v;
+    ONESTORE_RETURN_IF_ERROR(VersionAt(backend, id, at, &v));
+    if (!v || (*v)[kVOp].text() == "retire") {
+      *out += "null";
+      return Status::OK();
+    }
+    version = (*v)[kVVersion].int_value();
+    seq = (*v)[kVSeq].int_value();
+  }
+  Json value;
+  ONESTORE_RETURN_IF_ERROR(Materialize(backend, id, version, &value));
+  DocRecordJson(id, d, version, seq, value, out);
+  return Status::OK();
+}
+
+Status AddressQuery(const std::string& owner, const Json& address, const std::string& where,
+                    bool live_only, Json* q) {
+  if (!address.is_object() || !address.contains("kind") || !address["kind"].is_string()) {
+    return Status::InvalidArgs(where + ": " + DescribeJson(address) +
+                               " is not a document address {kind, key?}");
+  }
+  for (auto it = address.begin(); it != address.end(); ++it) {
+    if (it.key() != "kind" && it.key() != "key") {
+      return Status::InvalidArgs(where + ": unknown address field \"" + it.key() + "\"");
+    }
+  }
+  Json terms =
+      Json::array({Json{{"eq", {"owner", owner}}}, Json{{"eq", {"kind", address["kind"]}}}});
+  auto key = address.find("key");
+  if (key == address.end() || key->is_null()) {
+    terms.push_back(Json{{"isNull", "key"}});
+  } else if (key->is_string()) {
+    terms.push_back(Json{{"eq", {"key", *key}}});
+  } else {
+    return Status::InvalidArgs(where + ".key: " + DescribeJson(*key) + " is not a string");
+  }
+  if (live_only) terms.push_back(Json{{"isNull", "retired"}});
+  *q = {{"where", Json{{"and", terms}}}};
+  return Status::OK();
+}
+
+Status ReadInt(const Json& j, const char* name, const std::string& where, int64_t min,
+               int64_t* out) {
+  auto it = j.find(name);
+  if (it == j.end() || it->is_null()) return Status::OK();
+  if (!it->is_number_integer() || it->get<int64_t>() < min) {
+    return Status::InvalidArgs(where + "." + name + ": " + DescribeJson(*it) +
+                               " is not an integer >= " + std::to_string(min));
+  }
+  *out = it->get<int64_t>();
+  return Status::OK();
+}
+
+}  // namespace
+
+const std::shared_ptr<const TableSchema>& DocumentsTable() {
+  static const auto* t = new std::shared_ptr<const TableSchema>(MakeTable(R"({"op":"table",
+    "table":"_documents","version":1,"columns":{"id":{"type":"int"},"owner":{"type":"str"},
+    "kind":{"type":"str"},"key":{"type":"str","optional":true},"version":{"type":"int"},
+    "seq":{"type":"int"},"retired":{"type":"int","optional":true},"base":{"type":"int"},
+    "deltas":{"type":"int"},"bytes":{"type":"int"}},"key":["id"],
+    "indexes":{"address":["owner","kind","key"]}})"));
+  return *t;
+}
+
+const std::shared_ptr<const TableSchema>& DeltasTable() {
+  static const auto* t = new std::shared_ptr<const TableSchema>(MakeTable(R"({"op":"table",
+    "table":"_deltas","version":1,"columns":{"doc":{"type":"int"},"version":{"type":"int"},
+    "seq":{"type":"int"},"at":{"type":"int"},"actor":{"type":"json","optional":true},
+    "op":{"type":"str"},"patch":{"type":"json","optional":true},
+    "value":{"type":"json","optional":true},"base":{"type":"int"}},"key":["doc","version"]})"));
+  return *t;
+}
+
+bool IsDocOpName(const std::string& name) { return name.compare(0, 4, "doc.") == 0; }
+
+Status ParseDocOp(const Json& j, const std::string& where, DocOp* out) {
+  const std::string& name = j["op"].get_ref<const std::string&>();
+  DocOp op;
+  if (name == "doc.create") {
+    op.kind = DocOpKind::kCreate;
+  } else if (name == "doc.change") {
+    op.kind = DocOpKind::kChange;
+  } else if (name == "doc.retire") {
+    op.kind = DocOpKind::kRetire;
+  } else {
+    return Status::InvalidArgs(where + ".op: unknown document op \"" + name +
+                               "\" (doc.create, doc.change, doc.retire)");
+  }
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    bool known =
+        k == "op" || k == "owner" || k == "id" || k == "version" ||
+        (op.kind == DocOpKind::kCreate && (k == "kind" || k == "key" || k == "value")) ||
+        (op.kind == DocOpKind::kChange && (k == "patch" || k == "base" || k == "checkpointWhen"));
+    if (!known) return Status::InvalidArgs(where + ": unknown field \"" + k + "\" in a " + name);
+  }
+  auto owner = j.find("owner");
+  if (owner == j.end() || !owner->is_string() || owner->get_ref<const std::string&>().empty()) {
+    return Status::InvalidArgs(where + ".owner: a " + name +
+                               " names its owner (a non-empty string)");
+  }
+  op.owner = owner->get<std::string>();
+  auto id = j.find("id");
+  if (id == j.end() || !id->is_number_integer() || id->get<int64_t>() < 1 ||
+      id->get<int64_t>() > kMaxSafeInteger) {
+    return Status::InvalidArgs(
+        where + ".id: " + (id == j.end() ? std::string("missing") : DescribeJson(*id)) +
+        " is not a document id (a positive safe integer)");
+  }
+  op.id = id->get<int64_t>();
+  ONESTORE_RETURN_IF_ERROR(ReadInt(j, "version", where, 1, &op.version));
+  if (op.kind == DocOpKind::kCreate) {
+    Json address = Json::object();
+    address["kind"] = j.contains("kind") ? j["kind"] : Json();
+    if (j.contains("key")) address["key"] = j["key"];
+    Json ignored;
+    ONESTORE_RETURN_IF_ERROR(AddressQuery(op.owner, address, where, false, &ignored));
+    op.doc_kind = address["kind"].get<std::string>();
+    if (address.contains("key") && !address["key"].is_null())
+      op.key = address["key"].get<std::string>();
+    if (!j.contains("value"))
+      return Status::InvalidArgs(where + ".value: a doc.create needs a value");
+    op.value = j["value"];
+  } else if (op.kind == DocOpKind::kChange) {
+    auto patch = j.find("patch");
+    if (patch == j.end() || !patch->is_array()) {
+      return Status::InvalidArgs(
+          where + ".patch: " + (patch == j.end() ? std::string("missing") : DescribeJson(*patch)) +
+          " is not a JSON Patch (an array of ops, RFC 6902)");
+    }
+    op.patch = *patch;
+    auto base = j.find("base");
+    if (base != j.end() && !base->is_null()) {
+      if (!base->is_boolean())
+        return Status::InvalidArgs(where + ".base: " + DescribeJson(*base) +
+                                   " is not true or false");
+      op.base = base->get<bool>();
+    }
+    auto cw = j.find("checkpointWhen");
+    if (cw != j.end() && !cw->is_null()) {
+      if (!cw->is_object()) {
+        return Status::InvalidArgs(where + ".checkpointWhen: " + DescribeJson(*cw) +
+                                   " is not {deltas, bytes}");
+      }
+      ONESTORE_RETURN_IF_ERROR(
+          ReadInt(*cw, "deltas", where + ".checkpointWhen", 0, &op.max_deltas));
+      ONESTORE_RETURN_IF_ERROR(ReadInt(*cw, "bytes", where + ".checkpointWhen", 0, &op.max_bytes));
+    }
+  }
+  *out = std::move(op);
+  return Status::OK();
+}
+
+void DocOp::AppendJson(std::string* out) const {
+  static const char* kNames[] = {"doc.create", "doc.change", "doc.retire"};
+  *out += "{\"op\":\"" + std::string(kNames[static_cast<int>(kind)]) +
+          "\",\"owner\":" + Quote(owner) + ",\"id\":" + std::to_string(id);
+  if (kind == DocOpKind::kCreate) {
+    *out += ",\"kind\":" + Quote(doc_kind);
+    if (key) *out += ",\"key\":" + Quote(*key);
+    *out += ",\"value\":" + value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  } else if (kind == DocOpKind::kChange) {
+    *out += ",\"patch\":" + patch.dump(-1, ' ', false, Json::error_handler_t::replace);
+    *out += std::string(",\"base\":") + (base.value_or(false) ? "true" : "false");
+  }
+  *out += ",\"version\":" + std::to_string(version) + "}";
+}
+
+Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc) {
+  if (!patch.is_array()) {
+    return Status::InvalidArgs(where + ": " + DescribeJson(patch) +
+                               " is not a JSON Patch (an array)");
+  }
+  Json work = *doc;
+  std::vector<std::string> path, from;
+  for (size_t i = 0; i < patch.size(); ++i) {
+    const Json& op = patch[i];
+    const std::string w = where + ".patch[" + std::to_string(i) + "]";
+    if (!op.is_object() || !op.contains("op") || !op["op"].is_string()) {
+      return Status::InvalidArgs(w + ": " + DescribeJson(op) +
+                                 " is not a JSON Patch op {op, path, ...}");
+    }
+    const std::string& name = op["op"].get_ref<const std::string&>();
+    if (!op.contains("path")) return Status::InvalidArgs(w + ".path: missing");
+    ONESTORE_RETURN_IF_ERROR(PointerTokens(op["path"], w + ".path", &path));
+    const bool needs_value = name == "add" || name == "replace" || name == "test";
+    const bool needs_from = name == "move" || name == "copy";
+    if (!needs_value && !needs_from && name != "remove") {
+      return Status::InvalidArgs(
+          w + ".op: \"" + name +
+          "\" is not a JSON Patch op (add, remove, replace, move, copy, test)");
+    }
+    if (needs_value && !op.contains("value")) return Status::InvalidArgs(w + ".value: missing");
+    if (needs_from) {
+      if (!op.contains("from")) return Status::InvalidArgs(w + ".from: missing");
+      ONESTORE_RETURN_IF_ERROR(PointerTokens(op["from"], w + ".from", &from));
+    }
+    const std::string shown = DescribeJson(op["path"]);
+    auto fail = [&](const std::string& why) {
+      return Status::InvalidArgs(w + ": the patch does not apply: " + name + " at " + shown + " " +
+                                 why);
+    };
+    if (name == "test") {
+      const Json* target = Resolve(work, path, path.size());
+      if (target == nullptr) return fail("(no such path)");
+      if (!SameJson(*target, op["value"])) {
+        return fail("failed: the value there is " + DescribeJson(*target) + ", not " +
+                    DescribeJson(op["value"]));
+      }
+      continue;  // nothing to apply
+    }
+    if (name == "remove" || name == "replace") {
+      if (Resolve(work, path, path.size()) == nullptr) return fail("(no such path)");
+      if (name == "remove" && path.empty()) return fail("(the whole document cannot be removed)");
+    } else if (name == "add") {
+      if (!CanAdd(work, path)) return fail("(no such parent, or not an index of its array)");
+    } else {  // move, copy
+      const Json* source = Resolve(work, from, from.size());
+      if (source == nullptr) return fail("(no such from " + DescribeJson(op["from"]) + ")");
+      if (name == "move") {
+        if (from.empty() || IsPrefix(from, path)) return fail("(a value cannot move into itself)");
+        if (from == path) continue;
+        // After the remove, the add must apply.
+        Json value = *source;
+        Json removed = work;
+        removed.patch_inplace(Json::array({Json{{"op", "remove"}, {"path", op["from"]}}}));
+        if (!CanAdd(removed, path)) return fail("(no such parent once the value is removed)");
+        removed.patch_inplace(
+            Json::array({Json{{"op", "add"}, {"path", op["path"]}, {"value", value}}}));
+        work = std::move(removed);
+        continue;
+      }
+      if (!CanAdd(work, path)) return fail("(no such parent, or not an index of its array)");
+    }
+    work.patch_inplace(Json::array({op}));
+  }
+  *doc = std::move(work);
+  return Status::OK();
+}
+
+Status EnsureDocumentTables(Backend* backend, const Catalog& catalog, bool* created) {
+  *created = false;
+  if (catalog.Find(kDocumentsTable) != nullptr) return Status::OK();
+  for (const auto* t : {&DocumentsTable(), &DeltasTable()}) {
+    Op op;
+    op.kind = OpKind::kTable;
+    op.table = *t;
+    ONESTORE_RETURN_IF_ERROR(backend->Apply(&op, nullptr));
+  }
+  *created = true;
+  return Status::OK();
+}
+
+Status DocWriter::Load(int64_t id, const std::string& where, Doc** out) {
+  auto hit = docs_.find(id);
+  if (hit != docs_.end()) {
+    *out = &hit->second;
+    return Status::OK();
+  }
+  std::optional<Row> row;
+  if (!fresh_tables_)
+    ONESTORE_RETURN_IF_ERROR(backend_->Get(*DocumentsTable(), {Value::Int(id)}, &row));
+  if (!row) {
+    *out = nullptr;
+    return Status::OK();
+  }
+  const Row& r = *row;
+  Doc d;
+  d.owner = r[kDOwner].text();
+  d.kind = r[kDKind].text();
+  if (!r[kDKey].is_null()) d.key = r[kDKey].text();
+  d.version = r[kDVersion].int_value();
+  d.seq = r[kDSeq].int_value();
+  if (!r[kDRetired].is_null()) d.retired = r[kDRetired].int_value();
+  d.base = r[kDBase].int_value();
+  d.deltas = r[kDDeltas].int_value();
+  d.bytes = r[kDBytes].int_value();
+  if (!d.retired) ONESTORE_RETURN_IF_ERROR(Materialize(backend_, id, d.version, &d.value));
+  *out = &docs_.emplace(id, std::move(d)).first->second;
+  return Status::OK();
+}
+
+Status DocWriter::Apply(DocOp* op, const std::string& where, std::vector<Op>* writes) {
+  const std::string what = "document " + std::to_string(op->id);
+  Doc* doc = nullptr;
+  ONESTORE_RETURN_IF_ERROR(Load(op->id, where, &doc));
+  Json patch;  // the delta row's patch
+  const char* op_name = "create";
+  bool base = false;
+  if (op->kind == DocOpKind::kCreate) {
+    if (doc != nullptr) return Status::InvalidArgs(where + ".id: " + what + " already exists");
+    // One live document per address: this commit's documents first, then
+    // the committed ones it has not touched.
+    for (const auto& [id, d] : docs_) {
+      if (!d.retired && d.owner == op->owner && d.kind == op->doc_kind && d.key == op->key) {
+        return Status::InvalidArgs(where + ": the address {kind: " + Quote(op->doc_kind) +
+                                   (op->key ? ", key: " + Quote(*op->key) : std::string()) +
+                                   "} of owner " + Quote(op->owner) +
+                                   " already holds live document " + std::to_string(id));
+      }
+    }
+    if (!fresh_tables_) {
+      Json address = {{"kind", op->doc_kind}};
+      if (op->key) address["key"] = *op->key;
+      Json q;
+      ONESTORE_RETURN_IF_ERROR(AddressQuery(op->owner, address, where, true, &q));
+      std::vector<Row> rows;
+      ONESTORE_RETURN_IF_ERROR(Select(backend_, *DocumentsTable(), q, 16, &rows));
+      for (const Row& r : rows) {
+        if (docs_.count(r[kDId].int_value())) continue;  // its state here says otherwise
+        return Status::InvalidArgs(where + ": the address {kind: " + Quote(op->doc_kind) +
+                                   (op->key ? ", key: " + Quote(*op->key) : std::string()) +
+                                   "} of owner " + Quote(op->owner) +
+                                   " already holds live document " +
+                                   std::to_string(r[kDId].int_value()));
+      }
+    }
+    if (op->version != 0 && op->version != 1) {
+      return Status::InvalidArgs(where + ".version: a new document's version is 1, not " +
+                                 std::to_string(op->version));
+    }
+    Doc d;
+    d.owner = op->owner;
+    d.kind = op->doc_kind;
+    d.key = op->key;
+    d.version = 1;
+    d.base = 1;
+    d.value = op->value;
+    doc = &docs_.emplace(op->id, std::move(d)).first->second;
+    base = true;
+  } else {
+    if (doc == nullptr || doc->owner != op->owner || doc->retired) {
+      return Status::InvalidArgs(where + ".id: owner " + Quote(op->owner) + " has no live " + what);
+    }
+    if (op->version != 0 && op->version != doc->version + 1) {
+      return Status::InvalidArgs(where + ".version: " + what + " is at version " +
+                                 std::to_string(doc->version) + ", so this op makes version " +
+                                 std::to_string(doc->version + 1) + ", not " +
+                                 std::to_string(op->version));
+    }
+    doc->version += 1;
+    if (op->kind == DocOpKind::kChange) {
+      op_name = "change";
+      Json value = doc->value;
+      ONESTORE_RETURN_IF_ERROR(ApplyJsonPatch(op->patch, where, &value));
+      patch = op->patch;
+      const int64_t bytes = static_cast<int64_t>(patch.dump().size());
+      base = op->base ? *op->base
+                      : doc->deltas + 1 > op->max_deltas || doc->bytes + bytes > op->max_bytes;
+      doc->value = std::move(value);
+      if (base) {
+        doc->base = doc->version;
+        doc->deltas = 0;
+        doc->bytes = 0;
+      } else {
+        doc->deltas += 1;
+        doc->bytes += bytes;
+      }
+    } else {
+      op_name = "retire";
+      doc->retired = seq_;
+    }
+  }
+  op->version = doc->version;
+  if (op->kind == DocOpKind::kChange) op->base = base;
+  doc->seq = seq_;
+
+  Op put;
+  put.kind = OpKind::kPut;
+  put.table = DocumentsTable();
+  put.row = {Value::Int(op->id),
+             Value::Str(doc->owner),
+             Value::Str(doc->kind),
+             OptStr(doc->key),
+             Value::Int(doc->version),
+             Value::Int(seq_),
+             doc->retired ? Value::Int(*doc->retired) : Value(),
+             Value::Int(doc->base),
+             Value::Int(doc->deltas),
+             Value::Int(doc->bytes)};
+  writes->push_back(std::move(put));
+  Op delta;
+  delta.kind = OpKind::kPut;
+  delta.table = DeltasTable();
+  auto text = [](const Json& j) {
+    return Value::JsonText(j.dump(-1, ' ', false, Json::error_handler_t::replace));
+  };
+  delta.row = {Value::Int(op->id),
+               Value::Int(doc->version),
+               Value::Int(seq_),
+               Value::Int(at_),
+               actor_ ? text(*actor_) : Value(),
+               Value::Str(op_name),
+               op->kind == DocOpKind::kChange ? text(patch) : Value(),
+               base ? text(doc->value) : Value(),
+               Value::Int(base ? 1 : 0)};
+  writes->push_back(std::move(delta));
+  return Status::OK();
+}
+
+Status DocumentsRead(Backend* backend, bool tables_exist, int64_t head, const Json& req,
+                     std::string* answer) {
+  answer->clear();
+  if (!req.is_object() || !req.contains("call") || !req["call"].is_string() ||
+      !req.contains("owner") || !req["owner"].is_string()) {
+    return Status::InvalidArgs("documents: " + DescribeJson(req) + " is not a documents request");
+  }
+  const std::string call = req["call"].get<std::string>();
+  const std::string owner = req["owner"].get<std::string>();
+  const std::string where = "documents." + call;
+  int64_t at = -1;
+  ONESTORE_RETURN_IF_ERROR(ReadInt(req, "at", where + " options", 0, &at));
+  if (at > head) {
+    return Status::InvalidArgs(where + ": at " + std::to_string(at) + " is after the head " +
+                               std::to_string(head));
+  }
+  auto doc_row = [&](std::optional<Row>* row) -> Status {
+    auto id = req.find("id");
+    if (id == req.end() || !id->is_number_integer() || id->get<int64_t>() < 1) {
+      return Status::InvalidArgs(where + ": " +
+                                 (id == req.end() ? std::string("missing id") : DescribeJson(*id)) +
+                                 " is not a document id");
+    }
+    row->reset();
+    if (tables_exist) {
+      ONESTORE_RETURN_IF_ERROR(
+          backend->Get(*DocumentsTable(), {Value::Int(id->get<int64_t>())}, row));
+    }
+    if (*row && (**row)[kDOwner].text() != owner) row->reset();  // another owner's
+    return Status::OK();
+  };
+  if (call == "load") {
+    std::optional<Row> row;
+    ONESTORE_RETURN_IF_ERROR(doc_row(&row));
+    if (!row) {
+      *answer = "null";
+      return Status::OK();
+    }
+    return RecordAt(backend, *row, at, answer);
+  }
+  if (call == "versions") {
+    std::optional<Row> row;
+    ONESTORE_RETURN_IF_ERROR(doc_row(&row));
+    *answer = "[";
+    if (row) {
+      Json q = {{"where", Json{{"eq", {"doc", (*row)[kDId].int_value()}}}}};
+      std::vector<Row> rows;
+      ONESTORE_RETURN_IF_ERROR(
+          Select(backend, *DeltasTable(), q, (*row)[kDVersion].int_value(), &rows));
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const Row& r = rows[i];
+        if (i) answer->push_back(',');
+        *answer += "{\"version\":" + std::to_string(r[kVVersion].int_value()) +
+                   ",\"seq\":" + std::to_string(r[kVSeq].int_value()) +
+                   ",\"at\":" + std::to_string(r[kVAt].int_value()) +
+                   ",\"op\":" + Quote(r[kVOp].text());
+        if (!r[kVActor].is_null()) *answer += ",\"actor\":" + r[kVActor].text();
+        answer->push_back('}');
+      }
+    }
+    answer->push_back(']');
+    return Status::OK();
+  }
+  if (call == "find") {
+    Json q;
+    ONESTORE_RETURN_IF_ERROR(AddressQuery(owner, req.value("address", Json()), where, at < 0, &q));
+    if (!tables_exist) {
+      *answer = "null";
+      return Status::OK();
+    }
+    // Every incarnation at the address (newest first); the one live at `at`.
+    q["orderBy"] = Json::array({Json::array({"id", "desc"})});
+    std::vector<Row> rows;
+    ONESTORE_RETURN_IF_ERROR(Select(backend, *DocumentsTable(), q, 100000, &rows));
+    for (const Row& r : rows) {
+      std::string one;
+      ONESTORE_RETURN_IF_ERROR(RecordAt(backend, r, at, &one));
+      if (one != "null") {
+        *answer = std::move(one);
+        return Status::OK();
+      }
+    }
+    *answer = "null";
+    return Status::OK();
+  }
+  if (call == "list") {
+    int64_t limit = 50;
+    ONESTORE_RETURN_IF_ERROR(ReadInt(req, "limit", where, 1, &limit));
+    if (limit > 1000) {
+      return Status::InvalidArgs(where + ": limit " + std::to_string(limit) +
+                                 " is not between 1 and 1000");
+    }
+    const Json filter = req.value("filter", Json::object());
+    if (!filter.is_object()) {
+      return Status::InvalidArgs(where + ": filter " + DescribeJson(filter) + " is not {kind?}");
+    }
+    Json terms = Json::array({Json{{"eq", {"owner", owner}}}, Json{{"isNull", "retired"}}});
+    for (auto it = filter.begin(); it != filter.end(); ++it) {
+      if (it.key() != "kind" || !it->is_string()) {
+        return Status::InvalidArgs(where + ": filter " + DescribeJson(filter) +
+                                   " is not {kind?} (kind a string)");
+      }
+      terms.push_back(Json{{"eq", {"kind", *it}}});
+    }
+    if (!tables_exist) {
+      *answer = "{\"rows\":[]}";
+      return Status::OK();
+    }
+    Json q = {
+        {"where", Json{{"and", terms}}},
+        {"orderBy", Json::array({Json::array({"kind", "asc"}), Json::array({"key", "asc"})})}};
+    Query parsed;
+    ONESTORE_RETURN_IF_ERROR(ParseQuery(q, *DocumentsTable(), where, &parsed));
+    std::vector<Value> after;
+    const bool has_after = req.contains("after") && !req["after"].is_null();
+    if (has_after) {
+      if (!req["after"].is_string()) {
+        return Status::InvalidCursor(where + ": after " + DescribeJson(req["after"]) +
+                                     " is not a cursor");
+      }
+      ONESTORE_RETURN_IF_ERROR(DecodeCursor(parsed, req["after"].get<std::string>(), &after));
+    }
+    std::vector<Row> rows;
+    ONESTORE_RETURN_IF_ERROR(backend->Page(parsed, has_after ? &after : nullptr, limit + 1, &rows));
+    const bool more = static_cast<int64_t>(rows.size()) > limit;
+    if (more) rows.resize(limit);
+    *answer = "{\"rows\":[";
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (i) answer->push_back(',');
+      ONESTORE_RETURN_IF_ERROR(RecordAt(backend, rows[i], -1, answer));
+    }
+    answer->push_back(']');
+    if (more) {
+      *answer += ",\"next\":";
+      AppendJsonString(EncodeCursor(parsed, parsed.OrderValues(rows.back())), answer);
+    }
+    answer->push_back('}');
+    return Status::OK();
+  }
+  return Status::InvalidArgs(where + ": unknown call (find, load, list, versions)");
+}
+
+}  // namespace onestore

@@ -1,0 +1,281 @@
+// Documents (src/documents/documents.h) through the Store on the memory and
+// sqlite backends: create, change with every JSON Patch op, retire, find,
+// load at a past seq across checkpoints, list with cursors, versions; a
+// patch that does not apply or a second live document at an address fails
+// the commit and changes nothing; a replica replays document ops to the same
+// documents and diverges on a record that does not fit.
+#include "documents/documents.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "commit/store.h"
+#include "sync/fingerprint.h"
+#include "sync/replica.h"
+
+namespace onestore {
+namespace {
+
+std::unique_ptr<Store> OpenStore(const std::string& backend, bool replica = false) {
+  OpenOptions o;
+  o.backend = backend;
+  o.path = ":memory:";
+  o.replica = replica;
+  std::unique_ptr<Store> s;
+  Status st = Store::Open(o, &s);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return s;
+}
+
+class Documents : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { store_ = OpenStore(GetParam()); }
+
+  // Commits `ops` (a JSON array text) as owner "notes"; the seq, or the error.
+  Status Commit(const std::string& ops, int64_t* seq = nullptr) {
+    std::string result;
+    Status st =
+        store_->Commit(ops, R"({"owner":"notes","actor":{"kind":"person","id":"ana"}})", &result);
+    if (st.ok() && seq) *seq = Json::parse(result)["seq"].get<int64_t>();
+    return st;
+  }
+  Json Read(const Json& request) {
+    Json r = request;
+    if (!r.contains("owner")) r["owner"] = "notes";
+    std::string answer;
+    Status st = store_->Documents(r.dump(), &answer);
+    EXPECT_TRUE(st.ok()) << st.message();
+    return st.ok() ? Json::parse(answer) : Json();
+  }
+  Json Load(int64_t id, int64_t at = -1) {
+    Json r = {{"call", "load"}, {"id", id}};
+    if (at >= 0) r["at"] = at;
+    return Read(r);
+  }
+  std::unique_ptr<Store> store_;
+};
+
+TEST_P(Documents, CreateChangeRetireAreReadBackByFindLoadListAndVersions) {
+  int64_t s1 = 0, s2 = 0, s3 = 0;
+  ASSERT_TRUE(Commit(R"([{"op":"doc.create","owner":"notes","id":1,"kind":"note","key":"n1",
+                         "value":{"title":"Plan","body":""}}])",
+                     &s1)
+                  .ok());
+  ASSERT_TRUE(Commit(R"([{"op":"doc.change","owner":"notes","id":1,
+                         "patch":[{"op":"replace","path":"/title","value":"Plan v2"}]}])",
+                     &s2)
+                  .ok());
+  Json doc = Read({{"call", "find"}, {"address", {{"kind", "note"}, {"key", "n1"}}}});
+  EXPECT_EQ(doc, Json::parse(R"({"id":1,"address":{"kind":"note","key":"n1"},"version":2,"seq":)" +
+                             std::to_string(s2) + R"(,"value":{"title":"Plan v2","body":""}})"));
+  EXPECT_EQ(Load(1, s1)["value"]["title"], "Plan");
+  EXPECT_EQ(Load(1, s1)["version"], 1);
+  // Another owner sees nothing of it.
+  EXPECT_TRUE(Read({{"call", "load"}, {"id", 1}, {"owner", "other"}}).is_null());
+  ASSERT_TRUE(Commit(R"([{"op":"doc.retire","owner":"notes","id":1}])", &s3).ok());
+  EXPECT_TRUE(Read({{"call", "find"}, {"address", {{"kind", "note"}, {"key", "n1"}}}}).is_null());
+  EXPECT_TRUE(Load(1).is_null());
+  EXPECT_EQ(Load(1, s2)["value"]["title"], "Plan v2");
+  EXPECT_EQ(
+      Read({{"call", "find"}, {"address", {{"kind", "note"}, {"key", "n1"}}}, {"at", s2}})["id"],
+      1);
+  Json versions = Read({{"call", "versions"}, {"id", 1}});
+  ASSERT_EQ(versions.size(), 3u);
+  EXPECT_EQ(versions[2]["op"], "retire");
+  EXPECT_EQ(versions[2]["seq"], s3);
+  EXPECT_EQ(versions[0]["actor"]["id"], "ana");
+  // The address is free again.
+  EXPECT_TRUE(
+      Commit(R"([{"op":"doc.create","owner":"notes","id":2,"kind":"note","key":"n1","value":1}])")
+          .ok());
+}
+
+// (test compares objects without regard to member order, numbers by value.)
+TEST_P(Documents, EveryJsonPatchOpApplies) {
+  ASSERT_TRUE(
+      Commit(
+          R"([{"op":"doc.create","owner":"notes","id":1,"kind":"k","value":{"a":[1,2],"b":{"c":1}}}])")
+          .ok());
+  ASSERT_TRUE(Commit(R"([{"op":"doc.change","owner":"notes","id":1,"patch":[
+      {"op":"add","path":"/a/1","value":9},{"op":"add","path":"/a/-","value":3},
+      {"op":"remove","path":"/a/0"},{"op":"replace","path":"/b/c","value":"x"},
+      {"op":"move","from":"/b/c","path":"/d"},{"op":"copy","from":"/a","path":"/e"},
+      {"op":"test","path":"/d","value":"x"},{"op":"add","path":"/k~1l","value":null},
+      {"op":"test","path":"/b","value":{}},{"op":"add","path":"/b/p","value":{"y":1,"z":[2]}},
+      {"op":"test","path":"/b","value":{"p":{"z":[2.0],"y":1}}}]}])")
+                  .ok());
+  EXPECT_EQ(
+      Load(1)["value"],
+      Json::parse(R"({"a":[9,2,3],"b":{"p":{"y":1,"z":[2]}},"d":"x","e":[9,2,3],"k/l":null})"));
+}
+
+TEST_P(Documents, APatchThatDoesNotApplyFailsTheCommitAndChangesNothing) {
+  ASSERT_TRUE(
+      Commit(R"([{"op":"doc.create","owner":"notes","id":1,"kind":"k","value":{"a":1,"l":[1]}}])")
+          .ok());
+  const int64_t head = store_->head();
+  for (const char* bad :
+       {R"({"op":"remove","path":"/missing"})", R"({"op":"test","path":"/a","value":2})",
+        R"({"op":"add","path":"/x/y","value":1})", R"({"op":"add","path":"/l/5","value":1})",
+        R"({"op":"replace","path":"/l/01","value":1})",
+        R"({"op":"move","from":"/l","path":"/l/0"})", R"({"op":"copy","from":"/nope","path":"/b"})",
+        R"({"op":"frob","path":"/a"})", R"({"op":"add","path":"a","value":1})",
+        R"({"op":"add","path":"/a~2","value":1})", R"({"op":"remove","path":""})",
+        R"({"op":"replace","path":"/a"})"}) {
+    // The bad op comes after one that applies: neither is kept.
+    Status st = Commit(
+        std::string(
+            R"([{"op":"doc.change","owner":"notes","id":1,"patch":[{"op":"replace","path":"/a","value":5},)") +
+        bad + "]}]");
+    EXPECT_EQ(st.code(), Code::kInvalidArgs) << bad;
+    EXPECT_NE(st.message().find("patch[1]"), std::string::npos) << st.message();
+  }
+  EXPECT_EQ(store_->head(), head);
+  EXPECT_EQ(Load(1)["value"], Json::parse(R"({"a":1,"l":[1]})"));
+  EXPECT_EQ(Load(1)["version"], 1);
+}
+
+TEST_P(Documents, ASecondLiveDocumentAtAnAddressIsRefusedInOneCommitOrTwo) {
+  ASSERT_TRUE(
+      Commit(R"([{"op":"doc.create","owner":"notes","id":1,"kind":"k","key":"a","value":1}])")
+          .ok());
+  EXPECT_EQ(Commit(R"([{"op":"doc.create","owner":"notes","id":2,"kind":"k","key":"a","value":2}])")
+                .code(),
+            Code::kInvalidArgs);
+  EXPECT_EQ(Commit(R"([{"op":"doc.create","owner":"notes","id":2,"kind":"k","value":2},
+                       {"op":"doc.create","owner":"notes","id":3,"kind":"k","value":3}])")
+                .code(),
+            Code::kInvalidArgs);
+  EXPECT_EQ(Commit(R"([{"op":"doc.create","owner":"notes","id":1,"kind":"k","key":"b","value":2}])")
+                .code(),
+            Code::kInvalidArgs);  // the id exists
+  // Another owner, or the same kind without a key, is another address.
+  EXPECT_TRUE(Commit(R"([{"op":"doc.create","owner":"other","id":2,"kind":"k","key":"a","value":2},
+                         {"op":"doc.create","owner":"notes","id":3,"kind":"k","value":3}])")
+                  .ok());
+  // Retire and create at the same address in one commit.
+  EXPECT_TRUE(Commit(R"([{"op":"doc.retire","owner":"notes","id":1},
+                         {"op":"doc.create","owner":"notes","id":4,"kind":"k","key":"a","value":4}])")
+                  .ok());
+  EXPECT_EQ(Read({{"call", "find"}, {"address", {{"kind", "k"}, {"key", "a"}}}})["id"], 4);
+  // Writes of the store's own tables are refused.
+  EXPECT_EQ(Commit(R"([{"op":"delete","table":"_documents","key":[4]}])").code(),
+            Code::kInvalidArgs);
+}
+
+TEST_P(Documents, LoadAtEverySeqAcrossCheckpointsReadsOneBaseAndFewDeltas) {
+  ASSERT_TRUE(
+      Commit(R"([{"op":"doc.create","owner":"notes","id":1,"kind":"k","value":{"n":0}}])").ok());
+  std::vector<int64_t> seqs = {store_->head()};
+  for (int i = 1; i <= 20; ++i) {
+    int64_t seq = 0;
+    ASSERT_TRUE(
+        Commit(
+            R"([{"op":"doc.change","owner":"notes","id":1,"checkpointWhen":{"deltas":3,"bytes":100000},
+                           "patch":[{"op":"replace","path":"/n","value":)" +
+                std::to_string(i) + "}]}]",
+            &seq)
+            .ok());
+    seqs.push_back(seq);
+  }
+  for (int i = 0; i <= 20; ++i) {
+    EXPECT_EQ(Load(1, seqs[i])["value"]["n"], i);
+    EXPECT_EQ(Load(1, seqs[i])["version"], i + 1);
+  }
+  EXPECT_TRUE(Load(1, seqs[0] - 1).is_null());
+  // Bases at versions 1, 5, 9, 13, 17, 21: at most 3 deltas after each.
+  std::string page;
+  ASSERT_TRUE(store_->Page("_deltas", R"({"where":{"eq":["base",1]}})", 100, "", &page).ok());
+  EXPECT_EQ(Json::parse(page)["rows"].size(), 6u);
+  // The outbox records which versions wrote a base.
+  std::string batch;
+  ASSERT_TRUE(store_->ReadOutbox(seqs[4] - 1, 1, &batch).ok());
+  EXPECT_EQ(
+      Json::parse(batch)["commits"][0]["ops"][0],
+      Json::parse(
+          R"({"op":"doc.change","owner":"notes","id":1,"patch":[{"op":"replace","path":"/n","value":4}],"base":true,"version":5})"));
+}
+
+TEST_P(Documents, ListPagesTheLiveDocumentsOfOneOwnerWithCursors) {
+  std::string ops = "[";
+  for (int i = 0; i < 7; ++i) {
+    ops += std::string(i ? "," : "") + R"({"op":"doc.create","owner":"notes","id":)" +
+           std::to_string(i + 1) + R"(,"kind":")" + (i % 2 ? "b" : "a") + R"(","key":"k)" +
+           std::to_string(i) + R"(","value":)" + std::to_string(i) + "}";
+  }
+  ops += R"(,{"op":"doc.create","owner":"other","id":9,"kind":"a","value":0}])";
+  ASSERT_TRUE(Commit(ops).ok());
+  ASSERT_TRUE(Commit(R"([{"op":"doc.retire","owner":"notes","id":3}])").ok());
+  std::vector<int64_t> seen;
+  Json after;
+  do {
+    Json r = {{"call", "list"}, {"limit", 2}, {"filter", Json::object()}};
+    if (!after.is_null()) r["after"] = after;
+    Json page = Read(r);
+    for (const Json& d : page["rows"]) seen.push_back(d["id"].get<int64_t>());
+    after = page.value("next", Json());
+  } while (!after.is_null());
+  EXPECT_EQ(seen, (std::vector<int64_t>{1, 5, 7, 2, 4, 6}));
+  EXPECT_EQ(Read({{"call", "list"}, {"limit", 10}, {"filter", {{"kind", "b"}}}})["rows"].size(),
+            3u);
+}
+
+TEST_P(Documents, AReplicaReplaysDocumentOpsAndDivergesOnARecordThatDoesNotFit) {
+  ASSERT_TRUE(
+      Commit(R"([{"op":"doc.create","owner":"notes","id":1,"kind":"k","value":{"n":0}}])").ok());
+  for (int i = 1; i <= 5; ++i) {
+    ASSERT_TRUE(Commit(R"([{"op":"doc.change","owner":"notes","id":1,"checkpointWhen":{"deltas":2},
+                           "patch":[{"op":"add","path":"/n","value":)" +
+                       std::to_string(i) + "}]}]")
+                    .ok());
+  }
+  ASSERT_TRUE(Commit(R"([{"op":"doc.retire","owner":"notes","id":1}])").ok());
+  std::string batch;
+  ASSERT_TRUE(store_->ReadOutbox(0, 100, &batch).ok());
+  for (const char* backend : {"memory", "sqlite"}) {
+    auto rs = OpenStore(backend, true);
+    std::unique_ptr<Replica> replica;
+    ASSERT_TRUE(Replica::Attach(rs.get(), &replica).ok());
+    std::string result;
+    Status st = replica->ApplyBatch(batch, &result);
+    ASSERT_TRUE(st.ok()) << st.message();
+    std::string a, b;
+    ASSERT_TRUE(Fingerprint(store_.get(), &a).ok());
+    ASSERT_TRUE(Fingerprint(rs.get(), &b).ok());
+    EXPECT_EQ(a, b) << backend;
+    std::string answer;
+    ASSERT_TRUE(rs->Documents(R"({"call":"load","owner":"notes","id":1,"at":4})", &answer).ok());
+    EXPECT_EQ(Json::parse(answer)["value"]["n"], 3);
+  }
+  // The same ops committed at other times and by another actor give the
+  // same fingerprint: a version's time and actor are not content.
+  {
+    auto later = OpenStore("memory");
+    const Json records = Json::parse(batch)["commits"];
+    ASSERT_EQ(records.size(), 7u);
+    for (const Json& rec : records) {
+      std::string result;
+      ASSERT_TRUE(later->Commit(rec["ops"].dump(), R"({"owner":"notes","at":5})", &result).ok());
+    }
+    std::string a, c;
+    ASSERT_TRUE(Fingerprint(store_.get(), &a).ok());
+    ASSERT_TRUE(Fingerprint(later.get(), &c).ok());
+    EXPECT_EQ(a, c);
+  }
+  // A record whose change makes another version than the document's next.
+  Json tampered = Json::parse(batch);
+  tampered["commits"][2]["ops"][0]["version"] = 7;
+  auto rs = OpenStore("memory", true);
+  std::unique_ptr<Replica> replica;
+  ASSERT_TRUE(Replica::Attach(rs.get(), &replica).ok());
+  std::string result;
+  EXPECT_EQ(replica->ApplyBatch(tampered.dump(), &result).code(), Code::kSyncDiverged);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, Documents, ::testing::Values("memory", "sqlite"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace onestore
