@@ -6,8 +6,8 @@
 // factory as `wasmBinary`, together with `onestoreFiles`, the synchronous
 // file system the SQLite VFS calls (js/files-node.js).
 
-import { mkdir, readFile, rm } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
+import { mkdir, open as openFile, readFile, readdir, rename, rm, stat } from "node:fs/promises";
+import { basename, dirname, resolve } from "node:path";
 
 import { ErrorCodes, StoreError } from "./errors.js";
 import { fileURLToPath } from "node:url";
@@ -108,7 +108,62 @@ export function storeFile(path, what) {
 }
 
 /** The runtime handed to openStoreWith. */
-export const nodeRuntime = Object.freeze({ backends: ["memory", "sqlite"], load: loadNodeCore, prepare: prepareNodeOpen });
+export const nodeRuntime = Object.freeze({ backends: ["memory", "sqlite"], load: loadNodeCore, prepare: prepareNodeOpen, generations: nodeGenerations() });
+
+const SIDE_FILES = ["-journal", "-wal", "-lock", "-lock.break", "-lock.want"];
+
+async function removeFiles(file, what) {
+  for (const suffix of ["", ...SIDE_FILES]) {
+    try {
+      await rm(file + suffix);
+    } catch (e) {
+      if (e?.code !== "ENOENT") throw new StoreError(ErrorCodes.StorageFailed, `${what}: cannot delete ${file + suffix}: ${e.message}`, { cause: e });
+    }
+  }
+}
+
+/**
+ * The new generation of a sqlite store that importStore builds: a file
+ * "<path>.import-<random>" beside the store's file, renamed over it once the
+ * whole archive was read and checked (rename is atomic), or deleted. A
+ * generation left by a crash is deleted by the next import to the same path.
+ *
+ * @example
+ * const gen = await nodeRuntime.generations.begin(".data/s.sqlite"); ...; await nodeRuntime.generations.commit(gen);
+ */
+function nodeGenerations() {
+  return Object.freeze({
+    async begin(path) {
+      const file = storeFile(path, "importStore");
+      try {
+        await stat(file + "-journal");
+        throw new StoreError(ErrorCodes.InvalidArgs, `importStore: ${file}-journal exists: the store at ${file} has a transaction to recover; open and close it before importing over it`);
+      } catch (e) {
+        if (e instanceof StoreError) throw e;
+      }
+      await mkdir(dirname(file), { recursive: true });
+      const prefix = `${basename(file)}.import-`;
+      for (const name of await readdir(dirname(file))) {
+        if (name.startsWith(prefix) && /^[0-9a-f]{12}$/.test(name.slice(prefix.length))) await removeFiles(resolve(dirname(file), name), "importStore");
+      }
+      return { file, path: file + ".import-" + globalThis.crypto.randomUUID().replaceAll("-", "").slice(0, 12) };
+    },
+    async commit(gen) {
+      try {
+        await rename(gen.path, gen.file);
+        // The rename is durable once the folder is synced.
+        const dir = await openFile(dirname(gen.file), "r");
+        try { await dir.sync(); } finally { await dir.close(); }
+      } catch (e) {
+        throw new StoreError(ErrorCodes.StorageFailed, `importStore: cannot move ${gen.path} to ${gen.file}: ${e.message}`, { cause: e });
+      }
+      await removeFiles(gen.path, "importStore");
+    },
+    async discard(gen) {
+      await removeFiles(gen.path, "importStore");
+    },
+  });
+}
 
 /**
  * Deletes a sqlite store's file and its side files (`-journal`, `-wal`,

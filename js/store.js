@@ -23,6 +23,7 @@ import { makeCommitQueue } from "./commit-queue.js";
 import { makeReads } from "./reads.js";
 import { makeHandles, makeOwner } from "./owner.js";
 import { plainData } from "./data.js";
+import { exportArchive, readArchive } from "./archive.js";
 
 // store -> { live, io }: what js/link.js needs of a store (watches,
 // derives and links live in js/watch.js, js/derive.js, js/link.js).
@@ -200,6 +201,17 @@ export function makeStore(core, info, session) {
       gate.checkOpen("store.fingerprint");
       return gate.call("store.fingerprint", () => core.fingerprint());
     },
+    /**
+     * The store as one tar archive at its current head (docs/formats.md,
+     * "Archive"): a ReadableStream of bytes. The commit queue is held until
+     * the stream was read to its end or cancelled; commits asked for
+     * meanwhile wait, then run in order. `onProgress({ done, total, bytes })`
+     * counts rows and outbox records, and the bytes made so far.
+     * @example await new Response(store.export()).arrayBuffer();
+     */
+    export(options = {}) {
+      return exportArchive({ gate, queue, info }, options);
+    },
     outbox: Object.freeze({
       /**
        * The commits after seq `after`, at most `limit` of them:
@@ -249,4 +261,66 @@ export function makeStore(core, info, session) {
 
   internals.set(store, { live, io });
   return store;
+}
+
+/**
+ * Restores an archive made by `store.export()` as the store of
+ * `openOptions` and opens it: a new store (memory), or a new generation
+ * beside the sqlite file, moved over it only once the whole archive was read
+ * and checked (every table's rows and digest, the fingerprint). The session
+ * id, the head and the retained outbox are the archive's. A hostile or
+ * broken archive is `invalid/archive` (a newer format `schema/newer`) and
+ * the previous store stays as it was. Close the store at that path first.
+ *
+ * @example
+ * const store = await importStoreWith(nodeRuntime, fs.createReadStream("s.tar"), { backend: "sqlite", path: "s.sqlite" });
+ */
+export async function importStoreWith(runtime, archive, openOptions, options = {}) {
+  if (openOptions === null || typeof openOptions !== "object") {
+    throw invalidArgs(`importStore: openOptions must be an object such as { backend: "sqlite", path }, got ${describe(openOptions)}`);
+  }
+  if (options === null || typeof options !== "object") {
+    throw invalidArgs(`importStore: options must be { onProgress }, got ${describe(options)}`);
+  }
+  const { onProgress } = options;
+  if (onProgress !== undefined && typeof onProgress !== "function") {
+    throw invalidArgs(`importStore: onProgress must be a function ({ done, total, bytes }) => void, got ${describe(onProgress)}`);
+  }
+  const { backend } = openOptions;
+  const sqlite = backend === "sqlite" && runtime.generations && openOptions.path !== ":memory:";
+  if (backend !== "memory" && !sqlite) {
+    throw invalidArgs(`importStore: backend ${describe(backend)} cannot import here yet (memory, and sqlite files in Node, can)`);
+  }
+  const { id: _ignored, ...rest } = openOptions;
+  const gen = sqlite ? await runtime.generations.begin(openOptions.path) : null;
+  let opened = null;
+  const closeCore = () => {
+    if (!opened) return;
+    try { opened.core.close(); } catch { /* closing anyway */ }
+    try { opened.core.delete(); } catch { /* already freed */ }
+    try { opened.session?.release(); } catch { /* released anyway */ }
+    opened = null;
+  };
+  const target = {
+    async open(manifest) {
+      const o = { ...rest, id: manifest.session, ...(gen ? { path: gen.path } : {}) };
+      opened = await openCore(runtime, o, "importStore");
+      return makeGate(opened.core, 0);
+    },
+  };
+  try {
+    const { manifest } = await readArchive(archive, target, onProgress);
+    if (!gen) {
+      const { core, session } = opened;
+      opened = null;
+      return makeStore(core, { id: manifest.session, head: manifest.head }, session);
+    }
+    closeCore();
+    await runtime.generations.commit(gen);
+  } catch (e) {
+    closeCore();
+    if (gen) await runtime.generations.discard(gen).catch(() => {});
+    throw e;
+  }
+  return openStoreWith(runtime, rest);
 }

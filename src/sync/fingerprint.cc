@@ -3,27 +3,46 @@
 #include "sync/sha256.h"
 
 namespace onestore {
+namespace {
+
+// Hashes table t's part of the encoding: its table line, then its rows.
+Status HashTable(Store* store, const TableSchema& t, Sha256* hash, int64_t* rows) {
+  std::string line = "table " + t.ToJson().dump() + "\n";
+  hash->Update(line);
+  *rows = 0;
+  return store->ForEachRow(t, 1000, [&](const Row& row) {
+    line.clear();
+    line.push_back('[');
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (i) line.push_back(',');
+      row[i].AppendJson(&line);
+    }
+    line += "]\n";
+    hash->Update(line);
+    ++*rows;
+    return Status::OK();
+  });
+}
+
+}  // namespace
 
 Status Fingerprint(Store* store, std::string* out) {
   Sha256 hash;
-  std::string line;
-  for (const auto& t : store->Tables()) {
-    line = "table " + t->ToJson().dump() + "\n";
-    hash.Update(line);
-    ONESTORE_RETURN_IF_ERROR(store->ForEachRow(*t, 1000, [&](const Row& row) {
-      line.clear();
-      line.push_back('[');
-      for (size_t i = 0; i < row.size(); ++i) {
-        if (i) line.push_back(',');
-        row[i].AppendJson(&line);
-      }
-      line += "]\n";
-      hash.Update(line);
-      return Status::OK();
-    }));
-  }
+  int64_t rows = 0;
+  for (const auto& t : store->Tables()) ONESTORE_RETURN_IF_ERROR(HashTable(store, *t, &hash, &rows));
   *out = "f1-" + hash.FinalHex().substr(0, 32);
   return Status::OK();
+}
+
+Status TableDigest(Store* store, const std::string& table, int64_t* rows, std::string* out) {
+  for (const auto& t : store->Tables()) {
+    if (t->name != table) continue;
+    Sha256 hash;
+    ONESTORE_RETURN_IF_ERROR(HashTable(store, *t, &hash, rows));
+    *out = "t1-" + hash.FinalHex();
+    return Status::OK();
+  }
+  return Status::NotFound("tableDigest: no table \"" + table + "\"");
 }
 
 }  // namespace onestore
