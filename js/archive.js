@@ -380,8 +380,10 @@ export async function readArchive(archive, target, onProgress) {
         report();
       }
     }
-  } finally {
-    reader.releaseLock?.();
+  } catch (e) {
+    // Stop the source (a file or a network stream) and the decoder.
+    await reader.cancel(e).catch(() => {});
+    throw e;
   }
   if (manifest === null) throw archiveError(`the archive is empty: no ${MANIFEST}`);
   // Every entry the manifest announces.

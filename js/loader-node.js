@@ -135,16 +135,19 @@ function nodeGenerations() {
   return Object.freeze({
     async begin(path) {
       const file = storeFile(path, "importStore");
-      try {
-        await stat(file + "-journal");
-        throw new StoreError(ErrorCodes.InvalidArgs, `importStore: ${file}-journal exists: the store at ${file} has a transaction to recover; open and close it before importing over it`);
-      } catch (e) {
-        if (e instanceof StoreError) throw e;
+      // A journal with content (the store keeps an empty one between
+      // transactions) would be rolled back into the new file: refused.
+      for (const side of ["-journal", "-wal"]) {
+        const size = await stat(file + side).then((st) => st.size, () => 0);
+        if (size > 0) {
+          throw new StoreError(ErrorCodes.InvalidArgs, `importStore: ${file}${side} holds ${size} bytes: the store at ${file} is open, or has a transaction to recover; close it (or open and close it) before importing over it`);
+        }
       }
       await mkdir(dirname(file), { recursive: true });
       const prefix = `${basename(file)}.import-`;
       for (const name of await readdir(dirname(file))) {
-        if (name.startsWith(prefix) && /^[0-9a-f]{12}$/.test(name.slice(prefix.length))) await removeFiles(resolve(dirname(file), name), "importStore");
+        const m = name.startsWith(prefix) && /^([0-9a-f]{12})(-journal|-wal|-lock|-lock\.break|-lock\.want)?$/.exec(name.slice(prefix.length));
+        if (m) await removeFiles(resolve(dirname(file), prefix + m[1]), "importStore");
       }
       return { file, path: file + ".import-" + globalThis.crypto.randomUUID().replaceAll("-", "").slice(0, 12) };
     },

@@ -79,9 +79,14 @@ Status Archiver::RowLines(const std::string& table, const std::string& cursor, i
   const bool more = static_cast<int64_t>(rows.size()) > limit;
   if (more) rows.resize(limit);
   lines->clear();
+  // The fingerprint's row encoding (ints as integers, also beyond 2^53).
   for (const Row& row : rows) {
-    AppendRowArray(row, lines);
-    lines->push_back('\n');
+    lines->push_back('[');
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (i) lines->push_back(',');
+      row[i].AppendJson(lines);
+    }
+    lines->append("]\n");
   }
   next->clear();
   if (more) *next = EncodeCursor(q, q.OrderValues(rows.back()));
@@ -134,7 +139,20 @@ Status Archiver::RestoreRows(const std::string& table, const std::string& lines)
                                     std::to_string(n) + ": " + st.message());
     }
     Json row = Json::object();
-    for (size_t i = 0; i < t->columns.size(); ++i) row[t->columns[i].name] = std::move(cells[i]);
+    for (size_t i = 0; i < t->columns.size(); ++i) {
+      // A json cell is encoded as the JSON text it stores; a put takes the value.
+      if (t->columns[i].type == Type::kJson && cells[i].is_string()) {
+        Json value;
+        Status vs = ParseJsonText(cells[i].get<std::string>(), "json cell", &value);
+        if (!vs.ok()) {
+          return Status::InvalidArchive("archive: table \"" + table + "\", row line " +
+                                        std::to_string(n) + ", column \"" + t->columns[i].name +
+                                        "\": " + vs.message());
+        }
+        cells[i] = std::move(value);
+      }
+      row[t->columns[i].name] = std::move(cells[i]);
+    }
     puts.push_back(Json{{"op", "put"}, {"table", table}, {"row", std::move(row)}});
     return Status::OK();
   }));

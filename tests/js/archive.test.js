@@ -217,8 +217,9 @@ describe("an import", () => {
     await chat.tx(async (tx) => { await tx.put(chat.table(Tags), { tag: "kept", count: 2 }); });
     const fp = await previous.fingerprint();
     await previous.close();
-    // The child imports from a stream that stops after half the bytes and
-    // says so; then it is killed.
+    // The child imports from a stream that stalls after half the bytes, and
+    // says "half" once its generation holds the first page of rows; then it
+    // is killed.
     const child = spawn(process.execPath, ["--input-type=module", "-e", `
       import { readFileSync } from "node:fs";
       import { importStore } from ${JSON.stringify(join(repoRoot, "js/index.js"))};
@@ -226,11 +227,13 @@ describe("an import", () => {
       let sent = 0;
       const stream = new ReadableStream({
         pull(c) {
-          if (sent > bytes.length / 2) { console.log("half"); return new Promise(() => {}); }
+          if (sent > bytes.length / 2) return new Promise(() => {});
           c.enqueue(bytes.slice(sent, sent + 4096)); sent += 4096;
         },
       });
-      await importStore(stream, { backend: "sqlite", path: ${JSON.stringify(path)} });
+      let said = false;
+      const onProgress = ({ done }) => { if (done >= 1000 && !said) { said = true; console.log("half"); } };
+      await importStore(stream, { backend: "sqlite", path: ${JSON.stringify(path)} }, { onProgress });
     `], { stdio: ["ignore", "pipe", "inherit"] });
     await new Promise((resolve, reject) => {
       child.stdout.on("data", (d) => { if (String(d).includes("half")) resolve(); });

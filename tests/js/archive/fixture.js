@@ -6,13 +6,13 @@ import { defineTable, int, json, query, str } from "../../../js/index.js";
 
 export const Edits = defineTable("edits", {
   version: 1,
-  columns: { id: str(), path: str(), entry: int(), meta: json(), note: str({ optional: true }) },
+  columns: { id: str(), path: str(), entry: int(), meta: json(), note: str().optional() },
   key: ["id"],
   indexes: { byPath: ["path", "entry"] },
 });
 export const Turns = defineTable("turns", {
   version: 2,
-  columns: { n: int(), text: str(), big: int({ optional: true }) },
+  columns: { n: int(), text: str(), big: int().optional() },
   key: ["n"],
 });
 export const Tags = defineTable("tags", {
@@ -52,7 +52,7 @@ export async function allRows(store) {
     const rows = [];
     let after;
     for (;;) {
-      const page = await h.page(query(def), 500, after ? { after } : undefined);
+      const page = await h.page(query(def), 500, undefined, after ? { after } : undefined);
       rows.push(...page.rows);
       if (!page.next) break;
       after = page.next;
