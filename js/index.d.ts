@@ -564,7 +564,7 @@ export interface Store {
    * stream was read to its end or cancelled: read it promptly.
    * @example await exportToFile(store, "session.tar"); // Node; or: new Response(store.export())
    */
-  export(options?: ArchiveOptions): ReadableStream<Uint8Array>;
+  export(options?: ArchiveOptions): ByteStream;
   /** @example await store.close(); */
   close(): Promise<void>;
 }
@@ -582,8 +582,16 @@ export interface ArchiveOptions {
   onProgress?: (progress: ArchiveProgress) => void;
 }
 
-/** What importStore reads: a stream, the bytes, or an async iterable of byte chunks (a Node stream). */
-export type ArchiveSource = ReadableStream<Uint8Array> | Uint8Array | ArrayBuffer | AsyncIterable<Uint8Array>;
+/** A web ReadableStream of bytes, as far as onestore uses one (for projects whose lib has none). */
+export interface ByteStreamLike {
+  getReader(): { read(): Promise<{ done: boolean; value?: Uint8Array }>; releaseLock(): void; cancel(reason?: unknown): Promise<void> };
+  cancel(reason?: unknown): Promise<void>;
+}
+/** The global ReadableStream where the project's lib declares one (DOM, workers, Node), else ByteStreamLike. */
+export type ByteStream = typeof globalThis extends { ReadableStream: { prototype: infer P } } ? P : ByteStreamLike;
+
+/** What importStore reads: a ReadableStream, the bytes, or an async iterable of byte chunks (a Node stream). */
+export type ArchiveSource = ByteStream | ByteStreamLike | Uint8Array | ArrayBuffer | AsyncIterable<Uint8Array>;
 
 /**
  * Restores an archive of store.export() as the store of `openOptions` and

@@ -286,7 +286,7 @@ describe("the attack corpus", async () => {
       for (const options of [{ backend: "memory" }, { backend: "sqlite", path }]) {
         let error;
         try {
-          const s = await importStore(c.bytes, options);
+          const s = await importStore(c.open(), options);
           await s.close();
         } catch (e) {
           error = e;

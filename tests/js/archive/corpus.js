@@ -47,7 +47,13 @@ export function hostileArchives(valid) {
   const page = "onestore/tables/0002/000001.jsonl";  // edits: pages 1 and 2
   const bytes = tarOf(valid);
   const cases = [];
-  const add = (name, archive, code = "invalid/archive") => cases.push({ name, bytes: archive, code });
+  const add = (name, archive, code = "invalid/archive") => cases.push({ name, bytes: archive, code, open: () => archive });
+  // A stream that gives its bytes and then stalls, as a peer or a bomb that
+  // promises more does: the refusal must come from the header alone.
+  const addStalled = (name, archive) => cases.push({
+    name, bytes: archive, code: "invalid/archive",
+    open: () => new ReadableStream({ start(c) { c.enqueue(archive); }, pull: () => new Promise(() => {}) }),
+  });
   const withEntry = (extra, at = 1) => tarOf([...valid.slice(0, at), extra, ...valid.slice(at)]);
 
   // Paths outside the archive.
@@ -78,7 +84,9 @@ export function hostileArchives(valid) {
   add("an outbox page beyond the manifest's", withEntry({ name: "onestore/outbox/000002.jsonl", text: "{}\n" }));
   add("no manifest first", tarOf([...rest, manifest]));
   // Sizes.
-  add("an entry too large", concat([entry(manifest.name, manifest.text), header({ name: page, size: 100 * 1024 * 1024 }), new Uint8Array(512), END]));
+  addStalled("an entry too large, refused at its header", concat([entry(manifest.name, manifest.text), header({ name: page, size: 100 * 1024 * 1024 }), new Uint8Array(512)]));
+  addStalled("a tar bomb: an 8 GB size, refused at its header", concat([entry(manifest.name, manifest.text), header({ name: page, size: 0o77777777777 }), new Uint8Array(1024)]));
+  add("an entry too large, cut", concat([entry(manifest.name, manifest.text), header({ name: page, size: 100 * 1024 * 1024 }), new Uint8Array(512), END]));
   add("a tar bomb: an 8 GB size over a few bytes", concat([entry(manifest.name, manifest.text), header({ name: page, size: 0o77777777777 }), new Uint8Array(1024)]));
   const base256 = new Uint8Array(12);
   base256[0] = 0x80;
