@@ -39,9 +39,9 @@ export function openStore(options) {
 }
 
 /**
- * Restores an archive made by `store.export()` into a new memory store and
- * opens it (importing into opfs and durable stores comes next; those
- * backends are refused with invalid/args for now).
+ * Restores an archive made by `store.export()` and opens it: in Node in
+ * this version; here it rejects with invalid/args (browsers and workerd
+ * come next).
  *
  * @example
  * const store = await importStore(await (await fetch("/session.tar")).arrayBuffer(), { backend: "memory" });

@@ -10,6 +10,7 @@ import { mkdir, open as openFile, readFile, readdir, rename, rm, stat } from "no
 import { basename, dirname, resolve } from "node:path";
 
 import { ErrorCodes, StoreError } from "./errors.js";
+import * as archive from "./archive.js";
 import { fileURLToPath } from "node:url";
 
 let modulePromise = null;
@@ -108,7 +109,7 @@ export function storeFile(path, what) {
 }
 
 /** The runtime handed to openStoreWith. */
-export const nodeRuntime = Object.freeze({ backends: ["memory", "sqlite"], load: loadNodeCore, prepare: prepareNodeOpen, generations: nodeGenerations() });
+export const nodeRuntime = Object.freeze({ backends: ["memory", "sqlite"], load: loadNodeCore, prepare: prepareNodeOpen, generations: nodeGenerations(), archive });
 
 const SIDE_FILES = ["-journal", "-wal", "-lock", "-lock.break", "-lock.want"];
 

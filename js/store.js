@@ -23,7 +23,6 @@ import { makeCommitQueue } from "./commit-queue.js";
 import { makeReads } from "./reads.js";
 import { makeHandles, makeOwner } from "./owner.js";
 import { plainData } from "./data.js";
-import { exportArchive, readArchive } from "./archive.js";
 
 // store -> { live, io }: what js/link.js needs of a store (watches,
 // derives and links live in js/watch.js, js/derive.js, js/link.js).
@@ -50,7 +49,7 @@ export function storeInternals(store) {
  */
 export async function openStoreWith(runtime, options) {
   const { core, info, session } = await openCore(runtime, options, "openStore");
-  return makeStore(core, info, session);
+  return makeStore(core, info, session, runtime.archive);
 }
 
 /**
@@ -59,7 +58,7 @@ export async function openStoreWith(runtime, options) {
  * @example
  * const store = makeStore(core, { id: "s1", head: 0 });
  */
-export function makeStore(core, info, session) {
+export function makeStore(core, info, session, archive) {
   const gate = makeGate(core, info.head);
   const owners = new Map();
   const handles = makeHandles();
@@ -210,7 +209,8 @@ export function makeStore(core, info, session) {
      * @example await new Response(store.export()).arrayBuffer();
      */
     export(options = {}) {
-      return exportArchive({ gate, queue, info }, options);
+      if (!archive) throw invalidArgs(notHere("store.export"));
+      return archive.exportArchive({ gate, queue, info }, options);
     },
     outbox: Object.freeze({
       /**
@@ -263,6 +263,12 @@ export function makeStore(core, info, session) {
   return store;
 }
 
+// Archives (js/archive.js, with its tar library) come with the runtime:
+// Node's has them; browsers and workerd get them in the next step.
+function notHere(what) {
+  return `${what}: archives are in Node in this version (browsers and workerd come next)`;
+}
+
 /**
  * Restores an archive made by `store.export()` as the store of
  * `openOptions` and opens it: a new store (memory), or a new generation
@@ -282,6 +288,7 @@ export async function importStoreWith(runtime, archive, openOptions, options = {
   if (options === null || typeof options !== "object") {
     throw invalidArgs(`importStore: options must be { onProgress }, got ${describe(options)}`);
   }
+  if (!runtime.archive) throw invalidArgs(notHere("importStore"));
   const { onProgress } = options;
   if (onProgress !== undefined && typeof onProgress !== "function") {
     throw invalidArgs(`importStore: onProgress must be a function ({ done, total, bytes }) => void, got ${describe(onProgress)}`);
@@ -309,11 +316,11 @@ export async function importStoreWith(runtime, archive, openOptions, options = {
     },
   };
   try {
-    const { manifest } = await readArchive(archive, target, onProgress);
+    const { manifest } = await runtime.archive.readArchive(archive, target, onProgress);
     if (!gen) {
       const { core, session } = opened;
       opened = null;
-      return makeStore(core, { id: manifest.session, head: manifest.head }, session);
+      return makeStore(core, { id: manifest.session, head: manifest.head }, session, runtime.archive);
     }
     closeCore();
     await runtime.generations.commit(gen);
