@@ -6,7 +6,8 @@
 // const store = await openStore({ backend: "opfs", name: "session-42" });  // in a dedicated Worker
 
 import { browserRuntime } from "./loader-browser.js";
-import { openStoreWith } from "./store.js";
+import { invalidArgs } from "./errors.js";
+import { importStoreWith, openStoreWith } from "./store.js";
 import { openReplicaWith } from "./replica.js";
 
 export * from "./api.js";
@@ -35,4 +36,27 @@ export { configureBrowserCore, deleteStore } from "./loader-browser.js";
  */
 export function openStore(options) {
   return openStoreWith(browserRuntime, options);
+}
+
+/**
+ * Restores an archive made by `store.export()` and opens it: in Node in
+ * this version; here it rejects with invalid/args (browsers and workerd
+ * come next).
+ *
+ * @example
+ * const store = await importStore(await (await fetch("/session.tar")).arrayBuffer(), { backend: "memory" });
+ */
+export function importStore(archive, openOptions, options) {
+  return importStoreWith(browserRuntime, archive, openOptions, options);
+}
+
+/**
+ * Node only: rejects with invalid/args here. Use `store.export()`, a
+ * ReadableStream, directly (a Response body, a file handle's writable).
+ *
+ * @example
+ * return new Response(store.export(), { headers: { "content-type": "application/x-tar" } });
+ */
+export async function exportToFile() {
+  throw invalidArgs("exportToFile: writes a file in Node only; here, use store.export() (a ReadableStream of the tar bytes)");
 }

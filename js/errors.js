@@ -26,6 +26,7 @@ export const ErrorCodes = Object.freeze({
   NotFound: "not_found",
   Closed: "closed",
   Limit: "limit",
+  InvalidArchive: "invalid/archive",
 });
 
 const knownCodes = new Set(Object.values(ErrorCodes));

@@ -670,9 +670,62 @@ export interface Store {
    * @example const fp = await store.fingerprint();
    */
   fingerprint(): Promise<string>;
+  /**
+   * The store as one POSIX tar archive at its current head (docs/formats.md,
+   * "Archive"): every table (of every owner, opened here or not), the
+   * retained outbox and a manifest. The commit queue is held until the
+   * stream was read to its end or cancelled: read it promptly. Node in this
+   * version (browsers and workerd: invalid/args, next step).
+   * @example await exportToFile(store, "session.tar"); // Node; or: new Response(store.export())
+   */
+  export(options?: ArchiveOptions): ByteStream;
   /** @example await store.close(); */
   close(): Promise<void>;
 }
+
+/** Progress of an export or import: rows and outbox records done of total, and tar bytes so far. */
+export interface ArchiveProgress {
+  readonly done: number;
+  readonly total: number;
+  readonly bytes: number;
+}
+
+/** Options of store.export and importStore. */
+export interface ArchiveOptions {
+  /** Called after the manifest and after each page entry. */
+  onProgress?: (progress: ArchiveProgress) => void;
+}
+
+/** A web ReadableStream of bytes, as far as onestore uses one (for projects whose lib has none). */
+export interface ByteStreamLike {
+  getReader(): { read(): Promise<{ done: boolean; value?: Uint8Array }>; releaseLock(): void; cancel(reason?: unknown): Promise<void> };
+  cancel(reason?: unknown): Promise<void>;
+}
+/** The global ReadableStream where the project's lib declares one (DOM, workers, Node), else ByteStreamLike. */
+export type ByteStream = typeof globalThis extends { ReadableStream: { prototype: infer P } } ? P : ByteStreamLike;
+
+/** What importStore reads: a ReadableStream, the bytes, or an async iterable of byte chunks (a Node stream). */
+export type ArchiveSource = ByteStream | ByteStreamLike | Uint8Array | ArrayBuffer | AsyncIterable<Uint8Array>;
+
+/**
+ * Restores an archive of store.export() as the store of `openOptions` and
+ * opens it, with the archive's session id, head, outbox and rows. In Node
+ * in this version (browsers and workerd: invalid/args, next step): memory,
+ * or a sqlite file (a new generation beside the file, renamed over it once
+ * the whole archive was read and checked; close the store at that path
+ * first). A broken or hostile archive rejects with
+ * "invalid/archive" ("schema/newer" for a newer format) and the previous
+ * store is untouched.
+ * @example const store = await importStore(createReadStream("session.tar"), { backend: "sqlite", path: ".data/s.sqlite" });
+ */
+export function importStore(archive: ArchiveSource, openOptions: OpenOptions, options?: ArchiveOptions): Promise<Store>;
+
+/**
+ * Node: writes store.export() to `path` ("<path>.part", then renamed) and
+ * resolves to the bytes written. Elsewhere it rejects with invalid/args.
+ * @example await exportToFile(store, "session.tar", { onProgress: (p) => bar.set(p.done / p.total) });
+ */
+export function exportToFile(store: Store, path: string, options?: ArchiveOptions): Promise<number>;
 
 /**
  * Opens a store.
@@ -860,6 +913,7 @@ export declare const ErrorCodes: {
   readonly NotFound: "not_found";
   readonly Closed: "closed";
   readonly Limit: "limit";
+  readonly InvalidArchive: "invalid/archive";
 };
 /** One of the stable error codes. */
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

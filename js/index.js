@@ -5,7 +5,7 @@
 // const store = await openStore({ backend: "sqlite", path: ".data/session.sqlite" });
 
 import { nodeRuntime, deleteNodeStore } from "./loader-node.js";
-import { openStoreWith } from "./store.js";
+import { importStoreWith, openStoreWith } from "./store.js";
 import { openReplicaWith } from "./replica.js";
 
 export * from "./api.js";
@@ -56,3 +56,26 @@ export function deleteStore(options) {
  * configureBrowserCore({ wasmUrl: "/assets/onestore-core.wasm" });
  */
 export function configureBrowserCore() {}
+
+/**
+ * Restores an archive made by `store.export()` and opens it (memory, or a
+ * sqlite file: a new generation renamed over the file once checked).
+ *
+ * @example
+ * const store = await importStore(createReadStream("session.tar"), { backend: "sqlite", path: "s.sqlite" });
+ */
+export function importStore(archive, openOptions, options) {
+  return importStoreWith(nodeRuntime, archive, openOptions, options);
+}
+
+/**
+ * Writes `store.export()` to a file (written beside it, then renamed) and
+ * resolves to the bytes written.
+ *
+ * @example
+ * await exportToFile(store, "session.tar", { onProgress: (p) => bar.set(p.done / p.total) });
+ */
+export async function exportToFile(store, path, options) {
+  const { exportFileNode } = await import("./archive-node.js");
+  return exportFileNode(store, path, options);
+}

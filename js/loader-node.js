@@ -6,12 +6,13 @@
 // factory as `wasmBinary`, together with `onestoreFiles`, the synchronous
 // file system the SQLite VFS calls (js/files-node.js).
 
-import { mkdir, readFile, rm } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
+import { mkdir, open as openFile, readFile, readdir, rename, rm, stat } from "node:fs/promises";
+import { basename, dirname, resolve } from "node:path";
 
 import { ErrorCodes, StoreError } from "./errors.js";
 import { memoryBlobs } from "./blobs.js";
 import { blobsDir, nodeFileBlobs, nodeSha256 } from "./blobs-node.js";
+import * as archive from "./archive.js";
 import { fileURLToPath } from "node:url";
 
 let modulePromise = null;
@@ -121,7 +122,66 @@ export function openNodeBlobs(options, wire) {
 /** The runtime handed to openStoreWith. */
 export const nodeRuntime = Object.freeze({
   backends: ["memory", "sqlite"], load: loadNodeCore, prepare: prepareNodeOpen, openBlobs: openNodeBlobs,
+  generations: nodeGenerations(), archive,
 });
+
+const SIDE_FILES = ["-journal", "-wal", "-lock", "-lock.break", "-lock.want"];
+
+async function removeFiles(file, what) {
+  for (const suffix of ["", ...SIDE_FILES]) {
+    try {
+      await rm(file + suffix);
+    } catch (e) {
+      if (e?.code !== "ENOENT") throw new StoreError(ErrorCodes.StorageFailed, `${what}: cannot delete ${file + suffix}: ${e.message}`, { cause: e });
+    }
+  }
+}
+
+/**
+ * The new generation of a sqlite store that importStore builds: a file
+ * "<path>.import-<random>" beside the store's file, renamed over it once the
+ * whole archive was read and checked (rename is atomic), or deleted. A
+ * generation left by a crash is deleted by the next import to the same path.
+ *
+ * @example
+ * const gen = await nodeRuntime.generations.begin(".data/s.sqlite"); ...; await nodeRuntime.generations.commit(gen);
+ */
+function nodeGenerations() {
+  return Object.freeze({
+    async begin(path) {
+      const file = storeFile(path, "importStore");
+      // A journal with content (the store keeps an empty one between
+      // transactions) would be rolled back into the new file: refused.
+      for (const side of ["-journal", "-wal"]) {
+        const size = await stat(file + side).then((st) => st.size, () => 0);
+        if (size > 0) {
+          throw new StoreError(ErrorCodes.InvalidArgs, `importStore: ${file}${side} holds ${size} bytes: the store at ${file} is open, or has a transaction to recover; close it (or open and close it) before importing over it`);
+        }
+      }
+      await mkdir(dirname(file), { recursive: true });
+      const prefix = `${basename(file)}.import-`;
+      for (const name of await readdir(dirname(file))) {
+        const m = name.startsWith(prefix) && /^([0-9a-f]{12})(-journal|-wal|-lock|-lock\.break|-lock\.want)?$/.exec(name.slice(prefix.length));
+        if (m) await removeFiles(resolve(dirname(file), prefix + m[1]), "importStore");
+      }
+      return { file, path: file + ".import-" + globalThis.crypto.randomUUID().replaceAll("-", "").slice(0, 12) };
+    },
+    async commit(gen) {
+      try {
+        await rename(gen.path, gen.file);
+        // The rename is durable once the folder is synced.
+        const dir = await openFile(dirname(gen.file), "r");
+        try { await dir.sync(); } finally { await dir.close(); }
+      } catch (e) {
+        throw new StoreError(ErrorCodes.StorageFailed, `importStore: cannot move ${gen.path} to ${gen.file}: ${e.message}`, { cause: e });
+      }
+      await removeFiles(gen.path, "importStore");
+    },
+    async discard(gen) {
+      await removeFiles(gen.path, "importStore");
+    },
+  });
+}
 
 /**
  * Deletes a sqlite store's file, its side files (`-journal`, `-wal`,

@@ -50,7 +50,7 @@ export function storeInternals(store) {
  */
 export async function openStoreWith(runtime, options) {
   const { core, info, session, blobs } = await openCore(runtime, options, "openStore");
-  return makeStore(core, info, session, blobs);
+  return makeStore(core, info, session, { blobs, archive: runtime.archive });
 }
 
 /**
@@ -60,7 +60,7 @@ export async function openStoreWith(runtime, options) {
  * @example
  * const store = makeStore(core, { id: "s1", head: 0 });
  */
-export function makeStore(core, info, session, blobs = { backend: memoryBlobs(), sha256: webSha256 }) {
+export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(), sha256: webSha256 }, archive } = {}) {
   const gate = makeGate(core, info.head);
   const owners = new Map();
   const handles = makeHandles();
@@ -205,6 +205,18 @@ export function makeStore(core, info, session, blobs = { backend: memoryBlobs(),
         if (gate.broken) throw gate.broken;
       },
     }),
+    /**
+     * The store as one tar archive at its current head (docs/formats.md,
+     * "Archive"): a ReadableStream of bytes. The commit queue is held until
+     * the stream was read to its end or cancelled; commits asked for
+     * meanwhile wait, then run in order. `onProgress({ done, total, bytes })`
+     * counts rows and outbox records, and the bytes made so far.
+     * @example await new Response(store.export()).arrayBuffer();
+     */
+    export(options = {}) {
+      if (!archive) throw invalidArgs(notHere("store.export"));
+      return archive.exportArchive({ gate, queue, info }, options);
+    },
     outbox: Object.freeze({
       /**
        * The commits after seq `after`, at most `limit` of them:
@@ -254,4 +266,73 @@ export function makeStore(core, info, session, blobs = { backend: memoryBlobs(),
 
   internals.set(store, { live, io });
   return store;
+}
+
+// Archives (js/archive.js, with its tar library) come with the runtime:
+// Node's has them; browsers and workerd get them in the next step.
+function notHere(what) {
+  return `${what}: archives are in Node in this version (browsers and workerd come next)`;
+}
+
+/**
+ * Restores an archive made by `store.export()` as the store of
+ * `openOptions` and opens it: a new store (memory), or a new generation
+ * beside the sqlite file, moved over it only once the whole archive was read
+ * and checked (every table's rows and digest, the fingerprint). The session
+ * id, the head and the retained outbox are the archive's. A hostile or
+ * broken archive is `invalid/archive` (a newer format `schema/newer`) and
+ * the previous store stays as it was. Close the store at that path first.
+ *
+ * @example
+ * const store = await importStoreWith(nodeRuntime, fs.createReadStream("s.tar"), { backend: "sqlite", path: "s.sqlite" });
+ */
+export async function importStoreWith(runtime, archive, openOptions, options = {}) {
+  if (openOptions === null || typeof openOptions !== "object") {
+    throw invalidArgs(`importStore: openOptions must be an object such as { backend: "sqlite", path }, got ${describe(openOptions)}`);
+  }
+  if (options === null || typeof options !== "object") {
+    throw invalidArgs(`importStore: options must be { onProgress }, got ${describe(options)}`);
+  }
+  if (!runtime.archive) throw invalidArgs(notHere("importStore"));
+  const { onProgress } = options;
+  if (onProgress !== undefined && typeof onProgress !== "function") {
+    throw invalidArgs(`importStore: onProgress must be a function ({ done, total, bytes }) => void, got ${describe(onProgress)}`);
+  }
+  const { backend } = openOptions;
+  const sqlite = backend === "sqlite" && runtime.generations && openOptions.path !== ":memory:";
+  if (backend !== "memory" && !sqlite) {
+    throw invalidArgs(`importStore: backend ${describe(backend)} cannot import here yet (memory, and sqlite files in Node, can)`);
+  }
+  const { id: _ignored, ...rest } = openOptions;
+  const gen = sqlite ? await runtime.generations.begin(openOptions.path) : null;
+  let opened = null;
+  const closeCore = () => {
+    if (!opened) return;
+    try { opened.core.close(); } catch { /* closing anyway */ }
+    try { opened.core.delete(); } catch { /* already freed */ }
+    try { opened.session?.release(); } catch { /* released anyway */ }
+    opened = null;
+  };
+  const target = {
+    async open(manifest) {
+      const o = { ...rest, id: manifest.session, ...(gen ? { path: gen.path } : {}) };
+      opened = await openCore(runtime, o, "importStore");
+      return makeGate(opened.core, 0);
+    },
+  };
+  try {
+    const { manifest } = await runtime.archive.readArchive(archive, target, onProgress);
+    if (!gen) {
+      const { core, session, blobs } = opened;
+      opened = null;
+      return makeStore(core, { id: manifest.session, head: manifest.head }, session, { blobs, archive: runtime.archive });
+    }
+    closeCore();
+    await runtime.generations.commit(gen);
+  } catch (e) {
+    closeCore();
+    if (gen) await runtime.generations.discard(gen).catch(() => {});
+    throw e;
+  }
+  return openStoreWith(runtime, rest);
 }

@@ -11,7 +11,8 @@
 // }
 
 import { workerdRuntime } from "./loader-workerd.js";
-import { openStoreWith } from "./store.js";
+import { invalidArgs } from "./errors.js";
+import { importStoreWith, openStoreWith } from "./store.js";
 import { openReplicaWith } from "./replica.js";
 import { ErrorCodes, StoreError } from "./errors.js";
 
@@ -62,3 +63,26 @@ export async function deleteStore(options) {
  * configureBrowserCore({ wasmUrl: "/assets/onestore-core.wasm" });
  */
 export function configureBrowserCore() {}
+
+/**
+ * Restores an archive made by `store.export()` and opens it: in Node in
+ * this version; here it rejects with invalid/args (browsers and workerd
+ * come next).
+ *
+ * @example
+ * const store = await importStore(await (await fetch("/session.tar")).arrayBuffer(), { backend: "memory" });
+ */
+export function importStore(archive, openOptions, options) {
+  return importStoreWith(workerdRuntime, archive, openOptions, options);
+}
+
+/**
+ * Node only: rejects with invalid/args here. Use `store.export()`, a
+ * ReadableStream, directly (a Response body, a file handle's writable).
+ *
+ * @example
+ * return new Response(store.export(), { headers: { "content-type": "application/x-tar" } });
+ */
+export async function exportToFile() {
+  throw invalidArgs("exportToFile: writes a file in Node only; here, use store.export() (a ReadableStream of the tar bytes)");
+}

@@ -12,6 +12,7 @@
 #include "durable_connection.h"  // wasm/ sources include their neighbours by name
 #include "js_file_system.h"
 #include "onestore/status.h"
+#include "archive/archive.h"
 #include "sync/fingerprint.h"
 #include "sync/replica.h"
 
@@ -199,6 +200,51 @@ class Core {
     return WithStore([&](Store* st) { return Fingerprint(st, &out); }, &out);
   }
 
+  // Archives (src/archive/archive.h): a page of row lines for an export,
+  // answered as the next cursor ("" after the last page), "\n", the lines.
+  std::string exportRows(const std::string& table, const std::string& cursor, double limit) {
+    std::string out;
+    return WithStore(
+        [&](Store* st) {
+          std::string lines, next;
+          Status s = Archiver(st).RowLines(table, cursor, static_cast<int64_t>(limit), &lines, &next);
+          out = next + "\n" + lines;
+          return s;
+        },
+        &out);
+  }
+
+  // {"rows":n,"digest":"t1-..."} of one table (src/sync/fingerprint.h).
+  std::string tableDigest(const std::string& table) {
+    std::string out;
+    return WithStore(
+        [&](Store* st) {
+          int64_t rows = 0;
+          std::string digest;
+          Status s = TableDigest(st, table, &rows, &digest);
+          out = "{\"rows\":" + std::to_string(rows) + ",\"digest\":\"" + digest + "\"}";
+          return s;
+        },
+        &out);
+  }
+
+  std::string restoreTables(const std::string& tables_json) {
+    std::string out;
+    return WithStore([&](Store* st) { return Archiver(st).RestoreTables(tables_json); }, &out);
+  }
+
+  std::string restoreRows(const std::string& table, const std::string& lines) {
+    std::string out;
+    return WithStore([&](Store* st) { return Archiver(st).RestoreRows(table, lines); }, &out);
+  }
+
+  std::string restoreOutbox(const std::string& lines, double head) {
+    std::string out;
+    return WithStore(
+        [&](Store* st) { return Archiver(st).RestoreOutbox(lines, static_cast<int64_t>(head)); },
+        &out);
+  }
+
   double head() const { return store_ ? static_cast<double>(store_->head()) : 0; }
 
   std::string tables() {
@@ -290,6 +336,11 @@ EMSCRIPTEN_BINDINGS(onestore) {
       .function("recordDivergence", &Core::recordDivergence)
       .function("diverged", &Core::diverged)
       .function("fingerprint", &Core::fingerprint)
+      .function("exportRows", &Core::exportRows)
+      .function("tableDigest", &Core::tableDigest)
+      .function("restoreTables", &Core::restoreTables)
+      .function("restoreRows", &Core::restoreRows)
+      .function("restoreOutbox", &Core::restoreOutbox)
       .function("head", &Core::head)
       .function("tables", &Core::tables)
       .function("close", &Core::close);

@@ -161,6 +161,7 @@ class Store {
   // The replica layer applies recorded commits through the backend and the
   // catalog itself (src/sync/replica.cc); nothing else reaches them.
   friend class Replica;
+  friend class Archiver;
 
   Status CheckUsable(bool writing) const;
   Status CheckOwnerWrite(const char* what) const;

@@ -29,7 +29,10 @@ namespace onestore {
   X(kClosed, "closed", "the store is closed")                                                   \
   X(kLimit, "limit",                                                                            \
     "a platform limit of the backend (a value, row or statement too big, too many "             \
-    "parameters); nothing was committed")
+    "parameters); nothing was committed")                                                     \
+  X(kInvalidArchive, "invalid/archive",                                                         \
+    "an archive that is not one onestore wrote, or was changed, cut or crafted; nothing was "   \
+    "imported")
 
 enum class Code {
   kOk = 0,
@@ -58,6 +61,7 @@ class Status {
   static Status NotFound(std::string m) { return {Code::kNotFound, std::move(m)}; }
   static Status Closed(std::string m) { return {Code::kClosed, std::move(m)}; }
   static Status Limit(std::string m) { return {Code::kLimit, std::move(m)}; }
+  static Status InvalidArchive(std::string m) { return {Code::kInvalidArchive, std::move(m)}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

@@ -4,35 +4,54 @@
 #include "sync/sha256.h"
 
 namespace onestore {
+namespace {
+
+// Hashes table t's part of the encoding: its table line, then its rows.
+Status HashTable(Store* store, const TableSchema& t, Sha256* hash, int64_t* rows) {
+  std::string line = "table " + t.ToJson().dump() + "\n";
+  hash->Update(line);
+  *rows = 0;
+  // A document version's time and actor are the commit's (as in the
+  // outbox), not content: hashed as null, so that two stores given the
+  // same ops at other times agree.
+  const bool deltas = t.name == kDeltasTable;
+  const int at = deltas ? t.ColumnIndex("at") : -1;
+  const int actor = deltas ? t.ColumnIndex("actor") : -1;
+  const Value null_value;
+  return store->ForEachRow(t, 1000, [&](const Row& row) {
+    line.clear();
+    line.push_back('[');
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (i) line.push_back(',');
+      const int c = static_cast<int>(i);
+      (c == at || c == actor ? null_value : row[i]).AppendJson(&line);
+    }
+    line += "]\n";
+    hash->Update(line);
+    ++*rows;
+    return Status::OK();
+  });
+}
+
+}  // namespace
 
 Status Fingerprint(Store* store, std::string* out) {
   Sha256 hash;
-  std::string line;
-  for (const auto& t : store->Tables()) {
-    line = "table " + t->ToJson().dump() + "\n";
-    hash.Update(line);
-    // A document version's time and actor are the commit's (as in the
-    // outbox), not content: hashed as null, so that two stores given the
-    // same ops at other times agree.
-    const bool deltas = t->name == kDeltasTable;
-    const int at = deltas ? t->ColumnIndex("at") : -1;
-    const int actor = deltas ? t->ColumnIndex("actor") : -1;
-    const Value null_value;
-    ONESTORE_RETURN_IF_ERROR(store->ForEachRow(*t, 1000, [&](const Row& row) {
-      line.clear();
-      line.push_back('[');
-      for (size_t i = 0; i < row.size(); ++i) {
-        if (i) line.push_back(',');
-        const int c = static_cast<int>(i);
-        (c == at || c == actor ? null_value : row[i]).AppendJson(&line);
-      }
-      line += "]\n";
-      hash.Update(line);
-      return Status::OK();
-    }));
-  }
+  int64_t rows = 0;
+  for (const auto& t : store->Tables()) ONESTORE_RETURN_IF_ERROR(HashTable(store, *t, &hash, &rows));
   *out = "f1-" + hash.FinalHex().substr(0, 32);
   return Status::OK();
+}
+
+Status TableDigest(Store* store, const std::string& table, int64_t* rows, std::string* out) {
+  for (const auto& t : store->Tables()) {
+    if (t->name != table) continue;
+    Sha256 hash;
+    ONESTORE_RETURN_IF_ERROR(HashTable(store, *t, &hash, rows));
+    *out = "t1-" + hash.FinalHex();
+    return Status::OK();
+  }
+  return Status::NotFound("tableDigest: no table \"" + table + "\"");
 }
 
 }  // namespace onestore

@@ -25,6 +25,11 @@ namespace onestore {
 // that encoding. Fails as the store's reads fail (closed, storage_failed).
 Status Fingerprint(Store* store, std::string* out);
 
+// One table's digest, for archive manifests: "t1-" and the 64 hex digits of
+// the SHA-256 of that table's part of the encoding above (its table line and
+// its row lines); *rows is its row count. not_found for an unknown table.
+Status TableDigest(Store* store, const std::string& table, int64_t* rows, std::string* out);
+
 }  // namespace onestore
 
 #endif  // ONESTORE_SYNC_FINGERPRINT_H_

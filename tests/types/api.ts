@@ -5,6 +5,7 @@ import {
   add, and, col, concat, defineTable, eq, gt, gte, inArray, int, isNull, json, lt, not, openReplica, openStore, or,
   prefix, query, replacePrefix, str, bool, num, StoreError, ErrorCodes, compareText, when, value, coalesce, max,
   type RowOf, type InsertOf, type KeyOf, type ErrorCode, type OutboxBatch, MAX_BLOB_BYTES, type BlobPage,
+  importStore, exportToFile, type ArchiveProgress, type Store, type ByteStreamLike,
 } from "onestore";
 
 type EditMeta = { lines: number; tool?: string };
@@ -96,6 +97,16 @@ async function session() {
   // @ts-expect-error a durable store needs the Durable Object's storage
   await openStore({ backend: "durable" });
   const fp: string = await store.fingerprint();
+  const archive = store.export({ onProgress: (p: ArchiveProgress) => void (p.done + p.total + p.bytes) });
+  const imported: Store = await importStore(archive, { backend: "memory" }, { onProgress: ({ done, total }) => void (done / total) });
+  const written: number = await exportToFile(imported, "s.tar");
+  // @ts-expect-error an archive is bytes or a stream, not a path
+  await importStore("s.tar", { backend: "memory" });
+  // @ts-expect-error onProgress is a function
+  store.export({ onProgress: 1 });
+  const archiveCode: "invalid/archive" = ErrorCodes.InvalidArchive;
+  const fromBytes: Store = await importStore(new Uint8Array(0), { backend: "sqlite", path: "s.sqlite" });
+  const like: ByteStreamLike = archive;  // without a DOM lib, the structural stream
   const replica = await openReplica({ backend: "memory" });
   const applied: { head: number; applied: number } = await replica.applyBatch(await store.outbox.read(replica.head, 100));
   const items = replica.table("file-history/edits");

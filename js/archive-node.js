@@ -1,0 +1,42 @@
+// Node helpers of archives: store.export() written to a file.
+
+import { open, rename, rm } from "node:fs/promises";
+import { dirname } from "node:path";
+import { ErrorCodes, StoreError, invalidArgs } from "./errors.js";
+import { describe } from "./schema.js";
+
+/**
+ * Writes the store's archive to `path` ("<path>.part" first, renamed when
+ * complete); resolves to the number of bytes.
+ *
+ * @example
+ * const bytes = await exportFileNode(store, "session.tar");
+ */
+export async function exportFileNode(store, path, options) {
+  if (typeof path !== "string" || path === "" || path.includes("\0")) {
+    throw invalidArgs(`exportToFile: path must name a file, got ${describe(path)}`);
+  }
+  const stream = store.export(options);
+  const part = `${path}.part`;
+  let file;
+  let bytes = 0;
+  try {
+    file = await open(part, "w");
+    for await (const chunk of stream) {
+      await file.write(chunk);
+      bytes += chunk.byteLength;
+    }
+    await file.sync();
+    await file.close();
+    file = null;
+    await rename(part, path);
+    const dir = await open(dirname(path), "r");
+    try { await dir.sync(); } finally { await dir.close(); }
+  } catch (e) {
+    await file?.close().catch(() => {});
+    await rm(part, { force: true }).catch(() => {});
+    if (e instanceof StoreError) throw e;
+    throw new StoreError(ErrorCodes.StorageFailed, `exportToFile: cannot write ${path}: ${e.message}`, { cause: e });
+  }
+  return bytes;
+}

@@ -1,0 +1,450 @@
+// Archives: store.export() and importStore() (design.md, "Archives, snapshots,
+// history"; the layout is docs/formats.md, "Archive").
+//
+// An archive is a POSIX tar (ustar, written and read by modern-tar, see
+// docs/architecture.md "Archives") of regular files under "onestore/":
+//
+//   onestore/manifest.json              first: format, session, head, fingerprint, tables (record, rows, digest, pages), outbox
+//   onestore/tables/<t>/<p>.jsonl       table number t (4 digits, manifest order), page p (6 digits, from 1):
+//                                       one row per line, the fingerprint's row encoding
+//   onestore/outbox/<p>.jsonl           the retained outbox, one record per line, oldest first
+//
+// Blobs join later as one entry each, onestore/blobs/<sha256>, listed in the
+// manifest. The core makes the lines and writes them back
+// (src/archive/archive.h); this file frames them and checks every entry.
+
+import { createTarDecoder, createTarPacker } from "modern-tar";
+import { ErrorCodes, StoreError, invalidArgs } from "./errors.js";
+import { describe } from "./schema.js";
+
+/** The archive format this code writes, and the newest it reads. */
+export const ARCHIVE_FORMAT = 1;
+/** Rows (or outbox records) per page entry. */
+const PAGE_ROWS = 1000;
+/** The largest entry an import takes (a page, or the manifest). */
+export const MAX_ENTRY_BYTES = 64 * 1024 * 1024;
+const ROOT = "onestore/";
+const MANIFEST = "onestore/manifest.json";
+
+const encoder = new TextEncoder();
+
+function archiveError(message, cause) {
+  return new StoreError(ErrorCodes.InvalidArchive, `importStore: ${message}`, cause ? { cause } : undefined);
+}
+
+function pad(n, width) {
+  return String(n).padStart(width, "0");
+}
+
+function tablePath(t, p) {
+  return `${ROOT}tables/${pad(t, 4)}/${pad(p, 6)}.jsonl`;
+}
+
+function outboxPath(p) {
+  return `${ROOT}outbox/${pad(p, 6)}.jsonl`;
+}
+
+function checkProgress(onProgress, what) {
+  if (onProgress !== undefined && typeof onProgress !== "function") {
+    throw invalidArgs(`${what}: onProgress must be a function ({ done, total, bytes }) => void, got ${describe(onProgress)}`);
+  }
+}
+
+/**
+ * The archive of a store at its current head, as a ReadableStream of tar
+ * bytes. The commit queue is held from this call until the last byte was
+ * read (or the stream is cancelled): commits asked for meanwhile wait, then
+ * run in order.
+ *
+ * @example
+ * const stream = exportArchive({ core, gate, queue, info }, { onProgress });
+ */
+export function exportArchive({ gate, queue, info }, options = {}) {
+  if (options === null || typeof options !== "object") {
+    throw invalidArgs(`store.export: options must be { onProgress }, got ${describe(options)}`);
+  }
+  const { onProgress } = options;
+  checkProgress(onProgress, "store.export");
+  gate.checkOpen("store.export");
+  const core = gate.core;
+  queue.hold();
+  let released = false;
+  const release = () => {
+    if (!released) {
+      released = true;
+      queue.release();
+    }
+  };
+
+  const { readable, controller } = createTarPacker();
+  let bytes = 0;
+  let done = 0;
+  let total = 0;
+  const report = () => {
+    if (onProgress) onProgress({ done, total, bytes });
+  };
+
+  async function put(name, text) {
+    const body = encoder.encode(text);
+    const writer = controller.add({ name, size: body.byteLength, type: "file", mode: 0o644, mtime: new Date(0) }).getWriter();
+    await writer.write(body);
+    await writer.close();
+    bytes += 512 + Math.ceil(body.byteLength / 512) * 512;
+  }
+
+  async function produce() {
+    const call = (what, fn) => gate.call(`store.export: ${what}`, fn);
+    const head = Number(core.head());
+    const records = JSON.parse(call("tables", () => core.tables()));
+    const tables = records.map((record) => {
+      const d = JSON.parse(call(record.table, () => core.tableDigest(record.table)));
+      total += d.rows;
+      return { name: record.table, record, rows: d.rows, digest: d.digest, pages: Math.ceil(d.rows / PAGE_ROWS) };
+    });
+    // The retained outbox: records after its first retained seq, up to the head.
+    const outbox = [];
+    let after = 0;
+    for (;;) {
+      const batch = call("outbox", () => core.outboxRead(after, PAGE_ROWS));
+      const lines = splitOutboxBatch(batch);
+      if (lines.seqs.length === 0) break;
+      outbox.push(lines.text);
+      after = lines.seqs[lines.seqs.length - 1];
+      total += lines.seqs.length;
+      if (after >= head) break;
+    }
+    const outboxCount = outbox.reduce((n, t) => n + countLines(t), 0);
+    const manifest = {
+      format: ARCHIVE_FORMAT,
+      kind: "onestore-archive",
+      session: info.id,
+      head,
+      fingerprint: call("fingerprint", () => core.fingerprint()),
+      tables,
+      outbox: { records: outboxCount, from: outboxCount ? head - outboxCount : head, pages: outbox.length },
+      blobs: [],
+    };
+    report();
+    await put(MANIFEST, JSON.stringify(manifest, null, 1) + "\n");
+    for (let t = 0; t < tables.length; t++) {
+      let cursor = "";
+      for (let p = 1; p <= tables[t].pages; p++) {
+        const answer = call(tables[t].name, () => core.exportRows(tables[t].name, cursor, PAGE_ROWS));
+        const nl = answer.indexOf("\n");
+        cursor = answer.slice(0, nl);
+        const lines = answer.slice(nl + 1);
+        await put(tablePath(t, p), lines);
+        done += countLines(lines);
+        report();
+      }
+    }
+    for (let p = 1; p <= outbox.length; p++) {
+      await put(outboxPath(p), outbox[p - 1]);
+      done += countLines(outbox[p - 1]);
+      report();
+    }
+    controller.finalize();
+  }
+
+  // The producer runs as the consumer reads (the packer's stream applies
+  // backpressure); the hold ends with it.
+  produce().then(release, (e) => {
+    release();
+    controller.error(e);
+  });
+  const reader = readable.getReader();
+  return new ReadableStream({
+    async pull(c) {
+      try {
+        const { done: end, value } = await reader.read();
+        if (end) {
+          release();
+          c.close();
+        } else {
+          c.enqueue(value);
+        }
+      } catch (e) {
+        release();
+        c.error(e);
+      }
+    },
+    cancel(reason) {
+      release();
+      return reader.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+}
+
+function countLines(text) {
+  let n = 0;
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) n++;
+  return n;
+}
+
+// An outbox batch's records as lines of their own JSON text, untouched (the
+// core writes a batch as {"from":..,"to":..,"commits":[r1,r2,...]} with
+// every record compact: the records are cut out of the text, not re-encoded,
+// so ints beyond 2^53 and key order stay exactly as recorded).
+function splitOutboxBatch(batch) {
+  const parsed = JSON.parse(batch);
+  const seqs = parsed.commits.map((r) => r.seq);
+  const start = batch.indexOf('"commits":[') + '"commits":['.length;
+  const text = [];
+  let depth = 0;
+  let inString = false;
+  let from = start;
+  for (let i = start; i < batch.length; i++) {
+    const c = batch[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === "{" || c === "[") depth++;
+    else if (c === "}" || c === "]") {
+      if (depth === 0) break;
+      depth--;
+      if (depth === 0) {
+        text.push(batch.slice(from, i + 1));
+        from = i + 2;
+      }
+    }
+  }
+  return { seqs, text: text.map((r) => r + "\n").join("") };
+}
+
+// What an import reads: a ReadableStream, bytes, or an async iterable of
+// byte chunks (a Node stream).
+function byteStream(archive) {
+  if (archive instanceof ReadableStream) return archive;
+  if (archive instanceof Uint8Array || archive instanceof ArrayBuffer) {
+    const bytes = archive instanceof Uint8Array ? archive : new Uint8Array(archive);
+    return new ReadableStream({
+      start(c) {
+        c.enqueue(bytes);
+        c.close();
+      },
+    });
+  }
+  if (archive && typeof archive[Symbol.asyncIterator] === "function") {
+    const it = archive[Symbol.asyncIterator]();
+    return new ReadableStream({
+      async pull(c) {
+        const { done, value } = await it.next();
+        if (done) c.close();
+        else c.enqueue(value instanceof Uint8Array ? value : encoder.encode(String(value)));
+      },
+      cancel() {
+        return it.return?.();
+      },
+    });
+  }
+  throw invalidArgs(`importStore: archive must be a ReadableStream, a Uint8Array, an ArrayBuffer or an async iterable of bytes, got ${describe(archive)}`);
+}
+
+function checkManifest(m) {
+  if (m === null || typeof m !== "object" || m.kind !== "onestore-archive") {
+    throw archiveError("the manifest is not an onestore archive's manifest");
+  }
+  if (!Number.isSafeInteger(m.format) || m.format < 1) throw archiveError(`the manifest's format ${describe(m.format)} is not a format number`);
+  if (m.format > ARCHIVE_FORMAT) {
+    throw new StoreError(ErrorCodes.SchemaNewer, `importStore: the archive has format ${m.format}, newer than format ${ARCHIVE_FORMAT} that this code reads; update onestore`);
+  }
+  if (typeof m.session !== "string" || m.session === "") throw archiveError(`the manifest's session ${describe(m.session)} is not a session id`);
+  if (!Number.isSafeInteger(m.head) || m.head < 0) throw archiveError(`the manifest's head ${describe(m.head)} is not a seq`);
+  if (typeof m.fingerprint !== "string") throw archiveError(`the manifest's fingerprint ${describe(m.fingerprint)} is not a fingerprint`);
+  if (!Array.isArray(m.tables)) throw archiveError("the manifest's tables are not a list");
+  const names = new Set();
+  for (const t of m.tables) {
+    if (t === null || typeof t !== "object" || typeof t.name !== "string" || t.record?.table !== t.name ||
+        !Number.isSafeInteger(t.rows) || t.rows < 0 || !Number.isSafeInteger(t.pages) || t.pages !== Math.ceil(t.rows / PAGE_ROWS) ||
+        typeof t.digest !== "string") {
+      throw archiveError(`the manifest lists a table that is not { name, record, rows, digest, pages }: ${describe(t)}`);
+    }
+    if (names.has(t.name)) throw archiveError(`the manifest lists table ${JSON.stringify(t.name)} twice`);
+    names.add(t.name);
+  }
+  const o = m.outbox;
+  if (o === null || typeof o !== "object" || !Number.isSafeInteger(o.records) || o.records < 0 || o.records > m.head ||
+      !Number.isSafeInteger(o.pages) || o.pages !== Math.ceil(o.records / PAGE_ROWS) || o.from !== m.head - o.records) {
+    throw archiveError(`the manifest's outbox is not { records, from, pages } at head ${m.head}: ${describe(o)}`);
+  }
+  if (!Array.isArray(m.blobs) || m.blobs.length !== 0) throw archiveError("the manifest lists blobs, which this version does not read");
+}
+
+/**
+ * Reads an archive, entry by entry, into a new store made by
+ * `target.open(manifest)`: tables, then rows page by page, then the outbox
+ * and the head; then checks every table's count and digest and the
+ * fingerprint against the manifest. Throws invalid/archive (schema/newer for
+ * a newer format) at the first thing wrong; the caller then throws the new
+ * store away.
+ *
+ * @example
+ * const core = await readArchive(archive, { open: (m) => newCore(m.session) }, onProgress);
+ */
+export async function readArchive(archive, target, onProgress) {
+  const entries = byteStream(archive).pipeThrough(createTarDecoder({ strict: true }));
+  const reader = entries.getReader();
+  const seen = new Set();
+  let manifest = null;
+  let core = null;
+  let call = null;
+  const outbox = [];
+  let done = 0;
+  let total = 0;
+  let bytes = 0;
+  const report = () => {
+    if (onProgress) onProgress({ done, total, bytes });
+  };
+  try {
+    for (;;) {
+      let next;
+      try {
+        next = await reader.read();
+      } catch (e) {
+        throw archiveError(`the tar stream is broken or cut: ${e?.message ?? e}`, e);
+      }
+      if (next.done) break;
+      const { header, body } = next.value;
+      const name = header.name;
+      bytes += 512;
+      if (typeof name !== "string" || name === "" || name.includes("\0")) throw archiveError(`an entry has no usable name: ${describe(name)}`);
+      if (name.startsWith("/") || /^[A-Za-z]:/.test(name) || name.includes("\\") || name.split("/").some((s) => s === ".." || s === ".")) {
+        throw archiveError(`entry ${JSON.stringify(name)} has a path outside the archive (absolute, or with . or ..)`);
+      }
+      const type = header.type ?? "file";
+      if (type === "directory") {
+        // GNU tar -c lists the folders of the layout; nothing else is one.
+        if (!/^onestore\/((tables(\/\d{4})?|outbox)\/)?$/.test(name)) throw archiveError(`entry ${JSON.stringify(name)} is a folder the archive does not have`);
+        await body.cancel();
+        continue;
+      }
+      if (type !== "file") throw archiveError(`entry ${JSON.stringify(name)} is a ${type}, not a regular file (links and devices are refused)`);
+      if (seen.has(name)) throw archiveError(`entry ${JSON.stringify(name)} appears twice`);
+      seen.add(name);
+      if (!Number.isSafeInteger(header.size) || header.size < 0 || header.size > MAX_ENTRY_BYTES) {
+        throw archiveError(`entry ${JSON.stringify(name)} declares ${header.size} bytes, above the limit of ${MAX_ENTRY_BYTES}`);
+      }
+      let what;
+      if (manifest === null) {
+        if (name !== MANIFEST) throw archiveError(`the first entry is ${JSON.stringify(name)}, not ${MANIFEST}`);
+        what = { kind: "manifest" };
+      } else {
+        let m;
+        if ((m = /^onestore\/tables\/(\d{4})\/(\d{6})\.jsonl$/.exec(name))) {
+          const t = manifest.tables[Number(m[1])];
+          const p = Number(m[2]);
+          if (!t || p < 1 || p > t.pages) throw archiveError(`entry ${JSON.stringify(name)} is no page of a table the manifest lists`);
+          what = { kind: "rows", table: t, page: p };
+        } else if ((m = /^onestore\/outbox\/(\d{6})\.jsonl$/.exec(name))) {
+          const p = Number(m[1]);
+          if (p < 1 || p > manifest.outbox.pages) throw archiveError(`entry ${JSON.stringify(name)} is no page of the outbox the manifest lists`);
+          what = { kind: "outbox", page: p };
+        } else {
+          throw archiveError(`entry ${JSON.stringify(name)} is not part of an onestore archive`);
+        }
+      }
+      const text = await readBody(body, header.size, name);
+      bytes += Math.ceil(header.size / 512) * 512;
+      if (what.kind === "manifest") {
+        let m;
+        try {
+          m = JSON.parse(text);
+        } catch (e) {
+          throw archiveError(`the manifest is not JSON: ${e.message}`, e);
+        }
+        checkManifest(m);
+        manifest = m;
+        total = m.tables.reduce((n, t) => n + t.rows, 0) + m.outbox.records;
+        core = await target.open(m);
+        call = (w, fn) => {
+          try {
+            return core.call(w, fn);
+          } catch (e) {
+            if (e?.code === ErrorCodes.InvalidArchive) throw new StoreError(e.code, `importStore: ${e.message}`, { cause: e });
+            throw e;
+          }
+        };
+        call("tables", () => core.core.restoreTables(JSON.stringify(m.tables.map((t) => t.record))));
+        report();
+      } else if (what.kind === "rows") {
+        const n = countLines(text);
+        const want = what.page < what.table.pages ? PAGE_ROWS : what.table.rows - PAGE_ROWS * (what.table.pages - 1);
+        if (n !== want) throw archiveError(`entry ${JSON.stringify(name)} holds ${n} rows, the manifest says ${want}`);
+        call(what.table.name, () => core.core.restoreRows(what.table.name, text));
+        done += n;
+        report();
+      } else {
+        outbox[what.page - 1] = text;
+        done += countLines(text);
+        report();
+      }
+    }
+  } catch (e) {
+    // Stop the source (a file or a network stream) and the decoder.
+    await reader.cancel(e).catch(() => {});
+    throw e;
+  }
+  if (manifest === null) throw archiveError(`the archive is empty: no ${MANIFEST}`);
+  // Every entry the manifest announces.
+  for (let t = 0; t < manifest.tables.length; t++) {
+    for (let p = 1; p <= manifest.tables[t].pages; p++) {
+      if (!seen.has(tablePath(t, p))) throw archiveError(`entry ${tablePath(t, p)} is missing (the archive is cut or incomplete)`);
+    }
+  }
+  for (let p = 1; p <= manifest.outbox.pages; p++) {
+    if (!seen.has(outboxPath(p))) throw archiveError(`entry ${outboxPath(p)} is missing (the archive is cut or incomplete)`);
+  }
+  const outboxText = outbox.join("");
+  if (countLines(outboxText) !== manifest.outbox.records) throw archiveError(`the outbox holds ${countLines(outboxText)} records, the manifest says ${manifest.outbox.records}`);
+  call("outbox", () => core.core.restoreOutbox(outboxText, manifest.head));
+  // The content against the manifest's digests.
+  for (const t of manifest.tables) {
+    const d = JSON.parse(call(t.name, () => core.core.tableDigest(t.name)));
+    if (d.rows !== t.rows || d.digest !== t.digest) {
+      throw archiveError(`table ${JSON.stringify(t.name)} read back as ${d.rows} rows with digest ${d.digest}; the manifest says ${t.rows} rows, ${t.digest}`);
+    }
+  }
+  const fp = call("fingerprint", () => core.core.fingerprint());
+  if (fp !== manifest.fingerprint) throw archiveError(`the store read back has fingerprint ${fp}; the manifest says ${manifest.fingerprint}`);
+  done = total;
+  report();
+  return { manifest, core };
+}
+
+// An entry's body as text, refusing one that is not UTF-8 or not the size
+// its header declared (a tar bomb declares sizes its bytes do not have: the
+// decoder ends the stream early, caught here or by the caller's read).
+async function readBody(body, size, name) {
+  const chunks = [];
+  let got = 0;
+  const r = body.getReader();
+  try {
+    for (;;) {
+      let next;
+      try {
+        next = await r.read();
+      } catch (e) {
+        throw archiveError(`entry ${JSON.stringify(name)} is cut: ${e?.message ?? e}`, e);
+      }
+      if (next.done) break;
+      got += next.value.byteLength;
+      if (got > size) throw archiveError(`entry ${JSON.stringify(name)} holds more than its declared ${size} bytes`);
+      chunks.push(next.value);
+    }
+  } finally {
+    r.releaseLock();
+  }
+  if (got !== size) throw archiveError(`entry ${JSON.stringify(name)} holds ${got} bytes, its header declares ${size} (cut, or a size above the bytes)`);
+  const all = new Uint8Array(got);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.byteLength;
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(all);
+  } catch (e) {
+    throw archiveError(`entry ${JSON.stringify(name)} is not UTF-8 text`, e);
+  }
+}

@@ -1,0 +1,223 @@
+#include "archive/archive.h"
+
+#include <map>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "query/query.h"
+#include "values/json_text.h"
+#include "writes/writes.h"
+
+namespace onestore {
+namespace {
+
+// Calls `visit(line, number)` for each "\n"-ended line of `text` (number from 1).
+template <typename Visit>
+Status ForEachLine(std::string_view text, Visit visit) {
+  int64_t number = 0;
+  while (!text.empty()) {
+    size_t end = text.find('\n');
+    if (end == std::string_view::npos) {
+      return Status::InvalidArchive("archive: a line does not end with a newline: " +
+                                    std::string(text.substr(0, 60)));
+    }
+    ONESTORE_RETURN_IF_ERROR(visit(text.substr(0, end), ++number));
+    text.remove_prefix(end + 1);
+  }
+  return Status::OK();
+}
+
+// Applies `ops` in one backend transaction.
+Status ApplyAll(Backend* backend, std::vector<Op>* ops) {
+  ONESTORE_RETURN_IF_ERROR(backend->Begin());
+  std::map<std::string, const TableSchema*, std::less<>> declared;
+  for (Op& op : *ops) {
+    const TableSchema* previous = nullptr;
+    if (op.kind == OpKind::kTable) {
+      auto d = declared.find(op.table->name);
+      previous = d != declared.end() ? d->second : nullptr;
+    }
+    Status st = backend->Apply(&op, previous);
+    if (!st.ok()) {
+      backend->Rollback();
+      return st;
+    }
+    if (op.kind == OpKind::kTable) declared[op.table->name] = op.table.get();
+  }
+  return backend->Commit();
+}
+
+}  // namespace
+
+Status Archiver::CheckNew(const char* what) const {
+  ONESTORE_RETURN_IF_ERROR(store_->CheckUsable(true));
+  if (store_->head_ != 0) {
+    return Status::InvalidArgs(std::string(what) + ": the store is not new (head " +
+                               std::to_string(store_->head_) + ")");
+  }
+  return Status::OK();
+}
+
+Status Archiver::RowLines(const std::string& table, const std::string& cursor, int64_t limit,
+                          std::string* lines, std::string* next) {
+  ONESTORE_RETURN_IF_ERROR(store_->CheckUsable(false));
+  const TableSchema* t;
+  ONESTORE_RETURN_IF_ERROR(store_->catalog_.Lookup(table, "export", &t));
+  if (limit < 1 || limit > 100000) {
+    return Status::InvalidArgs("export: page size " + std::to_string(limit) +
+                               " is not between 1 and 100000");
+  }
+  Query q;
+  q.table = t;
+  for (int k : t->key) q.order.push_back(OrderTerm{k, false});
+  std::vector<Value> after;
+  if (!cursor.empty()) ONESTORE_RETURN_IF_ERROR(DecodeCursor(q, cursor, &after));
+  std::vector<Row> rows;
+  ONESTORE_RETURN_IF_ERROR(
+      store_->backend_->Page(q, cursor.empty() ? nullptr : &after, limit + 1, &rows));
+  const bool more = static_cast<int64_t>(rows.size()) > limit;
+  if (more) rows.resize(limit);
+  lines->clear();
+  // The fingerprint's row encoding (ints as integers, also beyond 2^53).
+  for (const Row& row : rows) {
+    lines->push_back('[');
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (i) lines->push_back(',');
+      row[i].AppendJson(lines);
+    }
+    lines->append("]\n");
+  }
+  next->clear();
+  if (more) *next = EncodeCursor(q, q.OrderValues(rows.back()));
+  return Status::OK();
+}
+
+Status Archiver::RestoreTables(const std::string& tables_json) {
+  ONESTORE_RETURN_IF_ERROR(CheckNew("import"));
+  if (!store_->catalog_.All().empty()) {
+    return Status::InvalidArgs("import: the store already has tables");
+  }
+  Json j;
+  Status st = ParseJsonText(tables_json, "archive tables", &j);
+  if (st.ok() && !j.is_array()) st = Status::InvalidArgs("the tables are not a list");
+  std::vector<Op> ops;
+  TableResolver tables(&store_->catalog_);
+  if (st.ok()) {
+    for (const Json& t : j) {
+      if (!t.is_object() || !t.contains("op") || t["op"] != "table") {
+        st = Status::InvalidArgs("a table record is not {\"op\":\"table\",...}: " +
+                                 t.dump().substr(0, 80));
+        break;
+      }
+    }
+  }
+  if (st.ok()) st = ParseOps(j, &tables, &ops);
+  if (!st.ok()) return Status::InvalidArchive("archive: the manifest's tables: " + st.message());
+  ONESTORE_RETURN_IF_ERROR(ApplyAll(store_->backend_.get(), &ops));
+  for (const Op& op : ops) store_->catalog_.Put(op.table);
+  return Status::OK();
+}
+
+Status Archiver::RestoreRows(const std::string& table, const std::string& lines) {
+  ONESTORE_RETURN_IF_ERROR(CheckNew("import"));
+  const TableSchema* t = store_->catalog_.Find(table);
+  if (t == nullptr) {
+    return Status::InvalidArchive("archive: rows of table \"" + table +
+                                  "\", which the manifest does not declare");
+  }
+  Json puts = Json::array();
+  ONESTORE_RETURN_IF_ERROR(ForEachLine(lines, [&](std::string_view line, int64_t n) {
+    Json cells;
+    Status st = ParseJsonText(line, "row", &cells);
+    if (st.ok() && (!cells.is_array() || cells.size() != t->columns.size())) {
+      st = Status::InvalidArgs("expected an array of " + std::to_string(t->columns.size()) +
+                               " cells");
+    }
+    if (!st.ok()) {
+      return Status::InvalidArchive("archive: table \"" + table + "\", row line " +
+                                    std::to_string(n) + ": " + st.message());
+    }
+    Json row = Json::object();
+    for (size_t i = 0; i < t->columns.size(); ++i) {
+      // A json cell is encoded as the JSON text it stores; a put takes the value.
+      if (t->columns[i].type == Type::kJson && cells[i].is_string()) {
+        Json value;
+        Status vs = ParseJsonText(cells[i].get<std::string>(), "json cell", &value);
+        if (!vs.ok()) {
+          return Status::InvalidArchive("archive: table \"" + table + "\", row line " +
+                                        std::to_string(n) + ", column \"" + t->columns[i].name +
+                                        "\": " + vs.message());
+        }
+        cells[i] = std::move(value);
+      }
+      row[t->columns[i].name] = std::move(cells[i]);
+    }
+    puts.push_back(Json{{"op", "put"}, {"table", table}, {"row", std::move(row)}});
+    return Status::OK();
+  }));
+  std::vector<Op> ops;
+  TableResolver tables(&store_->catalog_);
+  Status st = ParseOps(puts, &tables, &ops);
+  if (!st.ok()) return Status::InvalidArchive("archive: table \"" + table + "\": " + st.message());
+  return ApplyAll(store_->backend_.get(), &ops);
+}
+
+Status Archiver::RestoreOutbox(const std::string& lines, int64_t head) {
+  ONESTORE_RETURN_IF_ERROR(CheckNew("import"));
+  if (head < 0) return Status::InvalidArchive("archive: head " + std::to_string(head) + " < 0");
+  std::vector<std::pair<int64_t, std::string_view>> records;
+  ONESTORE_RETURN_IF_ERROR(ForEachLine(lines, [&](std::string_view line, int64_t n) {
+    Json r;
+    Status st = ParseJsonText(line, "outbox record", &r);
+    const int64_t want = records.empty() ? -1 : records.back().first + 1;
+    if (st.ok() && (!r.is_object() || !r.contains("seq") || !r["seq"].is_number_integer())) {
+      st = Status::InvalidArgs("not a record {seq, ...}");
+    }
+    if (st.ok() && (r["seq"].get<int64_t>() < 1 || (want > 0 && r["seq"].get<int64_t>() != want))) {
+      st = Status::InvalidArgs("seq " + r["seq"].dump() + " out of order");
+    }
+    if (!st.ok()) {
+      return Status::InvalidArchive("archive: outbox line " + std::to_string(n) + ": " +
+                                    st.message());
+    }
+    records.emplace_back(r["seq"].get<int64_t>(), line);
+    return Status::OK();
+  }));
+  if (!records.empty() && records.back().first != head) {
+    return Status::InvalidArchive("archive: the outbox ends at seq " +
+                                  std::to_string(records.back().first) + ", the head is " +
+                                  std::to_string(head));
+  }
+  if (head == 0) {
+    if (!records.empty()) return Status::InvalidArchive("archive: outbox records at head 0");
+    return Status::OK();
+  }
+  Backend* backend = store_->backend_.get();
+  ONESTORE_RETURN_IF_ERROR(backend->Begin());
+  if (records.empty()) {
+    // The outbox was trimmed up to the head: the backend records a head with
+    // a record, so one is written and trimmed right after.
+    Status st = backend->AppendOutbox(head, "{}");
+    if (!st.ok()) {
+      backend->Rollback();
+      return st;
+    }
+    ONESTORE_RETURN_IF_ERROR(backend->Commit());
+    int64_t removed = 0;
+    ONESTORE_RETURN_IF_ERROR(backend->TrimOutbox(head, &removed));
+  } else {
+    for (const auto& [seq, text] : records) {
+      Status st = backend->AppendOutbox(seq, std::string(text));
+      if (!st.ok()) {
+        backend->Rollback();
+        return st;
+      }
+    }
+    ONESTORE_RETURN_IF_ERROR(backend->Commit());
+  }
+  store_->head_ = head;
+  return Status::OK();
+}
+
+}  // namespace onestore

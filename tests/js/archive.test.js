@@ -1,0 +1,305 @@
+// Export and import through the public package in Node: store.export() is a
+// real POSIX tar (GNU tar lists, extracts and re-packs it) that importStore
+// restores on memory and a sqlite file with the same session id, head,
+// retained outbox, rows and fingerprint; tables of owners not opened in the
+// process are in it; the commit queue is held while it is read; progress is
+// reported; an import that fails in the middle, or whose process is killed,
+// leaves the previous store whole; and every archive of the attack corpus
+// (tests/js/archive/corpus.js) is refused with its code, writing nothing
+// outside the new generation.
+
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+
+import { ErrorCodes, exportToFile, importStore, openStore } from "../../js/index.js";
+import { rejectsWith, repoRoot, tempDir } from "./helpers.js";
+import { Edits, Tags, allRecords, allRows, bytesOf, fill } from "./archive/fixture.js";
+import { entriesOf, hostileArchives, tarOf } from "./archive/corpus.js";
+
+let dir;
+let counter = 0;
+function file(label) {
+  dir ??= tempDir("onestore-archive-");
+  return join(dir, `${label}-${counter++}.sqlite`);
+}
+
+async function filled(options = { backend: "memory" }) {
+  const store = await openStore(options);
+  await fill(store);
+  return store;
+}
+
+// What an import must keep: id, head, outbox, rows, fingerprint.
+async function sameStore(a, b) {
+  assert.equal(b.id, a.id);
+  assert.equal(b.head, a.head);
+  assert.deepEqual(await allRecords(b), await allRecords(a));
+  assert.deepEqual(await allRows(b), await allRows(a));
+  assert.equal(await b.fingerprint(), await a.fingerprint());
+}
+
+describe("an export", () => {
+  test("is a POSIX tar that GNU tar lists and extracts, with the manifest first", async () => {
+    const store = await filled();
+    const tar = file("listed").replace(/\.sqlite$/, ".tar");
+    await exportToFile(store, tar);
+    const names = execFileSync("tar", ["-tf", tar], { encoding: "utf8" }).trim().split("\n");
+    assert.deepEqual(names, [
+      "onestore/manifest.json",
+      "onestore/tables/0000/000001.jsonl",
+      "onestore/tables/0001/000001.jsonl",
+      "onestore/tables/0002/000001.jsonl",
+      "onestore/tables/0002/000002.jsonl",
+      "onestore/outbox/000001.jsonl",
+    ]);
+    const out = join(dir, `x${counter++}`);
+    mkdirSync(out);
+    execFileSync("tar", ["-xf", tar, "-C", out]);
+    const manifest = JSON.parse(readFileSync(join(out, "onestore/manifest.json"), "utf8"));
+    assert.equal(manifest.format, 1);
+    assert.equal(manifest.session, store.id);
+    assert.equal(manifest.head, store.head);
+    assert.equal(manifest.fingerprint, await store.fingerprint());
+    assert.deepEqual(manifest.tables.map((t) => [t.name, t.rows]), [["chat/tags", 1], ["chat/turns", 2], ["file-history/edits", 1202]]);
+    assert.match(manifest.tables[2].digest, /^t1-[0-9a-f]{64}$/);
+    assert.equal(manifest.outbox.records, store.head);
+    const rows = readFileSync(join(out, "onestore/tables/0002/000002.jsonl"), "utf8").trim().split("\n");
+    assert.equal(rows.length, 202);
+    await store.close();
+  });
+
+  test("round-trips through GNU tar -xf and tar -cf into memory and a sqlite file, row by row", async () => {
+    const store = await filled();
+    const tar = file("rt").replace(/\.sqlite$/, ".tar");
+    await exportToFile(store, tar);
+    const out = join(dir, `x${counter++}`);
+    mkdirSync(out);
+    execFileSync("tar", ["-xf", tar, "-C", out]);
+    // Re-packed by GNU tar itself (folders included, sorted by name).
+    const repacked = join(dir, `re${counter++}.tar`);
+    execFileSync("tar", ["-cf", repacked, "--sort=name", "-C", out, "onestore"]);
+    for (const options of [{ backend: "memory" }, { backend: "sqlite", path: file("rt") }]) {
+      const back = await importStore(readFileSync(repacked), options);
+      await sameStore(store, back);
+      await back.close();
+    }
+    // The sqlite file stays the imported store when opened again.
+    const path = file("again");
+    await (await importStore(readFileSync(tar), { backend: "sqlite", path })).close();
+    const reopened = await openStore({ backend: "sqlite", path });
+    await sameStore(store, reopened);
+    // It takes commits on from the archive's head.
+    const chat = reopened.object({ host: "session", type: "chat" });
+    await chat.tx(async (tx) => { await tx.put(chat.table(Tags), { tag: "b" }); });
+    assert.equal(reopened.head, store.head + 1);
+    await reopened.close();
+    await store.close();
+  });
+
+  test("holds the tables of owners that this process never opened", async () => {
+    const path = file("owners");
+    const first = await filled({ backend: "sqlite", path });
+    const fp = await first.fingerprint();
+    await first.close();
+    const cold = await openStore({ backend: "sqlite", path });  // no owner, no table opened
+    const back = await importStore(cold.export(), { backend: "memory" });
+    assert.equal(await back.fingerprint(), fp);
+    assert.equal((await allRows(back))[Edits.name].length, 1202);
+    await cold.close();
+    await back.close();
+  });
+
+  test("is taken at one head: a commit asked for while it is read waits, then runs", async () => {
+    const store = await filled();
+    const head = store.head;
+    const stream = store.export();
+    const chat = store.object({ host: "session", type: "chat" });
+    let committed = false;
+    const commit = chat.tx(async (tx) => { await tx.put(chat.table(Tags), { tag: "late" }); }).then(() => { committed = true; });
+    const bytes = await bytesOf(stream);
+    await commit;
+    assert.ok(committed);
+    assert.equal(store.head, head + 1);
+    const back = await importStore(bytes, { backend: "memory" });
+    assert.equal(back.head, head);
+    assert.equal((await allRows(back))[Tags.name].length, 1);
+    await back.close();
+    await store.close();
+  });
+
+  test("reports progress { done, total, bytes } in rows and outbox records, up to the total", async () => {
+    const store = await filled();
+    const seen = [];
+    const bytes = await bytesOf(store.export({ onProgress: (p) => seen.push(p) }));
+    const total = 1202 + 2 + 1 + store.head;
+    assert.ok(seen.length >= 4);
+    assert.ok(seen.every((p) => p.total === total));
+    assert.deepEqual(seen.map((p) => p.done), [...seen.map((p) => p.done)].sort((a, b) => a - b));
+    assert.equal(seen.at(-1).done, total);
+    // Every entry's header and padded body; the end-of-archive blocks follow.
+    assert.equal(seen.at(-1).bytes, (await entriesOf(bytes)).reduce((n, e) => n + 512 + Math.ceil(new TextEncoder().encode(e.text).length / 512) * 512, 0));
+    assert.ok(bytes.length - seen.at(-1).bytes >= 1024);
+    const imported = [];
+    const back = await importStore(bytes, { backend: "memory" }, { onProgress: (p) => imported.push(p) });
+    assert.ok(imported.length >= 4);
+    assert.ok(imported.every((p) => p.total === total));
+    assert.equal(imported.at(-1).done, total);
+    assert.ok(imported.at(-1).bytes > 0);
+    await back.close();
+    await store.close();
+  });
+
+  test("of a trimmed outbox keeps the head and only the retained records", async () => {
+    const store = await filled();
+    await store.outbox.trim(store.head - 1);
+    const back = await importStore(store.export(), { backend: "sqlite", path: file("trim") });
+    await sameStore(store, back);
+    assert.equal((await allRecords(back)).length, 1);
+    await store.outbox.trim(store.head);
+    const empty = await importStore(store.export(), { backend: "memory" });
+    await sameStore(store, empty);
+    assert.equal((await allRecords(empty)).length, 0);
+    await back.close();
+    await empty.close();
+    await store.close();
+  });
+});
+
+describe("an import", () => {
+  test("refuses bad arguments with invalid/args", async () => {
+    await rejectsWith(importStore(new Uint8Array(0), { backend: "opfs" }), ErrorCodes.InvalidArgs, ["opfs"]);
+    await rejectsWith(importStore(new Uint8Array(0), null), ErrorCodes.InvalidArgs, ["openOptions"]);
+    await rejectsWith(importStore(42, { backend: "memory" }), ErrorCodes.InvalidArgs, ["42"]);
+    await rejectsWith(importStore(new Uint8Array(0), { backend: "memory" }, { onProgress: 1 }), ErrorCodes.InvalidArgs, ["onProgress"]);
+    const store = await openStore({ backend: "memory" });
+    assert.throws(() => store.export({ onProgress: "x" }), (e) => e.code === ErrorCodes.InvalidArgs);
+    await store.close();
+  });
+
+  test("that fails in the middle of the stream leaves the previous sqlite store whole, and no generation", async () => {
+    const source = await filled();
+    const bytes = await bytesOf(source.export());
+    const path = file("fault");  // sets dir
+    const previous = await openStore({ backend: "sqlite", path });
+    const chat = previous.object({ host: "session", type: "chat" });
+    await chat.tx(async (tx) => { await tx.put(chat.table(Tags), { tag: "kept", count: 1 }); });
+    const fp = await previous.fingerprint();
+    const id = previous.id;
+    await previous.close();
+    const before = readdirSync(dir).sort();
+    let sent = 0;
+    const failing = new ReadableStream({
+      pull(c) {
+        if (sent > bytes.length / 2) return c.error(new Error("the disk went away"));
+        c.enqueue(bytes.slice(sent, sent + 4096));
+        sent += 4096;
+      },
+    });
+    await rejectsWith(importStore(failing, { backend: "sqlite", path }), ErrorCodes.InvalidArchive, ["the disk went away"]);
+    assert.deepEqual(readdirSync(dir).sort(), before);
+    const again = await openStore({ backend: "sqlite", path });
+    assert.equal(again.id, id);
+    assert.equal(await again.fingerprint(), fp);
+    await again.close();
+    await source.close();
+  });
+
+  test("killed with SIGKILL half way leaves the previous store whole; the next import removes the dead generation", async () => {
+    const source = await filled();
+    const tar = file("kill").replace(/\.sqlite$/, ".tar");
+    await exportToFile(source, tar);
+    const path = file("killed");
+    const previous = await openStore({ backend: "sqlite", path });
+    const chat = previous.object({ host: "session", type: "chat" });
+    await chat.tx(async (tx) => { await tx.put(chat.table(Tags), { tag: "kept", count: 2 }); });
+    const fp = await previous.fingerprint();
+    await previous.close();
+    // The child imports from a stream that stalls after half the bytes, and
+    // says "half" once its generation holds the first page of rows; then it
+    // is killed.
+    const child = spawn(process.execPath, ["--input-type=module", "-e", `
+      import { readFileSync } from "node:fs";
+      import { importStore } from ${JSON.stringify(join(repoRoot, "js/index.js"))};
+      const bytes = readFileSync(${JSON.stringify(tar)});
+      let sent = 0;
+      const stream = new ReadableStream({
+        pull(c) {
+          if (sent > bytes.length / 2) return new Promise(() => {});
+          c.enqueue(bytes.slice(sent, sent + 4096)); sent += 4096;
+        },
+      });
+      let said = false;
+      const onProgress = ({ done }) => { if (done >= 1000 && !said) { said = true; console.log("half"); } };
+      await importStore(stream, { backend: "sqlite", path: ${JSON.stringify(path)} }, { onProgress });
+    `], { stdio: ["ignore", "pipe", "inherit"] });
+    await new Promise((resolve, reject) => {
+      child.stdout.on("data", (d) => { if (String(d).includes("half")) resolve(); });
+      child.on("exit", (code) => reject(new Error(`the child ended (${code}) before half way`)));
+    });
+    child.kill("SIGKILL");
+    await new Promise((resolve) => child.on("exit", resolve));
+    const leftovers = () => readdirSync(dir).filter((n) => n.startsWith(path.slice(dir.length + 1) + ".import-"));
+    assert.ok(leftovers().length >= 1, "the killed import left its generation");
+    const again = await openStore({ backend: "sqlite", path });
+    assert.equal(await again.fingerprint(), fp);
+    await again.close();
+    const back = await importStore(readFileSync(tar), { backend: "sqlite", path });
+    assert.deepEqual(leftovers(), []);
+    await sameStore(source, back);
+    await back.close();
+    await source.close();
+  });
+});
+
+describe("the attack corpus", async () => {
+  const source = await filled();
+  const valid = await entriesOf(await bytesOf(source.export()));
+  const cases = hostileArchives(valid);
+
+  test("has at least 30 hostile archives, and their valid base imports", async () => {
+    assert.ok(cases.length >= 30, `${cases.length} cases`);
+    const back = await importStore(tarOf(valid), { backend: "memory" });
+    await sameStore(source, back);
+    await back.close();
+  });
+
+  test("is refused case by case, on memory and over a sqlite store that stays whole", async () => {
+    const root = tempDir("onestore-corpus-");
+    const storeDir = join(root, "a", "b");
+    mkdirSync(storeDir, { recursive: true });
+    const path = join(storeDir, "s.sqlite");
+    const previous = await openStore({ backend: "sqlite", path });
+    const chat = previous.object({ host: "session", type: "chat" });
+    await chat.tx(async (tx) => { await tx.put(chat.table(Tags), { tag: "previous", count: 3 }); });
+    const fp = await previous.fingerprint();
+    const head = previous.head;
+    await previous.close();
+    const listing = () => JSON.stringify([readdirSync(root, { recursive: true }).sort(), readdirSync("/tmp").filter((n) => n.includes("escape"))]);
+    const before = listing();
+    writeFileSync(join(root, "marker"), "");  // the listing must see a change
+    assert.notEqual(listing(), before);
+    const quiet = listing();
+    for (const c of cases) {
+      for (const options of [{ backend: "memory" }, { backend: "sqlite", path }]) {
+        let error;
+        try {
+          const s = await importStore(c.open(), options);
+          await s.close();
+        } catch (e) {
+          error = e;
+        }
+        assert.ok(error, `${c.name}: imported on ${options.backend}`);
+        assert.equal(error.code, c.code, `${c.name} on ${options.backend}: ${error.code} ${error.message}`);
+        assert.equal(listing(), quiet, `${c.name}: files changed`);
+      }
+    }
+    const again = await openStore({ backend: "sqlite", path });
+    assert.equal(again.head, head);
+    assert.equal(await again.fingerprint(), fp);
+    await again.close();
+    await source.close();
+  });
+});

@@ -1,0 +1,124 @@
+// The attack corpus: hostile archives generated from a real export, each
+// with the code importStore must refuse it with. Every case changes one
+// thing of an archive that imports fine, so each refusal is for that thing.
+
+import { unpackTar } from "modern-tar";
+import { END, concat, entry, header, pax } from "./tar.js";
+
+const dec = new TextDecoder();
+
+/** The entries of a valid archive's bytes: [{ name, text }]. */
+export async function entriesOf(bytes) {
+  return (await unpackTar(bytes)).map((e) => ({ name: e.header.name, text: dec.decode(e.data) }));
+}
+
+/** A tar of entries [{ name, text, ...header options }] with its end blocks. */
+export function tarOf(entries, { end = true } = {}) {
+  return concat([...entries.map((e) => entry(e.name, e.text, e)), ...(end ? [END] : [])]);
+}
+
+function edit(entries, name, fn) {
+  let hit = false;
+  const out = entries.map((e) => {
+    if (e.name !== name) return e;
+    hit = true;
+    return { ...e, text: fn(e.text) };
+  });
+  if (!hit) throw new Error(`corpus: no entry ${name}`);
+  return out;
+}
+
+function editManifest(entries, fn) {
+  return edit(entries, "onestore/manifest.json", (t) => JSON.stringify(fn(JSON.parse(t))));
+}
+
+// Cuts `text`'s lines: keeps those `keep(line, i)` accepts, maps the others.
+function lines(text, fn) {
+  return text.split("\n").slice(0, -1).flatMap((l, i) => fn(l, i)).map((l) => l + "\n").join("");
+}
+
+/**
+ * The hostile archives for a valid one's entries. The valid archive must
+ * have a manifest, pages 1 and 2 of table 0, one page of tables 1 and 2,
+ * and one outbox page.
+ */
+export function hostileArchives(valid) {
+  const [manifest, ...rest] = valid;
+  const page = "onestore/tables/0002/000001.jsonl";  // edits: pages 1 and 2
+  const bytes = tarOf(valid);
+  const cases = [];
+  const add = (name, archive, code = "invalid/archive") => cases.push({ name, bytes: archive, code, open: () => archive });
+  // A stream that gives its bytes and then stalls, as a peer or a bomb that
+  // promises more does: the refusal must come from the header alone.
+  const addStalled = (name, archive) => cases.push({
+    name, bytes: archive, code: "invalid/archive",
+    open: () => new ReadableStream({ start(c) { c.enqueue(archive); }, pull: () => new Promise(() => {}) }),
+  });
+  const withEntry = (extra, at = 1) => tarOf([...valid.slice(0, at), extra, ...valid.slice(at)]);
+
+  // Paths outside the archive.
+  add("a ../ path", withEntry({ name: "../escape.txt", text: "x" }));
+  add("a ../ path inside the layout", withEntry({ name: "onestore/../../escape.txt", text: "x" }));
+  add("a ../ path as a table page", withEntry({ name: "onestore/tables/../../../tmp/x.jsonl", text: "x" }));
+  add("an absolute path", withEntry({ name: "/tmp/onestore-escape.txt", text: "x" }));
+  add("an absolute manifest path", tarOf([{ ...manifest, name: "/onestore/manifest.json" }, ...rest]));
+  add("a ./ segment", withEntry({ name: "onestore/./tables/0000/000001.jsonl", text: "x" }));
+  add("a backslash path", withEntry({ name: "onestore\\..\\..\\escape.txt", text: "x" }));
+  add("a drive-letter path", withEntry({ name: "C:/escape.txt", text: "x" }));
+  add("a ../ path in the ustar prefix field", withEntry({ name: "escape.txt", prefix: "../..", text: "x" }));
+  add("a ../ path from a pax header", concat([entry(manifest.name, manifest.text), pax({ path: "../../pax-escape.txt" }), entry("innocent.txt", "x"), tarOf(rest)]));
+  add("a ../ path from a GNU long name", concat([entry(manifest.name, manifest.text), entry("././@LongLink", "../../gnu-escape.txt\0", { type: "L" }), entry("innocent.txt", "x"), tarOf(rest)]));
+  add("a folder outside the layout", withEntry({ name: "evil/", text: "", type: "5" }));
+  // Links and special files.
+  add("a symlink", withEntry({ name: "onestore/link", text: "", type: "2", linkname: "/etc/passwd" }));
+  add("a symlink in place of a page", tarOf([manifest, { name: page, text: "", type: "2", linkname: "../../etc/passwd" }, ...rest.filter((e) => e.name !== page)]));
+  add("a hard link", withEntry({ name: "onestore/hard", text: "", type: "1", linkname: "onestore/manifest.json" }));
+  add("a character device", withEntry({ name: "onestore/dev", text: "", type: "3" }));
+  add("a fifo", withEntry({ name: "onestore/fifo", text: "", type: "6" }));
+  // Duplicates and unknown entries.
+  add("a duplicate manifest", withEntry(manifest));
+  add("a duplicate page", tarOf([...valid, rest[0]]));
+  add("an unknown entry", withEntry({ name: "onestore/run.sh", text: "rm -rf /" }));
+  add("a page of a table the manifest does not list", withEntry({ name: "onestore/tables/0009/000001.jsonl", text: "[1]\n" }));
+  add("a page beyond the table's pages", withEntry({ name: "onestore/tables/0000/000002.jsonl", text: "[1]\n" }));
+  add("an outbox page beyond the manifest's", withEntry({ name: "onestore/outbox/000002.jsonl", text: "{}\n" }));
+  add("no manifest first", tarOf([...rest, manifest]));
+  // Sizes.
+  addStalled("an entry too large, refused at its header", concat([entry(manifest.name, manifest.text), header({ name: page, size: 100 * 1024 * 1024 }), new Uint8Array(512)]));
+  addStalled("a tar bomb: an 8 GB size, refused at its header", concat([entry(manifest.name, manifest.text), header({ name: page, size: 0o77777777777 }), new Uint8Array(1024)]));
+  add("an entry too large, cut", concat([entry(manifest.name, manifest.text), header({ name: page, size: 100 * 1024 * 1024 }), new Uint8Array(512), END]));
+  add("a tar bomb: an 8 GB size over a few bytes", concat([entry(manifest.name, manifest.text), header({ name: page, size: 0o77777777777 }), new Uint8Array(1024)]));
+  const base256 = new Uint8Array(12);
+  base256[0] = 0x80;
+  base256[4] = 0x7f;  // about 2^63 in GNU's base-256 size
+  add("a tar bomb: a base-256 size near 2^63", concat([entry(manifest.name, manifest.text), header({ name: page, rawSize: base256 }), new Uint8Array(1024)]));
+  add("a size declared above the bytes (small)", concat([entry(manifest.name, manifest.text), header({ name: page, size: 5000 }), new Uint8Array(512)]));
+  // Truncation and garbage.
+  add("an archive cut in a body", bytes.slice(0, 512 + Math.ceil(manifest.text.length / 512) * 512 + 512 + 100));
+  add("an archive cut in a header", bytes.slice(0, 512 + Math.ceil(manifest.text.length / 512) * 512 + 200));
+  add("an archive cut after the manifest", tarOf([manifest]));
+  add("an archive without its last page", tarOf(valid.slice(0, -1)));
+  add("an empty archive", END);
+  add("no bytes at all", new Uint8Array(0));
+  add("garbage bytes", Uint8Array.from({ length: 4096 }, (_, i) => (i * 7919 + 13) & 255));
+  add("a header with a wrong checksum", concat([entry(manifest.name, manifest.text), concat([header({ name: page, size: 0, checksum: false })]), END]));
+  // Content that does not match the manifest.
+  add("a changed row (wrong digest)", tarOf(edit(valid, page, (t) => t.replace('"src/', '"SRC/'))));
+  add("a row removed", tarOf(edit(valid, page, (t) => lines(t, (l, i) => (i === 3 ? [] : [l])))));
+  add("a row added", tarOf(edit(valid, "onestore/tables/0000/000001.jsonl", (t) => t + '["zzz",1]\n')));
+  add("a row of the wrong type", tarOf(edit(valid, "onestore/tables/0000/000001.jsonl", (t) => lines(t, (l, i) => (i === 0 ? ['["a","five"]'] : [l])))));
+  add("a row that is not JSON", tarOf(edit(valid, "onestore/tables/0000/000001.jsonl", (t) => lines(t, (l, i) => (i === 0 ? ['["a",5'] : [l])))));
+  add("a page that is not UTF-8", tarOf(valid.map((e) => (e.name === "onestore/tables/0000/000001.jsonl" ? { ...e, text: new Uint8Array([0x5b, 0xff, 0xfe, 0x5d, 0x0a]) } : e))));
+  add("a wrong digest in the manifest", tarOf(editManifest(valid, (m) => { m.tables[1].digest = "t1-" + "0".repeat(64); return m; })));
+  add("a wrong fingerprint in the manifest", tarOf(editManifest(valid, (m) => { m.fingerprint = "f1-" + "0".repeat(32); return m; })));
+  add("a wrong row count in the manifest", tarOf(editManifest(valid, (m) => { m.tables[0].rows += 1; return m; })));
+  add("a table record changed in the manifest", tarOf(editManifest(valid, (m) => { m.tables[0].record.columns.count.type = "str"; return m; })));
+  add("a table listed twice in the manifest", tarOf(editManifest(valid, (m) => { m.tables.push(m.tables[0]); return m; })));
+  add("a manifest that is not JSON", tarOf(edit(valid, manifest.name, (t) => t.slice(0, -10))));
+  add("a manifest of another kind", tarOf(editManifest(valid, (m) => { m.kind = "zip"; return m; })));
+  add("a manifest with blobs this version cannot read", tarOf(editManifest(valid, (m) => { m.blobs = [{ hash: "x" }]; return m; })));
+  add("a head the outbox does not end at", tarOf(editManifest(valid, (m) => { m.head += 1; m.outbox.from += 1; return m; })));
+  add("an outbox record out of order", tarOf(edit(valid, "onestore/outbox/000001.jsonl", (t) => lines(t, (l, i) => (i === 0 ? [l.replace(/"seq":\d+/, '"seq":999')] : [l])))));
+  add("a manifest of a newer format", tarOf(editManifest(valid, (m) => { m.format = 2; return m; })), "schema/newer");
+  return cases;
+}
