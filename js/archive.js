@@ -95,7 +95,9 @@ export function exportArchive({ gate, queue, info }, options = {}) {
   async function produce() {
     const call = (what, fn) => gate.call(`store.export: ${what}`, fn);
     const head = Number(core.head());
-    const records = JSON.parse(call("tables", () => core.tables()));
+    // The documents' own tables (_documents, _deltas) too: an archive holds
+    // everything the store holds.
+    const records = JSON.parse(call("tables", () => core.archiveTables()));
     const tables = records.map((record) => {
       const d = JSON.parse(call(record.table, () => core.tableDigest(record.table)));
       total += d.rows;

@@ -257,6 +257,17 @@ class Core {
         &out);
   }
 
+  // The tables an archive carries: the owners' and the documents' own.
+  std::string archiveTables() {
+    std::string out;
+    return WithStore(
+        [&](Store* st) {
+          out = st->TablesJson(/*internal=*/true);
+          return Status::OK();
+        },
+        &out);
+  }
+
   std::string close() {
     replica_.reset();
     if (store_) {
@@ -343,6 +354,7 @@ EMSCRIPTEN_BINDINGS(onestore) {
       .function("restoreOutbox", &Core::restoreOutbox)
       .function("head", &Core::head)
       .function("tables", &Core::tables)
+      .function("archiveTables", &Core::archiveTables)
       .function("close", &Core::close);
   emscripten::function("errorCodes", &onestore::ErrorCodes);
 }

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "documents/documents.h"
 #include "query/query.h"
 #include "values/json_text.h"
 #include "writes/writes.h"
@@ -112,8 +113,38 @@ Status Archiver::RestoreTables(const std::string& tables_json) {
       }
     }
   }
-  if (st.ok()) st = ParseOps(j, &tables, &ops);
+  // The documents' own tables are the store's, not an owner's: they are
+  // made as a document commit makes them, and must be exactly those.
+  bool documents = false;
+  Json owners = Json::array();
+  if (st.ok()) {
+    for (const Json& t : j) {
+      const Json* name = t.contains("table") ? &t["table"] : nullptr;
+      const bool internal = name != nullptr && name->is_string() &&
+                            (*name == kDocumentsTable || *name == kDeltasTable);
+      if (!internal) {
+        owners.push_back(t);
+        continue;
+      }
+      const auto& want = *name == kDocumentsTable ? DocumentsTable() : DeltasTable();
+      if (t != want->ToJson()) {
+        st = Status::InvalidArgs("the record of " + name->get<std::string>() +
+                                 " is not the one this version keeps documents in");
+        break;
+      }
+      documents = true;
+    }
+  }
+  if (st.ok()) st = ParseOps(owners, &tables, &ops);
   if (!st.ok()) return Status::InvalidArchive("archive: the manifest's tables: " + st.message());
+  if (documents) {
+    for (const auto* t : {&DocumentsTable(), &DeltasTable()}) {
+      Op op;
+      op.kind = OpKind::kTable;
+      op.table = *t;
+      ops.push_back(std::move(op));
+    }
+  }
   ONESTORE_RETURN_IF_ERROR(ApplyAll(store_->backend_.get(), &ops));
   for (const Op& op : ops) store_->catalog_.Put(op.table);
   return Status::OK();
@@ -158,6 +189,7 @@ Status Archiver::RestoreRows(const std::string& table, const std::string& lines)
   }));
   std::vector<Op> ops;
   TableResolver tables(&store_->catalog_);
+  tables.AllowStoreTables();  // the documents' rows come back as exported
   Status st = ParseOps(puts, &tables, &ops);
   if (!st.ok()) return Status::InvalidArchive("archive: table \"" + table + "\": " + st.message());
   return ApplyAll(store_->backend_.get(), &ops);

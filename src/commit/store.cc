@@ -696,11 +696,11 @@ Status Store::Documents(const std::string& request_json, std::string* answer) {
                        answer);
 }
 
-std::string Store::TablesJson() const {
+std::string Store::TablesJson(bool internal) const {
   std::string out = "[";
   bool first = true;
   for (const auto& t : catalog_.All()) {
-    if (t->name.compare(0, 1, "_") == 0) continue;  // the documents' own tables
+    if (!internal && t->name.compare(0, 1, "_") == 0) continue;  // the documents' own tables
     if (!first) out.push_back(',');
     first = false;
     out += t->ToJson().dump();

@@ -131,8 +131,10 @@ class Store {
 
   Status ReadOutbox(int64_t after, int64_t limit, std::string* batch);
   Status TrimOutbox(int64_t up_to, int64_t* removed);
-  // Every table record, as a JSON array (not the documents' own tables).
-  std::string TablesJson() const;
+  // Every table record, as a JSON array. The documents' own tables
+  // (`_documents`, `_deltas`) only with `internal`: an archive carries them,
+  // a reader of the owners' tables does not see them.
+  std::string TablesJson(bool internal = false) const;
   // Every table, by name in byte order.
   std::vector<std::shared_ptr<const TableSchema>> Tables() const { return catalog_.All(); }
   // Calls `visit` with each row of table `t` in key order, reading `page`

@@ -410,7 +410,8 @@ Status ParseOp(const Json& j, TableResolver* tables, const std::string& where, O
   if (table_it == j.end() || !table_it->is_string()) {
     return Status::InvalidArgs(where + ".table: missing table name");
   }
-  if (table_it->get_ref<const std::string&>().compare(0, 1, "_") == 0) {
+  if (table_it->get_ref<const std::string&>().compare(0, 1, "_") == 0 &&
+      !tables->store_tables()) {
     // _documents and _deltas are written by document ops only.
     return Status::InvalidArgs(where + ".table: " + DescribeJson(*table_it) +
                                " is one of the store's own tables; write documents with doc ops");

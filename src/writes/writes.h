@@ -98,9 +98,15 @@ class TableResolver {
   // from a table of the catalog or declared before (SQLite would take the two
   // for one table), so that no two tables collide on any backend.
   Status CheckCaseTwin(std::string_view name, const std::string& where) const;
+  // Lets ops write the store's own tables (`_documents`, `_deltas`), which
+  // only document ops may otherwise: for an archive's restore
+  // (src/archive/archive.cc), which puts their rows back as exported.
+  void AllowStoreTables() { store_tables_ = true; }
+  bool store_tables() const { return store_tables_; }
 
  private:
   const Catalog* base_;
+  bool store_tables_ = false;
   std::vector<std::shared_ptr<const TableSchema>> declared_;
 };
 

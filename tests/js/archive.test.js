@@ -303,3 +303,37 @@ describe("the attack corpus", async () => {
     await source.close();
   });
 });
+
+test("documents travel in the archive: an import finds them, loads their past versions and goes on changing them", async () => {
+  for (const target of [{ backend: "memory" }, { backend: "sqlite", path: file("docs-target") }]) {
+    const store = await openStore({ backend: "sqlite", path: file("docs-source") });
+    const notes = store.object({ host: "session", type: "notes" });
+    let id;
+    await notes.tx(async (tx) => { id = await tx.documents.create({ kind: "note", key: "n1" }, { title: "Plan", tags: [] }); });
+    for (let i = 0; i < 4; i++) {
+      await notes.tx(async (tx) => { await tx.documents.change(id, [{ op: "add", path: "/tags/-", value: `t${i}` }]); });
+    }
+    const atThree = await notes.documents.load(id, { at: 3 });
+    const bytes = new Uint8Array(await new Response(store.export()).arrayBuffer());
+    const fingerprint = await store.fingerprint();
+    await store.close();
+
+    const copy = await importStore(bytes, target);
+    assert.equal(await copy.fingerprint(), fingerprint, `${target.backend}: the fingerprint`);
+    const owner = copy.object({ host: "session", type: "notes" });
+    const doc = await owner.documents.find({ kind: "note", key: "n1" });
+    assert.deepEqual(doc.value, { title: "Plan", tags: ["t0", "t1", "t2", "t3"] });
+    assert.equal(doc.version, 5);
+    assert.deepEqual((await owner.documents.load(id, { at: 3 })).value, atThree.value, `${target.backend}: a past version`);
+    assert.deepEqual((await owner.documents.versions(id)).map((v) => v.version), [1, 2, 3, 4, 5]);
+    // The imported store goes on: a change, and a new document with a new id.
+    let second;
+    await owner.tx(async (tx) => {
+      await tx.documents.change(id, [{ op: "replace", path: "/title", value: "Plan v2" }]);
+      second = await tx.documents.create({ kind: "note", key: "n2" }, {});
+    });
+    assert.notEqual(second, id);
+    assert.equal((await owner.documents.load(id)).value.title, "Plan v2");
+    await copy.close();
+  }
+});
