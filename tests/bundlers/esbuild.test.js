@@ -8,29 +8,18 @@
 import assert from "node:assert/strict";
 import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import * as esbuild from "esbuild";
 
 import { callFails, exerciseApp, openTab } from "./app-scenario.js";
-import { installApp, launchChromium, listFiles, startServer } from "./harness.js";
+import { appInChromium, listFiles, startServer } from "./harness.js";
 
-let app;
-let browser;
-
-before(async () => {
-  app = await installApp("app");
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  app?.remove();
-});
+const env = appInChromium();
 
 test("an esbuild bundle with the .wasm file loader opens the store, persists and fences", async () => {
   // esbuild main.js worker=worker-esbuild.js --bundle --format=esm --outdir=out --loader:.wasm=file
   const result = await esbuild.build({
-    absWorkingDir: app.dir,
+    absWorkingDir: env.app.dir,
     entryPoints: { main: "main.js", worker: "worker-esbuild.js" },
     bundle: true,
     format: "esm",
@@ -39,12 +28,12 @@ test("an esbuild bundle with the .wasm file loader opens the store, persists and
     logLevel: "silent",
   });
   assert.deepEqual([...result.errors, ...result.warnings], []);
-  const out = join(app.dir, "out");
-  copyFileSync(join(app.dir, "index.html"), join(out, "index.html"));
+  const out = join(env.app.dir, "out");
+  copyFileSync(join(env.app.dir, "index.html"), join(out, "index.html"));
   const files = listFiles(out);
   const emitted = files.filter((f) => f.endsWith(".wasm"));
   assert.equal(emitted.length, 1, `one .wasm among ${files.join(", ")}`);
-  assert.deepEqual(readFileSync(join(out, emitted[0])), readFileSync(join(app.dir, "node_modules", "onestore", "dist", "onestore-core.wasm")));
+  assert.deepEqual(readFileSync(join(out, emitted[0])), readFileSync(join(env.app.dir, "node_modules", "onestore", "dist", "onestore-core.wasm")));
   // The browser root alone: no Node loader, no node: module.
   const worker = readFileSync(join(out, "worker.js"), "utf8");
   assert.doesNotMatch(worker, /node:|files-node|readFile/);
@@ -53,7 +42,7 @@ test("an esbuild bundle with the .wasm file loader opens the store, persists and
   assert.doesNotMatch(readFileSync(join(out, "main.js"), "utf8"), /BindingError/);
   const srv = await startServer({ dir: out });
   try {
-    const { wasm } = await exerciseApp(browser.context, `${srv.url}/`);
+    const { wasm } = await exerciseApp(env.browser.context, `${srv.url}/`);
     assert.deepEqual(wasm, [`${srv.url}/${emitted[0]}`]);
   } finally {
     await srv.close();
@@ -62,13 +51,13 @@ test("an esbuild bundle with the .wasm file loader opens the store, persists and
 
 test("an esbuild bundle that leaves the .wasm out fails to open with the URL it tried and what to do", async () => {
   // The same app without wasm-esbuild.js: nothing emits the .wasm.
-  await esbuild.build({ absWorkingDir: app.dir, entryPoints: ["main.js", "worker.js"], bundle: true, format: "esm", outdir: "bare", logLevel: "silent" });
-  const out = join(app.dir, "bare");
-  copyFileSync(join(app.dir, "index.html"), join(out, "index.html"));
+  await esbuild.build({ absWorkingDir: env.app.dir, entryPoints: ["main.js", "worker.js"], bundle: true, format: "esm", outdir: "bare", logLevel: "silent" });
+  const out = join(env.app.dir, "bare");
+  copyFileSync(join(env.app.dir, "index.html"), join(out, "index.html"));
   assert.deepEqual(listFiles(out).filter((f) => f.endsWith(".wasm")), []);
   const srv = await startServer({ dir: out });
   try {
-    const tab = await openTab(browser.context, `${srv.url}/`);
+    const tab = await openTab(env.browser.context, `${srv.url}/`);
     const error = await callFails(tab, "list");
     assert.equal(error.code, "storage_failed");
     assert.match(error.message, new RegExp(`cannot load the wasm core from ${srv.url}/dist/onestore-core\\.wasm: HTTP 404`));

@@ -16,6 +16,9 @@ import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { after, before } from "node:test";
+
+import { launchChromium } from "../browser/harness.js";
 
 export { launchChromium, startServer } from "../browser/harness.js";
 
@@ -83,6 +86,29 @@ export async function installApp(name, sources = [join(fixtures, name)]) {
     throw new Error(`the tarball ${tarball} installed no dist/onestore-core.wasm into ${dir}`);
   }
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * The fixture of a bundler test file: registers its before and after hooks,
+ * which install app `name` from the tarball and launch one Chromium, then
+ * close and remove them. The returned object's `app` and `browser` are set
+ * once `before` has run.
+ *
+ * @example
+ * const env = appInChromium();   // at the top of a test file
+ * test("...", async () => { await exerciseApp(env.browser.context, url); });
+ */
+export function appInChromium(name = "app") {
+  const env = { app: null, browser: null };
+  before(async () => {
+    env.app = await installApp(name);
+    env.browser = await launchChromium();
+  });
+  after(async () => {
+    await env.browser?.close();
+    env.app?.remove();
+  });
+  return env;
 }
 
 /** The files under `dir` (relative paths, sorted), recursively. */

@@ -9,24 +9,13 @@
 import assert from "node:assert/strict";
 import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import webpack from "webpack";
 
 import { exerciseApp } from "./app-scenario.js";
-import { installApp, launchChromium, listFiles, startServer } from "./harness.js";
+import { appInChromium, listFiles, startServer } from "./harness.js";
 
-let app;
-let browser;
-
-before(async () => {
-  app = await installApp("app");
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  app?.remove();
-});
+const env = appInChromium();
 
 function compile(config) {
   return new Promise((ok, fail) => {
@@ -39,22 +28,22 @@ function compile(config) {
 }
 
 test("a webpack 5 build opens the store, persists and fences", async () => {
-  const out = join(app.dir, "out");
+  const out = join(env.app.dir, "out");
   // The webpack.config.js of docs/guide.md: entry, output, and the size
   // hint kept for the app's own assets (the core is ~920 KiB).
   const info = await compile({
-    context: app.dir,
+    context: env.app.dir,
     mode: "production",
     entry: "./main.js",
     output: { path: out },
     performance: { assetFilter: (file) => !file.endsWith(".wasm") },
   });
   assert.deepEqual([...info.errors, ...info.warnings].map((e) => e.message), []);
-  copyFileSync(join(app.dir, "index.html"), join(out, "index.html"));
+  copyFileSync(join(env.app.dir, "index.html"), join(out, "index.html"));
   const files = listFiles(out);
   const emitted = files.filter((f) => f.endsWith(".wasm"));
   assert.equal(emitted.length, 1, `one .wasm among ${files.join(", ")}`);
-  assert.deepEqual(readFileSync(join(out, emitted[0])), readFileSync(join(app.dir, "node_modules", "onestore", "dist", "onestore-core.wasm")));
+  assert.deepEqual(readFileSync(join(out, emitted[0])), readFileSync(join(env.app.dir, "node_modules", "onestore", "dist", "onestore-core.wasm")));
   // The worker's chunk has the core, built with the "browser" export
   // condition (the OPFS loader, no Node one); the page's entry does not.
   const chunks = files.filter((f) => f.endsWith(".js")).map((f) => ({ f, text: readFileSync(join(out, f), "utf8") }));
@@ -65,7 +54,7 @@ test("a webpack 5 build opens the store, persists and fences", async () => {
   assert.deepEqual(chunks.filter((c) => /node:fs/.test(c.text)).map((c) => c.f), []);
   const srv = await startServer({ dir: out });
   try {
-    const { wasm } = await exerciseApp(browser.context, `${srv.url}/`);
+    const { wasm } = await exerciseApp(env.browser.context, `${srv.url}/`);
     assert.deepEqual(wasm, [`${srv.url}/${emitted[0]}`]);
   } finally {
     await srv.close();
