@@ -8,23 +8,27 @@
 //   onestore/tables/<t>/<p>.jsonl       table number t (4 digits, manifest order), page p (6 digits, from 1):
 //                                       one row per line, the fingerprint's row encoding
 //   onestore/outbox/<p>.jsonl           the retained outbox, one record per line, oldest first
+//   onestore/sha256/<xx>/<sha256>       each blob, its bytes (format 2), listed in the manifest
+//                                       (xx: the hash's first two digits, as in a store's blob folder)
 //
-// Blobs join later as one entry each, onestore/blobs/<sha256>, listed in the
-// manifest. The core makes the lines and writes them back
-// (src/archive/archive.h); this file frames them and checks every entry.
+// The core makes the lines and writes them back (src/archive/archive.h);
+// this file frames them, streams the blobs from and to the store's blob
+// backend (js/blobs.js), and checks every entry.
 
 import { createTarDecoder, createTarPacker } from "modern-tar";
 import { ErrorCodes, StoreError, invalidArgs } from "./errors.js";
 import { describe } from "./schema.js";
+import { MAX_BLOB_BYTES, allBlobHashes, blobSize, contentFingerprint, fingerprintWithBlobs, isBlobHash } from "./blobs.js";
 
-/** The archive format this code writes, and the newest it reads. */
-export const ARCHIVE_FORMAT = 1;
+/** The archive format this code writes, and the newest it reads (1: no blobs; 2: blobs). */
+export const ARCHIVE_FORMAT = 2;
 /** Rows (or outbox records) per page entry. */
 const PAGE_ROWS = 1000;
 /** The largest entry an import takes (a page, or the manifest). */
 export const MAX_ENTRY_BYTES = 64 * 1024 * 1024;
 const ROOT = "onestore/";
 const MANIFEST = "onestore/manifest.json";
+const BLOB_DIR = "onestore/sha256/";
 
 const encoder = new TextEncoder();
 
@@ -44,9 +48,13 @@ function outboxPath(p) {
   return `${ROOT}outbox/${pad(p, 6)}.jsonl`;
 }
 
+function blobPath(hash) {
+  return `${BLOB_DIR}${hash.slice(0, 2)}/${hash}`;
+}
+
 function checkProgress(onProgress, what) {
   if (onProgress !== undefined && typeof onProgress !== "function") {
-    throw invalidArgs(`${what}: onProgress must be a function ({ done, total, bytes }) => void, got ${describe(onProgress)}`);
+    throw invalidArgs(`${what}: onProgress must be a function ({ done, total, bytes, blobBytes, blobTotal }) => void, got ${describe(onProgress)}`);
   }
 }
 
@@ -59,7 +67,7 @@ function checkProgress(onProgress, what) {
  * @example
  * const stream = exportArchive({ core, gate, queue, info }, { onProgress });
  */
-export function exportArchive({ gate, queue, info }, options = {}) {
+export function exportArchive({ gate, queue, info, blobs }, options = {}) {
   if (options === null || typeof options !== "object") {
     throw invalidArgs(`store.export: options must be { onProgress }, got ${describe(options)}`);
   }
@@ -80,12 +88,14 @@ export function exportArchive({ gate, queue, info }, options = {}) {
   let bytes = 0;
   let done = 0;
   let total = 0;
+  let blobBytes = 0;
+  let blobTotal = 0;
   const report = () => {
-    if (onProgress) onProgress({ done, total, bytes });
+    if (onProgress) onProgress({ done, total, bytes, blobBytes, blobTotal });
   };
 
   async function put(name, text) {
-    const body = encoder.encode(text);
+    const body = typeof text === "string" ? encoder.encode(text) : text;
     const writer = controller.add({ name, size: body.byteLength, type: "file", mode: 0o644, mtime: new Date(0) }).getWriter();
     await writer.write(body);
     await writer.close();
@@ -116,15 +126,26 @@ export function exportArchive({ gate, queue, info }, options = {}) {
       if (after >= head) break;
     }
     const outboxCount = outbox.reduce((n, t) => n + countLines(t), 0);
+    // The blobs there now: named by content and never deleted, so each one
+    // listed is there, the same bytes, when its entry is written.
+    const tableFingerprint = call("fingerprint", () => core.fingerprint());
+    const blobList = [];
+    const hashes = await blobCall("list", () => allBlobHashes(blobs.backend));
+    for (const hash of hashes) {
+      const size = await blobCall(hash, () => blobSize(blobs.backend, hash));
+      blobList.push({ hash, size });
+      blobTotal += size;
+    }
+    total += blobList.length;
     const manifest = {
       format: ARCHIVE_FORMAT,
       kind: "onestore-archive",
       session: info.id,
       head,
-      fingerprint: call("fingerprint", () => core.fingerprint()),
+      fingerprint: await fingerprintWithBlobs(tableFingerprint, hashes, blobs.sha256),
       tables,
       outbox: { records: outboxCount, from: outboxCount ? head - outboxCount : head, pages: outbox.length },
-      blobs: [],
+      blobs: blobList,
     };
     report();
     await put(MANIFEST, JSON.stringify(manifest, null, 1) + "\n");
@@ -145,7 +166,27 @@ export function exportArchive({ gate, queue, info }, options = {}) {
       done += countLines(outbox[p - 1]);
       report();
     }
+    for (const { hash, size } of blobList) {
+      const body = await blobCall(hash, () => blobs.backend.get(hash));
+      if (body === undefined || body.byteLength !== size) {
+        throw new StoreError(ErrorCodes.StorageFailed, `store.export: blob ${hash} changed or went away while it was exported (${size} bytes listed, ${body?.byteLength ?? "none"} read)`);
+      }
+      await put(blobPath(hash), body);
+      done += 1;
+      blobBytes += size;
+      report();
+    }
     controller.finalize();
+  }
+
+  async function blobCall(what, fn) {
+    gate.checkOpen("store.export");
+    try {
+      return await fn();
+    } catch (e) {
+      if (e instanceof StoreError) throw e;
+      throw new StoreError(ErrorCodes.StorageFailed, `store.export: blobs (${what}): ${e?.name ?? "Error"}: ${e?.message ?? e}`, { cause: e });
+    }
   }
 
   // The producer runs as the consumer reads (the packer's stream applies
@@ -270,14 +311,26 @@ function checkManifest(m) {
       !Number.isSafeInteger(o.pages) || o.pages !== Math.ceil(o.records / PAGE_ROWS) || o.from !== m.head - o.records) {
     throw archiveError(`the manifest's outbox is not { records, from, pages } at head ${m.head}: ${describe(o)}`);
   }
-  if (!Array.isArray(m.blobs) || m.blobs.length !== 0) throw archiveError("the manifest lists blobs, which this version does not read");
+  if (!Array.isArray(m.blobs)) throw archiveError("the manifest's blobs are not a list");
+  if (m.format < 2 && m.blobs.length !== 0) throw archiveError(`the manifest of format ${m.format} lists blobs; blobs are in format 2`);
+  let last = "";
+  for (const b of m.blobs) {
+    if (b === null || typeof b !== "object" || !isBlobHash(b.hash) || !Number.isSafeInteger(b.size) || b.size < 0) {
+      throw archiveError(`the manifest lists a blob that is not { hash: 64 lowercase hex digits, size }: ${describe(b)}`);
+    }
+    if (b.size > MAX_BLOB_BYTES) throw archiveError(`the manifest lists blob ${b.hash} of ${b.size} bytes, above the blob limit of ${MAX_BLOB_BYTES}`);
+    if (b.hash <= last) throw archiveError(`the manifest's blobs are not in hash order, once each (at ${b.hash})`);
+    last = b.hash;
+  }
 }
 
 /**
  * Reads an archive, entry by entry, into a new store made by
- * `target.open(manifest)`: tables, then rows page by page, then the outbox
- * and the head; then checks every table's count and digest and the
- * fingerprint against the manifest. Throws invalid/archive (schema/newer for
+ * `target.open(manifest)` (its gate) with its blob backend
+ * `target.blobs()` ({ backend, sha256 }): tables, then rows page by page,
+ * then the outbox and the head, the blobs (each checked against its hash);
+ * then checks every table's count and digest and the fingerprint against
+ * the manifest. Throws invalid/archive (schema/newer for
  * a newer format) at the first thing wrong; the caller then throws the new
  * store away.
  *
@@ -295,8 +348,12 @@ export async function readArchive(archive, target, onProgress) {
   let done = 0;
   let total = 0;
   let bytes = 0;
+  let blobBytes = 0;
+  let blobTotal = 0;
+  let blobs = null;
+  let blobSizes = null;
   const report = () => {
-    if (onProgress) onProgress({ done, total, bytes });
+    if (onProgress) onProgress({ done, total, bytes, blobBytes, blobTotal });
   };
   try {
     for (;;) {
@@ -317,7 +374,7 @@ export async function readArchive(archive, target, onProgress) {
       const type = header.type ?? "file";
       if (type === "directory") {
         // GNU tar -c lists the folders of the layout; nothing else is one.
-        if (!/^onestore\/((tables(\/\d{4})?|outbox)\/)?$/.test(name)) throw archiveError(`entry ${JSON.stringify(name)} is a folder the archive does not have`);
+        if (!/^onestore\/((tables(\/\d{4})?|outbox|sha256(\/[0-9a-f]{2})?)\/)?$/.test(name)) throw archiveError(`entry ${JSON.stringify(name)} is a folder the archive does not have`);
         await body.cancel();
         continue;
       }
@@ -342,9 +399,31 @@ export async function readArchive(archive, target, onProgress) {
           const p = Number(m[1]);
           if (p < 1 || p > manifest.outbox.pages) throw archiveError(`entry ${JSON.stringify(name)} is no page of the outbox the manifest lists`);
           what = { kind: "outbox", page: p };
+        } else if ((m = /^onestore\/sha256\/([0-9a-f]{2})\/([0-9a-f]{64})$/.exec(name)) && m[2].startsWith(m[1])) {
+          const hash = m[2];
+          const size = blobSizes.get(hash);
+          if (size === undefined) throw archiveError(`entry ${JSON.stringify(name)} is a blob the manifest does not list`);
+          if (header.size !== size) throw archiveError(`entry ${JSON.stringify(name)} declares ${header.size} bytes; the manifest lists the blob with ${size}`);
+          what = { kind: "blob", hash };
         } else {
           throw archiveError(`entry ${JSON.stringify(name)} is not part of an onestore archive`);
         }
+      }
+      if (what.kind === "blob") {
+        const data = await readBytes(body, header.size, name);
+        bytes += Math.ceil(header.size / 512) * 512;
+        const actual = await blobs.sha256(data);
+        if (actual !== what.hash) throw archiveError(`entry ${JSON.stringify(name)} holds bytes whose sha256 is ${actual}, not the blob's name`);
+        try {
+          await blobs.backend.write(what.hash, data);
+        } catch (e) {
+          if (e instanceof StoreError) throw e;
+          throw new StoreError(ErrorCodes.StorageFailed, `importStore: cannot write blob ${what.hash}: ${e?.name ?? "Error"}: ${e?.message ?? e}`, { cause: e });
+        }
+        done += 1;
+        blobBytes += header.size;
+        report();
+        continue;
       }
       const text = await readBody(body, header.size, name);
       bytes += Math.ceil(header.size / 512) * 512;
@@ -357,8 +436,11 @@ export async function readArchive(archive, target, onProgress) {
         }
         checkManifest(m);
         manifest = m;
-        total = m.tables.reduce((n, t) => n + t.rows, 0) + m.outbox.records;
+        total = m.tables.reduce((n, t) => n + t.rows, 0) + m.outbox.records + m.blobs.length;
+        blobSizes = new Map(m.blobs.map((b) => [b.hash, b.size]));
+        blobTotal = m.blobs.reduce((n, b) => n + b.size, 0);
         core = await target.open(m);
+        blobs = target.blobs();
         call = (w, fn) => {
           try {
             return core.call(w, fn);
@@ -397,6 +479,9 @@ export async function readArchive(archive, target, onProgress) {
   for (let p = 1; p <= manifest.outbox.pages; p++) {
     if (!seen.has(outboxPath(p))) throw archiveError(`entry ${outboxPath(p)} is missing (the archive is cut or incomplete)`);
   }
+  for (const b of manifest.blobs) {
+    if (!seen.has(blobPath(b.hash))) throw archiveError(`entry ${blobPath(b.hash)} is missing (the archive is cut or incomplete)`);
+  }
   const outboxText = outbox.join("");
   if (countLines(outboxText) !== manifest.outbox.records) throw archiveError(`the outbox holds ${countLines(outboxText)} records, the manifest says ${manifest.outbox.records}`);
   call("outbox", () => core.core.restoreOutbox(outboxText, manifest.head));
@@ -407,7 +492,7 @@ export async function readArchive(archive, target, onProgress) {
       throw archiveError(`table ${JSON.stringify(t.name)} read back as ${d.rows} rows with digest ${d.digest}; the manifest says ${t.rows} rows, ${t.digest}`);
     }
   }
-  const fp = call("fingerprint", () => core.core.fingerprint());
+  const fp = await contentFingerprint(call("fingerprint", () => core.core.fingerprint()), blobs.backend, blobs.sha256);
   if (fp !== manifest.fingerprint) throw archiveError(`the store read back has fingerprint ${fp}; the manifest says ${manifest.fingerprint}`);
   done = total;
   report();
@@ -415,9 +500,20 @@ export async function readArchive(archive, target, onProgress) {
 }
 
 // An entry's body as text, refusing one that is not UTF-8 or not the size
-// its header declared (a tar bomb declares sizes its bytes do not have: the
-// decoder ends the stream early, caught here or by the caller's read).
+// its header declared.
 async function readBody(body, size, name) {
+  const all = await readBytes(body, size, name);
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(all);
+  } catch (e) {
+    throw archiveError(`entry ${JSON.stringify(name)} is not UTF-8 text`, e);
+  }
+}
+
+// An entry's body as bytes, refusing one that is not the size its header
+// declared (a tar bomb declares sizes its bytes do not have: the decoder
+// ends the stream early, caught here or by the caller's read).
+async function readBytes(body, size, name) {
   const chunks = [];
   let got = 0;
   const r = body.getReader();
@@ -438,15 +534,12 @@ async function readBody(body, size, name) {
     r.releaseLock();
   }
   if (got !== size) throw archiveError(`entry ${JSON.stringify(name)} holds ${got} bytes, its header declares ${size} (cut, or a size above the bytes)`);
+  // Always a copy of its own: the chunks may be views of the caller's bytes.
   const all = new Uint8Array(got);
   let at = 0;
   for (const c of chunks) {
     all.set(c, at);
     at += c.byteLength;
   }
-  try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(all);
-  } catch (e) {
-    throw archiveError(`entry ${JSON.stringify(name)} is not UTF-8 text`, e);
-  }
+  return all;
 }

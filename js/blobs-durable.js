@@ -31,6 +31,10 @@ export function durableBlobs(storage) {
     async has(hash) {
       return sql("SELECT 1 AS x FROM _blobs WHERE hash = ? AND part = 0", hash).length > 0;
     },
+    async size(hash) {
+      const rows = sql("SELECT count(*) AS parts, sum(length(data)) AS bytes FROM _blobs WHERE hash = ?", hash);
+      return rows[0].parts > 0 ? rows[0].bytes : undefined;
+    },
     async get(hash) {
       const rows = sql("SELECT data FROM _blobs WHERE hash = ? ORDER BY part", hash);
       if (rows.length === 0) return undefined;

@@ -49,6 +49,15 @@ export function nodeFileBlobs(file) {
         throw e;
       }
     },
+    async size(hash) {
+      try {
+        const st = await stat(pathOf(hash));
+        return st.isFile() ? st.size : undefined;
+      } catch (e) {
+        if (isMissing(e)) return undefined;
+        throw e;
+      }
+    },
     async get(hash) {
       let buf;
       try {

@@ -664,9 +664,10 @@ export interface Store {
   /** Bytes named by their sha256 (docs/api.md "Blobs"). @example const hash = await store.blobs.put(bytes); */
   readonly blobs: Blobs;
   /**
-   * A short digest ("f1-" and 32 hex digits) of the content at the head:
-   * every table's schema and rows, not the head or the outbox. Equal content
-   * gives equal fingerprints on every backend, replicas included.
+   * A short digest ("f1-" and 32 hex digits; "f2-" once the store holds a
+   * blob) of the content at the head: every table's schema and rows,
+   * documents, blob hashes; not the head or the outbox. Equal content gives
+   * equal fingerprints on every backend, replicas included.
    * @example const fp = await store.fingerprint();
    */
   fingerprint(): Promise<string>;
@@ -683,16 +684,23 @@ export interface Store {
   close(): Promise<void>;
 }
 
-/** Progress of an export or import: rows and outbox records done of total, and tar bytes so far. */
+/** Progress of an export or import. */
 export interface ArchiveProgress {
+  /** Items done: rows, outbox records and blobs (one each). */
   readonly done: number;
+  /** All items of the archive. */
   readonly total: number;
+  /** Tar bytes made (export) or read (import) so far. */
   readonly bytes: number;
+  /** Bytes of blobs done. */
+  readonly blobBytes: number;
+  /** Bytes of all the archive's blobs. */
+  readonly blobTotal: number;
 }
 
 /** Options of store.export and importStore. */
 export interface ArchiveOptions {
-  /** Called after the manifest and after each page entry. */
+  /** Called after the manifest and after each page or blob entry. */
   onProgress?: (progress: ArchiveProgress) => void;
 }
 

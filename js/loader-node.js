@@ -139,9 +139,13 @@ async function removeFiles(file, what) {
 
 /**
  * The new generation of a sqlite store that importStore builds: a file
- * "<path>.import-<random>" beside the store's file, renamed over it once the
- * whole archive was read and checked (rename is atomic), or deleted. A
- * generation left by a crash is deleted by the next import to the same path.
+ * "<path>.import-<random>" beside the store's file (its blobs in
+ * "<path>.import-<random>.blobs/"), renamed over it once the whole archive
+ * was read and checked, or deleted. The switch is three renames: the
+ * store's blob folder aside ("<gen>.old.blobs"), the new one in its place,
+ * then the file (the atomic step; the old blob folder is deleted after).
+ * The next import to the same path deletes what a crash left, and a crash
+ * before the file's rename is undone then: the old blob folder moved back.
  *
  * @example
  * const gen = await nodeRuntime.generations.begin(".data/s.sqlite"); ...; await nodeRuntime.generations.commit(gen);
@@ -160,14 +164,25 @@ function nodeGenerations() {
       }
       await mkdir(dirname(file), { recursive: true });
       const prefix = `${basename(file)}.import-`;
+      const names = await readdir(dirname(file));
+      for (const name of names) {
+        // A switch cut before its file's rename: the old blobs go back.
+        const m = name.startsWith(prefix) && /^([0-9a-f]{12})\.old\.blobs$/.exec(name.slice(prefix.length));
+        if (m && names.includes(prefix + m[1])) await undoBlobSwitch(file, resolve(dirname(file), prefix + m[1]));
+      }
       for (const name of await readdir(dirname(file))) {
-        const m = name.startsWith(prefix) && /^([0-9a-f]{12})(-journal|-wal|-lock|-lock\.break|-lock\.want)?$/.exec(name.slice(prefix.length));
-        if (m) await removeFiles(resolve(dirname(file), prefix + m[1]), "importStore");
+        const m = name.startsWith(prefix) && /^([0-9a-f]{12})(-journal|-wal|-lock|-lock\.break|-lock\.want|\.blobs|\.old\.blobs)?$/.exec(name.slice(prefix.length));
+        if (!m) continue;
+        if (m[2] === ".blobs" || m[2] === ".old.blobs") await rm(resolve(dirname(file), name), { recursive: true, force: true });
+        else await removeFiles(resolve(dirname(file), prefix + m[1]), "importStore");
       }
       return { file, path: file + ".import-" + globalThis.crypto.randomUUID().replaceAll("-", "").slice(0, 12) };
     },
     async commit(gen) {
+      const aside = `${gen.path}.old.blobs`;
       try {
+        if (await isDir(blobsDir(gen.file))) await rename(blobsDir(gen.file), aside);
+        if (await isDir(blobsDir(gen.path))) await rename(blobsDir(gen.path), blobsDir(gen.file));
         await rename(gen.path, gen.file);
         // The rename is durable once the folder is synced.
         const dir = await openFile(dirname(gen.file), "r");
@@ -176,11 +191,26 @@ function nodeGenerations() {
         throw new StoreError(ErrorCodes.StorageFailed, `importStore: cannot move ${gen.path} to ${gen.file}: ${e.message}`, { cause: e });
       }
       await removeFiles(gen.path, "importStore");
+      await rm(aside, { recursive: true, force: true });
     },
     async discard(gen) {
       await removeFiles(gen.path, "importStore");
+      await rm(blobsDir(gen.path), { recursive: true, force: true });
     },
   });
+}
+
+async function isDir(path) {
+  return stat(path).then((st) => st.isDirectory(), () => false);
+}
+
+// Puts the store's blob folder back from "<gen>.old.blobs" (a switch cut
+// before its file's rename): the new one goes back to the generation, which
+// is then deleted with it.
+async function undoBlobSwitch(file, genPath) {
+  const aside = `${genPath}.old.blobs`;
+  if (await isDir(blobsDir(file))) await rename(blobsDir(file), blobsDir(genPath));
+  await rename(aside, blobsDir(file));
 }
 
 /**

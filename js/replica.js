@@ -16,7 +16,7 @@ import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
 import { openCore } from "./open.js";
 import { fenceWith, makeGate } from "./core-calls.js";
 import { makeReads } from "./reads.js";
-import { makeBlobs, memoryBlobs, webSha256 } from "./blobs.js";
+import { blobStorageCall, contentFingerprint, makeBlobs, memoryBlobs, webSha256 } from "./blobs.js";
 import { encodeJson, parseJsonExact, rowDecoder } from "./encode.js";
 import { query as makeQuery } from "./query.js";
 import { bool, defineTable, describe, int, json, num, str } from "./schema.js";
@@ -194,13 +194,15 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
       return records().map((t) => t.table);
     },
     /**
-     * A short digest of the content (every table's schema and rows; not the
+     * A short digest of the content (every table's schema and rows,
+     * documents, blobs; not the
      * head or the outbox): equal to the driver's store's at the same head,
      * on every backend.
      * @example assert.equal(await replica.fingerprint(), await store.fingerprint());
      */
     async fingerprint() {
-      return call("replica.fingerprint", () => core.fingerprint());
+      const tables = call("replica.fingerprint", () => core.fingerprint());
+      return blobStorageCall("replica.fingerprint", () => contentFingerprint(tables, blobs.backend, blobs.sha256));
     },
     /**
      * The replica's blobs: get, has, list, and putWithHash (blobs arrive

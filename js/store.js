@@ -23,7 +23,7 @@ import { makeCommitQueue } from "./commit-queue.js";
 import { makeReads } from "./reads.js";
 import { makeHandles, makeOwner } from "./owner.js";
 import { plainData } from "./data.js";
-import { makeBlobs, memoryBlobs, webSha256 } from "./blobs.js";
+import { blobStorageCall, contentFingerprint, makeBlobs, memoryBlobs, webSha256 } from "./blobs.js";
 
 // store -> { live, io }: what js/link.js needs of a store (watches,
 // derives and links live in js/watch.js, js/derive.js, js/link.js).
@@ -184,13 +184,14 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
     },
     /**
      * A short digest of the content at the current head (every table's
-     * schema and rows; not the head or the outbox): equal content gives
-     * equal fingerprints on every backend, replicas included.
+     * schema and rows, documents, blobs; not the head or the outbox): equal
+     * content gives equal fingerprints on every backend, replicas included.
      * @example const fp = await store.fingerprint();
      */
     async fingerprint() {
       gate.checkOpen("store.fingerprint");
-      return gate.call("store.fingerprint", () => core.fingerprint());
+      const tables = gate.call("store.fingerprint", () => core.fingerprint());
+      return blobStorageCall("store.fingerprint", () => contentFingerprint(tables, blobs.backend, blobs.sha256));
     },
     /**
      * Bytes named by their sha256: put, putWithHash, get, has, list
@@ -215,7 +216,7 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
      */
     export(options = {}) {
       if (!archive) throw invalidArgs(notHere("store.export"));
-      return archive.exportArchive({ gate, queue, info }, options);
+      return archive.exportArchive({ gate, queue, info, blobs }, options);
     },
     outbox: Object.freeze({
       /**
@@ -318,6 +319,9 @@ export async function importStoreWith(runtime, archive, openOptions, options = {
       const o = { ...rest, id: manifest.session, ...(gen ? { path: gen.path } : {}) };
       opened = await openCore(runtime, o, "importStore");
       return makeGate(opened.core, 0);
+    },
+    blobs() {
+      return opened.blobs;
     },
   };
   try {
