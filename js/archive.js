@@ -1,7 +1,7 @@
 // Archives: store.export() and importStore() (design.md, "Archives, snapshots,
 // history"; the layout is docs/formats.md, "Archive").
 //
-// An archive is a POSIX tar (ustar, written and read by modern-tar, see
+// An archive is a POSIX tar (ustar, written and read by js/tar.js, see
 // docs/architecture.md "Archives") of regular files under "onestore/":
 //
 //   onestore/manifest.json              first: format, session, head, fingerprint, tables (record, rows, digest, pages), outbox
@@ -15,7 +15,7 @@
 // this file frames them, streams the blobs from and to the store's blob
 // backend (js/blobs.js), and checks every entry.
 
-import { createTarDecoder, createTarPacker } from "modern-tar";
+import { TAR_END, TarError, TarReader, tarEntryBytes, tarHeader, tarPadding } from "./tar.js";
 import { ErrorCodes, StoreError, invalidArgs } from "./errors.js";
 import { describe } from "./schema.js";
 import { MAX_BLOB_BYTES, allBlobHashes, blobSize, contentFingerprint, fingerprintWithBlobs, isBlobHash } from "./blobs.js";
@@ -84,7 +84,6 @@ export function exportArchive({ gate, queue, info, blobs }, options = {}) {
     }
   };
 
-  const { readable, controller } = createTarPacker();
   let bytes = 0;
   let done = 0;
   let total = 0;
@@ -94,15 +93,16 @@ export function exportArchive({ gate, queue, info, blobs }, options = {}) {
     if (onProgress) onProgress({ done, total, bytes, blobBytes, blobTotal });
   };
 
-  async function put(name, text) {
+  // An entry's chunks: its header, its body, its padding.
+  function entry(name, text) {
     const body = typeof text === "string" ? encoder.encode(text) : text;
-    const writer = controller.add({ name, size: body.byteLength, type: "file", mode: 0o644, mtime: new Date(0) }).getWriter();
-    await writer.write(body);
-    await writer.close();
-    bytes += 512 + Math.ceil(body.byteLength / 512) * 512;
+    bytes += tarEntryBytes(body.byteLength);
+    const pad = tarPadding(body.byteLength);
+    return pad.byteLength ? [tarHeader(name, body.byteLength), body, pad] : [tarHeader(name, body.byteLength), body];
   }
 
-  async function produce() {
+  // The archive's chunks, made as they are asked for (one entry at a time).
+  async function* produce() {
     const call = (what, fn) => gate.call(`store.export: ${what}`, fn);
     const head = Number(core.head());
     // The documents' own tables (_documents, _deltas) too: an archive holds
@@ -147,8 +147,8 @@ export function exportArchive({ gate, queue, info, blobs }, options = {}) {
       outbox: { records: outboxCount, from: outboxCount ? head - outboxCount : head, pages: outbox.length },
       blobs: blobList,
     };
+    yield entry(MANIFEST, JSON.stringify(manifest, null, 1) + "\n");
     report();
-    await put(MANIFEST, JSON.stringify(manifest, null, 1) + "\n");
     for (let t = 0; t < tables.length; t++) {
       let cursor = "";
       for (let p = 1; p <= tables[t].pages; p++) {
@@ -156,13 +156,13 @@ export function exportArchive({ gate, queue, info, blobs }, options = {}) {
         const nl = answer.indexOf("\n");
         cursor = answer.slice(0, nl);
         const lines = answer.slice(nl + 1);
-        await put(tablePath(t, p), lines);
+        yield entry(tablePath(t, p), lines);
         done += countLines(lines);
         report();
       }
     }
     for (let p = 1; p <= outbox.length; p++) {
-      await put(outboxPath(p), outbox[p - 1]);
+      yield entry(outboxPath(p), outbox[p - 1]);
       done += countLines(outbox[p - 1]);
       report();
     }
@@ -171,12 +171,12 @@ export function exportArchive({ gate, queue, info, blobs }, options = {}) {
       if (body === undefined || body.byteLength !== size) {
         throw new StoreError(ErrorCodes.StorageFailed, `store.export: blob ${hash} changed or went away while it was exported (${size} bytes listed, ${body?.byteLength ?? "none"} read)`);
       }
-      await put(blobPath(hash), body);
+      yield entry(blobPath(hash), body);
       done += 1;
       blobBytes += size;
       report();
     }
-    controller.finalize();
+    yield [TAR_END];
   }
 
   async function blobCall(what, fn) {
@@ -189,31 +189,27 @@ export function exportArchive({ gate, queue, info, blobs }, options = {}) {
     }
   }
 
-  // The producer runs as the consumer reads (the packer's stream applies
-  // backpressure); the hold ends with it.
-  produce().then(release, (e) => {
-    release();
-    controller.error(e);
-  });
-  const reader = readable.getReader();
+  // The producer runs as the consumer reads: one entry per pull; the hold
+  // ends with it.
+  const chunks = produce();
   return new ReadableStream({
     async pull(c) {
       try {
-        const { done: end, value } = await reader.read();
+        const { done: end, value } = await chunks.next();
         if (end) {
           release();
           c.close();
         } else {
-          c.enqueue(value);
+          for (const chunk of value) c.enqueue(chunk);
         }
       } catch (e) {
         release();
         c.error(e);
       }
     },
-    cancel(reason) {
+    cancel() {
       release();
-      return reader.cancel(reason);
+      return chunks.return();
     },
   }, { highWaterMark: 0 });
 }
@@ -338,8 +334,7 @@ function checkManifest(m) {
  * const core = await readArchive(archive, { open: (m) => newCore(m.session) }, onProgress);
  */
 export async function readArchive(archive, target, onProgress) {
-  const entries = byteStream(archive).pipeThrough(createTarDecoder({ strict: true }));
-  const reader = entries.getReader();
+  const tar = new TarReader(byteStream(archive));
   const seen = new Set();
   let manifest = null;
   let core = null;
@@ -357,14 +352,8 @@ export async function readArchive(archive, target, onProgress) {
   };
   try {
     for (;;) {
-      let next;
-      try {
-        next = await reader.read();
-      } catch (e) {
-        throw archiveError(`the tar stream is broken or cut: ${e?.message ?? e}`, e);
-      }
-      if (next.done) break;
-      const { header, body } = next.value;
+      const header = await tarStep(() => tar.next());
+      if (header === null) break;
       const name = header.name;
       bytes += 512;
       if (typeof name !== "string" || name === "" || name.includes("\0")) throw archiveError(`an entry has no usable name: ${describe(name)}`);
@@ -375,10 +364,10 @@ export async function readArchive(archive, target, onProgress) {
       if (type === "directory") {
         // GNU tar -c lists the folders of the layout; nothing else is one.
         if (!/^onestore\/((tables(\/\d{4})?|outbox|sha256(\/[0-9a-f]{2})?)\/)?$/.test(name)) throw archiveError(`entry ${JSON.stringify(name)} is a folder the archive does not have`);
-        await body.cancel();
+        await tarStep(() => tar.skip());
         continue;
       }
-      if (type !== "file") throw archiveError(`entry ${JSON.stringify(name)} is a ${type}, not a regular file (links and devices are refused)`);
+      if (type !== "file") throw archiveError(`entry ${JSON.stringify(name)} is a ${type}, not a regular file (links, devices and extended headers are refused)`);
       if (seen.has(name)) throw archiveError(`entry ${JSON.stringify(name)} appears twice`);
       seen.add(name);
       if (!Number.isSafeInteger(header.size) || header.size < 0 || header.size > MAX_ENTRY_BYTES) {
@@ -410,7 +399,7 @@ export async function readArchive(archive, target, onProgress) {
         }
       }
       if (what.kind === "blob") {
-        const data = await readBytes(body, header.size, name);
+        const data = await tarStep(() => tar.body());
         bytes += Math.ceil(header.size / 512) * 512;
         const actual = await blobs.sha256(data);
         if (actual !== what.hash) throw archiveError(`entry ${JSON.stringify(name)} holds bytes whose sha256 is ${actual}, not the blob's name`);
@@ -425,7 +414,7 @@ export async function readArchive(archive, target, onProgress) {
         report();
         continue;
       }
-      const text = await readBody(body, header.size, name);
+      const text = decodeText(await tarStep(() => tar.body()), name);
       bytes += Math.ceil(header.size / 512) * 512;
       if (what.kind === "manifest") {
         let m;
@@ -466,7 +455,7 @@ export async function readArchive(archive, target, onProgress) {
     }
   } catch (e) {
     // Stop the source (a file or a network stream) and the decoder.
-    await reader.cancel(e).catch(() => {});
+    await tar.cancel(e);
     throw e;
   }
   if (manifest === null) throw archiveError(`the archive is empty: no ${MANIFEST}`);
@@ -499,47 +488,23 @@ export async function readArchive(archive, target, onProgress) {
   return { manifest, core };
 }
 
-// An entry's body as text, refusing one that is not UTF-8 or not the size
-// its header declared.
-async function readBody(body, size, name) {
-  const all = await readBytes(body, size, name);
+// An entry's body as text, refusing one that is not UTF-8.
+function decodeText(bytes, name) {
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(all);
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch (e) {
     throw archiveError(`entry ${JSON.stringify(name)} is not UTF-8 text`, e);
   }
 }
 
-// An entry's body as bytes, refusing one that is not the size its header
-// declared (a tar bomb declares sizes its bytes do not have: the decoder
-// ends the stream early, caught here or by the caller's read).
-async function readBytes(body, size, name) {
-  const chunks = [];
-  let got = 0;
-  const r = body.getReader();
+// A step of the tar reader: the archive's own faults (a cut, a bad header)
+// and a failing source are invalid/archive.
+async function tarStep(fn) {
   try {
-    for (;;) {
-      let next;
-      try {
-        next = await r.read();
-      } catch (e) {
-        throw archiveError(`entry ${JSON.stringify(name)} is cut: ${e?.message ?? e}`, e);
-      }
-      if (next.done) break;
-      got += next.value.byteLength;
-      if (got > size) throw archiveError(`entry ${JSON.stringify(name)} holds more than its declared ${size} bytes`);
-      chunks.push(next.value);
-    }
-  } finally {
-    r.releaseLock();
+    return await fn();
+  } catch (e) {
+    if (e instanceof StoreError) throw e;
+    if (e instanceof TarError) throw archiveError(`the tar stream is broken: ${e.message}`, e);
+    throw archiveError(`the tar stream is broken or cut: ${e?.message ?? e}`, e);
   }
-  if (got !== size) throw archiveError(`entry ${JSON.stringify(name)} holds ${got} bytes, its header declares ${size} (cut, or a size above the bytes)`);
-  // Always a copy of its own: the chunks may be views of the caller's bytes.
-  const all = new Uint8Array(got);
-  let at = 0;
-  for (const c of chunks) {
-    all.set(c, at);
-    at += c.byteLength;
-  }
-  return all;
 }
