@@ -36,6 +36,7 @@ worker.addEventListener("message", (e) => {
   if (!m?.demo) return;
   if (m.t === "ready") onReady(m);
   else if (m.t === "fenced") onFenced(m);
+  else if (m.t === "progress") onArchiveProgress(m);
   else if (m.t === "error") showBanner(`The store could not open: ${m.code ? `${m.code}: ` : ""}${m.message}`, "fenced");
 });
 worker.addEventListener("error", (e) => showBanner(`The store's worker failed: ${e.message}`, "fenced"));
@@ -363,3 +364,53 @@ function toast(what) {
   clearTimeout(toastTimer);
   toastTimer = setTimeout(() => t.classList.add("hidden"), isError ? 6000 : 3500);
 }
+
+// ---- archive: export and import, with a progress bar ----
+
+function onArchiveProgress({ kind, done, total, bytes }) {
+  (window.archiveProgress ??= []).push({ kind, done, total });  // what the bar showed, for tests
+  const bar = $("archive-progress");
+  bar.max = Math.max(total, 1);
+  bar.value = done;
+  $("archive-state").textContent = `${kind === "export" ? "Exporting" : "Importing"} · ${done} of ${total} rows, records and blobs · ${(bytes / 1024).toFixed(0)} KiB`;
+}
+
+let lastArchive = null;
+
+$("export").addEventListener("click", async () => {
+  $("export").disabled = true;
+  try {
+    const { bytes, head } = await link.call("exportArchive", {});
+    lastArchive = bytes;
+    const a = $("download");
+    if (a.href) URL.revokeObjectURL(a.href);
+    a.href = URL.createObjectURL(new Blob([bytes], { type: "application/x-tar" }));
+    a.classList.remove("hidden");
+    $("archive-state").textContent = `Exported at seq ${head} · ${(bytes.length / 1024).toFixed(0)} KiB`;
+  } catch (e) {
+    toast(e.message);
+  } finally {
+    $("export").disabled = false;
+  }
+});
+
+async function importBytes(bytes) {
+  const r = await link.call("importArchive", { bytes });
+  $("archive-state").textContent = `Imported into ${r.where} at seq ${r.head} · ${r.same ? "same content as this session" : "other content"} (${r.fingerprint})`;
+  return r;
+}
+
+$("import-file").addEventListener("change", async (e) => {
+  const file = e.target.files?.[0];
+  if (!file) return;
+  try {
+    await importBytes(new Uint8Array(await file.arrayBuffer()));
+  } catch (err) {
+    toast(`${err.code ?? "error"}: ${err.message}`);
+  } finally {
+    e.target.value = "";
+  }
+});
+
+// For tests and the console: import the last export again.
+window.importLastExport = () => importBytes(lastArchive);

@@ -331,7 +331,7 @@ function checkManifest(m) {
  * store away.
  *
  * @example
- * const core = await readArchive(archive, { open: (m) => newCore(m.session) }, onProgress);
+ * const { manifest } = await readArchive(archive, { open: (m) => newCore(m.session), blobs: () => blobs }, onProgress);
  */
 export async function readArchive(archive, target, onProgress) {
   const tar = new TarReader(byteStream(archive));
@@ -485,7 +485,7 @@ export async function readArchive(archive, target, onProgress) {
   if (fp !== manifest.fingerprint) throw archiveError(`the store read back has fingerprint ${fp}; the manifest says ${manifest.fingerprint}`);
   done = total;
   report();
-  return { manifest, core };
+  return { manifest, core, outboxText };
 }
 
 // An entry's body as text, refusing one that is not UTF-8.
@@ -506,5 +506,34 @@ async function tarStep(fn) {
     if (e instanceof StoreError) throw e;
     if (e instanceof TarError) throw archiveError(`the tar stream is broken: ${e.message}`, e);
     throw archiveError(`the tar stream is broken or cut: ${e?.message ?? e}`, e);
+  }
+}
+
+/**
+ * Copies the content of a checked store (`from`, a Core that readArchive
+ * filled) into the new Core `to`: tables, rows page by page, the outbox and
+ * the head; then checks every table's count and digest against the
+ * manifest. Synchronous, so that a runtime can run it inside one host
+ * transaction (workerd: the durable switch).
+ *
+ * @example copyRestored(staged, durableCore, manifest, outboxText, (w, fn) => unwrap(fn()));
+ */
+export function copyRestored(from, to, manifest, outboxText, call) {
+  call("tables", () => to.restoreTables(JSON.stringify(manifest.tables.map((t) => t.record))));
+  for (const t of manifest.tables) {
+    let cursor = "";
+    for (let p = 1; p <= t.pages; p++) {
+      const answer = call(t.name, () => from.exportRows(t.name, cursor, PAGE_ROWS));
+      const nl = answer.indexOf("\n");
+      cursor = answer.slice(0, nl);
+      call(t.name, () => to.restoreRows(t.name, answer.slice(nl + 1)));
+    }
+  }
+  call("outbox", () => to.restoreOutbox(outboxText, manifest.head));
+  for (const t of manifest.tables) {
+    const d = JSON.parse(call(t.name, () => to.tableDigest(t.name)));
+    if (d.rows !== t.rows || d.digest !== t.digest) {
+      throw archiveError(`table ${JSON.stringify(t.name)} copied as ${d.rows} rows with digest ${d.digest}; the manifest says ${t.rows} rows, ${t.digest}`);
+    }
   }
 }

@@ -39,12 +39,13 @@ export function openStore(options) {
 }
 
 /**
- * Restores an archive made by `store.export()` and opens it: in Node in
- * this version; here it rejects with invalid/args (browsers and workerd
- * come next).
+ * Restores an archive made by `store.export()` and opens it: `{ backend:
+ * "memory" }`, or, in a dedicated Worker, `{ backend: "opfs", name }` (a new
+ * generation in OPFS, switched in only when the whole archive was read and
+ * checked; the store at that name is replaced, and taken over if open).
  *
  * @example
- * const store = await importStore(await (await fetch("/session.tar")).arrayBuffer(), { backend: "memory" });
+ * const store = await importStore((await fetch("/session.tar")).body, { backend: "opfs", name: "session-42" });
  */
 export function importStore(archive, openOptions, options) {
   return importStoreWith(browserRuntime, archive, openOptions, options);

@@ -674,9 +674,9 @@ export interface Store {
   /**
    * The store as one POSIX tar archive at its current head (docs/formats.md,
    * "Archive"): every table (of every owner, opened here or not), the
-   * retained outbox and a manifest. The commit queue is held until the
-   * stream was read to its end or cancelled: read it promptly. Node in this
-   * version (browsers and workerd: invalid/args, next step).
+   * documents, the retained outbox, every blob and a manifest. The commit
+   * queue is held until the stream was read to its end or cancelled: read it
+   * promptly. Every backend (a Durable Object: `new Response(store.export())`).
    * @example await exportToFile(store, "session.tar"); // Node; or: new Response(store.export())
    */
   export(options?: ArchiveOptions): ByteStream;
@@ -717,11 +717,12 @@ export type ArchiveSource = ByteStream | ByteStreamLike | Uint8Array | ArrayBuff
 
 /**
  * Restores an archive of store.export() as the store of `openOptions` and
- * opens it, with the archive's session id, head, outbox and rows. In Node
- * in this version (browsers and workerd: invalid/args, next step): memory,
- * or a sqlite file (a new generation beside the file, renamed over it once
- * the whole archive was read and checked; close the store at that path
- * first). A broken or hostile archive rejects with
+ * opens it, with the archive's session id, head, outbox, rows and blobs, on
+ * every backend: memory; a sqlite file (a new generation beside the file,
+ * renamed over it); opfs (a new generation folder in OPFS, switched in);
+ * durable (staged, then switched in one transactionSync). The switch comes
+ * only once the whole archive was read and checked; close the store at
+ * those options first. A broken or hostile archive rejects with
  * "invalid/archive" ("schema/newer" for a newer format) and the previous
  * store is untouched.
  * @example const store = await importStore(createReadStream("session.tar"), { backend: "sqlite", path: ".data/s.sqlite" });

@@ -18,6 +18,7 @@ import factory from "../dist/onestore-core.mjs";
 import { ErrorCodes, StoreError } from "./errors.js";
 import { memoryBlobs, webSha256 } from "./blobs.js";
 import { opfsBlobs } from "./blobs-opfs.js";
+import { opfsGenerations, settleOpfsImports } from "./archive-opfs.js";
 import { acquireOpfsFiles, checkOpfsAvailable, checkOpfsName, opfsDbPath, opfsFiles, removeOpfsStore } from "./files-opfs.js";
 
 let modulePromise = null;
@@ -177,6 +178,15 @@ export async function prepareBrowserOpen(options) {
     const timeout = lockTimeoutOf(out, "openStore");
     checkOpfsAvailable(`openStore(opfs ${JSON.stringify(name)})`);
     await loadBrowserCore();  // loaded first: only microtasks run between the take-over and the store's open
+    // An import whose switch a crash cut is finished first, under the
+    // store's lock (js/archive-opfs.js); opening takes the lock over anyway.
+    if (globalThis.navigator?.locks?.request) {
+      try {
+        await navigator.locks.request(opfsLockName(name), { steal: true }, () => settleOpfsImports(name));
+      } catch (e) {
+        throw new StoreError(ErrorCodes.StorageFailed, `openStore(opfs ${JSON.stringify(name)}): cannot finish an import's switch: ${e?.name}: ${e?.message}`, { cause: e });
+      }
+    }
     out.session = await openOpfsSession(name, timeout, onFenced);
     out.path = opfsDbPath(name);
   }
@@ -218,4 +228,5 @@ export function openBrowserBlobs(options, wire) {
 /** The runtime handed to openStoreWith. */
 export const browserRuntime = Object.freeze({
   backends: ["memory", "opfs"], load: () => loadBrowserCore(), prepare: prepareBrowserOpen, openBlobs: openBrowserBlobs,
+  generations: opfsGenerations({ lockName: opfsLockName, timeoutOf: lockTimeoutOf }),
 });

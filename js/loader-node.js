@@ -12,7 +12,6 @@ import { basename, dirname, resolve } from "node:path";
 import { ErrorCodes, StoreError } from "./errors.js";
 import { memoryBlobs } from "./blobs.js";
 import { blobsDir, nodeFileBlobs, nodeSha256 } from "./blobs-node.js";
-import * as archive from "./archive.js";
 import { fileURLToPath } from "node:url";
 
 let modulePromise = null;
@@ -122,7 +121,7 @@ export function openNodeBlobs(options, wire) {
 /** The runtime handed to openStoreWith. */
 export const nodeRuntime = Object.freeze({
   backends: ["memory", "sqlite"], load: loadNodeCore, prepare: prepareNodeOpen, openBlobs: openNodeBlobs,
-  generations: nodeGenerations(), archive,
+  generations: nodeGenerations(),
 });
 
 const SIDE_FILES = ["-journal", "-wal", "-lock", "-lock.break", "-lock.want"];
@@ -147,12 +146,21 @@ async function removeFiles(file, what) {
  * The next import to the same path deletes what a crash left, and a crash
  * before the file's rename is undone then: the old blob folder moved back.
  *
+ * `begin(openOptions)` resolves to null for a store built in place (memory,
+ * ":memory:"), else to the generation: `{ options }` to open it with,
+ * `commit({ closeCore })` and `discard()`.
+ *
  * @example
- * const gen = await nodeRuntime.generations.begin(".data/s.sqlite"); ...; await nodeRuntime.generations.commit(gen);
+ * const gen = await nodeRuntime.generations.begin({ backend: "sqlite", path: ".data/s.sqlite" }); ...; await gen.commit({ closeCore });
  */
 function nodeGenerations() {
   return Object.freeze({
-    async begin(path) {
+    async begin(openOptions) {
+      const { backend, path } = openOptions;
+      if (backend !== "sqlite" || path === ":memory:") return null;
+      if (typeof path !== "string" || path === "") {
+        throw new StoreError(ErrorCodes.InvalidArgs, `importStore: a sqlite store needs a path (a file, or ":memory:"), got ${JSON.stringify(path) ?? String(path)}`);
+      }
       const file = storeFile(path, "importStore");
       // A journal with content (the store keeps an empty one between
       // transactions) would be rolled back into the new file: refused.
@@ -176,28 +184,38 @@ function nodeGenerations() {
         if (m[2] === ".blobs" || m[2] === ".old.blobs") await rm(resolve(dirname(file), name), { recursive: true, force: true });
         else await removeFiles(resolve(dirname(file), prefix + m[1]), "importStore");
       }
-      return { file, path: file + ".import-" + globalThis.crypto.randomUUID().replaceAll("-", "").slice(0, 12) };
-    },
-    async commit(gen) {
-      const aside = `${gen.path}.old.blobs`;
-      try {
-        if (await isDir(blobsDir(gen.file))) await rename(blobsDir(gen.file), aside);
-        if (await isDir(blobsDir(gen.path))) await rename(blobsDir(gen.path), blobsDir(gen.file));
-        await rename(gen.path, gen.file);
-        // The rename is durable once the folder is synced.
-        const dir = await openFile(dirname(gen.file), "r");
-        try { await dir.sync(); } finally { await dir.close(); }
-      } catch (e) {
-        throw new StoreError(ErrorCodes.StorageFailed, `importStore: cannot move ${gen.path} to ${gen.file}: ${e.message}`, { cause: e });
-      }
-      await removeFiles(gen.path, "importStore");
-      await rm(aside, { recursive: true, force: true });
-    },
-    async discard(gen) {
-      await removeFiles(gen.path, "importStore");
-      await rm(blobsDir(gen.path), { recursive: true, force: true });
+      const gen = { file, path: file + ".import-" + globalThis.crypto.randomUUID().replaceAll("-", "").slice(0, 12) };
+      return {
+        options: { path: gen.path },
+        async commit({ closeCore }) {
+          closeCore();
+          await commitGeneration(gen);
+        },
+        discard: () => discardGeneration(gen),
+      };
     },
   });
+}
+
+async function commitGeneration(gen) {
+  const aside = `${gen.path}.old.blobs`;
+  try {
+    if (await isDir(blobsDir(gen.file))) await rename(blobsDir(gen.file), aside);
+    if (await isDir(blobsDir(gen.path))) await rename(blobsDir(gen.path), blobsDir(gen.file));
+    await rename(gen.path, gen.file);
+    // The rename is durable once the folder is synced.
+    const dir = await openFile(dirname(gen.file), "r");
+    try { await dir.sync(); } finally { await dir.close(); }
+  } catch (e) {
+    throw new StoreError(ErrorCodes.StorageFailed, `importStore: cannot move ${gen.path} to ${gen.file}: ${e.message}`, { cause: e });
+  }
+  await removeFiles(gen.path, "importStore");
+  await rm(aside, { recursive: true, force: true });
+}
+
+async function discardGeneration(gen) {
+  await removeFiles(gen.path, "importStore");
+  await rm(blobsDir(gen.path), { recursive: true, force: true });
 }
 
 async function isDir(path) {

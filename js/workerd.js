@@ -65,12 +65,13 @@ export async function deleteStore(options) {
 export function configureBrowserCore() {}
 
 /**
- * Restores an archive made by `store.export()` and opens it: in Node in
- * this version; here it rejects with invalid/args (browsers and workerd
- * come next).
+ * Restores an archive made by `store.export()` and opens it: `{ backend:
+ * "memory" }`, or `{ backend: "durable", storage: ctx.storage }` (staged and
+ * checked, then switched in one transactionSync; close the object's store
+ * first). A request body is an archive.
  *
  * @example
- * const store = await importStore(await (await fetch("/session.tar")).arrayBuffer(), { backend: "memory" });
+ * this.store = await importStore(request.body, { backend: "durable", storage: this.ctx.storage });
  */
 export function importStore(archive, openOptions, options) {
   return importStoreWith(workerdRuntime, archive, openOptions, options);

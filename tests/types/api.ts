@@ -97,7 +97,7 @@ async function session() {
   // @ts-expect-error a durable store needs the Durable Object's storage
   await openStore({ backend: "durable" });
   const fp: string = await store.fingerprint();
-  const archive = store.export({ onProgress: (p: ArchiveProgress) => void (p.done + p.total + p.bytes) });
+  const archive = store.export({ onProgress: (p: ArchiveProgress) => void (p.done + p.total + p.bytes + p.blobBytes / p.blobTotal) });
   const imported: Store = await importStore(archive, { backend: "memory" }, { onProgress: ({ done, total }) => void (done / total) });
   const written: number = await exportToFile(imported, "s.tar");
   // @ts-expect-error an archive is bytes or a stream, not a path
