@@ -24,6 +24,8 @@ import { MAX_BLOB_BYTES, allBlobHashes, blobSize, contentFingerprint, fingerprin
 export const ARCHIVE_FORMAT = 2;
 /** Rows (or outbox records) per page entry. */
 const PAGE_ROWS = 1000;
+/** Rows an import writes in one transaction (pages of one table joined). */
+const RESTORE_ROWS = 20000;
 /** The largest entry an import takes (a page, or the manifest). */
 export const MAX_ENTRY_BYTES = 64 * 1024 * 1024;
 const ROOT = "onestore/";
@@ -350,6 +352,18 @@ export async function readArchive(archive, target, onProgress) {
   const report = () => {
     if (onProgress) onProgress({ done, total, bytes, blobBytes, blobTotal });
   };
+  // Rows are written RESTORE_ROWS at a time (one transaction each), pages
+  // of one table joined.
+  const pending = { table: null, texts: [], rows: 0 };
+  const flushRows = () => {
+    if (pending.rows > 0) {
+      const text = pending.texts.length === 1 ? pending.texts[0] : pending.texts.join("");
+      call(pending.table, () => core.core.restoreRows(pending.table, text));
+    }
+    pending.table = null;
+    pending.texts = [];
+    pending.rows = 0;
+  };
   try {
     for (;;) {
       const header = await tarStep(() => tar.next());
@@ -398,13 +412,15 @@ export async function readArchive(archive, target, onProgress) {
           throw archiveError(`entry ${JSON.stringify(name)} is not part of an onestore archive`);
         }
       }
+      if (what.kind !== "rows") flushRows();
       if (what.kind === "blob") {
         const data = await tarStep(() => tar.body());
         bytes += Math.ceil(header.size / 512) * 512;
         const actual = await blobs.sha256(data);
         if (actual !== what.hash) throw archiveError(`entry ${JSON.stringify(name)} holds bytes whose sha256 is ${actual}, not the blob's name`);
         try {
-          await blobs.backend.write(what.hash, data);
+          // The generation is synced whole before its switch (below).
+          await blobs.backend.write(what.hash, data, { durable: false });
         } catch (e) {
           if (e instanceof StoreError) throw e;
           throw new StoreError(ErrorCodes.StorageFailed, `importStore: cannot write blob ${what.hash}: ${e?.name ?? "Error"}: ${e?.message ?? e}`, { cause: e });
@@ -444,7 +460,11 @@ export async function readArchive(archive, target, onProgress) {
         const n = countLines(text);
         const want = what.page < what.table.pages ? PAGE_ROWS : what.table.rows - PAGE_ROWS * (what.table.pages - 1);
         if (n !== want) throw archiveError(`entry ${JSON.stringify(name)} holds ${n} rows, the manifest says ${want}`);
-        call(what.table.name, () => core.core.restoreRows(what.table.name, text));
+        if (pending.table !== what.table.name) flushRows();
+        pending.table = what.table.name;
+        pending.texts.push(text);
+        pending.rows += n;
+        if (pending.rows >= RESTORE_ROWS) flushRows();
         done += n;
         report();
       } else {
@@ -459,6 +479,7 @@ export async function readArchive(archive, target, onProgress) {
     throw e;
   }
   if (manifest === null) throw archiveError(`the archive is empty: no ${MANIFEST}`);
+  flushRows();
   // Every entry the manifest announces.
   for (let t = 0; t < manifest.tables.length; t++) {
     for (let p = 1; p <= manifest.tables[t].pages; p++) {
@@ -470,6 +491,13 @@ export async function readArchive(archive, target, onProgress) {
   }
   for (const b of manifest.blobs) {
     if (!seen.has(blobPath(b.hash))) throw archiveError(`entry ${blobPath(b.hash)} is missing (the archive is cut or incomplete)`);
+  }
+  if (blobs?.backend.sync) {
+    try {
+      await blobs.backend.sync();
+    } catch (e) {
+      throw new StoreError(ErrorCodes.StorageFailed, `importStore: cannot sync the blobs: ${e?.name ?? "Error"}: ${e?.message ?? e}`, { cause: e });
+    }
   }
   const outboxText = outbox.join("");
   if (countLines(outboxText) !== manifest.outbox.records) throw archiveError(`the outbox holds ${countLines(outboxText)} records, the manifest says ${manifest.outbox.records}`);

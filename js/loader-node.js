@@ -186,7 +186,8 @@ function nodeGenerations() {
       }
       const gen = { file, path: file + ".import-" + globalThis.crypto.randomUUID().replaceAll("-", "").slice(0, 12) };
       return {
-        options: { path: gen.path },
+        // Relaxed: the file is synced whole before the switch (commitGeneration).
+        options: { path: gen.path, durability: "relaxed" },
         async commit({ closeCore }) {
           closeCore();
           await commitGeneration(gen);
@@ -200,6 +201,8 @@ function nodeGenerations() {
 async function commitGeneration(gen) {
   const aside = `${gen.path}.old.blobs`;
   try {
+    const fd = await openFile(gen.path, "r+");
+    try { await fd.sync(); } finally { await fd.close(); }
     if (await isDir(blobsDir(gen.file))) await rename(blobsDir(gen.file), aside);
     if (await isDir(blobsDir(gen.path))) await rename(blobsDir(gen.path), blobsDir(gen.file));
     await rename(gen.path, gen.file);
