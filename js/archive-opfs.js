@@ -109,6 +109,7 @@ export function opfsGenerations({ lockName, timeoutOf }) {
           if (lock) await top.removeEntry(n, { recursive: true }).catch(() => {});
         });
       }
+      let switched = false;  // the db file moved: the switch is finished, never undone
       return {
         options: { name: genName },
         async commit({ manifest, closeCore }) {
@@ -134,6 +135,7 @@ export function opfsGenerations({ lockName, timeoutOf }) {
               await w.close();
               const dir = await top.getDirectoryHandle(name, { create: true });
               await (await gen.getFileHandle("db.sqlite")).move(dir, "db.sqlite");
+              switched = true;
               await finishSwitch(top, name, genName);
             } catch (e) {
               if (e instanceof StoreError) throw e;
@@ -142,6 +144,7 @@ export function opfsGenerations({ lockName, timeoutOf }) {
           });
         },
         async discard() {
+          if (switched) return;  // the next open of the store finishes it
           await navigator.locks.request(lockName(genName), { steal: true }, () => top.removeEntry(genName, { recursive: true }).catch((e) => {
             if (!isMissing(e)) throw e;
           }));

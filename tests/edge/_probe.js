@@ -1,2 +1,0 @@
-import { ARCHIVE_FORMAT } from "../../js/archive.js";
-export default { fetch() { return new Response(String(ARCHIVE_FORMAT)); } };
