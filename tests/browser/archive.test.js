@@ -6,7 +6,8 @@
 // source row by row, document, outbox, blobs (bytes hashed again) and
 // fingerprint. A bad or cut archive imported over an OPFS or durable store
 // is refused with invalid/archive and leaves it whole, with no generation
-// left; progress reaches its total on both.
+// left; progress reaches its total on both. An OPFS switch cut after its
+// file moved is finished by the next open.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -143,6 +144,23 @@ test("a bad or cut archive imported over an OPFS or a durable store is refused w
     }
   } finally {
     await w.dispose();
+    await h.close();
+  }
+});
+
+test("an OPFS import whose switch was cut after its file moved is finished by the next open: its blobs in, the others out", async () => {
+  const h = await startHarness();
+  try {
+    const page = await h.newPage(PAGE);
+    await page.waitForFunction(() => window.ready === true);
+    await call(page, "fill", { name: "cut", tag: "old", rows: 5 });
+    const old = await call(page, "blobs", { name: "cut" });
+    assert.equal(old.length, 3);
+    const hash = await call(page, "cutSwitch", { name: "cut", text: "the archive's only blob" });
+    assert.ok(Object.keys(await call(page, "listing")).includes("cut.import-0123456789ab/blobs.json"));
+    assert.deepEqual(await call(page, "blobs", { name: "cut" }), [hash]);
+    assert.deepEqual(Object.keys(await call(page, "listing")).filter((n) => n.includes(".import-")), []);
+  } finally {
     await h.close();
   }
 });

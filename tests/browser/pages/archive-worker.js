@@ -80,6 +80,27 @@ const ops = {
     return { progress: progress.at(-1), reports: progress.length };
   },
   listing,
+  // What a switch cut after its db.sqlite moved leaves (js/archive-opfs.js):
+  // a generation folder with blobs.json and its blobs, without db.sqlite.
+  async cutSwitch({ name, text }) {
+    await close(name);
+    const bytes = new TextEncoder().encode(text);
+    const hash = [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((x) => x.toString(16).padStart(2, "0")).join("");
+    const top = await (await navigator.storage.getDirectory()).getDirectoryHandle("onestore");
+    const gen = await top.getDirectoryHandle(`${name}.import-0123456789ab`, { create: true });
+    const dir = await (await (await gen.getDirectoryHandle("blobs", { create: true })).getDirectoryHandle("sha256", { create: true })).getDirectoryHandle(hash.slice(0, 2), { create: true });
+    const write = async (d, file, data) => {
+      const w = await (await d.getFileHandle(file, { create: true })).createWritable();
+      await w.write(data);
+      await w.close();
+    };
+    await write(dir, hash, bytes);
+    await write(gen, "blobs.json", JSON.stringify([hash]));
+    return hash;
+  },
+  async blobs({ name }) {
+    return (await (await open(name)).blobs.list()).hashes;
+  },
 };
 
 self.onmessage = async ({ data: { id, op, args } }) => {
