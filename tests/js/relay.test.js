@@ -359,14 +359,15 @@ describe("the relay on sqlite files", () => {
     const store = await driverStore(3, (i) => (i === 2 ? hash : null));
     await store.blobs.put(bytes);
 
-    const relay = createRelay({ open });
+    // An hour's lease: the restart below cannot outlast it, however slow.
+    const relay = createRelay({ open, leaseTtl: 3_600_000 });
     const { epoch } = await take(relay, "s1", "laptop");
     await call(relay, "PUT", `/sessions/s1/blobs/${hash}`, bytes);
     await call(relay, "POST", "/sessions/s1/push", { epoch, batch: await store.outbox.read(0, 3) });
     await relay.close();
     assertError(await call(relay, "GET", "/sessions/s1"), 503, "closed");
 
-    const again = createRelay({ open });
+    const again = createRelay({ open, leaseTtl: 3_600_000 });
     const info = (await call(again, "GET", "/sessions/s1")).body;
     assert.equal(info.head, 3);
     assert.equal(info.epoch, 1);
