@@ -24,6 +24,7 @@ import { makeReads } from "./reads.js";
 import { makeHandles, makeOwner } from "./owner.js";
 import { plainData } from "./data.js";
 import { makeBlobs, memoryBlobs, webSha256 } from "./blobs.js";
+import { makeLog, openView } from "./history.js";
 
 // store -> { live, io }: what js/link.js needs of a store (watches,
 // derives and links live in js/watch.js, js/derive.js, js/link.js).
@@ -50,7 +51,12 @@ export function storeInternals(store) {
  */
 export async function openStoreWith(runtime, options) {
   const { core, info, session, blobs } = await openCore(runtime, options, "openStore");
-  return makeStore(core, info, session, { blobs, archive: runtime.archive });
+  return makeStore(core, info, session, { blobs, archive: runtime.archive, openViewCore: viewCoreOf(runtime) });
+}
+
+// A new memory replica core of the same runtime: what store.at(seq) replays into.
+function viewCoreOf(runtime) {
+  return () => openCore(runtime, { backend: "memory" }, "store.at", { replica: true });
 }
 
 /**
@@ -60,7 +66,7 @@ export async function openStoreWith(runtime, options) {
  * @example
  * const store = makeStore(core, { id: "s1", head: 0 });
  */
-export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(), sha256: webSha256 }, archive } = {}) {
+export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(), sha256: webSha256 }, archive, openViewCore } = {}) {
   const gate = makeGate(core, info.head);
   const owners = new Map();
   const handles = makeHandles();
@@ -83,6 +89,8 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
     countNow: reads.countNow,
     head: () => gate.lastHead,
     outboxRead: (after, limit) => parseJsonExact(gate.call("read.outbox", () => core.outboxRead(after, limit))),
+    // A documents read (find, load, …) of committed state, for links.
+    documentsNow: (request, what) => parseJsonExact(gate.call(what, () => core.documents(encodeJson(request, what)))),
   };
   const live = makeLive(io);
   const queue = makeCommitQueue({ flush: (seq, ops) => live.flush(seq, ops) });
@@ -217,6 +225,30 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
       if (!archive) throw invalidArgs(notHere("store.export"));
       return archive.exportArchive({ gate, queue, info }, options);
     },
+    /**
+     * What commits changed, from the retained outbox (js/history.js):
+     * `{ seq }` resolves to that commit's record { seq, from, at, owner,
+     * actor?, ops } (not_found when it was trimmed or is beyond the head);
+     * `{ owner?, actor?, from?, to?, after?, limit? }` to one page
+     * { commits, next? } of the matching records, oldest first; pass next
+     * as `after`.
+     * @example const { ops, actor } = await store.log({ seq: 42 });
+     * @example const { commits, next } = await store.log({ owner: "notes", actor: { id: "ana" }, limit: 20 });
+     */
+    log: makeLog(gate),
+    /**
+     * A read view of the whole store as it was at `seq`: table(name | handle
+     * | def) with get, page, rows, count; documents(owner) with find, load,
+     * list, versions; fingerprint(); close(). Built by replaying the
+     * retained outbox 1..seq into memory: its cost grows with that history.
+     * not_found when records it needs were trimmed.
+     * @example const view = await store.at(12); const n = await view.table(items).count(); view.close();
+     */
+    async at(seq) {
+      gate.checkOpen("store.at");
+      if (!openViewCore) throw invalidArgs("store.at: this store was made without a runtime to open a view in");
+      return openView(gate, seq, openViewCore, handles);
+    },
     outbox: Object.freeze({
       /**
        * The commits after seq `after`, at most `limit` of them:
@@ -325,7 +357,7 @@ export async function importStoreWith(runtime, archive, openOptions, options = {
     if (!gen) {
       const { core, session, blobs } = opened;
       opened = null;
-      return makeStore(core, { id: manifest.session, head: manifest.head }, session, { blobs, archive: runtime.archive });
+      return makeStore(core, { id: manifest.session, head: manifest.head }, session, { blobs, archive: runtime.archive, openViewCore: viewCoreOf(runtime) });
     }
     closeCore();
     await runtime.generations.commit(gen);
