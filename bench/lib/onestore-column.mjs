@@ -145,7 +145,7 @@ export function onestoreColumn({ id, label, backend, durability, dir, anchors })
         log(`${id}: replica apply ${(1000 / apply.value).toFixed(0)} row changes/s`);
       }
       {
-        // Workload 11: loading a document with p.docChanges changes (50 a
+        // Workload 13: loading a document with p.docChanges changes (50 a
         // commit; the owner's default checkpointWhen), now and at an old seq.
         const { store } = await open();
         const notes = store.object({ type: "bench-notes" });
