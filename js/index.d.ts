@@ -672,6 +672,26 @@ export interface Store {
    */
   fingerprint(): Promise<string>;
   /**
+   * What one commit changed: its outbox record (ops, owner, actor, time).
+   * Rejects with not_found when the commit was trimmed or is beyond the head.
+   * @example const { ops, actor, at } = await store.log({ seq: 42 });
+   */
+  log(request: { seq: number }): Promise<OutboxRecord>;
+  /**
+   * One page of the retained commits that match, oldest first; pass `next`
+   * as `after` for the following page (a page may be short and still have a
+   * next: one call reads at most 4096 records).
+   * @example const { commits, next } = await store.log({ owner: "notes", actor: { id: "ana" }, limit: 20 });
+   */
+  log(request?: LogFilter): Promise<LogPage>;
+  /**
+   * A read view of the whole store as it was at `seq`, rebuilt in memory
+   * from the retained outbox (its cost: the commits 1..seq). Rejects with
+   * not_found when records it needs were trimmed. Close it to free it.
+   * @example const view = await store.at(12); const n = await view.table(items).count(); await view.close();
+   */
+  at(seq: number): Promise<StoreView>;
+  /**
    * The store as one POSIX tar archive at its current head (docs/formats.md,
    * "Archive"): every table (of every owner, opened here or not), the
    * documents, the retained outbox, every blob and a manifest. The commit
@@ -741,6 +761,45 @@ export function exportToFile(store: Store, path: string, options?: ArchiveOption
  * @example const store = await openStore({ backend: "sqlite", path: ".data/s.sqlite" });
  */
 export function openStore(options: OpenOptions): Promise<Store>;
+
+/** A store.log filter: every given field must match. */
+export interface LogFilter {
+  /** An owner's name ("notes", "host:type") or its address. */
+  owner?: string | ObjectAddress;
+  /** The actor's kind and/or id. */
+  actor?: { kind?: string; id?: string };
+  /** The first seq to consider (default 1). */
+  from?: number;
+  /** The last seq to consider (default the head). */
+  to?: number;
+  /** The `next` of the previous page. */
+  after?: number;
+  /** At most this many commits (1 to 1000, default 100). */
+  limit?: number;
+}
+
+/** One page of store.log. */
+export interface LogPage {
+  commits: OutboxRecord[];
+  /** Present when more commits may match: pass it as `after`. */
+  next?: number;
+}
+
+/** A read view of a store at one past seq (store.at). */
+export interface StoreView {
+  /** The seq it shows. */
+  readonly seq: number;
+  /** A table as it was then: by stored name, by the store's handle, or by definition. @example const items = view.table(Items); */
+  table(t: string | TableHandle | AnyTableDef): ReplicaTable;
+  /** The stored table names then, in byte order. */
+  tables(): string[];
+  /** An owner's documents as they were then. @example const note = await view.documents(notes).find({ kind: "note", key: "n1" }); */
+  documents(owner: Owner | ObjectAddress | string): OwnerDocuments;
+  /** The fingerprint of the content then. */
+  fingerprint(): Promise<string>;
+  /** Frees the view; later calls reject with closed. */
+  close(): Promise<void>;
+}
 
 /** What replica.applyBatch resolves to. */
 export interface ApplyResult {
@@ -969,6 +1028,18 @@ export type TableEvent<R> =
   | { seq: number; ops: WireOp[]; rows?: undefined; error?: undefined }
   | { seq: number; error: Error; rows?: undefined; ops?: undefined };
 
+/** What a link's document hold gets: the live document at its address (undefined when none), now and after each commit that changed it, or an error. */
+export type DocumentEvent<T = unknown> =
+  | { seq: number; document: DocRecord<T> | undefined; error?: undefined }
+  | { seq: number; error: Error; document?: undefined };
+
+/** A document held through a link: its owner's name and its address. */
+export interface HeldDocument {
+  owner: string;
+  kind: string;
+  key?: string;
+}
+
 /** A method a worker serves: its args, then the tab's context. */
 export type LinkMethod = (args: any, ctx?: Context) => unknown;
 /** The methods a worker serves. */
@@ -1011,6 +1082,8 @@ export interface Link<M extends LinkMethods = LinkMethods> {
   hold<D extends AnyTableDef>(table: `${string}/${string}`, q: Query<D> | null | undefined, listener: (event: TableEvent<RowOf<D>>) => void): Unsubscribe;
   /** A derive by name. @example link.hold("count", ({ value }) => ...) */
   hold<T = unknown>(derive: string, listener: (event: DeriveEvent<T>) => void): Unsubscribe;
+  /** A document by owner and address: its value and version now, then after each commit that changed, retired or created it. @example link.hold({ document: { owner: "notes", kind: "note", key: "n1" } }, ({ document }) => show(document?.value)) */
+  hold<T = unknown>(spec: { document: HeldDocument }, listener: (event: DocumentEvent<T>) => void): Unsubscribe;
   /** Closes the link; pending calls reject with `closed`. */
   close(): void;
 }

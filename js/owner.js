@@ -42,6 +42,11 @@ export function makeHandles() {
     byName(name) {
       return byFullName.get(name);
     },
+    /** The full name of the table open with definition `def`, if one is. */
+    nameOfDef(def) {
+      for (const h of byFullName.values()) if (h.def === def) return h.name;
+      return undefined;
+    },
   };
 }
 

@@ -38,7 +38,7 @@ export async function openReplicaWith(runtime, options) {
 }
 
 /** A table definition (for the query builders) from a stored table record. */
-function defOf(record) {
+export function defOf(record) {
   const columns = {};
   for (const [c, spec] of Object.entries(record.columns)) {
     let b = builders[spec.type]("default" in spec ? { default: spec.default } : undefined);

@@ -25,6 +25,7 @@ import { makeHandles, makeOwner } from "./owner.js";
 import { plainData } from "./data.js";
 import { exportArchive, readArchive } from "./archive.js";
 import { blobStorageCall, contentFingerprint, makeBlobs, memoryBlobs, webSha256 } from "./blobs.js";
+import { makeLog, openView } from "./history.js";
 
 // store -> { live, io }: what js/link.js needs of a store (watches,
 // derives and links live in js/watch.js, js/derive.js, js/link.js).
@@ -51,7 +52,12 @@ export function storeInternals(store) {
  */
 export async function openStoreWith(runtime, options) {
   const { core, info, session, blobs } = await openCore(runtime, options, "openStore");
-  return makeStore(core, info, session, { blobs });
+  return makeStore(core, info, session, { blobs, openViewCore: viewCoreOf(runtime) });
+}
+
+// A new memory replica core of the same runtime: what store.at(seq) replays into.
+function viewCoreOf(runtime) {
+  return () => openCore(runtime, { backend: "memory" }, "store.at", { replica: true });
 }
 
 /**
@@ -61,7 +67,7 @@ export async function openStoreWith(runtime, options) {
  * @example
  * const store = makeStore(core, { id: "s1", head: 0 });
  */
-export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(), sha256: webSha256 } } = {}) {
+export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(), sha256: webSha256 }, openViewCore } = {}) {
   const gate = makeGate(core, info.head);
   const owners = new Map();
   const handles = makeHandles();
@@ -84,6 +90,8 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
     countNow: reads.countNow,
     head: () => gate.lastHead,
     outboxRead: (after, limit) => parseJsonExact(gate.call("read.outbox", () => core.outboxRead(after, limit))),
+    // A documents read (find, load, …) of committed state, for links.
+    documentsNow: (request, what) => parseJsonExact(gate.call(what, () => core.documents(encodeJson(request, what)))),
   };
   const live = makeLive(io);
   const queue = makeCommitQueue({ flush: (seq, ops) => live.flush(seq, ops) });
@@ -218,6 +226,30 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
     export(options = {}) {
       return exportArchive({ gate, queue, info, blobs }, options);
     },
+    /**
+     * What commits changed, from the retained outbox (js/history.js):
+     * `{ seq }` resolves to that commit's record { seq, from, at, owner,
+     * actor?, ops } (not_found when it was trimmed or is beyond the head);
+     * `{ owner?, actor?, from?, to?, after?, limit? }` to one page
+     * { commits, next? } of the matching records, oldest first; pass next
+     * as `after`.
+     * @example const { ops, actor } = await store.log({ seq: 42 });
+     * @example const { commits, next } = await store.log({ owner: "notes", actor: { id: "ana" }, limit: 20 });
+     */
+    log: makeLog(gate),
+    /**
+     * A read view of the whole store as it was at `seq`: table(name | handle
+     * | def) with get, page, rows, count; documents(owner) with find, load,
+     * list, versions; fingerprint(); close(). Built by replaying the
+     * retained outbox 1..seq into memory: its cost grows with that history.
+     * not_found when records it needs were trimmed.
+     * @example const view = await store.at(12); const n = await view.table(items).count(); view.close();
+     */
+    async at(seq) {
+      gate.checkOpen("store.at");
+      if (!openViewCore) throw invalidArgs("store.at: this store was made without a runtime to open a view in");
+      return openView(gate, seq, openViewCore, handles);
+    },
     outbox: Object.freeze({
       /**
        * The commits after seq `after`, at most `limit` of them:
@@ -327,7 +359,7 @@ export async function importStoreWith(runtime, archive, openOptions, options = {
     if (!gen) {
       const { core, session } = opened;
       opened = null;
-      return makeStore(core, { id: read.manifest.session, head: read.manifest.head }, session, { blobs });
+      return makeStore(core, { id: read.manifest.session, head: read.manifest.head }, session, { blobs, openViewCore: viewCoreOf(runtime) });
     }
     await gen.commit({ ...read, core: opened.core, closeCore });
     closeCore();

@@ -145,6 +145,38 @@ export function onestoreColumn({ id, label, backend, durability, dir, anchors })
         f.replica = figure(apply.value, "ms", { per: "row change", runs: apply.runs, rowChangesPerSecond: 1000 / apply.value, batches: batches.length, changes });
         log(`${id}: replica apply ${(1000 / apply.value).toFixed(0)} row changes/s`);
       }
+      {
+        // Workload 13: loading a document with p.docChanges changes (50 a
+        // commit; the owner's default checkpointWhen), now and at an old seq.
+        const { store } = await open();
+        const notes = store.object({ type: "bench-notes" });
+        let docId;
+        await notes.tx(async (tx) => { docId = await tx.documents.create({ kind: "note", key: "bench" }, { title: "Bench", n: 0, log: [] }); });
+        const middle = { seq: 0 };
+        for (let done = 0; done < p.docChanges; done += 50) {
+          await notes.tx(async (tx) => {
+            for (let i = done; i < Math.min(p.docChanges, done + 50); i++) {
+              await tx.documents.change(docId, [{ op: "replace", path: "/n", value: i + 1 }, { op: "add", path: "/log/-", value: `change ${i + 1}` }]);
+            }
+          });
+          if (done < p.docChanges / 2) middle.seq = store.head;
+        }
+        const last = await notes.documents.load(docId);
+        if (last.version !== p.docChanges + 1 || last.value.n !== p.docChanges) throw new Error(`${id}: the document has version ${last.version}, expected ${p.docChanges + 1}`);
+        const loads = await repeat(p.runs, async () => {
+          const t0 = performance.now();
+          for (let i = 0; i < p.docLoads; i++) await notes.documents.load(docId);
+          return (performance.now() - t0) / p.docLoads;
+        });
+        const past = await repeat(p.runs, async () => {
+          const t0 = performance.now();
+          for (let i = 0; i < p.docLoads; i++) await notes.documents.load(docId, { at: middle.seq });
+          return (performance.now() - t0) / p.docLoads;
+        });
+        f.docLoad = figure(loads.value, "ms", { per: `load of a document with ${p.docChanges} changes`, runs: loads.runs, pastLoadMs: past.value, pastSeq: middle.seq, bytes: JSON.stringify(last.value).length });
+        log(`${id}: document load ${(loads.value * 1000).toFixed(1)} µs (at a past seq ${(past.value * 1000).toFixed(1)} µs)`);
+        await store.close();
+      }
       return f;
     },
 

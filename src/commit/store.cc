@@ -665,6 +665,12 @@ Status Store::ReadOutbox(int64_t after, int64_t limit, std::string* batch) {
   return Status::OK();
 }
 
+Status Store::ReadOutboxEntries(int64_t after, int64_t limit, std::vector<OutboxEntry>* out) {
+  ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
+  out->clear();
+  return backend_->ReadOutbox(after, limit, out);
+}
+
 Status Store::TrimOutbox(int64_t up_to, int64_t* removed) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
   Status st = backend_->TrimOutbox(up_to, removed);

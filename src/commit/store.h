@@ -130,6 +130,8 @@ class Store {
   Status Documents(const std::string& request_json, std::string* answer);
 
   Status ReadOutbox(int64_t after, int64_t limit, std::string* batch);
+  // The same records as ReadOutbox, one entry each (src/history/log.h).
+  Status ReadOutboxEntries(int64_t after, int64_t limit, std::vector<OutboxEntry>* out);
   Status TrimOutbox(int64_t up_to, int64_t* removed);
   // Every table record, as a JSON array. The documents' own tables
   // (`_documents`, `_deltas`) only with `internal`: an archive carries them,

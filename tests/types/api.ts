@@ -7,6 +7,7 @@ import {
   type RowOf, type InsertOf, type KeyOf, type ErrorCode, type OutboxBatch, MAX_BLOB_BYTES, type BlobPage,
   importStore, exportToFile, type ArchiveProgress, type Store, type ByteStreamLike,
   createRelay, type Relay, type RelayAccess, type RequestLike, type ResponseLike, SessionRelay, relayFetch,
+  type OutboxRecord, type LogPage, type StoreView, type DocumentEvent,
 } from "onestore";
 
 type EditMeta = { lines: number; tool?: string };
@@ -216,6 +217,17 @@ async function session() {
   const oldVersion: number | undefined = old?.version;
   const listed: string | undefined = (await notes.documents.list({ kind: "note" }, 10, { after: undefined })).next;
   const firstSeq: number = (await notes.documents.versions(docId))[0].seq;
+  const one: OutboxRecord = await store.log({ seq: 3 });
+  const logPage: LogPage = await store.log({ owner: { type: "notes" }, actor: { id: "ana" }, from: 1, to: 9, limit: 20, after: undefined });
+  const nextLog: number | undefined = (await store.log()).next;
+  // @ts-expect-error a log limit is a number
+  await store.log({ limit: "20" });
+  const view: StoreView = await store.at(firstSeq);
+  const viewRows: number = await view.table(Edits).count() + await view.table("file-history/edits").count();
+  const pastNote = await view.documents(notes).load(docId);
+  const viewSeq: number = view.seq;
+  await view.close();
+  void [one.ops, logPage.commits, nextLog, viewRows, pastNote, viewSeq];
 
   const seq: number = await store.commit([{ op: "put", table: "file-history/edits", row: { id: "e3" } }], (s) => void s);
   const batch: OutboxBatch = await store.outbox.read(0, 100);
@@ -285,6 +297,11 @@ async function linked(port: Endpoint) {
   });
   link.hold("file-history/edits", (e) => void e.ops);
   link.hold<number>("count", (e) => { const v: number | undefined = e.value; void v; });
+  link.hold<{ title: string }>({ document: { owner: "notes", kind: "note", key: "n1" } }, (e: DocumentEvent<{ title: string }>) => {
+    const t: string | undefined = e.document?.value.title; void t;
+  });
+  // @ts-expect-error a held document names its kind
+  link.hold({ document: { owner: "notes" } }, () => {});
   link.close();
   server.close();
   off(); stop(); count.close();
