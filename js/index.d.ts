@@ -103,6 +103,26 @@ export type NamesOfType<C extends Columns, TTypes extends ColumnType> = {
 }[keyof C] &
   string;
 
+/**
+ * One column change of a table (a migration's `alter`): drop, then rename,
+ * then add. An added column needs a default or `.optional()`.
+ * @example const step: Alter = { rename: { path: "file" }, add: { size: int({ default: 0 }) } };
+ */
+export interface Alter {
+  drop?: readonly string[];
+  rename?: Readonly<Record<string, string>>;
+  add?: Readonly<Record<string, Column>>;
+}
+
+/**
+ * The step that makes one version of a table (keyed by that version in
+ * `migrations`).
+ * @example const migrations = { 2: { alter: { drop: ["meta"] } } };
+ */
+export interface Migration {
+  alter?: Alter;
+}
+
 /** A table definition, made by defineTable. */
 export interface TableDef<
   TName extends string = string,
@@ -114,6 +134,7 @@ export interface TableDef<
   readonly columns: C;
   readonly key: K;
   readonly indexes: Readonly<Record<string, readonly string[]>>;
+  readonly migrations: Readonly<Record<number, Migration>>;
 }
 /** Any table definition. */
 export type AnyTableDef = TableDef<string, any, readonly string[]>;
@@ -143,6 +164,8 @@ export function defineTable<
     columns: C;
     key: K;
     indexes?: Record<string, readonly NamesOfType<C, KeyType>[]>;
+    /** How an older stored table becomes this version: { 2: { alter }, 3: { alter } }. */
+    migrations?: Record<number, Migration>;
   },
 ): TableDef<TName, C, K>;
 
@@ -426,6 +449,8 @@ export type WireOp =
   | { op: "update"; table: string; where: unknown; set: Record<string, unknown>; count?: number }
   | { op: "delete"; table: string; where: unknown; count?: number }
   | { op: "table"; table: string; version: number; columns: Record<string, unknown>; key: string[]; indexes?: Record<string, string[]> }
+  | { op: "alter"; table: string; version: number; drop?: string[]; rename?: Record<string, string>; add?: Record<string, unknown> }
+  | { op: "index"; table: string; version: number; drop?: string[]; create?: Record<string, string[]> }
   | { op: "doc.create"; owner: string; id: number; kind: string; key?: string; value: unknown; version?: number }
   | { op: "doc.change"; owner: string; id: number; patch: JsonPatchOp[]; base?: boolean; version?: number; checkpointWhen?: CheckpointWhen }
   | { op: "doc.retire"; owner: string; id: number; version?: number }

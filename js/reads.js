@@ -24,13 +24,14 @@ export function makeReads(gate) {
 
   // The row decoder of a table, from the stored record (or the definition).
   function columnsOf(h) {
-    if (!h.decode) {
+    if (!h.decode || h.schema !== gate.schema) {
       const tables = JSON.parse(gate.call("tables", () => core.tables()));
       const record = tables.find((t) => t.table === h.name);
       const cols = record
         ? Object.entries(record.columns).map(([name, c]) => ({ name, type: c.type }))
         : Object.entries(h.def.columns).map(([name, c]) => ({ name, type: c.type }));
       h.decode = rowDecoder(cols);
+      h.schema = gate.schema;
     }
     return h.decode;
   }

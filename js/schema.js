@@ -6,6 +6,7 @@
 // wire `table` record the core declares and stores in the log.
 
 import { invalidArgs } from "./errors.js";
+import { toExpr } from "./expr.js";
 
 const TYPES = new Set(["str", "int", "bool", "num", "json"]);
 export const TABLE = Symbol.for("onestore.table");
@@ -96,7 +97,7 @@ export function defineTable(name, spec) {
   if (typeof name !== "string" || name === "") throw invalidArgs(`defineTable: the name must be a non-empty string, got ${describe(name)}`);
   if (!wellFormedName(name)) throw invalidArgs(`defineTable: the name ${describe(name)} holds a lone surrogate; a name must be well-formed text`);
   if (spec === null || typeof spec !== "object") throw invalidArgs(`defineTable("${name}"): the second argument must be { columns, key }, got ${describe(spec)}`);
-  const { version = 1, columns, key, indexes = {} } = spec;
+  const { version = 1, columns, key, indexes = {}, migrations = {} } = spec;
   if (columns === null || typeof columns !== "object" || Object.keys(columns).length === 0) {
     throw invalidArgs(`defineTable("${name}"): columns must be an object of str(), int(), ... builders, got ${describe(columns)}`);
   }
@@ -110,12 +111,31 @@ export function defineTable(name, spec) {
     throw invalidArgs(`defineTable("${name}"): key must be a non-empty array of column names, got ${describe(key)}`);
   }
   if (indexes === null || typeof indexes !== "object") throw invalidArgs(`defineTable("${name}"): indexes must be an object, got ${describe(indexes)}`);
+  if (migrations === null || typeof migrations !== "object" || Array.isArray(migrations)) {
+    throw invalidArgs(`defineTable("${name}"): migrations must be an object keyed by version, got ${describe(migrations)}`);
+  }
+  for (const [v, m] of Object.entries(migrations)) {
+    if (!/^[0-9]+$/.test(v) || Number(v) < 2 || Number(v) > version) {
+      throw invalidArgs(`defineTable("${name}"): migrations.${v}: a migration is keyed by the version it makes, from 2 to the declared version ${describe(version)}`);
+    }
+    if (m === null || typeof m !== "object") throw invalidArgs(`defineTable("${name}"): migrations.${v} must be { alter }, got ${describe(m)}`);
+    for (const k of Object.keys(m)) {
+      if (k !== "alter" && k !== "update" && k !== "rows") throw invalidArgs(`defineTable("${name}"): migrations.${v}.${k}: a migration takes alter, update and rows`);
+    }
+    if (m.rows !== undefined && typeof m.rows !== "function") {
+      throw invalidArgs(`defineTable("${name}"): migrations.${v}.rows must be a function (row) => newRow, got ${describe(m.rows)}`);
+    }
+    if (m.update !== undefined && (m.update === null || typeof m.update !== "object" || Array.isArray(m.update))) {
+      throw invalidArgs(`defineTable("${name}"): migrations.${v}.update must be an object of column: value or expression, got ${describe(m.update)}`);
+    }
+  }
   const def = {
     name,
     version,
     columns: Object.freeze({ ...columns }),
     key: Object.freeze([...keyList]),
     indexes: Object.freeze(Object.fromEntries(Object.entries(indexes).map(([k, v]) => [k, Object.freeze(Array.isArray(v) ? [...v] : v)]))),
+    migrations: Object.freeze({ ...migrations }),
     [TABLE]: true,
   };
   return Object.freeze(def);
@@ -180,13 +200,49 @@ export function tableName(owner, def) {
  */
 export function tableRecord(fullName, def) {
   const columns = {};
-  for (const [name, c] of Object.entries(def.columns)) {
-    const wire = { type: c.type };
-    if (c.isOptional) wire.optional = true;
-    if (c.hasDefault) wire.default = c.default;
-    columns[name] = wire;
-  }
+  for (const [name, c] of Object.entries(def.columns)) columns[name] = wireColumn(c);
   return { op: "table", table: fullName, version: def.version, columns, key: [...def.key], indexes: { ...def.indexes } };
+}
+
+// A column builder's wire form; anything else is passed on for the core to check.
+function wireColumn(c) {
+  if (c === null || typeof c !== "object" || !TYPES.has(c.type) || typeof c.optional !== "function") return c;
+  const wire = { type: c.type };
+  if (c.isOptional) wire.optional = true;
+  if (c.hasDefault) wire.default = c.default;
+  return wire;
+}
+
+/**
+ * What `owner.table(def)` sends the core: the table record, with the alters
+ * and updates of its migrations (`{ 4: { alter: { drop, rename, add },
+ * update: { col: expr } } }`, added columns in their wire form, updates as
+ * wire expressions). The core picks the steps above the stored version.
+ *
+ * @example
+ * declaration("file-history/edits", Edits)
+ * // { op: "table", ..., migrations: { 2: { alter: { add: { size: { type: "int", default: 0 } } } } } }
+ */
+export function declaration(fullName, def) {
+  const record = tableRecord(fullName, def);
+  const migrations = {};
+  for (const [v, m] of Object.entries(def.migrations ?? {})) {
+    const step = {};
+    if (m.alter !== undefined) {
+      const alter = m.alter !== null && typeof m.alter === "object" ? { ...m.alter } : m.alter;
+      if (alter && alter.add !== null && typeof alter.add === "object") {
+        alter.add = Object.fromEntries(Object.entries(alter.add).map(([n, c]) => [n, wireColumn(c)]));
+      }
+      step.alter = alter;
+    }
+    if (m.update !== undefined) {
+      step.update = Object.fromEntries(Object.entries(m.update).filter(([, e]) => e !== undefined).map(([c, e]) => [c, toExpr(e)]));
+    }
+    if (m.rows !== undefined) step.rows = true;  // its ops come from js/migrate.js
+    if (Object.keys(step).length > 0) migrations[v] = step;
+  }
+  if (Object.keys(migrations).length > 0) record.migrations = migrations;
+  return record;
 }
 
 /**

@@ -31,6 +31,22 @@ defineTable("bad", { columns: { id: str(), m: json() }, key: ["id"], indexes: { 
 // @ts-expect-error a key is not empty
 defineTable("bad", { columns: { id: str() }, key: [] });
 
+// Migrations: each version's alter (drop, rename, add with column builders).
+const Edits3 = defineTable("edits", {
+  version: 3,
+  columns: { id: str(), file: str(), size: int({ default: 0 }) },
+  key: ["id"],
+  migrations: {
+    2: { alter: { rename: { path: "file" }, drop: ["meta"] } },
+    3: { alter: { add: { size: int({ default: 0 }) } } },
+  },
+});
+const step: number = Edits3.migrations[3].alter?.add ? 3 : 0;
+// @ts-expect-error an alter adds column builders
+defineTable("bad", { columns: { id: str() }, key: ["id"], migrations: { 2: { alter: { add: { x: 1 } } } } });
+// @ts-expect-error an alter's drop is a list of names
+defineTable("bad", { columns: { id: str() }, key: ["id"], migrations: { 2: { alter: { drop: "x" } } } });
+
 // Row types.
 type Edit = RowOf<typeof Edits>;
 const readBack = (e: Edit) => {
