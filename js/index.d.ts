@@ -121,6 +121,18 @@ export interface Alter {
  */
 export interface Migration {
   alter?: Alter;
+  /** One update of every row: column -> value or expression (as tx.updateWhere's set). */
+  update?: Readonly<Record<string, unknown>>;
+  /** Every row, in this version's shape -> the columns to change (all in one commit). */
+  rows?: (row: Record<string, any>) => Record<string, unknown>;
+}
+
+/** What onProgress gets after each page of an eager migration's rows. */
+export interface MigrationProgress {
+  table: string;
+  version: number;
+  done: number;
+  total: number;
 }
 
 /** A table definition, made by defineTable. */
@@ -598,8 +610,12 @@ export interface Owner {
   /** "<type>", or "<host>:<type>" for a host kind other than "session". */
   readonly name: string;
   readonly address: Readonly<Required<ObjectAddress>>;
-  /** @example const edits = fileHistory.table(Edits); */
-  table<D extends AnyTableDef>(def: D): TableHandle<D>;
+  /**
+   * Opens a table; an older stored version is migrated first, in one commit
+   * (onProgress: after each page of an eager migration's rows).
+   * @example const edits = fileHistory.table(Edits, { onProgress: (p) => console.log(p.done, p.total) });
+   */
+  table<D extends AnyTableDef>(def: D, options?: { onProgress?: (progress: MigrationProgress) => void }): TableHandle<D>;
   /**
    * Runs fn on the owner's line; resolves to its value after the commit and adoption.
    * @example await fileHistory.tx(async (tx) => { await tx.put(edits, row); }, ctx);

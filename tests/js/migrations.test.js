@@ -4,14 +4,17 @@
 // nothing; a higher version whose columns no migration explains is refused,
 // naming the column; migrations' alters (add with a default, rename, drop)
 // and the declared indexes run in one commit when the owner opens the table,
-// recorded as alter and index ops; several versions at once; and a replica
-// that applies those records holds the same rows and fingerprint.
+// recorded as alter and index ops; several versions at once; a replica
+// that applies those records holds the same rows and fingerprint; eager
+// migrations (rows rewritten in pages with progress, update as one bulk op,
+// a key change) in the same one commit, 100k rows included; and a rows
+// function that throws midway leaves the old table whole.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 
-import { defineTable, eq, importStore, int, json, openReplica, openStore, query, str } from "../../js/index.js";
+import { add, col, defineTable, eq, importStore, int, json, openReplica, openStore, query, str } from "../../js/index.js";
 import { rejectsWith, tempDir, throwsWith } from "./helpers.js";
 
 const V1 = defineTable("items", {
@@ -216,12 +219,124 @@ for (const [label, kind] of Object.entries(kinds)) {
   });
 }
 
+// Version 2 adds dir, filled by a rows step; version 3 adds big, filled by
+// one update of every row.
+const Eager = defineTable("items", {
+  version: 3,
+  columns: { id: int(), title: str(), note: str().optional(), n: int(), dir: str({ default: "" }), big: int({ default: 0 }) },
+  key: ["id"],
+  indexes: { byTitle: ["title"], byDir: ["dir"] },
+  migrations: {
+    2: { alter: { add: { dir: str({ default: "" }) } }, rows: (row) => ({ dir: `${row.title}/${row.note ?? "-"}` }) },
+    3: { alter: { add: { big: int({ default: 0 }) } }, update: { big: add(col("n"), 100) } },
+  },
+});
+
+for (const [label, kind] of Object.entries(kinds)) {
+  describe(`eager migrations on ${label}`, () => {
+    test("rows are rewritten and an update runs as one bulk op, in the one migration commit that a replica repeats", async () => {
+      let store = await seeded(kind);
+      store = await kind.reopen(store);
+      const head = store.head;
+      const progress = [];
+      const items = store.object({ type: "notes" }).table(Eager, { onProgress: (p) => progress.push(p) });
+      assert.deepEqual(await rowsOf(items), [
+        { id: 1, title: "b", note: "x", n: 30, dir: "b/x", big: 130 },
+        { id: 2, title: "a", note: null, n: 10, dir: "a/-", big: 110 },
+        { id: 3, title: "c", note: "y", n: 20, dir: "c/y", big: 120 },
+      ]);
+      assert.deepEqual(progress, [{ table: "notes/items", version: 2, done: 3, total: 3 }]);
+      assert.equal(store.head, head + 1);
+      const { commits } = await store.outbox.read(head, 1);
+      assert.deepEqual(commits[0].ops.map((o) => o.op + (o.key ? ":key" : o.where !== undefined ? ":where" : "")), [
+        "alter", "update:key", "update:key", "update:key", "alter", "update:where", "index",
+      ]);
+      assert.equal(commits[0].ops[5].count, 3);
+      assert.deepEqual(await items.count(query(Eager).where((e) => eq(e.dir, "c/y"))), 1);
+      const replica = await openReplica({ backend: "memory" });
+      await replica.applyBatch(await store.outbox.read(0, 100));
+      assert.deepEqual(await rowsOf(replica.table("notes/items")), await rowsOf(items));
+      assert.equal(await replica.fingerprint(), await store.fingerprint());
+      await replica.close();
+      await store.close();
+    });
+
+    test("a rows step that changes the key deletes every old key before it puts the new ones", async () => {
+      let store = await seeded(kind);
+      store = await kind.reopen(store);
+      const Shifted = defineTable("items", {
+        version: 2,
+        columns: V1.columns,
+        key: ["id"],
+        indexes: V1.indexes,
+        migrations: { 2: { rows: (row) => ({ id: row.id + 1, n: row.n + 1 }) } },
+      });
+      const items = store.object({ type: "notes" }).table(Shifted);
+      assert.deepEqual((await rowsOf(items)).map((r) => [r.id, r.title, r.n]), [[2, "b", 31], [3, "a", 11], [4, "c", 21]]);
+      await store.close();
+    });
+
+    test("a rows function that throws midway commits nothing: the old table is whole, old code opens it, and the migration can run again", async () => {
+      let store = await kind.open();
+      const notes = store.object({ type: "notes" });
+      const v1 = notes.table(V1);
+      await notes.tx(async (tx) => {
+        for (let id = 0; id < 2500; id++) await tx.put(v1, { id, title: `t${id}`, n: id });
+      });
+      store = await kind.reopen(store);
+      const head = store.head;
+      const Failing = defineTable("items", {
+        ...Eager,
+        migrations: {
+          ...Eager.migrations,
+          2: { ...Eager.migrations[2], rows: (row) => { if (row.id === 1500) throw new Error("disk full"); return { dir: "x" }; } },
+        },
+      });
+      const progress = [];
+      throwsWith(() => store.object({ type: "notes" }).table(Failing, { onProgress: (p) => progress.push(p.done) }), "invalid/args", ["migrations.2.rows threw", "disk full"]);
+      assert.deepEqual(progress, [1000]);  // the first page was staged, then the second one threw
+      assert.equal(store.head, head);
+      store = await kind.reopen(store);
+      const old = store.object({ type: "notes" }).table(V1);
+      assert.equal(await old.count(), 2500);
+      assert.deepEqual(await old.get(1700), { id: 1700, title: "t1700", note: null, n: 1700 });
+      assert.equal(store.head, head);
+      store = await kind.reopen(store);
+      const items = store.object({ type: "notes" }).table(Eager);
+      assert.deepEqual(await items.get(1700), { id: 1700, title: "t1700", note: null, n: 1700, dir: "t1700/-", big: 1800 });
+      await store.close();
+    });
+  });
+}
+
+test("100k rows migrate eagerly in one commit, with progress after each page of 1000", async () => {
+  dir ??= tempDir("onestore-migrations-");
+  const path = join(dir, "big.sqlite");
+  let store = await openStore({ backend: "sqlite", path });
+  store.object({ type: "notes" }).table(V1);
+  const puts = [];
+  for (let id = 0; id < 100_000; id++) puts.push({ op: "put", table: "notes/items", row: { id, title: `t${id % 97}`, n: id } });
+  await store.commit(puts);
+  await store.close();
+  store = await openStore({ backend: "sqlite", path });
+  const progress = [];
+  const items = store.object({ type: "notes" }).table(Eager, { onProgress: (p) => progress.push(p) });
+  assert.equal(progress.length, 100);
+  assert.deepEqual(progress[0], { table: "notes/items", version: 2, done: 1000, total: 100_000 });
+  assert.deepEqual(progress.at(-1), { table: "notes/items", version: 2, done: 100_000, total: 100_000 });
+  assert.equal(store.head, 3);
+  assert.equal(await items.count(query(Eager).where((e) => eq(e.dir, "t5/-"))), Math.ceil((100_000 - 5) / 97));
+  assert.deepEqual(await items.get(99_999), { id: 99_999, title: `t${99_999 % 97}`, note: null, n: 99_999, dir: `t${99_999 % 97}/-`, big: 100_099 });
+  await store.close();
+});
+
 describe("declaring migrations", () => {
   test("defineTable refuses a migration keyed outside 2 to the declared version, or with an unknown part", () => {
     throwsWith(() => defineTable("t", { version: 2, columns: { id: int() }, key: ["id"], migrations: { 3: { alter: {} } } }), "invalid/args", ["migrations.3"]);
     throwsWith(() => defineTable("t", { version: 2, columns: { id: int() }, key: ["id"], migrations: { 1: { alter: {} } } }), "invalid/args", ["migrations.1"]);
     throwsWith(() => defineTable("t", { version: 2, columns: { id: int() }, key: ["id"], migrations: { 2: { retype: {} } } }), "invalid/args", ["migrations.2.retype"]);
     throwsWith(() => defineTable("t", { version: 2, columns: { id: int() }, key: ["id"], migrations: [] }), "invalid/args", ["migrations"]);
+    throwsWith(() => defineTable("t", { version: 2, columns: { id: int() }, key: ["id"], migrations: { 2: { rows: {} } } }), "invalid/args", ["migrations.2.rows", "function"]);
   });
 
   test("a bad alter is refused when the owner opens the table, naming its version and part, and changes nothing", async () => {

@@ -42,6 +42,20 @@ const Edits3 = defineTable("edits", {
   },
 });
 const step: number = Edits3.migrations[3].alter?.add ? 3 : 0;
+const Edits4 = defineTable("edits", {
+  version: 4,
+  columns: { id: str(), file: str(), size: int({ default: 0 }), dir: str({ default: "" }) },
+  key: ["id"],
+  migrations: {
+    ...Edits3.migrations,
+    4: { alter: { add: { dir: str({ default: "" }) } }, rows: (row) => ({ dir: String(row.file).split("/")[0] }), update: { size: add(col("size"), 1) } },
+  },
+});
+declare const someOwner: import("onestore").Owner;
+const seen: string[] = [];
+someOwner.table(Edits4, { onProgress: (p) => seen.push(`${p.table} ${p.version} ${p.done / p.total}`) });
+// @ts-expect-error onProgress is a function
+someOwner.table(Edits4, { onProgress: 1 });
 // @ts-expect-error an alter adds column builders
 defineTable("bad", { columns: { id: str() }, key: ["id"], migrations: { 2: { alter: { add: { x: 1 } } } } });
 // @ts-expect-error an alter's drop is a list of names
