@@ -94,6 +94,13 @@ export function num(options: { default: number }): Column<"num", number, false, 
  */
 export function json<T = unknown>(): Column<"json", T, false, false>;
 export function json<T = unknown>(options: { default: NoInfer<T> }): Column<"json", T, false, true>;
+/**
+ * A versioned json column: values carry their version; an older one is given
+ * to `migrate(old, from)` when read, a newer one reads as schema/newer.
+ * @example const Meta = json<{ title: string; tags: string[] }>({ version: 2, migrate: (old: any, from) => ({ title: old.name, tags: [] }) });
+ */
+export function json<T = unknown>(options: { version: number; migrate: (old: unknown, from: number) => T }): Column<"json", T, false, false>;
+export function json<T = unknown>(options: { version: number; migrate: (old: unknown, from: number) => T; default: NoInfer<T> }): Column<"json", T, false, true>;
 
 // ---------------------------------------------------------------- tables
 

@@ -5,8 +5,8 @@
 // "session") is known only when an owner opens it; `tableRecord` writes the
 // wire `table` record the core declares and stores in the log.
 
-import { invalidArgs } from "./errors.js";
-import { toExpr } from "./expr.js";
+import { ErrorCodes, StoreError, invalidArgs } from "./errors.js";
+import { isExpr, toExpr, value } from "./expr.js";
 
 const TYPES = new Set(["str", "int", "bool", "num", "json"]);
 export const TABLE = Symbol.for("onestore.table");
@@ -14,11 +14,19 @@ export const TABLE = Symbol.for("onestore.table");
 function column(type, opts = {}, isOptional = false) {
   if (opts === null || typeof opts !== "object") throw invalidArgs(`${type}(): options must be an object, got ${String(opts)}`);
   const hasDefault = Object.prototype.hasOwnProperty.call(opts, "default");
+  const versioned = type === "json" && opts.version !== undefined;
+  if (versioned && (!Number.isSafeInteger(opts.version) || opts.version < 1)) {
+    throw invalidArgs(`json(): version must be a positive integer, got ${describe(opts.version)}`);
+  }
+  if (versioned && opts.version > 1 && typeof opts.migrate !== "function") {
+    throw invalidArgs(`json({ version: ${opts.version} }): migrate must be a function (old, from) => value, got ${describe(opts.migrate)}`);
+  }
   const c = {
     type,
     isOptional,
     hasDefault,
     default: hasDefault ? opts.default : undefined,
+    ...(versioned ? { version: opts.version, migrate: opts.migrate } : {}),
     /** The same column, allowing null. */
     optional() {
       return column(type, opts, true);
@@ -70,13 +78,71 @@ export function num(opts) {
 
 /**
  * A JSON column: any JSON value, typed when read, never queried, ordered,
- * keyed or indexed.
+ * keyed or indexed. With `{ version, migrate }` its values carry their
+ * version (docs/formats.md, "Versioned json values"): a value of an older
+ * version is given to `migrate(old, from)` when it is read, and stored in
+ * the new shape the next time the column is written; a newer one is refused
+ * with schema/newer.
  *
  * @example
  * defineTable("edits", { columns: { id: str(), meta: json() }, key: ["id"] })
+ * json({ version: 2, migrate: (old, from) => ({ ...old, tags: [] }) })
  */
 export function json(opts) {
   return column("json", opts);
+}
+
+// The envelope of a versioned json value: exactly {"$v": n, "$value": v}.
+function isEnvelope(v) {
+  if (v === null || typeof v !== "object" || Array.isArray(v) || !Object.prototype.hasOwnProperty.call(v, "$v")) return false;
+  const keys = Object.keys(v);
+  return keys.length === 2 && keys.includes("$v") && keys.includes("$value") && Number.isSafeInteger(Number(v.$v));
+}
+
+/** The json columns of `def` that write their version: [[name, column], ...]. */
+export function versionedJson(def) {
+  return Object.entries(def.columns).filter(([, c]) => c.type === "json" && c.version > 1);
+}
+
+/**
+ * A value for a versioned json column as stored: in its envelope.
+ *
+ * @example
+ * storedJson(MetaV2, { a: 1 })   // { $v: 2, $value: { a: 1 } }
+ */
+export function storedJson(c, v) {
+  if (isExpr(v) && Object.prototype.hasOwnProperty.call(v, "value")) return c.version > 1 && v.value !== null ? value({ $v: c.version, $value: v.value }) : v;
+  if (isExpr(v)) return v;
+  return v === null || v === undefined || !(c.version > 1) ? v : { $v: c.version, $value: v };
+}
+
+/**
+ * A stored json value as this code reads it: out of its envelope, migrated
+ * from an older version (a value without one is version 1); a newer version
+ * throws schema/newer, a migrate that throws invalid/args.
+ *
+ * @example
+ * readJson({ version: 2, migrate }, "notes/items", "meta", { tags: 1 })   // migrate({ tags: 1 }, 1)
+ */
+export function readJson(c, table, name, stored) {
+  if (stored === null || stored === undefined) return stored;
+  const mine = c.version ?? 1;
+  let from = 1;
+  let value = stored;
+  if (isEnvelope(stored)) {
+    from = Number(stored.$v);
+    value = stored.$value;
+  }
+  if (from === mine) return value;
+  if (from > mine) {
+    throw new StoreError(ErrorCodes.SchemaNewer, `${table}: column ${name} holds a json value of version ${from}, newer than version ${mine} that this code declares`);
+  }
+  try {
+    return c.migrate(value, from);
+  } catch (e) {
+    const text = e && typeof e === "object" && "message" in e ? e.message : String(e);
+    throw invalidArgs(`${table}: column ${name}: migrate from version ${from} threw: ${text}`, { cause: e });
+  }
 }
 
 /**

@@ -7,8 +7,10 @@
 // recorded as alter and index ops; several versions at once; a replica
 // that applies those records holds the same rows and fingerprint; eager
 // migrations (rows rewritten in pages with progress, update as one bulk op,
-// a key change) in the same one commit, 100k rows included; and a rows
-// function that throws midway leaves the old table whole.
+// a key change) in the same one commit, 100k rows included; a rows
+// function that throws midway leaves the old table whole; and versioned json
+// values, migrated when read, stored in the new shape when written, refused
+// with schema/newer when newer than the code.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -330,6 +332,94 @@ test("100k rows migrate eagerly in one commit, with progress after each page of 
   await store.close();
 });
 
+const Notes1 = defineTable("docs", { columns: { id: int(), n: int(), meta: json() }, key: ["id"] });
+function notesAt(version, calls = []) {
+  const migrate = (old, from) => {
+    calls.push(from);
+    let v = old;
+    if (from < 2) v = { title: v.name, tags: [] };
+    if (from < 3 && version >= 3) v = { ...v, tags: v.tags.map((t) => t.toUpperCase()), v3: true };
+    return v;
+  };
+  return defineTable("docs", { columns: { id: int(), n: int(), meta: json({ version, migrate }) }, key: ["id"] });
+}
+
+for (const [label, kind] of Object.entries(kinds)) {
+  describe(`versioned json values on ${label}`, () => {
+    async function seededNotes() {
+      const store = await kind.open();
+      const owner = store.object({ type: "notes" });
+      const t = owner.table(Notes1);
+      await owner.tx(async (tx) => {
+        await tx.put(t, { id: 1, n: 1, meta: { name: "a" } });
+        await tx.put(t, { id: 2, n: 2, meta: { name: "b" } });
+      });
+      return kind.reopen(store);
+    }
+
+    test("an older value is migrated when read, with no commit, and stored in the new shape when its column is written", async () => {
+      let store = await seededNotes();
+      const head = store.head;
+      const calls = [];
+      const seen = [];
+      const owner = store.object({ type: "notes" }, { adopt: (seq, ops) => seen.push(...ops) });
+      const t = owner.table(notesAt(2, calls));
+      assert.deepEqual(await t.get(1), { id: 1, n: 1, meta: { title: "a", tags: [] } });
+      assert.deepEqual(calls, [1]);
+      assert.equal(store.head, head);
+      await owner.tx(async (tx) => {
+        const row = await tx.get(t, 1);
+        await tx.put(t, { ...row, n: 10 });
+        await tx.update(t, 2, { n: 20 });
+      });
+      // The put wrote the envelope; the update left row 2's value as it was.
+      assert.deepEqual(seen[0].row.meta, { $v: 2, $value: { title: "a", tags: [] } });
+      calls.length = 0;
+      assert.deepEqual(await t.get(1), { id: 1, n: 10, meta: { title: "a", tags: [] } });
+      assert.deepEqual(calls, []);
+      assert.deepEqual(await t.get(2), { id: 2, n: 20, meta: { title: "b", tags: [] } });
+      assert.deepEqual(calls, [1]);
+      await owner.tx(async (tx) => { await tx.update(t, 2, { meta: { title: "c", tags: ["x"] } }); });
+      // Code of version 3 migrates a version-2 value from 2, and old values from 1.
+      store = await kind.reopen(store);
+      const calls3 = [];
+      const t3 = store.object({ type: "notes" }).table(notesAt(3, calls3));
+      assert.deepEqual(await rowsOf(t3), [
+        { id: 1, n: 10, meta: { title: "a", tags: [], v3: true } },
+        { id: 2, n: 20, meta: { title: "c", tags: ["X"], v3: true } },
+      ]);
+      assert.deepEqual(calls3, [2, 2]);
+      await store.close();
+    });
+
+    test("a value newer than the code reads as schema/newer, for versioned and plain json columns alike, and changes nothing", async () => {
+      let store = await seededNotes();
+      const owner = store.object({ type: "notes" });
+      const t3 = owner.table(notesAt(3));
+      await owner.tx(async (tx) => { await tx.put(t3, { id: 3, n: 3, meta: { title: "z", tags: [] } }); });
+      store = await kind.reopen(store);
+      const head = store.head;
+      const t2 = store.object({ type: "notes" }).table(notesAt(2));
+      await rejectsWith(t2.get(3), "schema/newer", ["notes/docs", "meta", "version 3", "version 2"]);
+      await rejectsWith(rowsOf(t2), "schema/newer", ["version 3"]);
+      assert.deepEqual(await t2.get(1), { id: 1, n: 1, meta: { title: "a", tags: [] } });
+      store = await kind.reopen(store);
+      const plain = store.object({ type: "notes" }).table(Notes1);
+      await rejectsWith(plain.get(3), "schema/newer", ["version 3", "version 1"]);
+      assert.equal(store.head, head);
+      await store.close();
+    });
+
+    test("a migrate that throws fails the read with invalid/args naming the column", async () => {
+      const store = await seededNotes();
+      const Broken = defineTable("docs", { columns: { id: int(), n: int(), meta: json({ version: 2, migrate: () => { throw new Error("bad shape"); } }) }, key: ["id"] });
+      const t = store.object({ type: "notes" }).table(Broken);
+      await rejectsWith(t.get(1), "invalid/args", ["meta", "from version 1", "bad shape"]);
+      await store.close();
+    });
+  });
+}
+
 describe("declaring migrations", () => {
   test("defineTable refuses a migration keyed outside 2 to the declared version, or with an unknown part", () => {
     throwsWith(() => defineTable("t", { version: 2, columns: { id: int() }, key: ["id"], migrations: { 3: { alter: {} } } }), "invalid/args", ["migrations.3"]);
@@ -337,6 +427,8 @@ describe("declaring migrations", () => {
     throwsWith(() => defineTable("t", { version: 2, columns: { id: int() }, key: ["id"], migrations: { 2: { retype: {} } } }), "invalid/args", ["migrations.2.retype"]);
     throwsWith(() => defineTable("t", { version: 2, columns: { id: int() }, key: ["id"], migrations: [] }), "invalid/args", ["migrations"]);
     throwsWith(() => defineTable("t", { version: 2, columns: { id: int() }, key: ["id"], migrations: { 2: { rows: {} } } }), "invalid/args", ["migrations.2.rows", "function"]);
+    throwsWith(() => json({ version: 0 }), "invalid/args", ["version"]);
+    throwsWith(() => json({ version: 2 }), "invalid/args", ["migrate"]);
   });
 
   test("a bad alter is refused when the owner opens the table, naming its version and part, and changes nothing", async () => {

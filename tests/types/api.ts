@@ -51,6 +51,13 @@ const Edits4 = defineTable("edits", {
     4: { alter: { add: { dir: str({ default: "" }) } }, rows: (row) => ({ dir: String(row.file).split("/")[0] }), update: { size: add(col("size"), 1) } },
   },
 });
+const Versioned = defineTable("versioned", {
+  columns: { id: str(), meta: json<{ title: string; tags: string[] }>({ version: 2, migrate: (old, from) => ({ title: String((old as { name: string }).name) + from, tags: [] }) }) },
+  key: ["id"],
+});
+const vtags: string[] = (null as unknown as RowOf<typeof Versioned>).meta.tags;
+// @ts-expect-error migrate gives the column's type
+json<{ title: string }>({ version: 2, migrate: () => 1 });
 declare const someOwner: import("onestore").Owner;
 const seen: string[] = [];
 someOwner.table(Edits4, { onProgress: (p) => seen.push(`${p.table} ${p.version} ${p.done / p.total}`) });
