@@ -99,9 +99,16 @@ function isEnvelope(v) {
   return keys.length === 2 && keys.includes("$v") && keys.includes("$value") && Number.isSafeInteger(Number(v.$v));
 }
 
+const versionedOf = new WeakMap();  // def -> its versioned json columns (tx.put asks on every put)
+
 /** The json columns of `def` that write their version: [[name, column], ...]. */
 export function versionedJson(def) {
-  return Object.entries(def.columns).filter(([, c]) => c.type === "json" && c.version > 1);
+  let list = versionedOf.get(def);
+  if (list === undefined) {
+    list = Object.entries(def.columns).filter(([, c]) => c.type === "json" && c.version > 1);
+    versionedOf.set(def, list);
+  }
+  return list;
 }
 
 /**
