@@ -361,10 +361,9 @@ Status Store::Declare(const std::string& table_json, std::string* records) {
   for (auto it = migrations.begin(); it != migrations.end(); ++it) {
     const std::string w = "table.migrations." + it.key();
     int64_t v = 0;
-    size_t used = 0;
     bool number = !it.key().empty() && it.key().size() < 19 &&
                   it.key().find_first_not_of("0123456789") == std::string::npos;
-    if (number) v = std::stoll(it.key(), &used);
+    if (number) v = std::stoll(it.key());
     if (!number || v < 2 || v > t.version) {
       return Status::InvalidArgs(w + ": a migration is keyed by the version it makes, from 2 to "
                                  "the declared version " + std::to_string(t.version));
@@ -402,7 +401,12 @@ Status Store::Declare(const std::string& table_json, std::string* records) {
       record["op"] = "alter";
       record["table"] = t.name;
       record["version"] = v;
-      for (auto it = alter->begin(); it != alter->end(); ++it) record[it.key()] = it.value();
+      for (auto it = alter->begin(); it != alter->end(); ++it) {
+        if (record.contains(it.key())) {  // op, table, version: not the alter's to say
+          return Status::InvalidArgs(w + "." + it.key() + ": an alter takes drop, rename and add");
+        }
+        record[it.key()] = it.value();
+      }
       auto after = std::make_shared<TableSchema>();
       SchemaChange change;
       ONESTORE_RETURN_IF_ERROR(ParseAlter(record, cur, w, after.get(), &change));

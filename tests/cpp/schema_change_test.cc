@@ -84,6 +84,13 @@ TEST(SchemaChangeTest, AHigherVersionThatItsMigrationsDoNotExplainIsRefusedNamin
   s = store->Declare(late, &records);
   EXPECT_EQ(s.code(), Code::kInvalidArgs);
   EXPECT_NE(s.message().find("table.migrations.3"), std::string::npos) << s.message();
+  // An alter cannot say its own version (or table): the step's key does.
+  std::string sneaky = kV2;
+  sneaky.replace(sneaky.find(R"("alter":{)"), 9, R"("alter":{"version":9,)");
+  s = store->Declare(sneaky, &records);
+  EXPECT_EQ(s.code(), Code::kInvalidArgs);
+  EXPECT_NE(s.message().find("table.migrations.2.alter.version"), std::string::npos)
+      << s.message();
   EXPECT_EQ(store->head(), 1);
 }
 
