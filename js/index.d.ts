@@ -94,6 +94,13 @@ export function num(options: { default: number }): Column<"num", number, false, 
  */
 export function json<T = unknown>(): Column<"json", T, false, false>;
 export function json<T = unknown>(options: { default: NoInfer<T> }): Column<"json", T, false, true>;
+/**
+ * A versioned json column: values carry their version; an older one is given
+ * to `migrate(old, from)` when read, a newer one reads as schema/newer.
+ * @example const Meta = json<{ title: string; tags: string[] }>({ version: 2, migrate: (old: any, from) => ({ title: old.name, tags: [] }) });
+ */
+export function json<T = unknown>(options: { version: number; migrate: (old: unknown, from: number) => T }): Column<"json", T, false, false>;
+export function json<T = unknown>(options: { version: number; migrate: (old: unknown, from: number) => T; default: NoInfer<T> }): Column<"json", T, false, true>;
 
 // ---------------------------------------------------------------- tables
 
@@ -102,6 +109,38 @@ export type NamesOfType<C extends Columns, TTypes extends ColumnType> = {
   [K in keyof C]: C[K]["type"] extends TTypes ? K : never;
 }[keyof C] &
   string;
+
+/**
+ * One column change of a table (a migration's `alter`): drop, then rename,
+ * then add. An added column needs a default or `.optional()`.
+ * @example const step: Alter = { rename: { path: "file" }, add: { size: int({ default: 0 }) } };
+ */
+export interface Alter {
+  drop?: readonly string[];
+  rename?: Readonly<Record<string, string>>;
+  add?: Readonly<Record<string, Column>>;
+}
+
+/**
+ * The step that makes one version of a table (keyed by that version in
+ * `migrations`).
+ * @example const migrations = { 2: { alter: { drop: ["meta"] } } };
+ */
+export interface Migration {
+  alter?: Alter;
+  /** One update of every row: column -> value or expression (as tx.updateWhere's set). */
+  update?: Readonly<Record<string, unknown>>;
+  /** Every row, in this version's shape -> the columns to change (all in one commit). */
+  rows?: (row: Record<string, any>) => Record<string, unknown>;
+}
+
+/** What onProgress gets after each page of an eager migration's rows. */
+export interface MigrationProgress {
+  table: string;
+  version: number;
+  done: number;
+  total: number;
+}
 
 /** A table definition, made by defineTable. */
 export interface TableDef<
@@ -114,6 +153,7 @@ export interface TableDef<
   readonly columns: C;
   readonly key: K;
   readonly indexes: Readonly<Record<string, readonly string[]>>;
+  readonly migrations: Readonly<Record<number, Migration>>;
 }
 /** Any table definition. */
 export type AnyTableDef = TableDef<string, any, readonly string[]>;
@@ -143,6 +183,8 @@ export function defineTable<
     columns: C;
     key: K;
     indexes?: Record<string, readonly NamesOfType<C, KeyType>[]>;
+    /** How an older stored table becomes this version: { 2: { alter }, 3: { alter } }. */
+    migrations?: Record<number, Migration>;
   },
 ): TableDef<TName, C, K>;
 
@@ -426,6 +468,8 @@ export type WireOp =
   | { op: "update"; table: string; where: unknown; set: Record<string, unknown>; count?: number }
   | { op: "delete"; table: string; where: unknown; count?: number }
   | { op: "table"; table: string; version: number; columns: Record<string, unknown>; key: string[]; indexes?: Record<string, string[]> }
+  | { op: "alter"; table: string; version: number; drop?: string[]; rename?: Record<string, string>; add?: Record<string, unknown> }
+  | { op: "index"; table: string; version: number; drop?: string[]; create?: Record<string, string[]> }
   | { op: "doc.create"; owner: string; id: number; kind: string; key?: string; value: unknown; version?: number }
   | { op: "doc.change"; owner: string; id: number; patch: JsonPatchOp[]; base?: boolean; version?: number; checkpointWhen?: CheckpointWhen }
   | { op: "doc.retire"; owner: string; id: number; version?: number }
@@ -573,8 +617,12 @@ export interface Owner {
   /** "<type>", or "<host>:<type>" for a host kind other than "session". */
   readonly name: string;
   readonly address: Readonly<Required<ObjectAddress>>;
-  /** @example const edits = fileHistory.table(Edits); */
-  table<D extends AnyTableDef>(def: D): TableHandle<D>;
+  /**
+   * Opens a table; an older stored version is migrated first, in one commit
+   * (onProgress: after each page of an eager migration's rows).
+   * @example const edits = fileHistory.table(Edits, { onProgress: (p) => console.log(p.done, p.total) });
+   */
+  table<D extends AnyTableDef>(def: D, options?: { onProgress?: (progress: MigrationProgress) => void }): TableHandle<D>;
   /**
    * Runs fn on the owner's line; resolves to its value after the commit and adoption.
    * @example await fileHistory.tx(async (tx) => { await tx.put(edits, row); }, ctx);

@@ -167,6 +167,8 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
       }
       const result = JSON.parse(answer);
       gate.lastHead = result.head;
+      // A table, alter or index record may have changed a table's columns.
+      if (/"op":\s*"(?:table|alter|index)"/.test(text)) gate.schema++;
       return result;
     },
     /**

@@ -19,6 +19,9 @@ import { encodeJson, parseJsonExact, toWire } from "./encode.js";
 import { describe, ownerName } from "./schema.js";
 import { makeLive } from "./live.js";
 import { commitMeta, fenceWith, makeGate } from "./core-calls.js";
+
+// The ops that give a table new columns: the row decoders follow them.
+const SCHEMA_OPS = new Set(["table", "alter", "index"]);
 import { makeCommitQueue } from "./commit-queue.js";
 import { makeReads } from "./reads.js";
 import { makeHandles, makeOwner } from "./owner.js";
@@ -157,8 +160,13 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
         const ops = encodeJson(plainData(writes, "ops"), "ops");
         const meta = commitMeta("store", ctx, "store.commit");
         if (ops === "[]") return queue.after(() => gate.lastHead);
+        const schema = writes.some((w) => w !== null && typeof w === "object" && SCHEMA_OPS.has(w.op));
         return queue.step(
-          () => gate.commit("store.commit", () => core.commit(toWire(ops), meta)),
+          () => {
+            const seq = gate.commit("store.commit", () => core.commit(toWire(ops), meta));
+            if (schema) gate.schema++;
+            return seq;
+          },
           adopt ? (seq) => adopt(seq) : undefined,
         );
       } catch (e) {

@@ -68,7 +68,7 @@ test("npm run bench -- --quick writes a well-formed report.md and report.json", 
   assert.ok(report.columns.find((c) => c.id === "onestore-memory").figures.open.na);
 
   const ts = targets(report);
-  for (const id of ["commitVsRaw", "commitVsOfficial", "vsNative.commit", "memoryPuts", "rename", "renameBytes", "page", "get", "commitAt", "open", "size", "replicaRate", "vsNative.replica", "archive.export", "archive.import", "docLoad"]) {
+  for (const id of ["commitVsRaw", "commitVsOfficial", "vsNative.commit", "memoryPuts", "rename", "renameBytes", "page", "get", "commitAt", "open", "size", "replicaRate", "vsNative.replica", "archive.export", "archive.import", "docLoad", "openAltered"]) {
     assert.ok(ts.some((t) => t.id === id), `target ${id} not evaluated`);
   }
   for (const t of ts) assert.ok(Number.isFinite(t.value) && typeof t.ok === "boolean", `${t.id}: ${t.value}`);

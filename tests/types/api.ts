@@ -33,6 +33,43 @@ defineTable("bad", { columns: { id: str(), m: json() }, key: ["id"], indexes: { 
 // @ts-expect-error a key is not empty
 defineTable("bad", { columns: { id: str() }, key: [] });
 
+// Migrations: each version's alter (drop, rename, add with column builders).
+const Edits3 = defineTable("edits", {
+  version: 3,
+  columns: { id: str(), file: str(), size: int({ default: 0 }) },
+  key: ["id"],
+  migrations: {
+    2: { alter: { rename: { path: "file" }, drop: ["meta"] } },
+    3: { alter: { add: { size: int({ default: 0 }) } } },
+  },
+});
+const step: number = Edits3.migrations[3].alter?.add ? 3 : 0;
+const Edits4 = defineTable("edits", {
+  version: 4,
+  columns: { id: str(), file: str(), size: int({ default: 0 }), dir: str({ default: "" }) },
+  key: ["id"],
+  migrations: {
+    ...Edits3.migrations,
+    4: { alter: { add: { dir: str({ default: "" }) } }, rows: (row) => ({ dir: String(row.file).split("/")[0] }), update: { size: add(col("size"), 1) } },
+  },
+});
+const Versioned = defineTable("versioned", {
+  columns: { id: str(), meta: json<{ title: string; tags: string[] }>({ version: 2, migrate: (old, from) => ({ title: String((old as { name: string }).name) + from, tags: [] }) }) },
+  key: ["id"],
+});
+const vtags: string[] = (null as unknown as RowOf<typeof Versioned>).meta.tags;
+// @ts-expect-error migrate gives the column's type
+json<{ title: string }>({ version: 2, migrate: () => 1 });
+declare const someOwner: import("onestore").Owner;
+const seen: string[] = [];
+someOwner.table(Edits4, { onProgress: (p) => seen.push(`${p.table} ${p.version} ${p.done / p.total}`) });
+// @ts-expect-error onProgress is a function
+someOwner.table(Edits4, { onProgress: 1 });
+// @ts-expect-error an alter adds column builders
+defineTable("bad", { columns: { id: str() }, key: ["id"], migrations: { 2: { alter: { add: { x: 1 } } } } });
+// @ts-expect-error an alter's drop is a list of names
+defineTable("bad", { columns: { id: str() }, key: ["id"], migrations: { 2: { alter: { drop: "x" } } } });
+
 // Row types.
 type Edit = RowOf<typeof Edits>;
 const readBack = (e: Edit) => {
