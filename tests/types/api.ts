@@ -6,6 +6,7 @@ import {
   prefix, query, replacePrefix, str, bool, num, StoreError, ErrorCodes, compareText, when, value, coalesce, max,
   type RowOf, type InsertOf, type KeyOf, type ErrorCode, type OutboxBatch, MAX_BLOB_BYTES, type BlobPage,
   importStore, exportToFile, type ArchiveProgress, type Store, type ByteStreamLike,
+  startSync, pullSession, type Sync, type SessionOrigin,
 } from "onestore";
 
 type EditMeta = { lines: number; tool?: string };
@@ -120,6 +121,16 @@ async function session() {
   await replica.applyBatch(42);
   void fp; void applied; void replicaRows; void replicaPage; void diverged;
   await replica.close();
+  const sync: Sync = startSync(store, { relay: "https://edge.example", parallel: 4, token: () => "t" });
+  const syncState: "connecting" | "driving" | "offline" | "lost" = sync.state;
+  sync.on("lost", ({ id, origin }) => void (id + origin.id + origin.seq));
+  const acked: number = await sync.settled();
+  await sync.stop();
+  // @ts-expect-error relay is required
+  startSync(store, { parallel: 2 });
+  const pulled: Store = await pullSession({ relay: "https://edge.example/sessions/42" }, { backend: "memory" });
+  const origin: SessionOrigin | null = pulled.origin;
+  void syncState; void acked; void origin;
   const fileHistory = store.object({ host: "session", type: "file-history" }, { adopt(seq, ops) { void seq; void ops; } });
   const edits = fileHistory.table(Edits);
   const pairs = fileHistory.table(Pairs);
