@@ -326,27 +326,43 @@ export function startSync(store, options) {
   // After taking the lease: the local store and the relay's session agree
   // on what both hold, the relay's newer records (a power loss) are pulled
   // back, and a split-off store's new session gets its origin's records.
-  async function reconcile(H) {
+  // The records both the store and the relay's session hold must be the
+  // same, else the store forked (it went on committing after another device
+  // took the session over): it splits off. Compares the seqs up to
+  // min(H, head) not compared yet; false when it split.
+  let compared = 0;
+  async function compare(H) {
     const first = await store.outbox.read(0, 1);
     const head = store.head;
     const T = first.commits.length ? first.from : head;  // trimmed up to T
-    // The records both hold must be the same, else the store forked.
+    const from = Math.max(T, compared);
     const upTo = Math.min(H, head);
-    if (T < upTo) {
-      let mine = await store.outbox.read(T, Math.min(pullLimit, upTo - T));
-      let k = 0;
-      for await (const b of pulled(session, T, upTo)) {
-        for (const r of b.commits) {
-          while (k >= mine.commits.length) { mine = await store.outbox.read(mine.to, Math.min(pullLimit, upTo - mine.to)); k = 0; }
-          const m = mine.commits[k++];
-          if (m.seq !== r.seq || recordText(m) !== recordText(r)) {
-            acked = r.seq - 1;
-            lose();
-            return false;
-          }
+    if (from >= upTo) return true;
+    let mine = await store.outbox.read(from, Math.min(pullLimit, upTo - from));
+    let k = 0;
+    for await (const b of pulled(session, from, upTo)) {
+      for (const r of b.commits) {
+        while (k >= mine.commits.length) { mine = await store.outbox.read(mine.to, Math.min(pullLimit, upTo - mine.to)); k = 0; }
+        const m = mine.commits[k++];
+        if (m.seq !== r.seq || recordText(m) !== recordText(r)) {
+          acked = r.seq - 1;
+          lose();
+          return false;
         }
       }
     }
+    compared = upTo;
+    return true;
+  }
+
+  // After taking the lease: the store agrees with the relay's session (see
+  // compare), the relay's newer records (a power loss) are pulled back, and
+  // a split-off store's new session gets its origin's records first.
+  async function reconcile(H) {
+    if (!(await compare(H))) return false;
+    const first = await store.outbox.read(0, 1);
+    const head = store.head;
+    const T = first.commits.length ? first.from : head;  // trimmed up to T
     if (H < T) {
       // The relay's session lacks records this store has trimmed: only a
       // split-off store's new session may, and then its origin has them.
@@ -451,6 +467,10 @@ export function startSync(store, options) {
 
   async function run() {
     try {
+      // Compared before taking the lease, so that a forked store never
+      // fences the session's rightful driver.
+      const info = await retry(() => client.info(session));
+      if (!(await compare(info.head))) return;
       const lease = await retry(() => client.lease(session, { op: "take", device }));
       epoch = lease.epoch;
       expires = lease.expires ?? Date.now() + 30000;

@@ -181,6 +181,40 @@ describe("pullSession and losing the lease", () => {
     await b2.close();
   });
 
+  test("a store that went on committing after a takeover splits off when its sync starts again, without fencing the new driver", async () => {
+    const relay = protocolRelay();
+    const a = await openStore({ backend: "memory" });
+    const session = a.id;
+    await put(a, [{ id: 1, text: "one" }]);
+    const syncA = startSync(a, { relay: base, fetch: relay.fetch });
+    await syncA.settled();
+    await syncA.stop();
+    const b = await pullSession({ relay: `${base}/sessions/${session}`, fetch: relay.fetch }, { backend: "memory" });
+    const syncB = startSync(b, { relay: base, fetch: relay.fetch });
+    await put(b, [{ id: 2, text: "b's seq 3" }]);
+    await syncB.settled();
+    // A, offline meanwhile, made its own seq 3.
+    await put(a, [{ id: 2, text: "a's seq 3" }]);
+    const again = startSync(a, { relay: `${base}/sessions/${session}`, fetch: relay.fetch });
+    const event = await new Promise((resolve) => again.on("lost", resolve));
+    assert.deepEqual(event.origin, { id: session, seq: 2 });
+    assert.deepEqual(a.origin, { id: session, seq: 2 });
+    assert.equal(again.state, "lost");
+    // B still drives: its next commit is accepted.
+    assert.equal(relay.sessions.get(session).epoch, syncB.epoch);
+    await put(b, [{ id: 3, text: "b goes on" }]);
+    assert.equal(await syncB.settled(), 4);
+    // A's sync, started again with the old session's URL, goes to its own.
+    const own = startSync(a, { relay: `${base}/sessions/${session}`, fetch: relay.fetch });
+    assert.equal(own.session, a.id);
+    assert.equal(await own.settled(), 3);
+    assert.equal(await (await relayCopy(relay, a.id)).fingerprint(), await a.fingerprint());
+    await own.stop();
+    await syncB.stop();
+    await a.close();
+    await b.close();
+  });
+
   test("pullSession into memory gives the session's tables at the relay's head", async () => {
     const relay = protocolRelay();
     const a = await openStore({ backend: "memory" });
