@@ -10,6 +10,7 @@ import { invalidArgs } from "./errors.js";
 import { importStoreWith, openStoreWith } from "./store.js";
 import { openReplicaWith } from "./replica.js";
 import { pullSessionWith } from "./sync.js";
+import { createRelayWith } from "./relay.js";
 
 export * from "./api.js";
 export { startSync } from "./sync.js";
@@ -38,6 +39,20 @@ export function openReplica(options) {
   return openReplicaWith(browserRuntime, options);
 }
 export { configureBrowserCore, deleteStore } from "./loader-browser.js";
+
+/**
+ * A relay: the server side of sync, answering the relay protocol
+ * (docs/formats.md) with the standard Request and Response. Each session
+ * is a replica opened with `open(sessionId)`'s options; `authorize`
+ * decides who may read or drive a session (everything when omitted).
+ *
+ * @example
+ * const relay = createRelay({ open: (id) => ({ backend: "memory" }) });
+ * const answer = await relay.fetch(new Request(`${location.origin}/sessions/s1`));
+ */
+export function createRelay(options) {
+  return createRelayWith(openReplica, options);
+}
 
 /**
  * Opens a store in a browser: `{ backend: "memory" }`, or, in a dedicated

@@ -27,6 +27,7 @@ export const ErrorCodes = Object.freeze({
   Closed: "closed",
   Limit: "limit",
   InvalidArchive: "invalid/archive",
+  Unauthorized: "unauthorized",
 });
 
 const knownCodes = new Set(Object.values(ErrorCodes));

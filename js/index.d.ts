@@ -789,6 +789,12 @@ export interface Replica {
   readonly outbox: Outbox;
   /** Its blobs: reads, and putWithHash (no put). @example const bytes = await replica.blobs.get(hash); */
   readonly blobs: BlobReader;
+  /**
+   * A host's small text notes, kept in the replica's own storage (the relay
+   * keeps its lease there). Synchronous; names are 1 to 64 of a-z 0-9 _ . -.
+   * @example replica.hostNotes.set("relay.lease", JSON.stringify(lease));
+   */
+  readonly hostNotes: HostNotes;
   /** Refused: a replica has no owners (throws invalid/args). */
   object(address: ObjectAddress, hooks?: OwnerHooks): never;
   /** Refused: a replica takes no owner writes (rejects with invalid/args). */
@@ -811,28 +817,12 @@ export interface SyncOptions {
   parallel?: number;
   /** Commits per push (default 100). */
   batch?: number;
-  /** The fetch to use (default globalThis.fetch). */
-  fetch?: (url: string, init?: RequestInitLike) => Promise<ResponseLike>;
+  /** The fetch to call with each request (default globalThis.fetch); a relay's `fetch` works as is. */
+  fetch?: (request: FetchRequest) => Promise<FetchResponse>;
   /** Sent as `Authorization: Bearer <token>`. */
   token?: string | (() => string | Promise<string>);
   /** This device's id in the lease (random by default). */
   device?: string;
-}
-
-/** What sync's fetch is called with. */
-export interface RequestInitLike {
-  method?: string;
-  headers?: Record<string, string>;
-  body?: string | Uint8Array;
-}
-
-/** What sync reads of a fetch response. */
-export interface ResponseLike {
-  readonly ok: boolean;
-  readonly status: number;
-  readonly statusText?: string;
-  text(): Promise<string>;
-  arrayBuffer(): Promise<ArrayBuffer>;
 }
 
 /** A running sync (startSync). */
@@ -868,6 +858,80 @@ export function startSync(store: Store, options: SyncOptions): Sync;
  * @example const store = await pullSession({ relay: "https://edge.example/sessions/42" }, { backend: "memory" });
  */
 export function pullSession(remote: { relay: string; fetch?: SyncOptions["fetch"]; token?: SyncOptions["token"] }, openOptions: OpenOptions): Promise<Store>;
+/** A replica's host notes (Replica.hostNotes). */
+export interface HostNotes {
+  /** The note's text, or undefined. @example const text = replica.hostNotes.get("relay.lease"); */
+  get(name: string): string | undefined;
+  /** Writes it durably in a transaction of its own ("" removes it; at most 64 KiB). @example replica.hostNotes.set("app.cursor", "42"); */
+  set(name: string, text: string): void;
+}
+
+// ---------------------------------------------------------------- the relay
+
+/** The fetch API's Request as much as the relay reads of it, for a lib without one. */
+export interface RequestLike {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: { get(name: string): string | null };
+  readonly body: unknown;
+}
+/** The fetch API's Response as much as the relay gives of it, for a lib without one. */
+export interface ResponseLike {
+  readonly status: number;
+  readonly headers: { get(name: string): string | null };
+  json(): Promise<unknown>;
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+/** The global Request where the project's lib declares one (DOM, workers, Node), else RequestLike. */
+export type FetchRequest = typeof globalThis extends { Request: { prototype: infer P } } ? P : RequestLike;
+/** The global Response where the project's lib declares one, else ResponseLike. */
+export type FetchResponse = typeof globalThis extends { Response: { prototype: infer P } } ? P : ResponseLike;
+
+/** What a relay's authorize is asked (docs/formats.md, "The relay protocol"). */
+export interface RelayAccess {
+  /** The request being answered. */
+  request: FetchRequest;
+  /** The session id from the URL. */
+  session: string;
+  /** "read": the session, pull, download, blob reads; "drive": the lease, pushes, blob uploads. */
+  access: "read" | "drive";
+  /** The bearer token of `Authorization: Bearer <token>`, or undefined. */
+  token: string | undefined;
+}
+
+/** Options of createRelay. */
+export interface RelayOptions {
+  /** The open options of a session's replica (its id defaults to the session id). */
+  open(sessionId: string): OpenOptions | Promise<OpenOptions>;
+  /** true allows the request; anything else refuses it (401 without a token, 403 with one). Everything is allowed when omitted. */
+  authorize?(access: RelayAccess): boolean | Promise<boolean>;
+  /** The largest JSON body in bytes (default 8 MiB); larger: 413 limit. */
+  maxBody?: number;
+  /** The largest blob in bytes (default and at most 64 MiB); larger: 413 limit. */
+  maxBlob?: number;
+  /** The lease's time to live in ms (default 30000). */
+  leaseTtl?: number;
+  /** Whether a string a commit writes names a blob (default: 64 lowercase hex digits); false checks none. */
+  isBlobName?: ((value: string) => boolean) | false;
+  /** CORS: true (any origin, the default), false (no CORS headers) or the one origin allowed. */
+  cors?: boolean | string;
+  /** The clock, ms since 1970 (default Date.now). */
+  now?(): number;
+}
+
+/** A relay: answers the relay protocol with the standard Request and Response. */
+export interface Relay {
+  /** @example const response = await relay.fetch(request); */
+  fetch(request: FetchRequest): Promise<FetchResponse>;
+  /** Closes every open replica; later requests get 503 closed. @example await relay.close(); */
+  close(): Promise<void>;
+}
+
+/**
+ * A relay over replicas of this runtime (docs/formats.md, "The relay protocol").
+ * @example const relay = createRelay({ open: (id) => ({ backend: "sqlite", path: `.data/relay/${id}.sqlite` }) });
+ */
+export function createRelay(options: RelayOptions): Relay;
 
 /**
  * Opens a replica on any backend of the runtime (openStore's options).
@@ -992,6 +1056,7 @@ export declare const ErrorCodes: {
   readonly Closed: "closed";
   readonly Limit: "limit";
   readonly InvalidArchive: "invalid/archive";
+  readonly Unauthorized: "unauthorized";
 };
 /** One of the stable error codes. */
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -8,6 +8,7 @@ import { nodeRuntime, deleteNodeStore } from "./loader-node.js";
 import { importStoreWith, openStoreWith } from "./store.js";
 import { openReplicaWith } from "./replica.js";
 import { pullSessionWith } from "./sync.js";
+import { createRelayWith } from "./relay.js";
 
 export * from "./api.js";
 export { startSync } from "./sync.js";
@@ -34,6 +35,20 @@ export function pullSession(remote, openOptions) {
  */
 export function openReplica(options) {
   return openReplicaWith(nodeRuntime, options);
+}
+
+/**
+ * A relay: the server side of sync, answering the relay protocol
+ * (docs/formats.md) with the standard Request and Response. Each session
+ * is a replica opened with `open(sessionId)`'s options; `authorize`
+ * decides who may read or drive a session (everything when omitted).
+ *
+ * @example
+ * const relay = createRelay({ open: (id) => ({ backend: "sqlite", path: `.data/relay/${id}.sqlite` }) });
+ * http.createServer(async (req, res) => { ... res.end(await (await relay.fetch(request)).text()); });
+ */
+export function createRelay(options) {
+  return createRelayWith(openReplica, options);
 }
 
 /**

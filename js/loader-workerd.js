@@ -6,8 +6,8 @@
 //
 // Each durable store registers its ctx.storage here under a number (the
 // handle the core's open options carry). Every core call that writes (open,
-// commit, txCommit, outboxTrim, and a replica's applyBatch and
-// recordDivergence) runs inside ctx.storage.transactionSync: the core's
+// commit, txCommit, outboxTrim, and a replica's applyBatch,
+// recordDivergence and setHostNote) runs inside ctx.storage.transactionSync: the core's
 // transaction joins it, and a core that rolls back makes the callback throw,
 // so the host rolls back the data and the outbox record together.
 
@@ -138,6 +138,7 @@ export function attachWorkerdCore(core, wire) {
     promote: () => inTransaction(() => core.promote())(),
     split: (id, origin) => inTransaction(() => core.split(id, origin))(),
     restoreBatch: (batch) => inTransaction(() => core.restoreBatch(batch))(),
+    setHostNote: (name, value) => inTransaction(() => core.setHostNote(name, value))(),
     close: () => {
       try { return core.close(); } finally { stores.delete(handle); }
     },

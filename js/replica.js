@@ -217,6 +217,31 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
         if (gate.broken) throw gate.broken;
       },
     }),
+    hostNotes: Object.freeze({
+      /**
+       * The text of the host note `name`, or undefined: small notes a host
+       * keeps in the replica's own storage, beside its head (the relay keeps
+       * its driver lease in one, js/relay.js). Synchronous: one crossing.
+       * `name` is 1 to 64 of a-z 0-9 _ . - (else invalid/args).
+       * @example const lease = replica.hostNotes.get("relay.lease");
+       */
+      get(name) {
+        if (typeof name !== "string") throw invalidArgs(`replica.hostNotes.get: name must be a string, got ${describe(name)}`);
+        const text = call("replica.hostNotes.get", () => core.hostNote(name));
+        return text === "" ? undefined : text;
+      },
+      /**
+       * Writes the host note `name` (a string of at most 64 KiB; "" removes
+       * it) in a transaction of its own, durable when the call returns.
+       * Synchronous: one crossing. Works on a diverged replica too.
+       * @example replica.hostNotes.set("relay.lease", JSON.stringify({ epoch: 1 }));
+       */
+      set(name, text) {
+        if (typeof name !== "string") throw invalidArgs(`replica.hostNotes.set: name must be a string, got ${describe(name)}`);
+        if (typeof text !== "string") throw invalidArgs(`replica.hostNotes.set: text must be a string, got ${describe(text)}`);
+        call("replica.hostNotes.set", () => core.setHostNote(name, text));
+      },
+    }),
     outbox: Object.freeze({
       /**
        * The records the replica applied, after seq `after`: the same batch

@@ -65,7 +65,7 @@ function relayClient({ fetch, token }, base) {
     }
     let res;
     try {
-      res = await fetch(`${sessionUrl(base, session)}${path}`, { method, headers, body: payload });
+      res = await fetch(new Request(`${sessionUrl(base, session)}${path}`, { method, headers, body: payload }));
     } catch (e) {
       const err = new StoreError(ErrorCodes.Limit, `relay: ${method} ${path || "/"} failed: ${e?.message ?? e}`, { cause: e });
       err.offline = true;

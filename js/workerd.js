@@ -15,6 +15,7 @@ import { invalidArgs } from "./errors.js";
 import { importStoreWith, openStoreWith } from "./store.js";
 import { openReplicaWith } from "./replica.js";
 import { pullSessionWith } from "./sync.js";
+import { createRelayWith } from "./relay.js";
 import { ErrorCodes, StoreError } from "./errors.js";
 
 export * from "./api.js";
@@ -42,6 +43,20 @@ export function pullSession(remote, openOptions) {
  */
 export function openReplica(options) {
   return openReplicaWith(workerdRuntime, options);
+}
+
+/**
+ * A relay: the server side of sync, answering the relay protocol
+ * (docs/formats.md) with the standard Request and Response. Each session
+ * is a replica opened with `open(sessionId)`'s options; `authorize`
+ * decides who may read or drive a session (everything when omitted).
+ *
+ * @example
+ * const relay = createRelay({ open: () => ({ backend: "durable", storage: this.ctx.storage }) });
+ * return relay.fetch(request);
+ */
+export function createRelay(options) {
+  return createRelayWith(openReplica, options);
 }
 
 /**

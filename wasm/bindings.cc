@@ -183,6 +183,18 @@ class Core {
     return WithReplica([&](Replica* r) { return r->RecordDivergence(); }, &none);
   }
 
+  // A replica's host note (Replica::ReadHostNote): its text, "" for none.
+  std::string hostNote(const std::string& name) {
+    std::string out;
+    return WithReplica([&](Replica* r) { return r->ReadHostNote(name, &out); }, &out);
+  }
+
+  // Writes a replica's host note in a transaction of its own; "" on success.
+  std::string setHostNote(const std::string& name, const std::string& value) {
+    std::string none;
+    return WithReplica([&](Replica* r) { return r->WriteHostNote(name, value); }, &none);
+  }
+
   // The divergence that stopped the replica, "" while it applies batches.
   std::string diverged() {
     std::string out;
@@ -388,6 +400,8 @@ EMSCRIPTEN_BINDINGS(onestore) {
       .function("split", &Core::split)
       .function("origin", &Core::origin)
       .function("restoreBatch", &Core::restoreBatch)
+      .function("hostNote", &Core::hostNote)
+      .function("setHostNote", &Core::setHostNote)
       .function("fingerprint", &Core::fingerprint)
       .function("exportRows", &Core::exportRows)
       .function("tableDigest", &Core::tableDigest)

@@ -1,5 +1,5 @@
-// The sync driver and pullSession in Node against an in-process relay that
-// speaks the relay protocol (tests/js/sync-helpers.js): a store drives a
+// The sync driver and pullSession in Node against the relay in process
+// (createRelay on memory replicas, read through its protocol): a store drives a
 // session (batches in flight, the outbox trimmed only up to what was
 // acknowledged, blobs before the batch naming them), a second device pulls
 // the session and continues it while the first splits off with its origin
@@ -14,10 +14,9 @@ import { describe, test } from "node:test";
 
 import { defineTable, int, openStore, pullSession, startSync, str } from "../../js/index.js";
 import { rejectsWith, tempDir } from "./helpers.js";
-import { faultyFetch, protocolRelay } from "./sync-helpers.js";
+import { faultyFetch, memoryRelay, origin as base, relayFingerprint, relayHasBlob, relayInfo, relayRecords } from "./sync-helpers.js";
 
 const Items = defineTable("items", { version: 1, columns: { id: int(), text: str(), file: str({ default: "" }) }, key: ["id"] });
-const base = "http://relay.test";
 
 let dir;
 const filePath = (name) => join((dir ??= tempDir("onestore-sync-")), name);
@@ -30,43 +29,45 @@ async function put(store, rows) {
   });
 }
 
-async function relayCopy(relay, session) {
-  return (await relay.session(session)).replica;
-}
 
 describe("startSync", () => {
   test("drives a session: every commit reaches the relay, the outbox is trimmed only up to what was acknowledged, and new commits wake it", async () => {
-    const relay = protocolRelay();
+    const relay = memoryRelay();
+    const pushes = [];
+    const fetch = async (request) => {
+      const body = request.url.endsWith("/push") ? await request.clone().json() : null;
+      const response = await relay.fetch(request);
+      if (body && response.ok) pushes.push([body.batch.from, body.batch.to]);
+      return response;
+    };
     const store = await openStore({ backend: "memory" });
     for (let i = 0; i < 10; i++) await put(store, [{ id: i, text: `row ${i}` }]);
-    const sync = startSync(store, { relay: base, fetch: relay.fetch, parallel: 3, batch: 2 });
+    const sync = startSync(store, { relay: base, fetch, parallel: 3, batch: 2 });
     assert.equal(sync.state, "connecting");
     // Seq 1 is the table's record, then one commit per put.
     assert.equal(await sync.settled(), 11);
     assert.equal(sync.state, "driving");
     assert.equal(sync.acked, 11);
-    const copy = await relayCopy(relay, store.id);
-    assert.equal(copy.head, 11);
-    assert.equal(await copy.fingerprint(), await store.fingerprint());
+    assert.equal((await relayInfo(relay, store.id)).head, 11);
+    assert.equal(await relayFingerprint(relay, store.id), await store.fingerprint());
     assert.deepEqual((await store.outbox.read(0, 100)).commits, []);
     // Batches of two: six pushes, each applied once.
-    const pushes = relay.sessions.get(store.id).pushes;
-    assert.deepEqual(pushes.map((p) => [p.from, p.to]), [[0, 2], [2, 4], [4, 6], [6, 8], [8, 10], [10, 11]]);
+    assert.deepEqual(pushes.sort((x, y) => x[0] - y[0]), [[0, 2], [2, 4], [4, 6], [6, 8], [8, 10], [10, 11]]);
     // A commit after settling wakes the driver.
     await put(store, [{ id: 99, text: "later" }]);
     assert.equal(await sync.settled(), 12);
-    assert.equal(copy.head, 12);
+    assert.equal((await relayInfo(relay, store.id)).head, 12);
     await sync.stop();
-    assert.equal(relay.sessions.get(store.id).driver, null, "stop released the lease");
+    assert.equal((await relayInfo(relay, store.id)).driver, null, "stop released the lease");
     await store.close();
   });
 
   test("uploads every blob before the batch that could name it", async () => {
-    const relay = protocolRelay();
+    const relay = memoryRelay();
     const order = [];
-    const fetch = (url, init) => {
-      order.push(`${init?.method ?? "GET"} ${new URL(url).pathname.replace(/^\/sessions\/[^/]+/, "")}`);
-      return relay.fetch(url, init);
+    const fetch = (url) => {
+      order.push(`${url.method} ${new URL(url.url).pathname.replace(/^\/sessions\/[^/]+/, "")}`);
+      return relay.fetch(url);
     };
     const store = await openStore({ backend: "memory" });
     const hash = await store.blobs.put(new TextEncoder().encode("attachment"));
@@ -76,7 +77,7 @@ describe("startSync", () => {
     const firstPush = order.indexOf("POST /push");
     const blobPut = order.indexOf(`PUT /blobs/${hash}`);
     assert.ok(blobPut >= 0 && blobPut < firstPush, order.join(", "));
-    assert.equal(new TextDecoder().decode(relay.sessions.get(store.id).blobs.get(hash)), "attachment");
+    assert.ok(await relayHasBlob(relay, store.id, hash));
     await sync.stop();
     await store.close();
   });
@@ -94,20 +95,19 @@ describe("startSync", () => {
 
   test("gets every commit to the relay exactly once through a fetch that drops, delays and duplicates requests and responses", async () => {
     for (const seed of [1, 2, 3]) {
-      const relay = protocolRelay();
+      const relay = memoryRelay();
       const fetch = faultyFetch(relay.fetch, { seed, drop: 0.2, lose: 0.2, dup: 0.2 });
       const store = await openStore({ backend: "memory" });
       const sync = startSync(store, { relay: base, fetch, parallel: 4, batch: 3 });
       for (let i = 0; i < 40; i++) await put(store, [{ id: i % 7, text: `v${i}` }]);
       assert.equal(await sync.settled(), 41);
-      const copy = await relayCopy(relay, store.id);
-      assert.equal(copy.head, 41);
-      assert.equal(await copy.fingerprint(), await store.fingerprint());
-      // The relay holds each seq once, in order, as the store recorded it.
-      const served = await copy.outbox.read(0, 1000);
-      assert.deepEqual(served.commits.map((c) => c.seq), Array.from({ length: 41 }, (_, i) => i + 1));
-      assert.ok(fetch.log.dropped + fetch.log.lost + fetch.log.duplicated > 0, JSON.stringify(fetch.log));
       fetch.heal();
+      assert.equal((await relayInfo(relay, store.id)).head, 41);
+      assert.equal(await relayFingerprint(relay, store.id), await store.fingerprint());
+      // The relay holds each seq once, in order, as the store recorded it.
+      const served = await relayRecords(relay, store.id);
+      assert.deepEqual(served.map((c) => c.seq), Array.from({ length: 41 }, (_, i) => i + 1));
+      assert.ok(fetch.log.dropped + fetch.log.lost + fetch.log.duplicated > 0, JSON.stringify(fetch.log));
       await sync.stop();
       await store.close();
     }
@@ -116,7 +116,7 @@ describe("startSync", () => {
 
 describe("pullSession and losing the lease", () => {
   test("a second device pulls the session and continues it; the first splits off with its origin and syncs to a new relay session", async () => {
-    const relay = protocolRelay();
+    const relay = memoryRelay();
     const a = await openStore({ backend: "sqlite", path: filePath("a.sqlite") });
     const session = a.id;
     const hash = await a.blobs.put(new TextEncoder().encode("shared file"));
@@ -150,18 +150,16 @@ describe("pullSession and losing the lease", () => {
     assert.equal(a.head, 3);
     await put(b, [{ id: 5, text: "b goes on" }]);
     await syncB.settled();
-    const copy = await relayCopy(relay, session);
-    assert.equal(await copy.fingerprint(), await b.fingerprint());
-    assert.equal(await copy.table("notes/items").get([4]), undefined);
+    assert.equal(await relayFingerprint(relay, session), await b.fingerprint());
+    assert.ok(!JSON.stringify(await relayRecords(relay, session)).includes("after the takeover"));
 
     // A's sync, restarted, goes to a new relay session: its origin's records
     // first (pulled from the original session), then its own.
     const again = startSync(a, { relay: base, fetch: relay.fetch });
     assert.equal(again.session, event.id);
     assert.equal(await again.settled(), 3);
-    const split = await relayCopy(relay, event.id);
-    assert.equal(await split.fingerprint(), await a.fingerprint());
-    assert.ok(relay.sessions.get(event.id).blobs.has(hash));
+    assert.equal(await relayFingerprint(relay, event.id), await a.fingerprint());
+    assert.ok(await relayHasBlob(relay, event.id, hash));
     await again.stop();
     await syncB.stop();
 
@@ -182,7 +180,7 @@ describe("pullSession and losing the lease", () => {
   });
 
   test("a store that went on committing after a takeover splits off when its sync starts again, without fencing the new driver", async () => {
-    const relay = protocolRelay();
+    const relay = memoryRelay();
     const a = await openStore({ backend: "memory" });
     const session = a.id;
     await put(a, [{ id: 1, text: "one" }]);
@@ -201,14 +199,14 @@ describe("pullSession and losing the lease", () => {
     assert.deepEqual(a.origin, { id: session, seq: 2 });
     assert.equal(again.state, "lost");
     // B still drives: its next commit is accepted.
-    assert.equal(relay.sessions.get(session).epoch, syncB.epoch);
+    assert.equal((await relayInfo(relay, session)).epoch, syncB.epoch);
     await put(b, [{ id: 3, text: "b goes on" }]);
     assert.equal(await syncB.settled(), 4);
     // A's sync, started again with the old session's URL, goes to its own.
     const own = startSync(a, { relay: `${base}/sessions/${session}`, fetch: relay.fetch });
     assert.equal(own.session, a.id);
     assert.equal(await own.settled(), 3);
-    assert.equal(await (await relayCopy(relay, a.id)).fingerprint(), await a.fingerprint());
+    assert.equal(await relayFingerprint(relay, a.id), await a.fingerprint());
     await own.stop();
     await syncB.stop();
     await a.close();
@@ -216,7 +214,7 @@ describe("pullSession and losing the lease", () => {
   });
 
   test("pullSession into memory gives the session's tables at the relay's head", async () => {
-    const relay = protocolRelay();
+    const relay = memoryRelay();
     const a = await openStore({ backend: "memory" });
     for (let i = 0; i < 30; i++) await put(a, [{ id: i, text: `r${i}` }]);
     const sync = startSync(a, { relay: base, fetch: relay.fetch, batch: 7 });
@@ -234,7 +232,7 @@ describe("pullSession and losing the lease", () => {
 
 describe("after a power loss", () => {
   test("the driver pulls its own acknowledged batches back before going on; its seqs never fork", async () => {
-    const relay = protocolRelay();
+    const relay = memoryRelay();
     const path = filePath("p.sqlite");
     const backup = filePath("p-backup.sqlite");
     let store = await openStore({ backend: "sqlite", path, durability: "relaxed" });
@@ -263,10 +261,10 @@ describe("after a power loss", () => {
     assert.equal(store.head, 6);
     assert.equal(await sync.settled(), 6);
     assert.equal(sync.state, "driving");
-    const copy = await relayCopy(relay, session);
-    assert.equal(copy.head, 6);
-    assert.equal(await copy.fingerprint(), await store.fingerprint());
-    assert.equal((await copy.table("notes/items").get([4])).text, "four");
+    assert.equal((await relayInfo(relay, session)).head, 6);
+    assert.equal(await relayFingerprint(relay, session), await store.fingerprint());
+    const items = store.object({ type: "notes" }).table(Items);
+    assert.equal((await items.get([4])).text, "four");
     assert.notEqual(before, await store.fingerprint());
     await sync.stop();
     await store.close();

@@ -7,6 +7,7 @@ import {
   type RowOf, type InsertOf, type KeyOf, type ErrorCode, type OutboxBatch, MAX_BLOB_BYTES, type BlobPage,
   importStore, exportToFile, type ArchiveProgress, type Store, type ByteStreamLike,
   startSync, pullSession, type Sync, type SessionOrigin,
+  createRelay, type Relay, type RelayAccess, type RequestLike, type ResponseLike,
 } from "onestore";
 
 type EditMeta = { lines: number; tool?: string };
@@ -119,7 +120,11 @@ async function session() {
   await replica.blobs.put(new Uint8Array(0));
   // @ts-expect-error applyBatch takes a batch
   await replica.applyBatch(42);
-  void fp; void applied; void replicaRows; void replicaPage; void diverged;
+  replica.hostNotes.set("app.cursor", "42");
+  const note: string | undefined = replica.hostNotes.get("app.cursor");
+  // @ts-expect-error a host note is text
+  replica.hostNotes.set("app.cursor", 42);
+  void fp; void applied; void replicaRows; void replicaPage; void diverged; void note;
   await replica.close();
   const sync: Sync = startSync(store, { relay: "https://edge.example", parallel: 4, token: () => "t" });
   const syncState: "connecting" | "driving" | "offline" | "lost" = sync.state;
@@ -131,6 +136,23 @@ async function session() {
   const pulled: Store = await pullSession({ relay: "https://edge.example/sessions/42" }, { backend: "memory" });
   const origin: SessionOrigin | null = pulled.origin;
   void syncState; void acked; void origin;
+  const relay: Relay = createRelay({
+    open: (id: string) => ({ backend: "sqlite", path: `.data/relay/${id}.sqlite` }),
+    authorize: ({ access, token }: RelayAccess) => token === "t" || access === "read",
+    maxBody: 1 << 20,
+    isBlobName: false,
+    cors: "https://app.example",
+  });
+  // @ts-expect-error open gives open options
+  createRelay({ open: (id: string) => id });
+  // @ts-expect-error access is "read" or "drive"
+  createRelay({ open: () => ({ backend: "memory" }), authorize: ({ access }: RelayAccess) => access === "write" });
+  const unauthorized: "unauthorized" = ErrorCodes.Unauthorized;
+  const asked: RequestLike = { method: "GET", url: "http://relay/sessions/s1", headers: { get: () => null }, body: null };
+  const answer: ResponseLike = await relay.fetch(asked as never);
+  const status: number = answer.status;
+  void unauthorized; void status;
+  await relay.close();
   const fileHistory = store.object({ host: "session", type: "file-history" }, { adopt(seq, ops) { void seq; void ops; } });
   const edits = fileHistory.table(Edits);
   const pairs = fileHistory.table(Pairs);
