@@ -41,6 +41,21 @@ export function openReplica(options) {
 export { configureBrowserCore, deleteStore } from "./loader-browser.js";
 
 /**
+ * The relay's Durable Object class runs in workerd only (the package's
+ * workerd root); here constructing one throws invalid/args. It exists so
+ * that code shared by every root links.
+ *
+ * @example
+ * export class Sessions extends SessionRelay {}   // in a Worker
+ */
+export class SessionRelay {
+  constructor() {
+    throw invalidArgs("SessionRelay: a Durable Object class of the workerd root; deploy it in a Worker (docs/guide.md, \"Sync a session\"), or use createRelay here");
+  }
+}
+export { relayFetch } from "./relay-workerd.js";
+
+/**
  * A relay: the server side of sync, answering the relay protocol
  * (docs/formats.md) with the standard Request and Response. Each session
  * is a replica opened with `open(sessionId)`'s options; `authorize`

@@ -933,6 +933,39 @@ export interface Relay {
  */
 export function createRelay(options: RelayOptions): Relay;
 
+/** A Durable Object namespace as relayFetch uses it (env.SESSIONS). */
+export interface RelayNamespace {
+  idFromName(name: string): unknown;
+  get(id: unknown): { fetch(request: FetchRequest): Promise<FetchResponse> | FetchResponse };
+}
+
+/**
+ * The relay of one session as a Durable Object class (workerd root; elsewhere
+ * constructing it throws invalid/args). Subclass it for authorize and
+ * relayOptions; declare it under new_sqlite_classes.
+ * @example export class Sessions extends SessionRelay { authorize({ token }) { return token === this.env.RELAY_TOKEN; } }
+ */
+export declare class SessionRelay<Env = any> {
+  constructor(ctx: any, env: Env);
+  /** The Durable Object's state (ctx.storage holds the session). */
+  readonly ctx: any;
+  /** The Worker's bindings. */
+  readonly env: Env;
+  /** true allows the request; allows everything unless overridden. */
+  authorize(access: RelayAccess): boolean | Promise<boolean>;
+  /** createRelay's options besides open and authorize; none unless overridden. */
+  relayOptions(): Omit<RelayOptions, "open" | "authorize">;
+  /** Answers one request of the relay protocol. */
+  fetch(request: FetchRequest): Promise<FetchResponse>;
+}
+
+/**
+ * The Worker's router: /sessions/<id>/… to env[binding].idFromName(id)
+ * (binding "SESSIONS" unless given); anything else 404 not_found.
+ * @example export default { fetch: (request, env) => relayFetch(request, env) };
+ */
+export function relayFetch(request: FetchRequest, env: Record<string, unknown>, options?: { binding?: string }): Promise<FetchResponse>;
+
 /**
  * Opens a replica on any backend of the runtime (openStore's options).
  * @example const replica = await openReplica({ backend: "sqlite", path: ".data/copy.sqlite" });

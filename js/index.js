@@ -9,6 +9,7 @@ import { importStoreWith, openStoreWith } from "./store.js";
 import { openReplicaWith } from "./replica.js";
 import { pullSessionWith } from "./sync.js";
 import { createRelayWith } from "./relay.js";
+import { invalidArgs } from "./errors.js";
 
 export * from "./api.js";
 export { startSync } from "./sync.js";
@@ -36,6 +37,21 @@ export function pullSession(remote, openOptions) {
 export function openReplica(options) {
   return openReplicaWith(nodeRuntime, options);
 }
+
+/**
+ * The relay's Durable Object class runs in workerd only (the package's
+ * workerd root); here constructing one throws invalid/args. It exists so
+ * that code shared by every root links.
+ *
+ * @example
+ * export class Sessions extends SessionRelay {}   // in a Worker
+ */
+export class SessionRelay {
+  constructor() {
+    throw invalidArgs("SessionRelay: a Durable Object class of the workerd root; deploy it in a Worker (docs/guide.md, \"Sync a session\"), or use createRelay here");
+  }
+}
+export { relayFetch } from "./relay-workerd.js";
 
 /**
  * A relay: the server side of sync, answering the relay protocol

@@ -164,17 +164,7 @@ export function createRelayWith(openReplica, options) {
   }
 
   async function route(request) {
-    const url = new URL(request.url);
-    const parts = url.pathname.split("/");
-    // ["", "sessions", id, ...rest]
-    if (parts.length < 3 || parts[0] !== "" || parts[1] !== "sessions") {
-      throw refuse(404, ErrorCodes.NotFound, `relay: no such path ${JSON.stringify(url.pathname.slice(0, 200))}; a session is /sessions/<id>`);
-    }
-    const session = parts[2];
-    if (!SESSION_ID.test(session)) {
-      throw invalidArgs(`relay: a session id is 1 to 128 of A-Z a-z 0-9 _ . - starting with a letter or digit, got ${JSON.stringify(session.slice(0, 200))}`);
-    }
-    const rest = parts.slice(3).join("/");
+    const { url, session, rest } = parsePath(request);
     const endpoint = endpointOf(rest, request.method, url.pathname);
     await checkAccess(request, session, endpoint.access);
     const replica = await replicaOf(session);
@@ -405,6 +395,44 @@ export function createRelayWith(openReplica, options) {
       await Promise.all(open.map(forget));
     },
   });
+}
+
+// The session and the rest of a request's path: /sessions/<id>[/rest].
+function parsePath(request) {
+  const url = new URL(request.url);
+  const parts = url.pathname.split("/");
+  if (parts.length < 3 || parts[0] !== "" || parts[1] !== "sessions") {
+    throw refuse(404, ErrorCodes.NotFound, `relay: no such path ${JSON.stringify(url.pathname.slice(0, 200))}; a session is /sessions/<id>`);
+  }
+  const session = parts[2];
+  if (!SESSION_ID.test(session)) {
+    throw invalidArgs(`relay: a session id is 1 to 128 of A-Z a-z 0-9 _ . - starting with a letter or digit, got ${JSON.stringify(session.slice(0, 200))}`);
+  }
+  return { url, session, rest: parts.slice(3).join("/") };
+}
+
+/**
+ * The session id a relay request names, or the error answer for a path
+ * that names none (for a router such as relayFetch).
+ *
+ * @example
+ * const { session, error } = sessionOf(request); if (error) return error;
+ */
+export function sessionOf(request) {
+  try {
+    return { session: parsePath(request).session };
+  } catch (e) {
+    return { error: withHeaders(errorResponse(e), { "access-control-allow-origin": "*" }) };
+  }
+}
+
+/**
+ * An error answer of the protocol: `status` with `{ error: { code, message } }`.
+ *
+ * @example return relayError(request, 500, "invalid/args", "no SESSIONS binding");
+ */
+export function relayError(request, status, code, message) {
+  return withHeaders(errorResponse(refuse(status, code, message)), { "access-control-allow-origin": "*" });
 }
 
 /** The blob names among the values written by the commits after `head`. */

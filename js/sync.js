@@ -1,5 +1,5 @@
 // The sync driver and pullSession (design.md, "Sync: a driver, a relay,
-// replicas"; the relay protocol in docs/formats.md, "Relay protocol").
+// replicas"; the relay protocol in docs/formats.md, "The relay protocol").
 //
 // startSync(store, { relay }) makes the store its session's driver: it takes
 // the relay's lease, then uploads the outbox in batches, several in flight,

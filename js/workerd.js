@@ -16,6 +16,7 @@ import { importStoreWith, openStoreWith } from "./store.js";
 import { openReplicaWith } from "./replica.js";
 import { pullSessionWith } from "./sync.js";
 import { createRelayWith } from "./relay.js";
+import { makeSessionRelay, relayFetch } from "./relay-workerd.js";
 import { ErrorCodes, StoreError } from "./errors.js";
 
 export * from "./api.js";
@@ -58,6 +59,21 @@ export function openReplica(options) {
 export function createRelay(options) {
   return createRelayWith(openReplica, options);
 }
+
+/**
+ * A Durable Object class that is the relay of one session (docs/formats.md,
+ * "The relay protocol"): its replica, batches, lease and blobs in the
+ * object's own SQLite. Subclass it for `authorize` and `relayOptions`;
+ * route to it with `relayFetch`.
+ *
+ * @example
+ * export class Sessions extends SessionRelay {
+ *   authorize({ access, token }) { return token === this.env.RELAY_TOKEN || access === "read"; }
+ * }
+ * export default { fetch: (request, env) => relayFetch(request, env) };
+ */
+export const SessionRelay = makeSessionRelay(openReplica);
+export { relayFetch };
 
 /**
  * Opens a store inside workerd: `{ backend: "durable", storage: ctx.storage }`

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 
 import { createRelay, defineTable, int, openReplica, openStore, str } from "../../js/index.js";
+import { isSha256Hex as isHex } from "../../js/relay.js";
 import { rejectsWith, tempDir } from "./helpers.js";
 
 const Files = defineTable("files", {
@@ -358,14 +359,15 @@ describe("the relay on sqlite files", () => {
     const store = await driverStore(3, (i) => (i === 2 ? hash : null));
     await store.blobs.put(bytes);
 
-    const relay = createRelay({ open });
+    // An hour's lease: the restart below cannot outlast it, however slow.
+    const relay = createRelay({ open, leaseTtl: 3_600_000 });
     const { epoch } = await take(relay, "s1", "laptop");
     await call(relay, "PUT", `/sessions/s1/blobs/${hash}`, bytes);
     await call(relay, "POST", "/sessions/s1/push", { epoch, batch: await store.outbox.read(0, 3) });
     await relay.close();
     assertError(await call(relay, "GET", "/sessions/s1"), 503, "closed");
 
-    const again = createRelay({ open });
+    const again = createRelay({ open, leaseTtl: 3_600_000 });
     const info = (await call(again, "GET", "/sessions/s1")).body;
     assert.equal(info.head, 3);
     assert.equal(info.epoch, 1);
@@ -379,6 +381,39 @@ describe("the relay on sqlite files", () => {
     assertError(await call(third, "POST", "/sessions/s1/lease", { op: "heartbeat", epoch: 1 }), 409, "fenced");
     assert.deepEqual((await call(third, "GET", "/sessions/s1/pull?after=0")).body, await store.outbox.read(0, 10));
     await third.close();
+  });
+
+  test("fences a push whose lease was taken over while it checked its blobs: no push lands under a superseded epoch", async () => {
+    const dir = tempDir("onestore-relay-race-");
+    let takeover = null;
+    let relay;
+    const takeNow = () => {
+      takeover ??= call(relay, "POST", "/sessions/race/lease", { op: "take", device: "phone" });
+      return true;
+    };
+    // The blob check of the push starts the takeover (its blobs on files: each
+    // check is a real file system call, so the take lands between them).
+    relay = createRelay({ open: (id) => ({ backend: "sqlite", path: join(dir, `${id}.sqlite`) }), isBlobName: (v) => isHex(v) && takeNow() });
+    const blobs = [];
+    for (let i = 0; i < 50; i++) blobs.push(text(`blob ${i}`));
+    const store = await driverStore(50, (i) => sha(blobs[i]));
+    for (const b of blobs) await store.blobs.put(b);
+    const { epoch } = await take(relay, "race", "laptop");
+    for (const b of blobs) assert.equal((await call(relay, "PUT", `/sessions/race/blobs/${sha(b)}`, b)).status, 201);
+    const pushed = await call(relay, "POST", "/sessions/race/push", { epoch, batch: await store.outbox.read(0, 100) });
+    const taken = await takeover;
+    assert.equal(taken.status, 200);
+    assert.equal(taken.body.epoch, epoch + 1);
+    // Linearizable either way: a push acked before the take shows in the
+    // take's head; a push after it is fenced and applied nothing.
+    if (pushed.status === 200) {
+      assert.equal(taken.body.head, 51);
+    } else {
+      assertError(pushed, 409, "fenced");
+      assert.equal(taken.body.head, 0);
+      assert.equal((await call(relay, "GET", "/sessions/race")).body.head, 0);
+    }
+    await relay.close();
   });
 
   test("refuses a session whose storage holds another session", async () => {

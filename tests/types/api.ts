@@ -7,7 +7,7 @@ import {
   type RowOf, type InsertOf, type KeyOf, type ErrorCode, type OutboxBatch, MAX_BLOB_BYTES, type BlobPage,
   importStore, exportToFile, type ArchiveProgress, type Store, type ByteStreamLike,
   startSync, pullSession, type Sync, type SessionOrigin,
-  createRelay, type Relay, type RelayAccess, type RequestLike, type ResponseLike,
+  createRelay, type Relay, type RelayAccess, type RequestLike, type ResponseLike, SessionRelay, relayFetch,
 } from "onestore";
 
 type EditMeta = { lines: number; tool?: string };
@@ -153,6 +153,15 @@ async function session() {
   const status: number = answer.status;
   void unauthorized; void status;
   await relay.close();
+  class Sessions extends SessionRelay<{ RELAY_TOKEN: string }> {
+    override authorize({ token }: RelayAccess) { return token === this.env.RELAY_TOKEN; }
+    override relayOptions() { return { leaseTtl: 60_000 }; }
+  }
+  void Sessions;
+  const routed: ResponseLike = await relayFetch(asked as never, { SESSIONS: {} }, { binding: "SESSIONS" });
+  // @ts-expect-error the binding is a name
+  await relayFetch(asked as never, {}, { binding: 1 });
+  void routed;
   const fileHistory = store.object({ host: "session", type: "file-history" }, { adopt(seq, ops) { void seq; void ops; } });
   const edits = fileHistory.table(Edits);
   const pairs = fileHistory.table(Pairs);
