@@ -16,8 +16,8 @@ import { defineTable, int, openStore, pullSession, startSync, str } from "../../
 import { faultyFetch, memoryRelay, origin, relayInfo, relayRecords } from "./sync-helpers.js";
 
 const Items = defineTable("items", { version: 1, columns: { id: int(), v: str() }, key: ["id"] });
-const schedules = Number(process.env.ONESTORE_SYNC_SCHEDULES ?? 12);
-const steps = Number(process.env.ONESTORE_SYNC_STEPS ?? 25);
+const schedules = Number(process.env.ONESTORE_SYNC_SCHEDULES ?? 6);
+const steps = Number(process.env.ONESTORE_SYNC_STEPS ?? 20);
 
 function rng(seed) {
   let x = seed >>> 0 || 1;
@@ -97,6 +97,10 @@ async function runSchedule(seed) {
   const first = { name: "d0", store: await openStore({ backend: "memory" }) };
   first.fetch = fetchFor(first.name);
   devices.push(first);
+  await note(first);
+  // The table's record is a commit of its own (seq 1): a state to know.
+  first.store.object({ type: "app" }).table(Items);
+  await first.store.commit([]);
   await note(first);
   start(first);
 
