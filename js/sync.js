@@ -234,9 +234,9 @@ export function startSync(store, options) {
   }
 
   // The relay answered fenced: another device drives the session now.
-  function lose() {
+  function lose(from) {
     if (state === "lost" || stopped) return;
-    const origin = { id: session, seq: acked };
+    const origin = from ?? { id: session, seq: acked };
     const id = globalThis.crypto.randomUUID();
     try {
       core.split(id, origin);
@@ -335,6 +335,24 @@ export function startSync(store, options) {
     const first = await store.outbox.read(0, 1);
     const head = store.head;
     const T = first.commits.length ? first.from : head;  // trimmed up to T
+    // A split-off store trimmed its origin's records: the session's records
+    // up to origin.seq must be the origin session's (someone may have
+    // pulled the new session while it was still empty and driven it).
+    const origin = core.origin();
+    if (origin && origin.id !== session && compared === 0) {
+      const upTo = Math.min(H, origin.seq, T);
+      for await (const b of pulled(session, 0, upTo)) {
+        const theirs = [];
+        for await (const o of pulled(origin.id, b.from, b.to)) theirs.push(...o.commits);
+        for (let k = 0; k < b.commits.length; k++) {
+          if (recordText(b.commits[k]) !== recordText(theirs[k])) {
+            // Not this store's session: it splits again, from the same origin.
+            lose({ id: origin.id, seq: origin.seq });
+            return false;
+          }
+        }
+      }
+    }
     const from = Math.max(T, compared);
     const upTo = Math.min(H, head);
     if (from >= upTo) return true;

@@ -213,6 +213,44 @@ describe("pullSession and losing the lease", () => {
     await b.close();
   });
 
+  test("a split store whose new session another device pulled empty and drove splits again from the same origin instead of forking it", async () => {
+    const relay = memoryRelay();
+    const a = await openStore({ backend: "memory" });
+    const session = a.id;
+    await put(a, [{ id: 1, text: "one" }]);
+    const syncA = startSync(a, { relay: base, fetch: relay.fetch });
+    await syncA.settled();
+    const b = await pullSession({ relay: `${base}/sessions/${session}`, fetch: relay.fetch }, { backend: "memory" });
+    const syncB = startSync(b, { relay: base, fetch: relay.fetch });
+    await syncB.settled();
+    const lost = new Promise((resolve) => syncA.on("lost", resolve));
+    await put(a, [{ id: 2, text: "a after the takeover" }]);
+    const first = await lost;
+    assert.deepEqual(first.origin, { id: session, seq: 2 });
+    // Before A uploads its new session, C pulls it (empty) and drives it.
+    const c = await pullSession({ relay: `${base}/sessions/${first.id}`, fetch: relay.fetch }, { backend: "memory" });
+    assert.equal(c.head, 0);
+    await put(c, [{ id: 9, text: "c's own" }]);
+    const syncC = startSync(c, { relay: base, fetch: relay.fetch });
+    await syncC.settled();
+    // A's sync of its new session finds someone else's records there.
+    const again = startSync(a, { relay: base, fetch: relay.fetch });
+    const second = await Promise.race([
+      new Promise((resolve) => again.on("lost", resolve)),
+      again.settled().then(() => { throw new Error("A's sync pushed its commits onto C's session"); }),
+    ]);
+    assert.notEqual(second.id, first.id);
+    assert.deepEqual(second.origin, { id: session, seq: 2 });
+    assert.equal((await relayInfo(relay, first.id)).epoch, syncC.epoch, "C still drives its session");
+    const own = startSync(a, { relay: base, fetch: relay.fetch });
+    assert.equal(await own.settled(), 3);
+    assert.equal(await relayFingerprint(relay, second.id), await a.fingerprint());
+    await own.stop();
+    await syncB.stop();
+    await syncC.stop();
+    for (const s of [a, b, c]) await s.close();
+  });
+
   test("pullSession into memory gives the session's tables at the relay's head", async () => {
     const relay = memoryRelay();
     const a = await openStore({ backend: "memory" });
