@@ -67,7 +67,8 @@ function relayClient({ fetch, token }, base) {
     try {
       res = await fetch(new Request(`${sessionUrl(base, session)}${path}`, { method, headers, body: payload }));
     } catch (e) {
-      const err = new StoreError(ErrorCodes.Limit, `relay: ${method} ${path || "/"} failed: ${e?.message ?? e}`, { cause: e });
+      // No code fits a network failure better: the call's outcome is unknown.
+      const err = new StoreError(ErrorCodes.StorageFailed, `relay: ${method} ${path || "/"} could not reach the relay: ${e?.message ?? e}`, { cause: e });
       err.offline = true;
       throw err;
     }
@@ -147,7 +148,7 @@ const sleep = (ms, signal) => new Promise((resolve) => {
  */
 export function startSync(store, options) {
   const what = "startSync";
-  const { io, sync: core, queue } = storeInternals(store);
+  const { sync: core, queue } = storeInternals(store);
   if (options === null || typeof options !== "object") {
     throw invalidArgs(`${what}: options must be { relay, parallel?, fetch?, token?, device? }, got ${describe(options)}`);
   }
