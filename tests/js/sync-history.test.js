@@ -1,6 +1,8 @@
 // A history checker in the style of Jepsen's Elle for sync: randomized
 // schedules of commits, sync restarts, takeovers (a second device pulls the
-// session and drives it; the first splits off) and settles, over a fetch
+// session and drives it; the first splits off), power losses (a device
+// comes back from an earlier archive of itself, its newer commits gone,
+// uploaded or not) and settles, over a fetch
 // that drops, loses, duplicates and delays requests and responses, against
 // the relay in process. After every step and at the end it checks that
 // every relay session's state equals some driver's state at that seq (a
@@ -12,7 +14,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { defineTable, int, openStore, pullSession, startSync, str } from "../../js/index.js";
+import { defineTable, importStore, int, openStore, pullSession, startSync, str } from "../../js/index.js";
 import { faultyFetch, memoryRelay, origin, relayInfo, relayRecords } from "./sync-helpers.js";
 
 const Items = defineTable("items", { version: 1, columns: { id: int(), v: str() }, key: ["id"] });
@@ -108,14 +110,27 @@ async function runSchedule(seed) {
     const live = devices.filter((d) => !d.closed);
     const d = pick(live);
     const r = rand();
-    if (r < 0.55) {
+    if (r < 0.5) {
       ops.push(`commit(${d.name})`);
       await commit(d);
     } else if (r < 0.7) {
       ops.push(`restart(${d.name})`);
       await d.sync.stop();
       start(d);
-    } else if (r < 0.8 && devices.length < 4) {
+    } else if (r < 0.78) {
+      // A power loss: the device comes back as it was at its last snapshot
+      // (an archive of the store), its newer commits gone, uploaded or not.
+      if (d.snapshot) {
+        ops.push(`crash(${d.name})`);
+        await d.sync.stop();
+        await d.store.close();
+        d.store = await importStore(d.snapshot, { backend: "memory" });
+        d.lost = false;
+        start(d);
+      }
+      ops.push(`snapshot(${d.name})`);
+      d.snapshot = new Uint8Array(await new Response(d.store.export()).arrayBuffer());
+    } else if (r < 0.86 && devices.length < 4) {
       // Another device pulls the session the driver of `d` syncs and takes it over.
       const session = d.sync.session;
       ops.push(`takeover(${session.slice(0, 4)})`);
@@ -157,16 +172,18 @@ async function runSchedule(seed) {
     await d.store.close();
   }
   await relay.close();
-  return { operations, ops: ops.length };
+  return { operations, ops };
 }
 
 test("randomized schedules of commits, restarts and takeovers over a faulty network keep every relay session a prefix of some driver's history", async () => {
   let operations = 0;
+  const kinds = {};
   const only = process.env.ONESTORE_SYNC_SEED ? Number(process.env.ONESTORE_SYNC_SEED) : 0;
   for (let s = only || 1; s <= (only || schedules); s++) {
     const r = await runSchedule(s);
     operations += r.operations;
+    for (const op of r.ops) { const k = op.slice(0, op.indexOf("(")); kinds[k] = (kinds[k] ?? 0) + 1; }
   }
-  console.log(`sync history: ${only ? 1 : schedules} schedules, ${operations} operations and checks`);
+  console.log(`sync history: ${only ? 1 : schedules} schedules, ${operations} operations and checks (${Object.entries(kinds).map(([k, n]) => `${n} ${k}`).join(", ")})`);
   assert.ok(operations > (only ? 1 : schedules) * steps);
 });
