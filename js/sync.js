@@ -453,6 +453,14 @@ export function startSync(store, options) {
           await sleep(retryMin, wakers);
           continue;
         }
+        if (e?.code === ErrorCodes.Limit && e.status === 413 && b.commits.length > 1) {
+          // Too large for the relay in one body: in two halves, in order.
+          const mid = Math.ceil(b.commits.length / 2);
+          const left = { from: b.from, to: b.commits[mid - 1].seq, commits: b.commits.slice(0, mid) };
+          await send(left);
+          if (running()) await send({ from: left.to, to: b.to, commits: b.commits.slice(mid) });
+          return;
+        }
         if (e?.code === ErrorCodes.NotFound) {
           // A blob went missing on the relay: upload again, then resubmit.
           uploaded.clear();

@@ -82,6 +82,21 @@ describe("startSync", () => {
     await store.close();
   });
 
+  test("splits a batch the relay finds too large (413 limit) and fails on one commit that is", async () => {
+    const relay = memoryRelay({ maxBody: 4096 });
+    const store = await openStore({ backend: "memory" });
+    for (let i = 0; i < 12; i++) await put(store, [{ id: i, text: "x".repeat(900) }]);
+    const sync = startSync(store, { relay: base, fetch: relay.fetch, batch: 12 });
+    assert.equal(await sync.settled(), 13);
+    assert.equal(await relayFingerprint(relay, store.id), await store.fingerprint());
+    await put(store, [{ id: 99, text: "y".repeat(5000) }]);
+    await rejectsWith(sync.settled(), "limit", ["413"]);
+    assert.equal(sync.error.code, "limit");
+    assert.equal(sync.state, "offline");
+    await sync.stop();
+    await store.close();
+  });
+
   test("refuses bad options with invalid/args naming the value", async () => {
     const store = await openStore({ backend: "memory" });
     assert.throws(() => startSync(store, { relay: 42 }), (e) => e.code === "invalid/args" && /42/.test(e.message));
