@@ -62,6 +62,63 @@ function onReady(m) {
     showBanner("This browser build has no OPFS backend, so the session lives in memory: a reload starts it again, and each tab has its own copy.", "warn");
   }
   start();
+  watchRelay(m.id);
+}
+
+// ---- the relay: its head for this session beside the store's ----
+//
+// The relay's URL comes from ?relay=<url> or /demo/relay.json: `npm start`
+// answers it with its local relay (examples/relay/ in workerd); the file in
+// demo/ says there is none.
+// The page reads GET <relay>/sessions/<id> (docs/formats.md, "The relay
+// protocol"); the store's worker drives the sync when the package has
+// startSync.
+
+async function relayUrl() {
+  const given = new URL(location.href).searchParams.get("relay");
+  if (given) return given.endsWith("/") ? given : `${given}/`;
+  try {
+    const res = await fetch("./relay.json", { cache: "no-store" });
+    if (res.ok) return (await res.json()).relay ?? null;
+  } catch { /* no relay configured */ }
+  return null;
+}
+
+async function watchRelay(id) {
+  const chip = $("relay-chip");
+  const value = $("relay-head");
+  const relay = await relayUrl();
+  if (!relay) {
+    chip.classList.add("offline");
+    chip.title = "No relay: `npm start` runs a local one beside this page (or open the page with ?relay=<url>)";
+    return;
+  }
+  const session = `${relay}sessions/${id}`;
+  link.call("startSync", { relay: session }).then((r) => {
+    state.syncing = r.started;
+    if (!r.started) chip.title = `${session}: ${r.reason}`;
+  }, (e) => toast(e));
+  const show = async () => {
+    try {
+      const res = await fetch(session, { cache: "no-store" });
+      const info = await res.json();
+      if (!res.ok) throw new Error(info.error?.message ?? res.statusText);
+      value.textContent = String(info.head);
+      const head = Number($("head").textContent);
+      chip.classList.toggle("synced", info.head === head);
+      chip.classList.toggle("behind", info.head !== head);
+      chip.classList.remove("offline");
+      chip.title = `${session}\nlease epoch ${info.epoch}, driver ${info.driver ?? "none"}`;
+      chip.dataset.epoch = String(info.epoch);
+    } catch (e) {
+      value.textContent = "offline";
+      chip.classList.add("offline");
+      chip.classList.remove("synced", "behind");
+      chip.title = `${session}: ${e.message}`;
+    }
+  };
+  await show();
+  setInterval(show, 2000);
 }
 
 function onFenced(m) {

@@ -3,6 +3,7 @@
 // session, defines the derives the page shows, and serves it to the page.
 //
 // Messages of the demo itself (not of the link) are tagged { demo: … }.
+import * as onestore from "../js/browser.js";
 import {
   add, col, openStore, prefix, query, replacePrefix, serve, StoreError,
 } from "../js/browser.js";
@@ -35,6 +36,7 @@ async function open() {
 
 async function main() {
   const { store, mode, reason } = await open();
+  let sync = null;
   const agent = store.object({ type: "agent" });
   const history = store.object({ type: "file-history" });
   const notesOwner = store.object({ type: "notes" });
@@ -78,6 +80,18 @@ async function main() {
   serve(store, {
     methods: {
       session: () => ({ mode, reason, name, tab, id: store.id }),
+      // Drives this session to the relay when the package has the driver
+      // (startSync, docs/api.md); says why not otherwise.
+      startSync({ relay }) {
+        if (typeof onestore.startSync !== "function") return { started: false, reason: "this build of the package has no startSync yet: the relay shows what it holds" };
+        if (sync) return { started: true };
+        try {
+          sync = onestore.startSync(store, { relay, device: `tab ${tab}` });
+          return { started: true };
+        } catch (e) {
+          return { started: false, reason: `${e?.code ?? "error"}: ${e?.message ?? e}` };
+        }
+      },
       async addMessage({ role, text }, ctx) {
         let id;
         await agent.tx(async (tx) => {

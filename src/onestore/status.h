@@ -32,7 +32,7 @@ namespace onestore {
     "parameters); nothing was committed")                                                     \
   X(kInvalidArchive, "invalid/archive",                                                         \
     "an archive that is not one onestore wrote, or was changed, cut or crafted; nothing was "   \
-    "imported")                                                                                  \
+    "imported")                                                                                 \
   X(kUnauthorized, "unauthorized",                                                              \
     "a relay's authorize refused the request (no token, or one that may not read or drive)")
 
