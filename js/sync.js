@@ -324,9 +324,6 @@ export function startSync(store, options) {
     }
   }
 
-  // After taking the lease: the local store and the relay's session agree
-  // on what both hold, the relay's newer records (a power loss) are pulled
-  // back, and a split-off store's new session gets its origin's records.
   // The records both the store and the relay's session hold must be the
   // same, else the store forked (it went on committing after another device
   // took the session over): it splits off. Compares the seqs up to
@@ -391,7 +388,7 @@ export function startSync(store, options) {
       }
       await uploadBlobs();
       for await (const b of pulled(origin.id, H, origin.seq)) {
-        await pushOnce(b);
+        await retry(() => client.push(session, epoch, b));
       }
       H = origin.seq;
     }
@@ -424,11 +421,6 @@ export function startSync(store, options) {
       try { bytes = await retry(() => client.getBlob(session, hash)); } catch (e) { if (e.code === ErrorCodes.NotFound) continue; throw e; }
       await store.blobs.putWithHash(hash, bytes);
     }
-  }
-
-  async function pushOnce(b) {
-    const r = await retry(() => client.push(session, epoch, b));
-    return r;
   }
 
   // One batch, resubmitted until acknowledged.
