@@ -3,7 +3,8 @@
 // a Node store drives a session with a token, across a restart of workerd
 // in the middle (the driver goes offline and catches up); a second device
 // pulls the session with its blobs and continues it; the first splits off
-// with its origin.
+// with its origin. And a Durable Object as the driver: a durable store
+// drives its session through relayFetch to SessionRelay in the same Worker.
 
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -101,5 +102,52 @@ test("a Node store drives a session through SessionRelay in workerd across a res
     await b.store?.close();
     await mf.dispose();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a Durable Object's durable store drives its session through relayFetch to SessionRelay in the same Worker", async () => {
+  const mf = new Miniflare({
+    modules: true,
+    scriptPath: join(repoRoot, "tests", "edge", "sync-worker.js"),
+    modulesRoot: repoRoot,
+    modulesRules: [
+      { type: "ESModule", include: ["**/*.js", "**/*.mjs"] },
+      { type: "CompiledWasm", include: ["**/*.wasm"] },
+    ],
+    compatibilityDate: "2025-01-01",
+    compatibilityFlags: ["nodejs_compat"],
+    durableObjects: {
+      SESSIONS: { className: "TestRelay", useSQLite: true },
+      DRIVERS: { className: "TestDriver", useSQLite: true },
+    },
+  });
+  await mf.ready;
+  const call = async (op, args = {}) => {
+    const res = await mf.dispatchFetch(`http://worker.test/driver/d1/${op}`, { method: "POST", body: JSON.stringify(args) });
+    const answer = await res.json();
+    if (!answer.ok) throw new Error(`${op}: ${answer.code} ${answer.message}`);
+    return answer.result;
+  };
+  const fetch = async (request) => {
+    const body = ["GET", "HEAD"].includes(request.method) ? undefined : new Uint8Array(await request.arrayBuffer());
+    return mf.dispatchFetch(request.url, { method: request.method, headers: Object.fromEntries(request.headers), body });
+  };
+  try {
+    const { id } = await call("open");
+    const { file } = await call("commit", { from: 0, n: 6, blob: "bytes in a Durable Object" });
+    const first = await call("sync");
+    assert.deepEqual({ acked: first.acked, state: first.state, head: first.head }, { acked: 7, state: "driving", head: 7 });
+    await call("commit", { from: 6, n: 3 });
+    const second = await call("sync");
+    assert.equal(second.acked, 10);
+    // Node pulls the session from the relay objects: the same content and blob.
+    const copy = await pullSession({ relay: `http://worker.test/sessions/${id}`, fetch }, { backend: "memory" });
+    assert.equal(copy.head, 10);
+    assert.equal(await copy.fingerprint(), second.fingerprint);
+    assert.equal(new TextDecoder().decode(await copy.blobs.get(file)), "bytes in a Durable Object");
+    await copy.close();
+    await call("stop");
+  } finally {
+    await mf.dispose();
   }
 });
