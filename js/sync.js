@@ -110,6 +110,7 @@ function relayClient({ fetch, token }, base) {
     },
     putBlob: (s, hash, bytes) => call(s, "PUT", `/blobs/${hash}`, undefined, { binary: bytes }),
     getBlob: (s, hash) => call(s, "GET", `/blobs/${hash}`, undefined, { raw: true }),
+    listBlobs: (s, after) => call(s, "GET", `/blobs?limit=1000${after ? `&after=${after}` : ""}`),
   };
 }
 
@@ -396,12 +397,16 @@ export function startSync(store, options) {
       // A power loss: the relay acknowledged commits this store lost. Pull
       // them back, holding the commit queue so nothing commits in between.
       queue.hold();
+      let blobsPulled = false;
       try {
         for await (const b of pulled(session, head, H)) {
           if (!running()) return false;
           const pulledHead = store.head;
           if (pulledHead !== b.from) throw new StoreError(ErrorCodes.SyncGap, `sync: the store moved to ${pulledHead} while pulling back ${b.from}..${b.to}`);
-          await fetchBlobs(b);
+          if (!blobsPulled) {
+            await downloadBlobs(client, session, store.blobs, retry);
+            blobsPulled = true;
+          }
           core.restoreBatch(b);
         }
       } finally {
@@ -411,16 +416,6 @@ export function startSync(store, options) {
     next = H;
     await ack(Math.max(H, acked));
     return true;
-  }
-
-  // A pulled-back batch's blobs, before its commits become the store's.
-  async function fetchBlobs(b) {
-    for (const hash of blobHashes(b)) {
-      if (await store.blobs.has(hash)) continue;
-      let bytes;
-      try { bytes = await retry(() => client.getBlob(session, hash)); } catch (e) { if (e.code === ErrorCodes.NotFound) continue; throw e; }
-      await store.blobs.putWithHash(hash, bytes);
-    }
   }
 
   // One batch, resubmitted until acknowledged.
@@ -563,16 +558,24 @@ export function startSync(store, options) {
   return sync;
 }
 
-/** The strings of a batch that look like sha256 hex: the blobs it may name. */
-function blobHashes(batch) {
-  const out = new Set();
-  const walk = (v) => {
-    if (typeof v === "string") { if (/^[0-9a-f]{64}$/.test(v)) out.add(v); }
-    else if (Array.isArray(v)) v.forEach(walk);
-    else if (v && typeof v === "object") Object.values(v).forEach(walk);
-  };
-  walk(batch.commits);
-  return out;
+/**
+ * Every blob of the relay's session that `local` (a blobs API with has and
+ * putWithHash) lacks, downloaded and checked against its hash. The relay
+ * holds a blob before any batch that names it, so after reading the head,
+ * this covers every blob the commits up to that head name.
+ */
+async function downloadBlobs(client, session, local, retry = (fn) => fn()) {
+  let after;
+  for (;;) {
+    const page = await retry(() => client.listBlobs(session, after));
+    for (const hash of page.hashes) {
+      if (await local.has(hash)) continue;
+      const bytes = await retry(() => client.getBlob(session, hash));
+      await local.putWithHash(hash, bytes);
+    }
+    if (!page.next) return;
+    after = page.next;
+  }
 }
 
 /**
@@ -580,8 +583,8 @@ function blobHashes(batch) {
  * runtime's loader (each package root binds it as `pullSession`). `remote`
  * is `{ relay, fetch?, token? }` (relay: the session's URL
  * `.../sessions/<id>`); `openOptions` are openStore's. The store has the
- * session's id and head, every table, document and blob the session's
- * commits name, and can continue the session with its own startSync.
+ * session's id and head, every table and document, every blob the relay
+ * holds for the session, and can continue the session with its own startSync.
  *
  * @example
  * const store = await pullSessionWith(nodeRuntime, { relay: "https://edge.example/sessions/42" }, { backend: "memory" });
@@ -607,15 +610,10 @@ export async function pullSessionWith(runtime, remote, openOptions) {
     const answer = (s) => unwrap(s);
     const localBlobs = makeBlobs(blobs.backend, { sha256: blobs.sha256, prefix: what, writable: false, checkOpen() {} });
     let head = Number(answer(core.head()));
+    await downloadBlobs(client, session, localBlobs);
     while (head < target) {
       const b = await client.pull(session, head, pullLimit);
       if (b.from !== head || b.to <= head) throw new StoreError(ErrorCodes.SyncGap, `${what}: the relay answered a pull after ${head} with ${b.from}..${b.to}`);
-      for (const hash of blobHashes(b)) {
-        if (await localBlobs.has(hash)) continue;
-        let bytes;
-        try { bytes = await client.getBlob(session, hash); } catch (e) { if (e.code === ErrorCodes.NotFound) continue; throw e; }
-        await localBlobs.putWithHash(hash, bytes);
-      }
       head = JSON.parse(answer(core.applyBatch(encodeJson(b, "batch")))).head;
     }
     answer(core.promote());

@@ -135,6 +135,7 @@ describe("pullSession and losing the lease", () => {
     const a = await openStore({ backend: "sqlite", path: filePath("a.sqlite") });
     const session = a.id;
     const hash = await a.blobs.put(new TextEncoder().encode("shared file"));
+    const unnamed = await a.blobs.put(new TextEncoder().encode("a blob no row names"));
     await put(a, [{ id: 1, text: "one", file: hash }, { id: 2, text: "two" }]);
     const syncA = startSync(a, { relay: base, fetch: relay.fetch });
     await syncA.settled();
@@ -145,6 +146,7 @@ describe("pullSession and losing the lease", () => {
     assert.equal(b.origin, null);
     assert.equal(await b.fingerprint(), await a.fingerprint());
     assert.equal(new TextDecoder().decode(await b.blobs.get(hash)), "shared file");
+    assert.equal(new TextDecoder().decode(await b.blobs.get(unnamed)), "a blob no row names");
     // B is an owner's store: it commits, and its sync takes the session over.
     await put(b, [{ id: 3, text: "from b" }]);
     assert.equal(b.head, 3);
