@@ -696,6 +696,12 @@ export interface Store {
   readonly id: string;
   /** The last committed seq. */
   readonly head: number;
+  /**
+   * The session this store split off when its sync lost the lease
+   * (`{ id, seq }`: the original session and the last seq both share), or
+   * null. @example if (store.origin) console.log(`split off ${store.origin.id} at ${store.origin.seq}`);
+   */
+  readonly origin: SessionOrigin | null;
   /** @example const fileHistory = store.object({ host: "session", type: "file-history" }); */
   object(address: ObjectAddress, hooks?: OwnerHooks): Owner;
   /**
@@ -913,6 +919,61 @@ export interface Replica {
   close(): Promise<void>;
 }
 
+/** Where a split-off session comes from: the original session and the last seq both share. */
+export interface SessionOrigin {
+  readonly id: string;
+  readonly seq: number;
+}
+
+/** Options of startSync. */
+export interface SyncOptions {
+  /** The relay's URL ("https://edge.example"), or a session's ("https://edge.example/sessions/42"). */
+  relay: string;
+  /** Batches in flight (1 to 64; default 4). */
+  parallel?: number;
+  /** Commits per push (default 100). */
+  batch?: number;
+  /** The fetch to call with each request (default globalThis.fetch); a relay's `fetch` works as is. */
+  fetch?: (request: FetchRequest) => Promise<FetchResponse>;
+  /** Sent as `Authorization: Bearer <token>`. */
+  token?: string | (() => string | Promise<string>);
+  /** This device's id in the lease (random by default). */
+  device?: string;
+}
+
+/** A running sync (startSync). */
+export interface Sync {
+  /** "connecting" | "driving" | "offline" | "lost" */
+  readonly state: "connecting" | "driving" | "offline" | "lost";
+  /** The highest seq the relay acknowledged. */
+  readonly acked: number;
+  /** The relay session it drives. */
+  readonly session: string;
+  /** The lease epoch it holds (0 before taking it). */
+  readonly epoch: number;
+  /** The error that stopped it by itself, or null. */
+  readonly error: Error | null;
+  /** Resolves once everything committed so far is acknowledged. @example await sync.settled(); */
+  settled(): Promise<number>;
+  /** @example sync.on("lost", ({ id, origin }) => console.log(id, origin)); */
+  on(event: "lost", fn: (e: { id: string; origin: SessionOrigin }) => void): () => void;
+  on(event: "state", fn: (state: Sync["state"]) => void): () => void;
+  on(event: "error", fn: (e: Error) => void): () => void;
+  /** Stops and releases the lease. @example await sync.stop(); */
+  stop(): Promise<void>;
+}
+
+/**
+ * Makes the store its session's driver on a relay (docs/api.md "Sync").
+ * @example const sync = startSync(store, { relay: "https://edge.example", parallel: 4 });
+ */
+export function startSync(store: Store, options: SyncOptions): Sync;
+
+/**
+ * Downloads a relay's session into a new local store, ready to drive.
+ * @example const store = await pullSession({ relay: "https://edge.example/sessions/42" }, { backend: "memory" });
+ */
+export function pullSession(remote: { relay: string; fetch?: SyncOptions["fetch"]; token?: SyncOptions["token"] }, openOptions: OpenOptions): Promise<Store>;
 /** A replica's host notes (Replica.hostNotes). */
 export interface HostNotes {
   /** The note's text, or undefined. @example const text = replica.hostNotes.get("relay.lease"); */

@@ -7,10 +7,23 @@
 import { nodeRuntime, deleteNodeStore } from "./loader-node.js";
 import { importStoreWith, openStoreWith } from "./store.js";
 import { openReplicaWith } from "./replica.js";
+import { pullSessionWith } from "./sync.js";
 import { createRelayWith } from "./relay.js";
 import { invalidArgs } from "./errors.js";
 
 export * from "./api.js";
+export { startSync } from "./sync.js";
+
+/**
+ * Downloads a relay's session into a new local store (same options as
+ * openStore) at the relay's head, ready to continue it with startSync.
+ *
+ * @example
+ * const store = await pullSession({ relay: "https://edge.example/sessions/42" }, { backend: "memory" });
+ */
+export function pullSession(remote, openOptions) {
+  return pullSessionWith(nodeRuntime, remote, openOptions);
+}
 
 /**
  * Opens a replica: a store that takes no owner writes and changes only by

@@ -137,6 +137,9 @@ export function attachWorkerdCore(core, wire) {
     outboxTrim: (upTo) => inTransaction(() => core.outboxTrim(upTo))(),
     applyBatch: (batch) => inTransaction(() => core.applyBatch(batch))(),
     recordDivergence: () => inTransaction(() => core.recordDivergence())(),
+    promote: () => inTransaction(() => core.promote())(),
+    split: (id, origin) => inTransaction(() => core.split(id, origin))(),
+    restoreBatch: (batch) => inTransaction(() => core.restoreBatch(batch))(),
     setHostNote: (name, value) => inTransaction(() => core.setHostNote(name, value))(),
     close: () => {
       try { return core.close(); } finally { stores.delete(handle); }

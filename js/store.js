@@ -75,6 +75,7 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
   const owners = new Map();
   const handles = makeHandles();
   let closePromise;
+  let lastOrigin = null;
 
   if (session) fenceWith(gate, session);  // opfs: another tab may take it over
 
@@ -97,7 +98,13 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
     documentsNow: (request, what) => parseJsonExact(gate.call(what, () => core.documents(encodeJson(request, what)))),
   };
   const live = makeLive(io);
-  const queue = makeCommitQueue({ flush: (seq, ops) => live.flush(seq, ops) });
+  const commitListeners = new Set();  // js/sync.js: a new commit wakes the driver
+  const queue = makeCommitQueue({
+    flush(seq, ops) {
+      live.flush(seq, ops);
+      for (const fn of commitListeners) fn(seq);
+    },
+  });
   const parts = { gate, queue, reads, handles, watches: () => live.watches };
 
   const reader = Object.freeze({
@@ -111,6 +118,17 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
     /** The session id. */
     get id() {
       return info.id;
+    },
+    /**
+     * The session this store split off (its driver lost the lease, js/sync.js):
+     * `{ id, seq }`, the original session's id and the last seq both share;
+     * null for a store that never split.
+     */
+    get origin() {
+      if (gate.closed) return lastOrigin;
+      const o = gate.call("store.origin", () => core.origin());
+      lastOrigin = o === "" ? null : Object.freeze(JSON.parse(o));
+      return lastOrigin;
     },
     /** The last committed seq (0 for a new store). */
     get head() {
@@ -305,7 +323,30 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
     },
   };
 
-  internals.set(store, { live, io });
+  // What the sync driver (js/sync.js) needs of the store, beside its API.
+  const sync = {
+    running: false,
+    queue,
+    onCommit(fn) {
+      commitListeners.add(fn);
+      return () => commitListeners.delete(fn);
+    },
+    origin: () => store.origin,
+    // The driver lost its lease: this store becomes session `id` (Store::Split).
+    split(id, origin) {
+      gate.checkOpen("sync.split");
+      gate.call("sync.split", () => core.split(id, encodeJson(origin, "origin")));
+      info.id = id;
+    },
+    // A batch of the session's own records pulled back after a power loss.
+    restoreBatch(batch) {
+      gate.checkOpen("sync.restoreBatch");
+      const r = JSON.parse(gate.call("sync.restoreBatch", () => core.restoreBatch(encodeJson(batch, "batch"))));
+      gate.lastHead = r.head;
+      return r;
+    },
+  };
+  internals.set(store, { live, io, sync, queue });
   return store;
 }
 

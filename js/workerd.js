@@ -14,11 +14,24 @@ import { workerdRuntime } from "./loader-workerd.js";
 import { invalidArgs } from "./errors.js";
 import { importStoreWith, openStoreWith } from "./store.js";
 import { openReplicaWith } from "./replica.js";
+import { pullSessionWith } from "./sync.js";
 import { createRelayWith } from "./relay.js";
 import { makeSessionRelay, relayFetch } from "./relay-workerd.js";
 import { ErrorCodes, StoreError } from "./errors.js";
 
 export * from "./api.js";
+export { startSync } from "./sync.js";
+
+/**
+ * Downloads a relay's session into a new local store (same options as
+ * openStore) at the relay's head, ready to continue it with startSync.
+ *
+ * @example
+ * const store = await pullSession({ relay: "https://edge.example/sessions/42" }, { backend: "memory" });
+ */
+export function pullSession(remote, openOptions) {
+  return pullSessionWith(workerdRuntime, remote, openOptions);
+}
 
 /**
  * Opens a replica: a store that takes no owner writes and changes only by

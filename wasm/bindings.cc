@@ -213,6 +213,44 @@ class Core {
         &out);
   }
 
+  // pullSession: the replica's store becomes a driver's (Store::Promote).
+  std::string promote() {
+    std::string none;
+    std::string out = WithReplica([&](Replica*) { return store_->Promote(); }, &none);
+    if (out.empty()) replica_.reset();
+    return out;
+  }
+
+  // The driver lost its lease: a separate session (Store::Split).
+  std::string split(const std::string& new_id, const std::string& origin_json) {
+    std::string none;
+    return WithStore([&](Store* st) { return st->Split(new_id, origin_json); }, &none);
+  }
+
+  // The origin of a split-off session, "" when none.
+  std::string origin() {
+    std::string out;
+    return WithStore(
+        [&](Store* st) {
+          out = st->origin();
+          return Status::OK();
+        },
+        &out);
+  }
+
+  // A driver's own acknowledged batch pulled back after a power loss
+  // (Replica::AttachDriver): {"head":n,"applied":k}.
+  std::string restoreBatch(const std::string& batch_json) {
+    std::string out;
+    return WithStore(
+        [&](Store* st) {
+          std::unique_ptr<Replica> r;
+          ONESTORE_RETURN_IF_ERROR(Replica::AttachDriver(st, &r));
+          return r->ApplyBatch(batch_json, &out);
+        },
+        &out);
+  }
+
   // The content digest of a store or replica (src/sync/fingerprint.h).
   std::string fingerprint() {
     std::string out;
@@ -366,6 +404,10 @@ EMSCRIPTEN_BINDINGS(onestore) {
       .function("applyBatch", &Core::applyBatch)
       .function("recordDivergence", &Core::recordDivergence)
       .function("diverged", &Core::diverged)
+      .function("promote", &Core::promote)
+      .function("split", &Core::split)
+      .function("origin", &Core::origin)
+      .function("restoreBatch", &Core::restoreBatch)
       .function("hostNote", &Core::hostNote)
       .function("setHostNote", &Core::setHostNote)
       .function("fingerprint", &Core::fingerprint)

@@ -50,6 +50,10 @@ Status ParseCommitMeta(const std::string& text, Json* out) {
 
 // The _meta note that marks a replica's store (Backend::WriteNote).
 constexpr char kRoleNote[] = "role";
+// The notes of a store that split off another session (Store::Split): its
+// own session id (over the one the backend was created with) and its origin.
+constexpr char kSessionNote[] = "session";
+constexpr char kOriginNote[] = "origin";
 
 // A replica's store is only ever opened as a replica, and a replica starts
 // from an empty store (then marked as one); an owner's commits and a
@@ -248,6 +252,14 @@ Status Store::OpenWith(std::unique_ptr<Backend> backend, const std::string& id,
     return role_st;
   }
   s->replica_ = replica;
+  std::string session;
+  Status note_st = backend->ReadNote(kSessionNote, &session);
+  if (note_st.ok()) note_st = backend->ReadNote(kOriginNote, &s->origin_);
+  if (!note_st.ok()) {
+    backend->Close();
+    return note_st;
+  }
+  if (!session.empty()) state.id = session;
   for (size_t i = 0; i < state.tables.size(); ++i) {
     auto t = std::make_shared<TableSchema>();
     Status st = ParseTableSchema(state.tables[i], "stored table " + std::to_string(i), t.get(),
@@ -893,6 +905,48 @@ std::string Store::TablesJson(bool internal) const {
   }
   out += "]";
   return out;
+}
+
+Status Store::Promote() {
+  ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
+  if (!replica_) return Status::InvalidArgs("promote: this store is not a replica");
+  ONESTORE_RETURN_IF_ERROR(backend_->Begin());
+  Status st = backend_->WriteNote(kRoleNote, "driver");
+  if (st.ok()) st = backend_->Commit();
+  if (!st.ok()) {
+    backend_->Rollback();
+    return st;
+  }
+  replica_ = false;
+  return Status::OK();
+}
+
+Status Store::Split(const std::string& new_id, const std::string& origin_json) {
+  ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
+  if (replica_) return Status::InvalidArgs("split: a replica never drives a session, so it cannot split");
+  if (new_id.empty()) return Status::InvalidArgs("split: the new session id is empty");
+  Json origin;
+  ONESTORE_RETURN_IF_ERROR(ParseJsonText(origin_json, "split origin", &origin));
+  if (!origin.is_object() || origin.size() != 2 || !origin.contains("id") ||
+      !origin["id"].is_string() || !origin.contains("seq") ||
+      !origin["seq"].is_number_integer() || origin["seq"].get<int64_t>() < 0 ||
+      origin["seq"].get<int64_t>() > head_) {
+    return Status::InvalidArgs("split: the origin must be {\"id\":s,\"seq\":n} with 0 <= n <= head " +
+                               std::to_string(head_) + ", got " + origin_json.substr(0, 80));
+  }
+  std::string text = origin.dump();
+  ONESTORE_RETURN_IF_ERROR(backend_->Begin());
+  Status st = backend_->WriteNote(kSessionNote, new_id);
+  if (st.ok()) st = backend_->WriteNote(kOriginNote, text);
+  if (st.ok()) st = backend_->Commit();
+  if (!st.ok()) {
+    backend_->Rollback();
+    if (st.code() == Code::kFenced) stopped_ = st;
+    return st;
+  }
+  id_ = new_id;
+  origin_ = std::move(text);
+  return Status::OK();
 }
 
 void Store::Close() {

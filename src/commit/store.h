@@ -158,6 +158,23 @@ class Store {
   // writes (Declare, Commit, TxCommit, MintId fail with invalid/args).
   bool is_replica() const { return replica_; }
 
+  // The origin of a session split off another (Split): {"id":s,"seq":n} as
+  // JSON text, or "" for a store that never split.
+  const std::string& origin() const { return origin_; }
+
+  // Makes a replica's store a driver's (pullSession): the role note becomes
+  // "driver", so the store opens as an owner's from now on and takes owner
+  // writes; its session id, head, tables and outbox stay as the replica
+  // applied them. Fails with invalid/args for a store that is not a replica.
+  Status Promote();
+
+  // Makes this store a separate session (the driver lost its lease): its
+  // session id becomes `new_id` and its origin `origin_json` (an object
+  // {"id":s,"seq":n}: the session it split from and the last seq they
+  // share), both written in one transaction (notes "session" and "origin"
+  // in _meta, read again by OpenWith). Head, tables and outbox stay.
+  Status Split(const std::string& new_id, const std::string& origin_json);
+
   // Releases the backend. Later calls fail with `closed`.
   void Close();
 
@@ -194,6 +211,7 @@ class Store {
   int next_tx_ = 1;
   bool closed_ = false;
   bool replica_ = false;
+  std::string origin_;  // "" unless the store split off another session
   Status stopped_;  // storage_failed or fenced: the store takes no more writes
   // The outbox record of the last commit, and where its ops array starts in
   // it (see LastOps). Moved in after COMMIT: a commit pays no copy for it.

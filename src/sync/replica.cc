@@ -89,6 +89,14 @@ Status Replica::Attach(Store* store, std::unique_ptr<Replica>* out) {
   return Status::OK();
 }
 
+Status Replica::AttachDriver(Store* store, std::unique_ptr<Replica>* out) {
+  if (store->replica_) return Status::InvalidArgs("a driver's store is not a replica's");
+  std::unique_ptr<Replica> r(new Replica(store));
+  r->recorded_ = true;  // nothing to record: the driver splits instead
+  *out = std::move(r);
+  return Status::OK();
+}
+
 Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
   ONESTORE_RETURN_IF_ERROR(store_->CheckUsable(true));
   // The shape of the whole batch first: a malformed batch changes nothing.

@@ -42,6 +42,12 @@ class Replica {
   // keeps owning the store, which must outlive the replica. Reads its
   // recorded divergence, if any. Fails with invalid/args for another store.
   static Status Attach(Store* store, std::unique_ptr<Replica>* out);
+  // The same apply over a driver's own store, for the batches it pulls back
+  // from the relay after a power loss (its newest commits were lost after
+  // the relay acknowledged them): the records become its own again, with
+  // their seqs, so its seqs never fork. A divergence is refused as for a
+  // replica but recorded nowhere.
+  static Status AttachDriver(Store* store, std::unique_ptr<Replica>* out);
 
   int64_t head() const { return store_->head(); }
   // The divergence that stopped this replica ("" while it applies batches).

@@ -465,6 +465,90 @@ TEST(ReplicaFiles, AReplicaNeedsAStoreOpenedAsOne) {
   EXPECT_EQ(Replica::Attach(owner.store.get(), &r).code(), Code::kInvalidArgs);
 }
 
+// ---- the driver's side: pullSession's promotion, the split, the pull-back ----
+
+constexpr char kPut[] = R"([{"op":"put","table":"t/items","row":{"id":"z","n":9}}])";
+
+TEST(DriverStores, APromotedReplicaOpensAsAnOwnersStoreAndCommitsAfterItsHead) {
+  const ReplicaBackend& file = kBackends[2];
+  const std::string owner_path = TempPath("promote_owner");
+  const std::string path = TempPath("promote_replica");
+  RemoveFiles(owner_path);
+  RemoveFiles(path);
+  OpenReplica owner;
+  ASSERT_TRUE(OpenStoreOn(file, owner_path, false, &owner).ok());
+  ASSERT_TRUE(Commit(owner.store.get(), kTable).ok());
+  {
+    OpenReplica r;
+    ASSERT_TRUE(OpenStoreOn(file, path, true, &r).ok());
+    std::string result;
+    ASSERT_TRUE(r.replica->ApplyBatch(Batch(owner.store.get()), &result).ok());
+    Status s = r.store->Promote();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_FALSE(r.store->is_replica());
+    EXPECT_EQ(r.store->Promote().code(), Code::kInvalidArgs);
+  }
+  // Reopened, it is an owner's store (a replica's open is refused) and its
+  // next commit is seq 2, recorded after the applied one.
+  OpenReplica as_replica;
+  EXPECT_EQ(OpenStoreOn(file, path, true, &as_replica).code(), Code::kInvalidArgs);
+  OpenReplica promoted;
+  ASSERT_TRUE(OpenStoreOn(file, path, false, &promoted).ok());
+  EXPECT_EQ(promoted.store->head(), 1);
+  ASSERT_TRUE(Commit(promoted.store.get(), kPut).ok());
+  EXPECT_EQ(promoted.store->head(), 2);
+  EXPECT_NE(Batch(promoted.store.get(), 0).find("\"seq\":2"), std::string::npos);
+  promoted.store.reset();
+  owner.store.reset();
+  RemoveFiles(owner_path);
+  RemoveFiles(path);
+}
+
+TEST(DriverStores, ASplitStoreKeepsItsNewIdAndOriginAcrossReopening) {
+  const ReplicaBackend& file = kBackends[2];
+  const std::string path = TempPath("split");
+  RemoveFiles(path);
+  {
+    OpenReplica s;
+    ASSERT_TRUE(OpenStoreOn(file, path, false, &s).ok());
+    ASSERT_TRUE(Commit(s.store.get(), kTable).ok());
+    EXPECT_EQ(s.store->origin(), "");
+    EXPECT_EQ(s.store->Split("s-new", "{\"id\":\"replica-test\",\"seq\":2}").code(),
+              Code::kInvalidArgs);  // beyond the head
+    EXPECT_EQ(s.store->Split("s-new", "{\"id\":1}").code(), Code::kInvalidArgs);
+    EXPECT_EQ(s.store->Split("", "{\"id\":\"replica-test\",\"seq\":1}").code(),
+              Code::kInvalidArgs);
+    EXPECT_EQ(s.store->id(), "replica-test");
+    ASSERT_TRUE(s.store->Split("s-new", "{\"id\":\"replica-test\",\"seq\":1}").ok());
+    EXPECT_EQ(s.store->id(), "s-new");
+  }
+  OpenReplica again;
+  ASSERT_TRUE(OpenStoreOn(file, path, false, &again).ok());
+  EXPECT_EQ(again.store->id(), "s-new");
+  EXPECT_EQ(again.store->origin(), "{\"id\":\"replica-test\",\"seq\":1}");
+  EXPECT_EQ(again.store->head(), 1);
+  again.store.reset();
+  RemoveFiles(path);
+}
+
+TEST(DriverStores, ADriverPullsItsOwnBatchesBackAndRefusesAGap) {
+  OpenReplica owner, lost;
+  ASSERT_TRUE(OpenStoreOn(kBackends[0], "", false, &owner).ok());
+  ASSERT_TRUE(OpenStoreOn(kBackends[0], "", false, &lost).ok());
+  ASSERT_TRUE(Commit(owner.store.get(), kTable).ok());
+  ASSERT_TRUE(Commit(owner.store.get(), kPut).ok());
+  std::unique_ptr<Replica> r;
+  ASSERT_TRUE(Replica::AttachDriver(lost.store.get(), &r).ok());
+  std::string result;
+  EXPECT_EQ(r->ApplyBatch(Batch(owner.store.get(), 1), &result).code(), Code::kSyncGap);
+  ASSERT_TRUE(r->ApplyBatch(Batch(owner.store.get()), &result).ok());
+  EXPECT_EQ(lost.store->head(), 2);
+  EXPECT_EQ(Batch(lost.store.get()), Batch(owner.store.get()));
+  // It stays an owner's store: its next commit is seq 3.
+  ASSERT_TRUE(Commit(lost.store.get(), kPut).ok());
+  EXPECT_EQ(lost.store->head(), 3);
+}
+
 // ---- the fingerprint ----
 
 TEST(Fingerprint, DependsOnTheContentAloneNotOnTheHeadOrTheOutbox) {

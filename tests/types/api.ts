@@ -6,6 +6,7 @@ import {
   prefix, query, replacePrefix, str, bool, num, StoreError, ErrorCodes, compareText, when, value, coalesce, max,
   type RowOf, type InsertOf, type KeyOf, type ErrorCode, type OutboxBatch, MAX_BLOB_BYTES, type BlobPage,
   importStore, exportToFile, type ArchiveProgress, type Store, type ByteStreamLike,
+  startSync, pullSession, type Sync, type SessionOrigin,
   createRelay, type Relay, type RelayAccess, type RequestLike, type ResponseLike, SessionRelay, relayFetch,
   type OutboxRecord, type LogPage, type StoreView, type DocumentEvent,
 } from "onestore";
@@ -163,6 +164,16 @@ async function session() {
   replica.hostNotes.set("app.cursor", 42);
   void fp; void applied; void replicaRows; void replicaPage; void diverged; void note;
   await replica.close();
+  const sync: Sync = startSync(store, { relay: "https://edge.example", parallel: 4, token: () => "t" });
+  const syncState: "connecting" | "driving" | "offline" | "lost" = sync.state;
+  sync.on("lost", ({ id, origin }) => void (id + origin.id + origin.seq));
+  const acked: number = await sync.settled();
+  await sync.stop();
+  // @ts-expect-error relay is required
+  startSync(store, { parallel: 2 });
+  const pulled: Store = await pullSession({ relay: "https://edge.example/sessions/42" }, { backend: "memory" });
+  const origin: SessionOrigin | null = pulled.origin;
+  void syncState; void acked; void origin;
   const relay: Relay = createRelay({
     open: (id: string) => ({ backend: "sqlite", path: `.data/relay/${id}.sqlite` }),
     authorize: ({ access, token }: RelayAccess) => token === "t" || access === "read",

@@ -39,6 +39,8 @@ function injectFault(mod, method, k, name) {
   return () => { mod.onestoreFiles = real; };
 }
 let heal = null;
+let sync = null;
+let lost = null;
 
 const ops = {
   async open({ name, durability, lockTimeout }) {
@@ -223,6 +225,33 @@ const ops = {
       }
     }
     return results;
+  },
+  // Sync (tests/browser/sync.test.js): the open store drives a session on
+  // the relay at `relay`; "lost" events are kept for syncLost.
+  syncStart({ relay }) {
+    lost = null;
+    sync = api.startSync(store, { relay, batch: 3 });
+    sync.on("lost", (e) => { lost = e; });
+    return { session: sync.session };
+  },
+  async syncSettled() {
+    return { acked: await sync.settled(), state: sync.state, head: store.head };
+  },
+  async syncLost() {
+    while (!lost && sync.state !== "lost") await new Promise((r) => setTimeout(r, 10));
+    return { event: lost, id: store.id, origin: store.origin, head: store.head, state: sync.state };
+  },
+  async syncStop() {
+    await sync.stop();
+  },
+  async pullSession({ relay, name }) {
+    await deleteStore({ backend: "opfs", name });
+    store = await api.pullSession({ relay }, { backend: "opfs", name });
+    items = store.object({ type: "t" }).table(Items);
+    return { id: store.id, head: store.head, fingerprint: await store.fingerprint() };
+  },
+  async fingerprint() {
+    return { fingerprint: await store.fingerprint(), head: store.head, id: store.id };
   },
   // An OPFS replica given `batches`, closed, reopened: its head and
   // fingerprint after each, and what a diverging batch then answers.

@@ -1,0 +1,626 @@
+// The sync driver and pullSession (design.md, "Sync: a driver, a relay,
+// replicas"; the relay protocol in docs/formats.md, "The relay protocol").
+//
+// startSync(store, { relay }) makes the store its session's driver: it takes
+// the relay's lease, then uploads the outbox in batches, several in flight,
+// each resubmitted until acknowledged, and trims the outbox only up to what
+// the relay acknowledged. Before each batch it uploads the blobs not yet
+// uploaded. When its lease is taken over (a push or heartbeat answers
+// `fenced`), the store splits off as a separate session (Store::Split): a new
+// id, its origin { id, seq } recorded. pullSession downloads a session into
+// a new local store (a replica promoted to a driver's store, Store::Promote).
+//
+// Runtime-neutral: it talks to the relay only through `fetch` (an option, so
+// tests pass an in-process relay or a fault-injecting wrapper).
+
+import { ErrorCodes, invalidArgs, StoreError, unwrap } from "./errors.js";
+import { encodeJson, parseJsonExact } from "./encode.js";
+import { describe } from "./schema.js";
+import { storeInternals, makeStore } from "./store.js";
+import { openCore } from "./open.js";
+import { makeBlobs } from "./blobs.js";
+
+const STATES = ["connecting", "driving", "offline", "lost"];
+const retryMin = 50;     // ms, the first backoff while offline
+const retryMax = 5000;   // ms, the longest
+const pullLimit = 500;   // commits per pull
+
+/** The relay's session URL and its base, from the `relay` option. */
+function parseRelay(relay, id, what) {
+  if (typeof relay !== "string" || relay === "") {
+    throw invalidArgs(`${what}: relay must be the relay's URL ("https://edge.example" or ".../sessions/<id>"), got ${describe(relay)}`);
+  }
+  let url;
+  try { url = new URL(relay); } catch { throw invalidArgs(`${what}: relay is not a URL: ${describe(relay)}`); }
+  const path = url.pathname.replace(/\/+$/, "");
+  const m = /^(.*)\/sessions\/([^/]+)$/.exec(path);
+  const basePath = m ? m[1] : path;
+  const session = m ? decodeURIComponent(m[2]) : id;
+  const base = `${url.origin}${basePath}`;
+  return { base, session };
+}
+
+function sessionUrl(base, session) {
+  return `${base}/sessions/${encodeURIComponent(session)}`;
+}
+
+/**
+ * The relay as a few calls over `fetch`. Each rejects with a StoreError:
+ * the relay's own code for its 4xx answers (fenced, sync/gap, not_found,
+ * ...), with `status`, `body` and `offline: false`; a network failure or a
+ * 5xx is `offline: true` (retry later).
+ */
+function relayClient({ fetch, token }, base) {
+  async function call(session, method, path, body, { raw = false, binary = null } = {}) {
+    const headers = {};
+    const tok = typeof token === "function" ? await token() : token;
+    if (tok) headers.authorization = `Bearer ${tok}`;
+    let payload;
+    if (binary) {
+      payload = binary;
+      headers["content-type"] = "application/octet-stream";
+    } else if (body !== undefined) {
+      payload = encodeJson(body, "relay request");
+      headers["content-type"] = "application/json";
+    }
+    let res;
+    try {
+      res = await fetch(new Request(`${sessionUrl(base, session)}${path}`, { method, headers, body: payload }));
+    } catch (e) {
+      // No code fits a network failure better: the call's outcome is unknown.
+      const err = new StoreError(ErrorCodes.StorageFailed, `relay: ${method} ${path || "/"} could not reach the relay: ${e?.message ?? e}`, { cause: e });
+      err.offline = true;
+      throw err;
+    }
+    if (res.ok) {
+      if (method === "HEAD" || method === "PUT") return { status: res.status };
+      if (raw) return new Uint8Array(await res.arrayBuffer());
+      const text = await res.text();
+      try {
+        return parseJsonExact(text);
+      } catch (e) {
+        const err = new StoreError(ErrorCodes.InvalidArgs, `relay: ${method} ${path || "/"} answered ${res.status} with a body that is not JSON: ${text.slice(0, 80)}`, { cause: e });
+        err.offline = true;  // a proxy's page, say: try again later
+        throw err;
+      }
+    }
+    let body2 = null;
+    try { body2 = JSON.parse(await res.text()); } catch { /* no JSON body */ }
+    const e = body2?.error;
+    const code = typeof e?.code === "string" ? e.code : res.status === 404 ? ErrorCodes.NotFound : ErrorCodes.InvalidArgs;
+    const err = new StoreError(code, `relay: ${method} ${path || "/"} answered ${res.status}: ${e?.message ?? res.statusText ?? ""}`);
+    err.status = res.status;
+    err.body = e ?? null;
+    err.offline = res.status >= 500 || res.status === 408 || res.status === 429;
+    throw err;
+  }
+  return {
+    info: (s) => call(s, "GET", ""),
+    lease: (s, body) => call(s, "POST", "/lease", body),
+    push: (s, epoch, batch) => call(s, "POST", "/push", { epoch, batch }),
+    pull: (s, after, limit) => call(s, "GET", `/pull?after=${after}&limit=${limit}`),
+    hasBlob: async (s, hash) => {
+      try {
+        await call(s, "HEAD", `/blobs/${hash}`);
+        return true;
+      } catch (e) {
+        if (e.status === 404) return false;
+        throw e;
+      }
+    },
+    putBlob: (s, hash, bytes) => call(s, "PUT", `/blobs/${hash}`, undefined, { binary: bytes }),
+    getBlob: (s, hash) => call(s, "GET", `/blobs/${hash}`, undefined, { raw: true }),
+    listBlobs: (s, after) => call(s, "GET", `/blobs?limit=1000${after ? `&after=${after}` : ""}`),
+  };
+}
+
+function checkFetch(fetch, what) {
+  const f = fetch ?? globalThis.fetch;
+  if (typeof f !== "function") throw invalidArgs(`${what}: fetch must be a function like globalThis.fetch, got ${describe(fetch)}`);
+  return f;
+}
+
+function checkToken(token, what) {
+  if (token !== undefined && typeof token !== "string" && typeof token !== "function") {
+    throw invalidArgs(`${what}: token must be a string or a function returning one, got ${describe(token)}`);
+  }
+}
+
+/** A record as comparable text (the same parse on both sides). */
+const recordText = (r) => encodeJson(r, "record");
+
+const sleep = (ms, signal) => new Promise((resolve) => {
+  const t = setTimeout(resolve, ms);
+  signal.push(() => { clearTimeout(t); resolve(); });
+});
+
+/**
+ * Makes `store` its session's driver on the relay (see the file comment).
+ * Options: `relay` (the relay's URL, or a session's URL `.../sessions/<id>`;
+ * the session is the store's id otherwise), `parallel` (batches in flight,
+ * default 4), `batch` (commits per push, default 100), `fetch`, `token` (a
+ * string or a function giving one, sent as `Authorization: Bearer`),
+ * `device` (this device's id for the lease; random by default).
+ *
+ * @example
+ * const sync = startSync(store, { relay: "https://edge.example", parallel: 4 });
+ * await sync.settled();
+ * await sync.stop();
+ */
+export function startSync(store, options) {
+  const what = "startSync";
+  const { sync: core, queue } = storeInternals(store);
+  if (options === null || typeof options !== "object") {
+    throw invalidArgs(`${what}: options must be { relay, parallel?, fetch?, token?, device? }, got ${describe(options)}`);
+  }
+  const { relay, parallel = 4, batch: batchSize = 100, token, device = globalThis.crypto.randomUUID() } = options;
+  const fetch = checkFetch(options.fetch, what);
+  checkToken(token, what);
+  if (!Number.isSafeInteger(parallel) || parallel < 1 || parallel > 64) throw invalidArgs(`${what}: parallel must be an integer from 1 to 64, got ${describe(parallel)}`);
+  if (!Number.isSafeInteger(batchSize) || batchSize < 1 || batchSize > 10000) throw invalidArgs(`${what}: batch must be an integer from 1 to 10000, got ${describe(batchSize)}`);
+  if (typeof device !== "string" || device === "") throw invalidArgs(`${what}: device must be a non-empty string, got ${describe(device)}`);
+  const parsed = parseRelay(relay, store.id, what);
+  const { base } = parsed;
+  let session = parsed.session;
+  // A store that split off the session the URL names syncs its own.
+  const split = store.origin;
+  if (split && split.id === session && store.id !== session) session = store.id;
+  const client = relayClient({ fetch: fetch.bind(globalThis), token }, base);
+  if (core.running) throw invalidArgs(`${what}: this store already has a running sync; stop it first`);
+  core.running = true;
+
+  let state = "connecting";
+  let acked = 0;
+  let epoch = 0;
+  let expires = 0;
+  let stopped = false;
+  let failure = null;           // a fatal error: the sync stopped by itself
+  let next = 0;                 // the `from` of the next batch to read
+  const inflight = new Set();   // promises of pushes
+  const uploaded = new Set();   // blob hashes the relay has
+  const waiters = [];           // settled(): { target, resolve, reject }
+  const listeners = { lost: new Set(), state: new Set(), error: new Set() };
+  const wakers = [];            // sleeps to cut short (stop, a new commit)
+  let heartbeat = null;
+  let wakeUp = null;            // resolves the idle wait
+  let delay = retryMin;
+  // Until the lease is taken and the store agrees with the relay (or the
+  // first attempt finds the relay unreachable), commits wait: a commit made
+  // before a power loss's batches are pulled back would fork the seqs.
+  queue.hold();
+  let startHold = true;
+  const releaseStart = () => {
+    if (!startHold) return;
+    startHold = false;
+    queue.release();
+  };
+
+  const emit = (event, value) => {
+    for (const fn of [...listeners[event]]) {
+      try { fn(value); } catch (e) { globalThis.reportError ? globalThis.reportError(e) : console.error(e); }
+    }
+  };
+  const setState = (s) => {
+    if (s === state) return;
+    state = s;
+    emit("state", s);
+  };
+  const wakeAll = () => {
+    for (const w of wakers.splice(0)) w();
+    if (wakeUp) { const w = wakeUp; wakeUp = null; w(); }
+  };
+  const unlisten = core.onCommit(() => wakeAll());
+
+  const settle = () => {
+    for (let i = waiters.length - 1; i >= 0; i--) {
+      const w = waiters[i];
+      if (acked >= w.target) { waiters.splice(i, 1); w.resolve(acked); }
+      else if (failure || stopped || state === "lost") { waiters.splice(i, 1); w.reject(failure ?? new StoreError(ErrorCodes.Closed, state === "lost" ? "sync: the lease was lost; the store is now a separate session" : "sync: stopped")); }
+    }
+  };
+
+  const ack = async (to) => {
+    if (to <= acked) return;
+    acked = to;
+    settle();
+    try { await store.outbox.trim(acked); } catch (e) { if (!stopped) fail(e); }
+  };
+
+  function fail(e) {
+    if (failure || stopped) return;
+    failure = e;
+    setState("offline");
+    emit("error", e);
+    settle();
+    wakeAll();
+  }
+
+  // The relay answered fenced: another device drives the session now.
+  function lose(from) {
+    if (state === "lost" || stopped) return;
+    const origin = from ?? { id: session, seq: acked };
+    const id = globalThis.crypto.randomUUID();
+    try {
+      core.split(id, origin);
+    } catch (e) {
+      fail(e);
+      return;
+    }
+    setState("lost");
+    clearTimeout(heartbeat);
+    settle();
+    wakeAll();
+    emit("lost", { id, origin });
+  }
+
+  const running = () => !stopped && !failure && state !== "lost";
+
+  // Runs `fn` until it succeeds; offline answers back off and retry.
+  async function retry(fn) {
+    for (;;) {
+      if (!running()) throw new StoreError(ErrorCodes.Closed, "sync: stopped");
+      try {
+        const v = await fn();
+        if (state === "offline" || state === "connecting") setState(epoch ? "driving" : state);
+        delay = retryMin;
+        return v;
+      } catch (e) {
+        if (!e?.offline) throw e;
+        releaseStart();
+        setState("offline");
+        await sleep(delay * (0.5 + Math.random()), wakers);
+        delay = Math.min(retryMax, delay * 2);
+      }
+    }
+  }
+
+  function scheduleHeartbeat() {
+    clearTimeout(heartbeat);
+    if (!running()) return;
+    const ms = Math.max(100, Math.min(30000, (expires - Date.now()) / 3));
+    heartbeat = setTimeout(async () => {
+      try {
+        const r = await client.lease(session, { op: "heartbeat", epoch });
+        expires = r.expires ?? expires;
+        if (state === "offline" && !failure) setState("driving");
+      } catch (e) {
+        if (e?.code === ErrorCodes.Fenced) return lose();
+        if (e?.offline) setState("offline");
+      }
+      scheduleHeartbeat();
+    }, ms);
+    heartbeat.unref?.();
+  }
+
+  // Every blob the store holds and the relay does not yet: before a batch
+  // that could name one of them goes up.
+  async function uploadBlobs() {
+    let after;
+    for (;;) {
+      const page = await store.blobs.list(after === undefined ? {} : { after });
+      for (const hash of page.hashes) {
+        if (uploaded.has(hash)) continue;
+        if (!(await retry(() => client.hasBlob(session, hash)))) {
+          const bytes = await store.blobs.get(hash);
+          await retry(() => client.putBlob(session, hash, bytes));
+        }
+        uploaded.add(hash);
+      }
+      if (!page.next) return;
+      after = page.next;
+    }
+  }
+
+  // The relay's records after `after` up to `to`, batch by batch, from
+  // session `from` (the origin of a split-off store, or this session).
+  async function* pulled(from, after, to) {
+    while (after < to) {
+      const b = await retry(() => client.pull(from, after, Math.min(pullLimit, to - after)));
+      if (b.to <= after || b.from !== after) {
+        throw new StoreError(ErrorCodes.SyncGap, `sync: the relay's session ${from} answered a pull after ${after} with ${b.from}..${b.to}`);
+      }
+      const part = b.to > to ? { from: b.from, to, commits: b.commits.filter((c) => c.seq <= to) } : b;
+      yield part;
+      after = part.to;
+    }
+  }
+
+  // The records both the store and the relay's session hold must be the
+  // same, else the store forked (it went on committing after another device
+  // took the session over): it splits off. Compares the seqs up to
+  // min(H, head) not compared yet; false when it split.
+  let compared = 0;
+  async function compare(H) {
+    const first = await store.outbox.read(0, 1);
+    const head = store.head;
+    const T = first.commits.length ? first.from : head;  // trimmed up to T
+    // A split-off store trimmed its origin's records: the session's records
+    // up to origin.seq must be the origin session's (someone may have
+    // pulled the new session while it was still empty and driven it).
+    const origin = core.origin();
+    if (origin && origin.id !== session && compared === 0) {
+      const upTo = Math.min(H, origin.seq, T);
+      for await (const b of pulled(session, 0, upTo)) {
+        const theirs = [];
+        for await (const o of pulled(origin.id, b.from, b.to)) theirs.push(...o.commits);
+        for (let k = 0; k < b.commits.length; k++) {
+          if (recordText(b.commits[k]) !== recordText(theirs[k])) {
+            // Not this store's session: it splits again, from the same origin.
+            lose({ id: origin.id, seq: origin.seq });
+            return false;
+          }
+        }
+      }
+    }
+    const from = Math.max(T, compared);
+    const upTo = Math.min(H, head);
+    if (from >= upTo) return true;
+    let mine = await store.outbox.read(from, Math.min(pullLimit, upTo - from));
+    let k = 0;
+    for await (const b of pulled(session, from, upTo)) {
+      for (const r of b.commits) {
+        while (k >= mine.commits.length) { mine = await store.outbox.read(mine.to, Math.min(pullLimit, upTo - mine.to)); k = 0; }
+        const m = mine.commits[k++];
+        if (m.seq !== r.seq || recordText(m) !== recordText(r)) {
+          acked = r.seq - 1;
+          lose();
+          return false;
+        }
+      }
+    }
+    compared = upTo;
+    return true;
+  }
+
+  // After taking the lease: the store agrees with the relay's session (see
+  // compare), the relay's newer records (a power loss) are pulled back, and
+  // a split-off store's new session gets its origin's records first.
+  async function reconcile(H) {
+    if (!(await compare(H))) return false;
+    const first = await store.outbox.read(0, 1);
+    const head = store.head;
+    const T = first.commits.length ? first.from : head;  // trimmed up to T
+    if (H < T) {
+      // The relay's session lacks records this store has trimmed: only a
+      // split-off store's new session may, and then its origin has them.
+      const origin = core.origin();
+      if (!origin || origin.seq < T) {
+        throw new StoreError(ErrorCodes.SyncGap, `sync: the relay's session ${session} ends at seq ${H}, before this store's outbox (trimmed up to ${T}); it cannot continue there`);
+      }
+      await uploadBlobs();
+      for await (const b of pulled(origin.id, H, origin.seq)) {
+        await retry(() => client.push(session, epoch, b));
+      }
+      H = origin.seq;
+    }
+    if (H > head) {
+      // A power loss: the relay acknowledged commits this store lost. Pull
+      // them back, holding the commit queue so nothing commits in between.
+      queue.hold();
+      let blobsPulled = false;
+      try {
+        for await (const b of pulled(session, head, H)) {
+          if (!running()) return false;
+          const pulledHead = store.head;
+          if (pulledHead !== b.from) throw new StoreError(ErrorCodes.SyncGap, `sync: the store moved to ${pulledHead} while pulling back ${b.from}..${b.to}`);
+          if (!blobsPulled) {
+            await downloadBlobs(client, session, store.blobs, retry);
+            blobsPulled = true;
+          }
+          core.restoreBatch(b);
+        }
+      } finally {
+        queue.release();
+      }
+    }
+    next = H;
+    await ack(Math.max(H, acked));
+    return true;
+  }
+
+  // One batch, resubmitted until acknowledged.
+  async function send(b) {
+    for (;;) {
+      if (!running()) return;
+      try {
+        const r = await retry(() => client.push(session, epoch, b));
+        await ack(Math.max(b.to, Math.min(r.head ?? 0, store.head)));
+        return;
+      } catch (e) {
+        if (!running()) return;
+        if (e?.code === ErrorCodes.Fenced) return lose();
+        if (e?.code === ErrorCodes.SyncGap) {
+          // An earlier batch has not landed yet (it is in flight or being
+          // resubmitted). A relay behind what it acknowledged lost data.
+          const relayHead = e.body?.head;
+          if (typeof relayHead === "number" && relayHead < acked) {
+            return fail(new StoreError(ErrorCodes.SyncGap, `sync: the relay's head ${relayHead} is behind what it acknowledged (${acked})`));
+          }
+          if (acked >= b.from) continue;
+          await sleep(retryMin, wakers);
+          continue;
+        }
+        if (e?.code === ErrorCodes.Limit && e.status === 413 && b.commits.length > 1) {
+          // Too large for the relay in one body: in two halves, in order.
+          const mid = Math.ceil(b.commits.length / 2);
+          const left = { from: b.from, to: b.commits[mid - 1].seq, commits: b.commits.slice(0, mid) };
+          await send(left);
+          if (running()) await send({ from: left.to, to: b.to, commits: b.commits.slice(mid) });
+          return;
+        }
+        if (e?.code === ErrorCodes.NotFound) {
+          // A blob went missing on the relay: upload again, then resubmit.
+          uploaded.clear();
+          try { await uploadBlobs(); } catch (e2) { return fail(e2); }
+          continue;
+        }
+        return fail(e);
+      }
+    }
+  }
+
+  async function drive() {
+    while (running()) {
+      if (inflight.size < parallel && next < store.head) {
+        const b = await store.outbox.read(next, batchSize);
+        if (b.from !== next || b.commits.length === 0) {
+          return fail(new StoreError(ErrorCodes.SyncGap, `sync: the outbox has no records after seq ${next} (trimmed up to ${b.from})`));
+        }
+        next = b.to;
+        await uploadBlobs();
+        const p = send(b).finally(() => { inflight.delete(p); wakeAll(); });
+        inflight.add(p);
+        continue;
+      }
+      await new Promise((resolve) => {
+        wakeUp = resolve;
+        if (!running() || (inflight.size < parallel && next < store.head)) { wakeUp = null; resolve(); }
+      });
+    }
+  }
+
+  async function run() {
+    try {
+      // Compared before taking the lease, so that a forked store never
+      // fences the session's rightful driver.
+      const info = await retry(() => client.info(session));
+      if (!(await compare(info.head))) return;
+      const lease = await retry(() => client.lease(session, { op: "take", device }));
+      epoch = lease.epoch;
+      expires = lease.expires ?? Date.now() + 30000;
+      scheduleHeartbeat();
+      const agreed = await reconcile(lease.head);
+      releaseStart();
+      if (!agreed) return;
+      setState("driving");
+      await drive();
+    } catch (e) {
+      if (running()) {
+        if (e?.code === ErrorCodes.Fenced) lose();
+        else fail(e);
+      }
+    } finally {
+      releaseStart();
+    }
+  }
+
+  const done = run();
+
+  const sync = {
+    /** "connecting" | "driving" | "offline" | "lost" */
+    get state() { return state; },
+    /** The highest seq the relay acknowledged. */
+    get acked() { return acked; },
+    /** The relay session this sync drives. */
+    get session() { return session; },
+    /** The lease epoch this sync holds (0 before it took it). */
+    get epoch() { return epoch; },
+    /** The error that stopped the sync by itself, or null. */
+    get error() { return failure; },
+    /**
+     * Resolves (to the acked seq) once everything committed so far is
+     * acknowledged; rejects when the sync stops, fails or loses the lease
+     * first.
+     */
+    settled() {
+      const target = store.head;
+      return new Promise((resolve, reject) => {
+        waiters.push({ target, resolve, reject });
+        settle();
+      });
+    },
+    /** Listens to "lost" ({ id, origin }), "state" (the new state) or "error"; returns a function that stops listening. */
+    on(event, fn) {
+      if (!listeners[event]) throw invalidArgs(`sync.on: event must be "lost", "state" or "error", got ${describe(event)}`);
+      if (typeof fn !== "function") throw invalidArgs(`sync.on: the listener must be a function, got ${describe(fn)}`);
+      listeners[event].add(fn);
+      return () => listeners[event].delete(fn);
+    },
+    /** Stops uploading and releases the lease (when it still holds it). */
+    async stop() {
+      if (stopped) return done;
+      const held = running() && epoch > 0;
+      stopped = true;
+      clearTimeout(heartbeat);
+      unlisten();
+      wakeAll();
+      settle();
+      await done;
+      await Promise.allSettled([...inflight]);
+      core.running = false;
+      if (held) {
+        try { await client.lease(session, { op: "release", epoch }); } catch { /* offline or fenced: the lease expires */ }
+      }
+    },
+  };
+  // A failed or lost sync frees the store for a new one.
+  done.then(() => { if (!running()) { unlisten(); core.running = false; clearTimeout(heartbeat); } });
+  return sync;
+}
+
+/**
+ * Every blob of the relay's session that `local` (a blobs API with has and
+ * putWithHash) lacks, downloaded and checked against its hash. The relay
+ * holds a blob before any batch that names it, so after reading the head,
+ * this covers every blob the commits up to that head name.
+ */
+async function downloadBlobs(client, session, local, retry = (fn) => fn()) {
+  let after;
+  for (;;) {
+    const page = await retry(() => client.listBlobs(session, after));
+    for (const hash of page.hashes) {
+      if (await local.has(hash)) continue;
+      const bytes = await retry(() => client.getBlob(session, hash));
+      await local.putWithHash(hash, bytes);
+    }
+    if (!page.next) return;
+    after = page.next;
+  }
+}
+
+/**
+ * Downloads a relay's session into a new local store and opens it, with a
+ * runtime's loader (each package root binds it as `pullSession`). `remote`
+ * is `{ relay, fetch?, token? }` (relay: the session's URL
+ * `.../sessions/<id>`); `openOptions` are openStore's. The store has the
+ * session's id and head, every table and document, every blob the relay
+ * holds for the session, and can continue the session with its own startSync.
+ *
+ * @example
+ * const store = await pullSessionWith(nodeRuntime, { relay: "https://edge.example/sessions/42" }, { backend: "memory" });
+ */
+export async function pullSessionWith(runtime, remote, openOptions) {
+  const what = "pullSession";
+  if (remote === null || typeof remote !== "object") throw invalidArgs(`${what}: the first argument must be { relay, fetch?, token? }, got ${describe(remote)}`);
+  if (openOptions === null || typeof openOptions !== "object") throw invalidArgs(`${what}: openOptions must be an object such as { backend: "memory" }, got ${describe(openOptions)}`);
+  const fetch = checkFetch(remote.fetch, what);
+  checkToken(remote.token, what);
+  const { base, session } = parseRelay(remote.relay, undefined, what);
+  if (session === undefined) throw invalidArgs(`${what}: relay must name the session (".../sessions/<id>"), got ${describe(remote.relay)}`);
+  const client = relayClient({ fetch: fetch.bind(globalThis), token: remote.token }, base);
+  const info = await client.info(session);
+  const target = info.head;
+  const { core, session: held, blobs } = await openCore(runtime, { ...openOptions, id: session }, what, { replica: true });
+  const closeCore = () => {
+    try { core.close(); } catch { /* closing anyway */ }
+    try { core.delete(); } catch { /* already freed */ }
+    try { held?.release(); } catch { /* released anyway */ }
+  };
+  try {
+    const answer = (s) => unwrap(s);
+    const localBlobs = makeBlobs(blobs.backend, { sha256: blobs.sha256, prefix: what, writable: false, checkOpen() {} });
+    let head = Number(answer(core.head()));
+    await downloadBlobs(client, session, localBlobs);
+    while (head < target) {
+      const b = await client.pull(session, head, pullLimit);
+      if (b.from !== head || b.to <= head) throw new StoreError(ErrorCodes.SyncGap, `${what}: the relay answered a pull after ${head} with ${b.from}..${b.to}`);
+      head = JSON.parse(answer(core.applyBatch(encodeJson(b, "batch")))).head;
+    }
+    answer(core.promote());
+    const store = makeStore(core, { id: session, head }, held, { blobs, archive: runtime.archive });
+    return store;
+  } catch (e) {
+    closeCore();
+    throw e;
+  }
+}

@@ -1,0 +1,327 @@
+// The sync driver and pullSession in Node against the relay in process
+// (createRelay on memory replicas, read through its protocol): a store drives a
+// session (batches in flight, the outbox trimmed only up to what was
+// acknowledged, blobs before the batch naming them), a second device pulls
+// the session and continues it while the first splits off with its origin
+// and syncs to a new relay session, a fault-injecting fetch that drops,
+// delays and duplicates requests and responses, and a power loss after
+// upload (the driver pulls its own batches back; its seqs never fork).
+
+import assert from "node:assert/strict";
+import { copyFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+
+import { defineTable, int, openStore, pullSession, startSync, str } from "../../js/index.js";
+import { rejectsWith, tempDir } from "./helpers.js";
+import { faultyFetch, memoryRelay, origin as base, relayFingerprint, relayHasBlob, relayInfo, relayRecords } from "./sync-helpers.js";
+
+const Items = defineTable("items", { version: 1, columns: { id: int(), text: str(), file: str({ default: "" }) }, key: ["id"] });
+
+let dir;
+const filePath = (name) => join((dir ??= tempDir("onestore-sync-")), name);
+
+async function put(store, rows) {
+  const notes = store.object({ type: "notes" });
+  const items = notes.table(Items);
+  await notes.tx(async (tx) => {
+    for (const r of rows) await tx.put(items, r);
+  });
+}
+
+
+describe("startSync", () => {
+  test("drives a session: every commit reaches the relay, the outbox is trimmed only up to what was acknowledged, and new commits wake it", async () => {
+    const relay = memoryRelay();
+    const pushes = [];
+    const fetch = async (request) => {
+      const body = request.url.endsWith("/push") ? await request.clone().json() : null;
+      const response = await relay.fetch(request);
+      if (body && response.ok) pushes.push([body.batch.from, body.batch.to]);
+      return response;
+    };
+    const store = await openStore({ backend: "memory" });
+    for (let i = 0; i < 10; i++) await put(store, [{ id: i, text: `row ${i}` }]);
+    const sync = startSync(store, { relay: base, fetch, parallel: 3, batch: 2 });
+    assert.equal(sync.state, "connecting");
+    // Seq 1 is the table's record, then one commit per put.
+    assert.equal(await sync.settled(), 11);
+    assert.equal(sync.state, "driving");
+    assert.equal(sync.acked, 11);
+    assert.equal((await relayInfo(relay, store.id)).head, 11);
+    assert.equal(await relayFingerprint(relay, store.id), await store.fingerprint());
+    assert.deepEqual((await store.outbox.read(0, 100)).commits, []);
+    // Batches of two: six pushes, each applied once.
+    assert.deepEqual(pushes.sort((x, y) => x[0] - y[0]), [[0, 2], [2, 4], [4, 6], [6, 8], [8, 10], [10, 11]]);
+    // A commit after settling wakes the driver.
+    await put(store, [{ id: 99, text: "later" }]);
+    assert.equal(await sync.settled(), 12);
+    assert.equal((await relayInfo(relay, store.id)).head, 12);
+    await sync.stop();
+    assert.equal((await relayInfo(relay, store.id)).driver, null, "stop released the lease");
+    await store.close();
+  });
+
+  test("uploads every blob before the batch that could name it", async () => {
+    const relay = memoryRelay();
+    const order = [];
+    const fetch = (url) => {
+      order.push(`${url.method} ${new URL(url.url).pathname.replace(/^\/sessions\/[^/]+/, "")}`);
+      return relay.fetch(url);
+    };
+    const store = await openStore({ backend: "memory" });
+    const hash = await store.blobs.put(new TextEncoder().encode("attachment"));
+    await put(store, [{ id: 1, text: "with a file", file: hash }]);
+    const sync = startSync(store, { relay: base, fetch });
+    await sync.settled();
+    const firstPush = order.indexOf("POST /push");
+    const blobPut = order.indexOf(`PUT /blobs/${hash}`);
+    assert.ok(blobPut >= 0 && blobPut < firstPush, order.join(", "));
+    assert.ok(await relayHasBlob(relay, store.id, hash));
+    await sync.stop();
+    await store.close();
+  });
+
+  test("splits a batch the relay finds too large (413 limit) and fails on one commit that is", async () => {
+    const relay = memoryRelay({ maxBody: 4096 });
+    const store = await openStore({ backend: "memory" });
+    for (let i = 0; i < 12; i++) await put(store, [{ id: i, text: "x".repeat(900) }]);
+    const sync = startSync(store, { relay: base, fetch: relay.fetch, batch: 12 });
+    assert.equal(await sync.settled(), 13);
+    assert.equal(await relayFingerprint(relay, store.id), await store.fingerprint());
+    await put(store, [{ id: 99, text: "y".repeat(5000) }]);
+    await rejectsWith(sync.settled(), "limit", ["413"]);
+    assert.equal(sync.error.code, "limit");
+    assert.equal(sync.state, "offline");
+    await sync.stop();
+    await store.close();
+  });
+
+  test("refuses bad options with invalid/args naming the value", async () => {
+    const store = await openStore({ backend: "memory" });
+    assert.throws(() => startSync(store, { relay: 42 }), (e) => e.code === "invalid/args" && /42/.test(e.message));
+    assert.throws(() => startSync(store, { relay: "not a url" }), (e) => e.code === "invalid/args" && /not a url/.test(e.message));
+    assert.throws(() => startSync(store, { relay: base, parallel: 0 }), (e) => e.code === "invalid/args" && /parallel/.test(e.message));
+    assert.throws(() => startSync(store, { relay: base, fetch: "no" }), (e) => e.code === "invalid/args" && /fetch/.test(e.message));
+    assert.throws(() => startSync({}, { relay: base }), (e) => e.code === "invalid/args");
+    await rejectsWith(pullSession({ relay: base }, { backend: "memory" }), "invalid/args", ["sessions"]);
+    await store.close();
+  });
+
+  test("gets every commit to the relay exactly once through a fetch that drops, delays and duplicates requests and responses", async () => {
+    for (const seed of [1, 2, 3]) {
+      const relay = memoryRelay();
+      const fetch = faultyFetch(relay.fetch, { seed, drop: 0.2, lose: 0.2, dup: 0.2 });
+      const store = await openStore({ backend: "memory" });
+      const sync = startSync(store, { relay: base, fetch, parallel: 4, batch: 3 });
+      for (let i = 0; i < 40; i++) await put(store, [{ id: i % 7, text: `v${i}` }]);
+      assert.equal(await sync.settled(), 41);
+      fetch.heal();
+      assert.equal((await relayInfo(relay, store.id)).head, 41);
+      assert.equal(await relayFingerprint(relay, store.id), await store.fingerprint());
+      // The relay holds each seq once, in order, as the store recorded it.
+      const served = await relayRecords(relay, store.id);
+      assert.deepEqual(served.map((c) => c.seq), Array.from({ length: 41 }, (_, i) => i + 1));
+      assert.ok(fetch.log.dropped + fetch.log.lost + fetch.log.duplicated > 0, JSON.stringify(fetch.log));
+      await sync.stop();
+      await store.close();
+    }
+  });
+});
+
+describe("pullSession and losing the lease", () => {
+  test("a second device pulls the session and continues it; the first splits off with its origin and syncs to a new relay session", async () => {
+    const relay = memoryRelay();
+    const a = await openStore({ backend: "sqlite", path: filePath("a.sqlite") });
+    const session = a.id;
+    const hash = await a.blobs.put(new TextEncoder().encode("shared file"));
+    const unnamed = await a.blobs.put(new TextEncoder().encode("a blob no row names"));
+    await put(a, [{ id: 1, text: "one", file: hash }, { id: 2, text: "two" }]);
+    const syncA = startSync(a, { relay: base, fetch: relay.fetch });
+    await syncA.settled();
+
+    const b = await pullSession({ relay: `${base}/sessions/${session}`, fetch: relay.fetch }, { backend: "sqlite", path: filePath("b.sqlite") });
+    assert.equal(b.id, session);
+    assert.equal(b.head, a.head);
+    assert.equal(b.origin, null);
+    assert.equal(await b.fingerprint(), await a.fingerprint());
+    assert.equal(new TextDecoder().decode(await b.blobs.get(hash)), "shared file");
+    assert.equal(new TextDecoder().decode(await b.blobs.get(unnamed)), "a blob no row names");
+    // B is an owner's store: it commits, and its sync takes the session over.
+    await put(b, [{ id: 3, text: "from b" }]);
+    assert.equal(b.head, 3);
+    const lost = new Promise((resolve) => syncA.on("lost", resolve));
+    const syncB = startSync(b, { relay: base, fetch: relay.fetch });
+    assert.equal(await syncB.settled(), 3);
+
+    // A commits on; its push is fenced: A becomes a separate session.
+    await put(a, [{ id: 4, text: "from a after the takeover" }]);
+    const event = await lost;
+    assert.notEqual(event.id, session);
+    assert.deepEqual(event.origin, { id: session, seq: 2 });
+    assert.equal(syncA.state, "lost");
+    assert.equal(a.id, event.id);
+    assert.deepEqual(a.origin, { id: session, seq: 2 });
+    await rejectsWith(syncA.settled(), "closed", ["lost"]);
+    // Nothing is lost on either side: A keeps its commit, B's session goes on.
+    assert.equal(a.head, 3);
+    await put(b, [{ id: 5, text: "b goes on" }]);
+    await syncB.settled();
+    assert.equal(await relayFingerprint(relay, session), await b.fingerprint());
+    assert.ok(!JSON.stringify(await relayRecords(relay, session)).includes("after the takeover"));
+
+    // A's sync, restarted, goes to a new relay session: its origin's records
+    // first (pulled from the original session), then its own.
+    const again = startSync(a, { relay: base, fetch: relay.fetch });
+    assert.equal(again.session, event.id);
+    assert.equal(await again.settled(), 3);
+    assert.equal(await relayFingerprint(relay, event.id), await a.fingerprint());
+    assert.ok(await relayHasBlob(relay, event.id, hash));
+    await again.stop();
+    await syncB.stop();
+
+    // The split is durable: reopened, A keeps its new id and origin.
+    await a.close();
+    const reopened = await openStore({ backend: "sqlite", path: filePath("a.sqlite") });
+    assert.equal(reopened.id, event.id);
+    assert.deepEqual(reopened.origin, { id: session, seq: 2 });
+    await reopened.close();
+    // So is the promotion: B reopens as an owner's store of the session.
+    await b.close();
+    const b2 = await openStore({ backend: "sqlite", path: filePath("b.sqlite") });
+    assert.equal(b2.id, session);
+    assert.equal(b2.head, 4);
+    await put(b2, [{ id: 6, text: "after reopening" }]);
+    assert.equal(b2.head, 5);
+    await b2.close();
+  });
+
+  test("a store that went on committing after a takeover splits off when its sync starts again, without fencing the new driver", async () => {
+    const relay = memoryRelay();
+    const a = await openStore({ backend: "memory" });
+    const session = a.id;
+    await put(a, [{ id: 1, text: "one" }]);
+    const syncA = startSync(a, { relay: base, fetch: relay.fetch });
+    await syncA.settled();
+    await syncA.stop();
+    const b = await pullSession({ relay: `${base}/sessions/${session}`, fetch: relay.fetch }, { backend: "memory" });
+    const syncB = startSync(b, { relay: base, fetch: relay.fetch });
+    await put(b, [{ id: 2, text: "b's seq 3" }]);
+    await syncB.settled();
+    // A, offline meanwhile, made its own seq 3.
+    await put(a, [{ id: 2, text: "a's seq 3" }]);
+    const again = startSync(a, { relay: `${base}/sessions/${session}`, fetch: relay.fetch });
+    const event = await new Promise((resolve) => again.on("lost", resolve));
+    assert.deepEqual(event.origin, { id: session, seq: 2 });
+    assert.deepEqual(a.origin, { id: session, seq: 2 });
+    assert.equal(again.state, "lost");
+    // B still drives: its next commit is accepted.
+    assert.equal((await relayInfo(relay, session)).epoch, syncB.epoch);
+    await put(b, [{ id: 3, text: "b goes on" }]);
+    assert.equal(await syncB.settled(), 4);
+    // A's sync, started again with the old session's URL, goes to its own.
+    const own = startSync(a, { relay: `${base}/sessions/${session}`, fetch: relay.fetch });
+    assert.equal(own.session, a.id);
+    assert.equal(await own.settled(), 3);
+    assert.equal(await relayFingerprint(relay, a.id), await a.fingerprint());
+    await own.stop();
+    await syncB.stop();
+    await a.close();
+    await b.close();
+  });
+
+  test("a split store whose new session another device pulled empty and drove splits again from the same origin instead of forking it", async () => {
+    const relay = memoryRelay();
+    const a = await openStore({ backend: "memory" });
+    const session = a.id;
+    await put(a, [{ id: 1, text: "one" }]);
+    const syncA = startSync(a, { relay: base, fetch: relay.fetch });
+    await syncA.settled();
+    const b = await pullSession({ relay: `${base}/sessions/${session}`, fetch: relay.fetch }, { backend: "memory" });
+    const syncB = startSync(b, { relay: base, fetch: relay.fetch });
+    await syncB.settled();
+    const lost = new Promise((resolve) => syncA.on("lost", resolve));
+    await put(a, [{ id: 2, text: "a after the takeover" }]);
+    const first = await lost;
+    assert.deepEqual(first.origin, { id: session, seq: 2 });
+    // Before A uploads its new session, C pulls it (empty) and drives it.
+    const c = await pullSession({ relay: `${base}/sessions/${first.id}`, fetch: relay.fetch }, { backend: "memory" });
+    assert.equal(c.head, 0);
+    await put(c, [{ id: 9, text: "c's own" }]);
+    const syncC = startSync(c, { relay: base, fetch: relay.fetch });
+    await syncC.settled();
+    // A's sync of its new session finds someone else's records there.
+    const again = startSync(a, { relay: base, fetch: relay.fetch });
+    const second = await Promise.race([
+      new Promise((resolve) => again.on("lost", resolve)),
+      again.settled().then(() => { throw new Error("A's sync pushed its commits onto C's session"); }),
+    ]);
+    assert.notEqual(second.id, first.id);
+    assert.deepEqual(second.origin, { id: session, seq: 2 });
+    assert.equal((await relayInfo(relay, first.id)).epoch, syncC.epoch, "C still drives its session");
+    const own = startSync(a, { relay: base, fetch: relay.fetch });
+    assert.equal(await own.settled(), 3);
+    assert.equal(await relayFingerprint(relay, second.id), await a.fingerprint());
+    await own.stop();
+    await syncB.stop();
+    await syncC.stop();
+    for (const s of [a, b, c]) await s.close();
+  });
+
+  test("pullSession into memory gives the session's tables at the relay's head", async () => {
+    const relay = memoryRelay();
+    const a = await openStore({ backend: "memory" });
+    for (let i = 0; i < 30; i++) await put(a, [{ id: i, text: `r${i}` }]);
+    const sync = startSync(a, { relay: base, fetch: relay.fetch, batch: 7 });
+    await sync.settled();
+    await sync.stop();
+    const b = await pullSession({ relay: `${base}/sessions/${a.id}`, fetch: relay.fetch }, { backend: "memory" });
+    assert.equal(b.head, 31);
+    assert.equal(await b.fingerprint(), await a.fingerprint());
+    const items = b.object({ type: "notes" }).table(Items);
+    assert.equal((await items.get([29])).text, "r29");
+    await b.close();
+    await a.close();
+  });
+});
+
+describe("after a power loss", () => {
+  test("the driver pulls its own acknowledged batches back before going on; its seqs never fork", async () => {
+    const relay = memoryRelay();
+    const path = filePath("p.sqlite");
+    const backup = filePath("p-backup.sqlite");
+    let store = await openStore({ backend: "sqlite", path, durability: "relaxed" });
+    const session = store.id;
+    await put(store, [{ id: 1, text: "one" }]);
+    await put(store, [{ id: 2, text: "two" }]);
+    await store.close();
+    // The file as it was at head 3 (the table's record, two puts): the newer commits are "lost" later.
+    for (const ext of ["", "-wal", "-shm"]) if (existsSync(path + ext)) copyFileSync(path + ext, backup + ext);
+    store = await openStore({ backend: "sqlite", path });
+    await put(store, [{ id: 3, text: "three" }]);
+    await put(store, [{ id: 4, text: "four" }]);
+    let sync = startSync(store, { relay: base, fetch: relay.fetch });
+    assert.equal(await sync.settled(), 5);
+    await sync.stop();
+    const before = await store.fingerprint();
+    await store.close();
+    for (const ext of ["", "-wal", "-shm"]) if (existsSync(backup + ext)) copyFileSync(backup + ext, path + ext);
+
+    store = await openStore({ backend: "sqlite", path });
+    assert.equal(store.id, session);
+    assert.equal(store.head, 3);
+    sync = startSync(store, { relay: base, fetch: relay.fetch });
+    // A commit asked for right away waits for the pull-back: it gets seq 6.
+    await put(store, [{ id: 5, text: "five" }]);
+    assert.equal(store.head, 6);
+    assert.equal(await sync.settled(), 6);
+    assert.equal(sync.state, "driving");
+    assert.equal((await relayInfo(relay, session)).head, 6);
+    assert.equal(await relayFingerprint(relay, session), await store.fingerprint());
+    const items = store.object({ type: "notes" }).table(Items);
+    assert.equal((await items.get([4])).text, "four");
+    assert.notEqual(before, await store.fingerprint());
+    await sync.stop();
+    await store.close();
+  });
+});
