@@ -50,10 +50,10 @@ set(ONESTORE_WASM_SIZE_SOURCES
   src/backends/sqlite/connection.cc
   src/backends/sqlite/mem_file.cc
   src/onestore/status.cc
-  # The embind wrappers of Core (argument and answer handling around the
-  # calls above; the work is in the -O3 files they call) and the durable and
-  # file-system bridges, whose time is the JS on the other side.
-  wasm/bindings.cc
+  # The durable and file-system bridges, whose time is the JS on the other
+  # side. Not wasm/bindings.cc (Core's embind wrappers): at -Os it saved
+  # about 5 KB gzipped and made every call slower (a relaxed file commit,
+  # a get and a page 1.4-2.6x in bench/compare-files.mjs runs).
   wasm/durable_connection.cc
   wasm/js_file_system.cc
 )
