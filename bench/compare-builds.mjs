@@ -57,6 +57,27 @@ async function once(b, out) {
   t = performance.now();
   for (const k of keys) await edits.get(k);
   (out.get ??= []).push((performance.now() - t) / keys.length);
+  // The paths compiled for size (wasm/flags.cmake, ONESTORE_WASM_SIZE_SOURCES):
+  // the store's fingerprint and export, and document commits and loads.
+  t = performance.now();
+  await store.fingerprint();
+  (out.fingerprint20k ??= []).push(performance.now() - t);
+  t = performance.now();
+  for await (const chunk of store.export()) void chunk;
+  (out.export20k ??= []).push(performance.now() - t);
+  const notes = store.object({ type: "docs" });
+  t = performance.now();
+  let doc;
+  for (let i = 0; i < 100; i++) {
+    await notes.tx(async (tx) => {
+      if (i === 0) doc = await tx.documents.create({ kind: "note" }, { title: "t", body: "" });
+      else await tx.documents.change(doc, [{ op: "replace", path: "/body", value: "b".repeat(i) }]);
+    });
+  }
+  (out.docCommit ??= []).push((performance.now() - t) / 100);
+  t = performance.now();
+  for (let i = 0; i < 100; i++) await notes.documents.load(doc);
+  (out.docLoad ??= []).push((performance.now() - t) / 100);
   await store.close();
 
   const db = new b.mod.RawSqlite();

@@ -95,12 +95,12 @@ try {
   const raw = { open: rawWasm, settings: { engine: `onestore's own wasm SQLite ${rawVersion} (RawSqlite, wasm/raw_sqlite.cc)` } };
   const sw = { open: officialWasm, settings: { engine: `@sqlite.org/sqlite-wasm ${swPkg.version} (SQLite ${official.version.libVersion}, oo1 API)` } };
   const bs = { open: betterSqlite, settings: { engine: `better-sqlite3 ${bsPkg.version} (SQLite ${bsVersion}, native)` } };
-  const sql = (id, label, d, mode) => sqlColumn({ id, label, open: d.open, mode, dir, schema, settings: d.settings });
+  const sql = (id, label, d, mode, journal) => sqlColumn({ id, label, open: d.open, mode, dir, schema, settings: d.settings, journal });
 
   const columns = [
     onestoreColumn({ id: "onestore-memory", label: "onestore memory", backend: "memory", dir, anchors: ["raw-wasm-memory", "sqlite-wasm-memory", "better-sqlite3-memory"] }),
-    onestoreColumn({ id: "onestore-file-full", label: "onestore sqlite file, durability full", backend: "sqlite", durability: "full", dir, anchors: ["raw-wasm-full", "better-sqlite3-full"] }),
-    onestoreColumn({ id: "onestore-file-relaxed", label: "onestore sqlite file, durability relaxed", backend: "sqlite", durability: "relaxed", dir, anchors: ["raw-wasm-normal", "better-sqlite3-normal"] }),
+    onestoreColumn({ id: "onestore-file-full", label: "onestore sqlite file, durability full", backend: "sqlite", durability: "full", dir, anchors: ["raw-wasm-full", "better-sqlite3-full", "better-sqlite3-wal-full"] }),
+    onestoreColumn({ id: "onestore-file-relaxed", label: "onestore sqlite file, durability relaxed", backend: "sqlite", durability: "relaxed", dir, anchors: ["raw-wasm-normal", "better-sqlite3-normal", "better-sqlite3-wal-normal"] }),
     sql("raw-wasm-memory", "raw onestore wasm SQLite, :memory:", raw, "memory"),
     sql("raw-wasm-full", "raw onestore wasm SQLite, file, synchronous=FULL", raw, "FULL"),
     sql("raw-wasm-normal", "raw onestore wasm SQLite, file, synchronous=NORMAL", raw, "NORMAL"),
@@ -108,6 +108,8 @@ try {
     sql("better-sqlite3-memory", "better-sqlite3, :memory:", bs, "memory"),
     sql("better-sqlite3-full", "better-sqlite3, file, synchronous=FULL", bs, "FULL"),
     sql("better-sqlite3-normal", "better-sqlite3, file, synchronous=NORMAL", bs, "NORMAL"),
+    sql("better-sqlite3-wal-full", "better-sqlite3, file, WAL, synchronous=FULL", bs, "FULL", "WAL"),
+    sql("better-sqlite3-wal-normal", "better-sqlite3, file, WAL, synchronous=NORMAL", bs, "NORMAL", "WAL"),
   ];
   // --columns a,b: only those (for profiling one column; the report then
   // lacks the others' anchors).

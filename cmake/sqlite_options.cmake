@@ -36,6 +36,22 @@ set(ONESTORE_SQLITE_OPTIONS
   SQLITE_USE_ALLOCA
   # No progress handler callbacks.
   SQLITE_OMIT_PROGRESS_CALLBACK
+  # Features no store SQL uses, left out to keep the wasm download small
+  # (docs/performance.md, "The download"); each is an option SQLite
+  # supports with the amalgamation: the date and time functions, UTF-16
+  # text and APIs, sqlite3_complete, column declared types, sqlite3_get_table,
+  # Tcl-style variables, tracing, the authorizer, incremental blob I/O and
+  # the compile-option list.
+  SQLITE_OMIT_DATETIME_FUNCS
+  SQLITE_OMIT_UTF16
+  SQLITE_OMIT_COMPLETE
+  SQLITE_OMIT_DECLTYPE
+  SQLITE_OMIT_GET_TABLE
+  SQLITE_OMIT_TCL_VARIABLE
+  SQLITE_OMIT_TRACE
+  SQLITE_OMIT_AUTHORIZATION
+  SQLITE_OMIT_INCRBLOB
+  SQLITE_OMIT_COMPILEOPTION_DIAGS
   # Not omitted on purpose: SQLITE_OMIT_AUTOINIT (sqlite3_initialize stays
   # automatic). Not enabled: SQLITE_ENABLE_MATH_FUNCTIONS (not needed).
 )

@@ -46,9 +46,15 @@ export function makeGate(core, head, kind = "store") {
     lastHead: head,
     /** Moves on with each commit that may change a table's columns (table, alter, index): row decoders are rebuilt. */
     schema: 0,
+    /**
+     * Asked before each call, when set (fenceWith): a Node store file hands
+     * itself over there if another process waits for it.
+     */
+    poll: null,
 
     /** Calls the core; returns its payload or throws a StoreError. */
     call(what, fn) {
+      if (gate.poll !== null && !gate.closed && !gate.broken) gate.poll();
       if (gate.closed) throw closedError(what, kind);
       if (gate.broken) throw gate.broken;
       let answer;
@@ -93,9 +99,11 @@ export function makeGate(core, head, kind = "store") {
 }
 
 /**
- * Lets a runtime session (opfs) fence the core behind `gate` when another
- * owner takes it over: every later call rejects with `err` (fenced), and the
- * core closes now so that the session can release its files.
+ * Lets a runtime session (opfs, a Node sqlite file) fence the core behind
+ * `gate` when another owner takes it over: every later call rejects with
+ * `err` (fenced), and the core closes now so that the session can release
+ * its files. A session with `poll()` is asked before each call of the core
+ * (a Node file: whether another process waits for it).
  *
  * @example
  * if (session) fenceWith(gate, session);
@@ -107,6 +115,7 @@ export function fenceWith(gate, session) {
     try { gate.lastHead = Number(gate.core.head()); } catch { /* keep it */ }
     try { gate.core.close(); } catch { /* closing anyway */ }
   };
+  if (typeof session.poll === "function") gate.poll = session.poll;
 }
 
 /**

@@ -13,7 +13,8 @@ import { hostname } from "node:os";
  * @example
  *   const mod = await createOnestoreCore({ wasmBinary, onestoreFiles: createNodeFiles() });
  * @returns {{open: Function, read: Function, write: Function, truncate: Function,
- *   sync: Function, size: Function, close: Function, delete: Function, exists: Function}}
+ *   sync: Function, size: Function, close: Function, delete: Function, exists: Function,
+ *   lock: Function, unlock: Function, wanted: Function, lockHeld: Function}}
  */
 export function createNodeFiles() {
   const fds = new Map(); // id -> fd
@@ -153,6 +154,16 @@ export function createNodeFiles() {
       } catch (e) {
         if (e?.code !== "ENOENT") throw e;
       }
+    },
+
+    /**
+     * Whether another process announced that it waits for the lock of
+     * `path` (a fresh "<path>-lock.want" of a running process other than
+     * this one). A store that keeps its lock for life (js/loader-node.js)
+     * asks this, and hands the store over when it is true.
+     */
+    wanted(path) {
+      return waiterAhead(`${path}-lock.want`);
     },
 
     /** Whether a live holder has the lock of `path`. */

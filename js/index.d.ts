@@ -407,10 +407,12 @@ export type OpenOptions =
       path: string;
       id?: string;
       durability?: "full" | "relaxed";
-      /** ms a transaction waits for another process's lock on the file (default 10000). */
+      /** ms the open waits for another process to hand the file over (default 10000). */
       lockTimeout?: number;
       /** Open a SQLite database of another application (tables, but no store's) and add the store's tables to it; default false: refused with invalid/args. */
       adoptForeign?: boolean;
+      /** Node files: called once, with the `fenced` StoreError, when another opener (another process, or another store of this one) takes the file over. */
+      onFenced?: (error: StoreError) => void;
     }
   | OpfsOpenOptions
   | DurableOpenOptions;

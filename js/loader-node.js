@@ -12,6 +12,7 @@ import { basename, dirname, resolve } from "node:path";
 import { ErrorCodes, StoreError } from "./errors.js";
 import { memoryBlobs } from "./blobs.js";
 import { blobsDir, nodeFileBlobs, nodeSha256 } from "./blobs-node.js";
+import { nodeFiles } from "./files-node.js";
 import { fileURLToPath } from "node:url";
 
 let modulePromise = null;
@@ -80,7 +81,10 @@ async function callFactory(factory, options, dir) {
  * // { backend: "sqlite", path: "/home/me/app/.data/s.sqlite" }
  */
 export async function prepareNodeOpen(options) {
-  const out = { ...options };
+  const { onFenced, ...out } = options;
+  if (onFenced !== undefined && typeof onFenced !== "function") {
+    throw new StoreError(ErrorCodes.InvalidArgs, `openStore: onFenced must be a function (error) => void, got ${typeof onFenced}`);
+  }
   if (out.backend === "sqlite" && out.path !== ":memory:") {
     out.path = storeFile(out.path, "openStore");
     try {
@@ -88,9 +92,73 @@ export async function prepareNodeOpen(options) {
     } catch (e) {
       throw new StoreError(ErrorCodes.StorageFailed, `openStore: cannot create the folder of ${out.path}: ${e.message}`, { cause: e });
     }
+    // A store of this process that holds the file lets go of it first (its
+    // core closes: SQLite checkpoints and drops the lock): this opener takes
+    // it over, as one from another process does.
+    held.get(out.path)?.handOver("another store of this process opened it");
+    out.session = fileSession(out.path, onFenced);
+    out.holdLock = true;
   }
   for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
   return out;
+}
+
+// The sessions of this process's open store files, by absolute path.
+const held = new Map();
+
+// How often an idle store looks for another process that waits for its file
+// (a busy one also looks before each call of its core, at most once a
+// millisecond): an opener elsewhere waits about this long for it.
+const IDLE_POLL_MS = 20;
+
+// The session of a sqlite store file (js/store.js keeps it; fenceWith sets
+// `fence` and calls `poll` before each call of the core). The core keeps the
+// file's lock for its whole life (holdLock: SQLite in exclusive mode with a
+// WAL) and the session hands the store over: when another process announces
+// that it waits for the lock ("<path>-lock.want", js/files-node.js), or
+// another store of this process opens the file, the store is fenced (every
+// later call rejects with `fenced`), its core closes (the WAL is
+// checkpointed, the lock file removed) and onFenced(err) is called.
+function fileSession(path, onFenced) {
+  let ended = false;
+  let doomed = null;
+  let lastPoll = -Infinity;
+  let timer = null;
+  const session = {
+    path,
+    fence: null,
+    poll() {
+      if (!session.fence) return;
+      if (doomed) { session.handOver(doomed); return; }
+      const now = performance.now();
+      if (now - lastPoll < 1) return;
+      lastPoll = now;
+      if (nodeFiles.wanted(path)) session.handOver("another process opened it");
+    },
+    handOver(by) {
+      if (ended) return;
+      // Still opening (two opens of one file at once in this process): the
+      // store hands over at its first call.
+      if (!session.fence) { doomed = by; return; }
+      const err = new StoreError(ErrorCodes.Fenced,
+        `store ${path} (sqlite): ${by} and took it over; this one is fenced (its commits so far are kept; open it again to take it back)`);
+      try { session.fence?.(err); } catch { /* the store reports it on its next call */ }
+      session.release();
+      if (onFenced) {
+        try { onFenced(err); } catch (e2) { queueMicrotask(() => { throw e2; }); }
+      }
+    },
+    release() {
+      if (ended) return;
+      ended = true;
+      clearInterval(timer);
+      if (held.get(path) === session) held.delete(path);
+    },
+  };
+  held.set(path, session);
+  timer = setInterval(() => session.poll(), IDLE_POLL_MS);
+  timer.unref?.();
+  return session;
 }
 
 /**

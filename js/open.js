@@ -41,6 +41,7 @@ export async function openCore(runtime, options, what, extra = {}) {
     backend, path, id: id ?? globalThis.crypto.randomUUID(), durability, lockTimeout,
     ...(backend === "sqlite" || backend === "opfs" ? { adoptForeign } : {}),
     ...(backend === "opfs" ? { name, onFenced } : {}),
+    ...(backend === "sqlite" ? { onFenced } : {}),
     ...(backend === "durable" ? { storage } : {}),
   });
   Object.assign(wire, extra);

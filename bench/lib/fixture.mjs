@@ -87,7 +87,7 @@ export function storeFixture(dir) {
     },
     dropCopy() {
       rmSync(fixture.copy, { force: true });
-      rmSync(`${fixture.copy}-journal`, { force: true });
+      for (const side of ["-journal", "-wal", "-shm"]) rmSync(`${fixture.copy}${side}`, { force: true });
     },
   };
   return fixture;

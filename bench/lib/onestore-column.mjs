@@ -39,7 +39,7 @@ export function onestoreColumn({ id, label, backend, durability, dir, anchors })
   }
   const settings = backend === "memory"
     ? { backend: "memory" }
-    : { backend: "sqlite file (Node fs)", durability, journal_mode: "TRUNCATE", synchronous: durability === "full" ? "FULL" : "NORMAL", locking_mode: "NORMAL", lock: "a cross-process lock per transaction" };
+    : { backend: "sqlite file (Node fs)", durability, journal_mode: "WAL", synchronous: durability === "full" ? "FULL" : "NORMAL", locking_mode: "EXCLUSIVE", lock: "the cross-process lock, held while the store is open" };
 
   return {
     id, label, kind: "onestore", group: "node", settings, anchors,

@@ -117,6 +117,21 @@ export function targets(report) {
     const f = fig("onestore-memory", "size");
     if (f) add("size", "wasm plus JS ≤ 500 KB gzipped", "dist/ + js/ (browser)", f.value, f.value <= 500_000, `${kb(f.value)} (${kb(f.raw)} raw)`);
   }
+  // Issue 13: the Node file against better-sqlite3 in WAL mode, as a user
+  // would set it up.
+  for (const [os, bs] of [["onestore-file-relaxed", "better-sqlite3-wal-normal"], ["onestore-file-full", "better-sqlite3-wal-full"]]) {
+    const [a, b] = pair(os, bs, "commit");
+    if (a && b) add("walCommit", "one-put commit on a file ≤ 2× better-sqlite3 in WAL mode with the same synchronous (issue 13)", `${os} vs ${bs}`, a.value / b.value, a.value / b.value <= 2, `${x(a.value / b.value)} (${ms(a.value)} vs ${ms(b.value)})`);
+  }
+  {
+    const [a, b] = pair("onestore-file-relaxed", "better-sqlite3-wal-normal", "bulk");
+    if (a && b) add("walBulk", "bulk puts on a file ≤ 1.5× better-sqlite3 in WAL mode (issue 13)", "onestore-file-relaxed vs better-sqlite3-wal-normal", a.value / b.value, a.value / b.value <= 1.5, `${x(a.value / b.value)} (${ms(a.value)} vs ${ms(b.value)})`);
+  }
+  for (const os of ["onestore-file-full", "onestore-file-relaxed"]) {
+    const bs = os === "onestore-file-full" ? "better-sqlite3-wal-full" : "better-sqlite3-wal-normal";
+    const [a, b] = pair(os, bs, "get");
+    if (a && b) add("walGet", "a get on a file ≤ 2× better-sqlite3 in WAL mode and ≤ 10 µs (issue 13)", `${os} vs ${bs}`, a.value / b.value, a.value / b.value <= 2 && a.value <= 0.01, `${x(a.value / b.value)} (${ms(a.value)} vs ${ms(b.value)})`);
+  }
   return out;
 }
 
@@ -147,6 +162,9 @@ export function headline(report) {
   add(pick("archive.import", "onestore-file-full"), "import of the same archive, file (full) (target ≥ 50 MB/s)");
   add(pick("docLoad", "onestore-memory"), "loading a document with 1,000 changes, memory (target ≤ 1 ms)");
   add(pick("docLoad", "onestore-file-full"), "loading a document with 1,000 changes, file (full) (target ≤ 1 ms)");
+  add(pick("walCommit", "onestore-file-relaxed"), "one-put commit, file (relaxed) vs better-sqlite3 WAL `synchronous=NORMAL` (time, target ≤ 2×)");
+  add(pick("walCommit", "onestore-file-full"), "one-put commit, file (full) vs better-sqlite3 WAL `synchronous=FULL` (time, target ≤ 2×)");
+  add(pick("walGet", "onestore-file-full"), "get by key, file vs better-sqlite3 WAL (time, target ≤ 2× and ≤ 10 µs)");
   return lines;
 }
 
@@ -166,7 +184,7 @@ export function toMarkdown(report) {
   L.push(`- Load average (1, 5, 15 min) at the start: ${m.loadAverage.start.map((n) => n.toFixed(2)).join(", ")}; at the end: ${m.loadAverage.end.map((n) => n.toFixed(2)).join(", ")}.${other}${report.notes?.load ? ` ${report.notes.load}` : ""}`);
   L.push(`- Node ${v.node}; onestore ${v.onestore} built with ${v.emscripten}, wasm flags ${v.wasmFlags.join(" ")}; SQLite ${v.sqliteInOnestore} inside onestore's wasm.`);
   L.push(`- Anchors: onestore's own wasm SQLite run raw (RawSqlite, wasm/raw_sqlite.cc: the same build, VFS and Node file system, no store logic); @sqlite.org/sqlite-wasm ${v.sqliteWasm} (SQLite ${v.sqliteWasmSqlite}, oo1 API, in memory: Node has no persistent VFS of it); better-sqlite3 ${v.betterSqlite3} (SQLite ${v.betterSqlite3Sqlite}, native).`);
-  L.push("- Files: `journal_mode=TRUNCATE` (a rollback journal), `locking_mode=NORMAL`, `synchronous=FULL` (onestore durability full) or `NORMAL` (relaxed), the same pragmas for every file column. In-memory SQLite: `:memory:` (journal in memory). The onestore file columns also take a cross-process lock per transaction (docs/architecture.md, \"One writer\"); the raw wasm columns go through the same VFS and pay it too; better-sqlite3 does not.");
+  L.push("- Files: `synchronous=FULL` (onestore durability full) or `NORMAL` (relaxed) in every file column. onestore's file columns run as a Node store file does (docs/architecture.md, \"A Node store file holds its lock while open\"): `locking_mode=EXCLUSIVE`, `journal_mode=WAL` without shared memory, the cross-process lock file taken once at open. The raw wasm columns and the first two better-sqlite3 file columns: `journal_mode=TRUNCATE` (a rollback journal), `locking_mode=NORMAL` (the raw wasm ones go through onestore's VFS and take its lock file per transaction; better-sqlite3 does not). The better-sqlite3 WAL columns: `journal_mode=WAL`, `locking_mode=NORMAL` (SQLite's shared-memory index), as a user would set it up; they put a file back in rollback mode when closing it (outside the timed work), as onestore does. In-memory SQLite: `:memory:` (journal in memory).");
   L.push("- Every column creates the same table with the DDL the store gives it (read from a store file): `bench/edits` (str key, str path, int entry, int at, json meta; STRICT), an index `(path, at, id)`, and `_outbox (seq INTEGER PRIMARY KEY, record TEXT)`. Every SQL commit is `BEGIN IMMEDIATE`, the row statements (prepared once, cached), an `INSERT` of the same JSON outbox record the store writes, `COMMIT`.");
   L.push(`- Figures are medians of ${p.runs} runs; for workloads 1–6 the runs are interleaved: ${p.runs} rounds, each running every column once in an order rotated round by round (workload 7: ${p.openRuns} opens after one that warms the page cache). Sizes: workload 1 ${p.commits} commits a run in memory, ${p.fileCommits} on a file; 2: ${p.bulk} puts; 3–5: a table of ${p.readRows} rows (the rename moves ${p.readRows / 10}); 4: ${p.pages} pages of ${p.pageSize}; 5: ${p.gets} gets of pseudo-random keys; 6: ${p.replayCommits} recorded commits (${p.fileReplayCommits} on a file) of ${p.replayOpsPerCommit} ops (3 puts, 1 update, 1 delete) into a fresh store; 7: ${p.openRows} rows and ${p.openOutbox} outbox records; 8: ${p.commitAtCommits} commits a run of a new row whose key falls among the existing ones; 10: ${p.replicaCommits} recorded commits (workload 6's, plus a bulk update of about ten rows every tenth commit) read from a store's outbox in batches of ${p.replicaBatch} and applied into a fresh replica, one transaction a batch (the SQL anchors: the same ops as statements and each record into _outbox); 11–12: a store of ${p.archiveRows} rows and ${p.archiveBlobs} blobs of ${p.archiveBlobBytes} bytes exported to a tar file and imported into a new store of the same backend, ${p.archiveRuns} runs (the rate is the archive's bytes per second); 13: a document created, then changed ${p.docChanges ?? 1000} times (50 changes a commit, two patch ops each, the default checkpointWhen), loaded ${p.docLoads ?? 500} times a run by documents.load (and as many times at a seq in the first half of its history); onestore columns only; 14: workload 7's open and first get after the table's version 2 added a column with a default (onestore only).`);
   L.push("");

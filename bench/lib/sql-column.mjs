@@ -22,23 +22,35 @@ const asRow = (a) => ({ id: a[0], path: a[1], entry: a[2], at: a[3], meta: JSON.
 /**
  * A SQL anchor column. `open(path)` returns a driver; `mode` is "memory" (a
  * fresh in-memory db each time), "FULL" or "NORMAL" (a file in `dir` with
- * journal_mode=TRUNCATE and that synchronous).
+ * that synchronous and `journal`: "TRUNCATE", a rollback journal, or "WAL",
+ * a write-ahead log with SQLite's usual shared-memory index and locking).
+ * A WAL column puts a file back in rollback mode when it closes it
+ * (journal_mode=DELETE, outside the timed work), as a closed onestore file
+ * is, so that the other columns can open the shared fixture files after it.
  */
-export function sqlColumn({ id, label, open, mode, dir, schema, settings }) {
+export function sqlColumn({ id, label, open, mode, dir, schema, settings, journal = "TRUNCATE" }) {
   let files = 0;
   const file = mode !== "memory";
-  const pragmas = file ? `PRAGMA journal_mode = TRUNCATE; PRAGMA locking_mode = NORMAL; PRAGMA synchronous = ${mode};` : "";
+  const wal = file && journal === "WAL";
+  const pragmas = !file ? "" : wal
+    ? `PRAGMA journal_mode = WAL; PRAGMA synchronous = ${mode};`
+    : `PRAGMA journal_mode = TRUNCATE; PRAGMA locking_mode = NORMAL; PRAGMA synchronous = ${mode};`;
 
+  function withPlainClose(db) {
+    if (!wal) return db;
+    const close = db.close;
+    return { ...db, close: () => { db.exec("PRAGMA journal_mode = DELETE"); close(); } };
+  }
   async function fresh() {
     const db = await open(file ? join(dir, `${id}-${files++}.sqlite`) : ":memory:");
     if (pragmas) db.exec(pragmas);
     db.exec(`${schema.table}; ${schema.index}; ${schema.outbox};`);
-    return db;
+    return withPlainClose(db);
   }
   async function existing(path) {
     const db = await open(path);
     if (pragmas) db.exec(pragmas);
-    return db;
+    return withPlainClose(db);
   }
   // One commit: the row statements given, then the record, as the store does.
   function seqOf(db) {
@@ -58,7 +70,7 @@ export function sqlColumn({ id, label, open, mode, dir, schema, settings }) {
   const putOne = (db, state, row) => commit(db, state, [{ op: "put", table: TABLE, row }], () => { db.run(PUT, putParams(row)); });
 
   return {
-    id, label, kind: "anchor", group: "node", settings: { ...settings, ...(file ? { journal_mode: "TRUNCATE", synchronous: mode, locking_mode: "NORMAL" } : { database: ":memory:" }) },
+    id, label, kind: "anchor", group: "node", settings: { ...settings, ...(file ? { journal_mode: wal ? "WAL" : "TRUNCATE", synchronous: mode, locking_mode: "NORMAL" } : { database: ":memory:" }) },
     memory: !file,
 
     async main(p, log) {

@@ -179,6 +179,14 @@ Status ParseOpenOptions(const std::string& json, OpenOptions* out) {
     }
     o.adopt_foreign = adopt->get<bool>();
   }
+  auto hold = j.find("holdLock");
+  if (hold != j.end() && !hold->is_null()) {
+    if (!hold->is_boolean()) {
+      return Status::InvalidArgs("openStore: holdLock must be true or false, got " +
+                                 DescribeJson(*hold));
+    }
+    o.hold_lock = hold->get<bool>();
+  }
   if (o.backend == "sqlite" && o.path.empty()) {
     return Status::InvalidArgs(
         "openStore: the sqlite backend needs a path (a file, or \":memory:\")");
@@ -224,9 +232,14 @@ Status Store::Open(const OpenOptions& options, std::unique_ptr<Store>* out) {
   } else if (options.backend == "sqlite" || options.backend == "opfs") {
     // opfs: SQLite over files only this owner reaches (the JS runtime holds
     // the store's Web Lock and OPFS handles), so it keeps its lock for life.
+    // A sqlite file does too when its runtime hands it over on request
+    // (hold_lock, Node), and is left in rollback mode when closed.
     SqliteOptions so;
     so.path = options.path;
-    so.exclusive = options.backend == "opfs";
+    const bool file_held =
+        options.backend == "sqlite" && options.hold_lock && options.path != ":memory:";
+    so.exclusive = options.backend == "opfs" || file_held;
+    so.plain_when_closed = file_held;
     so.durability_full = options.durability_full;
     so.lock_timeout_ms = options.lock_timeout_ms;
     so.adopt_foreign = options.adopt_foreign;

@@ -46,10 +46,17 @@ struct OpenOptions {
   // application's tables (no onestore system tables) and add the store's
   // tables beside them; without it, such a file is refused (invalid/args).
   bool adopt_foreign = false;
+  // sqlite files: the runtime hands the store over when another opener asks
+  // (js/loader-node.js: it watches "<path>-lock.want" and closes the core),
+  // so SQLite keeps the file's lock for the life of the store and runs a WAL
+  // in exclusive mode (SqliteOptions::exclusive, plain_when_closed). Without
+  // it (native callers), the lock is taken per transaction.
+  bool hold_lock = false;
 };
 
 // Parses {"backend":..,"path":..,"id":..,"durability":"full"|"relaxed",
-// "lockTimeout":ms,"handle":n,"replica":bool,"adoptForeign":bool}. A path
+// "lockTimeout":ms,"handle":n,"replica":bool,"adoptForeign":bool,
+// "holdLock":bool}. A path
 // with a NUL is refused: the file system would cut it there.
 Status ParseOpenOptions(const std::string& json, OpenOptions* out);
 

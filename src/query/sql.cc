@@ -34,6 +34,7 @@ const SqlDialect& SqlDialect::HostBound() {
     h.int_params_as_text = true;
     h.int_results_as_text = true;
     h.max_inline_in_list = 32;
+    h.max_outbox_part = kHostOutboxPartBytes;
     return h;
   }();
   return d;

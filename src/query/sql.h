@@ -29,6 +29,11 @@ std::string QuoteIdent(std::string_view name);
 // with json_each, so a long list never runs into SQLite's parameter limit.
 constexpr size_t kMaxInlineInList = 200;
 
+// The largest part of an outbox record a host-bound SQLite stores in one
+// value: half a Durable Object's 2 MB, so that a part is far from the limit
+// however its text is measured.
+constexpr size_t kHostOutboxPartBytes = 1000000;
+
 // What the SQLite that runs the SQL can do. The SQL is built once, by the
 // functions below, for either kind of connection
 // (backends/sqlite/connection.h); the dialect only switches the few spots
@@ -49,6 +54,12 @@ struct SqlDialect {
   // Longer inArray lists go through json_each (kMaxInlineInList by default;
   // lower where the host allows fewer bound parameters per statement).
   size_t max_inline_in_list = kMaxInlineInList;
+  // An outbox record longer than this many bytes is split (0: never): its
+  // first part goes to _outbox.record, the rest, in order, to
+  // _outbox_parts (docs/formats.md, "Outbox format 2"). For a host that
+  // refuses a value above a size (a Durable Object: 2 MB), so that a
+  // transaction of any size commits.
+  size_t max_outbox_part = 0;
 
   // The embedded sqlite3 C API: functions, 64-bit binds and results.
   static const SqlDialect& Embedded();

@@ -137,6 +137,8 @@ std::string TempPath(const std::string& name) {
 void RemoveStoreFiles(const std::string& path) {
   std::remove(path.c_str());
   std::remove((path + "-journal").c_str());
+  std::remove((path + "-wal").c_str());
+  std::remove((path + "-lock").c_str());
 }
 
 // Drives a backend the way the commit layer does: one transaction per
@@ -632,6 +634,47 @@ TEST(StoreFileTest, TheSqlite3CommandReadsTablesByTheirNames) {
                                  "\"insert into \\\"file-history/edits\\\" values "
                                  "('e2', 'p', 'not an int', 1, '{}', 0, 1.0, null)\" 2>&1");
   EXPECT_NE(wrong.find("cannot store TEXT value in INTEGER column"), std::string::npos) << wrong;
+  RemoveStoreFiles(path);
+}
+
+// The mode of a Node store file (SqliteOptions::exclusive with
+// plain_when_closed): a WAL while open, the lock held between transactions,
+// and on close the WAL checkpointed and the file back in rollback mode, so
+// the sqlite3 command (and a store opened without exclusive) reads it. Before
+// plain_when_closed, a closed exclusive store stayed in WAL mode.
+TEST(StoreFileTest, AnExclusiveStoreFileIsAPlainRollbackFileOnceClosed) {
+  ASSERT_EQ(::access("/usr/bin/sqlite3", X_OK), 0) << "no /usr/bin/sqlite3: run npm run setup";
+  ASSERT_TRUE(RegisterVfs(PosixFileSystem()).ok());
+  const std::string path = TempPath("held.sqlite");
+  RemoveStoreFiles(path);
+  TablePtr edits = MakeTable(kEdits);
+  SqliteOptions options;
+  options.path = path;
+  options.exclusive = true;
+  options.plain_when_closed = true;
+  {
+    Driver d(NewSqliteBackend(options));
+    ASSERT_TRUE(d.Open("held").ok());
+    Row row = {Value::Str("e1"),      Value::Str("a/x.ts"), Value::Int(812), Value::Int(1),
+               Value::JsonText("{}"), Value::Bool(true),    Value::Num(2.5), Value()};
+    ASSERT_TRUE(d.Commit({TableOp(edits), Put(edits, row)}).ok());
+    EXPECT_EQ(::access((path + "-wal").c_str(), F_OK), 0) << "a WAL while open";
+    EXPECT_EQ(::access((path + "-lock").c_str(), F_OK), 0) << "the lock held between transactions";
+    d->Close();
+  }
+  EXPECT_NE(::access((path + "-wal").c_str(), F_OK), 0) << "no WAL once closed";
+  EXPECT_NE(::access((path + "-lock").c_str(), F_OK), 0) << "the lock released";
+  const std::string cli = "/usr/bin/sqlite3 -readonly '" + path + "' ";
+  EXPECT_EQ(RunCommand(cli + "'pragma journal_mode' 2>&1"), "delete\n");
+  EXPECT_EQ(RunCommand(cli + "'select id from \"file-history/edits\"' 2>&1"), "e1\n");
+  options.exclusive = false;  // a connection in the per-transaction mode reads it too
+  options.plain_when_closed = false;
+  {
+    Driver d(NewSqliteBackend(options));
+    ASSERT_TRUE(d.Open("again").ok());
+    EXPECT_EQ(d.state().head, 1);
+    d->Close();
+  }
   RemoveStoreFiles(path);
 }
 

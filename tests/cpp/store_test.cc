@@ -141,6 +141,38 @@ TEST_P(StoreTest, APrefixRenameIsOneSmallOpWithItsCount) {
   EXPECT_EQ(n, 5000);
 }
 
+// A transaction whose outbox record is far above a Durable Object's 2 MB per
+// value commits on every backend, and reads back whole (on the host-bound
+// one it is split over _outbox_parts at character boundaries: multi-byte
+// paths put characters across every cut). Before outbox format 2, the
+// host-bound backend refused it with `limit`.
+TEST_P(StoreTest, ATransactionWhoseRecordIsAbove2MBCommitsAndItsRecordReadsBackWhole) {
+  std::string ops = "[";
+  for (int i = 0; i < 30000; ++i) {
+    if (i) ops += ",";
+    ops += Put("e" + std::to_string(i), "d/\u00e9\u6f22\U0001F600/" + std::to_string(i), i);
+  }
+  MustCommit(ops + "]");
+  MustCommit("[" + Put("after", "a", 1) + "]");
+  std::string batch;
+  ASSERT_TRUE(store_->ReadOutbox(1, 10, &batch).ok());
+  Json b = ParseOrDie(batch);
+  ASSERT_EQ(b["commits"].size(), 2u);
+  const Json& rec = b["commits"][0];
+  EXPECT_EQ(rec["seq"], 2);
+  ASSERT_EQ(rec["ops"].size(), 30000u);
+  EXPECT_EQ(rec["ops"][29999]["row"]["path"], "d/\u00e9\u6f22\U0001F600/29999");
+  EXPECT_GT(b["commits"][0].dump().size(), 2500000u);
+  EXPECT_EQ(b["commits"][1]["ops"][0]["row"]["id"], "after");
+  int64_t removed = 0;
+  ASSERT_TRUE(store_->TrimOutbox(2, &removed).ok());
+  EXPECT_EQ(removed, 2);
+  ASSERT_TRUE(store_->ReadOutbox(0, 10, &batch).ok());
+  b = ParseOrDie(batch);
+  ASSERT_EQ(b["commits"].size(), 1u);
+  EXPECT_EQ(b["commits"][0]["seq"], 3);
+}
+
 TEST_P(StoreTest, LastOpsAreTheOpsOfTheLastOutboxRecordAndSurviveARefusedCommit) {
   // The declaration of SetUp was the last commit: its table record.
   Json declared = ParseOrDie(store_->LastOps());

@@ -497,5 +497,43 @@ TEST_F(OpfsModeTest, AFailedWalWriteStopsTheStoreAndAReopenHasEveryAcknowledgedC
   }
 }
 
+// A WAL write that fails before COMMIT (a transaction big enough that SQLite
+// spills pages to the WAL, on a full disk) fails that transaction alone: its
+// frames were never committed, so the WAL is not closed, and the store goes
+// on. Before, any failed combined write closed the WAL to every later call
+// (a Node store file, which runs this mode, then refused every read).
+TEST_F(OpfsModeTest, AFailedWalWriteBeforeCommitFailsOnlyItsTransaction) {
+  auto store = OpenOpfs("relaxed");
+  ASSERT_NE(store, nullptr);
+  Commit(store.get(), kOpfsTable);
+  Commit(store.get(), PutKv(1));
+  std::string big = "[";
+  for (int i = 0; i < 20000; ++i) {
+    if (i) big += ",";
+    big += R"({"op":"put","table":"t/kv","row":{"k":"big)" + std::to_string(i) + R"(-)" +
+           std::string(200, 'x') + R"(","v":1}})";
+  }
+  big += "]";
+  fault_.FailWrite(1, /*sticky=*/false);
+  std::string result;
+  Status s = store->Commit(big, R"({"owner":"t"})", &result);
+  EXPECT_EQ(s.code(), Code::kStorageFailed) << s.ToString();
+  EXPECT_NE(s.message().find("injected write failure"), std::string::npos) << s.message();
+  fault_.Heal();
+  EXPECT_EQ(store->head(), 2);
+  std::string row;
+  ASSERT_TRUE(store->Get("t/kv", R"(["k1"])", &row).ok());
+  EXPECT_EQ(row, R"(["k1",1])");
+  Commit(store.get(), PutKv(2));
+  EXPECT_EQ(store->head(), 3);
+  store.reset();
+  EXPECT_EQ(IntegrityOf("/o.db"), "ok");
+  auto reopened = OpenOpfs("relaxed");
+  ASSERT_NE(reopened, nullptr);
+  EXPECT_EQ(reopened->head(), 3);
+  ASSERT_TRUE(reopened->Get("t/kv", R"(["k2"])", &row).ok());
+  EXPECT_EQ(row, R"(["k2",2])");
+}
+
 }  // namespace
 }  // namespace onestore

@@ -171,6 +171,39 @@ export class TestSession {
     return this.store.head;
   }
 
+  // Trims the outbox up to `upTo`; what is left of it, raw.
+  async op_trim({ upTo }) {
+    await this.open();
+    const removed = await this.store.outbox.trim(upTo);
+    const sql = this.ctx.storage.sql;
+    const parts = sql.exec("SELECT count(*) AS n FROM _outbox_parts").one().n;
+    const records = sql.exec("SELECT count(*) AS n FROM _outbox").one().n;
+    return { removed, parts, records };
+  }
+
+  // Puts `n` rows (ids from 1, title "<prefix><id>") in one transaction,
+  // then reads its outbox record back: a summary (the record is megabytes).
+  async op_bulk({ n, prefix: titlePrefix = "t" }) {
+    await this.open();
+    const before = this.store.head;
+    await this.owner.tx(async (tx) => {
+      for (let id = 1; id <= n; id++) await tx.put(this.notes, { id, title: `${titlePrefix}${id}` });
+    });
+    const seq = this.store.head;
+    const read = await this.store.outbox.read(seq - 1, 1);
+    const record = read.commits[0];
+    const sql = this.ctx.storage.sql;
+    const parts = sql.exec("SELECT count(*) AS n FROM _outbox_parts WHERE seq = ?", seq).one().n;
+    const format = sql.exec("SELECT CAST(value AS TEXT) AS v FROM _meta WHERE key = 'outbox_format'").one().v;
+    let titlesInOrder = record.ops.length === n;
+    for (let i = 0; titlesInOrder && i < n; i++) titlesInOrder = record.ops[i].op === "put" && record.ops[i].row.id === i + 1 && record.ops[i].row.title === `${titlePrefix}${i + 1}`;
+    return {
+      before, seq, to: read.to, recordSeq: record.seq, ops: record.ops.length, titlesInOrder,
+      recordBytes: new TextEncoder().encode(JSON.stringify(record)).length,
+      parts, format, count: await this.notes.count(), last: await this.notes.get(n),
+    };
+  }
+
   // Puts rows in one transaction with a watch on the table; returns the ops
   // the adopt hook, the watch and the outbox record saw for that commit.
   async op_putSeen({ rows }) {

@@ -19,6 +19,7 @@ const COLUMNS = [
   "onestore-memory", "onestore-file-full", "onestore-file-relaxed",
   "raw-wasm-memory", "raw-wasm-full", "raw-wasm-normal",
   "sqlite-wasm-memory", "better-sqlite3-memory", "better-sqlite3-full", "better-sqlite3-normal",
+  "better-sqlite3-wal-full", "better-sqlite3-wal-normal",
 ];
 
 function checkFigure(f, where) {
@@ -68,7 +69,7 @@ test("npm run bench -- --quick writes a well-formed report.md and report.json", 
   assert.ok(report.columns.find((c) => c.id === "onestore-memory").figures.open.na);
 
   const ts = targets(report);
-  for (const id of ["commitVsRaw", "commitVsOfficial", "vsNative.commit", "memoryPuts", "rename", "renameBytes", "page", "get", "commitAt", "open", "size", "replicaRate", "vsNative.replica", "archive.export", "archive.import", "docLoad", "openAltered"]) {
+  for (const id of ["commitVsRaw", "commitVsOfficial", "vsNative.commit", "memoryPuts", "rename", "renameBytes", "page", "get", "commitAt", "open", "size", "replicaRate", "vsNative.replica", "archive.export", "archive.import", "docLoad", "openAltered", "walCommit", "walBulk", "walGet"]) {
     assert.ok(ts.some((t) => t.id === id), `target ${id} not evaluated`);
   }
   for (const t of ts) assert.ok(Number.isFinite(t.value) && typeof t.ok === "boolean", `${t.id}: ${t.value}`);
@@ -77,6 +78,11 @@ test("npm run bench -- --quick writes a well-formed report.md and report.json", 
   for (const c of report.columns) assert.ok(md.includes(c.label), `report.md lacks ${c.label}`);
   for (const w of WORKLOADS) assert.ok(md.includes(`${w.n}. `), `report.md lacks workload ${w.n}`);
   assert.match(md, /journal_mode=TRUNCATE/);
+  assert.match(md, /journal_mode=WAL/);
+  // The WAL anchors really ran in WAL mode.
+  for (const id of ["better-sqlite3-wal-full", "better-sqlite3-wal-normal"]) {
+    assert.equal(report.columns.find((c) => c.id === id).settings.journal_mode, "WAL");
+  }
   assert.match(md, /synchronous=FULL/);
   assert.match(md, /## Targets/);
   assert.doesNotMatch(md, /NaN|undefined|Infinity/);

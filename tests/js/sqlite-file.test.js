@@ -1,8 +1,9 @@
 // Checks what a sqlite store file promises beyond the contract: data
 // survives close and reopen, the real sqlite3 command reads it, a second
 // opener fences the first without losing anything either committed, and the
-// lock file between processes is released, taken over when stale, and
-// waited for when live.
+// lock file between processes is held while the store is open (a WAL in
+// exclusive mode, put back to a plain rollback-journal file at close), taken
+// over when stale, and waited for when live.
 
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
@@ -106,11 +107,13 @@ test("the sqlite3 command reads the store while it is open", async (t) => {
 
 test("a second opener fences the first; nothing either committed is lost", async () => {
   const path = join(dir, "fence.sqlite");
-  const first = await openEdits(path);
+  const told = [];
+  const first = await openEdits(path, { onFenced: (e) => told.push(e.code) });
   await first.owner.tx(async (tx) => {
     await tx.put(first.edits, { id: "by-first", path: "a", at: 1 });
   });
   const second = await openEdits(path);
+  assert.deepEqual(told, ["fenced"], "the first store's onFenced was called once");
   await second.owner.tx(async (tx) => {
     await tx.put(second.edits, { id: "by-second", path: "b", at: 2 });
   });
@@ -129,25 +132,44 @@ test("a second opener fences the first; nothing either committed is lost", async
   await third.store.close();
 });
 
-test("a lock file left by a process that ended is taken over; a live holder makes a commit wait, then fail without stopping the store", async () => {
+test("an open store holds its file's lock between transactions and runs a WAL; closed, it is a plain file with no side files", async () => {
+  const path = join(dir, "held.sqlite");
+  const a = await openEdits(path);
+  await a.owner.tx(async (tx) => { await tx.put(a.edits, { id: "e1", path: "p", at: 1 }); });
+  // Before: the lock was taken per transaction and released after it, and
+  // the journal was a rollback journal (TRUNCATE): neither file was there.
+  assert.ok(existsSync(`${path}-lock`), "the lock is held between transactions");
+  assert.ok(existsSync(`${path}-wal`), "the store writes a WAL");
+  assert.equal((await a.edits.get("e1")).at, 1);
+  await a.store.close();
+  for (const side of ["-lock", "-wal", "-journal", "-shm"]) assert.ok(!existsSync(path + side), `no ${side} after close`);
+  assert.equal(execFileSync(sqlite3, ["-readonly", path, "pragma journal_mode"], { encoding: "utf8" }).trim(), "delete");
+  const b = await openEdits(path);
+  assert.equal((await b.edits.get("e1")).at, 1);
+  await b.store.close();
+});
+
+test("a lock file left by a process that ended is taken over; a live holder makes an open wait, then fail, and the next open works", async () => {
   const path = join(dir, "locks.sqlite");
   const a = await openEdits(path, { lockTimeout: 300 });
   await a.owner.tx(async (tx) => { await tx.put(a.edits, { id: "e1", path: "p", at: 1 }); });
-  assert.ok(!existsSync(`${path}-lock`), "the lock is released after each transaction");
+  await a.store.close();
+  assert.ok(!existsSync(`${path}-lock`), "the lock is released when the store closes");
 
   const ended = spawnSync(process.execPath, ["-e", ""]).pid;  // no process has this pid any more
   writeFileSync(`${path}-lock`, `${ended}@${hostname()}`);
-  await a.owner.tx(async (tx) => { await tx.put(a.edits, { id: "e2", path: "p", at: 2 }); });
-  assert.equal((await a.edits.get("e2")).at, 2);
+  const b = await openEdits(path, { lockTimeout: 300 });
+  await b.owner.tx(async (tx) => { await tx.put(b.edits, { id: "e2", path: "p", at: 2 }); });
+  assert.equal((await b.edits.get("e2")).at, 2);
+  await b.store.close();
 
   writeFileSync(`${path}-lock`, `${process.pid}@${hostname()}`);  // a live holder
-  const headBefore = a.store.head;
-  await rejectsWith(a.owner.tx(async (tx) => { await tx.put(a.edits, { id: "e3", path: "p", at: 3 }); }), "storage_failed", ["locked"]);
-  assert.equal(a.store.head, headBefore);
+  await rejectsWith(openEdits(path, { lockTimeout: 300 }), "storage_failed", ["locked"]);
   rmSync(`${path}-lock`);
-  await a.owner.tx(async (tx) => { await tx.put(a.edits, { id: "e3", path: "p", at: 3 }); });
-  assert.equal(a.store.head, headBefore + 1);
-  await a.store.close();
+  const c = await openEdits(path, { lockTimeout: 300 });
+  await c.owner.tx(async (tx) => { await tx.put(c.edits, { id: "e3", path: "p", at: 3 }); });
+  assert.deepEqual((await c.edits.page(query(Edits), 10)).rows.map((r) => r.id), ["e1", "e2", "e3"]);
+  await c.store.close();
 });
 
 test("a path that cannot hold a store, or a file that is not one, is refused with a StoreError naming it", async () => {

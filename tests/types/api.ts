@@ -132,6 +132,9 @@ async function session() {
   await openStore({ backend: "sqlite", path: "other-app.db", adoptForeign: true, lockTimeout: 2000 });
   // @ts-expect-error adoptForeign is a boolean
   await openStore({ backend: "sqlite", path: "other-app.db", adoptForeign: "yes" });
+  await openStore({ backend: "sqlite", path: "s.sqlite", onFenced: (e: StoreError) => void e.code });
+  // @ts-expect-error onFenced is a function
+  await openStore({ backend: "sqlite", path: "s.sqlite", onFenced: true });
   const storage = { sql: { exec: (q: string, ...b: unknown[]) => [q, b] }, transactionSync: <T>(fn: () => T) => fn() };
   await openStore({ backend: "durable", storage });
   // @ts-expect-error a durable store needs the Durable Object's storage

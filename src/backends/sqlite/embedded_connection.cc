@@ -69,6 +69,10 @@ class EmbeddedConnection : public SqlConnection {
 
   SqliteOptions options_;
   sqlite3* db_ = nullptr;
+  // In WAL mode by this connection, to be put back in rollback mode at Close
+  // (SqliteOptions::plain_when_closed). False when the open failed: a file
+  // whose lock is held elsewhere is left alone.
+  bool wal_open_ = false;
   std::unordered_map<std::string, Cached> cache_;
 };
 
@@ -117,7 +121,11 @@ Status EmbeddedConnection::Open() {
     return Status::StorageFailed(s.message());
   }
   Status s = ConfigureEmbeddedConnection(db_, options_);
-  if (!s.ok()) Close();
+  if (!s.ok()) {
+    Close();
+    return s;
+  }
+  wal_open_ = options_.exclusive && options_.plain_when_closed;
   return s;
 }
 
@@ -263,6 +271,13 @@ void EmbeddedConnection::Close() {
   Rollback();
   for (auto& [sql, c] : cache_) sqlite3_finalize(c.stmt);
   cache_.clear();
+  if (wal_open_) {
+    // Checkpoints the WAL into the file, deletes it and marks the file as a
+    // rollback-journal database again (SqliteOptions::plain_when_closed).
+    // If it fails (a full disk), the WAL stays: the next open recovers it.
+    ExecOn(db_, "PRAGMA journal_mode = DELETE");
+    wal_open_ = false;
+  }
   sqlite3_close_v2(db_);
   db_ = nullptr;
 }
@@ -293,9 +308,10 @@ Status ConfigureEmbeddedConnection(sqlite3* db, const SqliteOptions& options) {
                        reinterpret_cast<void*>(static_cast<intptr_t>(options.lock_timeout_ms)));
   Status s = RegisterSqlFunctions(db);
   if (s.ok() && options.exclusive) {
-    // One owner for life (SqliteOptions::exclusive, the opfs backend): the
-    // lock is kept, so a WAL needs no shared memory. EXCLUSIVE must come
-    // before WAL; temp_store=MEMORY so that no temporary file is needed.
+    // One owner for life (SqliteOptions::exclusive: the opfs backend, and a
+    // Node store file): the lock is kept, so a WAL needs no shared memory.
+    // EXCLUSIVE must come before WAL; temp_store=MEMORY so that no temporary
+    // file is needed.
     s = ExecOn(db, "PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = MEMORY");
     std::string mode;  // SQLite answers with the mode it is in
     auto keep = [](void* out, int, char** values, char**) {

@@ -9,6 +9,7 @@
 // owner sees a newer epoch written by another.
 #include "backends/sqlite/sqlite_backend.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <utility>
@@ -279,6 +280,13 @@ Status SqliteBackend::Open(const std::string& new_id, BackendState* state) {
         "CREATE TABLE IF NOT EXISTS _meta (key TEXT PRIMARY KEY, value ANY) STRICT;"
         "CREATE TABLE IF NOT EXISTS _outbox (seq INTEGER PRIMARY KEY, record TEXT NOT NULL) STRICT;"
         "CREATE TABLE IF NOT EXISTS _tables (name TEXT PRIMARY KEY, record TEXT NOT NULL) STRICT;");
+    if (s.ok() && dialect_.max_outbox_part > 0) {
+      // Outbox format 2 (docs/formats.md): long records continue here.
+      s = conn_->Exec(
+          "CREATE TABLE IF NOT EXISTS _outbox_parts (seq INTEGER NOT NULL, part INTEGER NOT NULL, "
+          "text TEXT NOT NULL, PRIMARY KEY (seq, part)) STRICT;");
+      if (s.ok()) s = WriteMeta("outbox_format", Value::Int(2));
+    }
     int64_t epoch = 0, head = 0, unused = 0;
     bool found = false;
     if (s.ok()) s = ReadMetaInt("epoch", &epoch, &found);
@@ -547,16 +555,46 @@ Status SqliteBackend::Apply(Op* op, const TableSchema* previous) {
   return Status::InvalidArgs("sqlite: unknown op kind");
 }
 
+// The length of the next part of `text` from `at`: at most `max` bytes,
+// ending on a UTF-8 character boundary (a host carries text as JS strings),
+// and never empty.
+size_t PartLength(const std::string& text, size_t at, size_t max) {
+  size_t n = std::min(max, text.size() - at);
+  if (at + n == text.size()) return n;
+  size_t cut = n;
+  // Back up over continuation bytes (10xxxxxx) to the start of a character.
+  while (cut > 0 && (static_cast<unsigned char>(text[at + cut]) & 0xC0) == 0x80) --cut;
+  return cut > 0 ? cut : n;
+}
+
 Status SqliteBackend::AppendOutbox(int64_t seq, const std::string& record) {
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  const size_t max = dialect_.max_outbox_part;
+  const size_t first = max > 0 ? PartLength(record, 0, max) : record.size();
   {
     SqlBuilder b = Builder();
     b.Append("INSERT INTO _outbox (seq, record) VALUES (")
         .AppendParam(Value::Int(seq))
         .Append(", ")
-        .AppendParam(Value::Str(record))
+        .AppendParam(Value::Str(first == record.size() ? record : record.substr(0, first)))
         .Append(")");
     ONESTORE_RETURN_IF_ERROR(Run(b, "writing outbox record " + std::to_string(seq)));
+  }
+  // Outbox format 2: the rest of a long record, part by part.
+  int64_t part = 0;
+  for (size_t at = first; at < record.size();) {
+    const size_t n = PartLength(record, at, max);
+    SqlBuilder b = Builder();
+    b.Append("INSERT INTO _outbox_parts (seq, part, text) VALUES (")
+        .AppendParam(Value::Int(seq))
+        .Append(", ")
+        .AppendParam(Value::Int(++part))
+        .Append(", ")
+        .AppendParam(Value::Str(record.substr(at, n)))
+        .Append(")");
+    ONESTORE_RETURN_IF_ERROR(Run(b, "writing part " + std::to_string(part) +
+                                        " of outbox record " + std::to_string(seq)));
+    at += n;
   }
   SqlBuilder b = Builder();
   b.Append("UPDATE _meta SET value = ").AppendParam(Value::Int(seq)).Append(" WHERE key = 'head'");
@@ -681,6 +719,27 @@ Status SqliteBackend::ReadOutbox(int64_t after, int64_t limit, std::vector<Outbo
     if (rows.at(r, 1).type() == Type::kStr) e.record = rows.at(r, 1).text();
     out->push_back(std::move(e));
   }
+  if (dialect_.max_outbox_part == 0 || out->empty()) return Status::OK();
+  // Outbox format 2: the records' further parts, appended in order.
+  SqlBuilder p = Builder();
+  p.Append("SELECT ")
+      .Append(IntResultSql(dialect_, "seq"))
+      .Append(", text FROM _outbox_parts WHERE seq >= ")
+      .AppendParam(Value::Int(out->front().seq))
+      .Append(" AND seq <= ")
+      .AppendParam(Value::Int(out->back().seq))
+      .Append(" ORDER BY seq, part");
+  SqlRows parts;
+  ONESTORE_RETURN_IF_ERROR(Run(p, "reading the outbox's long records", &parts));
+  size_t i = 0;
+  for (size_t r = 0; r < parts.size(); ++r) {
+    const int64_t seq = SqlCellInt(parts.at(r, 0));
+    while (i < out->size() && (*out)[i].seq < seq) ++i;
+    if (i == out->size()) break;
+    if ((*out)[i].seq == seq && parts.at(r, 1).type() == Type::kStr) {
+      (*out)[i].record += parts.at(r, 1).text();
+    }
+  }
   return Status::OK();
 }
 
@@ -690,6 +749,12 @@ Status SqliteBackend::TrimOutbox(int64_t up_to, int64_t* removed) {
   b.Append("DELETE FROM _outbox WHERE seq <= ").AppendParam(Value::Int(up_to));
   SqlRows rows;
   Status st = Run(b, "trimming the outbox", &rows, true);
+  if (st.ok() && dialect_.max_outbox_part > 0) {
+    SqlBuilder p = Builder();
+    p.Append("DELETE FROM _outbox_parts WHERE seq <= ").AppendParam(Value::Int(up_to));
+    SqlRows ignored;
+    st = Run(p, "trimming the outbox's long records", &ignored);
+  }
   if (!st.ok()) {
     Rollback();
     return st;

@@ -28,6 +28,11 @@ struct SqliteOptions {
   // commit flushes the WAL; without, only checkpoints flush (a power cut may
   // lose the newest commits, never corrupt the file).
   bool exclusive = false;
+  // With exclusive: Close checkpoints the WAL and puts the file back in
+  // rollback-journal mode (journal_mode=DELETE), so that a closed store is a
+  // plain SQLite file with no -wal beside it, which any SQLite reads (the
+  // sqlite3 command, a store opened without exclusive). A Node store file.
+  bool plain_when_closed = false;
   // A file that is a SQLite database but not a store (it has tables, and
   // not onestore's _meta, _outbox and _tables) is refused with invalid/args,
   // so that opening the wrong path never adds tables to another

@@ -16,10 +16,16 @@
 // written as one when SQLite reads, syncs, sizes or truncates that WAL, at
 // SQLITE_FCNTL_COMMIT_PHASETWO (sent on the database right after a commit,
 // so a commit's frames are in the file when COMMIT returns, synced or not),
-// and at close. If that write fails, the COMMIT fails, and the WAL refuses
-// every later call until it is closed: the frames SQLite already counts as
-// committed in its wal-index never reach the database by a checkpoint. A
-// reopen then recovers the WAL up to its last whole commit.
+// and at close. If the write at COMMIT_PHASETWO (or close) fails, the COMMIT
+// fails, and the WAL refuses every later call until it is closed: the frames
+// SQLite already counts as committed in its wal-index never reach the
+// database by a checkpoint. A reopen then recovers the WAL up to its last
+// whole commit. Any other combined write holds only frames of the
+// transaction under way (the last commit's were written at its end): its
+// failure is the error of the call that caused it (a read, a sync, a write),
+// SQLite rolls that transaction back and forgets its frames, and the WAL
+// goes on (a big transaction that spills pages to the WAL on a full disk
+// fails alone, as with a rollback journal).
 #include "backends/sqlite/vfs.h"
 
 #include <chrono>
@@ -101,15 +107,18 @@ std::vector<VfsFile*>& Wals() {
 // The largest combined write; a longer run is written in parts.
 constexpr size_t kMaxPending = 1 << 20;
 
-// Writes a WAL's pending bytes. A failure breaks the WAL (see the top).
-Status Flush(VfsFile* vf) {
+// Writes a WAL's pending bytes. A failure breaks the WAL when they hold
+// committed frames (`committed`: at COMMIT_PHASETWO and close; see the top).
+Status Flush(VfsFile* vf, bool committed) {
   if (!vf->broken.ok()) return vf->broken;
   if (vf->pending.empty()) return Status::OK();
   Status s = vf->file->WriteAt(vf->pending_at, vf->pending.data(), vf->pending.size());
   vf->pending.clear();
   if (!s.ok()) {
-    vf->broken = Status::StorageFailed("the WAL " + vf->path +
-                                       " lost a write and is closed to every call: " + s.message());
+    if (committed) {
+      vf->broken = Status::StorageFailed(
+          "the WAL " + vf->path + " lost a write and is closed to every call: " + s.message());
+    }
     return s;
   }
   return Status::OK();
@@ -121,7 +130,7 @@ int FileClose(sqlite3_file* f) {
   VfsFile* vf = Cast(f);
   int rc = SQLITE_OK;
   if (vf->wal) {
-    Status w = Flush(vf);
+    Status w = Flush(vf, /*committed=*/true);
     if (!w.ok()) rc = Fail(w, SQLITE_IOERR_WRITE);
     auto& wals = Wals();
     for (size_t i = 0; i < wals.size(); ++i) {
@@ -148,7 +157,7 @@ int FileClose(sqlite3_file* f) {
 int FlushFirst(sqlite3_file* f, int code) {
   VfsFile* vf = Cast(f);
   if (!vf->wal) return SQLITE_OK;
-  Status s = Flush(vf);
+  Status s = Flush(vf, /*committed=*/false);
   return s.ok() ? SQLITE_OK : Fail(s, code);
 }
 
@@ -257,7 +266,7 @@ int FileControl(sqlite3_file* f, int op, void* arg) {
     VfsFile* vf = Cast(f);
     for (VfsFile* w : Wals()) {
       if (w->db_path != vf->path) continue;
-      Status s = Flush(w);
+      Status s = Flush(w, /*committed=*/true);
       if (!s.ok()) return Fail(s, SQLITE_IOERR_WRITE);
     }
     return SQLITE_OK;
