@@ -17,6 +17,7 @@ import factory from "../dist/onestore-core.mjs";
 
 import { ErrorCodes, StoreError } from "./errors.js";
 import { memoryBlobs, webSha256 } from "./blobs.js";
+import { webLocks } from "./locks.js";
 import { opfsBlobs } from "./blobs-opfs.js";
 import { acquireOpfsFiles, checkOpfsAvailable, checkOpfsName, opfsDbPath, opfsFiles, removeOpfsStore } from "./files-opfs.js";
 
@@ -215,7 +216,16 @@ export function openBrowserBlobs(options, wire) {
   return { backend: wire.backend === "opfs" ? opfsBlobs(options.name) : memoryBlobs(), sha256: webSha256 };
 }
 
+/**
+ * How far store.lock reaches (js/locks.js): an opfs store's, every tab and
+ * worker of the origin (Web Locks); a memory store's, this realm.
+ */
+export function openBrowserLocks(wire) {
+  return wire.backend === "opfs" && globalThis.navigator?.locks?.request ? webLocks(`opfs:${wire.path}`) : null;
+}
+
 /** The runtime handed to openStoreWith. */
 export const browserRuntime = Object.freeze({
   backends: ["memory", "opfs"], load: () => loadBrowserCore(), prepare: prepareBrowserOpen, openBlobs: openBrowserBlobs,
+  openLocks: openBrowserLocks,
 });

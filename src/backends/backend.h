@@ -88,6 +88,14 @@ class Backend {
     return Status::InvalidArgs("this backend keeps no notes (\"" + key + "\")");
   }
 
+  // Writes a consistent copy of the committed database to the new file
+  // `path` (a snapshot, src/snapshot/snapshot.h), outside any write
+  // transaction. The embedded sqlite backend uses SQLite's backup API; the
+  // others cannot (invalid/args naming why).
+  virtual Status CopyTo(const std::string& path) {
+    return Status::InvalidArgs("this backend cannot copy its database to " + path);
+  }
+
   // Releases files and handles. Further calls are not allowed.
   virtual void Close() = 0;
 };

@@ -32,7 +32,9 @@ namespace onestore {
     "parameters); nothing was committed")                                                     \
   X(kInvalidArchive, "invalid/archive",                                                         \
     "an archive that is not one onestore wrote, or was changed, cut or crafted; nothing was "   \
-    "imported")
+    "imported")                                                                                 \
+  X(kLockTimeout, "lock/timeout",                                                               \
+    "store.lock waited longer than its timeout for the named lock; the function did not run")
 
 enum class Code {
   kOk = 0,

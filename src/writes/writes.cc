@@ -300,6 +300,10 @@ void Op::AppendJson(std::string* out) const {
     out->append(table->ToJson().dump());
     return;
   }
+  if (kind == OpKind::kRestore) {
+    out->append(marker);
+    return;
+  }
   const TableSchema& t = *table;
   static const char* kNames[] = {"put", "update", "delete", "update", "delete"};
   out->append("{\"op\":\"");
@@ -340,6 +344,7 @@ void Op::AppendJson(std::string* out) const {
       break;
     case OpKind::kTable:
     case OpKind::kDocument:
+    case OpKind::kRestore:
       break;
   }
   out->push_back('}');
@@ -396,6 +401,23 @@ Status ParseOp(const Json& j, TableResolver* tables, const std::string& where, O
     op.kind = OpKind::kTable;
     op.table = t;
     tables->Declare(t);
+    *out = std::move(op);
+    return Status::OK();
+  }
+  if (name == "restore") {
+    if (!tables->restore()) {
+      return Status::InvalidArgs(where + ".op: \"restore\" is written by store.restore only");
+    }
+    auto snap = j.find("snapshot");
+    auto seq = j.find("seq");
+    if (snap == j.end() || !snap->is_string() || seq == j.end() || !seq->is_number_integer() ||
+        seq->get<int64_t>() < 0) {
+      return Status::InvalidArgs(where + ": a restore op is {\"op\":\"restore\",\"snapshot\":id,"
+                                 "\"seq\":n}, got " + DescribeJson(j));
+    }
+    op.kind = OpKind::kRestore;
+    op.marker = j.dump();
+    tables->AllowStoreTables();
     *out = std::move(op);
     return Status::OK();
   }

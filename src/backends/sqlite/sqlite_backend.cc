@@ -88,6 +88,10 @@ class SqliteBackend : public Backend {
   Status TrimOutbox(int64_t up_to, int64_t* removed) override;
   Status ReadNote(const std::string& key, std::string* value) override;
   Status WriteNote(const std::string& key, const std::string& value) override;
+  Status CopyTo(const std::string& path) override {
+    ONESTORE_RETURN_IF_ERROR(CheckOpen());
+    return conn_->CopyTo(path);
+  }
 
   void Close() override;
 
@@ -407,6 +411,8 @@ Status SqliteBackend::Apply(Op* op, const TableSchema* previous) {
   switch (op->kind) {
     case OpKind::kDocument:  // expanded into puts by the commit step
       return Status::InvalidArgs("sqlite: a document op reached the backend");
+    case OpKind::kRestore:  // a marker: the commit step skips it
+      return Status::InvalidArgs("sqlite: a restore marker reached the backend");
     case OpKind::kTable:
       return ApplyTable(t, previous);
     case OpKind::kPut:

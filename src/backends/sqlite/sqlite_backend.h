@@ -46,6 +46,18 @@ std::unique_ptr<Backend> NewSqliteBackend(const SqliteOptions& options);
 // beside the store's.
 std::unique_ptr<Backend> NewSqlBackend(std::unique_ptr<SqlConnection> connection);
 
+// What listStores tells of a sqlite file without opening it as a store
+// (which would take it over): its session id and head, read from _meta by a
+// read-only connection. A SQLite database that is not a store (no _meta
+// with an id) fails with not_found; a file that is not SQLite, with
+// storage_failed.
+struct StorePeek {
+  std::string id;
+  int64_t head = 0;
+  bool replica = false;
+};
+Status PeekSqliteStore(const std::string& path, StorePeek* out);
+
 }  // namespace onestore
 
 #endif  // ONESTORE_BACKENDS_SQLITE_SQLITE_BACKEND_H_
