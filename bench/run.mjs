@@ -158,6 +158,12 @@ try {
     figures[c.id].open = await c.open(fixture, p, log);
   }
 
+  // Workload 11: a snapshot of the same file.
+  for (const c of columns) {
+    settle();
+    figures[c.id].snapshot = await c.snapshot(fixture, p, log);
+  }
+
   // Workload 9: download sizes.
   const dist = (f) => new URL(`dist/${f}`, root);
   const onestoreFiles = [dist("onestore-core.wasm"), dist("onestore-core.mjs"), ...browserModules(root)];

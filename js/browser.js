@@ -24,7 +24,7 @@ export * from "./api.js";
 export function openReplica(options) {
   return openReplicaWith(browserRuntime, options);
 }
-export { configureBrowserCore, deleteStore } from "./loader-browser.js";
+export { configureBrowserCore, deleteStore, listStores } from "./loader-browser.js";
 
 /**
  * Opens a store in a browser: `{ backend: "memory" }`, or, in a dedicated

@@ -19,7 +19,7 @@ import { ErrorCodes, StoreError } from "./errors.js";
 import { memoryBlobs, webSha256 } from "./blobs.js";
 import { webLocks } from "./locks.js";
 import { opfsBlobs } from "./blobs-opfs.js";
-import { acquireOpfsFiles, checkOpfsAvailable, checkOpfsName, opfsDbPath, opfsFiles, removeOpfsStore } from "./files-opfs.js";
+import { acquireOpfsFiles, checkOpfsAvailable, checkOpfsName, listOpfsStores, opfsDbPath, opfsFiles, removeOpfsStore } from "./files-opfs.js";
 
 let modulePromise = null;
 let wasmUrlOverride = null;
@@ -214,6 +214,29 @@ export async function deleteStore(options) {
  */
 export function openBrowserBlobs(options, wire) {
   return { backend: wire.backend === "opfs" ? opfsBlobs(options.name) : memoryBlobs(), sha256: webSha256 };
+}
+
+/**
+ * The OPFS stores of this origin: `listStores({ backend: "opfs", prefix? })`
+ * (js/files-opfs.js, listOpfsStores).
+ *
+ * @example
+ * const stores = await listStores({ backend: "opfs", prefix: "conv-" });
+ */
+export async function listStores(options) {
+  if (options === null || typeof options !== "object") {
+    throw new StoreError(ErrorCodes.InvalidArgs, `listStores: options must be an object such as { backend: "opfs", prefix: "conv-" }, got ${String(options)}`);
+  }
+  if (options.backend !== "opfs") {
+    throw new StoreError(ErrorCodes.InvalidArgs, `listStores: backend must be "opfs" here (memory stores live in their realm and are not listed), got ${JSON.stringify(options.backend) ?? String(options.backend)}`);
+  }
+  const { prefix = "" } = options;
+  if (typeof prefix !== "string") {
+    throw new StoreError(ErrorCodes.InvalidArgs, `listStores: prefix must be a string, got ${JSON.stringify(prefix) ?? String(prefix)}`);
+  }
+  const mod = await loadBrowserCore();
+  const held = new Set(globalThis.navigator?.locks?.query ? (await navigator.locks.query()).held.map((l) => l.name) : []);
+  return listOpfsStores(prefix, (path) => mod.peekStore(path, true), (name) => held.has(opfsLockName(name)));
 }
 
 /**

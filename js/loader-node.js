@@ -290,7 +290,7 @@ export async function listNodeStores(options) {
       try { await fd.read(head16, 0, 16, 0); } finally { await fd.close(); }
     } catch { continue; }
     if (head16.toString("latin1") !== SQLITE_MAGIC) continue;
-    const answer = mod.peekStore(path);
+    const answer = mod.peekStore(path, false);
     if (answer.startsWith("!")) continue;  // another application's database, or one it cannot read now
     const peek = JSON.parse(answer);
     let size = 0;

@@ -1,12 +1,16 @@
 // The snapshots of a Node sqlite store, in a folder beside its file
 // (docs/formats.md, "Snapshot layout"):
 //
-//   <file>.snapshots/<id>.sqlite   the copy of the database (SQLite's backup API)
+//   <file>.snapshots/<id>.sqlite   the copy of the database: the file copied by
+//                                  the kernel (a reflink where the file system
+//                                  has them) while the core holds SQLite's
+//                                  shared lock, so no commit lands meanwhile
 //   <file>.snapshots/<id>.json     { id, seq, at, label, n }, written once the copy is whole
 //
 // A copy without its .json (a crash between the two) is not listed, and the
 // next snapshot of the store deletes it.
 
+import { closeSync, constants, copyFileSync, fsyncSync, openSync } from "node:fs";
 import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 
@@ -36,6 +40,14 @@ export function nodeSnapshots(file) {
         throw new Error(`the folder ${dir} was not prepared`);
       }
       return pathOf(id, "sqlite");
+    },
+    // Copies the database file to the snapshot's, synchronously (inside a
+    // step of the commit queue, while the core holds the file), and syncs it.
+    copyFile(id) {
+      const to = pathOf(id, "sqlite");
+      copyFileSync(file, to, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+      const fd = openSync(to, "r+");
+      try { fsyncSync(fd); } finally { closeSync(fd); }
     },
     async prepare() {
       await mkdir(dir, { recursive: true });

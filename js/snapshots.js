@@ -2,14 +2,15 @@
 // src/snapshot/snapshot.h for the core's part).
 //
 // The core copies (a memory store's maps into a second memory store kept in
-// the core; a sqlite store's database into a file, with SQLite's backup API)
+// the core; a sqlite store's database into a file, with SQLite's backup API,
+// or holds the file while the runtime copies it: Node)
 // and restores (one commit: a marker op, then the puts and deletes that give
 // back the snapshot's rows). This file names the snapshots, keeps their
 // list and labels (in memory, or `<file>.snapshots/<id>.json` beside a Node
 // sqlite store: js/snapshots-node.js), keeps the last N and takes one every
 // K commits.
 
-import { invalidArgs } from "./errors.js";
+import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
 import { commitMeta } from "./core-calls.js";
 import { encodeJson } from "./encode.js";
 import { describe } from "./schema.js";
@@ -59,7 +60,9 @@ function stamp(at) {
 
 /**
  * The snapshots of one store. `shelf` says where they are listed
- * (`{ fileOf(id), prepare?(), list(), save(meta), remove(id) }`), `known` is its list
+ * (`{ fileOf(id), copyFile?(id), prepare?(), list(), save(meta), remove(id) }`;
+ * with copyFile the runtime copies the store's file itself while the core
+ * holds it), `known` is its list
  * at open; `adoptAll(seq, ops)` hands a restore to every owner's adopt hook.
  *
  * @example
@@ -95,8 +98,22 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
     const at = Date.now();
     const id = newId(at);
     const n = list.length > 0 ? list[list.length - 1].n + 1 : 1;
-    const answer = JSON.parse(gate.call(what, () => gate.core.snapshotTake(id, shelf.fileOf(id))));
-    const meta = { id, seq: answer.seq, at, label: label ?? null, n };
+    let seq;
+    if (shelf.copyFile) {
+      // The runtime copies the file (Node: the kernel), while the core holds
+      // SQLite's shared lock so that no commit of any process lands.
+      seq = JSON.parse(gate.call(what, () => gate.core.snapshotHold())).seq;
+      try {
+        shelf.copyFile(id);
+      } catch (e) {
+        throw new StoreError(ErrorCodes.StorageFailed, `${what}: cannot copy the store's file: ${e?.message ?? e}`, { cause: e });
+      } finally {
+        gate.core.snapshotRelease();
+      }
+    } else {
+      seq = JSON.parse(gate.call(what, () => gate.core.snapshotTake(id, shelf.fileOf(id)))).seq;
+    }
+    const meta = { id, seq, at, label: label ?? null, n };
     list.push(meta);
     later(() => shelf.save(meta));
     if (pruneNow) prune();

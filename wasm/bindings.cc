@@ -293,6 +293,24 @@ class Core {
         &result);
   }
 
+  // Holds the store's file while the runtime copies it: {"seq":head}.
+  std::string snapshotHold() {
+    std::string out;
+    return WithStore(
+        [&](Store* st) {
+          int64_t head = 0;
+          ONESTORE_RETURN_IF_ERROR(Snapshots::Hold(st, &head));
+          out = "{\"seq\":" + std::to_string(head) + "}";
+          return Status::OK();
+        },
+        &out);
+  }
+
+  std::string snapshotRelease() {
+    if (store_) Snapshots::Release(store_.get());
+    return std::string();
+  }
+
   // Forgets the memory copy `id`.
   std::string snapshotDrop(const std::string& id) {
     memory_snapshots_.erase(id);
@@ -359,11 +377,12 @@ class Core {
 };
 
 // listStores: {"id":..,"head":n,"replica":bool} of the sqlite store at
-// `path`, read without taking it over (PeekSqliteStore), or "!<code> ...".
-std::string PeekStore(const std::string& path) {
+// `path`, read without taking it over (PeekSqliteStore; `private_copy`: the
+// files are a copy only this call reads), or "!<code> ...".
+std::string PeekStore(const std::string& path, bool private_copy) {
   Status s = UseJsFiles();
   StorePeek peek;
-  if (s.ok()) s = PeekSqliteStore(path, &peek);
+  if (s.ok()) s = PeekSqliteStore(path, private_copy, &peek);
   if (!s.ok()) return Answer(s);
   std::string out = "{\"id\":";
   AppendJsonString(peek.id, &out);
@@ -424,6 +443,8 @@ EMSCRIPTEN_BINDINGS(onestore) {
       .function("snapshotTake", &Core::snapshotTake)
       .function("snapshotRestore", &Core::snapshotRestore)
       .function("snapshotDrop", &Core::snapshotDrop)
+      .function("snapshotHold", &Core::snapshotHold)
+      .function("snapshotRelease", &Core::snapshotRelease)
       .function("head", &Core::head)
       .function("tables", &Core::tables)
       .function("archiveTables", &Core::archiveTables)

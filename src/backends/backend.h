@@ -96,6 +96,15 @@ class Backend {
     return Status::InvalidArgs("this backend cannot copy its database to " + path);
   }
 
+  // Holds a read transaction, so that no other process can commit to the
+  // file until EndRead (a snapshot copies the file meanwhile, outside the
+  // core), and sets *head to the head the file holds. Backends that keep no
+  // file: invalid/args.
+  virtual Status BeginRead(int64_t* head) {
+    return Status::InvalidArgs("this backend keeps no file to copy");
+  }
+  virtual void EndRead() {}
+
   // Releases files and handles. Further calls are not allowed.
   virtual void Close() = 0;
 };

@@ -68,6 +68,13 @@ Status Snapshots::CopyToFile(Store* store, const std::string& path) {
   return store->backend_->CopyTo(path);
 }
 
+Status Snapshots::Hold(Store* store, int64_t* head) {
+  ONESTORE_RETURN_IF_ERROR(store->CheckUsable(true));
+  return store->backend_->BeginRead(head);
+}
+
+void Snapshots::Release(Store* store) { store->backend_->EndRead(); }
+
 Status Snapshots::Restore(Store* store, Store* snapshot, const std::string& marker_json,
                           const std::string& meta_json, std::string* result) {
   ONESTORE_RETURN_IF_ERROR(store->CheckUsable(true));

@@ -32,6 +32,12 @@ class Snapshots {
   // others fail with invalid/args saying why).
   static Status CopyToFile(Store* store, const std::string& path);
 
+  // A hold of the store's file while a runtime copies it (Node: the kernel's
+  // file copy, faster than the backup API through the VFS): no commit of
+  // any process lands until Release. Sets *head to the head the file holds.
+  static Status Hold(Store* store, int64_t* head);
+  static void Release(Store* store);
+
   // The restore commit: `marker_json` is the marker op's JSON text
   // ({"op":"restore","snapshot":id,"seq":n,...}); `meta_json` the commit
   // context as Store::Commit takes it. The ops after the marker delete the

@@ -351,10 +351,14 @@ std::unique_ptr<SqlConnection> NewEmbeddedConnection(const SqliteOptions& option
   return std::make_unique<EmbeddedConnection>(options);
 }
 
-Status PeekSqliteStore(const std::string& path, StorePeek* out) {
+Status PeekSqliteStore(const std::string& path, bool private_copy, StorePeek* out) {
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &db,
+                           private_copy ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY, nullptr);
   Status st;
+  if (rc == SQLITE_OK && private_copy) {
+    rc = sqlite3_exec(db, "PRAGMA locking_mode=EXCLUSIVE", nullptr, nullptr, nullptr);
+  }
   if (rc != SQLITE_OK) {
     st = Status::StorageFailed(path + ": " + (db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
   } else {

@@ -92,6 +92,18 @@ class SqliteBackend : public Backend {
     ONESTORE_RETURN_IF_ERROR(CheckOpen());
     return conn_->CopyTo(path);
   }
+  Status BeginRead(int64_t* head) override {
+    ONESTORE_RETURN_IF_ERROR(CheckOpen());
+    if (conn_->InTransaction()) return Status::InvalidArgs("a read hold: a transaction is open");
+    ONESTORE_RETURN_IF_ERROR(conn_->Exec("BEGIN DEFERRED"));
+    bool found = false;
+    Status st = ReadMetaInt("head", head, &found);  // takes SQLite's shared lock
+    if (!st.ok()) conn_->Rollback();
+    return st;
+  }
+  void EndRead() override {
+    if (open_) conn_->Rollback();
+  }
 
   void Close() override;
 
