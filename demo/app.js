@@ -36,6 +36,7 @@ worker.addEventListener("message", (e) => {
   if (!m?.demo) return;
   if (m.t === "ready") onReady(m);
   else if (m.t === "fenced") onFenced(m);
+  else if (m.t === "progress") onArchiveProgress(m);
   else if (m.t === "error") showBanner(`The store could not open: ${m.code ? `${m.code}: ` : ""}${m.message}`, "fenced");
 });
 worker.addEventListener("error", (e) => showBanner(`The store's worker failed: ${e.message}`, "fenced"));
@@ -62,6 +63,63 @@ function onReady(m) {
     showBanner("This browser build has no OPFS backend, so the session lives in memory: a reload starts it again, and each tab has its own copy.", "warn");
   }
   start();
+  watchRelay(m.id);
+}
+
+// ---- the relay: its head for this session beside the store's ----
+//
+// The relay's URL comes from ?relay=<url> or /demo/relay.json: `npm start`
+// answers it with its local relay (examples/relay/ in workerd); the file in
+// demo/ says there is none.
+// The page reads GET <relay>/sessions/<id> (docs/formats.md, "The relay
+// protocol"); the store's worker drives the sync when the package has
+// startSync.
+
+async function relayUrl() {
+  const given = new URL(location.href).searchParams.get("relay");
+  if (given) return given.endsWith("/") ? given : `${given}/`;
+  try {
+    const res = await fetch("./relay.json", { cache: "no-store" });
+    if (res.ok) return (await res.json()).relay ?? null;
+  } catch { /* no relay configured */ }
+  return null;
+}
+
+async function watchRelay(id) {
+  const chip = $("relay-chip");
+  const value = $("relay-head");
+  const relay = await relayUrl();
+  if (!relay) {
+    chip.classList.add("offline");
+    chip.title = "No relay: `npm start` runs a local one beside this page (or open the page with ?relay=<url>)";
+    return;
+  }
+  const session = `${relay}sessions/${id}`;
+  link.call("startSync", { relay: session }).then((r) => {
+    state.syncing = r.started;
+    if (!r.started) chip.title = `${session}: ${r.reason}`;
+  }, (e) => toast(e));
+  const show = async () => {
+    try {
+      const res = await fetch(session, { cache: "no-store" });
+      const info = await res.json();
+      if (!res.ok) throw new Error(info.error?.message ?? res.statusText);
+      value.textContent = String(info.head);
+      const head = Number($("head").textContent);
+      chip.classList.toggle("synced", info.head === head);
+      chip.classList.toggle("behind", info.head !== head);
+      chip.classList.remove("offline");
+      chip.title = `${session}\nlease epoch ${info.epoch}, driver ${info.driver ?? "none"}`;
+      chip.dataset.epoch = String(info.epoch);
+    } catch (e) {
+      value.textContent = "offline";
+      chip.classList.add("offline");
+      chip.classList.remove("synced", "behind");
+      chip.title = `${session}: ${e.message}`;
+    }
+  };
+  await show();
+  setInterval(show, 2000);
 }
 
 function onFenced(m) {
@@ -363,3 +421,53 @@ function toast(what) {
   clearTimeout(toastTimer);
   toastTimer = setTimeout(() => t.classList.add("hidden"), isError ? 6000 : 3500);
 }
+
+// ---- archive: export and import, with a progress bar ----
+
+function onArchiveProgress({ kind, done, total, bytes }) {
+  (window.archiveProgress ??= []).push({ kind, done, total });  // what the bar showed, for tests
+  const bar = $("archive-progress");
+  bar.max = Math.max(total, 1);
+  bar.value = done;
+  $("archive-state").textContent = `${kind === "export" ? "Exporting" : "Importing"} · ${done} of ${total} rows, records and blobs · ${(bytes / 1024).toFixed(0)} KiB`;
+}
+
+let lastArchive = null;
+
+$("export").addEventListener("click", async () => {
+  $("export").disabled = true;
+  try {
+    const { bytes, head } = await link.call("exportArchive", {});
+    lastArchive = bytes;
+    const a = $("download");
+    if (a.href) URL.revokeObjectURL(a.href);
+    a.href = URL.createObjectURL(new Blob([bytes], { type: "application/x-tar" }));
+    a.classList.remove("hidden");
+    $("archive-state").textContent = `Exported at seq ${head} · ${(bytes.length / 1024).toFixed(0)} KiB`;
+  } catch (e) {
+    toast(e.message);
+  } finally {
+    $("export").disabled = false;
+  }
+});
+
+async function importBytes(bytes) {
+  const r = await link.call("importArchive", { bytes });
+  $("archive-state").textContent = `Imported into ${r.where} at seq ${r.head} · ${r.same ? "same content as this session" : "other content"} (${r.fingerprint})`;
+  return r;
+}
+
+$("import-file").addEventListener("change", async (e) => {
+  const file = e.target.files?.[0];
+  if (!file) return;
+  try {
+    await importBytes(new Uint8Array(await file.arrayBuffer()));
+  } catch (err) {
+    toast(`${err.code ?? "error"}: ${err.message}`);
+  } finally {
+    e.target.value = "";
+  }
+});
+
+// For tests and the console: import the last export again.
+window.importLastExport = () => importBytes(lastArchive);

@@ -3,8 +3,9 @@
 // session, defines the derives the page shows, and serves it to the page.
 //
 // Messages of the demo itself (not of the link) are tagged { demo: … }.
+import * as onestore from "../js/browser.js";
 import {
-  add, col, openStore, prefix, query, replacePrefix, serve, StoreError,
+  add, col, importStore, openStore, prefix, query, replacePrefix, serve, StoreError,
 } from "../js/browser.js";
 import { Docs, Edits, Messages, STORE_NAME } from "./schema.js";
 
@@ -35,6 +36,7 @@ async function open() {
 
 async function main() {
   const { store, mode, reason } = await open();
+  let sync = null;
   const agent = store.object({ type: "agent" });
   const history = store.object({ type: "file-history" });
   const notesOwner = store.object({ type: "notes" });
@@ -78,6 +80,18 @@ async function main() {
   serve(store, {
     methods: {
       session: () => ({ mode, reason, name, tab, id: store.id }),
+      // Drives this session to the relay when the package has the driver
+      // (startSync, docs/api.md); says why not otherwise.
+      startSync({ relay }) {
+        if (typeof onestore.startSync !== "function") return { started: false, reason: "this build of the package has no startSync yet: the relay shows what it holds" };
+        if (sync) return { started: true };
+        try {
+          sync = onestore.startSync(store, { relay, device: `tab ${tab}` });
+          return { started: true };
+        } catch (e) {
+          return { started: false, reason: `${e?.code ?? "error"}: ${e?.message ?? e}` };
+        }
+      },
       async addMessage({ role, text }, ctx) {
         let id;
         await agent.tx(async (tx) => {
@@ -101,6 +115,25 @@ async function main() {
           else await tx.put(docs, { id: "session-note", title, body, rev: 1, at: Date.now() });
         }, ctx);
         return { seq: store.head };
+      },
+      // The session as a tar archive (its bytes), with progress messages.
+      async exportArchive() {
+        const onProgress = (p) => tell({ t: "progress", kind: "export", ...p });
+        const bytes = new Uint8Array(await new Response(store.export({ onProgress })).arrayBuffer());
+        return { bytes, head: store.head, fingerprint: await store.fingerprint() };
+      },
+      // Restores an archive as a second store beside this one (a new OPFS
+      // store "<name>-imported", or memory), with progress messages; says
+      // whether its content equals this store's.
+      async importArchive({ bytes }) {
+        const onProgress = (p) => tell({ t: "progress", kind: "import", ...p });
+        const target = mode === "opfs" ? { backend: "opfs", name: `${name}-imported` } : { backend: "memory" };
+        const copy = await importStore(bytes, target, { onProgress });
+        try {
+          return { id: copy.id, head: copy.head, fingerprint: await copy.fingerprint(), same: (await copy.fingerprint()) === (await store.fingerprint()), where: target.name ?? "memory" };
+        } finally {
+          await copy.close();
+        }
       },
       async pageEdits({ under = "", after, limit = 6 }) {
         const q = query(Edits).where((e) => prefix(e.path, under)).orderBy((e) => e.path).orderBy((e) => e.at, "desc");

@@ -673,18 +673,19 @@ export interface Store {
   /** Bytes named by their sha256 (docs/api.md "Blobs"). @example const hash = await store.blobs.put(bytes); */
   readonly blobs: Blobs;
   /**
-   * A short digest ("f1-" and 32 hex digits) of the content at the head:
-   * every table's schema and rows, not the head or the outbox. Equal content
-   * gives equal fingerprints on every backend, replicas included.
+   * A short digest ("f1-" and 32 hex digits; "f2-" once the store holds a
+   * blob) of the content at the head: every table's schema and rows,
+   * documents, blob hashes; not the head or the outbox. Equal content gives
+   * equal fingerprints on every backend, replicas included.
    * @example const fp = await store.fingerprint();
    */
   fingerprint(): Promise<string>;
   /**
    * The store as one POSIX tar archive at its current head (docs/formats.md,
    * "Archive"): every table (of every owner, opened here or not), the
-   * retained outbox and a manifest. The commit queue is held until the
-   * stream was read to its end or cancelled: read it promptly. Node in this
-   * version (browsers and workerd: invalid/args, next step).
+   * documents, the retained outbox, every blob and a manifest. The commit
+   * queue is held until the stream was read to its end or cancelled: read it
+   * promptly. Every backend (a Durable Object: `new Response(store.export())`).
    * @example await exportToFile(store, "session.tar"); // Node; or: new Response(store.export())
    */
   export(options?: ArchiveOptions): ByteStream;
@@ -761,16 +762,23 @@ export interface ListedOpfsStore {
 export function listStores(options: { backend: "sqlite"; dir: string }): Promise<ListedSqliteStore[]>;
 export function listStores(options: { backend: "opfs"; prefix?: string }): Promise<ListedOpfsStore[]>;
 
-/** Progress of an export or import: rows and outbox records done of total, and tar bytes so far. */
+/** Progress of an export or import. */
 export interface ArchiveProgress {
+  /** Items done: rows, outbox records and blobs (one each). */
   readonly done: number;
+  /** All items of the archive. */
   readonly total: number;
+  /** Tar bytes made (export) or read (import) so far. */
   readonly bytes: number;
+  /** Bytes of blobs done. */
+  readonly blobBytes: number;
+  /** Bytes of all the archive's blobs. */
+  readonly blobTotal: number;
 }
 
 /** Options of store.export and importStore. */
 export interface ArchiveOptions {
-  /** Called after the manifest and after each page entry. */
+  /** Called after the manifest and after each page or blob entry. */
   onProgress?: (progress: ArchiveProgress) => void;
 }
 
@@ -787,11 +795,12 @@ export type ArchiveSource = ByteStream | ByteStreamLike | Uint8Array | ArrayBuff
 
 /**
  * Restores an archive of store.export() as the store of `openOptions` and
- * opens it, with the archive's session id, head, outbox and rows. In Node
- * in this version (browsers and workerd: invalid/args, next step): memory,
- * or a sqlite file (a new generation beside the file, renamed over it once
- * the whole archive was read and checked; close the store at that path
- * first). A broken or hostile archive rejects with
+ * opens it, with the archive's session id, head, outbox, rows and blobs, on
+ * every backend: memory; a sqlite file (a new generation beside the file,
+ * renamed over it); opfs (a new generation folder in OPFS, switched in);
+ * durable (staged, then switched in one transactionSync). The switch comes
+ * only once the whole archive was read and checked; close the store at
+ * those options first. A broken or hostile archive rejects with
  * "invalid/archive" ("schema/newer" for a newer format) and the previous
  * store is untouched.
  * @example const store = await importStore(createReadStream("session.tar"), { backend: "sqlite", path: ".data/s.sqlite" });
@@ -861,6 +870,12 @@ export interface Replica {
   readonly outbox: Outbox;
   /** Its blobs: reads, and putWithHash (no put). @example const bytes = await replica.blobs.get(hash); */
   readonly blobs: BlobReader;
+  /**
+   * A host's small text notes, kept in the replica's own storage (the relay
+   * keeps its lease there). Synchronous; names are 1 to 64 of a-z 0-9 _ . -.
+   * @example replica.hostNotes.set("relay.lease", JSON.stringify(lease));
+   */
+  readonly hostNotes: HostNotes;
   /** Refused: a replica has no owners (throws invalid/args). */
   object(address: ObjectAddress, hooks?: OwnerHooks): never;
   /** Refused: a replica takes no owner writes (rejects with invalid/args). */
@@ -868,6 +883,114 @@ export interface Replica {
   /** @example await replica.close(); */
   close(): Promise<void>;
 }
+
+/** A replica's host notes (Replica.hostNotes). */
+export interface HostNotes {
+  /** The note's text, or undefined. @example const text = replica.hostNotes.get("relay.lease"); */
+  get(name: string): string | undefined;
+  /** Writes it durably in a transaction of its own ("" removes it; at most 64 KiB). @example replica.hostNotes.set("app.cursor", "42"); */
+  set(name: string, text: string): void;
+}
+
+// ---------------------------------------------------------------- the relay
+
+/** The fetch API's Request as much as the relay reads of it, for a lib without one. */
+export interface RequestLike {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: { get(name: string): string | null };
+  readonly body: unknown;
+}
+/** The fetch API's Response as much as the relay gives of it, for a lib without one. */
+export interface ResponseLike {
+  readonly status: number;
+  readonly headers: { get(name: string): string | null };
+  json(): Promise<unknown>;
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+/** The global Request where the project's lib declares one (DOM, workers, Node), else RequestLike. */
+export type FetchRequest = typeof globalThis extends { Request: { prototype: infer P } } ? P : RequestLike;
+/** The global Response where the project's lib declares one, else ResponseLike. */
+export type FetchResponse = typeof globalThis extends { Response: { prototype: infer P } } ? P : ResponseLike;
+
+/** What a relay's authorize is asked (docs/formats.md, "The relay protocol"). */
+export interface RelayAccess {
+  /** The request being answered. */
+  request: FetchRequest;
+  /** The session id from the URL. */
+  session: string;
+  /** "read": the session, pull, download, blob reads; "drive": the lease, pushes, blob uploads. */
+  access: "read" | "drive";
+  /** The bearer token of `Authorization: Bearer <token>`, or undefined. */
+  token: string | undefined;
+}
+
+/** Options of createRelay. */
+export interface RelayOptions {
+  /** The open options of a session's replica (its id defaults to the session id). */
+  open(sessionId: string): OpenOptions | Promise<OpenOptions>;
+  /** true allows the request; anything else refuses it (401 without a token, 403 with one). Everything is allowed when omitted. */
+  authorize?(access: RelayAccess): boolean | Promise<boolean>;
+  /** The largest JSON body in bytes (default 8 MiB); larger: 413 limit. */
+  maxBody?: number;
+  /** The largest blob in bytes (default and at most 64 MiB); larger: 413 limit. */
+  maxBlob?: number;
+  /** The lease's time to live in ms (default 30000). */
+  leaseTtl?: number;
+  /** Whether a string a commit writes names a blob (default: 64 lowercase hex digits); false checks none. */
+  isBlobName?: ((value: string) => boolean) | false;
+  /** CORS: true (any origin, the default), false (no CORS headers) or the one origin allowed. */
+  cors?: boolean | string;
+  /** The clock, ms since 1970 (default Date.now). */
+  now?(): number;
+}
+
+/** A relay: answers the relay protocol with the standard Request and Response. */
+export interface Relay {
+  /** @example const response = await relay.fetch(request); */
+  fetch(request: FetchRequest): Promise<FetchResponse>;
+  /** Closes every open replica; later requests get 503 closed. @example await relay.close(); */
+  close(): Promise<void>;
+}
+
+/**
+ * A relay over replicas of this runtime (docs/formats.md, "The relay protocol").
+ * @example const relay = createRelay({ open: (id) => ({ backend: "sqlite", path: `.data/relay/${id}.sqlite` }) });
+ */
+export function createRelay(options: RelayOptions): Relay;
+
+/** A Durable Object namespace as relayFetch uses it (env.SESSIONS). */
+export interface RelayNamespace {
+  idFromName(name: string): unknown;
+  get(id: unknown): { fetch(request: FetchRequest): Promise<FetchResponse> | FetchResponse };
+}
+
+/**
+ * The relay of one session as a Durable Object class (workerd root; elsewhere
+ * constructing it throws invalid/args). Subclass it for authorize and
+ * relayOptions; declare it under new_sqlite_classes.
+ * @example export class Sessions extends SessionRelay { authorize({ token }) { return token === this.env.RELAY_TOKEN; } }
+ */
+export declare class SessionRelay<Env = any> {
+  constructor(ctx: any, env: Env);
+  /** The Durable Object's state (ctx.storage holds the session). */
+  readonly ctx: any;
+  /** The Worker's bindings. */
+  readonly env: Env;
+  /** true allows the request; allows everything unless overridden. */
+  authorize(access: RelayAccess): boolean | Promise<boolean>;
+  /** createRelay's options besides open and authorize; none unless overridden. */
+  relayOptions(): Omit<RelayOptions, "open" | "authorize">;
+  /** Answers one request of the relay protocol. */
+  fetch(request: FetchRequest): Promise<FetchResponse>;
+}
+
+/**
+ * The Worker's router: /sessions/<id>/… to env[binding].idFromName(id)
+ * (binding "SESSIONS" unless given); anything else 404 not_found.
+ * @example export default { fetch: (request, env) => relayFetch(request, env) };
+ */
+export function relayFetch(request: FetchRequest, env: Record<string, unknown>, options?: { binding?: string }): Promise<FetchResponse>;
 
 /**
  * Opens a replica on any backend of the runtime (openStore's options).
@@ -992,6 +1115,7 @@ export declare const ErrorCodes: {
   readonly Closed: "closed";
   readonly Limit: "limit";
   readonly InvalidArchive: "invalid/archive";
+  readonly Unauthorized: "unauthorized";
   readonly LockTimeout: "lock/timeout";
 };
 /** One of the stable error codes. */

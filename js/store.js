@@ -23,7 +23,8 @@ import { makeCommitQueue } from "./commit-queue.js";
 import { makeReads } from "./reads.js";
 import { makeHandles, makeOwner } from "./owner.js";
 import { plainData } from "./data.js";
-import { makeBlobs, memoryBlobs, webSha256 } from "./blobs.js";
+import { exportArchive, readArchive } from "./archive.js";
+import { blobStorageCall, contentFingerprint, makeBlobs, memoryBlobs, webSha256 } from "./blobs.js";
 import { makeSnapshots, snapshotOptions } from "./snapshots.js";
 import { lockArgs, localLocks, withLocks } from "./locks.js";
 
@@ -58,7 +59,7 @@ export async function openStoreWith(runtime, options) {
     try { core.delete(); } catch { /* already freed */ }
     try { session?.release(); } catch { /* released anyway */ }
   });
-  return makeStore(core, info, session, { blobs, archive: runtime.archive, snapshots: shelf, locks });
+  return makeStore(core, info, session, { blobs, snapshots: shelf, locks });
 }
 
 // The snapshot shelf of a store with its list at open: `{ shelf, known,
@@ -83,7 +84,7 @@ async function openShelf(shelf, { keep, every }, closeCore) {
  * @example
  * const store = makeStore(core, { id: "s1", head: 0 });
  */
-export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(), sha256: webSha256 }, archive, snapshots, locks } = {}) {
+export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(), sha256: webSha256 }, snapshots, locks } = {}) {
   const gate = makeGate(core, info.head);
   const owners = new Map();
   const adopters = new Map();  // owner name -> adopt hook (a restore reaches them all)
@@ -231,13 +232,14 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
     },
     /**
      * A short digest of the content at the current head (every table's
-     * schema and rows; not the head or the outbox): equal content gives
-     * equal fingerprints on every backend, replicas included.
+     * schema and rows, documents, blobs; not the head or the outbox): equal
+     * content gives equal fingerprints on every backend, replicas included.
      * @example const fp = await store.fingerprint();
      */
     async fingerprint() {
       gate.checkOpen("store.fingerprint");
-      return gate.call("store.fingerprint", () => core.fingerprint());
+      const tables = gate.call("store.fingerprint", () => core.fingerprint());
+      return blobStorageCall("store.fingerprint", () => contentFingerprint(tables, blobs.backend, blobs.sha256));
     },
     /**
      * Bytes named by their sha256: put, putWithHash, get, has, list
@@ -261,8 +263,7 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
      * @example await new Response(store.export()).arrayBuffer();
      */
     export(options = {}) {
-      if (!archive) throw invalidArgs(notHere("store.export"));
-      return archive.exportArchive({ gate, queue, info }, options);
+      return exportArchive({ gate, queue, info, blobs }, options);
     },
     /**
      * Takes a snapshot of the content at the current head (after the
@@ -362,44 +363,40 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
   return store;
 }
 
-// Archives (js/archive.js, with its tar library) come with the runtime:
-// Node's has them; browsers and workerd get them in the next step.
-function notHere(what) {
-  return `${what}: archives are in Node in this version (browsers and workerd come next)`;
-}
-
 /**
  * Restores an archive made by `store.export()` as the store of
  * `openOptions` and opens it: a new store (memory), or a new generation
- * beside the sqlite file, moved over it only once the whole archive was read
- * and checked (every table's rows and digest, the fingerprint). The session
- * id, the head and the retained outbox are the archive's. A hostile or
- * broken archive is `invalid/archive` (a newer format `schema/newer`) and
- * the previous store stays as it was. Close the store at that path first.
+ * built beside the store (runtime.generations: a sqlite file in Node, an
+ * OPFS folder in a browser, a staged copy in a Durable Object) and switched
+ * in only once the whole archive was read and checked (every table's rows
+ * and digest, every blob's hash, the fingerprint). The session id, the head
+ * and the retained outbox are the archive's. A hostile or broken archive is
+ * `invalid/archive` (a newer format `schema/newer`) and the previous store
+ * stays as it was. Close the store at those options first.
  *
  * @example
  * const store = await importStoreWith(nodeRuntime, fs.createReadStream("s.tar"), { backend: "sqlite", path: "s.sqlite" });
  */
 export async function importStoreWith(runtime, archive, openOptions, options = {}) {
   if (openOptions === null || typeof openOptions !== "object") {
-    throw invalidArgs(`importStore: openOptions must be an object such as { backend: "sqlite", path }, got ${describe(openOptions)}`);
+    throw invalidArgs(`importStore: openOptions must be an object such as { backend: "memory" }, got ${describe(openOptions)}`);
   }
   if (options === null || typeof options !== "object") {
     throw invalidArgs(`importStore: options must be { onProgress }, got ${describe(options)}`);
   }
-  if (!runtime.archive) throw invalidArgs(notHere("importStore"));
   const { onProgress } = options;
   if (onProgress !== undefined && typeof onProgress !== "function") {
-    throw invalidArgs(`importStore: onProgress must be a function ({ done, total, bytes }) => void, got ${describe(onProgress)}`);
+    throw invalidArgs(`importStore: onProgress must be a function ({ done, total, bytes, blobBytes, blobTotal }) => void, got ${describe(onProgress)}`);
   }
   const { backend } = openOptions;
-  const sqlite = backend === "sqlite" && runtime.generations && openOptions.path !== ":memory:";
-  if (backend !== "memory" && !sqlite) {
-    throw invalidArgs(`importStore: backend ${describe(backend)} cannot import here yet (memory, and sqlite files in Node, can)`);
+  if (!runtime.backends.includes(backend)) {
+    const names = runtime.backends.map((b) => JSON.stringify(b)).join(" or ");
+    throw invalidArgs(`importStore: backend must be ${names} here, got ${describe(backend)}`);
   }
   const snapshotting = snapshotOptions(openOptions, "importStore");
   const { id: _ignored, ...rest } = openOptions;
-  const gen = sqlite ? await runtime.generations.begin(openOptions.path) : null;
+  // null: the store is built in place (memory, sqlite ":memory:").
+  const gen = await runtime.generations.begin(openOptions);
   let opened = null;
   const closeCore = () => {
     if (!opened) return;
@@ -408,26 +405,31 @@ export async function importStoreWith(runtime, archive, openOptions, options = {
     try { opened.session?.release(); } catch { /* released anyway */ }
     opened = null;
   };
+  let blobs = null;
   const target = {
     async open(manifest) {
-      const o = { ...rest, id: manifest.session, ...(gen ? { path: gen.path } : {}) };
+      const o = { ...rest, id: manifest.session, ...(gen ? gen.options : {}) };
       opened = await openCore(runtime, o, "importStore");
+      blobs = gen?.blobs ?? opened.blobs;
       return makeGate(opened.core, 0);
+    },
+    blobs() {
+      return blobs;
     },
   };
   try {
-    const { manifest } = await runtime.archive.readArchive(archive, target, onProgress);
+    const read = await readArchive(archive, target, onProgress);
     if (!gen) {
-      const { core, session, blobs, snapshots } = opened;
+      const { core, session, snapshots, locks } = opened;
       opened = null;
       const shelf = { shelf: snapshots, known: [], ...snapshotting };
-      return makeStore(core, { id: manifest.session, head: manifest.head }, session, { blobs, archive: runtime.archive, snapshots: shelf });
+      return makeStore(core, { id: read.manifest.session, head: read.manifest.head }, session, { blobs, snapshots: shelf, locks });
     }
+    await gen.commit({ ...read, core: opened.core, closeCore });
     closeCore();
-    await runtime.generations.commit(gen);
   } catch (e) {
     closeCore();
-    if (gen) await runtime.generations.discard(gen).catch(() => {});
+    if (gen) await gen.discard().catch(() => {});
     throw e;
   }
   return openStoreWith(runtime, rest);

@@ -185,6 +185,18 @@ class Core {
     return WithReplica([&](Replica* r) { return r->RecordDivergence(); }, &none);
   }
 
+  // A replica's host note (Replica::ReadHostNote): its text, "" for none.
+  std::string hostNote(const std::string& name) {
+    std::string out;
+    return WithReplica([&](Replica* r) { return r->ReadHostNote(name, &out); }, &out);
+  }
+
+  // Writes a replica's host note in a transaction of its own; "" on success.
+  std::string setHostNote(const std::string& name, const std::string& value) {
+    std::string none;
+    return WithReplica([&](Replica* r) { return r->WriteHostNote(name, value); }, &none);
+  }
+
   // The divergence that stopped the replica, "" while it applies batches.
   std::string diverged() {
     std::string out;
@@ -434,6 +446,8 @@ EMSCRIPTEN_BINDINGS(onestore) {
       .function("applyBatch", &Core::applyBatch)
       .function("recordDivergence", &Core::recordDivergence)
       .function("diverged", &Core::diverged)
+      .function("hostNote", &Core::hostNote)
+      .function("setHostNote", &Core::setHostNote)
       .function("fingerprint", &Core::fingerprint)
       .function("exportRows", &Core::exportRows)
       .function("tableDigest", &Core::tableDigest)

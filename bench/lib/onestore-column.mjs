@@ -44,6 +44,7 @@ export function onestoreColumn({ id, label, backend, durability, dir, anchors })
   return {
     id, label, kind: "onestore", group: "node", settings, anchors,
     memory: backend === "memory",
+    backend, durability,
 
     // Workloads 1 to 6.
     async main(p, log) {

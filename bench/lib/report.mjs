@@ -14,6 +14,8 @@ export const WORKLOADS = [
   { id: "commitAt", n: 8, title: "one commit at 1k, 100k, 1M rows" },
   { id: "size", n: 9, title: "download: wasm + JS, gzipped" },
   { id: "replica", n: 10, title: "replica apply: batches of recorded commits (applyBatch)" },
+  { id: "export", n: 11, title: "export an archive with blobs to a file (exportToFile)" },
+  { id: "import", n: 12, title: "import that archive into a new store (importStore)" },
   { id: "snapshot", n: 13, title: "store.snapshot() of the store with 1M rows and 20k outbox records" },
 ];
 
@@ -95,6 +97,12 @@ export function targets(report) {
     const f = fig(os, "replica");
     if (f) add("replicaRate", "a replica applies batches of recorded commits at ≥ 100,000 row changes/s (issue 10)", os, f.rowChangesPerSecond, f.rowChangesPerSecond >= 1e5, `${Math.round(f.rowChangesPerSecond).toLocaleString("en")} row changes/s`);
   }
+  for (const os of ["onestore-file-full", "onestore-file-relaxed", "onestore-memory"]) {
+    for (const w of ["export", "import"]) {
+      const f = fig(os, w);
+      if (f) add(`archive.${w}`, `${w} an archive of ${report.plan.archiveRows} rows and ${((report.plan.archiveBlobs * report.plan.archiveBlobBytes) / 1e6).toFixed(0)} MB of blobs at ≥ 50 MB/s (issue 12)`, os, f.mbPerSecond, f.mbPerSecond >= 50, `${f.mbPerSecond.toFixed(1)} MB/s (${(f.archiveBytes / 1e6).toFixed(1)} MB in ${ms(f.value)})`);
+    }
+  }
   for (const os of ["onestore-file-full", "onestore-file-relaxed"]) {
     const f = fig(os, "snapshot");
     if (f) add("snapshot", `a snapshot of the ${f.rows}-row store in < 1 s (issue 12)`, os, f.value, f.value < 1000, `${ms(f.value)} (${(f.bytes / 1e6).toFixed(1)} MB copied)`);
@@ -128,6 +136,8 @@ export function headline(report) {
   add(pick("size"), "download, wasm + JS gzipped (target ≤ 500 KB)");
   add(pick("replicaRate", "onestore-memory"), "replica apply, memory (target ≥ 100,000 row changes/s)");
   add(pick("replicaRate", "onestore-file-full"), "replica apply, file (full) (target ≥ 100,000 row changes/s)");
+  add(pick("archive.export", "onestore-file-full"), "export of 100k rows and 100 MB of blobs, file (full) (target ≥ 50 MB/s)");
+  add(pick("archive.import", "onestore-file-full"), "import of the same archive, file (full) (target ≥ 50 MB/s)");
   add(pick("snapshot", "onestore-file-full"), "a snapshot of the 1M-row store, file (full) (target < 1 s)");
   return lines;
 }
@@ -150,7 +160,7 @@ export function toMarkdown(report) {
   L.push(`- Anchors: onestore's own wasm SQLite run raw (RawSqlite, wasm/raw_sqlite.cc: the same build, VFS and Node file system, no store logic); @sqlite.org/sqlite-wasm ${v.sqliteWasm} (SQLite ${v.sqliteWasmSqlite}, oo1 API, in memory: Node has no persistent VFS of it); better-sqlite3 ${v.betterSqlite3} (SQLite ${v.betterSqlite3Sqlite}, native).`);
   L.push("- Files: `journal_mode=TRUNCATE` (a rollback journal), `locking_mode=NORMAL`, `synchronous=FULL` (onestore durability full) or `NORMAL` (relaxed), the same pragmas for every file column. In-memory SQLite: `:memory:` (journal in memory). The onestore file columns also take a cross-process lock per transaction (docs/architecture.md, \"One writer\"); the raw wasm columns go through the same VFS and pay it too; better-sqlite3 does not.");
   L.push("- Every column creates the same table with the DDL the store gives it (read from a store file): `bench/edits` (str key, str path, int entry, int at, json meta; STRICT), an index `(path, at, id)`, and `_outbox (seq INTEGER PRIMARY KEY, record TEXT)`. Every SQL commit is `BEGIN IMMEDIATE`, the row statements (prepared once, cached), an `INSERT` of the same JSON outbox record the store writes, `COMMIT`.");
-  L.push(`- Figures are medians of ${p.runs} runs; for workloads 1–6 the runs are interleaved: ${p.runs} rounds, each running every column once in an order rotated round by round (workload 7: ${p.openRuns} opens after one that warms the page cache). Sizes: workload 1 ${p.commits} commits a run in memory, ${p.fileCommits} on a file; 2: ${p.bulk} puts; 3–5: a table of ${p.readRows} rows (the rename moves ${p.readRows / 10}); 4: ${p.pages} pages of ${p.pageSize}; 5: ${p.gets} gets of pseudo-random keys; 6: ${p.replayCommits} recorded commits (${p.fileReplayCommits} on a file) of ${p.replayOpsPerCommit} ops (3 puts, 1 update, 1 delete) into a fresh store; 7: ${p.openRows} rows and ${p.openOutbox} outbox records; 8: ${p.commitAtCommits} commits a run of a new row whose key falls among the existing ones; 10: ${p.replicaCommits} recorded commits (workload 6's, plus a bulk update of about ten rows every tenth commit) read from a store's outbox in batches of ${p.replicaBatch} and applied into a fresh replica, one transaction a batch (the SQL anchors: the same ops as statements and each record into _outbox); 13: ${p.openRuns} runs of store.snapshot() on workload 7's file (SQLite's backup API into <file>.snapshots/, one snapshot kept).`);
+  L.push(`- Figures are medians of ${p.runs} runs; for workloads 1–6 the runs are interleaved: ${p.runs} rounds, each running every column once in an order rotated round by round (workload 7: ${p.openRuns} opens after one that warms the page cache). Sizes: workload 1 ${p.commits} commits a run in memory, ${p.fileCommits} on a file; 2: ${p.bulk} puts; 3–5: a table of ${p.readRows} rows (the rename moves ${p.readRows / 10}); 4: ${p.pages} pages of ${p.pageSize}; 5: ${p.gets} gets of pseudo-random keys; 6: ${p.replayCommits} recorded commits (${p.fileReplayCommits} on a file) of ${p.replayOpsPerCommit} ops (3 puts, 1 update, 1 delete) into a fresh store; 7: ${p.openRows} rows and ${p.openOutbox} outbox records; 8: ${p.commitAtCommits} commits a run of a new row whose key falls among the existing ones; 10: ${p.replicaCommits} recorded commits (workload 6's, plus a bulk update of about ten rows every tenth commit) read from a store's outbox in batches of ${p.replicaBatch} and applied into a fresh replica, one transaction a batch (the SQL anchors: the same ops as statements and each record into _outbox); 11–12: a store of ${p.archiveRows} rows and ${p.archiveBlobs} blobs of ${p.archiveBlobBytes} bytes exported to a tar file and imported into a new store of the same backend, ${p.archiveRuns} runs (the rate is the archive's bytes per second); 13: ${p.openRuns} runs of store.snapshot() on workload 7's file (the kernel's copy of the file under SQLite's shared lock, one snapshot kept).`);
   L.push("");
 
   const groups = [...new Set(report.columns.map((c) => c.group))];

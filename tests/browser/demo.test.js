@@ -3,7 +3,9 @@
 // folder (one updateWhere), pages through the file-history query with
 // cursors, saves the note, and saves a screenshot for review in
 // build/screenshots/demo.png. With the OPFS backend, also a reload that
-// keeps everything and a second tab that takes the store over.
+// keeps everything and a second tab that takes the store over. The archive
+// card exports the session and imports it again, its progress bar moving
+// to the end both ways (build/screenshots/demo-archive.png).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
@@ -146,6 +148,35 @@ test("with OPFS, a reload keeps the session and a second tab takes the store ove
     await a.screenshot({ path: join(shots, "demo-fenced.png") });
     assert.deepEqual(a.errors, []);
     assert.deepEqual(b.errors, []);
+  } finally {
+    await h.close();
+  }
+});
+
+test("the archive card exports the session and imports it again, its progress bar filling both ways", async () => {
+  const h = await startHarness();
+  try {
+    const page = await openDemo(h);
+    await page.setViewportSize({ width: 1360, height: 1200 });
+    await page.click("#export");
+    await page.waitForSelector("#download:not(.hidden)");
+    assert.match(await text(page, "#archive-state"), /^Exported at seq \d+ · \d+ KiB$/);
+    const bar = () => page.evaluate(() => ({ value: document.getElementById("archive-progress").value, max: document.getElementById("archive-progress").max }));
+    const full = await bar();
+    assert.ok(full.max > 1 && full.value === full.max, JSON.stringify(full));
+    const r = await page.evaluate(() => window.importLastExport());
+    assert.equal(r.same, true);
+    assert.match(await text(page, "#archive-state"), /^Imported into .* at seq \d+ · same content as this session/);
+    const seen = await page.evaluate(() => window.archiveProgress);
+    for (const kind of ["export", "import"]) {
+      const mine = seen.filter((p) => p.kind === kind);
+      assert.ok(mine.length >= 3, `${kind}: ${mine.length} reports`);
+      assert.deepEqual(mine.map((p) => p.done), [...mine.map((p) => p.done)].sort((a, b) => a - b), `${kind}: done only grows`);
+      assert.equal(mine.at(-1).done, mine.at(-1).total, `${kind}: the bar ends full`);
+    }
+    mkdirSync(shots, { recursive: true });
+    await page.locator("section.archive").screenshot({ path: join(shots, "demo-archive.png") });
+    assert.deepEqual(page.errors, []);
   } finally {
     await h.close();
   }

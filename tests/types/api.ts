@@ -6,6 +6,7 @@ import {
   prefix, query, replacePrefix, str, bool, num, StoreError, ErrorCodes, compareText, when, value, coalesce, max,
   type RowOf, type InsertOf, type KeyOf, type ErrorCode, type OutboxBatch, MAX_BLOB_BYTES, type BlobPage,
   importStore, exportToFile, type ArchiveProgress, type Store, type ByteStreamLike,
+  createRelay, type Relay, type RelayAccess, type RequestLike, type ResponseLike, SessionRelay, relayFetch,
 } from "onestore";
 
 type EditMeta = { lines: number; tool?: string };
@@ -97,7 +98,7 @@ async function session() {
   // @ts-expect-error a durable store needs the Durable Object's storage
   await openStore({ backend: "durable" });
   const fp: string = await store.fingerprint();
-  const archive = store.export({ onProgress: (p: ArchiveProgress) => void (p.done + p.total + p.bytes) });
+  const archive = store.export({ onProgress: (p: ArchiveProgress) => void (p.done + p.total + p.bytes + p.blobBytes / p.blobTotal) });
   const imported: Store = await importStore(archive, { backend: "memory" }, { onProgress: ({ done, total }) => void (done / total) });
   const written: number = await exportToFile(imported, "s.tar");
   // @ts-expect-error an archive is bytes or a stream, not a path
@@ -118,8 +119,38 @@ async function session() {
   await replica.blobs.put(new Uint8Array(0));
   // @ts-expect-error applyBatch takes a batch
   await replica.applyBatch(42);
-  void fp; void applied; void replicaRows; void replicaPage; void diverged;
+  replica.hostNotes.set("app.cursor", "42");
+  const note: string | undefined = replica.hostNotes.get("app.cursor");
+  // @ts-expect-error a host note is text
+  replica.hostNotes.set("app.cursor", 42);
+  void fp; void applied; void replicaRows; void replicaPage; void diverged; void note;
   await replica.close();
+  const relay: Relay = createRelay({
+    open: (id: string) => ({ backend: "sqlite", path: `.data/relay/${id}.sqlite` }),
+    authorize: ({ access, token }: RelayAccess) => token === "t" || access === "read",
+    maxBody: 1 << 20,
+    isBlobName: false,
+    cors: "https://app.example",
+  });
+  // @ts-expect-error open gives open options
+  createRelay({ open: (id: string) => id });
+  // @ts-expect-error access is "read" or "drive"
+  createRelay({ open: () => ({ backend: "memory" }), authorize: ({ access }: RelayAccess) => access === "write" });
+  const unauthorized: "unauthorized" = ErrorCodes.Unauthorized;
+  const asked: RequestLike = { method: "GET", url: "http://relay/sessions/s1", headers: { get: () => null }, body: null };
+  const answer: ResponseLike = await relay.fetch(asked as never);
+  const status: number = answer.status;
+  void unauthorized; void status;
+  await relay.close();
+  class Sessions extends SessionRelay<{ RELAY_TOKEN: string }> {
+    override authorize({ token }: RelayAccess) { return token === this.env.RELAY_TOKEN; }
+    override relayOptions() { return { leaseTtl: 60_000 }; }
+  }
+  void Sessions;
+  const routed: ResponseLike = await relayFetch(asked as never, { SESSIONS: {} }, { binding: "SESSIONS" });
+  // @ts-expect-error the binding is a name
+  await relayFetch(asked as never, {}, { binding: 1 });
+  void routed;
   const fileHistory = store.object({ host: "session", type: "file-history" }, { adopt(seq, ops) { void seq; void ops; } });
   const edits = fileHistory.table(Edits);
   const pairs = fileHistory.table(Pairs);
