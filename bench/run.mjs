@@ -159,7 +159,7 @@ try {
     figures[c.id].open = await c.open(fixture, p, log);
   }
 
-  // Workload 13: a snapshot of the same file.
+  // Workload 15: a snapshot of the same file.
   for (const c of columns) {
     settle();
     figures[c.id].snapshot = await c.snapshot(fixture, p, log);

@@ -190,7 +190,7 @@ export function onestoreColumn({ id, label, backend, durability, dir, anchors })
       log(`${id}: open ${value.toFixed(1)} ms`);
       return figure(value, "ms", { per: "open + first get", runs: r.runs });
     },
-    // Workload 13: store.snapshot() of the fixture file (its rows and 20k
+    // Workload 15: store.snapshot() of the fixture file (its rows and 20k
     // outbox records): SQLite's backup API into <file>.snapshots/, one kept.
     async snapshot(fixture, p, log) {
       if (backend === "memory") return na("the fixture is a store file; a memory store's snapshot copies its maps inside the core (not measured here)");

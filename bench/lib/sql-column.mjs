@@ -240,7 +240,7 @@ export function sqlColumn({ id, label, open, mode, dir, schema, settings }) {
       return f;
     },
 
-    // Workload 13: snapshots are onestore's own.
+    // Workload 15: snapshots are onestore's own.
     async snapshot() {
       return na("a snapshot is store.snapshot(), onestore's own: no SQL anchor does the same work");
     },
