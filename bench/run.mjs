@@ -165,6 +165,16 @@ try {
     figures[c.id].snapshot = await c.snapshot(fixture, p, log);
   }
 
+  // Workload 14: the same open after an alter added a column (issue 11:
+  // no slower than before); onestore's columns only.
+  tf = Date.now();
+  await fixture.alterAdd();
+  log(`fixture: an alter add in ${Date.now() - tf} ms`);
+  for (const c of columns) {
+    settle();
+    figures[c.id].openAltered = c.openAltered ? await c.openAltered(fixture, p, log) : na("an alter is onestore's migration; the SQL anchors have no such step");
+  }
+
   // Workload 9: download sizes.
   const dist = (f) => new URL(`dist/${f}`, root);
   const onestoreFiles = [dist("onestore-core.wasm"), dist("onestore-core.mjs"), ...browserModules(root)];

@@ -94,6 +94,13 @@ export function num(options: { default: number }): Column<"num", number, false, 
  */
 export function json<T = unknown>(): Column<"json", T, false, false>;
 export function json<T = unknown>(options: { default: NoInfer<T> }): Column<"json", T, false, true>;
+/**
+ * A versioned json column: values carry their version; an older one is given
+ * to `migrate(old, from)` when read, a newer one reads as schema/newer.
+ * @example const Meta = json<{ title: string; tags: string[] }>({ version: 2, migrate: (old: any, from) => ({ title: old.name, tags: [] }) });
+ */
+export function json<T = unknown>(options: { version: number; migrate: (old: unknown, from: number) => T }): Column<"json", T, false, false>;
+export function json<T = unknown>(options: { version: number; migrate: (old: unknown, from: number) => T; default: NoInfer<T> }): Column<"json", T, false, true>;
 
 // ---------------------------------------------------------------- tables
 
@@ -102,6 +109,38 @@ export type NamesOfType<C extends Columns, TTypes extends ColumnType> = {
   [K in keyof C]: C[K]["type"] extends TTypes ? K : never;
 }[keyof C] &
   string;
+
+/**
+ * One column change of a table (a migration's `alter`): drop, then rename,
+ * then add. An added column needs a default or `.optional()`.
+ * @example const step: Alter = { rename: { path: "file" }, add: { size: int({ default: 0 }) } };
+ */
+export interface Alter {
+  drop?: readonly string[];
+  rename?: Readonly<Record<string, string>>;
+  add?: Readonly<Record<string, Column>>;
+}
+
+/**
+ * The step that makes one version of a table (keyed by that version in
+ * `migrations`).
+ * @example const migrations = { 2: { alter: { drop: ["meta"] } } };
+ */
+export interface Migration {
+  alter?: Alter;
+  /** One update of every row: column -> value or expression (as tx.updateWhere's set). */
+  update?: Readonly<Record<string, unknown>>;
+  /** Every row, in this version's shape -> the columns to change (all in one commit). */
+  rows?: (row: Record<string, any>) => Record<string, unknown>;
+}
+
+/** What onProgress gets after each page of an eager migration's rows. */
+export interface MigrationProgress {
+  table: string;
+  version: number;
+  done: number;
+  total: number;
+}
 
 /** A table definition, made by defineTable. */
 export interface TableDef<
@@ -114,6 +153,7 @@ export interface TableDef<
   readonly columns: C;
   readonly key: K;
   readonly indexes: Readonly<Record<string, readonly string[]>>;
+  readonly migrations: Readonly<Record<number, Migration>>;
 }
 /** Any table definition. */
 export type AnyTableDef = TableDef<string, any, readonly string[]>;
@@ -143,6 +183,8 @@ export function defineTable<
     columns: C;
     key: K;
     indexes?: Record<string, readonly NamesOfType<C, KeyType>[]>;
+    /** How an older stored table becomes this version: { 2: { alter }, 3: { alter } }. */
+    migrations?: Record<number, Migration>;
   },
 ): TableDef<TName, C, K>;
 
@@ -435,6 +477,8 @@ export type WireOp =
   | { op: "update"; table: string; where: unknown; set: Record<string, unknown>; count?: number }
   | { op: "delete"; table: string; where: unknown; count?: number }
   | { op: "table"; table: string; version: number; columns: Record<string, unknown>; key: string[]; indexes?: Record<string, string[]> }
+  | { op: "alter"; table: string; version: number; drop?: string[]; rename?: Record<string, string>; add?: Record<string, unknown> }
+  | { op: "index"; table: string; version: number; drop?: string[]; create?: Record<string, string[]> }
   | { op: "doc.create"; owner: string; id: number; kind: string; key?: string; value: unknown; version?: number }
   | { op: "doc.change"; owner: string; id: number; patch: JsonPatchOp[]; base?: boolean; version?: number; checkpointWhen?: CheckpointWhen }
   | { op: "doc.retire"; owner: string; id: number; version?: number }
@@ -582,8 +626,12 @@ export interface Owner {
   /** "<type>", or "<host>:<type>" for a host kind other than "session". */
   readonly name: string;
   readonly address: Readonly<Required<ObjectAddress>>;
-  /** @example const edits = fileHistory.table(Edits); */
-  table<D extends AnyTableDef>(def: D): TableHandle<D>;
+  /**
+   * Opens a table; an older stored version is migrated first, in one commit
+   * (onProgress: after each page of an eager migration's rows).
+   * @example const edits = fileHistory.table(Edits, { onProgress: (p) => console.log(p.done, p.total) });
+   */
+  table<D extends AnyTableDef>(def: D, options?: { onProgress?: (progress: MigrationProgress) => void }): TableHandle<D>;
   /**
    * Runs fn on the owner's line; resolves to its value after the commit and adoption.
    * @example await fileHistory.tx(async (tx) => { await tx.put(edits, row); }, ctx);
@@ -680,6 +728,26 @@ export interface Store {
    * @example const fp = await store.fingerprint();
    */
   fingerprint(): Promise<string>;
+  /**
+   * What one commit changed: its outbox record (ops, owner, actor, time).
+   * Rejects with not_found when the commit was trimmed or is beyond the head.
+   * @example const { ops, actor, at } = await store.log({ seq: 42 });
+   */
+  log(request: { seq: number }): Promise<OutboxRecord>;
+  /**
+   * One page of the retained commits that match, oldest first; pass `next`
+   * as `after` for the following page (a page may be short and still have a
+   * next: one call reads at most 4096 records).
+   * @example const { commits, next } = await store.log({ owner: "notes", actor: { id: "ana" }, limit: 20 });
+   */
+  log(request?: LogFilter): Promise<LogPage>;
+  /**
+   * A read view of the whole store as it was at `seq`, rebuilt in memory
+   * from the retained outbox (its cost: the commits 1..seq). Rejects with
+   * not_found when records it needs were trimmed. Close it to free it.
+   * @example const view = await store.at(12); const n = await view.table(items).count(); await view.close();
+   */
+  at(seq: number): Promise<StoreView>;
   /**
    * The store as one POSIX tar archive at its current head (docs/formats.md,
    * "Archive"): every table (of every owner, opened here or not), the
@@ -819,6 +887,45 @@ export function exportToFile(store: Store, path: string, options?: ArchiveOption
  * @example const store = await openStore({ backend: "sqlite", path: ".data/s.sqlite" });
  */
 export function openStore(options: OpenOptions): Promise<Store>;
+
+/** A store.log filter: every given field must match. */
+export interface LogFilter {
+  /** An owner's name ("notes", "host:type") or its address. */
+  owner?: string | ObjectAddress;
+  /** The actor's kind and/or id. */
+  actor?: { kind?: string; id?: string };
+  /** The first seq to consider (default 1). */
+  from?: number;
+  /** The last seq to consider (default the head). */
+  to?: number;
+  /** The `next` of the previous page. */
+  after?: number;
+  /** At most this many commits (1 to 1000, default 100). */
+  limit?: number;
+}
+
+/** One page of store.log. */
+export interface LogPage {
+  commits: OutboxRecord[];
+  /** Present when more commits may match: pass it as `after`. */
+  next?: number;
+}
+
+/** A read view of a store at one past seq (store.at). */
+export interface StoreView {
+  /** The seq it shows. */
+  readonly seq: number;
+  /** A table as it was then: by stored name, by the store's handle, or by definition. @example const items = view.table(Items); */
+  table(t: string | TableHandle | AnyTableDef): ReplicaTable;
+  /** The stored table names then, in byte order. */
+  tables(): string[];
+  /** An owner's documents as they were then. @example const note = await view.documents(notes).find({ kind: "note", key: "n1" }); */
+  documents(owner: Owner | ObjectAddress | string): OwnerDocuments;
+  /** The fingerprint of the content then. */
+  fingerprint(): Promise<string>;
+  /** Frees the view; later calls reject with closed. */
+  close(): Promise<void>;
+}
 
 /** What replica.applyBatch resolves to. */
 export interface ApplyResult {
@@ -1047,6 +1154,18 @@ export type TableEvent<R> =
   | { seq: number; ops: WireOp[]; rows?: undefined; error?: undefined }
   | { seq: number; error: Error; rows?: undefined; ops?: undefined };
 
+/** What a link's document hold gets: the live document at its address (undefined when none), now and after each commit that changed it, or an error. */
+export type DocumentEvent<T = unknown> =
+  | { seq: number; document: DocRecord<T> | undefined; error?: undefined }
+  | { seq: number; error: Error; document?: undefined };
+
+/** A document held through a link: its owner's name and its address. */
+export interface HeldDocument {
+  owner: string;
+  kind: string;
+  key?: string;
+}
+
 /** A method a worker serves: its args, then the tab's context. */
 export type LinkMethod = (args: any, ctx?: Context) => unknown;
 /** The methods a worker serves. */
@@ -1089,6 +1208,8 @@ export interface Link<M extends LinkMethods = LinkMethods> {
   hold<D extends AnyTableDef>(table: `${string}/${string}`, q: Query<D> | null | undefined, listener: (event: TableEvent<RowOf<D>>) => void): Unsubscribe;
   /** A derive by name. @example link.hold("count", ({ value }) => ...) */
   hold<T = unknown>(derive: string, listener: (event: DeriveEvent<T>) => void): Unsubscribe;
+  /** A document by owner and address: its value and version now, then after each commit that changed, retired or created it. @example link.hold({ document: { owner: "notes", kind: "note", key: "n1" } }, ({ document }) => show(document?.value)) */
+  hold<T = unknown>(spec: { document: HeldDocument }, listener: (event: DocumentEvent<T>) => void): Unsubscribe;
   /** Closes the link; pending calls reject with `closed`. */
   close(): void;
 }

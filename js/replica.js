@@ -38,7 +38,7 @@ export async function openReplicaWith(runtime, options) {
 }
 
 /** A table definition (for the query builders) from a stored table record. */
-function defOf(record) {
+export function defOf(record) {
   const columns = {};
   for (const [c, spec] of Object.entries(record.columns)) {
     let b = builders[spec.type]("default" in spec ? { default: spec.default } : undefined);
@@ -167,6 +167,8 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
       }
       const result = JSON.parse(answer);
       gate.lastHead = result.head;
+      // A table, alter or index record may have changed a table's columns.
+      if (/"op":\s*"(?:table|alter|index)"/.test(text)) gate.schema++;
       return result;
     },
     /**

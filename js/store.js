@@ -19,6 +19,9 @@ import { encodeJson, parseJsonExact, toWire } from "./encode.js";
 import { describe, ownerName } from "./schema.js";
 import { makeLive } from "./live.js";
 import { commitMeta, fenceWith, makeGate } from "./core-calls.js";
+
+// The ops that give a table new columns: the row decoders follow them.
+const SCHEMA_OPS = new Set(["table", "alter", "index"]);
 import { makeCommitQueue } from "./commit-queue.js";
 import { makeReads } from "./reads.js";
 import { makeHandles, makeOwner } from "./owner.js";
@@ -27,6 +30,7 @@ import { exportArchive, readArchive } from "./archive.js";
 import { blobStorageCall, contentFingerprint, makeBlobs, memoryBlobs, webSha256 } from "./blobs.js";
 import { makeSnapshots, snapshotOptions } from "./snapshots.js";
 import { lockArgs, localLocks, withLocks } from "./locks.js";
+import { makeLog, openView } from "./history.js";
 
 // store -> { live, io }: what js/link.js needs of a store (watches,
 // derives and links live in js/watch.js, js/derive.js, js/link.js).
@@ -59,7 +63,7 @@ export async function openStoreWith(runtime, options) {
     try { core.delete(); } catch { /* already freed */ }
     try { session?.release(); } catch { /* released anyway */ }
   });
-  return makeStore(core, info, session, { blobs, snapshots: shelf, locks });
+  return makeStore(core, info, session, { blobs, snapshots: shelf, locks, openViewCore: viewCoreOf(runtime) });
 }
 
 // The snapshot shelf of a store with its list at open: `{ shelf, known,
@@ -75,6 +79,11 @@ async function openShelf(shelf, { keep, every }, closeCore) {
   }
 }
 
+// A new memory replica core of the same runtime: what store.at(seq) replays into.
+function viewCoreOf(runtime) {
+  return () => openCore(runtime, { backend: "memory" }, "store.at", { replica: true });
+}
+
 /**
  * The store over an opened wasm `Core`; its blobs in `blobs`
  * (`{ backend, sha256 }`, js/blobs.js; in memory when omitted); its
@@ -84,7 +93,7 @@ async function openShelf(shelf, { keep, every }, closeCore) {
  * @example
  * const store = makeStore(core, { id: "s1", head: 0 });
  */
-export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(), sha256: webSha256 }, snapshots, locks } = {}) {
+export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(), sha256: webSha256 }, snapshots, locks, openViewCore } = {}) {
   const gate = makeGate(core, info.head);
   const owners = new Map();
   const adopters = new Map();  // owner name -> adopt hook (a restore reaches them all)
@@ -108,6 +117,8 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
     countNow: reads.countNow,
     head: () => gate.lastHead,
     outboxRead: (after, limit) => parseJsonExact(gate.call("read.outbox", () => core.outboxRead(after, limit))),
+    // A documents read (find, load, …) of committed state, for links.
+    documentsNow: (request, what) => parseJsonExact(gate.call(what, () => core.documents(encodeJson(request, what)))),
   };
   const live = makeLive(io);
   let snaps = null;
@@ -196,8 +207,13 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
         const ops = encodeJson(plainData(writes, "ops"), "ops");
         const meta = commitMeta("store", ctx, "store.commit");
         if (ops === "[]") return queue.after(() => gate.lastHead);
+        const schema = writes.some((w) => w !== null && typeof w === "object" && SCHEMA_OPS.has(w.op));
         return queue.step(
-          () => gate.commit("store.commit", () => core.commit(toWire(ops), meta)),
+          () => {
+            const seq = gate.commit("store.commit", () => core.commit(toWire(ops), meta));
+            if (schema) gate.schema++;
+            return seq;
+          },
           adopt ? (seq) => adopt(seq) : undefined,
         );
       } catch (e) {
@@ -269,8 +285,8 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
      * Takes a snapshot of the content at the current head (after the
      * commits queued before it): `{ id, seq, at, label }`. The last
      * `keepSnapshots` (default 10) are kept. A memory store copies its rows
-     * in memory; a sqlite file is copied with SQLite's backup API into
-     * `<file>.snapshots/` (docs/guide.md gives the cost).
+     * in memory; a sqlite file's is a copy of the file in
+     * `<file>.snapshots/` (docs/api.md gives each backend's cost).
      * @example const snap = await store.snapshot({ label: "before the import" });
      */
     async snapshot(options) {
@@ -311,6 +327,30 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
       gate.checkOpen("store.lock");
       const timeout = lockArgs(name, fn, options);
       return withLocks(lockLayers, name, timeout, fn);
+    },
+    /**
+     * What commits changed, from the retained outbox (js/history.js):
+     * `{ seq }` resolves to that commit's record { seq, from, at, owner,
+     * actor?, ops } (not_found when it was trimmed or is beyond the head);
+     * `{ owner?, actor?, from?, to?, after?, limit? }` to one page
+     * { commits, next? } of the matching records, oldest first; pass next
+     * as `after`.
+     * @example const { ops, actor } = await store.log({ seq: 42 });
+     * @example const { commits, next } = await store.log({ owner: "notes", actor: { id: "ana" }, limit: 20 });
+     */
+    log: makeLog(gate),
+    /**
+     * A read view of the whole store as it was at `seq`: table(name | handle
+     * | def) with get, page, rows, count; documents(owner) with find, load,
+     * list, versions; fingerprint(); close(). Built by replaying the
+     * retained outbox 1..seq into memory: its cost grows with that history.
+     * not_found when records it needs were trimmed.
+     * @example const view = await store.at(12); const n = await view.table(items).count(); view.close();
+     */
+    async at(seq) {
+      gate.checkOpen("store.at");
+      if (!openViewCore) throw invalidArgs("store.at: this store was made without a runtime to open a view in");
+      return openView(gate, seq, openViewCore, handles);
     },
     outbox: Object.freeze({
       /**
@@ -423,7 +463,7 @@ export async function importStoreWith(runtime, archive, openOptions, options = {
       const { core, session, snapshots, locks } = opened;
       opened = null;
       const shelf = { shelf: snapshots, known: [], ...snapshotting };
-      return makeStore(core, { id: read.manifest.session, head: read.manifest.head }, session, { blobs, snapshots: shelf, locks });
+      return makeStore(core, { id: read.manifest.session, head: read.manifest.head }, session, { blobs, snapshots: shelf, locks, openViewCore: viewCoreOf(runtime) });
     }
     await gen.commit({ ...read, core: opened.core, closeCore });
     closeCore();

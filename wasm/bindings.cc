@@ -14,6 +14,7 @@
 #include "js_file_system.h"
 #include "onestore/status.h"
 #include "archive/archive.h"
+#include "history/log.h"
 #include "snapshot/snapshot.h"
 #include "sync/fingerprint.h"
 #include "sync/replica.h"
@@ -159,6 +160,12 @@ class Core {
           return st->ReadOutbox(static_cast<int64_t>(after), static_cast<int64_t>(limit), &out);
         },
         &out);
+  }
+
+  // The log: one commit ({"seq":n}) or a filtered page (src/history/log.h).
+  std::string log(const std::string& request_json) {
+    std::string out;
+    return WithStore([&](Store* st) { return ReadLog(st, request_json, &out); }, &out);
   }
 
   std::string outboxTrim(double up_to) {
@@ -442,6 +449,7 @@ EMSCRIPTEN_BINDINGS(onestore) {
       .function("mintId", &Core::mintId)
       .function("documents", &Core::documents)
       .function("outboxRead", &Core::outboxRead)
+      .function("log", &Core::log)
       .function("outboxTrim", &Core::outboxTrim)
       .function("applyBatch", &Core::applyBatch)
       .function("recordDivergence", &Core::recordDivergence)

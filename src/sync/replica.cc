@@ -228,7 +228,7 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
           return Status::InvalidArgs(where + "." + op_where +
                                      ": a bulk op in a record carries its count");
         }
-      } else if (op.kind != OpKind::kTable) {
+      } else if (!op.declares()) {
         auto c = ops_json[k].find("count");
         if (c != ops_json[k].end() && !ReadSeq(*c, &expected)) {
           backend->Rollback();
@@ -237,6 +237,7 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
         }
       }
       const TableSchema* previous = nullptr;
+      if (op.kind == OpKind::kAlter || op.kind == OpKind::kIndex) previous = op.change->before.get();
       if (op.kind == OpKind::kTable) {
         auto d = declared.find(op.table->name);
         previous = d != declared.end() ? d->second.get() : store_->catalog_.Find(op.table->name);
@@ -257,7 +258,7 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
         backend->Rollback();
         return st;
       }
-      if (op.kind == OpKind::kTable) declared[op.table->name] = op.table;
+      if (op.declares()) declared[op.table->name] = op.table;
       if (expected >= 0 && op.count != expected) {
         return diverge(op_where + ": it affected " + std::to_string(op.count) +
                        " rows, the record says " + std::to_string(expected));

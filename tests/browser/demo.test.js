@@ -1,7 +1,9 @@
 // The demo page (demo/) driven by clicks in real Chromium: the store lives in
 // a dedicated Worker, the page is linked to it. Adds a message, renames a
 // folder (one updateWhere), pages through the file-history query with
-// cursors, saves the note, and saves a screenshot for review in
+// cursors, saves the note (a document: one doc.change a save) and steps back
+// through its versions, filters the outbox by owner and actor (store.log),
+// and saves a screenshot for review in
 // build/screenshots/demo.png. With the OPFS backend, also a reload that
 // keeps everything and a second tab that takes the store over. The archive
 // card exports the session and imports it again, its progress bar moving
@@ -95,11 +97,46 @@ test("the demo page works by clicks: message, folder rename, cursor paging, note
     await page.fill("#under", "src/components/");
     await page.waitForFunction(() => document.getElementById("page-info").textContent === "Page 1 · rows 1–6 of 10");
 
-    // Save the note: a new revision.
+    // The note is a document: each save is a version, one doc.change op.
+    await page.waitForFunction(() => document.getElementById("note-version").textContent === "version 1 of 1 (latest)");
+    const seeded = await page.inputValue("#note-body");
+    assert.match(seeded, /^Goal: one component per settings tab\./);
     await page.fill("#note-body", "Goal: one component per settings tab.\n\n- Folder settled: src/components/settings/");
     await page.click("#note-save");
-    await page.waitForFunction(() => document.getElementById("note-meta").textContent.startsWith("revision 2"));
-    assert.match(await text(page, "#records .record .ops"), /^update notes\/docs$/);
+    await page.waitForFunction(() => document.getElementById("note-version").textContent === "version 2 of 2 (latest)");
+    assert.match(await text(page, "#records .record .ops"), /^doc\.change notes document \d+$/);
+    await page.fill("#note-title", "Settings refactor: done");
+    await page.click("#note-save");
+    await page.waitForFunction(() => document.getElementById("note-version").textContent === "version 3 of 3 (latest)");
+    assert.equal(await page.locator("#note-newer").isDisabled(), true);
+    // Step back through the history: each version as documents.load({ at }) gives it.
+    await page.click("#note-older");
+    await page.waitForFunction(() => document.getElementById("note-version").textContent.startsWith("version 2 of 3 · seq "));
+    assert.equal(await page.inputValue("#note-title"), "Settings refactor");
+    assert.equal(await page.inputValue("#note-body"), "Goal: one component per settings tab.\n\n- Folder settled: src/components/settings/");
+    assert.equal(await page.locator("#note-title").getAttribute("readonly"), "");
+    await page.click("#note-older");
+    await page.waitForFunction(() => document.getElementById("note-version").textContent.startsWith("version 1 of 3 · seq "));
+    assert.equal(await page.inputValue("#note-body"), seeded);
+    assert.equal(await page.locator("#note-older").isDisabled(), true);
+    await page.click("#note-newer");
+    await page.click("#note-newer");
+    await page.waitForFunction(() => document.getElementById("note-version").textContent === "version 3 of 3 (latest)");
+    assert.equal(await page.inputValue("#note-title"), "Settings refactor: done");
+    assert.equal(await page.locator("#note-title").getAttribute("readonly"), null);
+
+    // Filter the outbox by owner, then by actor: store.log in the worker.
+    await page.selectOption("#outbox-owner", "notes");
+    await page.waitForFunction(() => document.getElementById("outbox-showing").textContent.startsWith("store.log"));
+    const owners = await page.locator("#records .record .owner").allInnerTexts();
+    assert.ok(owners.length >= 3 && owners.every((o) => o === "notes"), `only notes' commits: ${owners}`);
+    await page.selectOption("#outbox-owner", "");
+    await page.selectOption("#outbox-actor", "ana");
+    await page.waitForFunction(() => [...document.querySelectorAll("#records .record .actor")].every((a) => a.textContent === "· ana"));
+    const anaOwners = await page.locator("#records .record .owner").allInnerTexts();
+    assert.deepEqual([...new Set(anaOwners)].sort(), ["agent", "file-history", "notes"], "ana seeded the three owners' first commits");
+    await page.selectOption("#outbox-actor", "");
+    await page.waitForFunction(() => document.getElementById("outbox-showing").textContent === "");
 
     await page.fill("#under", "");
     await page.waitForFunction(() => document.getElementById("page-info").textContent === "Page 1 · rows 1–6 of 14");
