@@ -19,6 +19,7 @@ import { fileURLToPath } from "node:url";
 
 import { browserModules, figure, median, na, plan, sizeOf } from "./lib/common.mjs";
 import { betterSqlite, loadOfficial, officialWasm, rawWasm } from "./lib/drivers.mjs";
+import { archiveFigures } from "./lib/archive.mjs";
 import { storeFixture, storeSchema } from "./lib/fixture.mjs";
 import { onestoreColumn } from "./lib/onestore-column.mjs";
 import { toMarkdown } from "./lib/report.mjs";
@@ -164,6 +165,16 @@ try {
     figures[c.id].snapshot = await c.snapshot(fixture, p, log);
   }
 
+  // Workload 14: the same open after an alter added a column (issue 11:
+  // no slower than before); onestore's columns only.
+  tf = Date.now();
+  await fixture.alterAdd();
+  log(`fixture: an alter add in ${Date.now() - tf} ms`);
+  for (const c of columns) {
+    settle();
+    figures[c.id].openAltered = c.openAltered ? await c.openAltered(fixture, p, log) : na("an alter is onestore's migration; the SQL anchors have no such step");
+  }
+
   // Workload 9: download sizes.
   const dist = (f) => new URL(`dist/${f}`, root);
   const onestoreFiles = [dist("onestore-core.wasm"), dist("onestore-core.mjs"), ...browserModules(root)];
@@ -179,6 +190,18 @@ try {
     else if (c.id.startsWith("raw-wasm")) figures[c.id].size = na("the same wasm as onestore's (RawSqlite is linked into it)");
     else if (c.id.startsWith("sqlite-wasm")) figures[c.id].size = figure(swSize.gzip, "bytes", { per: "download, gzipped", raw: swSize.raw, gzip: swSize.gzip, parts: { files: "dist/sqlite3.wasm + dist/index.mjs" } });
     else figures[c.id].size = na(`a native addon, not downloaded (better_sqlite3.node: ${bsNode.raw} bytes, ${bsNode.gzip} gzipped)`);
+  }
+
+  // Workloads 11 and 12: export and import of an archive with blobs
+  // (bench/lib/archive.mjs), on the onestore columns.
+  for (const c of columns) {
+    if (c.kind !== "onestore") {
+      figures[c.id].export = na("an onestore archive (tar of tables, outbox and blobs): a SQL column has no such export");
+      figures[c.id].import = na("an onestore archive (tar of tables, outbox and blobs): a SQL column has no such import");
+      continue;
+    }
+    settle();
+    Object.assign(figures[c.id], await archiveFigures({ id: c.id, backend: c.backend, durability: c.durability, dir, p, log }));
   }
 
   // Columns from other runtimes (Chromium, workerd), when their scripts exist.

@@ -4,7 +4,7 @@
 // note are held derives, and each commit arrives as one message carrying all
 // of them. Writes are calls to the worker's methods.
 import { connect, query } from "../js/browser.js";
-import { Messages, STORE_NAME } from "./schema.js";
+import { Messages, NOTE, STORE_NAME } from "./schema.js";
 
 const $ = (id) => document.getElementById(id);
 const PAGE = 6;
@@ -22,7 +22,11 @@ const state = {
   messages: [],
   paging: { under: "", cursors: [undefined], index: 0, next: undefined },
   noteDirty: false,
+  // The note document: its latest record, its versions, and the version
+  // shown (-1: the latest, editable; else an index into versions, read-only).
+  note: { latest: null, versions: [], index: -1 },
   lastOutboxSeq: 0,
+  outbox: { records: [], owner: "", actor: "", owners: new Set(), actors: new Set() },
 };
 
 // ---- the worker and the link ----
@@ -36,6 +40,7 @@ worker.addEventListener("message", (e) => {
   if (!m?.demo) return;
   if (m.t === "ready") onReady(m);
   else if (m.t === "fenced") onFenced(m);
+  else if (m.t === "progress") onArchiveProgress(m);
   else if (m.t === "error") showBanner(`The store could not open: ${m.code ? `${m.code}: ` : ""}${m.message}`, "fenced");
 });
 worker.addEventListener("error", (e) => showBanner(`The store's worker failed: ${e.message}`, "fenced"));
@@ -62,6 +67,63 @@ function onReady(m) {
     showBanner("This browser build has no OPFS backend, so the session lives in memory: a reload starts it again, and each tab has its own copy.", "warn");
   }
   start();
+  watchRelay(m.id);
+}
+
+// ---- the relay: its head for this session beside the store's ----
+//
+// The relay's URL comes from ?relay=<url> or /demo/relay.json: `npm start`
+// answers it with its local relay (examples/relay/ in workerd); the file in
+// demo/ says there is none.
+// The page reads GET <relay>/sessions/<id> (docs/formats.md, "The relay
+// protocol"); the store's worker drives the sync when the package has
+// startSync.
+
+async function relayUrl() {
+  const given = new URL(location.href).searchParams.get("relay");
+  if (given) return given.endsWith("/") ? given : `${given}/`;
+  try {
+    const res = await fetch("./relay.json", { cache: "no-store" });
+    if (res.ok) return (await res.json()).relay ?? null;
+  } catch { /* no relay configured */ }
+  return null;
+}
+
+async function watchRelay(id) {
+  const chip = $("relay-chip");
+  const value = $("relay-head");
+  const relay = await relayUrl();
+  if (!relay) {
+    chip.classList.add("offline");
+    chip.title = "No relay: `npm start` runs a local one beside this page (or open the page with ?relay=<url>)";
+    return;
+  }
+  const session = `${relay}sessions/${id}`;
+  link.call("startSync", { relay: session }).then((r) => {
+    state.syncing = r.started;
+    if (!r.started) chip.title = `${session}: ${r.reason}`;
+  }, (e) => toast(e));
+  const show = async () => {
+    try {
+      const res = await fetch(session, { cache: "no-store" });
+      const info = await res.json();
+      if (!res.ok) throw new Error(info.error?.message ?? res.statusText);
+      value.textContent = String(info.head);
+      const head = Number($("head").textContent);
+      chip.classList.toggle("synced", info.head === head);
+      chip.classList.toggle("behind", info.head !== head);
+      chip.classList.remove("offline");
+      chip.title = `${session}\nlease epoch ${info.epoch}, driver ${info.driver ?? "none"}`;
+      chip.dataset.epoch = String(info.epoch);
+    } catch (e) {
+      value.textContent = "offline";
+      chip.classList.add("offline");
+      chip.classList.remove("synced", "behind");
+      chip.title = `${session}: ${e.message}`;
+    }
+  };
+  await show();
+  setInterval(show, 2000);
 }
 
 function onFenced(m) {
@@ -112,9 +174,11 @@ function start() {
     $("msg-count").textContent = `${e.value.messages} messages`;
     $("edit-count").textContent = `${e.value.edits} edits · table file-history/edits`;
   });
-  link.hold("outbox", (e) => (e.error ? toast(e.error) : renderOutbox(e.value)));
+  link.hold("outbox", (e) => (e.error ? toast(e.error) : onOutbox(e.value)));
   link.hold("folders", (e) => (e.error ? toast(e.error) : renderFolders(e.value)));
-  link.hold("note", (e) => (e.error ? toast(e.error) : renderNote(e.value)));
+  // The note is a document: its value and version now and after each change.
+  link.hold({ document: NOTE }, (e) => (e.error ? toast(e.error) : onNote(e.document)));
+  link.call("outboxFilters").then(({ owners, actors }) => addFilterOptions(owners, actors), toast);
   // The edits table itself: any commit that touches it reloads the page shown.
   link.hold("file-history/edits", (e) => {
     if (e.ops) loadPage(0, true);
@@ -269,15 +333,71 @@ $("rename").addEventListener("submit", async (e) => {
   }
 });
 
-// ---- the note (documents-style: every save is a revision) ----
+// ---- the note: a document with its version history ----
 
-function renderNote(note) {
-  if (!note) return;
-  $("note-meta").textContent = `revision ${note.rev} · ${time(note.at)}`;
-  if (state.noteDirty) return;  // never overwrite what the user is typing
-  $("note-title").value = note.title;
-  $("note-body").value = note.body;
+async function onNote(doc) {
+  const n = state.note;
+  n.latest = doc ?? null;
+  try {
+    n.versions = await link.call("noteVersions");
+  } catch (err) {
+    toast(err);
+  }
+  if (n.index === -1) showLatest();
+  else renderNoteHistory();
 }
+
+function showLatest() {
+  const n = state.note;
+  n.index = -1;
+  $("n-title").closest(".note").classList.remove("past");
+  for (const id of ["note-title", "note-body"]) $(id).readOnly = false;
+  $("note-save").textContent = "Save version";
+  const doc = n.latest;
+  if (doc && !state.noteDirty) {  // never overwrite what the user is typing
+    $("note-title").value = doc.value?.title ?? "";
+    $("note-body").value = doc.value?.body ?? "";
+  }
+  renderNoteHistory();
+}
+
+function renderNoteHistory() {
+  const n = state.note;
+  const count = n.versions.length;
+  const shown = n.index === -1 ? count - 1 : n.index;
+  const v = n.versions[shown];
+  $("note-meta").textContent = v ? `version ${v.version} · ${time(v.at)}` : "";
+  $("note-version").textContent = !v ? "no versions yet"
+    : n.index === -1 ? `version ${v.version} of ${count} (latest)`
+      : `version ${v.version} of ${count} · seq ${v.seq}${v.actor ? ` · ${v.actor.id}` : ""}`;
+  $("note-older").disabled = shown <= 0 || state.fenced;
+  $("note-newer").disabled = n.index === -1;
+}
+
+// Steps to version index `i` (oldest 0): documents.load at its seq.
+async function showVersion(i) {
+  const n = state.note;
+  if (i >= n.versions.length - 1) return showLatest();
+  try {
+    const doc = await link.call("noteAt", { seq: n.versions[i].seq });
+    n.index = i;
+    $("n-title").closest(".note").classList.add("past");
+    for (const id of ["note-title", "note-body"]) $(id).readOnly = true;
+    $("note-title").value = doc?.value?.title ?? "";
+    $("note-body").value = doc?.value?.body ?? "";
+    $("note-save").textContent = "Restore this version";
+    renderNoteHistory();
+  } catch (err) {
+    toast(err);
+  }
+}
+
+$("note-older").addEventListener("click", () => {
+  const n = state.note;
+  showVersion((n.index === -1 ? n.versions.length - 1 : n.index) - 1);
+});
+$("note-newer").addEventListener("click", () => showVersion(state.note.index + 1));
+
 for (const id of ["note-title", "note-body"]) {
   $(id).addEventListener("input", () => {
     state.noteDirty = true;
@@ -288,16 +408,65 @@ for (const id of ["note-title", "note-body"]) {
 $("note-form").addEventListener("submit", async (e) => {
   e.preventDefault();
   try {
+    // A past version shown is saved as a new version: the history is kept.
     await link.call("saveNote", { title: $("note-title").value, body: $("note-body").value }, { actor: { kind: "person", id: `tab-${tab}` } });
     state.noteDirty = false;
     $("note-state").textContent = "Saved";
     $("note-state").classList.remove("dirty");
+    if (state.note.index !== -1) showLatest();
   } catch (err) {
     toast(err);
   }
 });
 
 // ---- outbox ----
+
+// Each commit brings the newest records; with a filter, the page asks the
+// worker's store.log for the newest matching ones instead.
+async function onOutbox(records) {
+  const o = state.outbox;
+  o.records = records;
+  addFilterOptions(records.map((r) => r.owner), records.map((r) => r.actor).filter(Boolean));
+  await showOutbox();
+}
+
+async function showOutbox() {
+  const o = state.outbox;
+  if (!o.owner && !o.actor) {
+    $("outbox-showing").textContent = "";
+    return renderOutbox(o.records);
+  }
+  try {
+    const records = await link.call("outboxLog", { owner: o.owner || undefined, actor: o.actor || undefined });
+    $("outbox-showing").textContent = `store.log · ${records.length} shown`;
+    renderOutbox(records);
+  } catch (err) {
+    toast(err);
+  }
+}
+
+function addFilterOptions(owners, actors) {
+  const o = state.outbox;
+  const fill = (select, set, values) => {
+    let added = false;
+    for (const v of values) if (!set.has(v)) { set.add(v); added = true; }
+    if (!added) return;
+    const current = select.value;
+    const first = select.options[0].cloneNode(true);
+    select.replaceChildren(first, ...[...set].sort().map((v) => Object.assign(document.createElement("option"), { value: v, textContent: v })));
+    select.value = current;
+  };
+  fill($("outbox-owner"), o.owners, owners);
+  fill($("outbox-actor"), o.actors, actors);
+}
+
+for (const [id, key] of [["outbox-owner", "owner"], ["outbox-actor", "actor"]]) {
+  $(id).addEventListener("change", () => {
+    state.outbox[key] = $(id).value;
+    state.lastOutboxSeq = 0;
+    showOutbox();
+  });
+}
 
 function renderOutbox(records) {
   const prev = state.lastOutboxSeq;
@@ -311,9 +480,10 @@ function renderOutbox(records) {
     const what = document.createElement("div");
     what.className = "what";
     const owner = document.createElement("div");
-    owner.innerHTML = `<span class="owner"></span> <span class="muted"></span>`;
-    owner.firstChild.textContent = r.owner;
-    owner.lastChild.textContent = `· ${time(r.at)}`;
+    owner.innerHTML = `<span class="owner"></span> <span class="actor"></span> <span class="muted"></span>`;
+    owner.querySelector(".owner").textContent = r.owner;
+    owner.querySelector(".actor").textContent = r.actor ? `· ${r.actor}` : "";
+    owner.querySelector(".muted").textContent = `· ${time(r.at)}`;
     const ops = document.createElement("div");
     ops.className = "ops";
     ops.textContent = summarize(r.ops);
@@ -363,3 +533,53 @@ function toast(what) {
   clearTimeout(toastTimer);
   toastTimer = setTimeout(() => t.classList.add("hidden"), isError ? 6000 : 3500);
 }
+
+// ---- archive: export and import, with a progress bar ----
+
+function onArchiveProgress({ kind, done, total, bytes }) {
+  (window.archiveProgress ??= []).push({ kind, done, total });  // what the bar showed, for tests
+  const bar = $("archive-progress");
+  bar.max = Math.max(total, 1);
+  bar.value = done;
+  $("archive-state").textContent = `${kind === "export" ? "Exporting" : "Importing"} · ${done} of ${total} rows, records and blobs · ${(bytes / 1024).toFixed(0)} KiB`;
+}
+
+let lastArchive = null;
+
+$("export").addEventListener("click", async () => {
+  $("export").disabled = true;
+  try {
+    const { bytes, head } = await link.call("exportArchive", {});
+    lastArchive = bytes;
+    const a = $("download");
+    if (a.href) URL.revokeObjectURL(a.href);
+    a.href = URL.createObjectURL(new Blob([bytes], { type: "application/x-tar" }));
+    a.classList.remove("hidden");
+    $("archive-state").textContent = `Exported at seq ${head} · ${(bytes.length / 1024).toFixed(0)} KiB`;
+  } catch (e) {
+    toast(e.message);
+  } finally {
+    $("export").disabled = false;
+  }
+});
+
+async function importBytes(bytes) {
+  const r = await link.call("importArchive", { bytes });
+  $("archive-state").textContent = `Imported into ${r.where} at seq ${r.head} · ${r.same ? "same content as this session" : "other content"} (${r.fingerprint})`;
+  return r;
+}
+
+$("import-file").addEventListener("change", async (e) => {
+  const file = e.target.files?.[0];
+  if (!file) return;
+  try {
+    await importBytes(new Uint8Array(await file.arrayBuffer()));
+  } catch (err) {
+    toast(`${err.code ?? "error"}: ${err.message}`);
+  } finally {
+    e.target.value = "";
+  }
+});
+
+// For tests and the console: import the last export again.
+window.importLastExport = () => importBytes(lastArchive);

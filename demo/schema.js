@@ -16,10 +16,7 @@ export const Edits = defineTable("edits", {
   indexes: { byPath: ["path", "at"], byEntry: ["entry"] },
 });
 
-/** A documents-style note: one row per note, every save a new revision. Owner "notes" → "notes/docs". */
-export const Docs = defineTable("docs", {
-  columns: { id: str(), title: str(), body: str(), rev: int({ default: 1 }), at: int() },
-  key: ["id"],
-});
+/** The session note: a document of owner "notes" at this address; every save is a version. */
+export const NOTE = Object.freeze({ owner: "notes", kind: "note", key: "session" });
 
 export const STORE_NAME = "demo-session";

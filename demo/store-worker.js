@@ -3,10 +3,11 @@
 // session, defines the derives the page shows, and serves it to the page.
 //
 // Messages of the demo itself (not of the link) are tagged { demo: … }.
+import * as onestore from "../js/browser.js";
 import {
-  add, col, openStore, prefix, query, replacePrefix, serve, StoreError,
+  importStore, openStore, prefix, query, replacePrefix, serve, StoreError,
 } from "../js/browser.js";
-import { Docs, Edits, Messages, STORE_NAME } from "./schema.js";
+import { Edits, Messages, NOTE, STORE_NAME } from "./schema.js";
 
 const params = new URL(self.location.href).searchParams;
 const tab = params.get("tab") ?? "?";
@@ -35,14 +36,16 @@ async function open() {
 
 async function main() {
   const { store, mode, reason } = await open();
+  let sync = null;
   const agent = store.object({ type: "agent" });
   const history = store.object({ type: "file-history" });
   const notesOwner = store.object({ type: "notes" });
   const messages = agent.table(Messages);
   const edits = history.table(Edits);
-  const docs = notesOwner.table(Docs);
-  await Promise.all([messages.count(), edits.count(), docs.count()]);
-  if ((await messages.count()) === 0) await seed(store, agent, history, notesOwner, messages, edits, docs);
+  await Promise.all([messages.count(), edits.count()]);
+  if ((await messages.count()) === 0) await seed(store, agent, history, notesOwner, messages, edits);
+  const address = { kind: NOTE.kind, key: NOTE.key };
+  const noteId = async () => (await notesOwner.documents.find(address))?.id;
 
   // What the page shows live. Each is recomputed in the flush of a commit
   // that touched what it read, and travels in that commit's one message.
@@ -52,15 +55,8 @@ async function main() {
     edits: read.count(edits),
   }));
   store.derive("outbox", (read) => {
-    const enc = new TextEncoder();
     const { commits } = read.outbox(Math.max(0, read.head - 8), 8);
-    return commits.reverse().map((c) => ({
-      seq: c.seq,
-      owner: c.owner,
-      at: c.at,
-      ops: c.ops.map((o) => ({ op: o.op, table: o.table, bulk: o.where !== undefined, count: o.count })),
-      bytes: enc.encode(JSON.stringify(c)).length,
-    }));
+    return commits.reverse().map(recordView);
   });
   store.derive("folders", (read) => {
     const dirs = new Map();
@@ -73,11 +69,22 @@ async function main() {
     }
     return [...dirs].map(([path, files]) => ({ path, files })).sort((a, b) => (a.path < b.path ? -1 : 1));
   });
-  store.derive("note", (read) => read.get(docs, ["session-note"]) ?? null);
 
   serve(store, {
     methods: {
       session: () => ({ mode, reason, name, tab, id: store.id }),
+      // Drives this session to the relay when the package has the driver
+      // (startSync, docs/api.md); says why not otherwise.
+      startSync({ relay }) {
+        if (typeof onestore.startSync !== "function") return { started: false, reason: "this build of the package has no startSync yet: the relay shows what it holds" };
+        if (sync) return { started: true };
+        try {
+          sync = onestore.startSync(store, { relay, device: `tab ${tab}` });
+          return { started: true };
+        } catch (e) {
+          return { started: false, reason: `${e?.code ?? "error"}: ${e?.message ?? e}` };
+        }
+      },
       async addMessage({ role, text }, ctx) {
         let id;
         await agent.tx(async (tx) => {
@@ -94,13 +101,76 @@ async function main() {
         }, ctx);
         return { count, seq: store.head };
       },
+      // The note is a document: a save is one JSON Patch (a new version).
       async saveNote({ title, body }, ctx) {
+        const doc = await notesOwner.documents.find(address);
+        const patch = [];
+        if (doc && doc.value?.title !== title) patch.push({ op: "replace", path: "/title", value: title });
+        if (doc && doc.value?.body !== body) patch.push({ op: "replace", path: "/body", value: body });
+        if (doc && patch.length === 0) return { seq: store.head, version: doc.version };
         await notesOwner.tx(async (tx) => {
-          const known = await tx.get(docs, ["session-note"]);
-          if (known) await tx.update(docs, ["session-note"], { title, body, rev: add(col("rev"), 1), at: Date.now() });
-          else await tx.put(docs, { id: "session-note", title, body, rev: 1, at: Date.now() });
+          if (doc) await tx.documents.change(doc.id, patch);
+          else await tx.documents.create(address, { title, body });
         }, ctx);
         return { seq: store.head };
+      },
+      // The session as a tar archive (its bytes), with progress messages.
+      async exportArchive() {
+        const onProgress = (p) => tell({ t: "progress", kind: "export", ...p });
+        const bytes = new Uint8Array(await new Response(store.export({ onProgress })).arrayBuffer());
+        return { bytes, head: store.head, fingerprint: await store.fingerprint() };
+      },
+      // Restores an archive as a second store beside this one (a new OPFS
+      // store "<name>-imported", or memory), with progress messages; says
+      // whether its content equals this store's.
+      async importArchive({ bytes }) {
+        const onProgress = (p) => tell({ t: "progress", kind: "import", ...p });
+        const target = mode === "opfs" ? { backend: "opfs", name: `${name}-imported` } : { backend: "memory" };
+        const copy = await importStore(bytes, target, { onProgress });
+        try {
+          return { id: copy.id, head: copy.head, fingerprint: await copy.fingerprint(), same: (await copy.fingerprint()) === (await store.fingerprint()), where: target.name ?? "memory" };
+        } finally {
+          await copy.close();
+        }
+        },
+      // The note's versions, oldest first: { version, seq, at, op, actor }.
+      async noteVersions() {
+        const id = await noteId();
+        return id === undefined ? [] : notesOwner.documents.versions(id);
+      },
+      // The note as it was at a seq (documents.load at a past seq).
+      async noteAt({ seq }) {
+        const id = await noteId();
+        return id === undefined ? null : (await notesOwner.documents.load(id, { at: seq })) ?? null;
+      },
+      // The newest `limit` commits matching an owner and/or an actor's id,
+      // newest first: store.log pages followed to the end of the outbox.
+      async outboxLog({ owner, actor, limit = 8 }) {
+        const filter = { ...(owner ? { owner } : {}), ...(actor ? { actor: { id: actor } } : {}) };
+        const found = [];
+        let after;
+        do {
+          const page = await store.log({ ...filter, limit: 1000, after });
+          found.push(...page.commits);
+          if (found.length > limit) found.splice(0, found.length - limit);
+          after = page.next;
+        } while (after !== undefined);
+        return found.reverse().map(recordView);
+      },
+      // The owners and actor ids of the retained commits, for the filters.
+      async outboxFilters() {
+        const owners = new Set();
+        const actors = new Set();
+        let after;
+        do {
+          const page = await store.log({ limit: 1000, after });
+          for (const c of page.commits) {
+            owners.add(c.owner);
+            if (c.actor?.id) actors.add(c.actor.id);
+          }
+          after = page.next;
+        } while (after !== undefined);
+        return { owners: [...owners].sort(), actors: [...actors].sort() };
       },
       async pageEdits({ under = "", after, limit = 6 }) {
         const q = query(Edits).where((e) => prefix(e.path, under)).orderBy((e) => e.path).orderBy((e) => e.at, "desc");
@@ -112,7 +182,20 @@ async function main() {
   tell({ t: "ready", mode, reason, head: store.head, tab, id: store.id });
 }
 
-async function seed(store, agent, history, notesOwner, messages, edits, docs) {
+// What the outbox panel shows of a record.
+const enc = new TextEncoder();
+function recordView(c) {
+  return {
+    seq: c.seq,
+    owner: c.owner,
+    actor: c.actor?.id ?? null,
+    at: c.at,
+    ops: c.ops.map((o) => ({ op: o.op, table: o.table ?? `${o.owner} document ${o.id}`, bulk: o.where !== undefined, count: o.count })),
+    bytes: enc.encode(JSON.stringify(c, (k, v) => (typeof v === "bigint" ? String(v) : v))).length,
+  };
+}
+
+async function seed(store, agent, history, notesOwner, messages, edits) {
   const t0 = Date.now() - 1000 * 60 * 14;
   const ctx = { actor: { kind: "person", id: "ana" } };
   const transcript = [
@@ -143,10 +226,9 @@ async function seed(store, agent, history, notesOwner, messages, edits, docs) {
     }
   }, ctx);
   await notesOwner.tx(async (tx) => {
-    await tx.put(docs, {
-      id: "session-note", title: "Settings refactor",
+    await tx.documents.create({ kind: NOTE.kind, key: NOTE.key }, {
+      title: "Settings refactor",
       body: "Goal: one component per settings tab.\n\n- Keep useSettingsForm shared\n- Move tests next to each tab\n- Update docs/settings.md when the folder settles",
-      rev: 1, at: t0,
     });
   }, ctx);
 }

@@ -1,30 +1,36 @@
 // Archives: store.export() and importStore() (design.md, "Archives, snapshots,
 // history"; the layout is docs/formats.md, "Archive").
 //
-// An archive is a POSIX tar (ustar, written and read by modern-tar, see
+// An archive is a POSIX tar (ustar, written and read by js/tar.js, see
 // docs/architecture.md "Archives") of regular files under "onestore/":
 //
 //   onestore/manifest.json              first: format, session, head, fingerprint, tables (record, rows, digest, pages), outbox
 //   onestore/tables/<t>/<p>.jsonl       table number t (4 digits, manifest order), page p (6 digits, from 1):
 //                                       one row per line, the fingerprint's row encoding
 //   onestore/outbox/<p>.jsonl           the retained outbox, one record per line, oldest first
+//   onestore/sha256/<xx>/<sha256>       each blob, its bytes (format 2), listed in the manifest
+//                                       (xx: the hash's first two digits, as in a store's blob folder)
 //
-// Blobs join later as one entry each, onestore/blobs/<sha256>, listed in the
-// manifest. The core makes the lines and writes them back
-// (src/archive/archive.h); this file frames them and checks every entry.
+// The core makes the lines and writes them back (src/archive/archive.h);
+// this file frames them, streams the blobs from and to the store's blob
+// backend (js/blobs.js), and checks every entry.
 
-import { createTarDecoder, createTarPacker } from "modern-tar";
+import { TAR_END, TarError, TarReader, tarEntryBytes, tarHeader, tarPadding } from "./tar.js";
 import { ErrorCodes, StoreError, invalidArgs } from "./errors.js";
 import { describe } from "./schema.js";
+import { MAX_BLOB_BYTES, allBlobHashes, blobSize, contentFingerprint, fingerprintWithBlobs, isBlobHash } from "./blobs.js";
 
-/** The archive format this code writes, and the newest it reads. */
-export const ARCHIVE_FORMAT = 1;
+/** The archive format this code writes, and the newest it reads (1: no blobs; 2: blobs). */
+export const ARCHIVE_FORMAT = 2;
 /** Rows (or outbox records) per page entry. */
 const PAGE_ROWS = 1000;
+/** Rows an import writes in one transaction (pages of one table joined). */
+const RESTORE_ROWS = 20000;
 /** The largest entry an import takes (a page, or the manifest). */
 export const MAX_ENTRY_BYTES = 64 * 1024 * 1024;
 const ROOT = "onestore/";
 const MANIFEST = "onestore/manifest.json";
+const BLOB_DIR = "onestore/sha256/";
 
 const encoder = new TextEncoder();
 
@@ -44,9 +50,13 @@ function outboxPath(p) {
   return `${ROOT}outbox/${pad(p, 6)}.jsonl`;
 }
 
+function blobPath(hash) {
+  return `${BLOB_DIR}${hash.slice(0, 2)}/${hash}`;
+}
+
 function checkProgress(onProgress, what) {
   if (onProgress !== undefined && typeof onProgress !== "function") {
-    throw invalidArgs(`${what}: onProgress must be a function ({ done, total, bytes }) => void, got ${describe(onProgress)}`);
+    throw invalidArgs(`${what}: onProgress must be a function ({ done, total, bytes, blobBytes, blobTotal }) => void, got ${describe(onProgress)}`);
   }
 }
 
@@ -59,7 +69,7 @@ function checkProgress(onProgress, what) {
  * @example
  * const stream = exportArchive({ core, gate, queue, info }, { onProgress });
  */
-export function exportArchive({ gate, queue, info }, options = {}) {
+export function exportArchive({ gate, queue, info, blobs }, options = {}) {
   if (options === null || typeof options !== "object") {
     throw invalidArgs(`store.export: options must be { onProgress }, got ${describe(options)}`);
   }
@@ -76,23 +86,25 @@ export function exportArchive({ gate, queue, info }, options = {}) {
     }
   };
 
-  const { readable, controller } = createTarPacker();
   let bytes = 0;
   let done = 0;
   let total = 0;
+  let blobBytes = 0;
+  let blobTotal = 0;
   const report = () => {
-    if (onProgress) onProgress({ done, total, bytes });
+    if (onProgress) onProgress({ done, total, bytes, blobBytes, blobTotal });
   };
 
-  async function put(name, text) {
-    const body = encoder.encode(text);
-    const writer = controller.add({ name, size: body.byteLength, type: "file", mode: 0o644, mtime: new Date(0) }).getWriter();
-    await writer.write(body);
-    await writer.close();
-    bytes += 512 + Math.ceil(body.byteLength / 512) * 512;
+  // An entry's chunks: its header, its body, its padding.
+  function entry(name, text) {
+    const body = typeof text === "string" ? encoder.encode(text) : text;
+    bytes += tarEntryBytes(body.byteLength);
+    const pad = tarPadding(body.byteLength);
+    return pad.byteLength ? [tarHeader(name, body.byteLength), body, pad] : [tarHeader(name, body.byteLength), body];
   }
 
-  async function produce() {
+  // The archive's chunks, made as they are asked for (one entry at a time).
+  async function* produce() {
     const call = (what, fn) => gate.call(`store.export: ${what}`, fn);
     const head = Number(core.head());
     // The documents' own tables (_documents, _deltas) too: an archive holds
@@ -116,18 +128,29 @@ export function exportArchive({ gate, queue, info }, options = {}) {
       if (after >= head) break;
     }
     const outboxCount = outbox.reduce((n, t) => n + countLines(t), 0);
+    // The blobs there now: named by content and never deleted, so each one
+    // listed is there, the same bytes, when its entry is written.
+    const tableFingerprint = call("fingerprint", () => core.fingerprint());
+    const blobList = [];
+    const hashes = await blobCall("list", () => allBlobHashes(blobs.backend));
+    for (const hash of hashes) {
+      const size = await blobCall(hash, () => blobSize(blobs.backend, hash));
+      blobList.push({ hash, size });
+      blobTotal += size;
+    }
+    total += blobList.length;
     const manifest = {
       format: ARCHIVE_FORMAT,
       kind: "onestore-archive",
       session: info.id,
       head,
-      fingerprint: call("fingerprint", () => core.fingerprint()),
+      fingerprint: await fingerprintWithBlobs(tableFingerprint, hashes, blobs.sha256),
       tables,
       outbox: { records: outboxCount, from: outboxCount ? head - outboxCount : head, pages: outbox.length },
-      blobs: [],
+      blobs: blobList,
     };
+    yield entry(MANIFEST, JSON.stringify(manifest, null, 1) + "\n");
     report();
-    await put(MANIFEST, JSON.stringify(manifest, null, 1) + "\n");
     for (let t = 0; t < tables.length; t++) {
       let cursor = "";
       for (let p = 1; p <= tables[t].pages; p++) {
@@ -135,44 +158,60 @@ export function exportArchive({ gate, queue, info }, options = {}) {
         const nl = answer.indexOf("\n");
         cursor = answer.slice(0, nl);
         const lines = answer.slice(nl + 1);
-        await put(tablePath(t, p), lines);
+        yield entry(tablePath(t, p), lines);
         done += countLines(lines);
         report();
       }
     }
     for (let p = 1; p <= outbox.length; p++) {
-      await put(outboxPath(p), outbox[p - 1]);
+      yield entry(outboxPath(p), outbox[p - 1]);
       done += countLines(outbox[p - 1]);
       report();
     }
-    controller.finalize();
+    for (const { hash, size } of blobList) {
+      const body = await blobCall(hash, () => blobs.backend.get(hash));
+      if (body === undefined || body.byteLength !== size) {
+        throw new StoreError(ErrorCodes.StorageFailed, `store.export: blob ${hash} changed or went away while it was exported (${size} bytes listed, ${body?.byteLength ?? "none"} read)`);
+      }
+      yield entry(blobPath(hash), body);
+      done += 1;
+      blobBytes += size;
+      report();
+    }
+    yield [TAR_END];
   }
 
-  // The producer runs as the consumer reads (the packer's stream applies
-  // backpressure); the hold ends with it.
-  produce().then(release, (e) => {
-    release();
-    controller.error(e);
-  });
-  const reader = readable.getReader();
+  async function blobCall(what, fn) {
+    gate.checkOpen("store.export");
+    try {
+      return await fn();
+    } catch (e) {
+      if (e instanceof StoreError) throw e;
+      throw new StoreError(ErrorCodes.StorageFailed, `store.export: blobs (${what}): ${e?.name ?? "Error"}: ${e?.message ?? e}`, { cause: e });
+    }
+  }
+
+  // The producer runs as the consumer reads: one entry per pull; the hold
+  // ends with it.
+  const chunks = produce();
   return new ReadableStream({
     async pull(c) {
       try {
-        const { done: end, value } = await reader.read();
+        const { done: end, value } = await chunks.next();
         if (end) {
           release();
           c.close();
         } else {
-          c.enqueue(value);
+          for (const chunk of value) c.enqueue(chunk);
         }
       } catch (e) {
         release();
         c.error(e);
       }
     },
-    cancel(reason) {
+    cancel() {
       release();
-      return reader.cancel(reason);
+      return chunks.return();
     },
   }, { highWaterMark: 0 });
 }
@@ -270,23 +309,34 @@ function checkManifest(m) {
       !Number.isSafeInteger(o.pages) || o.pages !== Math.ceil(o.records / PAGE_ROWS) || o.from !== m.head - o.records) {
     throw archiveError(`the manifest's outbox is not { records, from, pages } at head ${m.head}: ${describe(o)}`);
   }
-  if (!Array.isArray(m.blobs) || m.blobs.length !== 0) throw archiveError("the manifest lists blobs, which this version does not read");
+  if (!Array.isArray(m.blobs)) throw archiveError("the manifest's blobs are not a list");
+  if (m.format < 2 && m.blobs.length !== 0) throw archiveError(`the manifest of format ${m.format} lists blobs; blobs are in format 2`);
+  let last = "";
+  for (const b of m.blobs) {
+    if (b === null || typeof b !== "object" || !isBlobHash(b.hash) || !Number.isSafeInteger(b.size) || b.size < 0) {
+      throw archiveError(`the manifest lists a blob that is not { hash: 64 lowercase hex digits, size }: ${describe(b)}`);
+    }
+    if (b.size > MAX_BLOB_BYTES) throw archiveError(`the manifest lists blob ${b.hash} of ${b.size} bytes, above the blob limit of ${MAX_BLOB_BYTES}`);
+    if (b.hash <= last) throw archiveError(`the manifest's blobs are not in hash order, once each (at ${b.hash})`);
+    last = b.hash;
+  }
 }
 
 /**
  * Reads an archive, entry by entry, into a new store made by
- * `target.open(manifest)`: tables, then rows page by page, then the outbox
- * and the head; then checks every table's count and digest and the
- * fingerprint against the manifest. Throws invalid/archive (schema/newer for
+ * `target.open(manifest)` (its gate) with its blob backend
+ * `target.blobs()` ({ backend, sha256 }): tables, then rows page by page,
+ * then the outbox and the head, the blobs (each checked against its hash);
+ * then checks every table's count and digest and the fingerprint against
+ * the manifest. Throws invalid/archive (schema/newer for
  * a newer format) at the first thing wrong; the caller then throws the new
  * store away.
  *
  * @example
- * const core = await readArchive(archive, { open: (m) => newCore(m.session) }, onProgress);
+ * const { manifest } = await readArchive(archive, { open: (m) => newCore(m.session), blobs: () => blobs }, onProgress);
  */
 export async function readArchive(archive, target, onProgress) {
-  const entries = byteStream(archive).pipeThrough(createTarDecoder({ strict: true }));
-  const reader = entries.getReader();
+  const tar = new TarReader(byteStream(archive));
   const seen = new Set();
   let manifest = null;
   let core = null;
@@ -295,19 +345,29 @@ export async function readArchive(archive, target, onProgress) {
   let done = 0;
   let total = 0;
   let bytes = 0;
+  let blobBytes = 0;
+  let blobTotal = 0;
+  let blobs = null;
+  let blobSizes = null;
   const report = () => {
-    if (onProgress) onProgress({ done, total, bytes });
+    if (onProgress) onProgress({ done, total, bytes, blobBytes, blobTotal });
+  };
+  // Rows are written RESTORE_ROWS at a time (one transaction each), pages
+  // of one table joined.
+  const pending = { table: null, texts: [], rows: 0 };
+  const flushRows = () => {
+    if (pending.rows > 0) {
+      const text = pending.texts.length === 1 ? pending.texts[0] : pending.texts.join("");
+      call(pending.table, () => core.core.restoreRows(pending.table, text));
+    }
+    pending.table = null;
+    pending.texts = [];
+    pending.rows = 0;
   };
   try {
     for (;;) {
-      let next;
-      try {
-        next = await reader.read();
-      } catch (e) {
-        throw archiveError(`the tar stream is broken or cut: ${e?.message ?? e}`, e);
-      }
-      if (next.done) break;
-      const { header, body } = next.value;
+      const header = await tarStep(() => tar.next());
+      if (header === null) break;
       const name = header.name;
       bytes += 512;
       if (typeof name !== "string" || name === "" || name.includes("\0")) throw archiveError(`an entry has no usable name: ${describe(name)}`);
@@ -317,11 +377,11 @@ export async function readArchive(archive, target, onProgress) {
       const type = header.type ?? "file";
       if (type === "directory") {
         // GNU tar -c lists the folders of the layout; nothing else is one.
-        if (!/^onestore\/((tables(\/\d{4})?|outbox)\/)?$/.test(name)) throw archiveError(`entry ${JSON.stringify(name)} is a folder the archive does not have`);
-        await body.cancel();
+        if (!/^onestore\/((tables(\/\d{4})?|outbox|sha256(\/[0-9a-f]{2})?)\/)?$/.test(name)) throw archiveError(`entry ${JSON.stringify(name)} is a folder the archive does not have`);
+        await tarStep(() => tar.skip());
         continue;
       }
-      if (type !== "file") throw archiveError(`entry ${JSON.stringify(name)} is a ${type}, not a regular file (links and devices are refused)`);
+      if (type !== "file") throw archiveError(`entry ${JSON.stringify(name)} is a ${type}, not a regular file (links, devices and extended headers are refused)`);
       if (seen.has(name)) throw archiveError(`entry ${JSON.stringify(name)} appears twice`);
       seen.add(name);
       if (!Number.isSafeInteger(header.size) || header.size < 0 || header.size > MAX_ENTRY_BYTES) {
@@ -342,11 +402,35 @@ export async function readArchive(archive, target, onProgress) {
           const p = Number(m[1]);
           if (p < 1 || p > manifest.outbox.pages) throw archiveError(`entry ${JSON.stringify(name)} is no page of the outbox the manifest lists`);
           what = { kind: "outbox", page: p };
+        } else if ((m = /^onestore\/sha256\/([0-9a-f]{2})\/([0-9a-f]{64})$/.exec(name)) && m[2].startsWith(m[1])) {
+          const hash = m[2];
+          const size = blobSizes.get(hash);
+          if (size === undefined) throw archiveError(`entry ${JSON.stringify(name)} is a blob the manifest does not list`);
+          if (header.size !== size) throw archiveError(`entry ${JSON.stringify(name)} declares ${header.size} bytes; the manifest lists the blob with ${size}`);
+          what = { kind: "blob", hash };
         } else {
           throw archiveError(`entry ${JSON.stringify(name)} is not part of an onestore archive`);
         }
       }
-      const text = await readBody(body, header.size, name);
+      if (what.kind !== "rows") flushRows();
+      if (what.kind === "blob") {
+        const data = await tarStep(() => tar.body());
+        bytes += Math.ceil(header.size / 512) * 512;
+        const actual = await blobs.sha256(data);
+        if (actual !== what.hash) throw archiveError(`entry ${JSON.stringify(name)} holds bytes whose sha256 is ${actual}, not the blob's name`);
+        try {
+          // The generation is synced whole before its switch (below).
+          await blobs.backend.write(what.hash, data, { durable: false });
+        } catch (e) {
+          if (e instanceof StoreError) throw e;
+          throw new StoreError(ErrorCodes.StorageFailed, `importStore: cannot write blob ${what.hash}: ${e?.name ?? "Error"}: ${e?.message ?? e}`, { cause: e });
+        }
+        done += 1;
+        blobBytes += header.size;
+        report();
+        continue;
+      }
+      const text = decodeText(await tarStep(() => tar.body()), name);
       bytes += Math.ceil(header.size / 512) * 512;
       if (what.kind === "manifest") {
         let m;
@@ -357,8 +441,11 @@ export async function readArchive(archive, target, onProgress) {
         }
         checkManifest(m);
         manifest = m;
-        total = m.tables.reduce((n, t) => n + t.rows, 0) + m.outbox.records;
+        total = m.tables.reduce((n, t) => n + t.rows, 0) + m.outbox.records + m.blobs.length;
+        blobSizes = new Map(m.blobs.map((b) => [b.hash, b.size]));
+        blobTotal = m.blobs.reduce((n, b) => n + b.size, 0);
         core = await target.open(m);
+        blobs = target.blobs();
         call = (w, fn) => {
           try {
             return core.call(w, fn);
@@ -373,7 +460,11 @@ export async function readArchive(archive, target, onProgress) {
         const n = countLines(text);
         const want = what.page < what.table.pages ? PAGE_ROWS : what.table.rows - PAGE_ROWS * (what.table.pages - 1);
         if (n !== want) throw archiveError(`entry ${JSON.stringify(name)} holds ${n} rows, the manifest says ${want}`);
-        call(what.table.name, () => core.core.restoreRows(what.table.name, text));
+        if (pending.table !== what.table.name) flushRows();
+        pending.table = what.table.name;
+        pending.texts.push(text);
+        pending.rows += n;
+        if (pending.rows >= RESTORE_ROWS) flushRows();
         done += n;
         report();
       } else {
@@ -384,10 +475,11 @@ export async function readArchive(archive, target, onProgress) {
     }
   } catch (e) {
     // Stop the source (a file or a network stream) and the decoder.
-    await reader.cancel(e).catch(() => {});
+    await tar.cancel(e);
     throw e;
   }
   if (manifest === null) throw archiveError(`the archive is empty: no ${MANIFEST}`);
+  flushRows();
   // Every entry the manifest announces.
   for (let t = 0; t < manifest.tables.length; t++) {
     for (let p = 1; p <= manifest.tables[t].pages; p++) {
@@ -396,6 +488,16 @@ export async function readArchive(archive, target, onProgress) {
   }
   for (let p = 1; p <= manifest.outbox.pages; p++) {
     if (!seen.has(outboxPath(p))) throw archiveError(`entry ${outboxPath(p)} is missing (the archive is cut or incomplete)`);
+  }
+  for (const b of manifest.blobs) {
+    if (!seen.has(blobPath(b.hash))) throw archiveError(`entry ${blobPath(b.hash)} is missing (the archive is cut or incomplete)`);
+  }
+  if (blobs?.backend.sync) {
+    try {
+      await blobs.backend.sync();
+    } catch (e) {
+      throw new StoreError(ErrorCodes.StorageFailed, `importStore: cannot sync the blobs: ${e?.name ?? "Error"}: ${e?.message ?? e}`, { cause: e });
+    }
   }
   const outboxText = outbox.join("");
   if (countLines(outboxText) !== manifest.outbox.records) throw archiveError(`the outbox holds ${countLines(outboxText)} records, the manifest says ${manifest.outbox.records}`);
@@ -407,46 +509,59 @@ export async function readArchive(archive, target, onProgress) {
       throw archiveError(`table ${JSON.stringify(t.name)} read back as ${d.rows} rows with digest ${d.digest}; the manifest says ${t.rows} rows, ${t.digest}`);
     }
   }
-  const fp = call("fingerprint", () => core.core.fingerprint());
+  const fp = await contentFingerprint(call("fingerprint", () => core.core.fingerprint()), blobs.backend, blobs.sha256);
   if (fp !== manifest.fingerprint) throw archiveError(`the store read back has fingerprint ${fp}; the manifest says ${manifest.fingerprint}`);
   done = total;
   report();
-  return { manifest, core };
+  return { manifest, core, outboxText };
 }
 
-// An entry's body as text, refusing one that is not UTF-8 or not the size
-// its header declared (a tar bomb declares sizes its bytes do not have: the
-// decoder ends the stream early, caught here or by the caller's read).
-async function readBody(body, size, name) {
-  const chunks = [];
-  let got = 0;
-  const r = body.getReader();
+// An entry's body as text, refusing one that is not UTF-8.
+function decodeText(bytes, name) {
   try {
-    for (;;) {
-      let next;
-      try {
-        next = await r.read();
-      } catch (e) {
-        throw archiveError(`entry ${JSON.stringify(name)} is cut: ${e?.message ?? e}`, e);
-      }
-      if (next.done) break;
-      got += next.value.byteLength;
-      if (got > size) throw archiveError(`entry ${JSON.stringify(name)} holds more than its declared ${size} bytes`);
-      chunks.push(next.value);
-    }
-  } finally {
-    r.releaseLock();
-  }
-  if (got !== size) throw archiveError(`entry ${JSON.stringify(name)} holds ${got} bytes, its header declares ${size} (cut, or a size above the bytes)`);
-  const all = new Uint8Array(got);
-  let at = 0;
-  for (const c of chunks) {
-    all.set(c, at);
-    at += c.byteLength;
-  }
-  try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(all);
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch (e) {
     throw archiveError(`entry ${JSON.stringify(name)} is not UTF-8 text`, e);
+  }
+}
+
+// A step of the tar reader: the archive's own faults (a cut, a bad header)
+// and a failing source are invalid/archive.
+async function tarStep(fn) {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof StoreError) throw e;
+    if (e instanceof TarError) throw archiveError(`the tar stream is broken: ${e.message}`, e);
+    throw archiveError(`the tar stream is broken or cut: ${e?.message ?? e}`, e);
+  }
+}
+
+/**
+ * Copies the content of a checked store (`from`, a Core that readArchive
+ * filled) into the new Core `to`: tables, rows page by page, the outbox and
+ * the head; then checks every table's count and digest against the
+ * manifest. Synchronous, so that a runtime can run it inside one host
+ * transaction (workerd: the durable switch).
+ *
+ * @example copyRestored(staged, durableCore, manifest, outboxText, (w, fn) => unwrap(fn()));
+ */
+export function copyRestored(from, to, manifest, outboxText, call) {
+  call("tables", () => to.restoreTables(JSON.stringify(manifest.tables.map((t) => t.record))));
+  for (const t of manifest.tables) {
+    let cursor = "";
+    for (let p = 1; p <= t.pages; p++) {
+      const answer = call(t.name, () => from.exportRows(t.name, cursor, PAGE_ROWS));
+      const nl = answer.indexOf("\n");
+      cursor = answer.slice(0, nl);
+      call(t.name, () => to.restoreRows(t.name, answer.slice(nl + 1)));
+    }
+  }
+  call("outbox", () => to.restoreOutbox(outboxText, manifest.head));
+  for (const t of manifest.tables) {
+    const d = JSON.parse(call(t.name, () => to.tableDigest(t.name)));
+    if (d.rows !== t.rows || d.digest !== t.digest) {
+      throw archiveError(`table ${JSON.stringify(t.name)} copied as ${d.rows} rows with digest ${d.digest}; the manifest says ${t.rows} rows, ${t.digest}`);
+    }
   }
 }

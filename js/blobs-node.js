@@ -40,12 +40,23 @@ const isMissing = (e) => e?.code === "ENOENT" || e?.code === "ENOTDIR";
 export function nodeFileBlobs(file) {
   const root = join(blobsDir(file), "sha256");
   const pathOf = (hash) => join(root, hash.slice(0, 2), hash);
+  // Writes not yet synced (write with { durable: false }): files and folders.
+  const unsynced = { files: new Set(), dirs: new Set() };
   return {
     async has(hash) {
       try {
         return (await stat(pathOf(hash))).isFile();
       } catch (e) {
         if (isMissing(e)) return false;
+        throw e;
+      }
+    },
+    async size(hash) {
+      try {
+        const st = await stat(pathOf(hash));
+        return st.isFile() ? st.size : undefined;
+      } catch (e) {
+        if (isMissing(e)) return undefined;
         throw e;
       }
     },
@@ -59,7 +70,9 @@ export function nodeFileBlobs(file) {
       }
       return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
     },
-    async write(hash, bytes) {
+    // `durable: false` (an import's new generation, synced whole before it
+    // is switched in): no fsync now; sync() does them all later.
+    async write(hash, bytes, { durable = true } = {}) {
       const dir = join(root, hash.slice(0, 2));
       // The first folder mkdir created, if any: it and each folder below it
       // are new entries of their parents, which are fsynced too.
@@ -69,7 +82,7 @@ export function nodeFileBlobs(file) {
       try {
         try {
           await fd.writeFile(bytes);
-          await fd.sync();
+          if (durable) await fd.sync();
         } finally {
           await fd.close();
         }
@@ -78,13 +91,30 @@ export function nodeFileBlobs(file) {
         await rm(tmp, { force: true }).catch(() => {});
         throw e;
       }
-      await syncDir(dir);
+      const dirs = [dir];
       if (created !== undefined) {
         for (let d = dirname(dir); ; d = dirname(d)) {
-          await syncDir(d);
+          dirs.push(d);
           if (d.length <= dirname(created).length) break;
         }
       }
+      if (!durable) {
+        unsynced.files.add(pathOf(hash));
+        for (const d of dirs) unsynced.dirs.add(d);
+        return;
+      }
+      for (const d of dirs) await syncDir(d);
+    },
+    /** Syncs every write made with { durable: false }: the files, then their folders. */
+    async sync() {
+      for (const f of unsynced.files) {
+        const fd = await open(f, "r");
+        try { await fd.sync(); } finally { await fd.close(); }
+      }
+      // Deepest first: a folder's entry in its parent after its own content.
+      for (const d of [...unsynced.dirs].sort((a, b) => b.length - a.length)) await syncDir(d);
+      unsynced.files.clear();
+      unsynced.dirs.clear();
     },
     async list(after, n) {
       const out = [];

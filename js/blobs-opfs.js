@@ -39,6 +39,10 @@ export function opfsBlobs(name) {
     async has(hash) {
       return (await fileOf(hash)) !== undefined;
     },
+    async size(hash) {
+      const fh = await fileOf(hash);
+      return fh ? (await fh.getFile()).size : undefined;
+    },
     async get(hash) {
       const fh = await fileOf(hash);
       if (!fh) return undefined;

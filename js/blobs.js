@@ -72,6 +72,69 @@ export async function webSha256(bytes) {
 }
 
 /**
+ * Runs `fn` (async), turning a failure of the blob storage that is not a
+ * StoreError into storage/failed naming `what`.
+ * @example await blobStorageCall("store.fingerprint", () => allBlobHashes(backend));
+ */
+export async function blobStorageCall(what, fn) {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof StoreError) throw e;
+    throw new StoreError(ErrorCodes.StorageFailed, `${what}: ${e?.name ?? "Error"}: ${e?.message ?? e}`, { cause: e });
+  }
+}
+
+/**
+ * The size in bytes of blob `hash` of `backend`, or undefined when it is
+ * not there: the backend's own `size` when it has one (a file's stat, a
+ * row's length), else the length of its bytes.
+ * @example const n = await blobSize(backend, hash);
+ */
+export async function blobSize(backend, hash) {
+  if (backend.size) return backend.size(hash);
+  return (await backend.get(hash))?.byteLength;
+}
+
+/**
+ * Every hash of `backend`, in order (pages of LIST_MAX).
+ * @example const hashes = await allBlobHashes(backend);
+ */
+export async function allBlobHashes(backend) {
+  const out = [];
+  for (let after = ""; ;) {
+    const page = await backend.list(after, LIST_MAX);
+    for (const h of page) out.push(h);
+    if (page.length < LIST_MAX) return out;
+    after = page[page.length - 1];
+  }
+}
+
+/**
+ * The fingerprint of a store's whole content (docs/formats.md,
+ * "Fingerprint"): the core's fingerprint of its tables and documents
+ * (`coreFingerprint`, "f1-…") when it has no blobs; with blobs, "f2-" and
+ * the first 32 hex digits of the SHA-256 of the core's fingerprint, a
+ * newline, then one line "blob <hash>" per blob in hash order. The one
+ * function behind store.fingerprint(), replica.fingerprint() and archives.
+ * @example const fp = await contentFingerprint(core.fingerprint(), backend, sha256);
+ */
+export async function contentFingerprint(coreFingerprint, backend, sha256) {
+  return fingerprintWithBlobs(coreFingerprint, await allBlobHashes(backend), sha256);
+}
+
+/**
+ * contentFingerprint's digest of given blob `hashes` (in hash order).
+ * @example const fp = await fingerprintWithBlobs("f1-…", [hash], sha256);
+ */
+export async function fingerprintWithBlobs(coreFingerprint, hashes, sha256) {
+  if (hashes.length === 0) return coreFingerprint;
+  let text = coreFingerprint + "\n";
+  for (const h of hashes) text += "blob " + h + "\n";
+  return "f2-" + (await sha256(new TextEncoder().encode(text))).slice(0, 32);
+}
+
+/**
  * Blobs kept in a Map (memory stores, sqlite ":memory:"): they live as long
  * as the store object.
  */
@@ -85,6 +148,9 @@ export function memoryBlobs() {
     async get(hash) {
       const b = map.get(hash);
       return b === undefined ? undefined : b.slice();
+    },
+    async size(hash) {
+      return map.get(hash)?.byteLength;
     },
     async write(hash, bytes) {
       if (!map.has(hash)) {

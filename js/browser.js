@@ -9,6 +9,7 @@ import { browserRuntime } from "./loader-browser.js";
 import { invalidArgs } from "./errors.js";
 import { importStoreWith, openStoreWith } from "./store.js";
 import { openReplicaWith } from "./replica.js";
+import { createRelayWith } from "./relay.js";
 
 export * from "./api.js";
 
@@ -27,6 +28,35 @@ export function openReplica(options) {
 export { configureBrowserCore, deleteStore, listStores } from "./loader-browser.js";
 
 /**
+ * The relay's Durable Object class runs in workerd only (the package's
+ * workerd root); here constructing one throws invalid/args. It exists so
+ * that code shared by every root links.
+ *
+ * @example
+ * export class Sessions extends SessionRelay {}   // in a Worker
+ */
+export class SessionRelay {
+  constructor() {
+    throw invalidArgs("SessionRelay: a Durable Object class of the workerd root; deploy it in a Worker (docs/guide.md, \"Sync a session\"), or use createRelay here");
+  }
+}
+export { relayFetch } from "./relay-workerd.js";
+
+/**
+ * A relay: the server side of sync, answering the relay protocol
+ * (docs/formats.md) with the standard Request and Response. Each session
+ * is a replica opened with `open(sessionId)`'s options; `authorize`
+ * decides who may read or drive a session (everything when omitted).
+ *
+ * @example
+ * const relay = createRelay({ open: (id) => ({ backend: "memory" }) });
+ * const answer = await relay.fetch(new Request(`${location.origin}/sessions/s1`));
+ */
+export function createRelay(options) {
+  return createRelayWith(openReplica, options);
+}
+
+/**
  * Opens a store in a browser: `{ backend: "memory" }`, or, in a dedicated
  * Worker, `{ backend: "opfs", name, durability?, lockTimeout?, onFenced? }`
  * (SQLite in OPFS; opening takes the store over from any other tab).
@@ -39,12 +69,13 @@ export function openStore(options) {
 }
 
 /**
- * Restores an archive made by `store.export()` and opens it: in Node in
- * this version; here it rejects with invalid/args (browsers and workerd
- * come next).
+ * Restores an archive made by `store.export()` and opens it: `{ backend:
+ * "memory" }`, or, in a dedicated Worker, `{ backend: "opfs", name }` (a new
+ * generation in OPFS, switched in only when the whole archive was read and
+ * checked; the store at that name is replaced, and taken over if open).
  *
  * @example
- * const store = await importStore(await (await fetch("/session.tar")).arrayBuffer(), { backend: "memory" });
+ * const store = await importStore((await fetch("/session.tar")).body, { backend: "opfs", name: "session-42" });
  */
 export function importStore(archive, openOptions, options) {
   return importStoreWith(browserRuntime, archive, openOptions, options);

@@ -44,6 +44,8 @@ export function makeGate(core, head, kind = "store") {
     broken: null,
     /** The last head seen (kept when the core can no longer answer). */
     lastHead: head,
+    /** Moves on with each commit that may change a table's columns (table, alter, index): row decoders are rebuilt. */
+    schema: 0,
 
     /** Calls the core; returns its payload or throws a StoreError. */
     call(what, fn) {

@@ -27,6 +27,7 @@ export const ErrorCodes = Object.freeze({
   Closed: "closed",
   Limit: "limit",
   InvalidArchive: "invalid/archive",
+  Unauthorized: "unauthorized",
   LockTimeout: "lock/timeout",
 });
 

@@ -94,6 +94,13 @@ export function num(options: { default: number }): Column<"num", number, false, 
  */
 export function json<T = unknown>(): Column<"json", T, false, false>;
 export function json<T = unknown>(options: { default: NoInfer<T> }): Column<"json", T, false, true>;
+/**
+ * A versioned json column: values carry their version; an older one is given
+ * to `migrate(old, from)` when read, a newer one reads as schema/newer.
+ * @example const Meta = json<{ title: string; tags: string[] }>({ version: 2, migrate: (old: any, from) => ({ title: old.name, tags: [] }) });
+ */
+export function json<T = unknown>(options: { version: number; migrate: (old: unknown, from: number) => T }): Column<"json", T, false, false>;
+export function json<T = unknown>(options: { version: number; migrate: (old: unknown, from: number) => T; default: NoInfer<T> }): Column<"json", T, false, true>;
 
 // ---------------------------------------------------------------- tables
 
@@ -102,6 +109,38 @@ export type NamesOfType<C extends Columns, TTypes extends ColumnType> = {
   [K in keyof C]: C[K]["type"] extends TTypes ? K : never;
 }[keyof C] &
   string;
+
+/**
+ * One column change of a table (a migration's `alter`): drop, then rename,
+ * then add. An added column needs a default or `.optional()`.
+ * @example const step: Alter = { rename: { path: "file" }, add: { size: int({ default: 0 }) } };
+ */
+export interface Alter {
+  drop?: readonly string[];
+  rename?: Readonly<Record<string, string>>;
+  add?: Readonly<Record<string, Column>>;
+}
+
+/**
+ * The step that makes one version of a table (keyed by that version in
+ * `migrations`).
+ * @example const migrations = { 2: { alter: { drop: ["meta"] } } };
+ */
+export interface Migration {
+  alter?: Alter;
+  /** One update of every row: column -> value or expression (as tx.updateWhere's set). */
+  update?: Readonly<Record<string, unknown>>;
+  /** Every row, in this version's shape -> the columns to change (all in one commit). */
+  rows?: (row: Record<string, any>) => Record<string, unknown>;
+}
+
+/** What onProgress gets after each page of an eager migration's rows. */
+export interface MigrationProgress {
+  table: string;
+  version: number;
+  done: number;
+  total: number;
+}
 
 /** A table definition, made by defineTable. */
 export interface TableDef<
@@ -114,6 +153,7 @@ export interface TableDef<
   readonly columns: C;
   readonly key: K;
   readonly indexes: Readonly<Record<string, readonly string[]>>;
+  readonly migrations: Readonly<Record<number, Migration>>;
 }
 /** Any table definition. */
 export type AnyTableDef = TableDef<string, any, readonly string[]>;
@@ -143,6 +183,8 @@ export function defineTable<
     columns: C;
     key: K;
     indexes?: Record<string, readonly NamesOfType<C, KeyType>[]>;
+    /** How an older stored table becomes this version: { 2: { alter }, 3: { alter } }. */
+    migrations?: Record<number, Migration>;
   },
 ): TableDef<TName, C, K>;
 
@@ -435,6 +477,8 @@ export type WireOp =
   | { op: "update"; table: string; where: unknown; set: Record<string, unknown>; count?: number }
   | { op: "delete"; table: string; where: unknown; count?: number }
   | { op: "table"; table: string; version: number; columns: Record<string, unknown>; key: string[]; indexes?: Record<string, string[]> }
+  | { op: "alter"; table: string; version: number; drop?: string[]; rename?: Record<string, string>; add?: Record<string, unknown> }
+  | { op: "index"; table: string; version: number; drop?: string[]; create?: Record<string, string[]> }
   | { op: "doc.create"; owner: string; id: number; kind: string; key?: string; value: unknown; version?: number }
   | { op: "doc.change"; owner: string; id: number; patch: JsonPatchOp[]; base?: boolean; version?: number; checkpointWhen?: CheckpointWhen }
   | { op: "doc.retire"; owner: string; id: number; version?: number }
@@ -582,8 +626,12 @@ export interface Owner {
   /** "<type>", or "<host>:<type>" for a host kind other than "session". */
   readonly name: string;
   readonly address: Readonly<Required<ObjectAddress>>;
-  /** @example const edits = fileHistory.table(Edits); */
-  table<D extends AnyTableDef>(def: D): TableHandle<D>;
+  /**
+   * Opens a table; an older stored version is migrated first, in one commit
+   * (onProgress: after each page of an eager migration's rows).
+   * @example const edits = fileHistory.table(Edits, { onProgress: (p) => console.log(p.done, p.total) });
+   */
+  table<D extends AnyTableDef>(def: D, options?: { onProgress?: (progress: MigrationProgress) => void }): TableHandle<D>;
   /**
    * Runs fn on the owner's line; resolves to its value after the commit and adoption.
    * @example await fileHistory.tx(async (tx) => { await tx.put(edits, row); }, ctx);
@@ -673,18 +721,39 @@ export interface Store {
   /** Bytes named by their sha256 (docs/api.md "Blobs"). @example const hash = await store.blobs.put(bytes); */
   readonly blobs: Blobs;
   /**
-   * A short digest ("f1-" and 32 hex digits) of the content at the head:
-   * every table's schema and rows, not the head or the outbox. Equal content
-   * gives equal fingerprints on every backend, replicas included.
+   * A short digest ("f1-" and 32 hex digits; "f2-" once the store holds a
+   * blob) of the content at the head: every table's schema and rows,
+   * documents, blob hashes; not the head or the outbox. Equal content gives
+   * equal fingerprints on every backend, replicas included.
    * @example const fp = await store.fingerprint();
    */
   fingerprint(): Promise<string>;
   /**
+   * What one commit changed: its outbox record (ops, owner, actor, time).
+   * Rejects with not_found when the commit was trimmed or is beyond the head.
+   * @example const { ops, actor, at } = await store.log({ seq: 42 });
+   */
+  log(request: { seq: number }): Promise<OutboxRecord>;
+  /**
+   * One page of the retained commits that match, oldest first; pass `next`
+   * as `after` for the following page (a page may be short and still have a
+   * next: one call reads at most 4096 records).
+   * @example const { commits, next } = await store.log({ owner: "notes", actor: { id: "ana" }, limit: 20 });
+   */
+  log(request?: LogFilter): Promise<LogPage>;
+  /**
+   * A read view of the whole store as it was at `seq`, rebuilt in memory
+   * from the retained outbox (its cost: the commits 1..seq). Rejects with
+   * not_found when records it needs were trimmed. Close it to free it.
+   * @example const view = await store.at(12); const n = await view.table(items).count(); await view.close();
+   */
+  at(seq: number): Promise<StoreView>;
+  /**
    * The store as one POSIX tar archive at its current head (docs/formats.md,
    * "Archive"): every table (of every owner, opened here or not), the
-   * retained outbox and a manifest. The commit queue is held until the
-   * stream was read to its end or cancelled: read it promptly. Node in this
-   * version (browsers and workerd: invalid/args, next step).
+   * documents, the retained outbox, every blob and a manifest. The commit
+   * queue is held until the stream was read to its end or cancelled: read it
+   * promptly. Every backend (a Durable Object: `new Response(store.export())`).
    * @example await exportToFile(store, "session.tar"); // Node; or: new Response(store.export())
    */
   export(options?: ArchiveOptions): ByteStream;
@@ -761,16 +830,23 @@ export interface ListedOpfsStore {
 export function listStores(options: { backend: "sqlite"; dir: string }): Promise<ListedSqliteStore[]>;
 export function listStores(options: { backend: "opfs"; prefix?: string }): Promise<ListedOpfsStore[]>;
 
-/** Progress of an export or import: rows and outbox records done of total, and tar bytes so far. */
+/** Progress of an export or import. */
 export interface ArchiveProgress {
+  /** Items done: rows, outbox records and blobs (one each). */
   readonly done: number;
+  /** All items of the archive. */
   readonly total: number;
+  /** Tar bytes made (export) or read (import) so far. */
   readonly bytes: number;
+  /** Bytes of blobs done. */
+  readonly blobBytes: number;
+  /** Bytes of all the archive's blobs. */
+  readonly blobTotal: number;
 }
 
 /** Options of store.export and importStore. */
 export interface ArchiveOptions {
-  /** Called after the manifest and after each page entry. */
+  /** Called after the manifest and after each page or blob entry. */
   onProgress?: (progress: ArchiveProgress) => void;
 }
 
@@ -787,11 +863,12 @@ export type ArchiveSource = ByteStream | ByteStreamLike | Uint8Array | ArrayBuff
 
 /**
  * Restores an archive of store.export() as the store of `openOptions` and
- * opens it, with the archive's session id, head, outbox and rows. In Node
- * in this version (browsers and workerd: invalid/args, next step): memory,
- * or a sqlite file (a new generation beside the file, renamed over it once
- * the whole archive was read and checked; close the store at that path
- * first). A broken or hostile archive rejects with
+ * opens it, with the archive's session id, head, outbox, rows and blobs, on
+ * every backend: memory; a sqlite file (a new generation beside the file,
+ * renamed over it); opfs (a new generation folder in OPFS, switched in);
+ * durable (staged, then switched in one transactionSync). The switch comes
+ * only once the whole archive was read and checked; close the store at
+ * those options first. A broken or hostile archive rejects with
  * "invalid/archive" ("schema/newer" for a newer format) and the previous
  * store is untouched.
  * @example const store = await importStore(createReadStream("session.tar"), { backend: "sqlite", path: ".data/s.sqlite" });
@@ -810,6 +887,45 @@ export function exportToFile(store: Store, path: string, options?: ArchiveOption
  * @example const store = await openStore({ backend: "sqlite", path: ".data/s.sqlite" });
  */
 export function openStore(options: OpenOptions): Promise<Store>;
+
+/** A store.log filter: every given field must match. */
+export interface LogFilter {
+  /** An owner's name ("notes", "host:type") or its address. */
+  owner?: string | ObjectAddress;
+  /** The actor's kind and/or id. */
+  actor?: { kind?: string; id?: string };
+  /** The first seq to consider (default 1). */
+  from?: number;
+  /** The last seq to consider (default the head). */
+  to?: number;
+  /** The `next` of the previous page. */
+  after?: number;
+  /** At most this many commits (1 to 1000, default 100). */
+  limit?: number;
+}
+
+/** One page of store.log. */
+export interface LogPage {
+  commits: OutboxRecord[];
+  /** Present when more commits may match: pass it as `after`. */
+  next?: number;
+}
+
+/** A read view of a store at one past seq (store.at). */
+export interface StoreView {
+  /** The seq it shows. */
+  readonly seq: number;
+  /** A table as it was then: by stored name, by the store's handle, or by definition. @example const items = view.table(Items); */
+  table(t: string | TableHandle | AnyTableDef): ReplicaTable;
+  /** The stored table names then, in byte order. */
+  tables(): string[];
+  /** An owner's documents as they were then. @example const note = await view.documents(notes).find({ kind: "note", key: "n1" }); */
+  documents(owner: Owner | ObjectAddress | string): OwnerDocuments;
+  /** The fingerprint of the content then. */
+  fingerprint(): Promise<string>;
+  /** Frees the view; later calls reject with closed. */
+  close(): Promise<void>;
+}
 
 /** What replica.applyBatch resolves to. */
 export interface ApplyResult {
@@ -861,6 +977,12 @@ export interface Replica {
   readonly outbox: Outbox;
   /** Its blobs: reads, and putWithHash (no put). @example const bytes = await replica.blobs.get(hash); */
   readonly blobs: BlobReader;
+  /**
+   * A host's small text notes, kept in the replica's own storage (the relay
+   * keeps its lease there). Synchronous; names are 1 to 64 of a-z 0-9 _ . -.
+   * @example replica.hostNotes.set("relay.lease", JSON.stringify(lease));
+   */
+  readonly hostNotes: HostNotes;
   /** Refused: a replica has no owners (throws invalid/args). */
   object(address: ObjectAddress, hooks?: OwnerHooks): never;
   /** Refused: a replica takes no owner writes (rejects with invalid/args). */
@@ -868,6 +990,114 @@ export interface Replica {
   /** @example await replica.close(); */
   close(): Promise<void>;
 }
+
+/** A replica's host notes (Replica.hostNotes). */
+export interface HostNotes {
+  /** The note's text, or undefined. @example const text = replica.hostNotes.get("relay.lease"); */
+  get(name: string): string | undefined;
+  /** Writes it durably in a transaction of its own ("" removes it; at most 64 KiB). @example replica.hostNotes.set("app.cursor", "42"); */
+  set(name: string, text: string): void;
+}
+
+// ---------------------------------------------------------------- the relay
+
+/** The fetch API's Request as much as the relay reads of it, for a lib without one. */
+export interface RequestLike {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: { get(name: string): string | null };
+  readonly body: unknown;
+}
+/** The fetch API's Response as much as the relay gives of it, for a lib without one. */
+export interface ResponseLike {
+  readonly status: number;
+  readonly headers: { get(name: string): string | null };
+  json(): Promise<unknown>;
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+/** The global Request where the project's lib declares one (DOM, workers, Node), else RequestLike. */
+export type FetchRequest = typeof globalThis extends { Request: { prototype: infer P } } ? P : RequestLike;
+/** The global Response where the project's lib declares one, else ResponseLike. */
+export type FetchResponse = typeof globalThis extends { Response: { prototype: infer P } } ? P : ResponseLike;
+
+/** What a relay's authorize is asked (docs/formats.md, "The relay protocol"). */
+export interface RelayAccess {
+  /** The request being answered. */
+  request: FetchRequest;
+  /** The session id from the URL. */
+  session: string;
+  /** "read": the session, pull, download, blob reads; "drive": the lease, pushes, blob uploads. */
+  access: "read" | "drive";
+  /** The bearer token of `Authorization: Bearer <token>`, or undefined. */
+  token: string | undefined;
+}
+
+/** Options of createRelay. */
+export interface RelayOptions {
+  /** The open options of a session's replica (its id defaults to the session id). */
+  open(sessionId: string): OpenOptions | Promise<OpenOptions>;
+  /** true allows the request; anything else refuses it (401 without a token, 403 with one). Everything is allowed when omitted. */
+  authorize?(access: RelayAccess): boolean | Promise<boolean>;
+  /** The largest JSON body in bytes (default 8 MiB); larger: 413 limit. */
+  maxBody?: number;
+  /** The largest blob in bytes (default and at most 64 MiB); larger: 413 limit. */
+  maxBlob?: number;
+  /** The lease's time to live in ms (default 30000). */
+  leaseTtl?: number;
+  /** Whether a string a commit writes names a blob (default: 64 lowercase hex digits); false checks none. */
+  isBlobName?: ((value: string) => boolean) | false;
+  /** CORS: true (any origin, the default), false (no CORS headers) or the one origin allowed. */
+  cors?: boolean | string;
+  /** The clock, ms since 1970 (default Date.now). */
+  now?(): number;
+}
+
+/** A relay: answers the relay protocol with the standard Request and Response. */
+export interface Relay {
+  /** @example const response = await relay.fetch(request); */
+  fetch(request: FetchRequest): Promise<FetchResponse>;
+  /** Closes every open replica; later requests get 503 closed. @example await relay.close(); */
+  close(): Promise<void>;
+}
+
+/**
+ * A relay over replicas of this runtime (docs/formats.md, "The relay protocol").
+ * @example const relay = createRelay({ open: (id) => ({ backend: "sqlite", path: `.data/relay/${id}.sqlite` }) });
+ */
+export function createRelay(options: RelayOptions): Relay;
+
+/** A Durable Object namespace as relayFetch uses it (env.SESSIONS). */
+export interface RelayNamespace {
+  idFromName(name: string): unknown;
+  get(id: unknown): { fetch(request: FetchRequest): Promise<FetchResponse> | FetchResponse };
+}
+
+/**
+ * The relay of one session as a Durable Object class (workerd root; elsewhere
+ * constructing it throws invalid/args). Subclass it for authorize and
+ * relayOptions; declare it under new_sqlite_classes.
+ * @example export class Sessions extends SessionRelay { authorize({ token }) { return token === this.env.RELAY_TOKEN; } }
+ */
+export declare class SessionRelay<Env = any> {
+  constructor(ctx: any, env: Env);
+  /** The Durable Object's state (ctx.storage holds the session). */
+  readonly ctx: any;
+  /** The Worker's bindings. */
+  readonly env: Env;
+  /** true allows the request; allows everything unless overridden. */
+  authorize(access: RelayAccess): boolean | Promise<boolean>;
+  /** createRelay's options besides open and authorize; none unless overridden. */
+  relayOptions(): Omit<RelayOptions, "open" | "authorize">;
+  /** Answers one request of the relay protocol. */
+  fetch(request: FetchRequest): Promise<FetchResponse>;
+}
+
+/**
+ * The Worker's router: /sessions/<id>/… to env[binding].idFromName(id)
+ * (binding "SESSIONS" unless given); anything else 404 not_found.
+ * @example export default { fetch: (request, env) => relayFetch(request, env) };
+ */
+export function relayFetch(request: FetchRequest, env: Record<string, unknown>, options?: { binding?: string }): Promise<FetchResponse>;
 
 /**
  * Opens a replica on any backend of the runtime (openStore's options).
@@ -924,6 +1154,18 @@ export type TableEvent<R> =
   | { seq: number; ops: WireOp[]; rows?: undefined; error?: undefined }
   | { seq: number; error: Error; rows?: undefined; ops?: undefined };
 
+/** What a link's document hold gets: the live document at its address (undefined when none), now and after each commit that changed it, or an error. */
+export type DocumentEvent<T = unknown> =
+  | { seq: number; document: DocRecord<T> | undefined; error?: undefined }
+  | { seq: number; error: Error; document?: undefined };
+
+/** A document held through a link: its owner's name and its address. */
+export interface HeldDocument {
+  owner: string;
+  kind: string;
+  key?: string;
+}
+
 /** A method a worker serves: its args, then the tab's context. */
 export type LinkMethod = (args: any, ctx?: Context) => unknown;
 /** The methods a worker serves. */
@@ -966,6 +1208,8 @@ export interface Link<M extends LinkMethods = LinkMethods> {
   hold<D extends AnyTableDef>(table: `${string}/${string}`, q: Query<D> | null | undefined, listener: (event: TableEvent<RowOf<D>>) => void): Unsubscribe;
   /** A derive by name. @example link.hold("count", ({ value }) => ...) */
   hold<T = unknown>(derive: string, listener: (event: DeriveEvent<T>) => void): Unsubscribe;
+  /** A document by owner and address: its value and version now, then after each commit that changed, retired or created it. @example link.hold({ document: { owner: "notes", kind: "note", key: "n1" } }, ({ document }) => show(document?.value)) */
+  hold<T = unknown>(spec: { document: HeldDocument }, listener: (event: DocumentEvent<T>) => void): Unsubscribe;
   /** Closes the link; pending calls reject with `closed`. */
   close(): void;
 }
@@ -992,6 +1236,7 @@ export declare const ErrorCodes: {
   readonly Closed: "closed";
   readonly Limit: "limit";
   readonly InvalidArchive: "invalid/archive";
+  readonly Unauthorized: "unauthorized";
   readonly LockTimeout: "lock/timeout";
 };
 /** One of the stable error codes. */

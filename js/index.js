@@ -7,6 +7,8 @@
 import { nodeRuntime, deleteNodeStore, listNodeStores } from "./loader-node.js";
 import { importStoreWith, openStoreWith } from "./store.js";
 import { openReplicaWith } from "./replica.js";
+import { createRelayWith } from "./relay.js";
+import { invalidArgs } from "./errors.js";
 
 export * from "./api.js";
 
@@ -21,6 +23,35 @@ export * from "./api.js";
  */
 export function openReplica(options) {
   return openReplicaWith(nodeRuntime, options);
+}
+
+/**
+ * The relay's Durable Object class runs in workerd only (the package's
+ * workerd root); here constructing one throws invalid/args. It exists so
+ * that code shared by every root links.
+ *
+ * @example
+ * export class Sessions extends SessionRelay {}   // in a Worker
+ */
+export class SessionRelay {
+  constructor() {
+    throw invalidArgs("SessionRelay: a Durable Object class of the workerd root; deploy it in a Worker (docs/guide.md, \"Sync a session\"), or use createRelay here");
+  }
+}
+export { relayFetch } from "./relay-workerd.js";
+
+/**
+ * A relay: the server side of sync, answering the relay protocol
+ * (docs/formats.md) with the standard Request and Response. Each session
+ * is a replica opened with `open(sessionId)`'s options; `authorize`
+ * decides who may read or drive a session (everything when omitted).
+ *
+ * @example
+ * const relay = createRelay({ open: (id) => ({ backend: "sqlite", path: `.data/relay/${id}.sqlite` }) });
+ * http.createServer(async (req, res) => { ... res.end(await (await relay.fetch(request)).text()); });
+ */
+export function createRelay(options) {
+  return createRelayWith(openReplica, options);
 }
 
 /**

@@ -158,6 +158,22 @@ export function serve(store, options = {}) {
     return { rows };
   }
 
+  // A document by owner and address: the live one now, or undefined.
+  function findDocument(doc, what) {
+    return io.documentsNow({ owner: doc.owner, call: "find", address: doc.key === undefined ? { kind: doc.kind } : { kind: doc.kind, key: doc.key } }, what) ?? undefined;
+  }
+
+  function holdDocument(holds, msg) {
+    const doc = msg.document;
+    const what = `link.hold(document ${describe(doc)})`;
+    if (doc === null || typeof doc !== "object" || typeof doc.owner !== "string" || typeof doc.kind !== "string" || (doc.key !== undefined && typeof doc.key !== "string")) {
+      throw invalidArgs(`${what}: expected { owner, kind, key? } with strings`);
+    }
+    const document = findDocument(doc, what);
+    holds.set(msg.id, { document: doc, docId: document?.id });
+    return { document };
+  }
+
   function holdDerive(holds, msg) {
     const d = live.derives.get(msg.derive);
     if (!d) throw new StoreError(ErrorCodes.NotFound, `link.hold: no derive named ${describe(msg.derive)} in this store; define it with store.derive(name, fn) before tabs hold it`);
@@ -192,7 +208,7 @@ export function serve(store, options = {}) {
         const base = { onestore: TAG, link, t: "held", id: msg.id, seq: io.head() };
         let part;
         try {
-          part = msg.table !== undefined ? holdTable(holds, msg) : holdDerive(holds, msg);
+          part = msg.table !== undefined ? holdTable(holds, msg) : msg.document !== undefined ? holdDocument(holds, msg) : holdDerive(holds, msg);
         } catch (e) {
           part = { error: errorToWire(e) };
         }
@@ -214,12 +230,29 @@ export function serve(store, options = {}) {
     }
   }
 
+  // Whether a commit's document ops touch a held document: an op on the
+  // document held now, or a create at its address.
+  function touches(held, docOps) {
+    const d = held.document;
+    return docOps.some((op) => op.owner === d.owner &&
+      (op.id === held.docId || (op.op === "doc.create" && op.kind === d.kind && (op.key ?? undefined) === d.key)));
+  }
+
   // One message per link per commit, with every part the link holds.
-  function commit(seq, byTable, recomputed) {
+  function commit(seq, byTable, recomputed, docOps = []) {
     for (const [link, holds] of links) {
       const parts = [];
       for (const [id, held] of holds) {
-        if (held.table !== undefined) {
+        if (held.document !== undefined) {
+          if (docOps.length === 0 || !touches(held, docOps)) continue;
+          try {
+            const document = findDocument(held.document, "link: a held document");
+            held.docId = document?.id;
+            parts.push({ id, document });
+          } catch (e) {
+            parts.push({ id, error: errorToWire(e) });
+          }
+        } else if (held.table !== undefined) {
           const ops = byTable.get(held.table);
           if (ops) parts.push({ id, ops });
         } else if (recomputed.has(held.derive)) {
@@ -328,6 +361,7 @@ export function connect(target) {
           holds.delete(msg.id);
           deliver(listener, { seq: msg.seq, error: errorFromWire(msg.error) });
         } else if ("rows" in msg) deliver(listener, { seq: msg.seq, rows: msg.rows });
+        else if ("document" in msg) deliver(listener, { seq: msg.seq, document: msg.document });
         else deliver(listener, { seq: msg.seq, value: msg.value });
         return;
       }
@@ -338,6 +372,7 @@ export function connect(target) {
           if (!listener) continue;
           if ("error" in part) deliver(listener, { seq: msg.seq, error: errorFromWire(part.error) });
           else if ("ops" in part) deliver(listener, { seq: msg.seq, ops: part.ops });
+          else if ("document" in part) deliver(listener, { seq: msg.seq, document: part.document });
           else deliver(listener, { seq: msg.seq, value: part.value });
         }
         return;
@@ -360,6 +395,22 @@ export function connect(target) {
 
   function closedError(what) {
     return new StoreError(ErrorCodes.Closed, `${what}: the link is closed; connect again`);
+  }
+
+  function holdDocument(spec, listener) {
+    const doc = spec.document;
+    const ok = doc !== null && typeof doc === "object" && typeof doc.owner === "string" && doc.owner !== "" &&
+      typeof doc.kind === "string" && (doc.key === undefined || typeof doc.key === "string") &&
+      Object.keys(spec).length === 1 && Object.keys(doc).every((k) => k === "owner" || k === "kind" || k === "key");
+    if (!ok) throw invalidArgs(`link.hold: a document is held as { document: { owner, kind, key? } } with strings, got ${describe(spec)}`);
+    if (typeof listener !== "function") throw invalidArgs(`link.hold(document): the last argument must be a listener function, got ${describe(listener)}`);
+    const holdId = nextId++;
+    holds.set(holdId, listener);
+    send({ t: "hold", id: holdId, document: doc.key === undefined ? { owner: doc.owner, kind: doc.kind } : { owner: doc.owner, kind: doc.kind, key: doc.key } });
+    return function unsubscribe() {
+      if (!holds.delete(holdId) || closed) return;
+      send({ t: "unhold", id: holdId });
+    };
   }
 
   const link = Object.freeze({
@@ -394,16 +445,22 @@ export function connect(target) {
       });
     },
     /**
-     * Holds a table (a name with "/", such as "chat/messages") or a derive
-     * (a name without). A table's listener gets { seq, rows } (the query's
-     * current rows) and then { seq, ops } after each commit that touched the
-     * table; a derive's gets { seq, value } now and after each recompute.
-     * Either may get { seq, error }. Returns the unsubscribe function.
+     * Holds a table (a name with "/", such as "chat/messages"), a derive
+     * (a name without) or a document ({ document: { owner, kind, key? } }).
+     * A table's listener gets { seq, rows } (the query's current rows) and
+     * then { seq, ops } after each commit that touched the table; a derive's
+     * gets { seq, value } now and after each recompute; a document's gets
+     * { seq, document } now and after each commit that changed, retired or
+     * created the document at that address (document: { id, address,
+     * version, seq, value }, or undefined when none is live there). Any may
+     * get { seq, error }. Returns the unsubscribe function.
      * @example const off = link.hold("chat/messages", query(Messages).orderBy((m) => m.at), ({ rows, ops }) => …);
      * @example const off = link.hold("unread", ({ value }) => badge(value));
+     * @example const off = link.hold({ document: { owner: "notes", kind: "note", key: "n1" } }, ({ document }) => show(document?.value));
      */
     hold(name, a, b) {
       if (closed) throw closedError("link.hold");
+      if (name !== null && typeof name === "object" && !isQuery(name)) return holdDocument(name, a);
       if (typeof name !== "string" || name === "") {
         throw invalidArgs(`link.hold: expected a table name such as "chat/messages" or a derive's name, got ${describe(name)}`);
       }

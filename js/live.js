@@ -41,7 +41,7 @@ export function opsByTable(ops) {
 export function makeLive(io) {
   const watches = makeWatches();
   const derives = makeDerives(io);
-  const sinks = new Set();  // { commit(seq, opsByTable, recomputed), closed() }, one per link server
+  const sinks = new Set();  // { commit(seq, opsByTable, recomputed, docOps), closed() }, one per link server
 
   return {
     watches,
@@ -54,8 +54,12 @@ export function makeLive(io) {
     flush(seq, opsOf) {
       if (watches.size === 0 && derives.size === 0 && sinks.size === 0) return;
       let byTable;
+      let docOps;
       try {
-        byTable = opsByTable(opsOf());
+        const ops = opsOf();
+        byTable = opsByTable(ops);
+        // Document ops name no table: links that hold a document read them.
+        docOps = sinks.size > 0 ? ops.filter((op) => typeof op?.op === "string" && op.op.startsWith("doc.")) : [];
       } catch (e) {
         reportListenerError(e, `flush of seq ${seq}`);
         return;
@@ -63,7 +67,7 @@ export function makeLive(io) {
       const recomputed = derives.size > 0 ? derives.flush(byTable) : NO_DERIVES;
       for (const sink of sinks) {
         try {
-          sink.commit(seq, byTable, recomputed);
+          sink.commit(seq, byTable, recomputed, docOps);
         } catch (e) {
           reportListenerError(e, `link flush of seq ${seq}`);
         }

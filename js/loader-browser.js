@@ -19,6 +19,7 @@ import { ErrorCodes, StoreError } from "./errors.js";
 import { memoryBlobs, webSha256 } from "./blobs.js";
 import { webLocks } from "./locks.js";
 import { opfsBlobs } from "./blobs-opfs.js";
+import { opfsGenerations, settleOpfsImports } from "./archive-opfs.js";
 import { acquireOpfsFiles, checkOpfsAvailable, checkOpfsName, listOpfsStores, opfsDbPath, opfsFiles, removeOpfsStore } from "./files-opfs.js";
 
 let modulePromise = null;
@@ -178,6 +179,15 @@ export async function prepareBrowserOpen(options) {
     const timeout = lockTimeoutOf(out, "openStore");
     checkOpfsAvailable(`openStore(opfs ${JSON.stringify(name)})`);
     await loadBrowserCore();  // loaded first: only microtasks run between the take-over and the store's open
+    // An import whose switch a crash cut is finished first, under the
+    // store's lock (js/archive-opfs.js); opening takes the lock over anyway.
+    if (globalThis.navigator?.locks?.request) {
+      try {
+        await navigator.locks.request(opfsLockName(name), { steal: true }, () => settleOpfsImports(name));
+      } catch (e) {
+        throw new StoreError(ErrorCodes.StorageFailed, `openStore(opfs ${JSON.stringify(name)}): cannot finish an import's switch: ${e?.name}: ${e?.message}`, { cause: e });
+      }
+    }
     out.session = await openOpfsSession(name, timeout, onFenced);
     out.path = opfsDbPath(name);
   }
@@ -251,4 +261,5 @@ export function openBrowserLocks(wire) {
 export const browserRuntime = Object.freeze({
   backends: ["memory", "opfs"], load: () => loadBrowserCore(), prepare: prepareBrowserOpen, openBlobs: openBrowserBlobs,
   openLocks: openBrowserLocks,
+  generations: opfsGenerations({ lockName: opfsLockName, timeoutOf: lockTimeoutOf }),
 });

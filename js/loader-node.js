@@ -12,7 +12,6 @@ import { basename, dirname, resolve } from "node:path";
 import { ErrorCodes, StoreError } from "./errors.js";
 import { memoryBlobs } from "./blobs.js";
 import { blobsDir, nodeFileBlobs, nodeSha256 } from "./blobs-node.js";
-import * as archive from "./archive.js";
 import { memorySnapshots } from "./snapshots.js";
 import { nodeSnapshots, snapshotsDir } from "./snapshots-node.js";
 import { locksDir, nodeFileLocks } from "./locks-node.js";
@@ -143,7 +142,7 @@ export function openNodeLocks(wire) {
 /** The runtime handed to openStoreWith. */
 export const nodeRuntime = Object.freeze({
   backends: ["memory", "sqlite"], load: loadNodeCore, prepare: prepareNodeOpen, openBlobs: openNodeBlobs,
-  openSnapshots: openNodeSnapshots, openLocks: openNodeLocks, generations: nodeGenerations(), archive,
+  openSnapshots: openNodeSnapshots, openLocks: openNodeLocks, generations: nodeGenerations(),
 });
 
 const SIDE_FILES = ["-journal", "-wal", "-lock", "-lock.break", "-lock.want"];
@@ -160,16 +159,29 @@ async function removeFiles(file, what) {
 
 /**
  * The new generation of a sqlite store that importStore builds: a file
- * "<path>.import-<random>" beside the store's file, renamed over it once the
- * whole archive was read and checked (rename is atomic), or deleted. A
- * generation left by a crash is deleted by the next import to the same path.
+ * "<path>.import-<random>" beside the store's file (its blobs in
+ * "<path>.import-<random>.blobs/"), renamed over it once the whole archive
+ * was read and checked, or deleted. The switch is three renames: the
+ * store's blob folder aside ("<gen>.old.blobs"), the new one in its place,
+ * then the file (the atomic step; the old blob folder is deleted after).
+ * The next import to the same path deletes what a crash left, and a crash
+ * before the file's rename is undone then: the old blob folder moved back.
+ *
+ * `begin(openOptions)` resolves to null for a store built in place (memory,
+ * ":memory:"), else to the generation: `{ options }` to open it with,
+ * `commit({ closeCore })` and `discard()`.
  *
  * @example
- * const gen = await nodeRuntime.generations.begin(".data/s.sqlite"); ...; await nodeRuntime.generations.commit(gen);
+ * const gen = await nodeRuntime.generations.begin({ backend: "sqlite", path: ".data/s.sqlite" }); ...; await gen.commit({ closeCore });
  */
 function nodeGenerations() {
   return Object.freeze({
-    async begin(path) {
+    async begin(openOptions) {
+      const { backend, path } = openOptions;
+      if (backend !== "sqlite" || path === ":memory:") return null;
+      if (typeof path !== "string" || path === "") {
+        throw new StoreError(ErrorCodes.InvalidArgs, `importStore: a sqlite store needs a path (a file, or ":memory:"), got ${JSON.stringify(path) ?? String(path)}`);
+      }
       const file = storeFile(path, "importStore");
       // A journal with content (the store keeps an empty one between
       // transactions) would be rolled back into the new file: refused.
@@ -181,27 +193,66 @@ function nodeGenerations() {
       }
       await mkdir(dirname(file), { recursive: true });
       const prefix = `${basename(file)}.import-`;
+      const names = await readdir(dirname(file));
+      for (const name of names) {
+        // A switch cut before its file's rename: the old blobs go back.
+        const m = name.startsWith(prefix) && /^([0-9a-f]{12})\.old\.blobs$/.exec(name.slice(prefix.length));
+        if (m && names.includes(prefix + m[1])) await undoBlobSwitch(file, resolve(dirname(file), prefix + m[1]));
+      }
       for (const name of await readdir(dirname(file))) {
-        const m = name.startsWith(prefix) && /^([0-9a-f]{12})(-journal|-wal|-lock|-lock\.break|-lock\.want)?$/.exec(name.slice(prefix.length));
-        if (m) await removeFiles(resolve(dirname(file), prefix + m[1]), "importStore");
+        const m = name.startsWith(prefix) && /^([0-9a-f]{12})(-journal|-wal|-lock|-lock\.break|-lock\.want|\.blobs|\.old\.blobs)?$/.exec(name.slice(prefix.length));
+        if (!m) continue;
+        if (m[2] === ".blobs" || m[2] === ".old.blobs") await rm(resolve(dirname(file), name), { recursive: true, force: true });
+        else await removeFiles(resolve(dirname(file), prefix + m[1]), "importStore");
       }
-      return { file, path: file + ".import-" + globalThis.crypto.randomUUID().replaceAll("-", "").slice(0, 12) };
-    },
-    async commit(gen) {
-      try {
-        await rename(gen.path, gen.file);
-        // The rename is durable once the folder is synced.
-        const dir = await openFile(dirname(gen.file), "r");
-        try { await dir.sync(); } finally { await dir.close(); }
-      } catch (e) {
-        throw new StoreError(ErrorCodes.StorageFailed, `importStore: cannot move ${gen.path} to ${gen.file}: ${e.message}`, { cause: e });
-      }
-      await removeFiles(gen.path, "importStore");
-    },
-    async discard(gen) {
-      await removeFiles(gen.path, "importStore");
+      const gen = { file, path: file + ".import-" + globalThis.crypto.randomUUID().replaceAll("-", "").slice(0, 12) };
+      return {
+        // Relaxed: the file is synced whole before the switch (commitGeneration).
+        options: { path: gen.path, durability: "relaxed" },
+        async commit({ closeCore }) {
+          closeCore();
+          await commitGeneration(gen);
+        },
+        discard: () => discardGeneration(gen),
+      };
     },
   });
+}
+
+async function commitGeneration(gen) {
+  const aside = `${gen.path}.old.blobs`;
+  try {
+    const fd = await openFile(gen.path, "r+");
+    try { await fd.sync(); } finally { await fd.close(); }
+    if (await isDir(blobsDir(gen.file))) await rename(blobsDir(gen.file), aside);
+    if (await isDir(blobsDir(gen.path))) await rename(blobsDir(gen.path), blobsDir(gen.file));
+    await rename(gen.path, gen.file);
+    // The rename is durable once the folder is synced.
+    const dir = await openFile(dirname(gen.file), "r");
+    try { await dir.sync(); } finally { await dir.close(); }
+  } catch (e) {
+    throw new StoreError(ErrorCodes.StorageFailed, `importStore: cannot move ${gen.path} to ${gen.file}: ${e.message}`, { cause: e });
+  }
+  await removeFiles(gen.path, "importStore");
+  await rm(aside, { recursive: true, force: true });
+}
+
+async function discardGeneration(gen) {
+  await removeFiles(gen.path, "importStore");
+  await rm(blobsDir(gen.path), { recursive: true, force: true });
+}
+
+async function isDir(path) {
+  return stat(path).then((st) => st.isDirectory(), () => false);
+}
+
+// Puts the store's blob folder back from "<gen>.old.blobs" (a switch cut
+// before its file's rename): the new one goes back to the generation, which
+// is then deleted with it.
+async function undoBlobSwitch(file, genPath) {
+  const aside = `${genPath}.old.blobs`;
+  if (await isDir(blobsDir(file))) await rename(blobsDir(file), blobsDir(genPath));
+  await rename(aside, blobsDir(file));
 }
 
 /**

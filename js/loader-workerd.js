@@ -6,15 +6,17 @@
 //
 // Each durable store registers its ctx.storage here under a number (the
 // handle the core's open options carry). Every core call that writes (open,
-// commit, txCommit, outboxTrim, and a replica's applyBatch and
-// recordDivergence) runs inside ctx.storage.transactionSync: the core's
+// commit, txCommit, outboxTrim, and a replica's applyBatch,
+// recordDivergence and setHostNote) runs inside ctx.storage.transactionSync: the core's
 // transaction joins it, and a core that rolls back makes the callback throw,
 // so the host rolls back the data and the outbox record together.
 
 import wasmModule from "../dist/onestore-core.wasm";
 import factory from "../dist/onestore-core.mjs";
 
-import { ErrorCodes, StoreError, invalidArgs } from "./errors.js";
+import { ErrorCodes, StoreError, invalidArgs, unwrap } from "./errors.js";
+import { encodeJson } from "./encode.js";
+import { copyRestored } from "./archive.js";
 import { describe } from "./schema.js";
 import { memoryBlobs, webSha256 } from "./blobs.js";
 import { durableBlobs } from "./blobs-durable.js";
@@ -135,6 +137,7 @@ export function attachWorkerdCore(core, wire) {
     outboxTrim: (upTo) => inTransaction(() => core.outboxTrim(upTo))(),
     applyBatch: (batch) => inTransaction(() => core.applyBatch(batch))(),
     recordDivergence: () => inTransaction(() => core.recordDivergence())(),
+    setHostNote: (name, value) => inTransaction(() => core.setHostNote(name, value))(),
     close: () => {
       try { return core.close(); } finally { stores.delete(handle); }
     },
@@ -163,6 +166,70 @@ export function openWorkerdBlobs(options, wire) {
   return { backend: wire.backend === "durable" ? durableBlobs(options.storage) : memoryBlobs(), sha256: webSha256 };
 }
 
+/**
+ * The new generation of a durable store that importStore builds. A Durable
+ * Object has one SQLite, so the generation is staged: the archive is read
+ * into a memory store (the rows, checked) and the table _blobs_import (the
+ * blobs, each checked), and the switch is one transactionSync: every table
+ * of the old store is dropped, _blobs_import becomes _blobs, and a durable
+ * core is opened and given the staged tables, rows, outbox and head, and
+ * checked again against the manifest's digests. An error anywhere rolls the
+ * whole switch back; a Durable Object reset during the reading leaves only
+ * _blobs_import, which the next import drops.
+ *
+ * @example const gen = await durableGenerations.begin({ backend: "durable", storage: ctx.storage });
+ */
+const durableGenerations = Object.freeze({
+  async begin(openOptions) {
+    if (openOptions.backend !== "durable") return null;
+    const { storage } = openOptions;
+    if (!isStorage(storage)) {
+      throw invalidArgs(`importStore: a durable store needs storage: ctx.storage of a Durable Object with SQLite, got ${describe(storage)}`);
+    }
+    storage.sql.exec("DROP TABLE IF EXISTS _blobs_import");
+    return {
+      options: { backend: "memory" },
+      blobs: { backend: durableBlobs(storage, "_blobs_import"), sha256: webSha256 },
+      async commit({ manifest, outboxText, core: staged, closeCore }) {
+        const mod = await loadWorkerdCore();
+        storage.transactionSync(() => switchDurable(mod, storage, manifest, outboxText, staged));
+        closeCore();
+      },
+      async discard() {
+        storage.sql.exec("DROP TABLE IF EXISTS _blobs_import");
+      },
+    };
+  },
+});
+
+// The switch, inside the caller's transactionSync (see durableGenerations).
+function switchDurable(mod, storage, manifest, outboxText, staged) {
+  const tables = storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table'").toArray().map((r) => r.name)
+    .filter((n) => !n.startsWith("_cf_") && !n.startsWith("sqlite_") && n !== "_blobs_import");
+  for (const n of tables) storage.sql.exec(`DROP TABLE "${n.replaceAll('"', '""')}"`);
+  storage.sql.exec("CREATE TABLE IF NOT EXISTS _blobs_import (hash TEXT NOT NULL, part INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (hash, part)) WITHOUT ROWID");
+  storage.sql.exec("ALTER TABLE _blobs_import RENAME TO _blobs");
+  const handle = nextHandle++;
+  const state = { storage, inTransaction: true, began: false, rollback: false };
+  stores.set(handle, state);
+  const core = new mod.Core();
+  // Each core call ends its own transaction (joined to this one); one that
+  // rolled back, or left one open, fails the switch.
+  const call = (what, fn) => {
+    const answer = unwrap(fn());
+    if (state.rollback || state.began) throw new StoreError(ErrorCodes.StorageFailed, `importStore: the durable switch failed at ${what}`);
+    return answer;
+  };
+  try {
+    call("open", () => core.open(encodeJson({ backend: "durable", handle, id: manifest.session }, "options")));
+    copyRestored(staged, core, manifest, outboxText, call);
+  } finally {
+    try { core.close(); } catch { /* closing anyway */ }
+    try { core.delete(); } catch { /* already freed */ }
+    stores.delete(handle);
+  }
+}
+
 /** The runtime handed to openStoreWith. */
 export const workerdRuntime = Object.freeze({
   backends: ["memory", "durable"],
@@ -170,4 +237,5 @@ export const workerdRuntime = Object.freeze({
   prepare: prepareWorkerdOpen,
   attach: attachWorkerdCore,
   openBlobs: openWorkerdBlobs,
+  generations: durableGenerations,
 });

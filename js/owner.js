@@ -7,9 +7,10 @@
 // record in a step of its own; the handle's reads wait for that step.
 
 import { invalidArgs } from "./errors.js";
-import { encodeJson } from "./encode.js";
+import { encodeJson, parseJsonExact } from "./encode.js";
 import { commitMeta } from "./core-calls.js";
-import { describe, isTableDef, tableName, tableRecord } from "./schema.js";
+import { declaration, describe, isTableDef, tableName } from "./schema.js";
+import { hasRowsStep, migrateRows } from "./migrate.js";
 import { runTx } from "./tx.js";
 import { checkpointOf, ownerDocuments } from "./documents.js";
 
@@ -42,6 +43,11 @@ export function makeHandles() {
     byName(name) {
       return byFullName.get(name);
     },
+    /** The full name of the table open with definition `def`, if one is. */
+    nameOfDef(def) {
+      for (const h of byFullName.values()) if (h.def === def) return h.name;
+      return undefined;
+    },
   };
 }
 
@@ -64,9 +70,16 @@ export function makeOwner(parts, name, address, hooks) {
   // hands it to each adopt hook too.
   if (hooks?.adopt) parts.adopters?.set(name, hooks.adopt);
 
-  function table(def) {
+  function table(def, options) {
     gate.checkOpen(`${name}.table`);
     if (!isTableDef(def)) throw invalidArgs(`${name}.table: expected a table made by defineTable, got ${describe(def)}`);
+    if (options !== undefined && (options === null || typeof options !== "object")) {
+      throw invalidArgs(`${name}.table(${def.name}): options must be { onProgress? }, got ${describe(options)}`);
+    }
+    const onProgress = options?.onProgress;
+    if (onProgress !== undefined && typeof onProgress !== "function") {
+      throw invalidArgs(`${name}.table(${def.name}): onProgress must be a function ({ table, version, done, total }) => void, got ${describe(onProgress)}`);
+    }
     const known = tables.get(def.name);
     if (known) {
       if (known.def !== def) {
@@ -75,7 +88,7 @@ export function makeOwner(parts, name, address, hooks) {
       return known;
     }
     const full = tableName(name, def);
-    const recordText = encodeJson(tableRecord(full, def), "table");
+    const recordText = encodeJson(declaration(full, def), "table");
     const records = gate.call(`${name}.table(${def.name})`, () => gate.core.declare(recordText));
     // The handle's own state stays here; users get the frozen `handle`.
     const h = { owner, name: full, def, settled: true, pending: null, failed: null, decode: null };
@@ -117,7 +130,12 @@ export function makeOwner(parts, name, address, hooks) {
       h.pending = queue.step(
         () => {
           try {
-            return gate.commit(`${name}.table(${def.name})`, () => gate.core.commit(records, meta));
+            const what = `${name}.table(${def.name})`;
+            const seq = hasRowsStep(records)
+              ? migrateRows({ gate, owner: name, full, def, records: parseJsonExact(records), meta, onProgress })
+              : gate.commit(what, () => gate.core.commit(records, meta));
+            gate.schema++;
+            return seq;
           } catch (e) {
             h.failed = e;
             h.settled = true;

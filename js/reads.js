@@ -6,7 +6,7 @@
 import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
 import { encodeJson, rowDecoder } from "./encode.js";
 import { isQuery, query as makeQuery } from "./query.js";
-import { describe } from "./schema.js";
+import { describe, readJson } from "./schema.js";
 
 const PAGE_SIZE = 100;
 
@@ -22,15 +22,32 @@ const PAGE_SIZE = 100;
 export function makeReads(gate) {
   const { core } = gate;
 
+  // An owner's handle reads its json columns through their versions
+  // (js/schema.js, readJson): a value out of its envelope, migrated, or
+  // refused when newer. A replica's handle gives the values as stored.
+  function withJsonVersions(h, decode) {
+    if (!h.owner) return decode;
+    const cols = Object.entries(h.def.columns).filter(([, c]) => c.type === "json");
+    if (cols.length === 0) return decode;
+    return (raw) => {
+      const row = decode(raw);
+      for (const [name, c] of cols) {
+        if (name in row) row[name] = readJson(c, h.name, name, row[name]);
+      }
+      return row;
+    };
+  }
+
   // The row decoder of a table, from the stored record (or the definition).
   function columnsOf(h) {
-    if (!h.decode) {
+    if (!h.decode || h.schema !== gate.schema) {
       const tables = JSON.parse(gate.call("tables", () => core.tables()));
       const record = tables.find((t) => t.table === h.name);
       const cols = record
         ? Object.entries(record.columns).map(([name, c]) => ({ name, type: c.type }))
         : Object.entries(h.def.columns).map(([name, c]) => ({ name, type: c.type }));
-      h.decode = rowDecoder(cols);
+      h.decode = withJsonVersions(h, rowDecoder(cols));
+      h.schema = gate.schema;
     }
     return h.decode;
   }

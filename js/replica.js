@@ -16,7 +16,7 @@ import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
 import { openCore } from "./open.js";
 import { fenceWith, makeGate } from "./core-calls.js";
 import { makeReads } from "./reads.js";
-import { makeBlobs, memoryBlobs, webSha256 } from "./blobs.js";
+import { blobStorageCall, contentFingerprint, makeBlobs, memoryBlobs, webSha256 } from "./blobs.js";
 import { encodeJson, parseJsonExact, rowDecoder } from "./encode.js";
 import { query as makeQuery } from "./query.js";
 import { bool, defineTable, describe, int, json, num, str } from "./schema.js";
@@ -38,7 +38,7 @@ export async function openReplicaWith(runtime, options) {
 }
 
 /** A table definition (for the query builders) from a stored table record. */
-function defOf(record) {
+export function defOf(record) {
   const columns = {};
   for (const [c, spec] of Object.entries(record.columns)) {
     let b = builders[spec.type]("default" in spec ? { default: spec.default } : undefined);
@@ -167,6 +167,8 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
       }
       const result = JSON.parse(answer);
       gate.lastHead = result.head;
+      // A table, alter or index record may have changed a table's columns.
+      if (/"op":\s*"(?:table|alter|index)"/.test(text)) gate.schema++;
       return result;
     },
     /**
@@ -194,13 +196,15 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
       return records().map((t) => t.table);
     },
     /**
-     * A short digest of the content (every table's schema and rows; not the
+     * A short digest of the content (every table's schema and rows,
+     * documents, blobs; not the
      * head or the outbox): equal to the driver's store's at the same head,
      * on every backend.
      * @example assert.equal(await replica.fingerprint(), await store.fingerprint());
      */
     async fingerprint() {
-      return call("replica.fingerprint", () => core.fingerprint());
+      const tables = call("replica.fingerprint", () => core.fingerprint());
+      return blobStorageCall("replica.fingerprint", () => contentFingerprint(tables, blobs.backend, blobs.sha256));
     },
     /**
      * The replica's blobs: get, has, list, and putWithHash (blobs arrive
@@ -215,6 +219,31 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
       checkOpen(what) {
         gate.checkOpen(what);
         if (gate.broken) throw gate.broken;
+      },
+    }),
+    hostNotes: Object.freeze({
+      /**
+       * The text of the host note `name`, or undefined: small notes a host
+       * keeps in the replica's own storage, beside its head (the relay keeps
+       * its driver lease in one, js/relay.js). Synchronous: one crossing.
+       * `name` is 1 to 64 of a-z 0-9 _ . - (else invalid/args).
+       * @example const lease = replica.hostNotes.get("relay.lease");
+       */
+      get(name) {
+        if (typeof name !== "string") throw invalidArgs(`replica.hostNotes.get: name must be a string, got ${describe(name)}`);
+        const text = call("replica.hostNotes.get", () => core.hostNote(name));
+        return text === "" ? undefined : text;
+      },
+      /**
+       * Writes the host note `name` (a string of at most 64 KiB; "" removes
+       * it) in a transaction of its own, durable when the call returns.
+       * Synchronous: one crossing. Works on a diverged replica too.
+       * @example replica.hostNotes.set("relay.lease", JSON.stringify({ epoch: 1 }));
+       */
+      set(name, text) {
+        if (typeof name !== "string") throw invalidArgs(`replica.hostNotes.set: name must be a string, got ${describe(name)}`);
+        if (typeof text !== "string") throw invalidArgs(`replica.hostNotes.set: text must be a string, got ${describe(text)}`);
+        call("replica.hostNotes.set", () => core.setHostNote(name, text));
       },
     }),
     outbox: Object.freeze({

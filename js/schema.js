@@ -5,7 +5,8 @@
 // "session") is known only when an owner opens it; `tableRecord` writes the
 // wire `table` record the core declares and stores in the log.
 
-import { invalidArgs } from "./errors.js";
+import { ErrorCodes, StoreError, invalidArgs } from "./errors.js";
+import { isExpr, toExpr, value } from "./expr.js";
 
 const TYPES = new Set(["str", "int", "bool", "num", "json"]);
 export const TABLE = Symbol.for("onestore.table");
@@ -13,11 +14,19 @@ export const TABLE = Symbol.for("onestore.table");
 function column(type, opts = {}, isOptional = false) {
   if (opts === null || typeof opts !== "object") throw invalidArgs(`${type}(): options must be an object, got ${String(opts)}`);
   const hasDefault = Object.prototype.hasOwnProperty.call(opts, "default");
+  const versioned = type === "json" && opts.version !== undefined;
+  if (versioned && (!Number.isSafeInteger(opts.version) || opts.version < 1)) {
+    throw invalidArgs(`json(): version must be a positive integer, got ${describe(opts.version)}`);
+  }
+  if (versioned && opts.version > 1 && typeof opts.migrate !== "function") {
+    throw invalidArgs(`json({ version: ${opts.version} }): migrate must be a function (old, from) => value, got ${describe(opts.migrate)}`);
+  }
   const c = {
     type,
     isOptional,
     hasDefault,
     default: hasDefault ? opts.default : undefined,
+    ...(versioned ? { version: opts.version, migrate: opts.migrate } : {}),
     /** The same column, allowing null. */
     optional() {
       return column(type, opts, true);
@@ -69,13 +78,78 @@ export function num(opts) {
 
 /**
  * A JSON column: any JSON value, typed when read, never queried, ordered,
- * keyed or indexed.
+ * keyed or indexed. With `{ version, migrate }` its values carry their
+ * version (docs/formats.md, "Versioned json values"): a value of an older
+ * version is given to `migrate(old, from)` when it is read, and stored in
+ * the new shape the next time the column is written; a newer one is refused
+ * with schema/newer.
  *
  * @example
  * defineTable("edits", { columns: { id: str(), meta: json() }, key: ["id"] })
+ * json({ version: 2, migrate: (old, from) => ({ ...old, tags: [] }) })
  */
 export function json(opts) {
   return column("json", opts);
+}
+
+// The envelope of a versioned json value: exactly {"$v": n, "$value": v}.
+function isEnvelope(v) {
+  if (v === null || typeof v !== "object" || Array.isArray(v) || !Object.prototype.hasOwnProperty.call(v, "$v")) return false;
+  const keys = Object.keys(v);
+  return keys.length === 2 && keys.includes("$v") && keys.includes("$value") && Number.isSafeInteger(Number(v.$v));
+}
+
+const versionedOf = new WeakMap();  // def -> its versioned json columns (tx.put asks on every put)
+
+/** The json columns of `def` that write their version: [[name, column], ...]. */
+export function versionedJson(def) {
+  let list = versionedOf.get(def);
+  if (list === undefined) {
+    list = Object.entries(def.columns).filter(([, c]) => c.type === "json" && c.version > 1);
+    versionedOf.set(def, list);
+  }
+  return list;
+}
+
+/**
+ * A value for a versioned json column as stored: in its envelope.
+ *
+ * @example
+ * storedJson(MetaV2, { a: 1 })   // { $v: 2, $value: { a: 1 } }
+ */
+export function storedJson(c, v) {
+  if (isExpr(v) && Object.prototype.hasOwnProperty.call(v, "value")) return c.version > 1 && v.value !== null ? value({ $v: c.version, $value: v.value }) : v;
+  if (isExpr(v)) return v;
+  return v === null || v === undefined || !(c.version > 1) ? v : { $v: c.version, $value: v };
+}
+
+/**
+ * A stored json value as this code reads it: out of its envelope, migrated
+ * from an older version (a value without one is version 1); a newer version
+ * throws schema/newer, a migrate that throws invalid/args.
+ *
+ * @example
+ * readJson({ version: 2, migrate }, "notes/items", "meta", { tags: 1 })   // migrate({ tags: 1 }, 1)
+ */
+export function readJson(c, table, name, stored) {
+  if (stored === null || stored === undefined) return stored;
+  const mine = c.version ?? 1;
+  let from = 1;
+  let value = stored;
+  if (isEnvelope(stored)) {
+    from = Number(stored.$v);
+    value = stored.$value;
+  }
+  if (from === mine) return value;
+  if (from > mine) {
+    throw new StoreError(ErrorCodes.SchemaNewer, `${table}: column ${name} holds a json value of version ${from}, newer than version ${mine} that this code declares`);
+  }
+  try {
+    return c.migrate(value, from);
+  } catch (e) {
+    const text = e && typeof e === "object" && "message" in e ? e.message : String(e);
+    throw invalidArgs(`${table}: column ${name}: migrate from version ${from} threw: ${text}`, { cause: e });
+  }
 }
 
 /**
@@ -96,7 +170,7 @@ export function defineTable(name, spec) {
   if (typeof name !== "string" || name === "") throw invalidArgs(`defineTable: the name must be a non-empty string, got ${describe(name)}`);
   if (!wellFormedName(name)) throw invalidArgs(`defineTable: the name ${describe(name)} holds a lone surrogate; a name must be well-formed text`);
   if (spec === null || typeof spec !== "object") throw invalidArgs(`defineTable("${name}"): the second argument must be { columns, key }, got ${describe(spec)}`);
-  const { version = 1, columns, key, indexes = {} } = spec;
+  const { version = 1, columns, key, indexes = {}, migrations = {} } = spec;
   if (columns === null || typeof columns !== "object" || Object.keys(columns).length === 0) {
     throw invalidArgs(`defineTable("${name}"): columns must be an object of str(), int(), ... builders, got ${describe(columns)}`);
   }
@@ -110,12 +184,31 @@ export function defineTable(name, spec) {
     throw invalidArgs(`defineTable("${name}"): key must be a non-empty array of column names, got ${describe(key)}`);
   }
   if (indexes === null || typeof indexes !== "object") throw invalidArgs(`defineTable("${name}"): indexes must be an object, got ${describe(indexes)}`);
+  if (migrations === null || typeof migrations !== "object" || Array.isArray(migrations)) {
+    throw invalidArgs(`defineTable("${name}"): migrations must be an object keyed by version, got ${describe(migrations)}`);
+  }
+  for (const [v, m] of Object.entries(migrations)) {
+    if (!/^[0-9]+$/.test(v) || Number(v) < 2 || Number(v) > version) {
+      throw invalidArgs(`defineTable("${name}"): migrations.${v}: a migration is keyed by the version it makes, from 2 to the declared version ${describe(version)}`);
+    }
+    if (m === null || typeof m !== "object") throw invalidArgs(`defineTable("${name}"): migrations.${v} must be { alter }, got ${describe(m)}`);
+    for (const k of Object.keys(m)) {
+      if (k !== "alter" && k !== "update" && k !== "rows") throw invalidArgs(`defineTable("${name}"): migrations.${v}.${k}: a migration takes alter, update and rows`);
+    }
+    if (m.rows !== undefined && typeof m.rows !== "function") {
+      throw invalidArgs(`defineTable("${name}"): migrations.${v}.rows must be a function (row) => newRow, got ${describe(m.rows)}`);
+    }
+    if (m.update !== undefined && (m.update === null || typeof m.update !== "object" || Array.isArray(m.update))) {
+      throw invalidArgs(`defineTable("${name}"): migrations.${v}.update must be an object of column: value or expression, got ${describe(m.update)}`);
+    }
+  }
   const def = {
     name,
     version,
     columns: Object.freeze({ ...columns }),
     key: Object.freeze([...keyList]),
     indexes: Object.freeze(Object.fromEntries(Object.entries(indexes).map(([k, v]) => [k, Object.freeze(Array.isArray(v) ? [...v] : v)]))),
+    migrations: Object.freeze({ ...migrations }),
     [TABLE]: true,
   };
   return Object.freeze(def);
@@ -180,13 +273,49 @@ export function tableName(owner, def) {
  */
 export function tableRecord(fullName, def) {
   const columns = {};
-  for (const [name, c] of Object.entries(def.columns)) {
-    const wire = { type: c.type };
-    if (c.isOptional) wire.optional = true;
-    if (c.hasDefault) wire.default = c.default;
-    columns[name] = wire;
-  }
+  for (const [name, c] of Object.entries(def.columns)) columns[name] = wireColumn(c);
   return { op: "table", table: fullName, version: def.version, columns, key: [...def.key], indexes: { ...def.indexes } };
+}
+
+// A column builder's wire form; anything else is passed on for the core to check.
+function wireColumn(c) {
+  if (c === null || typeof c !== "object" || !TYPES.has(c.type) || typeof c.optional !== "function") return c;
+  const wire = { type: c.type };
+  if (c.isOptional) wire.optional = true;
+  if (c.hasDefault) wire.default = c.default;
+  return wire;
+}
+
+/**
+ * What `owner.table(def)` sends the core: the table record, with the alters
+ * and updates of its migrations (`{ 4: { alter: { drop, rename, add },
+ * update: { col: expr } } }`, added columns in their wire form, updates as
+ * wire expressions). The core picks the steps above the stored version.
+ *
+ * @example
+ * declaration("file-history/edits", Edits)
+ * // { op: "table", ..., migrations: { 2: { alter: { add: { size: { type: "int", default: 0 } } } } } }
+ */
+export function declaration(fullName, def) {
+  const record = tableRecord(fullName, def);
+  const migrations = {};
+  for (const [v, m] of Object.entries(def.migrations ?? {})) {
+    const step = {};
+    if (m.alter !== undefined) {
+      const alter = m.alter !== null && typeof m.alter === "object" ? { ...m.alter } : m.alter;
+      if (alter && alter.add !== null && typeof alter.add === "object") {
+        alter.add = Object.fromEntries(Object.entries(alter.add).map(([n, c]) => [n, wireColumn(c)]));
+      }
+      step.alter = alter;
+    }
+    if (m.update !== undefined) {
+      step.update = Object.fromEntries(Object.entries(m.update).filter(([, e]) => e !== undefined).map(([c, e]) => [c, toExpr(e)]));
+    }
+    if (m.rows !== undefined) step.rows = true;  // its ops come from js/migrate.js
+    if (Object.keys(step).length > 0) migrations[v] = step;
+  }
+  if (Object.keys(migrations).length > 0) record.migrations = migrations;
+  return record;
 }
 
 /**

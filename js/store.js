@@ -19,13 +19,18 @@ import { encodeJson, parseJsonExact, toWire } from "./encode.js";
 import { describe, ownerName } from "./schema.js";
 import { makeLive } from "./live.js";
 import { commitMeta, fenceWith, makeGate } from "./core-calls.js";
+
+// The ops that give a table new columns: the row decoders follow them.
+const SCHEMA_OPS = new Set(["table", "alter", "index"]);
 import { makeCommitQueue } from "./commit-queue.js";
 import { makeReads } from "./reads.js";
 import { makeHandles, makeOwner } from "./owner.js";
 import { plainData } from "./data.js";
-import { makeBlobs, memoryBlobs, webSha256 } from "./blobs.js";
+import { exportArchive, readArchive } from "./archive.js";
+import { blobStorageCall, contentFingerprint, makeBlobs, memoryBlobs, webSha256 } from "./blobs.js";
 import { makeSnapshots, snapshotOptions } from "./snapshots.js";
 import { lockArgs, localLocks, withLocks } from "./locks.js";
+import { makeLog, openView } from "./history.js";
 
 // store -> { live, io }: what js/link.js needs of a store (watches,
 // derives and links live in js/watch.js, js/derive.js, js/link.js).
@@ -58,7 +63,7 @@ export async function openStoreWith(runtime, options) {
     try { core.delete(); } catch { /* already freed */ }
     try { session?.release(); } catch { /* released anyway */ }
   });
-  return makeStore(core, info, session, { blobs, archive: runtime.archive, snapshots: shelf, locks });
+  return makeStore(core, info, session, { blobs, snapshots: shelf, locks, openViewCore: viewCoreOf(runtime) });
 }
 
 // The snapshot shelf of a store with its list at open: `{ shelf, known,
@@ -74,6 +79,11 @@ async function openShelf(shelf, { keep, every }, closeCore) {
   }
 }
 
+// A new memory replica core of the same runtime: what store.at(seq) replays into.
+function viewCoreOf(runtime) {
+  return () => openCore(runtime, { backend: "memory" }, "store.at", { replica: true });
+}
+
 /**
  * The store over an opened wasm `Core`; its blobs in `blobs`
  * (`{ backend, sha256 }`, js/blobs.js; in memory when omitted); its
@@ -83,7 +93,7 @@ async function openShelf(shelf, { keep, every }, closeCore) {
  * @example
  * const store = makeStore(core, { id: "s1", head: 0 });
  */
-export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(), sha256: webSha256 }, archive, snapshots, locks } = {}) {
+export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(), sha256: webSha256 }, snapshots, locks, openViewCore } = {}) {
   const gate = makeGate(core, info.head);
   const owners = new Map();
   const adopters = new Map();  // owner name -> adopt hook (a restore reaches them all)
@@ -107,6 +117,8 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
     countNow: reads.countNow,
     head: () => gate.lastHead,
     outboxRead: (after, limit) => parseJsonExact(gate.call("read.outbox", () => core.outboxRead(after, limit))),
+    // A documents read (find, load, …) of committed state, for links.
+    documentsNow: (request, what) => parseJsonExact(gate.call(what, () => core.documents(encodeJson(request, what)))),
   };
   const live = makeLive(io);
   let snaps = null;
@@ -195,8 +207,13 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
         const ops = encodeJson(plainData(writes, "ops"), "ops");
         const meta = commitMeta("store", ctx, "store.commit");
         if (ops === "[]") return queue.after(() => gate.lastHead);
+        const schema = writes.some((w) => w !== null && typeof w === "object" && SCHEMA_OPS.has(w.op));
         return queue.step(
-          () => gate.commit("store.commit", () => core.commit(toWire(ops), meta)),
+          () => {
+            const seq = gate.commit("store.commit", () => core.commit(toWire(ops), meta));
+            if (schema) gate.schema++;
+            return seq;
+          },
           adopt ? (seq) => adopt(seq) : undefined,
         );
       } catch (e) {
@@ -231,13 +248,14 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
     },
     /**
      * A short digest of the content at the current head (every table's
-     * schema and rows; not the head or the outbox): equal content gives
-     * equal fingerprints on every backend, replicas included.
+     * schema and rows, documents, blobs; not the head or the outbox): equal
+     * content gives equal fingerprints on every backend, replicas included.
      * @example const fp = await store.fingerprint();
      */
     async fingerprint() {
       gate.checkOpen("store.fingerprint");
-      return gate.call("store.fingerprint", () => core.fingerprint());
+      const tables = gate.call("store.fingerprint", () => core.fingerprint());
+      return blobStorageCall("store.fingerprint", () => contentFingerprint(tables, blobs.backend, blobs.sha256));
     },
     /**
      * Bytes named by their sha256: put, putWithHash, get, has, list
@@ -261,15 +279,14 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
      * @example await new Response(store.export()).arrayBuffer();
      */
     export(options = {}) {
-      if (!archive) throw invalidArgs(notHere("store.export"));
-      return archive.exportArchive({ gate, queue, info }, options);
+      return exportArchive({ gate, queue, info, blobs }, options);
     },
     /**
      * Takes a snapshot of the content at the current head (after the
      * commits queued before it): `{ id, seq, at, label }`. The last
      * `keepSnapshots` (default 10) are kept. A memory store copies its rows
-     * in memory; a sqlite file is copied with SQLite's backup API into
-     * `<file>.snapshots/` (docs/guide.md gives the cost).
+     * in memory; a sqlite file's is a copy of the file in
+     * `<file>.snapshots/` (docs/api.md gives each backend's cost).
      * @example const snap = await store.snapshot({ label: "before the import" });
      */
     async snapshot(options) {
@@ -310,6 +327,30 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
       gate.checkOpen("store.lock");
       const timeout = lockArgs(name, fn, options);
       return withLocks(lockLayers, name, timeout, fn);
+    },
+    /**
+     * What commits changed, from the retained outbox (js/history.js):
+     * `{ seq }` resolves to that commit's record { seq, from, at, owner,
+     * actor?, ops } (not_found when it was trimmed or is beyond the head);
+     * `{ owner?, actor?, from?, to?, after?, limit? }` to one page
+     * { commits, next? } of the matching records, oldest first; pass next
+     * as `after`.
+     * @example const { ops, actor } = await store.log({ seq: 42 });
+     * @example const { commits, next } = await store.log({ owner: "notes", actor: { id: "ana" }, limit: 20 });
+     */
+    log: makeLog(gate),
+    /**
+     * A read view of the whole store as it was at `seq`: table(name | handle
+     * | def) with get, page, rows, count; documents(owner) with find, load,
+     * list, versions; fingerprint(); close(). Built by replaying the
+     * retained outbox 1..seq into memory: its cost grows with that history.
+     * not_found when records it needs were trimmed.
+     * @example const view = await store.at(12); const n = await view.table(items).count(); view.close();
+     */
+    async at(seq) {
+      gate.checkOpen("store.at");
+      if (!openViewCore) throw invalidArgs("store.at: this store was made without a runtime to open a view in");
+      return openView(gate, seq, openViewCore, handles);
     },
     outbox: Object.freeze({
       /**
@@ -362,44 +403,40 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
   return store;
 }
 
-// Archives (js/archive.js, with its tar library) come with the runtime:
-// Node's has them; browsers and workerd get them in the next step.
-function notHere(what) {
-  return `${what}: archives are in Node in this version (browsers and workerd come next)`;
-}
-
 /**
  * Restores an archive made by `store.export()` as the store of
  * `openOptions` and opens it: a new store (memory), or a new generation
- * beside the sqlite file, moved over it only once the whole archive was read
- * and checked (every table's rows and digest, the fingerprint). The session
- * id, the head and the retained outbox are the archive's. A hostile or
- * broken archive is `invalid/archive` (a newer format `schema/newer`) and
- * the previous store stays as it was. Close the store at that path first.
+ * built beside the store (runtime.generations: a sqlite file in Node, an
+ * OPFS folder in a browser, a staged copy in a Durable Object) and switched
+ * in only once the whole archive was read and checked (every table's rows
+ * and digest, every blob's hash, the fingerprint). The session id, the head
+ * and the retained outbox are the archive's. A hostile or broken archive is
+ * `invalid/archive` (a newer format `schema/newer`) and the previous store
+ * stays as it was. Close the store at those options first.
  *
  * @example
  * const store = await importStoreWith(nodeRuntime, fs.createReadStream("s.tar"), { backend: "sqlite", path: "s.sqlite" });
  */
 export async function importStoreWith(runtime, archive, openOptions, options = {}) {
   if (openOptions === null || typeof openOptions !== "object") {
-    throw invalidArgs(`importStore: openOptions must be an object such as { backend: "sqlite", path }, got ${describe(openOptions)}`);
+    throw invalidArgs(`importStore: openOptions must be an object such as { backend: "memory" }, got ${describe(openOptions)}`);
   }
   if (options === null || typeof options !== "object") {
     throw invalidArgs(`importStore: options must be { onProgress }, got ${describe(options)}`);
   }
-  if (!runtime.archive) throw invalidArgs(notHere("importStore"));
   const { onProgress } = options;
   if (onProgress !== undefined && typeof onProgress !== "function") {
-    throw invalidArgs(`importStore: onProgress must be a function ({ done, total, bytes }) => void, got ${describe(onProgress)}`);
+    throw invalidArgs(`importStore: onProgress must be a function ({ done, total, bytes, blobBytes, blobTotal }) => void, got ${describe(onProgress)}`);
   }
   const { backend } = openOptions;
-  const sqlite = backend === "sqlite" && runtime.generations && openOptions.path !== ":memory:";
-  if (backend !== "memory" && !sqlite) {
-    throw invalidArgs(`importStore: backend ${describe(backend)} cannot import here yet (memory, and sqlite files in Node, can)`);
+  if (!runtime.backends.includes(backend)) {
+    const names = runtime.backends.map((b) => JSON.stringify(b)).join(" or ");
+    throw invalidArgs(`importStore: backend must be ${names} here, got ${describe(backend)}`);
   }
   const snapshotting = snapshotOptions(openOptions, "importStore");
   const { id: _ignored, ...rest } = openOptions;
-  const gen = sqlite ? await runtime.generations.begin(openOptions.path) : null;
+  // null: the store is built in place (memory, sqlite ":memory:").
+  const gen = await runtime.generations.begin(openOptions);
   let opened = null;
   const closeCore = () => {
     if (!opened) return;
@@ -408,26 +445,31 @@ export async function importStoreWith(runtime, archive, openOptions, options = {
     try { opened.session?.release(); } catch { /* released anyway */ }
     opened = null;
   };
+  let blobs = null;
   const target = {
     async open(manifest) {
-      const o = { ...rest, id: manifest.session, ...(gen ? { path: gen.path } : {}) };
+      const o = { ...rest, id: manifest.session, ...(gen ? gen.options : {}) };
       opened = await openCore(runtime, o, "importStore");
+      blobs = gen?.blobs ?? opened.blobs;
       return makeGate(opened.core, 0);
+    },
+    blobs() {
+      return blobs;
     },
   };
   try {
-    const { manifest } = await runtime.archive.readArchive(archive, target, onProgress);
+    const read = await readArchive(archive, target, onProgress);
     if (!gen) {
-      const { core, session, blobs, snapshots } = opened;
+      const { core, session, snapshots, locks } = opened;
       opened = null;
       const shelf = { shelf: snapshots, known: [], ...snapshotting };
-      return makeStore(core, { id: manifest.session, head: manifest.head }, session, { blobs, archive: runtime.archive, snapshots: shelf });
+      return makeStore(core, { id: read.manifest.session, head: read.manifest.head }, session, { blobs, snapshots: shelf, locks, openViewCore: viewCoreOf(runtime) });
     }
+    await gen.commit({ ...read, core: opened.core, closeCore });
     closeCore();
-    await runtime.generations.commit(gen);
   } catch (e) {
     closeCore();
-    if (gen) await runtime.generations.discard(gen).catch(() => {});
+    if (gen) await gen.discard().catch(() => {});
     throw e;
   }
   return openStoreWith(runtime, rest);

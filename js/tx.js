@@ -13,7 +13,7 @@ import { isPred, toExpr } from "./expr.js";
 import { resolveWhere } from "./query.js";
 import { plainData, plainRow } from "./data.js";
 import { commitMeta } from "./core-calls.js";
-import { describe } from "./schema.js";
+import { describe, storedJson, versionedJson } from "./schema.js";
 import { txDocuments } from "./documents.js";
 
 /**
@@ -114,6 +114,13 @@ function makeTx(owner, st) {
     }
     return Object.fromEntries(entries);
   }
+  // A set's literal values of versioned json columns, in their envelope.
+  function versionedSet(h, set) {
+    for (const [c, col] of versionedJson(h.def)) {
+      if (set[c] !== undefined) set[c] = storedJson(col, set[c]);
+    }
+    return set;
+  }
   function keyOf(key) {
     return Array.isArray(key) ? [...key] : [key];
   }
@@ -143,6 +150,12 @@ function makeTx(owner, st) {
       live("tx.put");
       const h = resolveTable(t, "tx.put");
       const data = plainRow(row, `tx.put(${h.name}): row`);
+      // Versioned json columns are written in their envelope (a left-out one
+      // with its default too, which the core would store bare).
+      for (const [c, col] of versionedJson(h.def)) {
+        if (data[c] === undefined && col.hasDefault) data[c] = col.default;
+        if (data[c] !== undefined) data[c] = storedJson(col, data[c]);
+      }
       st.texts.push(encodeJson({ op: "put", table: h.name, row: data }, "put"));
     },
     /**
@@ -152,7 +165,7 @@ function makeTx(owner, st) {
     async update(t, key, set) {
       live("tx.update");
       const h = resolveTable(t, "tx.update");
-      push({ op: "update", table: h.name, key: keyOf(key), set: setOf(set, `tx.update(${h.name})`) }, "update");
+      push({ op: "update", table: h.name, key: keyOf(key), set: versionedSet(h, setOf(set, `tx.update(${h.name})`)) }, "update");
     },
     /**
      * Deletes one row, by key.
@@ -173,7 +186,7 @@ function makeTx(owner, st) {
       const h = resolveTable(t, "tx.updateWhere");
       const w = whereOf(h.def, where, `tx.updateWhere(${h.name})`);
       // No predicate (where: null) means every row.
-      push({ op: "update", table: h.name, where: w ?? null, set: setOf(set, `tx.updateWhere(${h.name})`) }, "update");
+      push({ op: "update", table: h.name, where: w ?? null, set: versionedSet(h, setOf(set, `tx.updateWhere(${h.name})`)) }, "update");
     },
     /**
      * Deletes every row matching a predicate: one op in the outbox.

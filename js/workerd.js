@@ -14,6 +14,8 @@ import { workerdRuntime } from "./loader-workerd.js";
 import { invalidArgs } from "./errors.js";
 import { importStoreWith, openStoreWith } from "./store.js";
 import { openReplicaWith } from "./replica.js";
+import { createRelayWith } from "./relay.js";
+import { makeSessionRelay, relayFetch } from "./relay-workerd.js";
 import { ErrorCodes, StoreError } from "./errors.js";
 
 export * from "./api.js";
@@ -30,6 +32,35 @@ export * from "./api.js";
 export function openReplica(options) {
   return openReplicaWith(workerdRuntime, options);
 }
+
+/**
+ * A relay: the server side of sync, answering the relay protocol
+ * (docs/formats.md) with the standard Request and Response. Each session
+ * is a replica opened with `open(sessionId)`'s options; `authorize`
+ * decides who may read or drive a session (everything when omitted).
+ *
+ * @example
+ * const relay = createRelay({ open: () => ({ backend: "durable", storage: this.ctx.storage }) });
+ * return relay.fetch(request);
+ */
+export function createRelay(options) {
+  return createRelayWith(openReplica, options);
+}
+
+/**
+ * A Durable Object class that is the relay of one session (docs/formats.md,
+ * "The relay protocol"): its replica, batches, lease and blobs in the
+ * object's own SQLite. Subclass it for `authorize` and `relayOptions`;
+ * route to it with `relayFetch`.
+ *
+ * @example
+ * export class Sessions extends SessionRelay {
+ *   authorize({ access, token }) { return token === this.env.RELAY_TOKEN || access === "read"; }
+ * }
+ * export default { fetch: (request, env) => relayFetch(request, env) };
+ */
+export const SessionRelay = makeSessionRelay(openReplica);
+export { relayFetch };
 
 /**
  * Opens a store inside workerd: `{ backend: "durable", storage: ctx.storage }`
@@ -77,12 +108,13 @@ export async function listStores(options) {
 export function configureBrowserCore() {}
 
 /**
- * Restores an archive made by `store.export()` and opens it: in Node in
- * this version; here it rejects with invalid/args (browsers and workerd
- * come next).
+ * Restores an archive made by `store.export()` and opens it: `{ backend:
+ * "memory" }`, or `{ backend: "durable", storage: ctx.storage }` (staged and
+ * checked, then switched in one transactionSync; close the object's store
+ * first). A request body is an archive.
  *
  * @example
- * const store = await importStore(await (await fetch("/session.tar")).arrayBuffer(), { backend: "memory" });
+ * this.store = await importStore(request.body, { backend: "durable", storage: this.ctx.storage });
  */
 export function importStore(archive, openOptions, options) {
   return importStoreWith(workerdRuntime, archive, openOptions, options);

@@ -14,6 +14,7 @@
 #include "js_file_system.h"
 #include "onestore/status.h"
 #include "archive/archive.h"
+#include "history/log.h"
 #include "snapshot/snapshot.h"
 #include "sync/fingerprint.h"
 #include "sync/replica.h"
@@ -161,6 +162,12 @@ class Core {
         &out);
   }
 
+  // The log: one commit ({"seq":n}) or a filtered page (src/history/log.h).
+  std::string log(const std::string& request_json) {
+    std::string out;
+    return WithStore([&](Store* st) { return ReadLog(st, request_json, &out); }, &out);
+  }
+
   std::string outboxTrim(double up_to) {
     std::string out;
     return WithStore(
@@ -183,6 +190,18 @@ class Core {
   std::string recordDivergence() {
     std::string none;
     return WithReplica([&](Replica* r) { return r->RecordDivergence(); }, &none);
+  }
+
+  // A replica's host note (Replica::ReadHostNote): its text, "" for none.
+  std::string hostNote(const std::string& name) {
+    std::string out;
+    return WithReplica([&](Replica* r) { return r->ReadHostNote(name, &out); }, &out);
+  }
+
+  // Writes a replica's host note in a transaction of its own; "" on success.
+  std::string setHostNote(const std::string& name, const std::string& value) {
+    std::string none;
+    return WithReplica([&](Replica* r) { return r->WriteHostNote(name, value); }, &none);
   }
 
   // The divergence that stopped the replica, "" while it applies batches.
@@ -430,10 +449,13 @@ EMSCRIPTEN_BINDINGS(onestore) {
       .function("mintId", &Core::mintId)
       .function("documents", &Core::documents)
       .function("outboxRead", &Core::outboxRead)
+      .function("log", &Core::log)
       .function("outboxTrim", &Core::outboxTrim)
       .function("applyBatch", &Core::applyBatch)
       .function("recordDivergence", &Core::recordDivergence)
       .function("diverged", &Core::diverged)
+      .function("hostNote", &Core::hostNote)
+      .function("setHostNote", &Core::setHostNote)
       .function("fingerprint", &Core::fingerprint)
       .function("exportRows", &Core::exportRows)
       .function("tableDigest", &Core::tableDigest)

@@ -14,6 +14,17 @@ import { OWNER, editsTable, median, replicaCommits, rowChanges } from "./work.mj
 // The table, built with the Node root's builders.
 export const Edits = editsTable(api);
 
+// Workload 14: the same table at version 2, with one column added by an
+// alter (its default is read by SQLite for the rows stored before; nothing
+// is rewritten).
+export const EditsAltered = api.defineTable(Edits.name, {
+  version: 2,
+  columns: { ...Edits.columns, tag: api.str({ default: "" }) },
+  key: Edits.key,
+  indexes: Edits.indexes,
+  migrations: { 2: { alter: { add: { tag: api.str({ default: "" }) } } } },
+});
+
 // ---- the replica workload's batches ----
 
 const batchesByPlan = new Map();

@@ -11,7 +11,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 
 import { openStore } from "../../js/index.js";
-import { Edits, OWNER, ROW, TABLE } from "./common.mjs";
+import { Edits, EditsAltered, OWNER, ROW, TABLE } from "./common.mjs";
 import { fill } from "./onestore-column.mjs";
 
 const require = createRequire(import.meta.url);
@@ -71,6 +71,16 @@ export function storeFixture(dir) {
         for (let i = 0; i < count; i++) await owner.tx(async (tx) => { await tx.put(edits, ROW((i * 48271) % fixture.rows)); });
       });
       fixture.outbox = count;
+    },
+    // Workload 14: the table altered (a column added) by the migration
+    // commit of its version 2; after this the fixture opens only as that.
+    async alterAdd() {
+      const store = await openStore({ backend: "sqlite", path, durability: "relaxed" });
+      try {
+        await store.object({ type: OWNER }).table(EditsAltered).get("none");
+      } finally {
+        await store.close();
+      }
     },
     makeCopy() {
       copyFileSync(path, fixture.copy);

@@ -4,7 +4,7 @@
 import { join } from "node:path";
 
 import { openReplica, openStore, prefix, query, replacePrefix } from "../../js/index.js";
-import { DIRS, Edits, MIDDLE_ROW, OWNER, ROW, figure, getKeys, na, recordedOps, repeat, replicaBatches } from "./common.mjs";
+import { DIRS, Edits, EditsAltered, MIDDLE_ROW, OWNER, ROW, figure, getKeys, na, recordedOps, repeat, replicaBatches } from "./common.mjs";
 
 const CHUNK = 100000;  // puts per transaction while building a table
 
@@ -44,6 +44,7 @@ export function onestoreColumn({ id, label, backend, durability, dir, anchors })
   return {
     id, label, kind: "onestore", group: "node", settings, anchors,
     memory: backend === "memory",
+    backend, durability,
 
     // Workloads 1 to 6.
     async main(p, log) {
@@ -144,6 +145,38 @@ export function onestoreColumn({ id, label, backend, durability, dir, anchors })
         f.replica = figure(apply.value, "ms", { per: "row change", runs: apply.runs, rowChangesPerSecond: 1000 / apply.value, batches: batches.length, changes });
         log(`${id}: replica apply ${(1000 / apply.value).toFixed(0)} row changes/s`);
       }
+      {
+        // Workload 13: loading a document with p.docChanges changes (50 a
+        // commit; the owner's default checkpointWhen), now and at an old seq.
+        const { store } = await open();
+        const notes = store.object({ type: "bench-notes" });
+        let docId;
+        await notes.tx(async (tx) => { docId = await tx.documents.create({ kind: "note", key: "bench" }, { title: "Bench", n: 0, log: [] }); });
+        const middle = { seq: 0 };
+        for (let done = 0; done < p.docChanges; done += 50) {
+          await notes.tx(async (tx) => {
+            for (let i = done; i < Math.min(p.docChanges, done + 50); i++) {
+              await tx.documents.change(docId, [{ op: "replace", path: "/n", value: i + 1 }, { op: "add", path: "/log/-", value: `change ${i + 1}` }]);
+            }
+          });
+          if (done < p.docChanges / 2) middle.seq = store.head;
+        }
+        const last = await notes.documents.load(docId);
+        if (last.version !== p.docChanges + 1 || last.value.n !== p.docChanges) throw new Error(`${id}: the document has version ${last.version}, expected ${p.docChanges + 1}`);
+        const loads = await repeat(p.runs, async () => {
+          const t0 = performance.now();
+          for (let i = 0; i < p.docLoads; i++) await notes.documents.load(docId);
+          return (performance.now() - t0) / p.docLoads;
+        });
+        const past = await repeat(p.runs, async () => {
+          const t0 = performance.now();
+          for (let i = 0; i < p.docLoads; i++) await notes.documents.load(docId, { at: middle.seq });
+          return (performance.now() - t0) / p.docLoads;
+        });
+        f.docLoad = figure(loads.value, "ms", { per: `load of a document with ${p.docChanges} changes`, runs: loads.runs, pastLoadMs: past.value, pastSeq: middle.seq, bytes: JSON.stringify(last.value).length });
+        log(`${id}: document load ${(loads.value * 1000).toFixed(1)} µs (at a past seq ${(past.value * 1000).toFixed(1)} µs)`);
+        await store.close();
+      }
       return f;
     },
 
@@ -172,13 +205,14 @@ export function onestoreColumn({ id, label, backend, durability, dir, anchors })
     },
 
     // Workload 7: open the fixture (1M rows, 20k outbox records) and read one row.
-    async open(fixture, p, log) {
+    // Workload 14 (`def` EditsAltered): the same after an alter added a column.
+    async open(fixture, p, log, def = Edits) {
       if (backend === "memory") return na("a memory store cannot be reopened: its rows live only in the process");
       const keys = getKeys(p.openRuns + 1, fixture.rows);
       const r = await repeat(p.openRuns + 1, async (run) => {
         const t0 = performance.now();
         const store = await openStore({ backend, path: fixture.path, durability });
-        const edits = store.object({ type: OWNER }).table(Edits);
+        const edits = store.object({ type: OWNER }).table(def);
         if ((await edits.get(keys[run])) === undefined) throw new Error(`${id}: ${keys[run]} not in the fixture`);
         const ms = performance.now() - t0;
         await store.close();
@@ -186,7 +220,7 @@ export function onestoreColumn({ id, label, backend, durability, dir, anchors })
       });
       r.runs.shift();  // the first open also reads the file into the page cache
       const value = r.runs.length ? [...r.runs].sort((a, b) => a - b)[Math.floor(r.runs.length / 2)] : r.value;
-      log(`${id}: open ${value.toFixed(1)} ms`);
+      log(`${id}: open${def === Edits ? "" : " after an alter add"} ${value.toFixed(1)} ms`);
       return figure(value, "ms", { per: "open + first get", runs: r.runs });
     },
     // Workload 15: store.snapshot() of the fixture file (its rows and 20k
@@ -211,6 +245,9 @@ export function onestoreColumn({ id, label, backend, durability, dir, anchors })
         const { rmSync } = await import("node:fs");
         rmSync(`${fixture.path}.snapshots`, { recursive: true, force: true });
       }
+    },
+    openAltered(fixture, p, log) {
+      return this.open(fixture, p, log, EditsAltered);
     },
   };
 }

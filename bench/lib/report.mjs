@@ -14,6 +14,10 @@ export const WORKLOADS = [
   { id: "commitAt", n: 8, title: "one commit at 1k, 100k, 1M rows" },
   { id: "size", n: 9, title: "download: wasm + JS, gzipped" },
   { id: "replica", n: 10, title: "replica apply: batches of recorded commits (applyBatch)" },
+  { id: "export", n: 11, title: "export an archive with blobs to a file (exportToFile)" },
+  { id: "import", n: 12, title: "import that archive into a new store (importStore)" },
+  { id: "docLoad", n: 13, title: "load a document with 1,000 changes (documents.load)" },
+  { id: "openAltered", n: 14, title: "open the store of workload 7 after an alter add" },
   { id: "snapshot", n: 15, title: "store.snapshot() of the store with 1M rows and 20k outbox records" },
 ];
 
@@ -91,9 +95,24 @@ export function targets(report) {
     const f = fig(os, "open");
     if (f) add("open", `opening the ${report.plan.openRows}-row store in ≤ 100 ms`, os, f.value, f.value <= 100, ms(f.value));
   }
+  for (const os of ["onestore-file-full", "onestore-file-relaxed"]) {
+    const a = fig(os, "openAltered");
+    const b = fig(os, "open");
+    if (a && b) add("openAltered", "opening after an alter add no slower than before it (≤ 1.2×, for noise)", os, a.value / b.value, a.value / b.value <= 1.2, `${x(a.value / b.value)} (${ms(a.value)} vs ${ms(b.value)})`);
+  }
   for (const os of ["onestore-memory", "onestore-file-full", "onestore-file-relaxed"]) {
     const f = fig(os, "replica");
     if (f) add("replicaRate", "a replica applies batches of recorded commits at ≥ 100,000 row changes/s (issue 10)", os, f.rowChangesPerSecond, f.rowChangesPerSecond >= 1e5, `${Math.round(f.rowChangesPerSecond).toLocaleString("en")} row changes/s`);
+  }
+  for (const os of ["onestore-file-full", "onestore-file-relaxed", "onestore-memory"]) {
+    for (const w of ["export", "import"]) {
+      const f = fig(os, w);
+      if (f) add(`archive.${w}`, `${w} an archive of ${report.plan.archiveRows} rows and ${((report.plan.archiveBlobs * report.plan.archiveBlobBytes) / 1e6).toFixed(0)} MB of blobs at ≥ 50 MB/s (issue 12)`, os, f.mbPerSecond, f.mbPerSecond >= 50, `${f.mbPerSecond.toFixed(1)} MB/s (${(f.archiveBytes / 1e6).toFixed(1)} MB in ${ms(f.value)})`);
+    }
+  }
+  for (const os of ["onestore-memory", "onestore-file-full"]) {
+    const f = fig(os, "docLoad");
+    if (f) add("docLoad", `loading a document with ${report.plan.docChanges ?? 1000} changes in ≤ 1 ms (issue 11)`, os, f.value, f.value <= 1, `${ms(f.value)} (at a past seq ${ms(f.pastLoadMs)})`);
   }
   for (const os of ["onestore-file-full", "onestore-file-relaxed"]) {
     const f = fig(os, "snapshot");
@@ -125,9 +144,14 @@ export function headline(report) {
   add(pick("get", "onestore-file-full"), "get by key, file (target ≤ 20 µs)");
   add(pick("commitAt", "onestore-file-full"), "one commit at 1M rows vs at 1k, file (target ≤ 1.5×)");
   add(pick("open", "onestore-file-full"), "opening the 1M-row store (target ≤ 100 ms)");
+  add(pick("openAltered", "onestore-file-full"), "opening it after an alter add vs before (time, target: no slower)");
   add(pick("size"), "download, wasm + JS gzipped (target ≤ 500 KB)");
   add(pick("replicaRate", "onestore-memory"), "replica apply, memory (target ≥ 100,000 row changes/s)");
   add(pick("replicaRate", "onestore-file-full"), "replica apply, file (full) (target ≥ 100,000 row changes/s)");
+  add(pick("archive.export", "onestore-file-full"), "export of 100k rows and 100 MB of blobs, file (full) (target ≥ 50 MB/s)");
+  add(pick("archive.import", "onestore-file-full"), "import of the same archive, file (full) (target ≥ 50 MB/s)");
+  add(pick("docLoad", "onestore-memory"), "loading a document with 1,000 changes, memory (target ≤ 1 ms)");
+  add(pick("docLoad", "onestore-file-full"), "loading a document with 1,000 changes, file (full) (target ≤ 1 ms)");
   add(pick("snapshot", "onestore-file-full"), "a snapshot of the 1M-row store, file (full) (target < 1 s)");
   return lines;
 }
@@ -150,12 +174,12 @@ export function toMarkdown(report) {
   L.push(`- Anchors: onestore's own wasm SQLite run raw (RawSqlite, wasm/raw_sqlite.cc: the same build, VFS and Node file system, no store logic); @sqlite.org/sqlite-wasm ${v.sqliteWasm} (SQLite ${v.sqliteWasmSqlite}, oo1 API, in memory: Node has no persistent VFS of it); better-sqlite3 ${v.betterSqlite3} (SQLite ${v.betterSqlite3Sqlite}, native).`);
   L.push("- Files: `journal_mode=TRUNCATE` (a rollback journal), `locking_mode=NORMAL`, `synchronous=FULL` (onestore durability full) or `NORMAL` (relaxed), the same pragmas for every file column. In-memory SQLite: `:memory:` (journal in memory). The onestore file columns also take a cross-process lock per transaction (docs/architecture.md, \"One writer\"); the raw wasm columns go through the same VFS and pay it too; better-sqlite3 does not.");
   L.push("- Every column creates the same table with the DDL the store gives it (read from a store file): `bench/edits` (str key, str path, int entry, int at, json meta; STRICT), an index `(path, at, id)`, and `_outbox (seq INTEGER PRIMARY KEY, record TEXT)`. Every SQL commit is `BEGIN IMMEDIATE`, the row statements (prepared once, cached), an `INSERT` of the same JSON outbox record the store writes, `COMMIT`.");
-  L.push(`- Figures are medians of ${p.runs} runs; for workloads 1–6 the runs are interleaved: ${p.runs} rounds, each running every column once in an order rotated round by round (workload 7: ${p.openRuns} opens after one that warms the page cache). Sizes: workload 1 ${p.commits} commits a run in memory, ${p.fileCommits} on a file; 2: ${p.bulk} puts; 3–5: a table of ${p.readRows} rows (the rename moves ${p.readRows / 10}); 4: ${p.pages} pages of ${p.pageSize}; 5: ${p.gets} gets of pseudo-random keys; 6: ${p.replayCommits} recorded commits (${p.fileReplayCommits} on a file) of ${p.replayOpsPerCommit} ops (3 puts, 1 update, 1 delete) into a fresh store; 7: ${p.openRows} rows and ${p.openOutbox} outbox records; 8: ${p.commitAtCommits} commits a run of a new row whose key falls among the existing ones; 10: ${p.replicaCommits} recorded commits (workload 6's, plus a bulk update of about ten rows every tenth commit) read from a store's outbox in batches of ${p.replicaBatch} and applied into a fresh replica, one transaction a batch (the SQL anchors: the same ops as statements and each record into _outbox); 15: ${p.openRuns} runs of store.snapshot() on workload 7's file (SQLite's backup API into <file>.snapshots/, one snapshot kept).`);
+  L.push(`- Figures are medians of ${p.runs} runs; for workloads 1–6 the runs are interleaved: ${p.runs} rounds, each running every column once in an order rotated round by round (workload 7: ${p.openRuns} opens after one that warms the page cache). Sizes: workload 1 ${p.commits} commits a run in memory, ${p.fileCommits} on a file; 2: ${p.bulk} puts; 3–5: a table of ${p.readRows} rows (the rename moves ${p.readRows / 10}); 4: ${p.pages} pages of ${p.pageSize}; 5: ${p.gets} gets of pseudo-random keys; 6: ${p.replayCommits} recorded commits (${p.fileReplayCommits} on a file) of ${p.replayOpsPerCommit} ops (3 puts, 1 update, 1 delete) into a fresh store; 7: ${p.openRows} rows and ${p.openOutbox} outbox records; 8: ${p.commitAtCommits} commits a run of a new row whose key falls among the existing ones; 10: ${p.replicaCommits} recorded commits (workload 6's, plus a bulk update of about ten rows every tenth commit) read from a store's outbox in batches of ${p.replicaBatch} and applied into a fresh replica, one transaction a batch (the SQL anchors: the same ops as statements and each record into _outbox); 11–12: a store of ${p.archiveRows} rows and ${p.archiveBlobs} blobs of ${p.archiveBlobBytes} bytes exported to a tar file and imported into a new store of the same backend, ${p.archiveRuns} runs (the rate is the archive's bytes per second); 13: a document created, then changed ${p.docChanges ?? 1000} times (50 changes a commit, two patch ops each, the default checkpointWhen), loaded ${p.docLoads ?? 500} times a run by documents.load (and as many times at a seq in the first half of its history); onestore columns only; 14: workload 7's open and first get after the table's version 2 added a column with a default (onestore only); 15: ${p.openRuns} runs of store.snapshot() on workload 7's file (the kernel's copy of the file under SQLite's shared lock, one snapshot kept).`);
   L.push("");
 
   const groups = [...new Set(report.columns.map((c) => c.group))];
   L.push("## Figures", "");
-  L.push("Time per unit of work (lower is better): per commit (1, 8), per transaction (2), per rename (3), per page (4), per get (5), per row change (6, 10), per open including the first get (7); bytes (9).", "");
+  L.push("Time per unit of work (lower is better): per commit (1, 8), per transaction (2), per rename (3), per page (4), per get (5), per row change (6, 10), per open including the first get (7, 11); bytes (9).", "");
   const hs = WORKLOADS.flatMap((w) => heads(report, w));
   for (const g of groups) {
     if (groups.length > 1) L.push(`### ${g}`, "");

@@ -211,6 +211,7 @@ export function sqlColumn({ id, label, open, mode, dir, schema, settings }) {
         f.replica = figure(apply.value, "ms", { per: "row change", runs: apply.runs, rowChangesPerSecond: 1000 / apply.value, batches: batches.length, changes });
         log(`${id}: replica apply ${(1000 / apply.value).toFixed(0)} row changes/s`);
       }
+      f.docLoad = na("documents (a base plus JSON Patch deltas) are onestore's own: no SQL anchor for workload 13");
       return f;
     },
 

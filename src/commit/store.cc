@@ -1,5 +1,7 @@
 #include "commit/store.h"
 
+#include <algorithm>
+
 #include <chrono>
 
 #include "backends/memory/memory_backend.h"
@@ -280,36 +282,207 @@ Status Store::CheckOwnerWrite(const char* what) const {
                              "replica.applyBatch(batch)");
 }
 
+namespace {
+
+std::string Quoted(const std::string& s) { return DescribeJson(Json(s)); }
+
+// Why `have` (the stored table after its migrations) is not what `want`
+// declares, or "" when their columns and key match (by name: an added
+// column comes last in the store, wherever the declaration lists it).
+std::string ColumnDifference(const TableSchema& have, const TableSchema& want) {
+  for (const Column& c : want.columns) {
+    const int pos = have.ColumnIndex(c.name);
+    if (pos < 0) return "it declares column " + Quoted(c.name) + ", which the stored table has not";
+    const Column& h = have.columns[pos];
+    if (h.type != c.type) {
+      return "column " + Quoted(c.name) + " is " + TypeName(h.type) + " in the store and " +
+             TypeName(c.type) + " in the declaration";
+    }
+    if (h.optional != c.optional) {
+      return "column " + Quoted(c.name) + (c.optional ? " is" : " is not") +
+             " optional in the declaration, unlike the store";
+    }
+    if (h.has_default != c.has_default || h.def != c.def) {
+      return "column " + Quoted(c.name) + " has another default in the declaration";
+    }
+  }
+  for (const Column& c : have.columns) {
+    if (want.ColumnIndex(c.name) < 0) {
+      return "the stored table has column " + Quoted(c.name) + ", which the declaration has not";
+    }
+  }
+  bool same_key = have.key.size() == want.key.size();
+  for (size_t i = 0; same_key && i < want.key.size(); ++i) {
+    same_key = have.columns[have.key[i]].name == want.columns[want.key[i]].name;
+  }
+  return same_key ? "" : "its key differs from the stored table's";
+}
+
+// A migration's `update` ({col: expr}): one updateWhere of every row, checked
+// when the migration commits (against the table as the alters before it left
+// it).
+Json UpdateEveryRow(const std::string& table, const Json& set) {
+  Json op = Json::object();
+  op["op"] = "update";
+  op["table"] = table;
+  op["where"] = nullptr;
+  op["set"] = set;
+  return op;
+}
+
+// The column names of an index (the key suffix included).
+std::vector<std::string> IndexColumnNames(const TableSchema& t, const Index& ix) {
+  std::vector<std::string> names;
+  for (int c : ix.columns) names.push_back(t.columns[c].name);
+  return names;
+}
+
+}  // namespace
+
 Status Store::Declare(const std::string& table_json, std::string* records) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
   ONESTORE_RETURN_IF_ERROR(CheckOwnerWrite("table"));
   Json j;
   ONESTORE_RETURN_IF_ERROR(ParseJsonText(table_json, "table", &j));
+  // The declaration may carry its migrations ({"4":{"alter":{..}}, ..}).
+  Json migrations = Json::object();
+  if (j.is_object() && j.contains("migrations")) {
+    migrations = j["migrations"];
+    j.erase("migrations");
+    if (!migrations.is_object()) {
+      return Status::InvalidArgs("table.migrations: must be an object of versions, got " +
+                                 DescribeJson(migrations));
+    }
+  }
   TableSchema t;
   ONESTORE_RETURN_IF_ERROR(ParseTableSchema(j, "table", &t));
   ONESTORE_RETURN_IF_ERROR(TableResolver(&catalog_).CheckCaseTwin(t.name, "table"));
-  records->clear();
-  const TableSchema* stored = catalog_.Find(t.name);
-  if (stored != nullptr) {
-    if (stored->version > t.version) {
-      return Status::SchemaNewer("table \"" + t.name + "\" is stored at version " +
-                                 std::to_string(stored->version) + ", newer than version " +
-                                 std::to_string(t.version) + " that this code declares");
+  std::map<int64_t, const Json*> steps;  // by version
+  for (auto it = migrations.begin(); it != migrations.end(); ++it) {
+    const std::string w = "table.migrations." + it.key();
+    int64_t v = 0;
+    bool number = !it.key().empty() && it.key().size() < 19 &&
+                  it.key().find_first_not_of("0123456789") == std::string::npos;
+    if (number) v = std::stoll(it.key());
+    if (!number || v < 2 || v > t.version) {
+      return Status::InvalidArgs(w + ": a migration is keyed by the version it makes, from 2 to "
+                                 "the declared version " + std::to_string(t.version));
     }
-    bool same_columns = stored->columns.size() == t.columns.size() && stored->key == t.key;
-    for (size_t i = 0; same_columns && i < t.columns.size(); ++i) {
-      const Column &a = stored->columns[i], &b = t.columns[i];
-      same_columns = a.name == b.name && a.type == b.type && a.optional == b.optional &&
-                     a.has_default == b.has_default && a.def == b.def;
+    if (!it.value().is_object()) {
+      return Status::InvalidArgs(w + ": a migration is an object { alter?, update?, rows? }, got " +
+                                 DescribeJson(it.value()));
     }
-    if (!same_columns) {
-      return Status::InvalidArgs("table \"" + t.name +
-                                 "\" declares other columns or another key than the stored table; "
-                                 "a column change needs a migration (alter)");
-    }
-    if (stored->version == t.version && stored->SameShape(t)) return Status::OK();
+    steps[v] = &it.value();
   }
-  *records = "[" + t.ToJson().dump() + "]";
+  records->clear();
+  const std::shared_ptr<const TableSchema> stored = catalog_.FindShared(t.name);
+  if (stored == nullptr) {
+    *records = "[" + t.ToJson().dump() + "]";
+    return Status::OK();
+  }
+  if (stored->version > t.version) {
+    return Status::SchemaNewer("table \"" + t.name + "\" is stored at version " +
+                               std::to_string(stored->version) + ", newer than version " +
+                               std::to_string(t.version) + " that this code declares");
+  }
+  if (stored->version == t.version && stored->SameShape(t)) return Status::OK();
+  Json out = Json::array();
+  std::shared_ptr<const TableSchema> cur = stored;
+  for (const auto& [v, step] : steps) {
+    if (v <= stored->version) continue;  // made before
+    auto alter = step->find("alter");
+    if (alter != step->end()) {
+      const std::string w = "table.migrations." + std::to_string(v) + ".alter";
+      if (!alter->is_object()) {
+        return Status::InvalidArgs(w + ": an alter is { drop, rename, add }, got " +
+                                   DescribeJson(*alter));
+      }
+      Json record = Json::object();
+      record["op"] = "alter";
+      record["table"] = t.name;
+      record["version"] = v;
+      for (auto it = alter->begin(); it != alter->end(); ++it) {
+        if (record.contains(it.key())) {  // op, table, version: not the alter's to say
+          return Status::InvalidArgs(w + "." + it.key() + ": an alter takes drop, rename and add");
+        }
+        record[it.key()] = it.value();
+      }
+      auto after = std::make_shared<TableSchema>();
+      SchemaChange change;
+      ONESTORE_RETURN_IF_ERROR(ParseAlter(record, cur, w, after.get(), &change));
+      out.push_back(AlterJson(*after, change));
+      cur = after;
+    }
+    auto update = step->find("update");
+    if (update != step->end()) out.push_back(UpdateEveryRow(t.name, *update));
+    // The rows of this step are rewritten by the caller (js/migrate.js):
+    // a marker where its ops go, never committed.
+    auto rows = step->find("rows");
+    if (rows != step->end() && *rows == true) {
+      Json marker = Json::object();
+      marker["op"] = "rows";
+      marker["table"] = t.name;
+      marker["version"] = v;
+      out.push_back(marker);
+    }
+  }
+  const std::string why = ColumnDifference(*cur, t);
+  if (!why.empty()) {
+    if (stored->version == t.version) {
+      return Status::InvalidArgs("table \"" + t.name + "\" declares other columns or another key "
+                                 "than the stored table at the same version " +
+                                 std::to_string(t.version) + " (" + why +
+                                 "); raise its version and add a migration (alter)");
+    }
+    return Status::InvalidArgs("table \"" + t.name + "\" version " + std::to_string(t.version) +
+                               " does not match the stored version " +
+                               std::to_string(stored->version) +
+                               (out.empty() ? std::string(" and no migration leads there")
+                                            : std::string(" after its migrations")) +
+                               ": " + why + "; a column change needs migrations: { " +
+                               std::to_string(t.version) + ": { alter: { add, rename, drop } } }");
+  }
+  // Indexes: drop those the declaration has not (or has otherwise), create
+  // the ones the table has not.
+  Json drop = Json::array();
+  Json create = Json::object();
+  for (const Index& ix : cur->indexes) {
+    auto w = std::find_if(t.indexes.begin(), t.indexes.end(),
+                          [&](const Index& d) { return d.name == ix.name; });
+    if (w == t.indexes.end() || IndexColumnNames(t, *w) != IndexColumnNames(*cur, ix))
+      drop.push_back(ix.name);
+  }
+  for (const Index& ix : t.indexes) {
+    auto h = std::find_if(cur->indexes.begin(), cur->indexes.end(),
+                          [&](const Index& d) { return d.name == ix.name; });
+    if (h == cur->indexes.end() || IndexColumnNames(t, ix) != IndexColumnNames(*cur, *h)) {
+      Json names = Json::array();
+      for (size_t i = 0; i < ix.declared; ++i) names.push_back(t.columns[ix.columns[i]].name);
+      create[ix.name] = names;
+    }
+  }
+  if (!drop.empty() || !create.empty()) {
+    Json record = Json::object();
+    record["op"] = "index";
+    record["table"] = t.name;
+    record["version"] = t.version;
+    if (!drop.empty()) record["drop"] = drop;
+    if (!create.empty()) record["create"] = create;
+    auto after = std::make_shared<TableSchema>();
+    SchemaChange change;
+    ONESTORE_RETURN_IF_ERROR(ParseIndexChange(record, cur, "table.indexes", after.get(), &change));
+    out.push_back(IndexChangeJson(*after, change));
+    cur = after;
+  }
+  if (cur->version < t.version) {
+    // Only the version moves (or the last alter was below it): a table
+    // record of the stored shape at the declared version.
+    TableSchema bumped = *cur;
+    bumped.version = t.version;
+    out.push_back(bumped.ToJson());
+  }
+  if (out.empty()) return Status::OK();
+  *records = out.dump();
   return Status::OK();
 }
 
@@ -378,6 +551,7 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
       continue;
     }
     const TableSchema* previous = nullptr;
+    if (op.kind == OpKind::kAlter || op.kind == OpKind::kIndex) previous = op.change->before.get();
     if (op.kind == OpKind::kTable) {
       auto d = declared.find(op.table->name);
       previous = d != declared.end() ? d->second : catalog_.Find(op.table->name);
@@ -391,7 +565,7 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
       backend_->Rollback();
       return st;
     }
-    if (op.kind == OpKind::kTable) declared[op.table->name] = op.table.get();
+    if (op.declares()) declared[op.table->name] = op.table.get();
     if (op.is_bulk() && op.count < 0) op.count = 0;
   }
   size_t ops_at = 0;
@@ -412,7 +586,7 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
   }
   head_ = seq;
   for (const Op& op : *ops) {
-    if (op.kind == OpKind::kTable) catalog_.Put(op.table);
+    if (op.declares()) catalog_.Put(op.table);
   }
   if (doc_tables_created) {
     catalog_.Put(DocumentsTable());
@@ -425,7 +599,7 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
   for (size_t i = 0; i < ops->size(); ++i) {
     if (i) result->push_back(',');
     const Op& op = (*ops)[i];
-    *result += std::to_string(op.count >= 0 ? op.count : (op.kind == OpKind::kTable ? 0 : 1));
+    *result += std::to_string(op.count >= 0 ? op.count : (op.declares() ? 0 : 1));
   }
   *result += "]}";
   return Status::OK();
@@ -449,7 +623,7 @@ Status Store::StageInto(Tx* tx, const std::string& ops_json) {
   if (ops_json.empty() || ops_json == "[]") return Status::OK();
   TableResolver tables(&catalog_);
   for (const Op& op : tx->ops) {
-    if (op.kind == OpKind::kTable) tables.Declare(op.table);
+    if (op.declares()) tables.Declare(op.table);
   }
   if (ParsePutsFast(ops_json, &tables, &tx->ops)) return Status::OK();
   Json j;
@@ -470,7 +644,13 @@ Status Store::StageWithOverlay(Tx* tx, const std::string& ops_json) {
   for (size_t i = first; i < tx->ops.size(); ++i) {
     const Op& op = tx->ops[i];
     // Documents are read through documents.load, not tx.get.
-    if (op.kind == OpKind::kTable || op.kind == OpKind::kDocument) continue;
+    if (op.kind == OpKind::kDocument) continue;
+    // A table's new schema (an alter above all): its stored rows are in the
+    // old shape, so like after a bulk op the overlay no longer knows them.
+    if (op.declares()) {
+      if (op.kind == OpKind::kAlter) tx->overlay[op.table->name].bulk = true;
+      continue;
+    }
     TableOverlay& ov = tx->overlay[op.table->name];
     // After a bulk op on the table, tx.get on it throws read_after_bulk and
     // the overlay no longer says what its rows are: a later op of the table
@@ -664,6 +844,12 @@ Status Store::ReadOutbox(int64_t after, int64_t limit, std::string* batch) {
   }
   *batch += "]}";
   return Status::OK();
+}
+
+Status Store::ReadOutboxEntries(int64_t after, int64_t limit, std::vector<OutboxEntry>* out) {
+  ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
+  out->clear();
+  return backend_->ReadOutbox(after, limit, out);
 }
 
 Status Store::TrimOutbox(int64_t up_to, int64_t* removed) {

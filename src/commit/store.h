@@ -85,6 +85,16 @@ class Store {
   // Compares a declared table record with the stored one. Sets *records to
   // "" when they match, or to a JSON array of the records to commit.
   // Fails with schema/newer when the stored version is newer.
+  //
+  // The declaration may carry "migrations": {"<v>": {"alter"?: {..},
+  // "update"?: {col: expr}, "rows"?: true}}. For a stored table of an older
+  // version the records are, for each step above it in version order, its
+  // alter, its update (one updateWhere of every row) and, for "rows", a
+  // marker {"op":"rows","table":t,"version":v} that the caller replaces with
+  // the rewritten rows' ops (js/migrate.js); then one index op for the
+  // difference of indexes; then a table record when the version still has
+  // to move. A stored table that, after the alters, still differs from the
+  // declaration is refused (invalid/args, naming the column).
   Status Declare(const std::string& table_json, std::string* records);
 
   // The commit step. `ops_json` is a JSON array of ops; `meta_json` is
@@ -130,6 +140,8 @@ class Store {
   Status Documents(const std::string& request_json, std::string* answer);
 
   Status ReadOutbox(int64_t after, int64_t limit, std::string* batch);
+  // The same records as ReadOutbox, one entry each (src/history/log.h).
+  Status ReadOutboxEntries(int64_t after, int64_t limit, std::vector<OutboxEntry>* out);
   Status TrimOutbox(int64_t up_to, int64_t* removed);
   // Every table record, as a JSON array. The documents' own tables
   // (`_documents`, `_deltas`) only with `internal`: an archive carries them,

@@ -90,7 +90,8 @@ Status Materialize(Backend* backend, int64_t id, int64_t version, Json* value) {
     } else if (r[kVOp].text() == "change") {
       Json patch;
       ONESTORE_RETURN_IF_ERROR(ParseJsonText(r[kVPatch].text(), where, &patch));
-      ONESTORE_RETURN_IF_ERROR(ApplyJsonPatch(patch, where, value));
+      // A failed delta fails the whole load: no copy kept for it.
+      ONESTORE_RETURN_IF_ERROR(ApplyJsonPatch(patch, where, value, /*keep_on_failure=*/false));
     }
   }
   return Status::OK();
@@ -388,12 +389,15 @@ void DocOp::AppendJson(std::string* out) const {
   *out += ",\"version\":" + std::to_string(version) + "}";
 }
 
-Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc) {
+Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc,
+                      bool keep_on_failure) {
   if (!patch.is_array()) {
     return Status::InvalidArgs(where + ": " + DescribeJson(patch) +
                                " is not a JSON Patch (an array)");
   }
-  Json work = *doc;
+  Json copy;
+  if (keep_on_failure) copy = *doc;
+  Json& work = keep_on_failure ? copy : *doc;
   std::vector<std::string> path, from;
   for (size_t i = 0; i < patch.size(); ++i) {
     const Json& op = patch[i];
@@ -456,7 +460,7 @@ Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc) {
     }
     work.patch_inplace(Json::array({op}));
   }
-  *doc = std::move(work);
+  if (keep_on_failure) *doc = std::move(copy);
   return Status::OK();
 }
 
@@ -563,8 +567,8 @@ Status DocWriter::Apply(DocOp* op, const std::string& where, std::vector<Op>* wr
     doc->version += 1;
     if (op->kind == DocOpKind::kChange) {
       op_name = "change";
-      Json value = doc->value;
-      ONESTORE_RETURN_IF_ERROR(ApplyJsonPatch(op->patch, where, &value));
+      Json value = doc->value;  // the writer's own copy: dropped if the patch fails
+      ONESTORE_RETURN_IF_ERROR(ApplyJsonPatch(op->patch, where, &value, /*keep_on_failure=*/false));
       patch = op->patch;
       const int64_t bytes = static_cast<int64_t>(patch.dump().size());
       base = op->base ? *op->base

@@ -76,8 +76,12 @@ Status ParseDocOp(const Json& j, const std::string& where, DocOp* out);
 // a time. The wasm core has no C++ exceptions, so each op's preconditions
 // (its shape, its pointers, the target's existence, a test's equality) are
 // checked first and a patch that does not apply fails with invalid/args
-// naming the op, leaving `doc` as it was.
-Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc);
+// naming the op, leaving `doc` as it was. With `keep_on_failure` false the
+// ops apply to `doc` itself, without the copy that keeps it whole: for a
+// caller that drops `doc` when the patch fails (a load replaying stored
+// deltas, a writer working on its own copy).
+Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc,
+                      bool keep_on_failure = true);
 
 // Creates the two tables in `backend` (inside its open transaction) when the
 // catalog lacks them; sets *created (the caller puts them in its catalog

@@ -1,5 +1,6 @@
 #include "schema/schema.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 
@@ -16,23 +17,25 @@ bool TableSchema::HasIntKey() const {
   return key.size() == 1 && columns[key[0]].type == Type::kInt;
 }
 
+Json ColumnJson(const Column& c) {
+  Json cj = Json::object();
+  cj["type"] = TypeName(c.type);
+  if (c.optional) cj["optional"] = true;
+  if (c.has_default) {
+    std::string text;
+    c.def.AppendJson(&text);
+    cj["default"] = Json::parse(text, nullptr, false);
+  }
+  return cj;
+}
+
 Json TableSchema::ToJson() const {
   Json j = Json::object();
   j["op"] = "table";
   j["table"] = name;
   j["version"] = version;
   Json cols = Json::object();
-  for (const Column& c : columns) {
-    Json cj = Json::object();
-    cj["type"] = TypeName(c.type);
-    if (c.optional) cj["optional"] = true;
-    if (c.has_default) {
-      std::string text;
-      c.def.AppendJson(&text);
-      cj["default"] = Json::parse(text, nullptr, false);
-    }
-    cols[c.name] = cj;
-  }
+  for (const Column& c : columns) cols[c.name] = ColumnJson(c);
   j["columns"] = cols;
   Json key_names = Json::array();
   for (int k : key) key_names.push_back(columns[k].name);
@@ -106,6 +109,33 @@ std::string Shown(std::string_view name) {
 bool StartsWithFolded(std::string_view s, std::string_view lower_prefix) {
   return s.size() >= lower_prefix.size() &&
          FoldName(s.substr(0, lower_prefix.size())) == lower_prefix;
+}
+
+// Parses one column's wire form ("str" or {"type":..,"optional"?:..,"default"?:..}).
+Status ParseColumn(const std::string& name, const Json& cj, const std::string& cw, Column* out) {
+  Column c;
+  c.name = name;
+  Json type_j =
+      cj.is_string() ? cj : (cj.is_object() && cj.contains("type") ? cj["type"] : Json());
+  if (!type_j.is_string() || !ParseTypeName(type_j.get<std::string>(), &c.type)) {
+    return Status::InvalidArgs(cw + ": unknown column type " + type_j.dump() +
+                               " (use str, int, bool, num or json)");
+  }
+  if (cj.is_object()) {
+    if (cj.contains("optional")) {
+      if (!cj["optional"].is_boolean()) return Status::InvalidArgs(cw + ".optional: not a bool");
+      c.optional = cj["optional"].get<bool>();
+    }
+    if (cj.contains("default")) {
+      ONESTORE_RETURN_IF_ERROR(ValueFromJson(cj["default"], c.type, cw + ".default", &c.def));
+      if (c.def.is_null() && !c.optional) {
+        return Status::InvalidArgs(cw + ".default: null default on a column that is not optional");
+      }
+      c.has_default = true;
+    }
+  }
+  *out = std::move(c);
+  return Status::OK();
 }
 
 }  // namespace
@@ -211,28 +241,7 @@ Status ParseTableSchema(const Json& j, const std::string& where, TableSchema* ou
     if (!stored) ONESTORE_RETURN_IF_ERROR(CheckPlainName(it.key(), cw));
     ONESTORE_RETURN_IF_ERROR(check_fold(it.key(), where + ".columns", "columns"));
     Column c;
-    c.name = it.key();
-    const Json& cj = it.value();
-    Json type_j =
-        cj.is_string() ? cj : (cj.is_object() && cj.contains("type") ? cj["type"] : Json());
-    if (!type_j.is_string() || !ParseTypeName(type_j.get<std::string>(), &c.type)) {
-      return Status::InvalidArgs(cw + ": unknown column type " + type_j.dump() +
-                                 " (use str, int, bool, num or json)");
-    }
-    if (cj.is_object()) {
-      if (cj.contains("optional")) {
-        if (!cj["optional"].is_boolean()) return Status::InvalidArgs(cw + ".optional: not a bool");
-        c.optional = cj["optional"].get<bool>();
-      }
-      if (cj.contains("default")) {
-        ONESTORE_RETURN_IF_ERROR(ValueFromJson(cj["default"], c.type, cw + ".default", &c.def));
-        if (c.def.is_null() && !c.optional) {
-          return Status::InvalidArgs(cw +
-                                     ".default: null default on a column that is not optional");
-        }
-        c.has_default = true;
-      }
-    }
+    ONESTORE_RETURN_IF_ERROR(ParseColumn(it.key(), it.value(), cw, &c));
     t.columns.push_back(std::move(c));
   }
   auto key = j.find("key");
@@ -295,6 +304,240 @@ Status ParseTableSchema(const Json& j, const std::string& where, TableSchema* ou
   }
   *out = std::move(t);
   return Status::OK();
+}
+
+namespace {
+
+Status ReadChangeVersion(const Json& j, const TableSchema& before, const std::string& where,
+                         bool strictly_higher, int64_t* version) {
+  auto v = j.find("version");
+  if (v == j.end() || !v->is_number_integer()) {
+    return Status::InvalidArgs(where + ".version: a schema change carries the table's new version");
+  }
+  *version = v->get<int64_t>();
+  if (*version < before.version || (strictly_higher && *version == before.version)) {
+    return Status::InvalidArgs(where + ".version: " + std::to_string(*version) + " is not above " +
+                               "table \"" + before.name + "\"'s version " +
+                               std::to_string(before.version));
+  }
+  return Status::OK();
+}
+
+// True when a name is taken in `t` by a column (in any letter case).
+bool HasColumnFolded(const TableSchema& t, const std::string& name, const std::string& except) {
+  const std::string f = FoldName(name);
+  for (const Column& c : t.columns) {
+    if (c.name != except && FoldName(c.name) == f) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Status ParseAlter(const Json& j, std::shared_ptr<const TableSchema> before, const std::string& where,
+                  TableSchema* after, SchemaChange* change) {
+  if (!j.is_object()) return Status::InvalidArgs(where + ": an alter must be an object");
+  TableSchema t = *before;
+  SchemaChange ch;
+  ch.before = before;
+  ONESTORE_RETURN_IF_ERROR(ReadChangeVersion(j, *before, where, true, &t.version));
+  for (size_t i = 0; i < t.columns.size(); ++i) ch.source.push_back(static_cast<int>(i));
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    if (k != "op" && k != "table" && k != "version" && k != "drop" && k != "rename" && k != "add") {
+      return Status::InvalidArgs(where + "." + k + ": an alter takes drop, rename and add");
+    }
+  }
+  auto drop = j.find("drop");
+  if (drop != j.end()) {
+    if (!drop->is_array()) return Status::InvalidArgs(where + ".drop: must be a list of column names");
+    for (size_t i = 0; i < drop->size(); ++i) {
+      const Json& n = (*drop)[i];
+      const std::string w = where + ".drop[" + std::to_string(i) + "]";
+      if (!n.is_string()) return Status::InvalidArgs(w + ": " + DescribeJson(n) + " is not a column name");
+      const std::string name = n.get<std::string>();
+      const int pos = t.ColumnIndex(name);
+      if (pos < 0) {
+        return Status::InvalidArgs(w + ": table \"" + t.name + "\" has no column " + Shown(name));
+      }
+      for (int k : t.key) {
+        if (k == pos) {
+          return Status::InvalidArgs(w + ": column " + Shown(name) + " is part of the key of table \"" +
+                                     t.name + "\"; a key changes by an eager migration");
+        }
+      }
+      if (t.columns.size() == 1) return Status::InvalidArgs(w + ": a table keeps at least one column");
+      t.columns.erase(t.columns.begin() + pos);
+      ch.source.erase(ch.source.begin() + pos);
+      for (int& k : t.key) k -= k > pos ? 1 : 0;
+      std::vector<Index> kept;
+      for (Index& ix : t.indexes) {
+        bool uses = false;
+        for (int& c : ix.columns) {
+          uses = uses || c == pos;
+          c -= c > pos ? 1 : 0;
+        }
+        if (uses) {
+          ch.dropped_indexes.push_back(ix.name);
+        } else {
+          kept.push_back(std::move(ix));
+        }
+      }
+      t.indexes = std::move(kept);
+      ch.drop.push_back(name);
+    }
+  }
+  auto rename = j.find("rename");
+  if (rename != j.end()) {
+    if (!rename->is_object()) {
+      return Status::InvalidArgs(where + ".rename: must be an object {old: new}");
+    }
+    for (auto it = rename->begin(); it != rename->end(); ++it) {
+      const std::string w = where + ".rename." + it.key();
+      const int pos = t.ColumnIndex(it.key());
+      if (pos < 0) {
+        return Status::InvalidArgs(w + ": table \"" + t.name + "\" has no column " + Shown(it.key()));
+      }
+      if (!it.value().is_string()) {
+        return Status::InvalidArgs(w + ": " + DescribeJson(it.value()) + " is not a column name");
+      }
+      const std::string to = it.value().get<std::string>();
+      ONESTORE_RETURN_IF_ERROR(CheckPlainName(to, w));
+      if (HasColumnFolded(t, to, it.key())) {
+        return Status::InvalidArgs(w + ": table \"" + t.name + "\" already has a column " + Shown(to) +
+                                   " (letter case aside)");
+      }
+      t.columns[pos].name = to;
+      ch.rename.emplace_back(it.key(), to);
+    }
+  }
+  auto add = j.find("add");
+  if (add != j.end()) {
+    if (!add->is_object()) {
+      return Status::InvalidArgs(where + ".add: must be an object {name: column}");
+    }
+    for (auto it = add->begin(); it != add->end(); ++it) {
+      const std::string w = where + ".add." + it.key();
+      ONESTORE_RETURN_IF_ERROR(CheckPlainName(it.key(), w));
+      if (HasColumnFolded(t, it.key(), "")) {
+        return Status::InvalidArgs(w + ": table \"" + t.name + "\" already has a column " +
+                                   Shown(it.key()) + " (letter case aside)");
+      }
+      Column c;
+      ONESTORE_RETURN_IF_ERROR(ParseColumn(it.key(), it.value(), w, &c));
+      if (!c.optional && !c.has_default) {
+        return Status::InvalidArgs(w + ": an added column needs a default (or optional()), so that " +
+                                   "the rows already stored have a value");
+      }
+      t.columns.push_back(std::move(c));
+      ch.source.push_back(-1);
+      ch.add.push_back(t.columns.back());
+    }
+  }
+  if (t.columns.size() > kMaxColumns) {
+    return Status::InvalidArgs(where + ": table \"" + t.name + "\" would have " +
+                               std::to_string(t.columns.size()) + " columns, above the limit of " +
+                               std::to_string(kMaxColumns));
+  }
+  *after = std::move(t);
+  *change = std::move(ch);
+  return Status::OK();
+}
+
+Status ParseIndexChange(const Json& j, std::shared_ptr<const TableSchema> before,
+                        const std::string& where, TableSchema* after, SchemaChange* change) {
+  if (!j.is_object()) return Status::InvalidArgs(where + ": an index change must be an object");
+  TableSchema t = *before;
+  SchemaChange ch;
+  ch.before = before;
+  ONESTORE_RETURN_IF_ERROR(ReadChangeVersion(j, *before, where, false, &t.version));
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    if (k != "op" && k != "table" && k != "version" && k != "drop" && k != "create") {
+      return Status::InvalidArgs(where + "." + k + ": an index change takes drop and create");
+    }
+  }
+  auto drop = j.find("drop");
+  if (drop != j.end()) {
+    if (!drop->is_array()) return Status::InvalidArgs(where + ".drop: must be a list of index names");
+    for (size_t i = 0; i < drop->size(); ++i) {
+      const Json& n = (*drop)[i];
+      const std::string w = where + ".drop[" + std::to_string(i) + "]";
+      if (!n.is_string()) return Status::InvalidArgs(w + ": " + DescribeJson(n) + " is not an index name");
+      const std::string name = n.get<std::string>();
+      auto found = std::find_if(t.indexes.begin(), t.indexes.end(),
+                                [&](const Index& ix) { return ix.name == name; });
+      if (found == t.indexes.end()) {
+        return Status::InvalidArgs(w + ": table \"" + t.name + "\" has no index " + Shown(name));
+      }
+      t.indexes.erase(found);
+      ch.drop_indexes.push_back(name);
+    }
+  }
+  auto create = j.find("create");
+  if (create != j.end()) {
+    if (!create->is_object()) {
+      return Status::InvalidArgs(where + ".create: must be an object of column lists");
+    }
+    // The table record's own checks (column types, names, letter case), on
+    // the table with the new indexes.
+    Json record = t.ToJson();
+    for (auto it = create->begin(); it != create->end(); ++it) {
+      for (const Index& ix : t.indexes) {
+        if (FoldName(ix.name) == FoldName(it.key())) {
+          return Status::InvalidArgs(where + ".create." + it.key() + ": table \"" + t.name +
+                                     "\" already has an index " + Shown(ix.name));
+        }
+      }
+      record["indexes"][it.key()] = it.value();
+    }
+    TableSchema with;
+    ONESTORE_RETURN_IF_ERROR(ParseTableSchema(record, where, &with));
+    for (const Index& ix : with.indexes) {
+      if (create->contains(ix.name)) ch.create_indexes.push_back(ix);
+    }
+    t.indexes = with.indexes;
+  }
+  *after = std::move(t);
+  *change = std::move(ch);
+  return Status::OK();
+}
+
+Json AlterJson(const TableSchema& after, const SchemaChange& ch) {
+  Json j = Json::object();
+  j["op"] = "alter";
+  j["table"] = after.name;
+  j["version"] = after.version;
+  if (!ch.drop.empty()) j["drop"] = ch.drop;
+  if (!ch.rename.empty()) {
+    Json r = Json::object();
+    for (const auto& [from, to] : ch.rename) r[from] = to;
+    j["rename"] = r;
+  }
+  if (!ch.add.empty()) {
+    Json a = Json::object();
+    for (const Column& c : ch.add) a[c.name] = ColumnJson(c);
+    j["add"] = a;
+  }
+  return j;
+}
+
+Json IndexChangeJson(const TableSchema& after, const SchemaChange& ch) {
+  Json j = Json::object();
+  j["op"] = "index";
+  j["table"] = after.name;
+  j["version"] = after.version;
+  if (!ch.drop_indexes.empty()) j["drop"] = ch.drop_indexes;
+  if (!ch.create_indexes.empty()) {
+    Json c = Json::object();
+    for (const Index& ix : ch.create_indexes) {
+      Json names = Json::array();
+      for (size_t i = 0; i < ix.declared; ++i) names.push_back(after.columns[ix.columns[i]].name);
+      c[ix.name] = names;
+    }
+    j["create"] = c;
+  }
+  return j;
 }
 
 const TableSchema* Catalog::Find(std::string_view name) const {

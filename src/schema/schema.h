@@ -84,6 +84,42 @@ struct TableSchema {
 Status ParseTableSchema(const Json& j, const std::string& where, TableSchema* out,
                         bool stored = false);
 
+// A recorded change of a stored table (docs/formats.md, "Schema changes").
+// An alter ({"op":"alter","table":t,"version":v,"drop":[..],"rename":{..},
+// "add":{..}}) drops, then renames, then adds columns; an index change
+// ({"op":"index","table":t,"version":v,"drop":[..],"create":{..}}) drops,
+// then creates indexes. Both take a table from its stored shape `before` to
+// a new one with a version at least as high.
+struct SchemaChange {
+  std::shared_ptr<const TableSchema> before;
+  // alter
+  std::vector<std::string> drop;                            // columns, by their old names
+  std::vector<std::pair<std::string, std::string>> rename;  // old name -> new name
+  std::vector<Column> add;                                  // appended after the others
+  std::vector<int> source;  // per column of the new table: its position in `before`, or -1
+  std::vector<std::string> dropped_indexes;  // indexes that used a dropped column, gone with it
+  // index change
+  std::vector<std::string> drop_indexes;
+  std::vector<Index> create_indexes;  // positions in the new table
+};
+
+// Parses an alter against `before` into the new table `after` (version
+// raised to the alter's, which must be higher). Fails with invalid/args
+// naming the part: an unknown or key column dropped, a rename onto a column
+// that exists, an added column that is not optional and has no default, a
+// name CheckPlainName refuses, more than kMaxColumns columns. An index over
+// a dropped column is dropped with it.
+Status ParseAlter(const Json& j, std::shared_ptr<const TableSchema> before, const std::string& where,
+                  TableSchema* after, SchemaChange* change);
+// Parses an index change against `before` (its version may not be lower).
+Status ParseIndexChange(const Json& j, std::shared_ptr<const TableSchema> before,
+                        const std::string& where, TableSchema* after, SchemaChange* change);
+// The wire records of a change, keys in order, only the parts it has.
+Json AlterJson(const TableSchema& after, const SchemaChange& change);
+Json IndexChangeJson(const TableSchema& after, const SchemaChange& change);
+// The wire form of one column ({"type":..,"optional"?:true,"default"?:..}).
+Json ColumnJson(const Column& c);
+
 // The tables a store knows, by name.
 class Catalog {
  public:

@@ -228,7 +228,7 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
           return Status::InvalidArgs(where + "." + op_where +
                                      ": a bulk op in a record carries its count");
         }
-      } else if (op.kind != OpKind::kTable) {
+      } else if (!op.declares()) {
         auto c = ops_json[k].find("count");
         if (c != ops_json[k].end() && !ReadSeq(*c, &expected)) {
           backend->Rollback();
@@ -237,6 +237,7 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
         }
       }
       const TableSchema* previous = nullptr;
+      if (op.kind == OpKind::kAlter || op.kind == OpKind::kIndex) previous = op.change->before.get();
       if (op.kind == OpKind::kTable) {
         auto d = declared.find(op.table->name);
         previous = d != declared.end() ? d->second.get() : store_->catalog_.Find(op.table->name);
@@ -257,7 +258,7 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
         backend->Rollback();
         return st;
       }
-      if (op.kind == OpKind::kTable) declared[op.table->name] = op.table;
+      if (op.declares()) declared[op.table->name] = op.table;
       if (expected >= 0 && op.count != expected) {
         return diverge(op_where + ": it affected " + std::to_string(op.count) +
                        " rows, the record says " + std::to_string(expected));
@@ -304,6 +305,55 @@ Status Replica::RecordDivergence() {
     return Status::StorageFailed("recording the replica's divergence failed: " + st.message());
   }
   recorded_ = true;
+  return Status::OK();
+}
+
+namespace {
+
+constexpr size_t kMaxHostNoteName = 64;
+constexpr size_t kMaxHostNote = 64 * 1024;
+
+Status CheckHostNoteName(const std::string& name) {
+  bool ok = !name.empty() && name.size() <= kMaxHostNoteName;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-')) {
+      ok = false;
+    }
+  }
+  if (!ok) {
+    return Status::InvalidArgs("a host note's name is 1 to 64 of a-z 0-9 _ . -, got \"" +
+                               name.substr(0, 80) + "\"");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status Replica::ReadHostNote(const std::string& name, std::string* value) {
+  ONESTORE_RETURN_IF_ERROR(CheckHostNoteName(name));
+  ONESTORE_RETURN_IF_ERROR(store_->CheckUsable(false));
+  return store_->backend_->ReadNote("host:" + name, value);
+}
+
+Status Replica::WriteHostNote(const std::string& name, const std::string& value) {
+  ONESTORE_RETURN_IF_ERROR(CheckHostNoteName(name));
+  if (value.size() > kMaxHostNote) {
+    return Status::Limit("a host note holds at most 65536 bytes, got " +
+                         std::to_string(value.size()));
+  }
+  ONESTORE_RETURN_IF_ERROR(store_->CheckUsable(true));
+  Backend* backend = store_->backend_.get();
+  ONESTORE_RETURN_IF_ERROR(backend->Begin());
+  Status st = backend->WriteNote("host:" + name, value);
+  if (!st.ok()) {
+    backend->Rollback();
+    return st;
+  }
+  st = backend->Commit();
+  if (!st.ok()) {
+    backend->Rollback();
+    return Status::StorageFailed("writing the host note \"" + name + "\" failed: " + st.message());
+  }
   return Status::OK();
 }
 

@@ -61,6 +61,15 @@ class Replica {
   // cannot share one.)
   Status RecordDivergence();
 
+  // A host's note (a relay keeps its driver lease in one, js/relay.js): a
+  // short text kept in the replica's own storage (_meta, key
+  // "note:host:<name>"), apart from the replica's own notes. ReadHostNote
+  // gives "" when there is none. WriteHostNote writes in a write
+  // transaction of its own. `name` is 1 to 64 of [a-z0-9_.-], else
+  // invalid/args. A diverged replica still reads and writes host notes.
+  Status ReadHostNote(const std::string& name, std::string* value);
+  Status WriteHostNote(const std::string& name, const std::string& value);
+
  private:
   explicit Replica(Store* store) : store_(store) {}
 

@@ -304,6 +304,14 @@ void Op::AppendJson(std::string* out) const {
     out->append(marker);
     return;
   }
+  if (kind == OpKind::kAlter) {
+    out->append(AlterJson(*table, *change).dump());
+    return;
+  }
+  if (kind == OpKind::kIndex) {
+    out->append(IndexChangeJson(*table, *change).dump());
+    return;
+  }
   const TableSchema& t = *table;
   static const char* kNames[] = {"put", "update", "delete", "update", "delete"};
   out->append("{\"op\":\"");
@@ -344,6 +352,8 @@ void Op::AppendJson(std::string* out) const {
       break;
     case OpKind::kTable:
     case OpKind::kDocument:
+    case OpKind::kAlter:
+    case OpKind::kIndex:
     case OpKind::kRestore:
       break;
   }
@@ -440,6 +450,21 @@ Status ParseOp(const Json& j, TableResolver* tables, const std::string& where, O
   }
   ONESTORE_RETURN_IF_ERROR(
       tables->Lookup(table_it->get_ref<const std::string&>(), where + ".table", &op.table));
+  if (name == "alter" || name == "index") {
+    auto after = std::make_shared<TableSchema>();
+    auto change = std::make_shared<SchemaChange>();
+    if (name == "alter") {
+      ONESTORE_RETURN_IF_ERROR(ParseAlter(j, op.table, where, after.get(), change.get()));
+    } else {
+      ONESTORE_RETURN_IF_ERROR(ParseIndexChange(j, op.table, where, after.get(), change.get()));
+    }
+    op.kind = name == "alter" ? OpKind::kAlter : OpKind::kIndex;
+    op.table = after;
+    op.change = change;
+    tables->Declare(after);
+    *out = std::move(op);
+    return Status::OK();
+  }
   const TableSchema& t = *op.table;
   auto has = [&](const char* k) { return j.find(k) != j.end(); };
   if (name == "put") {
@@ -480,7 +505,7 @@ Status ParseOp(const Json& j, TableResolver* tables, const std::string& where, O
     }
   } else {
     return Status::InvalidArgs(where + ".op: unknown op \"" + name +
-                               "\" (put, update, delete or table)");
+                               "\" (put, update, delete, table, alter or index)");
   }
   *out = std::move(op);
   return Status::OK();

@@ -65,16 +65,31 @@ Status ApplySet(const std::vector<SetItem>& set, const TableSchema& t, Row* row)
 
 // kDocument: a document op (src/documents/documents.h), which the commit
 // step expands into writes of the store's own tables; backends never see it.
+// kAlter and kIndex: a recorded change of a stored table (schema/schema.h,
+// SchemaChange); like kTable, they give the table a new schema.
 // kRestore: the marker op that opens a restore's record
 // (src/snapshot/snapshot.h): it writes nothing; the ops after it do.
-enum class OpKind { kPut, kUpdate, kDelete, kUpdateWhere, kDeleteWhere, kTable, kDocument, kRestore };
+enum class OpKind {
+  kPut,
+  kUpdate,
+  kDelete,
+  kUpdateWhere,
+  kDeleteWhere,
+  kTable,
+  kDocument,
+  kAlter,
+  kIndex,
+  kRestore
+};
 
 struct DocOp;
 
 struct Op {
   OpKind kind = OpKind::kPut;
-  // The table the op writes (for kTable: the declared schema).
+  // The table the op writes (for kTable: the declared schema; for kAlter and
+  // kIndex: the schema after the change).
   std::shared_ptr<const TableSchema> table;
+  std::shared_ptr<const SchemaChange> change;  // kAlter, kIndex
   Row row;                         // kPut: complete, defaults filled
   Key key;                         // kUpdate, kDelete
   std::vector<SetItem> set;        // kUpdate, kUpdateWhere
@@ -84,6 +99,10 @@ struct Op {
   int64_t count = -1;              // bulk ops: affected rows, once applied;
                                    // as parsed from a replayed record: the expected count, or -1
   bool is_bulk() const { return kind == OpKind::kUpdateWhere || kind == OpKind::kDeleteWhere; }
+  // True for the ops that give a table its (new) schema: table, alter, index.
+  bool declares() const {
+    return kind == OpKind::kTable || kind == OpKind::kAlter || kind == OpKind::kIndex;
+  }
 
   // Appends the wire JSON of this op. Bulk ops carry "count" when it is >= 0.
   void AppendJson(std::string* out) const;

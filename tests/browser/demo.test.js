@@ -1,9 +1,13 @@
 // The demo page (demo/) driven by clicks in real Chromium: the store lives in
 // a dedicated Worker, the page is linked to it. Adds a message, renames a
 // folder (one updateWhere), pages through the file-history query with
-// cursors, saves the note, and saves a screenshot for review in
+// cursors, saves the note (a document: one doc.change a save) and steps back
+// through its versions, filters the outbox by owner and actor (store.log),
+// and saves a screenshot for review in
 // build/screenshots/demo.png. With the OPFS backend, also a reload that
-// keeps everything and a second tab that takes the store over.
+// keeps everything and a second tab that takes the store over. The archive
+// card exports the session and imports it again, its progress bar moving
+// to the end both ways (build/screenshots/demo-archive.png).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
@@ -93,11 +97,46 @@ test("the demo page works by clicks: message, folder rename, cursor paging, note
     await page.fill("#under", "src/components/");
     await page.waitForFunction(() => document.getElementById("page-info").textContent === "Page 1 · rows 1–6 of 10");
 
-    // Save the note: a new revision.
+    // The note is a document: each save is a version, one doc.change op.
+    await page.waitForFunction(() => document.getElementById("note-version").textContent === "version 1 of 1 (latest)");
+    const seeded = await page.inputValue("#note-body");
+    assert.match(seeded, /^Goal: one component per settings tab\./);
     await page.fill("#note-body", "Goal: one component per settings tab.\n\n- Folder settled: src/components/settings/");
     await page.click("#note-save");
-    await page.waitForFunction(() => document.getElementById("note-meta").textContent.startsWith("revision 2"));
-    assert.match(await text(page, "#records .record .ops"), /^update notes\/docs$/);
+    await page.waitForFunction(() => document.getElementById("note-version").textContent === "version 2 of 2 (latest)");
+    assert.match(await text(page, "#records .record .ops"), /^doc\.change notes document \d+$/);
+    await page.fill("#note-title", "Settings refactor: done");
+    await page.click("#note-save");
+    await page.waitForFunction(() => document.getElementById("note-version").textContent === "version 3 of 3 (latest)");
+    assert.equal(await page.locator("#note-newer").isDisabled(), true);
+    // Step back through the history: each version as documents.load({ at }) gives it.
+    await page.click("#note-older");
+    await page.waitForFunction(() => document.getElementById("note-version").textContent.startsWith("version 2 of 3 · seq "));
+    assert.equal(await page.inputValue("#note-title"), "Settings refactor");
+    assert.equal(await page.inputValue("#note-body"), "Goal: one component per settings tab.\n\n- Folder settled: src/components/settings/");
+    assert.equal(await page.locator("#note-title").getAttribute("readonly"), "");
+    await page.click("#note-older");
+    await page.waitForFunction(() => document.getElementById("note-version").textContent.startsWith("version 1 of 3 · seq "));
+    assert.equal(await page.inputValue("#note-body"), seeded);
+    assert.equal(await page.locator("#note-older").isDisabled(), true);
+    await page.click("#note-newer");
+    await page.click("#note-newer");
+    await page.waitForFunction(() => document.getElementById("note-version").textContent === "version 3 of 3 (latest)");
+    assert.equal(await page.inputValue("#note-title"), "Settings refactor: done");
+    assert.equal(await page.locator("#note-title").getAttribute("readonly"), null);
+
+    // Filter the outbox by owner, then by actor: store.log in the worker.
+    await page.selectOption("#outbox-owner", "notes");
+    await page.waitForFunction(() => document.getElementById("outbox-showing").textContent.startsWith("store.log"));
+    const owners = await page.locator("#records .record .owner").allInnerTexts();
+    assert.ok(owners.length >= 3 && owners.every((o) => o === "notes"), `only notes' commits: ${owners}`);
+    await page.selectOption("#outbox-owner", "");
+    await page.selectOption("#outbox-actor", "ana");
+    await page.waitForFunction(() => [...document.querySelectorAll("#records .record .actor")].every((a) => a.textContent === "· ana"));
+    const anaOwners = await page.locator("#records .record .owner").allInnerTexts();
+    assert.deepEqual([...new Set(anaOwners)].sort(), ["agent", "file-history", "notes"], "ana seeded the three owners' first commits");
+    await page.selectOption("#outbox-actor", "");
+    await page.waitForFunction(() => document.getElementById("outbox-showing").textContent === "");
 
     await page.fill("#under", "");
     await page.waitForFunction(() => document.getElementById("page-info").textContent === "Page 1 · rows 1–6 of 14");
@@ -146,6 +185,35 @@ test("with OPFS, a reload keeps the session and a second tab takes the store ove
     await a.screenshot({ path: join(shots, "demo-fenced.png") });
     assert.deepEqual(a.errors, []);
     assert.deepEqual(b.errors, []);
+  } finally {
+    await h.close();
+  }
+});
+
+test("the archive card exports the session and imports it again, its progress bar filling both ways", async () => {
+  const h = await startHarness();
+  try {
+    const page = await openDemo(h);
+    await page.setViewportSize({ width: 1360, height: 1200 });
+    await page.click("#export");
+    await page.waitForSelector("#download:not(.hidden)");
+    assert.match(await text(page, "#archive-state"), /^Exported at seq \d+ · \d+ KiB$/);
+    const bar = () => page.evaluate(() => ({ value: document.getElementById("archive-progress").value, max: document.getElementById("archive-progress").max }));
+    const full = await bar();
+    assert.ok(full.max > 1 && full.value === full.max, JSON.stringify(full));
+    const r = await page.evaluate(() => window.importLastExport());
+    assert.equal(r.same, true);
+    assert.match(await text(page, "#archive-state"), /^Imported into .* at seq \d+ · same content as this session/);
+    const seen = await page.evaluate(() => window.archiveProgress);
+    for (const kind of ["export", "import"]) {
+      const mine = seen.filter((p) => p.kind === kind);
+      assert.ok(mine.length >= 3, `${kind}: ${mine.length} reports`);
+      assert.deepEqual(mine.map((p) => p.done), [...mine.map((p) => p.done)].sort((a, b) => a - b), `${kind}: done only grows`);
+      assert.equal(mine.at(-1).done, mine.at(-1).total, `${kind}: the bar ends full`);
+    }
+    mkdirSync(shots, { recursive: true });
+    await page.locator("section.archive").screenshot({ path: join(shots, "demo-archive.png") });
+    assert.deepEqual(page.errors, []);
   } finally {
     await h.close();
   }

@@ -65,8 +65,7 @@ export function packedTarball() {
  * A new app folder in the temp dir: a copy of tests/bundlers/fixtures/<name>
  * (or of each file or folder of `sources`) with a package.json, and onestore
  * installed from the packed tarball (as `npm install ./onestore-x.tgz` does:
- * no registry needed: its one dependency, modern-tar, is in the npm cache
- * since the repository's npm install). `remove()` deletes it.
+ * no registry needed: the package has no dependencies). `remove()` deletes it.
  */
 export async function installApp(name, sources = [join(fixtures, name)]) {
   const tarball = await packedTarball();

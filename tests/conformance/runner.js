@@ -47,7 +47,32 @@ export function conformanceRunner(api, assert) {
       columns[c] = b;
     }
     const def = defineTable(name, { version: record.version ?? 1, columns, key: record.key, indexes: record.indexes ?? {} });
-    return { type, def, columnNames: Object.keys(record.columns) };
+    return { type, def, columnNames: Object.keys(record.columns), record };
+  }
+
+  /**
+   * The table record after a committed alter or index op (docs/formats.md,
+   * "Schema changes"): drop, then rename, then add (added columns last);
+   * an index over a dropped column goes with it.
+   */
+  function changedRecord(record, op) {
+    const columns = { ...record.columns };
+    let indexes = { ...(record.indexes ?? {}) };
+    let key = [...record.key];
+    if (op.op === "alter") {
+      for (const c of op.drop ?? []) {
+        delete columns[c];
+        indexes = Object.fromEntries(Object.entries(indexes).filter(([, cols]) => !cols.includes(c)));
+      }
+      const renamed = {};
+      for (const [c, spec] of Object.entries(columns)) renamed[op.rename?.[c] ?? c] = spec;
+      const rename = (c) => op.rename?.[c] ?? c;
+      key = key.map(rename);
+      indexes = Object.fromEntries(Object.entries(indexes).map(([n, cols]) => [n, cols.map(rename)]));
+      return { ...record, version: op.version, columns: { ...renamed, ...(op.add ?? {}) }, key, indexes };
+    }
+    for (const n of op.drop ?? []) delete indexes[n];
+    return { ...record, version: op.version, indexes: { ...indexes, ...(op.create ?? {}) } };
   }
 
   const comparisons = { eq, ne, lt, lte, gt, gte };
@@ -119,7 +144,7 @@ export function conformanceRunner(api, assert) {
           const { type, def, columnNames } = tableFromRecord(record);
           const handle = this.store.object({ host: "session", type }).table(def);
           assert.equal(handle.name, record.table);
-          this.tables.set(record.table, { def, handle, columnNames });
+          this.tables.set(record.table, { def, handle, columnNames, record });
         }
         for (const t of this.tables.values()) await t.handle.count();  // the declarations are committed
         for (const [i, step] of (this.doc.setup ?? []).entries()) await this.step(step, `setup ${i}`);
@@ -202,6 +227,13 @@ export function conformanceRunner(api, assert) {
       const ops = fromVector(step.commit);
       const [seq, error] = await attempt(() => this.store.commit(ops, () => {}, ctx));
       if (!checkError(step, i, error)) return;
+      // An alter or index op: queries and row arrays follow the new columns.
+      for (const op of step.commit) {
+        const t = this.tables.get(op.table);
+        if (t === undefined || (op.op !== "alter" && op.op !== "index")) continue;
+        const next = tableFromRecord(changedRecord(t.record, op));
+        Object.assign(t, { def: next.def, columnNames: next.columnNames, record: next.record });
+      }
       if (step.counts === undefined) return;
       // JS sees the counts of bulk ops in the outbox record; key ops carry none.
       const batch = await this.store.outbox.read(seq - 1, 1);

@@ -387,6 +387,39 @@ TEST_P(ReplicaBatches, AReplicaTakesNoOwnerWrites) {
 INSTANTIATE_TEST_SUITE_P(Backends, ReplicaBatches, ::testing::ValuesIn(kBackends),
                          [](const auto& info) { return std::string(info.param.label); });
 
+TEST_P(ReplicaBatches, AHostNoteIsKeptApartFromTheBatchesAndSurvivesADivergenceAndAReopen) {
+  std::string value = "x";
+  ASSERT_TRUE(r_.replica->ReadHostNote("relay.lease", &value).ok());
+  EXPECT_EQ(value, "");
+  ASSERT_TRUE(r_.replica->WriteHostNote("relay.lease", R"({"epoch":2})").ok());
+  ASSERT_TRUE(Apply(Batch(owner_.store.get(), 0, 2)).ok());
+  // A diverging batch rolls back; the note, written before, stays; and a
+  // diverged replica still writes notes.
+  std::string batch = Batch(owner_.store.get(), 2, 1);
+  batch.replace(batch.find("\"count\":2"), 9, "\"count\":3");
+  EXPECT_EQ(Apply(batch).code(), Code::kSyncDiverged);
+  ASSERT_TRUE(r_.replica->RecordDivergence().ok());
+  ASSERT_TRUE(r_.replica->WriteHostNote("relay.lease", R"({"epoch":3})").ok());
+  ASSERT_TRUE(r_.replica->ReadHostNote("relay.lease", &value).ok());
+  EXPECT_EQ(value, R"({"epoch":3})");
+  EXPECT_EQ(r_.store->head(), 2);
+  if (GetParam().file) {
+    r_.replica.reset();
+    r_.store.reset();
+    ASSERT_TRUE(OpenStoreOn(GetParam(), path_, true, &r_).ok());
+    ASSERT_TRUE(r_.replica->ReadHostNote("relay.lease", &value).ok());
+    EXPECT_EQ(value, R"({"epoch":3})");
+    EXPECT_NE(r_.replica->diverged(), "");  // the replica's own note is apart
+  }
+  // Names are plain; a host cannot reach the replica's own notes.
+  for (const char* bad : {"", "Lease", "a/b", "diverged note", ":role"}) {
+    EXPECT_EQ(r_.replica->WriteHostNote(bad, "x").code(), Code::kInvalidArgs) << bad;
+    EXPECT_EQ(r_.replica->ReadHostNote(bad, &value).code(), Code::kInvalidArgs) << bad;
+  }
+  EXPECT_EQ(r_.replica->WriteHostNote(std::string(65, 'a'), "x").code(), Code::kInvalidArgs);
+  EXPECT_EQ(r_.replica->WriteHostNote("big", std::string(65537, 'x')).code(), Code::kLimit);
+}
+
 TEST(ReplicaFiles, AReplicasFileOpensOnlyAsAReplicaAndAReplicaStartsEmpty) {
   const ReplicaBackend& file = kBackends[2];
   const std::string replica_path = TempPath("role_replica");

@@ -437,7 +437,7 @@ TEST_P(StoreTest, DeclaringTheSameTableAgainCommitsNothingAndANewerStoredVersion
   std::string older = kEdits;
   older.replace(older.find("\"version\":2"), 11, "\"version\":1");
   EXPECT_EQ(store_->Declare(older, &records).code(), Code::kSchemaNewer);
-  // A new index is a new table record; the replica applies the same.
+  // A new index (with a new version) is an index op; the replica applies the same.
   std::string more = kEdits;
   more.replace(more.find("\"version\":2"), 11, "\"version\":3");
   more.replace(more.find("\"indexes\":{"), 11, "\"indexes\":{\"byEntry\":[\"entry\"],");

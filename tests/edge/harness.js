@@ -25,12 +25,14 @@ export function decode(text) {
 
 /**
  * Starts workerd. `persist`: a directory that keeps the Durable Objects'
- * SQLite files across a restart (dispose, then start again with it).
+ * SQLite files across a restart (dispose, then start again with it);
+ * `script`: the Worker of tests/edge/ (its Durable Object class is
+ * TestSession), worker.js by default.
  */
-export async function startWorkerd({ persist } = {}) {
+export async function startWorkerd({ persist, script = "worker.js" } = {}) {
   const mf = new Miniflare({
     modules: true,
-    scriptPath: join(repoRoot, "tests", "edge", "worker.js"),
+    scriptPath: join(repoRoot, "tests", "edge", script),
     modulesRoot: repoRoot,
     // The package is ES modules ("type": "module"); a .wasm import is a
     // compiled module, as wrangler does by default.

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 
 import * as api from "../../js/workerd.js";
 import { conformanceRunner, createCaseRunner } from "../conformance/runner.js";
+import { afterTrim, runHistory } from "../history/scenario.js";
 
 const { openStore, defineTable, str, int, num, add, col, and, or, eq, isNull, query, prefix } = api;
 
@@ -91,6 +92,19 @@ export class TestSession {
       return new Response(encode({ ok: true, result }));
     } catch (e) {
       return new Response(encode({ ok: false, code: e?.code, message: String(e?.message ?? e), stack: e?.stack }));
+    }
+  }
+
+  // tests/history/scenario.js on a fresh store in this object's SQLite: the
+  // store's state and store.at's views at every seq, the log, then what a
+  // trim leaves.
+  async op_history() {
+    const store = await openStore({ backend: "durable", storage: this.ctx.storage });
+    try {
+      const run = await runHistory(api, store);
+      return { run, trim: await afterTrim(store, 3) };
+    } finally {
+      await store.close();
     }
   }
 

@@ -6,12 +6,14 @@
 // reported; an import that fails in the middle, or whose process is killed,
 // leaves the previous store whole; and every archive of the attack corpus
 // (tests/js/archive/corpus.js) is refused with its code, writing nothing
-// outside the new generation.
+// outside the new generation. Blobs travel as entries of their own, checked
+// against their hash, and are part of the fingerprint.
 
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { createHash } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import { describe, test } from "node:test";
 
 import { ErrorCodes, exportToFile, importStore, openStore } from "../../js/index.js";
@@ -59,7 +61,8 @@ describe("an export", () => {
     mkdirSync(out);
     execFileSync("tar", ["-xf", tar, "-C", out]);
     const manifest = JSON.parse(readFileSync(join(out, "onestore/manifest.json"), "utf8"));
-    assert.equal(manifest.format, 1);
+    assert.equal(manifest.format, 2);
+    assert.deepEqual(manifest.blobs, []);
     assert.equal(manifest.session, store.id);
     assert.equal(manifest.head, store.head);
     assert.equal(manifest.fingerprint, await store.fingerprint());
@@ -256,6 +259,8 @@ describe("an import", () => {
 
 describe("the attack corpus", async () => {
   const source = await filled();
+  await source.blobs.put(new TextEncoder().encode("the first blob of the corpus"));
+  await source.blobs.put(new Uint8Array(3000).map((_, i) => i * 31));
   const valid = await entriesOf(await bytesOf(source.export()));
   const cases = hostileArchives(valid);
 
@@ -274,6 +279,7 @@ describe("the attack corpus", async () => {
     const previous = await openStore({ backend: "sqlite", path });
     const chat = previous.object({ host: "session", type: "chat" });
     await chat.tx(async (tx) => { await tx.put(chat.table(Tags), { tag: "previous", count: 3 }); });
+    const kept = await previous.blobs.put(new TextEncoder().encode("a blob of the previous store"));
     const fp = await previous.fingerprint();
     const head = previous.head;
     await previous.close();
@@ -299,6 +305,7 @@ describe("the attack corpus", async () => {
     const again = await openStore({ backend: "sqlite", path });
     assert.equal(again.head, head);
     assert.equal(await again.fingerprint(), fp);
+    assert.equal(new TextDecoder().decode(await again.blobs.get(kept)), "a blob of the previous store");
     await again.close();
     await source.close();
   });
@@ -336,4 +343,133 @@ test("documents travel in the archive: an import finds them, loads their past ve
     assert.equal((await owner.documents.load(id)).value.title, "Plan v2");
     await copy.close();
   }
+});
+
+describe("blobs in an archive", () => {
+  const enc = new TextEncoder();
+  const sha256 = (bytes) => createHash("sha256").update(bytes).digest("hex");
+  // Three blobs: text, binary of every byte value, and an empty one.
+  const contents = [enc.encode("a screenshot, say"), Uint8Array.from({ length: 70000 }, (_, i) => (i * 131 + 7) & 255), new Uint8Array(0)];
+
+  async function withBlobs(options = { backend: "memory" }) {
+    const store = await filled(options);
+    for (const c of contents) await store.blobs.put(c);
+    return store;
+  }
+
+  async function sameBlobs(a, b) {
+    const hashes = (await a.blobs.list()).hashes;
+    assert.deepEqual((await b.blobs.list()).hashes, hashes);
+    for (const h of hashes) assert.deepEqual(await b.blobs.get(h), await a.blobs.get(h), `blob ${h}`);
+  }
+
+  test("are each their own entry onestore/sha256/<xx>/<hash>, listed in the manifest, that GNU tar extracts as files named by their sha256", async () => {
+    const store = await withBlobs();
+    const tar = file("blobs").replace(/\.sqlite$/, ".tar");
+    await exportToFile(store, tar);
+    const hashes = contents.map(sha256).sort();
+    const names = execFileSync("tar", ["-tf", tar], { encoding: "utf8" }).trim().split("\n");
+    assert.deepEqual(names.slice(-3), hashes.map((h) => `onestore/sha256/${h.slice(0, 2)}/${h}`));
+    const out = join(dir, `x${counter++}`);
+    mkdirSync(out);
+    execFileSync("tar", ["-xf", tar, "-C", out]);
+    for (const h of hashes) assert.equal(sha256(readFileSync(join(out, "onestore/sha256", h.slice(0, 2), h))), h);
+    const manifest = JSON.parse(readFileSync(join(out, "onestore/manifest.json"), "utf8"));
+    assert.deepEqual(manifest.blobs, hashes.map((h) => ({ hash: h, size: contents.find((c) => sha256(c) === h).length })));
+    assert.equal(manifest.fingerprint, await store.fingerprint());
+    await store.close();
+  });
+
+  test("round-trip through GNU tar -cf into memory and over a sqlite store whose own blobs they replace, with equal fingerprints", async () => {
+    const store = await withBlobs();
+    const tar = file("blobs-rt").replace(/\.sqlite$/, ".tar");
+    await exportToFile(store, tar);
+    const out = join(dir, `x${counter++}`);
+    mkdirSync(out);
+    execFileSync("tar", ["-xf", tar, "-C", out]);
+    const repacked = join(dir, `re${counter++}.tar`);
+    execFileSync("tar", ["-cf", repacked, "--sort=name", "-C", out, "onestore"]);
+    const path = file("blobs-over");
+    const previous = await openStore({ backend: "sqlite", path });
+    const old = await previous.blobs.put(enc.encode("a blob only the previous store had"));
+    await previous.close();
+    for (const options of [{ backend: "memory" }, { backend: "sqlite", path }]) {
+      const back = await importStore(readFileSync(repacked), options);
+      await sameStore(store, back);
+      await sameBlobs(store, back);
+      assert.equal(await back.blobs.has(old), false);
+      await back.close();
+    }
+    // Nothing of the switch is left beside the store, and the blobs stay.
+    assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith(basename(path) + ".")), [basename(path) + ".blobs"]);
+    const reopened = await openStore({ backend: "sqlite", path });
+    await sameBlobs(store, reopened);
+    assert.equal(await reopened.fingerprint(), await store.fingerprint());
+    await reopened.close();
+    await store.close();
+  });
+
+  test("are part of the fingerprint: a store without blobs keeps its f1 fingerprint, each new blob changes it, and equal content agrees on memory and sqlite", async () => {
+    const memory = await filled();
+    const sqlite = await filled({ backend: "sqlite", path: file("fp") });
+    const tablesOnly = await memory.fingerprint();
+    assert.match(tablesOnly, /^f1-[0-9a-f]{32}$/);
+    const seen = new Set([tablesOnly]);
+    for (const c of contents) {
+      await memory.blobs.put(c);
+      await sqlite.blobs.put(c);
+      const fp = await memory.fingerprint();
+      assert.match(fp, /^f2-[0-9a-f]{32}$/);
+      assert.ok(!seen.has(fp), "a new blob gives a new fingerprint");
+      seen.add(fp);
+      assert.equal(await sqlite.fingerprint(), fp);
+    }
+    await memory.blobs.put(contents[0]);  // the same bytes again: no change
+    assert.equal(await memory.fingerprint(), [...seen].at(-1));
+    await memory.close();
+    await sqlite.close();
+  });
+
+  test("count in the progress: one item each, and their bytes as blobBytes of blobTotal", async () => {
+    const store = await withBlobs();
+    const seen = [];
+    const bytes = await bytesOf(store.export({ onProgress: (p) => seen.push(p) }));
+    const blobTotal = contents.reduce((n, c) => n + c.length, 0);
+    const total = 1202 + 2 + 1 + store.head + contents.length;
+    assert.ok(seen.every((p) => p.total === total && p.blobTotal === blobTotal));
+    assert.deepEqual(seen.map((p) => p.blobBytes), [...seen.map((p) => p.blobBytes)].sort((a, b) => a - b));
+    assert.equal(seen.at(-1).done, total);
+    assert.equal(seen.at(-1).blobBytes, blobTotal);
+    assert.equal(new Set(seen.map((p) => p.blobBytes)).size, 3);  // 0, then two blobs (the empty one adds none)
+    const imported = [];
+    const back = await importStore(bytes, { backend: "memory" }, { onProgress: (p) => imported.push(p) });
+    assert.ok(imported.every((p) => p.total === total && p.blobTotal === blobTotal));
+    assert.equal(imported.at(-1).done, total);
+    assert.equal(imported.at(-1).blobBytes, blobTotal);
+    await back.close();
+    await store.close();
+  });
+
+  test("a switch cut between its renames is undone by the next import: the previous store gets its own blobs back", async () => {
+    const path = file("cut-switch");
+    const previous = await openStore({ backend: "sqlite", path });
+    const own = await previous.blobs.put(enc.encode("the previous store's blob"));
+    const fp = await previous.fingerprint();
+    await previous.close();
+    // What a crash after the first two renames of a switch leaves: the old
+    // blob folder aside, the new one in its place, the new file not moved.
+    const gen = `${path}.import-0123456789ab`;
+    writeFileSync(gen, "");
+    renameSync(`${path}.blobs`, `${gen}.old.blobs`);
+    const theirs = sha256(enc.encode("the new generation's blob"));
+    mkdirSync(`${path}.blobs/sha256/${theirs.slice(0, 2)}`, { recursive: true });
+    writeFileSync(`${path}.blobs/sha256/${theirs.slice(0, 2)}/${theirs}`, "the new generation's blob");
+    await rejectsWith(importStore(new Uint8Array(0), { backend: "sqlite", path }), ErrorCodes.InvalidArchive);
+    assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith(basename(path) + ".")), [basename(path) + ".blobs"]);
+    const again = await openStore({ backend: "sqlite", path });
+    assert.equal(await again.blobs.has(own), true);
+    assert.equal(await again.blobs.has(theirs), false);
+    assert.equal(await again.fingerprint(), fp);
+    await again.close();
+  });
 });

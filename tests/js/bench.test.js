@@ -62,6 +62,7 @@ test("npm run bench -- --quick writes a well-formed report.md and report.json", 
     assert.ok(f.size.gzip < f.size.raw);
     assert.ok(f.bulk.putsPerSecond > 0 && f.replay.rowChangesPerSecond > 0);
     assert.ok(f.replica.rowChangesPerSecond > 0 && f.replica.batches === report.plan.replicaCommits / report.plan.replicaBatch + 1);
+    assert.ok(f.docLoad.value > 0 && f.docLoad.pastLoadMs > 0 && f.docLoad.pastSeq > 1, "workload 13 loads a document now and at a past seq");
   }
   assert.ok(report.columns.find((c) => c.id === "onestore-file-full").figures.open.value > 0);
   assert.ok(report.columns.find((c) => c.id === "onestore-memory").figures.open.na);
@@ -69,7 +70,7 @@ test("npm run bench -- --quick writes a well-formed report.md and report.json", 
   assert.ok(snap.value > 0 && snap.rows === report.plan.commitAt.at(-1) && snap.bytes > 4096, "workload 15 snapshots the fixture file");
 
   const ts = targets(report);
-  for (const id of ["commitVsRaw", "commitVsOfficial", "vsNative.commit", "memoryPuts", "rename", "renameBytes", "page", "get", "commitAt", "open", "size", "replicaRate", "vsNative.replica", "snapshot"]) {
+  for (const id of ["commitVsRaw", "commitVsOfficial", "vsNative.commit", "memoryPuts", "rename", "renameBytes", "page", "get", "commitAt", "open", "size", "replicaRate", "vsNative.replica", "archive.export", "archive.import", "docLoad", "openAltered", "snapshot"]) {
     assert.ok(ts.some((t) => t.id === id), `target ${id} not evaluated`);
   }
   for (const t of ts) assert.ok(Number.isFinite(t.value) && typeof t.ok === "boolean", `${t.id}: ${t.value}`);

@@ -257,3 +257,39 @@ test("a real worker_threads Worker serves a store: one message per commit with i
     await worker.terminate();
   }
 });
+
+test("a held document gets its value now, then one part with its new value and version per commit that changed, retired or re-created it", async () => {
+  const t = await setup({
+    doc: async ({ step }) => {
+      await t.owner.tx(async (tx) => {
+        if (step === "create") t.id = await tx.documents.create({ kind: "note", key: "n1" }, { title: "Plan" });
+        if (step === "change") await tx.documents.change(t.id, [{ op: "replace", path: "/title", value: "Plan v2" }]);
+        if (step === "other") await tx.documents.create({ kind: "note", key: "n2" }, { title: "Other" });
+        if (step === "retire") await tx.documents.retire(t.id);
+        if (step === "again") await tx.documents.create({ kind: "note", key: "n1" }, { title: "Again" });
+        if (step === "row") await tx.put(t.notes, { id: "x", text: "x" });
+      });
+      return t.store.head;
+    },
+  });
+  const events = [];
+  t.link.hold({ document: { owner: "notes", kind: "note", key: "n1" } }, (e) => events.push(e));
+  await until(() => events.length === 1, "the held event");
+  assert.deepEqual(events[0], { seq: t.store.head, document: undefined });
+  const seqs = {};
+  for (const step of ["create", "change", "other", "row", "retire", "again"]) seqs[step] = await t.link.call("doc", { step });
+  await until(() => events.length === 5, "four document parts");
+  const shown = events.slice(1).map((e) => ({ seq: e.seq, title: e.document?.value.title, version: e.document?.version }));
+  assert.deepEqual(shown, [
+    { seq: seqs.create, title: "Plan", version: 1 },
+    { seq: seqs.change, title: "Plan v2", version: 2 },
+    { seq: seqs.retire, title: undefined, version: undefined },
+    { seq: seqs.again, title: "Again", version: 1 },
+  ]);
+  // A commit of another document or of a table sends nothing to this hold.
+  assert.ok(!events.some((e) => e.seq === seqs.other || e.seq === seqs.row));
+  assert.equal(events[4].document.address.key, "n1");
+  throwsWith(() => t.link.hold({ document: { owner: "notes" } }, () => {}), "invalid/args", ["owner, kind, key?"]);
+  throwsWith(() => t.link.hold({ document: { owner: "notes", kind: "note" } }), "invalid/args", ["listener"]);
+  await t.done();
+});

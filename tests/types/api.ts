@@ -6,6 +6,8 @@ import {
   prefix, query, replacePrefix, str, bool, num, StoreError, ErrorCodes, compareText, when, value, coalesce, max,
   type RowOf, type InsertOf, type KeyOf, type ErrorCode, type OutboxBatch, MAX_BLOB_BYTES, type BlobPage,
   importStore, exportToFile, type ArchiveProgress, type Store, type ByteStreamLike,
+  createRelay, type Relay, type RelayAccess, type RequestLike, type ResponseLike, SessionRelay, relayFetch,
+  type OutboxRecord, type LogPage, type StoreView, type DocumentEvent,
 } from "onestore";
 
 type EditMeta = { lines: number; tool?: string };
@@ -30,6 +32,43 @@ defineTable("bad", { columns: { id: json() }, key: ["id"] });
 defineTable("bad", { columns: { id: str(), m: json() }, key: ["id"], indexes: { byM: ["m"] } });
 // @ts-expect-error a key is not empty
 defineTable("bad", { columns: { id: str() }, key: [] });
+
+// Migrations: each version's alter (drop, rename, add with column builders).
+const Edits3 = defineTable("edits", {
+  version: 3,
+  columns: { id: str(), file: str(), size: int({ default: 0 }) },
+  key: ["id"],
+  migrations: {
+    2: { alter: { rename: { path: "file" }, drop: ["meta"] } },
+    3: { alter: { add: { size: int({ default: 0 }) } } },
+  },
+});
+const step: number = Edits3.migrations[3].alter?.add ? 3 : 0;
+const Edits4 = defineTable("edits", {
+  version: 4,
+  columns: { id: str(), file: str(), size: int({ default: 0 }), dir: str({ default: "" }) },
+  key: ["id"],
+  migrations: {
+    ...Edits3.migrations,
+    4: { alter: { add: { dir: str({ default: "" }) } }, rows: (row) => ({ dir: String(row.file).split("/")[0] }), update: { size: add(col("size"), 1) } },
+  },
+});
+const Versioned = defineTable("versioned", {
+  columns: { id: str(), meta: json<{ title: string; tags: string[] }>({ version: 2, migrate: (old, from) => ({ title: String((old as { name: string }).name) + from, tags: [] }) }) },
+  key: ["id"],
+});
+const vtags: string[] = (null as unknown as RowOf<typeof Versioned>).meta.tags;
+// @ts-expect-error migrate gives the column's type
+json<{ title: string }>({ version: 2, migrate: () => 1 });
+declare const someOwner: import("onestore").Owner;
+const seen: string[] = [];
+someOwner.table(Edits4, { onProgress: (p) => seen.push(`${p.table} ${p.version} ${p.done / p.total}`) });
+// @ts-expect-error onProgress is a function
+someOwner.table(Edits4, { onProgress: 1 });
+// @ts-expect-error an alter adds column builders
+defineTable("bad", { columns: { id: str() }, key: ["id"], migrations: { 2: { alter: { add: { x: 1 } } } } });
+// @ts-expect-error an alter's drop is a list of names
+defineTable("bad", { columns: { id: str() }, key: ["id"], migrations: { 2: { alter: { drop: "x" } } } });
 
 // Row types.
 type Edit = RowOf<typeof Edits>;
@@ -97,7 +136,7 @@ async function session() {
   // @ts-expect-error a durable store needs the Durable Object's storage
   await openStore({ backend: "durable" });
   const fp: string = await store.fingerprint();
-  const archive = store.export({ onProgress: (p: ArchiveProgress) => void (p.done + p.total + p.bytes) });
+  const archive = store.export({ onProgress: (p: ArchiveProgress) => void (p.done + p.total + p.bytes + p.blobBytes / p.blobTotal) });
   const imported: Store = await importStore(archive, { backend: "memory" }, { onProgress: ({ done, total }) => void (done / total) });
   const written: number = await exportToFile(imported, "s.tar");
   // @ts-expect-error an archive is bytes or a stream, not a path
@@ -118,8 +157,38 @@ async function session() {
   await replica.blobs.put(new Uint8Array(0));
   // @ts-expect-error applyBatch takes a batch
   await replica.applyBatch(42);
-  void fp; void applied; void replicaRows; void replicaPage; void diverged;
+  replica.hostNotes.set("app.cursor", "42");
+  const note: string | undefined = replica.hostNotes.get("app.cursor");
+  // @ts-expect-error a host note is text
+  replica.hostNotes.set("app.cursor", 42);
+  void fp; void applied; void replicaRows; void replicaPage; void diverged; void note;
   await replica.close();
+  const relay: Relay = createRelay({
+    open: (id: string) => ({ backend: "sqlite", path: `.data/relay/${id}.sqlite` }),
+    authorize: ({ access, token }: RelayAccess) => token === "t" || access === "read",
+    maxBody: 1 << 20,
+    isBlobName: false,
+    cors: "https://app.example",
+  });
+  // @ts-expect-error open gives open options
+  createRelay({ open: (id: string) => id });
+  // @ts-expect-error access is "read" or "drive"
+  createRelay({ open: () => ({ backend: "memory" }), authorize: ({ access }: RelayAccess) => access === "write" });
+  const unauthorized: "unauthorized" = ErrorCodes.Unauthorized;
+  const asked: RequestLike = { method: "GET", url: "http://relay/sessions/s1", headers: { get: () => null }, body: null };
+  const answer: ResponseLike = await relay.fetch(asked as never);
+  const status: number = answer.status;
+  void unauthorized; void status;
+  await relay.close();
+  class Sessions extends SessionRelay<{ RELAY_TOKEN: string }> {
+    override authorize({ token }: RelayAccess) { return token === this.env.RELAY_TOKEN; }
+    override relayOptions() { return { leaseTtl: 60_000 }; }
+  }
+  void Sessions;
+  const routed: ResponseLike = await relayFetch(asked as never, { SESSIONS: {} }, { binding: "SESSIONS" });
+  // @ts-expect-error the binding is a name
+  await relayFetch(asked as never, {}, { binding: 1 });
+  void routed;
   const fileHistory = store.object({ host: "session", type: "file-history" }, { adopt(seq, ops) { void seq; void ops; } });
   const edits = fileHistory.table(Edits);
   const pairs = fileHistory.table(Pairs);
@@ -185,6 +254,17 @@ async function session() {
   const oldVersion: number | undefined = old?.version;
   const listed: string | undefined = (await notes.documents.list({ kind: "note" }, 10, { after: undefined })).next;
   const firstSeq: number = (await notes.documents.versions(docId))[0].seq;
+  const one: OutboxRecord = await store.log({ seq: 3 });
+  const logPage: LogPage = await store.log({ owner: { type: "notes" }, actor: { id: "ana" }, from: 1, to: 9, limit: 20, after: undefined });
+  const nextLog: number | undefined = (await store.log()).next;
+  // @ts-expect-error a log limit is a number
+  await store.log({ limit: "20" });
+  const view: StoreView = await store.at(firstSeq);
+  const viewRows: number = await view.table(Edits).count() + await view.table("file-history/edits").count();
+  const pastNote = await view.documents(notes).load(docId);
+  const viewSeq: number = view.seq;
+  await view.close();
+  void [one.ops, logPage.commits, nextLog, viewRows, pastNote, viewSeq];
 
   const seq: number = await store.commit([{ op: "put", table: "file-history/edits", row: { id: "e3" } }], (s) => void s);
   const batch: OutboxBatch = await store.outbox.read(0, 100);
@@ -254,6 +334,11 @@ async function linked(port: Endpoint) {
   });
   link.hold("file-history/edits", (e) => void e.ops);
   link.hold<number>("count", (e) => { const v: number | undefined = e.value; void v; });
+  link.hold<{ title: string }>({ document: { owner: "notes", kind: "note", key: "n1" } }, (e: DocumentEvent<{ title: string }>) => {
+    const t: string | undefined = e.document?.value.title; void t;
+  });
+  // @ts-expect-error a held document names its kind
+  link.hold({ document: { owner: "notes" } }, () => {});
   link.close();
   server.close();
   off(); stop(); count.close();

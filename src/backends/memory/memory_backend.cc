@@ -140,6 +140,10 @@ struct TableData {
 struct StagedTable {
   std::shared_ptr<const TableSchema> schema;             // a table record's schema, or null
   std::map<Key, std::optional<Row>, EntryLess> changes;  // nullopt: deleted
+  // After an alter: the committed table with its rows rewritten to the new
+  // columns, which replaces the committed one at Commit (the changes above
+  // are in the new columns too).
+  std::unique_ptr<TableData> base;
 };
 
 bool PastUpper(const Value& v, const ScanBound& b) {
@@ -260,6 +264,10 @@ class MemoryBackend : public Backend {
                      std::vector<std::pair<Key, Row>>* out);
 
   Status ApplyTable(const Op& op);
+  Status ApplyAlter(const Op& op);
+  // The committed table a write in the open transaction sees (an altered
+  // copy, else the committed one), or null.
+  const TableData* BaseOf(const std::string& name) const;
   Status CheckRow(const TableSchema& t, const Row& row, const char* what) const;
 
   bool closed_ = false;
@@ -310,11 +318,18 @@ Status MemoryBackend::Begin() {
   return Status::OK();
 }
 
+const TableData* MemoryBackend::BaseOf(const std::string& name) const {
+  auto st = staged_.find(name);
+  if (st != staged_.end() && st->second.base) return st->second.base.get();
+  auto it = tables_.find(name);
+  return it == tables_.end() ? nullptr : &it->second;
+}
+
 const TableSchema* MemoryBackend::CurrentSchema(const std::string& name) const {
   auto st = staged_.find(name);
   if (st != staged_.end() && st->second.schema) return st->second.schema.get();
-  auto it = tables_.find(name);
-  return it == tables_.end() ? nullptr : it->second.schema.get();
+  const TableData* d = BaseOf(name);
+  return d == nullptr ? nullptr : d->schema.get();
 }
 
 const Row* MemoryBackend::MergedRow(const std::string& name, const Key& key) const {
@@ -323,19 +338,18 @@ const Row* MemoryBackend::MergedRow(const std::string& name, const Key& key) con
     auto c = st->second.changes.find(key);
     if (c != st->second.changes.end()) return c->second ? &*c->second : nullptr;
   }
-  auto it = tables_.find(name);
-  if (it == tables_.end()) return nullptr;
-  auto r = it->second.rows.find(key);
-  return r == it->second.rows.end() ? nullptr : &r->second;
+  const TableData* d = BaseOf(name);
+  if (d == nullptr) return nullptr;
+  auto r = d->rows.find(key);
+  return r == d->rows.end() ? nullptr : &r->second;
 }
 
 void MemoryBackend::MergedMatches(const std::string& name, const TableSchema& t,
                                   const Predicate* where, std::vector<std::pair<Key, Row>>* out) {
   auto st_it = staged_.find(name);
   const StagedTable* st = st_it == staged_.end() ? nullptr : &st_it->second;
-  auto it = tables_.find(name);
-  if (it != tables_.end()) {
-    const TableData& d = it->second;
+  if (const TableData* base = BaseOf(name)) {
+    const TableData& d = *base;
     ScanPlan plan = PlanScan(*d.schema, where, nullptr);
     Walk(d, plan, nullptr, [&](const Row& row) {
       if (!Matches(where, row)) return true;
@@ -387,11 +401,61 @@ Status MemoryBackend::ApplyTable(const Op& op) {
   return Status::OK();
 }
 
+// Rewrites the rows the transaction sees into the new columns: memory rows
+// are arrays, so an alter copies them (a sqlite table is altered in place).
+Status MemoryBackend::ApplyAlter(const Op& op) {
+  const TableSchema& after = *op.table;
+  const SchemaChange& ch = *op.change;
+  const TableSchema* current = CurrentSchema(after.name);
+  if (current == nullptr) return UnknownTable(after.name);
+  if (current->columns.size() != ch.before->columns.size()) {
+    return Status::InvalidArgs("alter of table \"" + after.name +
+                               "\": the stored columns are not the ones the alter was made for");
+  }
+  auto remap = [&](const Row& row) {
+    Row next;
+    next.reserve(after.columns.size());
+    for (size_t i = 0; i < after.columns.size(); ++i) {
+      if (ch.source[i] >= 0) {
+        next.push_back(row[ch.source[i]]);
+      } else {
+        const Column& c = after.columns[i];
+        Value v = c.has_default ? c.def : Value();
+        if (c.type == Type::kNum && v.type() == Type::kInt) {
+          v = Value::Num(static_cast<double>(v.int_value()));
+        }
+        next.push_back(std::move(v));
+      }
+    }
+    return next;
+  };
+  auto shared = std::make_shared<const TableSchema>(after);
+  auto base = std::make_unique<TableData>();
+  if (const TableData* old = BaseOf(after.name)) {
+    for (const auto& [key, row] : old->rows) {
+      Row next = remap(row);
+      Key k = Project(after.key, next);
+      base->rows.emplace(std::move(k), std::move(next));
+    }
+  }
+  base->SetSchema(shared);
+  StagedTable& st = staged_[after.name];
+  std::map<Key, std::optional<Row>, EntryLess> changes;
+  for (auto& [key, row] : st.changes) {
+    changes[key] = row ? std::optional<Row>(remap(*row)) : std::nullopt;
+  }
+  st.changes = std::move(changes);
+  st.base = std::move(base);
+  st.schema = shared;
+  return Status::OK();
+}
+
 Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
   ONESTORE_RETURN_IF_ERROR(CheckTx("Apply"));
   if (op == nullptr || op->table == nullptr)
     return Status::InvalidArgs("Apply: an op without a table");
-  if (op->kind == OpKind::kTable) return ApplyTable(*op);
+  if (op->kind == OpKind::kTable || op->kind == OpKind::kIndex) return ApplyTable(*op);
+  if (op->kind == OpKind::kAlter) return ApplyAlter(*op);
 
   const TableSchema& t = *op->table;
   const std::string& name = t.name;
@@ -466,6 +530,8 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
     case OpKind::kDocument:  // expanded into puts by the commit step
     case OpKind::kRestore:   // a marker: the commit step skips it
     case OpKind::kTable:
+    case OpKind::kAlter:
+    case OpKind::kIndex:
       break;
   }
   return Status::InvalidArgs("Apply: unknown op kind");
@@ -481,6 +547,7 @@ Status MemoryBackend::Commit() {
   ONESTORE_RETURN_IF_ERROR(CheckTx("Commit"));
   // Every check happened in Apply: from here on nothing can fail.
   for (auto& [name, st] : staged_) {
+    if (st.base) tables_[name] = std::move(*st.base);
     TableData& d = tables_[name];
     if (st.schema) d.SetSchema(st.schema);
     for (auto& [key, row] : st.changes) {

@@ -9,6 +9,7 @@
 // owner sees a newer epoch written by another.
 #include "backends/sqlite/sqlite_backend.h"
 
+#include <cstdio>
 #include <map>
 #include <utility>
 
@@ -50,6 +51,38 @@ std::string DescribeKey(const Key& key) {
 
 std::string IndexSqlName(const TableSchema& t, const Index& ix) {
   return QuoteIdent(t.name + "/" + ix.name);
+}
+
+// A value as a SQL constant (a column's DEFAULT): ints and bools as
+// integers, nums with 17 digits (and a point, so that they stay REAL), text
+// quoted with its quotes doubled.
+std::string SqlLiteral(const Value& v, Type column) {
+  switch (v.type()) {
+    case Type::kBool:
+      return v.bool_value() ? "1" : "0";
+    case Type::kInt:
+      if (column == Type::kNum) return std::to_string(v.int_value()) + ".0";
+      return std::to_string(v.int_value());
+    case Type::kNum: {
+      char buf[40];
+      std::snprintf(buf, sizeof buf, "%.17g", v.num_value());
+      std::string out = buf;
+      if (out.find_first_of(".eE") == std::string::npos) out += ".0";
+      return out;
+    }
+    case Type::kStr:
+    case Type::kJson: {
+      std::string out = "'";
+      for (char c : v.text()) {
+        if (c == '\'') out += '\'';
+        out += c;
+      }
+      return out + "'";
+    }
+    case Type::kNull:
+      break;
+  }
+  return "NULL";
 }
 
 // Same columns (name, type, nullability) and key: what a table's SQL holds.
@@ -133,6 +166,7 @@ class SqliteBackend : public Backend {
 
   void AppendKeyWhere(const TableSchema& t, const Key& key, SqlBuilder* b) const;
   Status ApplyTable(const TableSchema& t, const TableSchema* previous);
+  Status ApplyAlter(const TableSchema& t, const SchemaChange& change);
   Status ApplyPut(const Op& op);
 
   std::unique_ptr<SqlConnection> conn_;
@@ -388,6 +422,39 @@ Status SqliteBackend::ApplyTable(const TableSchema& t, const TableSchema* previo
   return Run(b, "recording table " + t.name);
 }
 
+// An alter changes the table in place: ALTER TABLE ... DROP COLUMN, RENAME
+// COLUMN, ADD COLUMN with the default as a constant, so SQLite fills old rows
+// in when it reads them and rewrites none (SQLite allows no bound parameter
+// in a column definition).
+Status SqliteBackend::ApplyAlter(const TableSchema& t, const SchemaChange& ch) {
+  const std::string table = QuoteIdent(t.name);
+  for (const std::string& name : ch.dropped_indexes) {
+    ONESTORE_RETURN_IF_ERROR(conn_->Exec("DROP INDEX IF EXISTS " + QuoteIdent(t.name + "/" + name)));
+  }
+  for (const std::string& name : ch.drop) {
+    ONESTORE_RETURN_IF_ERROR(
+        conn_->Exec("ALTER TABLE " + table + " DROP COLUMN " + QuoteIdent(name)));
+  }
+  for (const auto& [from, to] : ch.rename) {
+    ONESTORE_RETURN_IF_ERROR(conn_->Exec("ALTER TABLE " + table + " RENAME COLUMN " +
+                                         QuoteIdent(from) + " TO " + QuoteIdent(to)));
+  }
+  for (const Column& c : ch.add) {
+    std::string sql = "ALTER TABLE " + table + " ADD COLUMN " + QuoteIdent(c.name) + " " +
+                      SqlType(c.type);
+    if (!c.optional) sql += " NOT NULL";
+    if (c.has_default && !c.def.is_null()) sql += " DEFAULT " + SqlLiteral(c.def, c.type);
+    ONESTORE_RETURN_IF_ERROR(conn_->Exec(sql));
+  }
+  SqlBuilder b = Builder();
+  b.Append("INSERT OR REPLACE INTO _tables (name, record) VALUES (")
+      .AppendParam(Value::Str(t.name))
+      .Append(", ")
+      .AppendParam(Value::Str(t.ToJson().dump()))
+      .Append(")");
+  return Run(b, "recording table " + t.name);
+}
+
 Status SqliteBackend::ApplyPut(const Op& op) {
   const TableSchema& t = *op.table;
   if (op.row.size() != t.columns.size()) {
@@ -427,6 +494,10 @@ Status SqliteBackend::Apply(Op* op, const TableSchema* previous) {
       return Status::InvalidArgs("sqlite: a restore marker reached the backend");
     case OpKind::kTable:
       return ApplyTable(t, previous);
+    case OpKind::kIndex:  // the same columns, other indexes: what a table record does
+      return ApplyTable(t, op->change->before.get());
+    case OpKind::kAlter:
+      return ApplyAlter(t, *op->change);
     case OpKind::kPut:
       return ApplyPut(*op);
     case OpKind::kUpdate:

@@ -8,6 +8,7 @@ import { loadBrowserCore, opfsLockName } from "../../../js/loader-browser.js";
 import { acquireOpfsFiles, OPFS_DIR, OPFS_FILES, opfsDbPath, opfsFiles } from "../../../js/files-opfs.js";
 import { conformanceRunner } from "../../conformance/runner.js";
 import { assert } from "./assert.js";
+import { afterTrim, runHistory } from "../../history/scenario.js";
 
 const Items = defineTable("items", { columns: { id: str(), n: int(), tab: str() }, key: ["id"] });
 
@@ -265,6 +266,20 @@ const ops = {
     await replica.close();
     await deleteStore({ backend: "opfs", name });
     return { before, after, code, reopened };
+  },
+  // tests/history/scenario.js on a fresh OPFS store: the store's state and
+  // store.at's views at every seq, the log, then what a trim leaves.
+  async history() {
+    const name = "history";
+    await deleteStore({ backend: "opfs", name });
+    const s = await openStore({ backend: "opfs", name });
+    try {
+      const run = await runHistory(api, s);
+      return { run, trim: await afterTrim(s, 3) };
+    } finally {
+      await s.close();
+      await deleteStore({ backend: "opfs", name });
+    }
   },
 };
 

@@ -7,9 +7,13 @@ import { END, concat, entry, header, pax } from "./tar.js";
 
 const dec = new TextDecoder();
 
-/** The entries of a valid archive's bytes: [{ name, text }]. */
+/** The entries of a valid archive's bytes: [{ name, text }] (a blob's text is its bytes). */
 export async function entriesOf(bytes) {
-  return (await unpackTar(bytes)).map((e) => ({ name: e.header.name, text: dec.decode(e.data) }));
+  return (await unpackTar(bytes)).map((e) => ({ name: e.header.name, text: isBlob(e.header.name) ? e.data : dec.decode(e.data) }));
+}
+
+function isBlob(name) {
+  return name.startsWith("onestore/sha256/");
 }
 
 /** A tar of entries [{ name, text, ...header options }] with its end blocks. */
@@ -40,7 +44,7 @@ function lines(text, fn) {
 /**
  * The hostile archives for a valid one's entries. The valid archive must
  * have a manifest, pages 1 and 2 of table 0, one page of tables 1 and 2,
- * and one outbox page.
+ * one outbox page, and at least two blobs of at least one byte.
  */
 export function hostileArchives(valid) {
   const [manifest, ...rest] = valid;
@@ -116,9 +120,36 @@ export function hostileArchives(valid) {
   add("a table listed twice in the manifest", tarOf(editManifest(valid, (m) => { m.tables.push(m.tables[0]); return m; })));
   add("a manifest that is not JSON", tarOf(edit(valid, manifest.name, (t) => t.slice(0, -10))));
   add("a manifest of another kind", tarOf(editManifest(valid, (m) => { m.kind = "zip"; return m; })));
-  add("a manifest with blobs this version cannot read", tarOf(editManifest(valid, (m) => { m.blobs = [{ hash: "x" }]; return m; })));
+  add("a manifest listing a blob that is not a hash", tarOf(editManifest(valid, (m) => { m.blobs[0].hash = "x"; return m; })));
   add("a head the outbox does not end at", tarOf(editManifest(valid, (m) => { m.head += 1; m.outbox.from += 1; return m; })));
   add("an outbox record out of order", tarOf(edit(valid, "onestore/outbox/000001.jsonl", (t) => lines(t, (l, i) => (i === 0 ? [l.replace(/"seq":\d+/, '"seq":999')] : [l])))));
-  add("a manifest of a newer format", tarOf(editManifest(valid, (m) => { m.format = 2; return m; })), "schema/newer");
+  add("a manifest of a newer format", tarOf(editManifest(valid, (m) => { m.format += 1; return m; })), "schema/newer");
+
+  // Blobs (onestore/sha256/<xx>/<hash>, listed in the manifest).
+  const blobs = valid.filter((e) => isBlob(e.name));
+  if (blobs.length < 2) throw new Error("corpus: the valid archive needs two blobs");
+  const [blob, blob2] = blobs;
+  const hash = blob.name.slice(-64);
+  const other = (hash[0] === "0" ? "1" : "0") + hash.slice(1);  // a hash of no blob here
+  const without = (name) => valid.filter((e) => e.name !== name);
+  const flipped = blob.text.slice();
+  flipped[0] ^= 1;
+  add("a blob whose bytes are not its hash", tarOf(valid.map((e) => (e === blob ? { ...e, text: flipped } : e))));
+  add("a blob entry the manifest does not list", withEntry({ name: `onestore/sha256/${other.slice(0, 2)}/${other}`, text: blob.text }, valid.length));
+  add("a blob under another hash's folder", tarOf(valid.map((e) => (e === blob ? { ...e, name: `onestore/sha256/${hash[0] === "f" ? "00" : "ff"}/${hash}` } : e))));
+  add("a blob outside its folder", tarOf(valid.map((e) => (e === blob ? { ...e, name: `onestore/sha256/${hash}` } : e))));
+  add("a blob under blobs/", tarOf(valid.map((e) => (e === blob ? { ...e, name: `onestore/blobs/${hash}` } : e))));
+  add("a blob path with ../", tarOf(valid.map((e) => (e === blob ? { ...e, name: `onestore/sha256/../../${hash}` } : e))));
+  add("a blob as a symlink", tarOf(valid.map((e) => (e === blob ? { name: blob.name, text: "", type: "2", linkname: "/etc/passwd" } : e))));
+  add("a blob entry twice", tarOf([...valid, blob]));
+  add("a blob missing", tarOf(without(blob.name)));
+  add("a blob cut short of its listed size", tarOf(valid.map((e) => (e === blob ? { ...e, text: blob.text.slice(0, -1) } : e))));
+  add("a blob listed with another size", tarOf(editManifest(valid, (m) => { m.blobs[0].size += 1; return m; })));
+  add("a blob listed above the blob limit", tarOf(editManifest(valid, (m) => { m.blobs[0].size = 64 * 1024 * 1024 + 1; return m; })));
+  add("blobs listed out of hash order", tarOf(editManifest(valid, (m) => { m.blobs.reverse(); return m; })));
+  add("a blob listed twice", tarOf(editManifest(valid, (m) => { m.blobs.push(m.blobs.at(-1)); return m; })));
+  add("a blob left out of the manifest (fingerprint)", tarOf(editManifest(without(blob2.name), (m) => { m.blobs = m.blobs.filter((b) => b.hash !== blob2.name.slice(-64)); return m; })));
+  add("blobs in a manifest of format 1", tarOf(editManifest(valid, (m) => { m.format = 1; return m; })));
+  addStalled("an oversized blob, refused at its header", concat([...valid.filter((e) => !isBlob(e.name)).map((e) => entry(e.name, e.text)), header({ name: blob.name, size: 65 * 1024 * 1024 }), new Uint8Array(512)]));
   return cases;
 }

@@ -1,0 +1,274 @@
+// History: the log (what each retained commit changed) and read views of
+// the whole store at a past seq (design.md "Archives, snapshots, history";
+// docs/api.md "store.log", "store.at").
+//
+// Both read the retained outbox. `store.log` is one crossing per call (a
+// commit, or one page of a filter; src/history/log.h). `store.at(seq)`
+// replays the records 1..seq into a new memory replica of the core
+// (src/sync/replica.h): one crossing out (a page of records, as text, never
+// parsed in JS) and one in (applyBatch) per page, so its cost is the
+// history up to seq, and its memory the store's content at seq.
+
+import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
+import { encodeJson, parseJsonExact, rowDecoder } from "./encode.js";
+import { makeGate } from "./core-calls.js";
+import { makeReads } from "./reads.js";
+import { query as makeQuery } from "./query.js";
+import { defOf } from "./replica.js";
+import { ownerDocuments } from "./documents.js";
+import { describe, isTableDef, ownerName } from "./schema.js";
+
+const LOG_FIELDS = ["seq", "owner", "actor", "from", "to", "after", "limit"];
+// Records per crossing while a view replays the outbox.
+const REPLAY_PAGE = 512;
+
+function seqOf(v, name, min, what) {
+  if (!Number.isSafeInteger(v) || v < min) throw invalidArgs(`${what}: ${name} must be an integer >= ${min}, got ${describe(v)}`);
+  return v;
+}
+
+/**
+ * Checks a `store.log` request and returns it as the core's JSON text.
+ *
+ * @example
+ * logRequest({ owner: "notes", limit: 20 })   // '{"owner":"notes","limit":20}'
+ */
+export function logRequest(request, what = "store.log") {
+  if (request === null || typeof request !== "object" || Array.isArray(request)) {
+    throw invalidArgs(`${what}: expected { seq } or { owner?, actor?, from?, to?, after?, limit? }, got ${describe(request)}`);
+  }
+  const out = {};
+  for (const [k, v] of Object.entries(request)) {
+    if (!LOG_FIELDS.includes(k)) throw invalidArgs(`${what}: unknown field ${JSON.stringify(k)} (${LOG_FIELDS.join(", ")})`);
+    if (v !== undefined) out[k] = v;
+  }
+  if (out.seq !== undefined) {
+    seqOf(out.seq, "seq", 1, what);
+    if (Object.keys(out).length > 1) throw invalidArgs(`${what}: { seq } asks for one commit; it takes no filter (got ${Object.keys(out).join(", ")})`);
+    return encodeJson(out, what);
+  }
+  if (out.owner !== undefined) {
+    // An owner's address or its name ("notes", "host:type").
+    if (typeof out.owner === "object" && out.owner !== null) out.owner = ownerName(out.owner);
+    else if (typeof out.owner !== "string" || out.owner === "") throw invalidArgs(`${what}: owner must be an owner name or address, got ${describe(out.owner)}`);
+  }
+  if (out.actor !== undefined) {
+    const a = out.actor;
+    const ok = a !== null && typeof a === "object" && !Array.isArray(a) && Object.keys(a).length > 0 &&
+      Object.entries(a).every(([k, v]) => (k === "kind" || k === "id") && typeof v === "string");
+    if (!ok) throw invalidArgs(`${what}: actor must be { kind?, id? } with string values, got ${describe(a)}`);
+  }
+  for (const k of ["from", "to", "after"]) if (out[k] !== undefined) seqOf(out[k], k, 0, what);
+  if (out.limit !== undefined && (!Number.isSafeInteger(out.limit) || out.limit < 1 || out.limit > 1000)) {
+    throw invalidArgs(`${what}: limit must be an integer from 1 to 1000, got ${describe(out.limit)}`);
+  }
+  return encodeJson(out, what);
+}
+
+/**
+ * `store.log(request)` over a store's gate: one commit's record for
+ * `{ seq }`, else one page `{ commits, next? }`.
+ *
+ * @example
+ * const log = makeLog(gate);
+ * const { commits, next } = await log({ owner: "notes" });
+ */
+export function makeLog(gate) {
+  return async function log(request = {}) {
+    gate.checkOpen("store.log");
+    const text = logRequest(request);
+    const answer = parseJsonExact(gate.call("store.log", () => gate.core.log(text)));
+    if (request.seq !== undefined) return answer;
+    return answer.next === undefined ? { commits: answer.commits } : { commits: answer.commits, next: answer.next };
+  };
+}
+
+const viewClosed = (what) => new StoreError(ErrorCodes.Closed, `${what}: this view is closed; open another with store.at(seq)`);
+
+/**
+ * Replays the source core's outbox records after `from` up to `seq` into
+ * the view core (a replica at `from`). Synchronous: no commit can trim the
+ * records in between. not_found when a record is missing (trimmed).
+ */
+function replay(source, view, from, seq, what) {
+  let head = from;
+  while (head < seq) {
+    const text = source.call(`${what}: reading the outbox`, () => source.core.outboxRead(head, Math.min(REPLAY_PAGE, seq - head)));
+    const m = /^\{"from":(\d+),"to":(\d+)/.exec(text);
+    if (!m || Number(m[2]) === head || Number(m[1]) !== head) {
+      throw new StoreError(ErrorCodes.NotFound, `${what}: commit ${head + 1} is no longer in the outbox (trimmed), so the store cannot be rebuilt as it was at seq ${seq}`);
+    }
+    head = JSON.parse(view.call(`${what}: replaying the outbox`, () => view.core.applyBatch(text))).head;
+  }
+}
+
+/**
+ * Opens a read view of the store behind `source` (a gate) at `seq`:
+ * `openCore()` resolves to a new memory replica core `{ core, info }`.
+ * not_found when records 1..seq are not all retained.
+ *
+ * @example
+ * const view = await openView(gate, 12, () => openCore(runtime, { backend: "memory" }, "store.at", { replica: true }), handles);
+ */
+export async function openView(source, seq, openCore, storeHandles) {
+  const what = `store.at(${typeof seq === "number" ? seq : "…"})`;
+  source.checkOpen("store.at");
+  seqOf(seq, "seq", 0, "store.at");
+  const head = Number(source.call("store.at", () => source.core.head()));
+  if (seq > head) throw invalidArgs(`${what}: seq ${seq} is beyond the head (${head})`);
+  // Where the replay starts: the empty store. (A snapshot at or below seq,
+  // once snapshots exist, would seed the view here and shorten the replay.)
+  if (seq > 0) {
+    const first = parseJsonExact(source.call("store.at", () => source.core.outboxRead(0, 1)));
+    if (first.commits.length === 0 || first.commits[0].seq !== 1) {
+      const oldest = first.commits[0]?.seq;
+      throw new StoreError(ErrorCodes.NotFound, `${what}: the outbox no longer holds the commits before ${oldest ?? head + 1} (trimmed), so the store cannot be rebuilt as it was at seq ${seq}`);
+    }
+  }
+  const { core } = await openCore();
+  const gate = makeGate(core, 0, "view");
+  const close = () => {
+    if (gate.closed) return;
+    gate.closing = true;
+    try { core.close(); } catch { /* closing anyway */ }
+    try { core.delete(); } catch { /* already freed */ }
+    gate.closed = true;
+  };
+  try {
+    source.checkOpen("store.at");
+    replay(source, gate, 0, seq, what);
+  } catch (e) {
+    close();
+    throw e;
+  }
+  return makeView(gate, seq, close, storeHandles);
+}
+
+function makeView(gate, seq, close, storeHandles) {
+  const reads = makeReads(gate);
+  const handles = new Map();  // stored name -> { record, handle }
+  const docs = new Map();     // owner name -> documents reads
+  const call = (what, fn) => {
+    if (gate.closing || gate.closed) throw viewClosed(what);
+    return gate.call(what, fn);
+  };
+  const records = () => JSON.parse(call("view.tables", () => gate.core.tables()));
+
+  function nameOf(t) {
+    if (typeof t === "string" && t !== "") return t;
+    // A table handle of the store: its full name.
+    if (t !== null && typeof t === "object" && typeof t.name === "string" && isTableDef(t.def)) return t.name;
+    if (isTableDef(t)) {
+      // A definition: the one open in the store, else the one stored table of that name.
+      const open = storeHandles?.nameOfDef(t);
+      if (open) return open;
+      const matches = records().map((r) => r.table).filter((n) => n.slice(n.lastIndexOf("/") + 1) === t.name);
+      if (matches.length === 1) return matches[0];
+      if (matches.length > 1) throw invalidArgs(`view.table: several owners have a table ${JSON.stringify(t.name)} (${matches.join(", ")}); pass its stored name`);
+      throw invalidArgs(`view.table: the store held no table ${JSON.stringify(t.name)} at seq ${seq}`);
+    }
+    throw invalidArgs(`view.table: expected a stored table name ("notes/items"), a table handle or a definition, got ${describe(t)}`);
+  }
+
+  function makeHandle(record) {
+    const def = defOf(record);
+    const h = {
+      name: record.table,
+      def,
+      settled: true,
+      pending: null,
+      failed: null,
+      decode: rowDecoder(Object.entries(record.columns).map(([name, c]) => ({ name, type: c.type }))),
+    };
+    const live = (what) => { if (gate.closing || gate.closed) throw viewClosed(`${h.name}.${what}`); };
+    return Object.freeze({
+      /** The table's stored name ("file-history/edits"). */
+      name: h.name,
+      /** A definition built from the table's record at that seq. */
+      def,
+      /** A query over this table. @example const q = items.query().where((e) => eq(e.n, 3)); */
+      query: () => makeQuery(def),
+      /** The row with this key at that seq, or undefined. @example const row = await items.get(["e1"]); */
+      get: async (key) => { live("get"); return reads.getNow(h, key); },
+      /** One page of a query at that seq: { rows, next? }. @example const { rows, next } = await items.page(undefined, 50, { after }); */
+      page: async (q, limit, options) => { live("page"); return reads.pageNow(h, q, limit, options); },
+      /** Every row of a query at that seq. @example for await (const row of items.rows()) … */
+      rows: (q) => {
+        live("rows");
+        return {
+          async *[Symbol.asyncIterator]() {
+            let after = "";
+            for (;;) {
+              live("rows");
+              const page = reads.pageNow(h, q, 100, { after });
+              yield* page.rows;
+              if (!page.next) return;
+              after = page.next;
+            }
+          },
+        };
+      },
+      /** The number of rows of a query at that seq. @example const n = await items.count(); */
+      count: async (q) => { live("count"); return reads.countNow(h, q); },
+    });
+  }
+
+  const view = {
+    /** The seq this view shows. */
+    seq,
+    /**
+     * A reader of a table as it was at this seq: by stored name, by the
+     * store's table handle, or by definition. invalid/args when the store
+     * held no such table then.
+     * @example const items = view.table(Items); const n = await items.count();
+     */
+    table(t) {
+      const name = nameOf(t);
+      const record = records().find((r) => r.table === name);
+      if (!record) throw invalidArgs(`view.table: the store held no table ${JSON.stringify(name)} at seq ${seq}`);
+      const known = handles.get(name);
+      if (known && JSON.stringify(known.record) === JSON.stringify(record)) return known.handle;
+      const handle = makeHandle(record);
+      handles.set(name, { record, handle });
+      return handle;
+    },
+    /** The stored names of the tables at this seq, in byte order. @example view.tables() */
+    tables() {
+      return records().map((r) => r.table);
+    },
+    /**
+     * The documents of an owner as they were at this seq: find, load, list,
+     * versions (owner.documents' reads). `owner` is the owner, its address
+     * or its name.
+     * @example const note = await view.documents(notes).find({ kind: "note", key: "n1" });
+     */
+    documents(owner) {
+      if (gate.closing || gate.closed) throw viewClosed("view.documents");
+      let name;
+      if (typeof owner === "string" && owner !== "") name = owner;
+      else if (owner !== null && typeof owner === "object" && typeof owner.name === "string" && typeof owner.tx === "function") name = owner.name;
+      else name = ownerName(owner);
+      if (!docs.has(name)) docs.set(name, ownerDocuments(viewGate, name));
+      return docs.get(name);
+    },
+    /** The content fingerprint at this seq (store.fingerprint's digest). @example await view.fingerprint() */
+    async fingerprint() {
+      return call("view.fingerprint", () => gate.core.fingerprint());
+    },
+    /** Frees the view's memory. Later calls reject with `closed`. Closing twice is fine. @example view.close(); */
+    close() {
+      close();
+      return Promise.resolve();
+    },
+    [Symbol.asyncDispose]() {
+      return view.close();
+    },
+  };
+  // ownerDocuments checks the gate with checkOpen: the view's own wording.
+  const viewGate = {
+    core: gate.core,
+    checkOpen(what) { if (gate.closing || gate.closed) throw viewClosed(what); },
+    call: (what, fn) => call(what, fn),
+  };
+  return Object.freeze(view);
+}

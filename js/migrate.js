@@ -1,0 +1,147 @@
+// Eager migrations: the `rows` steps of a table's migrations.
+//
+// `owner.table(def)` gets from the core (Store::Declare) the records that
+// take the stored table to `def.version`; a step with `rows: (row) => newRow`
+// appears there as a marker {"op":"rows","table":t,"version":v}. This module
+// replaces each marker with the ops that rewrite every row: it reads the
+// committed rows page by page, gives each one to `rows` in the shape of that
+// version (the alters up to it, and the `rows` of earlier steps, applied in
+// JS), and stages the resulting ops in one core transaction (core.txStage,
+// a page at a time) with the other records, committed at the end as one
+// commit (core.txCommit). Nothing is written before that commit: a `rows`
+// that throws, or a crash, leaves the old table whole.
+
+import { invalidArgs } from "./errors.js";
+import { encodeJson, rowDecoder } from "./encode.js";
+import { toExpr } from "./expr.js";
+import { describe } from "./schema.js";
+
+const PAGE = 1000;
+
+/** True when the core's records (JSON text) hold a rows marker. */
+export function hasRowsStep(recordsText) {
+  return recordsText.includes('"op":"rows"');
+}
+
+// The row in the shape after `alter` (drop, then rename, then add).
+function alterRow(row, alter) {
+  const out = { ...row };
+  for (const c of alter.drop ?? []) delete out[c];
+  for (const [from, to] of Object.entries(alter.rename ?? {})) {
+    const v = out[from];
+    delete out[from];
+    out[to] = v;
+  }
+  for (const [c, spec] of Object.entries(alter.add ?? {})) out[c] = spec.default ?? null;
+  return out;
+}
+
+function alterKey(key, alter) {
+  return key.map((c) => alter.rename?.[c] ?? c);
+}
+
+function same(a, b) {
+  return a === b || (typeof a === "bigint" && typeof b === "bigint" && a === b);
+}
+
+/**
+ * Runs the migration `records` (parsed, markers included) of table `full`
+ * inside the current commit step and commits it as one commit. Returns what
+ * gate.commit returns. `progress({ table, version, done, total })` is called
+ * after each page of each `rows` step.
+ *
+ * @example
+ * const done = migrateRows({ gate, owner: "notes", full: "notes/items", def, records, meta, onProgress });
+ */
+export function migrateRows({ gate, owner, full, def, records, meta, onProgress }) {
+  const { core } = gate;
+  const what = `${owner}.table(${def.name})`;
+  const stored = JSON.parse(gate.call(what, () => core.tables())).find((t) => t.table === full);
+  const decode = rowDecoder(Object.entries(stored.columns).map(([name, c]) => ({ name, type: c.type })));
+  const total = Number(gate.call(what, () => core.count(full, "{}")));
+  // The JS side of each step up to a marker: the alters and rows to replay.
+  const chain = [];
+  const tx = Number(gate.call(what, () => core.txOpen()));
+  try {
+    let pending = [];
+    const flush = () => {
+      if (pending.length === 0) return;
+      const text = "[" + pending.join(",") + "]";
+      pending = [];
+      gate.call(what, () => core.txStage(tx, text));
+    };
+    for (const record of records) {
+      if (record.op === "alter") chain.push({ alter: record });
+      if (record.op !== "rows") {
+        pending.push(encodeJson(record, "migration"));
+        continue;
+      }
+      const fn = def.migrations[record.version]?.rows;
+      if (typeof fn !== "function") throw invalidArgs(`${what}: migrations.${record.version}.rows must be a function (row) => newRow`);
+      flush();
+      rewriteRows({ gate, what, full, total, decode, storedKey: stored.key, chain, version: record.version, fn, tx, onProgress });
+      chain.push({ rows: fn });
+    }
+    flush();
+    return gate.commit(what, () => core.txCommit(tx, "[]", meta));
+  } finally {
+    try { core.txClose(tx); } catch { /* gone with the instance */ }
+  }
+}
+
+// Reads every committed row, brings it to `version` through `chain`, calls
+// `fn` and stages its ops: updates by key (and deletes) a page at a time,
+// then the puts of rows whose key changed (after every delete, so that a new
+// key never meets an old row that is about to go).
+function rewriteRows({ gate, what, full, total, decode, storedKey, chain, version, fn, tx, onProgress }) {
+  const { core } = gate;
+  let key = storedKey;
+  for (const step of chain) if (step.alter) key = alterKey(key, step.alter);
+  const puts = [];
+  let after = "";
+  let done = 0;
+  for (;;) {
+    const answer = JSON.parse(gate.call(what, () => core.page(full, "{}", PAGE, after)));
+    const ops = [];
+    for (const raw of answer.rows) {
+      let row = decode(raw);
+      for (const step of chain) row = step.alter ? alterRow(row, step.alter) : { ...row, ...result(step.rows, row, what, version) };
+      const next = result(fn, row, what, version);
+      const oldKey = key.map((c) => row[c]);
+      const moved = key.some((c) => Object.prototype.hasOwnProperty.call(next, c) && !same(next[c], row[c]));
+      if (moved) {
+        ops.push(encodeJson({ op: "delete", table: full, key: oldKey }, "migration"));
+        puts.push(encodeJson({ op: "put", table: full, row: { ...row, ...next } }, "migration"));
+        continue;
+      }
+      const set = {};
+      for (const [c, v] of Object.entries(next)) {
+        if (v === undefined || key.includes(c)) continue;
+        set[c] = toExpr(v);
+      }
+      if (Object.keys(set).length > 0) ops.push(encodeJson({ op: "update", table: full, key: oldKey, set }, "migration"));
+    }
+    if (ops.length > 0) gate.call(what, () => core.txStage(tx, "[" + ops.join(",") + "]"));
+    done += answer.rows.length;
+    if (onProgress) onProgress({ table: full, version, done, total });
+    if (!answer.next) break;
+    after = answer.next;
+  }
+  for (let i = 0; i < puts.length; i += PAGE) {
+    gate.call(what, () => core.txStage(tx, "[" + puts.slice(i, i + PAGE).join(",") + "]"));
+  }
+}
+
+function result(fn, row, what, version) {
+  let next;
+  try {
+    next = fn({ ...row });
+  } catch (e) {
+    const text = e && typeof e === "object" && "message" in e ? e.message : String(e);
+    throw invalidArgs(`${what}: migrations.${version}.rows threw: ${text}; nothing was changed`, { cause: e });
+  }
+  if (next === null || typeof next !== "object" || Array.isArray(next)) {
+    throw invalidArgs(`${what}: migrations.${version}.rows must return the row's new columns as an object, got ${describe(next)}`);
+  }
+  return next;
+}

@@ -1,0 +1,452 @@
+// Changing a table through the public package, on memory (reopened through
+// export and import) and a sqlite file (closed and reopened): code that
+// declares an older version is refused with schema/newer and changes
+// nothing; a higher version whose columns no migration explains is refused,
+// naming the column; migrations' alters (add with a default, rename, drop)
+// and the declared indexes run in one commit when the owner opens the table,
+// recorded as alter and index ops; several versions at once; a replica
+// that applies those records holds the same rows and fingerprint; eager
+// migrations (rows rewritten in pages with progress, update as one bulk op,
+// a key change) in the same one commit, 100k rows included; a rows
+// function that throws midway leaves the old table whole; and versioned json
+// values, migrated when read, stored in the new shape when written, refused
+// with schema/newer when newer than the code.
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+
+import { add, col, defineTable, eq, importStore, int, json, openReplica, openStore, query, str } from "../../js/index.js";
+import { rejectsWith, tempDir, throwsWith } from "./helpers.js";
+
+const V1 = defineTable("items", {
+  columns: { id: int(), title: str(), note: str().optional(), n: int() },
+  key: ["id"],
+  indexes: { byTitle: ["title"] },
+});
+
+const V2 = defineTable("items", {
+  version: 2,
+  columns: { id: int(), name: str(), n: int(), size: int({ default: 0 }), meta: json().optional() },
+  key: ["id"],
+  indexes: { byName: ["name"], bySize: ["size", "n"] },
+  migrations: {
+    2: { alter: { drop: ["note"], rename: { title: "name" }, add: { size: int({ default: 0 }), meta: json().optional() } } },
+  },
+});
+
+const V3 = defineTable("items", {
+  version: 3,
+  columns: { id: int(), label: str(), n: int(), size: int({ default: 0 }), meta: json().optional(), done: str({ default: "no" }) },
+  key: ["id"],
+  indexes: { bySize: ["size", "n"] },
+  migrations: {
+    ...V2.migrations,
+    3: { alter: { rename: { name: "label" }, add: { done: str({ default: "no" }) } } },
+  },
+});
+
+let dir;
+let counter = 0;
+const paths = new WeakMap();  // sqlite store -> its file
+// Each kind of store, with a way to "reopen" it as another process would.
+const kinds = {
+  memory: {
+    open: () => openStore({ backend: "memory" }),
+    reopen: async (store) => {
+      const back = await importStore(store.export(), { backend: "memory" });
+      await store.close();
+      return back;
+    },
+  },
+  "sqlite file": {
+    open: () => {
+      dir ??= tempDir("onestore-migrations-");
+      const path = join(dir, `m${counter++}.sqlite`);
+      return openStore({ backend: "sqlite", path }).then((s) => (paths.set(s, path), s));
+    },
+    reopen: async (store) => {
+      const path = paths.get(store);
+      await store.close();
+      const back = await openStore({ backend: "sqlite", path });
+      paths.set(back, path);
+      return back;
+    },
+  },
+};
+
+async function seeded(kind) {
+  const store = await kind.open();
+  const items = store.object({ type: "notes" }).table(V1);
+  await store.object({ type: "notes" }).tx(async (tx) => {
+    await tx.put(items, { id: 1, title: "b", note: "x", n: 30 });
+    await tx.put(items, { id: 2, title: "a", n: 10 });
+    await tx.put(items, { id: 3, title: "c", note: "y", n: 20 });
+  });
+  return store;
+}
+
+async function rowsOf(handle, q) {
+  const out = [];
+  for await (const r of handle.rows(q)) out.push(r);
+  return out;
+}
+
+for (const [label, kind] of Object.entries(kinds)) {
+  describe(`changing a table on ${label}`, () => {
+    test("an alter adds, renames and drops columns in one commit recorded as alter and index ops, before the table goes live", async () => {
+      let store = await seeded(kind);
+      store = await kind.reopen(store);
+      const head = store.head;
+      const seen = [];
+      const notes = store.object({ type: "notes" }, { adopt: (seq, ops) => seen.push({ seq, ops }) });
+      const items = notes.table(V2);
+      // The first read already sees the new shape: the migration commit ran first.
+      assert.deepEqual(await items.get(1), { id: 1, name: "b", n: 30, size: 0, meta: null });
+      assert.equal(store.head, head + 1);
+      assert.equal(seen.length, 1);
+      assert.deepEqual(seen[0].ops, [
+        { op: "alter", table: "notes/items", version: 2, drop: ["note"], rename: { title: "name" }, add: { size: { type: "int", default: 0 }, meta: { type: "json", optional: true } } },
+        { op: "index", table: "notes/items", version: 2, drop: ["byTitle"], create: { byName: ["name"], bySize: ["size", "n"] } },
+      ]);
+      const { commits } = await store.outbox.read(head, 1);
+      assert.deepEqual(commits[0].ops, seen[0].ops);
+      await notes.tx(async (tx) => {
+        await tx.put(items, { id: 4, name: "d", n: 5, size: 3, meta: { k: 1 } });
+        await tx.update(items, 2, { size: 8 });
+      });
+      assert.deepEqual((await rowsOf(items, query(V2).where((e) => eq(e.size, 0)))).map((r) => r.id), [1, 3]);
+      assert.deepEqual(await items.get(4), { id: 4, name: "d", n: 5, size: 3, meta: { k: 1 } });
+      // Reopened once more, the same declaration commits nothing.
+      store = await kind.reopen(store);
+      const again = store.object({ type: "notes" }).table(V2);
+      assert.deepEqual(await again.get(2), { id: 2, name: "a", n: 10, size: 8, meta: null });
+      assert.equal(store.head, head + 2);
+      await store.close();
+    });
+
+    test("code that declares an older version is refused with schema/newer and changes nothing", async () => {
+      let store = await seeded(kind);
+      store = await kind.reopen(store);
+      await store.object({ type: "notes" }).table(V2).count();
+      store = await kind.reopen(store);
+      const head = store.head;
+      const notes = store.object({ type: "notes" });
+      throwsWith(() => notes.table(V1), "schema/newer", ["notes/items", "version 2", "version 1"]);
+      assert.equal(store.head, head);
+      const items = notes.table(V2);
+      assert.equal(await items.count(), 3);
+      await store.close();
+    });
+
+    test("a higher version whose columns no migration explains is refused, naming the column, and changes nothing", async () => {
+      let store = await seeded(kind);
+      store = await kind.reopen(store);
+      const head = store.head;
+      const notes = store.object({ type: "notes" });
+      const Bare = defineTable("items", { version: 2, columns: { id: int(), title: str(), note: str().optional(), n: int(), size: int({ default: 0 }) }, key: ["id"] });
+      throwsWith(() => notes.table(Bare), "invalid/args", ["notes/items", "\"size\"", "no migration", "alter"]);
+      const Wrong = defineTable("items", {
+        version: 2,
+        columns: { id: int(), title: str(), note: str().optional(), n: int(), size: int({ default: 1 }) },
+        key: ["id"],
+        migrations: { 2: { alter: { add: { size: int({ default: 0 }) } } } },
+      });
+      throwsWith(() => notes.table(Wrong), "invalid/args", ["\"size\"", "default"]);
+      const Retyped = defineTable("items", { version: 2, columns: { id: int(), title: str(), note: str().optional(), n: str() }, key: ["id"] });
+      throwsWith(() => notes.table(Retyped), "invalid/args", ["\"n\"", "int in the store", "str in the declaration"]);
+      assert.equal(store.head, head);
+      assert.deepEqual(await notes.table(V1).get(1), { id: 1, title: "b", note: "x", n: 30 });
+      await store.close();
+    });
+
+    test("a table two versions behind runs both versions' alters in order in one commit", async () => {
+      let store = await seeded(kind);
+      store = await kind.reopen(store);
+      const head = store.head;
+      const items = store.object({ type: "notes" }).table(V3);
+      assert.deepEqual(await items.get(3), { id: 3, label: "c", n: 20, size: 0, meta: null, done: "no" });
+      assert.equal(store.head, head + 1);
+      const { commits } = await store.outbox.read(head, 1);
+      assert.deepEqual(commits[0].ops.map((o) => [o.op, o.version]), [["alter", 2], ["alter", 3], ["index", 3]]);
+      // From version 2 to 3 later takes only the third step.
+      let other = await seeded(kind);
+      other = await kind.reopen(other);
+      await other.object({ type: "notes" }).table(V2).count();
+      other = await kind.reopen(other);
+      const h2 = other.head;
+      assert.equal((await other.object({ type: "notes" }).table(V3).get(1)).label, "b");
+      const step = await other.outbox.read(h2, 1);
+      assert.deepEqual(step.commits[0].ops.map((o) => [o.op, o.version]), [["alter", 3], ["index", 3]]);
+      await store.close();
+      await other.close();
+    });
+
+    test("a changed index list alone is diffed into one index op; the same declaration again records nothing", async () => {
+      let store = await seeded(kind);
+      store = await kind.reopen(store);
+      const head = store.head;
+      const V1b = defineTable("items", { columns: V1.columns, key: ["id"], indexes: { byN: ["n", "title"] } });
+      const items = store.object({ type: "notes" }).table(V1b);
+      assert.equal(await items.count(), 3);
+      const { commits } = await store.outbox.read(head, 1);
+      assert.deepEqual(commits[0].ops, [{ op: "index", table: "notes/items", version: 1, drop: ["byTitle"], create: { byN: ["n", "title"] } }]);
+      store = await kind.reopen(store);
+      store.object({ type: "notes" }).table(V1b);
+      assert.equal(await store.object({ type: "notes" }).table(V1b).count(), 3);
+      assert.equal(store.head, head + 1);
+      await store.close();
+    });
+
+    test("a replica applies the alter and index records and holds the same rows and fingerprint", async () => {
+      let store = await seeded(kind);
+      store = await kind.reopen(store);
+      const items = store.object({ type: "notes" }).table(V3);
+      await store.object({ type: "notes" }).tx(async (tx) => {
+        await tx.put(items, { id: 7, label: "g", n: 1, size: 2, done: "yes" });
+      });
+      const replica = await openReplica({ backend: "memory" });
+      // The first batch leaves the replica at version 1, the rest migrates it.
+      await replica.applyBatch(await store.outbox.read(0, 2));
+      assert.deepEqual(await replica.table("notes/items").get(1), { id: 1, title: "b", note: "x", n: 30 });
+      await replica.applyBatch(await store.outbox.read(2, 100));
+      assert.equal(replica.head, store.head);
+      const mirrored = replica.table("notes/items");
+      assert.deepEqual(mirrored.def.indexes, { bySize: ["size", "n"] });
+      assert.deepEqual(await rowsOf(mirrored), await rowsOf(items));
+      assert.equal(await replica.fingerprint(), await store.fingerprint());
+      await replica.close();
+      await store.close();
+    });
+  });
+}
+
+// Version 2 adds dir, filled by a rows step; version 3 adds big, filled by
+// one update of every row.
+const Eager = defineTable("items", {
+  version: 3,
+  columns: { id: int(), title: str(), note: str().optional(), n: int(), dir: str({ default: "" }), big: int({ default: 0 }) },
+  key: ["id"],
+  indexes: { byTitle: ["title"], byDir: ["dir"] },
+  migrations: {
+    2: { alter: { add: { dir: str({ default: "" }) } }, rows: (row) => ({ dir: `${row.title}/${row.note ?? "-"}` }) },
+    3: { alter: { add: { big: int({ default: 0 }) } }, update: { big: add(col("n"), 100) } },
+  },
+});
+
+for (const [label, kind] of Object.entries(kinds)) {
+  describe(`eager migrations on ${label}`, () => {
+    test("rows are rewritten and an update runs as one bulk op, in the one migration commit that a replica repeats", async () => {
+      let store = await seeded(kind);
+      store = await kind.reopen(store);
+      const head = store.head;
+      const progress = [];
+      const items = store.object({ type: "notes" }).table(Eager, { onProgress: (p) => progress.push(p) });
+      assert.deepEqual(await rowsOf(items), [
+        { id: 1, title: "b", note: "x", n: 30, dir: "b/x", big: 130 },
+        { id: 2, title: "a", note: null, n: 10, dir: "a/-", big: 110 },
+        { id: 3, title: "c", note: "y", n: 20, dir: "c/y", big: 120 },
+      ]);
+      assert.deepEqual(progress, [{ table: "notes/items", version: 2, done: 3, total: 3 }]);
+      assert.equal(store.head, head + 1);
+      const { commits } = await store.outbox.read(head, 1);
+      assert.deepEqual(commits[0].ops.map((o) => o.op + (o.key ? ":key" : o.where !== undefined ? ":where" : "")), [
+        "alter", "update:key", "update:key", "update:key", "alter", "update:where", "index",
+      ]);
+      assert.equal(commits[0].ops[5].count, 3);
+      assert.deepEqual(await items.count(query(Eager).where((e) => eq(e.dir, "c/y"))), 1);
+      const replica = await openReplica({ backend: "memory" });
+      await replica.applyBatch(await store.outbox.read(0, 100));
+      assert.deepEqual(await rowsOf(replica.table("notes/items")), await rowsOf(items));
+      assert.equal(await replica.fingerprint(), await store.fingerprint());
+      await replica.close();
+      await store.close();
+    });
+
+    test("a rows step that changes the key deletes every old key before it puts the new ones", async () => {
+      let store = await seeded(kind);
+      store = await kind.reopen(store);
+      const Shifted = defineTable("items", {
+        version: 2,
+        columns: V1.columns,
+        key: ["id"],
+        indexes: V1.indexes,
+        migrations: { 2: { rows: (row) => ({ id: row.id + 1, n: row.n + 1 }) } },
+      });
+      const items = store.object({ type: "notes" }).table(Shifted);
+      assert.deepEqual((await rowsOf(items)).map((r) => [r.id, r.title, r.n]), [[2, "b", 31], [3, "a", 11], [4, "c", 21]]);
+      await store.close();
+    });
+
+    test("a rows function that throws midway commits nothing: the old table is whole, old code opens it, and the migration can run again", async () => {
+      let store = await kind.open();
+      const notes = store.object({ type: "notes" });
+      const v1 = notes.table(V1);
+      await notes.tx(async (tx) => {
+        for (let id = 0; id < 2500; id++) await tx.put(v1, { id, title: `t${id}`, n: id });
+      });
+      store = await kind.reopen(store);
+      const head = store.head;
+      const Failing = defineTable("items", {
+        ...Eager,
+        migrations: {
+          ...Eager.migrations,
+          2: { ...Eager.migrations[2], rows: (row) => { if (row.id === 1500) throw new Error("disk full"); return { dir: "x" }; } },
+        },
+      });
+      const progress = [];
+      throwsWith(() => store.object({ type: "notes" }).table(Failing, { onProgress: (p) => progress.push(p.done) }), "invalid/args", ["migrations.2.rows threw", "disk full"]);
+      assert.deepEqual(progress, [1000]);  // the first page was staged, then the second one threw
+      assert.equal(store.head, head);
+      store = await kind.reopen(store);
+      const old = store.object({ type: "notes" }).table(V1);
+      assert.equal(await old.count(), 2500);
+      assert.deepEqual(await old.get(1700), { id: 1700, title: "t1700", note: null, n: 1700 });
+      assert.equal(store.head, head);
+      store = await kind.reopen(store);
+      const items = store.object({ type: "notes" }).table(Eager);
+      assert.deepEqual(await items.get(1700), { id: 1700, title: "t1700", note: null, n: 1700, dir: "t1700/-", big: 1800 });
+      await store.close();
+    });
+  });
+}
+
+test("100k rows migrate eagerly in one commit, with progress after each page of 1000", async () => {
+  dir ??= tempDir("onestore-migrations-");
+  const path = join(dir, "big.sqlite");
+  let store = await openStore({ backend: "sqlite", path });
+  store.object({ type: "notes" }).table(V1);
+  const puts = [];
+  for (let id = 0; id < 100_000; id++) puts.push({ op: "put", table: "notes/items", row: { id, title: `t${id % 97}`, n: id } });
+  await store.commit(puts);
+  await store.close();
+  store = await openStore({ backend: "sqlite", path });
+  const progress = [];
+  const items = store.object({ type: "notes" }).table(Eager, { onProgress: (p) => progress.push(p) });
+  assert.equal(progress.length, 100);
+  assert.deepEqual(progress[0], { table: "notes/items", version: 2, done: 1000, total: 100_000 });
+  assert.deepEqual(progress.at(-1), { table: "notes/items", version: 2, done: 100_000, total: 100_000 });
+  assert.equal(store.head, 3);
+  assert.equal(await items.count(query(Eager).where((e) => eq(e.dir, "t5/-"))), Math.ceil((100_000 - 5) / 97));
+  assert.deepEqual(await items.get(99_999), { id: 99_999, title: `t${99_999 % 97}`, note: null, n: 99_999, dir: `t${99_999 % 97}/-`, big: 100_099 });
+  await store.close();
+});
+
+const Notes1 = defineTable("docs", { columns: { id: int(), n: int(), meta: json() }, key: ["id"] });
+function notesAt(version, calls = []) {
+  const migrate = (old, from) => {
+    calls.push(from);
+    let v = old;
+    if (from < 2) v = { title: v.name, tags: [] };
+    if (from < 3 && version >= 3) v = { ...v, tags: v.tags.map((t) => t.toUpperCase()), v3: true };
+    return v;
+  };
+  return defineTable("docs", { columns: { id: int(), n: int(), meta: json({ version, migrate }) }, key: ["id"] });
+}
+
+for (const [label, kind] of Object.entries(kinds)) {
+  describe(`versioned json values on ${label}`, () => {
+    async function seededNotes() {
+      const store = await kind.open();
+      const owner = store.object({ type: "notes" });
+      const t = owner.table(Notes1);
+      await owner.tx(async (tx) => {
+        await tx.put(t, { id: 1, n: 1, meta: { name: "a" } });
+        await tx.put(t, { id: 2, n: 2, meta: { name: "b" } });
+      });
+      return kind.reopen(store);
+    }
+
+    test("an older value is migrated when read, with no commit, and stored in the new shape when its column is written", async () => {
+      let store = await seededNotes();
+      const head = store.head;
+      const calls = [];
+      const seen = [];
+      const owner = store.object({ type: "notes" }, { adopt: (seq, ops) => seen.push(...ops) });
+      const t = owner.table(notesAt(2, calls));
+      assert.deepEqual(await t.get(1), { id: 1, n: 1, meta: { title: "a", tags: [] } });
+      assert.deepEqual(calls, [1]);
+      assert.equal(store.head, head);
+      await owner.tx(async (tx) => {
+        const row = await tx.get(t, 1);
+        await tx.put(t, { ...row, n: 10 });
+        await tx.update(t, 2, { n: 20 });
+      });
+      // The put wrote the envelope; the update left row 2's value as it was.
+      assert.deepEqual(seen[0].row.meta, { $v: 2, $value: { title: "a", tags: [] } });
+      calls.length = 0;
+      assert.deepEqual(await t.get(1), { id: 1, n: 10, meta: { title: "a", tags: [] } });
+      assert.deepEqual(calls, []);
+      assert.deepEqual(await t.get(2), { id: 2, n: 20, meta: { title: "b", tags: [] } });
+      assert.deepEqual(calls, [1]);
+      await owner.tx(async (tx) => { await tx.update(t, 2, { meta: { title: "c", tags: ["x"] } }); });
+      // Code of version 3 migrates a version-2 value from 2, and old values from 1.
+      store = await kind.reopen(store);
+      const calls3 = [];
+      const t3 = store.object({ type: "notes" }).table(notesAt(3, calls3));
+      assert.deepEqual(await rowsOf(t3), [
+        { id: 1, n: 10, meta: { title: "a", tags: [], v3: true } },
+        { id: 2, n: 20, meta: { title: "c", tags: ["X"], v3: true } },
+      ]);
+      assert.deepEqual(calls3, [2, 2]);
+      await store.close();
+    });
+
+    test("a value newer than the code reads as schema/newer, for versioned and plain json columns alike, and changes nothing", async () => {
+      let store = await seededNotes();
+      const owner = store.object({ type: "notes" });
+      const t3 = owner.table(notesAt(3));
+      await owner.tx(async (tx) => { await tx.put(t3, { id: 3, n: 3, meta: { title: "z", tags: [] } }); });
+      store = await kind.reopen(store);
+      const head = store.head;
+      const t2 = store.object({ type: "notes" }).table(notesAt(2));
+      await rejectsWith(t2.get(3), "schema/newer", ["notes/docs", "meta", "version 3", "version 2"]);
+      await rejectsWith(rowsOf(t2), "schema/newer", ["version 3"]);
+      assert.deepEqual(await t2.get(1), { id: 1, n: 1, meta: { title: "a", tags: [] } });
+      store = await kind.reopen(store);
+      const plain = store.object({ type: "notes" }).table(Notes1);
+      await rejectsWith(plain.get(3), "schema/newer", ["version 3", "version 1"]);
+      assert.equal(store.head, head);
+      await store.close();
+    });
+
+    test("a migrate that throws fails the read with invalid/args naming the column", async () => {
+      const store = await seededNotes();
+      const Broken = defineTable("docs", { columns: { id: int(), n: int(), meta: json({ version: 2, migrate: () => { throw new Error("bad shape"); } }) }, key: ["id"] });
+      const t = store.object({ type: "notes" }).table(Broken);
+      await rejectsWith(t.get(1), "invalid/args", ["meta", "from version 1", "bad shape"]);
+      await store.close();
+    });
+  });
+}
+
+describe("declaring migrations", () => {
+  test("defineTable refuses a migration keyed outside 2 to the declared version, or with an unknown part", () => {
+    throwsWith(() => defineTable("t", { version: 2, columns: { id: int() }, key: ["id"], migrations: { 3: { alter: {} } } }), "invalid/args", ["migrations.3"]);
+    throwsWith(() => defineTable("t", { version: 2, columns: { id: int() }, key: ["id"], migrations: { 1: { alter: {} } } }), "invalid/args", ["migrations.1"]);
+    throwsWith(() => defineTable("t", { version: 2, columns: { id: int() }, key: ["id"], migrations: { 2: { retype: {} } } }), "invalid/args", ["migrations.2.retype"]);
+    throwsWith(() => defineTable("t", { version: 2, columns: { id: int() }, key: ["id"], migrations: [] }), "invalid/args", ["migrations"]);
+    throwsWith(() => defineTable("t", { version: 2, columns: { id: int() }, key: ["id"], migrations: { 2: { rows: {} } } }), "invalid/args", ["migrations.2.rows", "function"]);
+    throwsWith(() => json({ version: 0 }), "invalid/args", ["version"]);
+    throwsWith(() => json({ version: 2 }), "invalid/args", ["migrate"]);
+  });
+
+  test("a bad alter is refused when the owner opens the table, naming its version and part, and changes nothing", async () => {
+    const store = await kinds.memory.reopen(await seeded(kinds.memory));
+    const head = store.head;
+    const notes = store.object({ type: "notes" });
+    const Bad = defineTable("items", {
+      version: 2,
+      columns: { id: int(), title: str(), note: str().optional(), n: int(), size: int() },
+      key: ["id"],
+      migrations: { 2: { alter: { add: { size: int() } } } },
+    });
+    throwsWith(() => notes.table(Bad), "invalid/args", ["migrations.2.alter.add.size", "default"]);
+    const DropKey = defineTable("items", { version: 2, columns: { title: str(), note: str().optional(), n: int() }, key: ["title"], migrations: { 2: { alter: { drop: ["id"] } } } });
+    throwsWith(() => notes.table(DropKey), "invalid/args", ["\"id\"", "key"]);
+    assert.equal(store.head, head);
+    await rejectsWith(store.commit([{ op: "alter", table: "notes/items", version: 2, drop: ["nope"] }]), "invalid/args", ["nope"]);
+    assert.equal(store.head, head);
+    await store.close();
+  });
+});
