@@ -161,6 +161,12 @@ try {
     figures[c.id].open = await c.open(fixture, p, log);
   }
 
+  // Workload 15: a snapshot of the same file.
+  for (const c of columns) {
+    settle();
+    figures[c.id].snapshot = await c.snapshot(fixture, p, log);
+  }
+
   // Workload 14: the same open after an alter added a column (issue 11:
   // no slower than before); onestore's columns only.
   tf = Date.now();

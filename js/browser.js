@@ -38,7 +38,7 @@ export function pullSession(remote, openOptions) {
 export function openReplica(options) {
   return openReplicaWith(browserRuntime, options);
 }
-export { configureBrowserCore, deleteStore } from "./loader-browser.js";
+export { configureBrowserCore, deleteStore, listStores } from "./loader-browser.js";
 
 /**
  * The relay's Durable Object class runs in workerd only (the package's

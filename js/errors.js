@@ -28,6 +28,7 @@ export const ErrorCodes = Object.freeze({
   Limit: "limit",
   InvalidArchive: "invalid/archive",
   Unauthorized: "unauthorized",
+  LockTimeout: "lock/timeout",
 });
 
 const knownCodes = new Set(Object.values(ErrorCodes));

@@ -216,4 +216,119 @@ export async function removeOpfsStore(name, timeoutMs) {
   }
 }
 
+// A handle over a File (an OPFS file read with getFile()) for listStores'
+// look at a store: reads come from the File (synchronously, with
+// FileReaderSync in a Worker; elsewhere the bytes are read at once), and a
+// write makes a private copy, which nobody else sees.
+async function copyHandle(file) {
+  let bytes = null;
+  const reader = typeof FileReaderSync === "function" ? new FileReaderSync() : null;
+  if (!reader) bytes = new Uint8Array(await file.arrayBuffer());
+  let size = file.size;
+  const own = () => {
+    if (!bytes) bytes = new Uint8Array(reader.readAsArrayBuffer(file));
+    return bytes;
+  };
+  return {
+    read(buffer, { at }) {
+      const end = Math.min(size, at + buffer.length);
+      if (end <= at) return 0;
+      const part = bytes ? bytes.subarray(at, end) : new Uint8Array(reader.readAsArrayBuffer(file.slice(at, end)));
+      buffer.set(part);
+      return part.length;
+    },
+    write(data, { at }) {
+      const b = own();
+      if (at + data.length > b.length) {
+        const grown = new Uint8Array(Math.max(at + data.length, b.length * 2));
+        grown.set(b.subarray(0, size));
+        bytes = grown;
+      }
+      bytes.set(data, at);
+      size = Math.max(size, at + data.length);
+      return data.length;
+    },
+    truncate(n) {
+      own();
+      if (n < size) bytes.fill(0, n, size);
+      size = n;
+    },
+    flush() {},
+    getSize() { return size; },
+    close() {},
+  };
+}
+
+let peeks = 0;
+
+/**
+ * The OPFS stores of this origin whose name starts with `prefix`, by name:
+ * `{ name, id, head, size, open }`. `open(name)` says whether a tab holds
+ * the store (its Web Lock). `id` and `head` are read through `peek(dbPath)`
+ * (the core's peekStore) over copies of its files that only this call sees:
+ * as they are on disk (for an open store, as of its last commit written
+ * there); null when the files cannot be read (a store being written).
+ *
+ * @example
+ * const stores = await listOpfsStores("conv-", (path) => mod.peekStore(path, true), (name) => false);
+ */
+export async function listOpfsStores(prefix, peek, isOpen) {
+  if (!globalThis.navigator?.storage?.getDirectory) {
+    throw new StoreError(ErrorCodes.InvalidArgs, "listStores: this realm has no OPFS (navigator.storage.getDirectory)");
+  }
+  let top;
+  try {
+    top = await (await navigator.storage.getDirectory()).getDirectoryHandle(OPFS_DIR);
+  } catch (e) {
+    if (e?.name === "NotFoundError") return [];
+    throw new StoreError(ErrorCodes.StorageFailed, `listStores: ${e?.name}: ${e?.message}`, { cause: e });
+  }
+  const out = [];
+  for await (const [name, dir] of top.entries()) {
+    if (dir.kind !== "directory" || !name.startsWith(prefix)) continue;
+    let size = 0;
+    let readable = true;
+    const files = new Map();
+    for (const file of OPFS_FILES) {
+      try {
+        const f = await (await dir.getFileHandle(file)).getFile();
+        size += f.size;
+        files.set(file, f);
+      } catch (e) {
+        if (e?.name === "NotFoundError") continue;
+        if (e?.name !== "NoModificationAllowedError" && e?.name !== "InvalidStateError") {
+          throw new StoreError(ErrorCodes.StorageFailed, `listStores: ${name}/${file}: ${e?.name}: ${e?.message}`, { cause: e });
+        }
+        readable = false;  // another realm holds it for writing
+      }
+    }
+    const open = isOpen(name);
+    let answer = "!";
+    if (readable && files.get(OPFS_FILES[0])?.size) {
+      const base = `/onestore-peek-${++peeks}`;
+      const mine = [];
+      try {
+        for (const file of OPFS_FILES) {
+          const e = { handle: await copyHandle(files.get(file) ?? new Blob([])), path: `${base}/${file}` };
+          entries.set(e.path, e);
+          mine.push(e);
+        }
+        answer = peek(`${base}/${OPFS_FILES[0]}`);
+      } catch {
+        answer = "!";  // changed while read: not readable now
+      } finally {
+        for (const e of mine) entries.delete(e.path);
+      }
+    }
+    if (answer.startsWith("!")) {
+      // Not a store (an empty folder, another database), unless a tab holds it.
+      if (open) out.push({ name, id: null, head: null, size, open });
+      continue;
+    }
+    const { id, head } = JSON.parse(answer);
+    out.push({ name, id, head, size, open });
+  }
+  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
 export default opfsFiles;

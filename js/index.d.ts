@@ -399,7 +399,7 @@ export interface Context {
 }
 
 /** Open options. */
-export type OpenOptions =
+export type OpenOptions = (
   | { backend: "memory"; id?: string }
   | {
       backend: "sqlite";
@@ -415,7 +415,16 @@ export type OpenOptions =
       onFenced?: (error: StoreError) => void;
     }
   | OpfsOpenOptions
-  | DurableOpenOptions;
+  | DurableOpenOptions
+) & SnapshotOpenOptions;
+
+/** The snapshot options of openStore (docs/api.md, "Snapshots and restore"). */
+export interface SnapshotOpenOptions {
+  /** How many snapshots to keep (integer >= 1, default 10). */
+  keepSnapshots?: number;
+  /** A snapshot after every commit whose seq is a multiple of K (default 0: never). */
+  snapshotEvery?: number;
+}
 
 /**
  * Browsers only, in a dedicated Worker: SQLite in OPFS under `name`.
@@ -756,9 +765,78 @@ export interface Store {
    * @example await exportToFile(store, "session.tar"); // Node; or: new Response(store.export())
    */
   export(options?: ArchiveOptions): ByteStream;
+  /**
+   * A snapshot of the content at the current head, kept beside the store
+   * (memory: in the core; a sqlite file: `<file>.snapshots/`). opfs and
+   * durable stores: invalid/args.
+   * @example const snap = await store.snapshot({ label: "before the run" });
+   */
+  snapshot(options?: { label?: string }): Promise<SnapshotInfo>;
+  /** The kept snapshots, newest first. @example const [newest] = await store.snapshots(); */
+  snapshots(): Promise<SnapshotInfo[]>;
+  /**
+   * Gives back snapshot `id` (the newest when omitted) in one commit, after
+   * a snapshot of the current state (`undo`): `store.restore()` again undoes it.
+   * @example const { undo } = await store.restore(snap.id);
+   */
+  restore(id?: string, ctx?: Context): Promise<RestoreResult>;
+  /**
+   * Runs fn holding the advisory lock `name` (across processes sharing a
+   * sqlite file, tabs sharing an OPFS store, callers of this store); waiting
+   * longer than `timeout` ms rejects with "lock/timeout".
+   * @example await store.lock("import", async () => { await run(); }, { timeout: 5000 });
+   */
+  lock<R>(name: string, fn: () => Promise<R> | R, options?: { timeout?: number }): Promise<R>;
   /** @example await store.close(); */
   close(): Promise<void>;
 }
+
+/** A kept snapshot. */
+export interface SnapshotInfo {
+  /** Its UTC time as "YYYYMMDD-HHMMSS.mmm" (with "-2", "-3"... within one ms). */
+  readonly id: string;
+  /** The head it holds. */
+  readonly seq: number;
+  /** When it was taken, in ms since the epoch. */
+  readonly at: number;
+  readonly label: string | null;
+}
+
+/** What store.restore did. */
+export interface RestoreResult {
+  /** The restore's commit. */
+  readonly seq: number;
+  /** The snapshot restored. */
+  readonly snapshot: string;
+  /** The snapshot taken just before: restore it to undo this restore. */
+  readonly undo: string;
+}
+
+/** A sqlite store found by listStores (Node). */
+export interface ListedSqliteStore {
+  readonly path: string;
+  readonly id: string;
+  readonly head: number;
+  /** Bytes of the database file and its journal. */
+  readonly size: number;
+  readonly replica: boolean;
+}
+
+/** An OPFS store found by listStores (browsers); id and head are null while a tab holds it open. */
+export interface ListedOpfsStore {
+  readonly name: string;
+  readonly id: string | null;
+  readonly head: number | null;
+  readonly size: number;
+  readonly open: boolean;
+}
+
+/**
+ * The stores of a backend, read without opening (taking over) any of them.
+ * @example const stores = await listStores({ backend: "sqlite", dir: ".data/sessions" });
+ */
+export function listStores(options: { backend: "sqlite"; dir: string }): Promise<ListedSqliteStore[]>;
+export function listStores(options: { backend: "opfs"; prefix?: string }): Promise<ListedOpfsStore[]>;
 
 /** Progress of an export or import. */
 export interface ArchiveProgress {
@@ -1222,6 +1300,7 @@ export declare const ErrorCodes: {
   readonly Limit: "limit";
   readonly InvalidArchive: "invalid/archive";
   readonly Unauthorized: "unauthorized";
+  readonly LockTimeout: "lock/timeout";
 };
 /** One of the stable error codes. */
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

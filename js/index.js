@@ -4,7 +4,7 @@
 // import { openStore, defineTable, str, int, query, eq } from "onestore";
 // const store = await openStore({ backend: "sqlite", path: ".data/session.sqlite" });
 
-import { nodeRuntime, deleteNodeStore } from "./loader-node.js";
+import { nodeRuntime, deleteNodeStore, listNodeStores } from "./loader-node.js";
 import { importStoreWith, openStoreWith } from "./store.js";
 import { openReplicaWith } from "./replica.js";
 import { pullSessionWith } from "./sync.js";
@@ -90,6 +90,18 @@ export function openStore(options) {
  */
 export function deleteStore(options) {
   return deleteNodeStore(options);
+}
+
+/**
+ * The sqlite stores of a folder: `[{ path, id, head, size, replica }]`,
+ * read without opening them (so without taking one over). (In a browser:
+ * `{ backend: "opfs", prefix? }`.)
+ *
+ * @example
+ * const stores = await listStores({ backend: "sqlite", dir: ".data/sessions" });
+ */
+export function listStores(options) {
+  return listNodeStores(options);
 }
 
 /**

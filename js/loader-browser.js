@@ -17,9 +17,10 @@ import factory from "../dist/onestore-core.mjs";
 
 import { ErrorCodes, StoreError } from "./errors.js";
 import { memoryBlobs, webSha256 } from "./blobs.js";
+import { webLocks } from "./locks.js";
 import { opfsBlobs } from "./blobs-opfs.js";
 import { opfsGenerations, settleOpfsImports } from "./archive-opfs.js";
-import { acquireOpfsFiles, checkOpfsAvailable, checkOpfsName, opfsDbPath, opfsFiles, removeOpfsStore } from "./files-opfs.js";
+import { acquireOpfsFiles, checkOpfsAvailable, checkOpfsName, listOpfsStores, opfsDbPath, opfsFiles, removeOpfsStore } from "./files-opfs.js";
 
 let modulePromise = null;
 let wasmUrlOverride = null;
@@ -225,8 +226,40 @@ export function openBrowserBlobs(options, wire) {
   return { backend: wire.backend === "opfs" ? opfsBlobs(options.name) : memoryBlobs(), sha256: webSha256 };
 }
 
+/**
+ * The OPFS stores of this origin: `listStores({ backend: "opfs", prefix? })`
+ * (js/files-opfs.js, listOpfsStores).
+ *
+ * @example
+ * const stores = await listStores({ backend: "opfs", prefix: "conv-" });
+ */
+export async function listStores(options) {
+  if (options === null || typeof options !== "object") {
+    throw new StoreError(ErrorCodes.InvalidArgs, `listStores: options must be an object such as { backend: "opfs", prefix: "conv-" }, got ${String(options)}`);
+  }
+  if (options.backend !== "opfs") {
+    throw new StoreError(ErrorCodes.InvalidArgs, `listStores: backend must be "opfs" here (memory stores live in their realm and are not listed), got ${JSON.stringify(options.backend) ?? String(options.backend)}`);
+  }
+  const { prefix = "" } = options;
+  if (typeof prefix !== "string") {
+    throw new StoreError(ErrorCodes.InvalidArgs, `listStores: prefix must be a string, got ${JSON.stringify(prefix) ?? String(prefix)}`);
+  }
+  const mod = await loadBrowserCore();
+  const held = new Set(globalThis.navigator?.locks?.query ? (await navigator.locks.query()).held.map((l) => l.name) : []);
+  return listOpfsStores(prefix, (path) => mod.peekStore(path, true), (name) => held.has(opfsLockName(name)));
+}
+
+/**
+ * How far store.lock reaches (js/locks.js): an opfs store's, every tab and
+ * worker of the origin (Web Locks); a memory store's, this realm.
+ */
+export function openBrowserLocks(wire) {
+  return wire.backend === "opfs" && globalThis.navigator?.locks?.request ? webLocks(`opfs:${wire.path}`) : null;
+}
+
 /** The runtime handed to openStoreWith. */
 export const browserRuntime = Object.freeze({
   backends: ["memory", "opfs"], load: () => loadBrowserCore(), prepare: prepareBrowserOpen, openBlobs: openBrowserBlobs,
+  openLocks: openBrowserLocks,
   generations: opfsGenerations({ lockName: opfsLockName, timeoutOf: lockTimeoutOf }),
 });

@@ -13,6 +13,9 @@ import { ErrorCodes, StoreError } from "./errors.js";
 import { memoryBlobs } from "./blobs.js";
 import { blobsDir, nodeFileBlobs, nodeSha256 } from "./blobs-node.js";
 import { nodeFiles } from "./files-node.js";
+import { memorySnapshots } from "./snapshots.js";
+import { nodeSnapshots, snapshotsDir } from "./snapshots-node.js";
+import { locksDir, nodeFileLocks } from "./locks-node.js";
 import { fileURLToPath } from "node:url";
 
 let modulePromise = null;
@@ -186,10 +189,28 @@ export function openNodeBlobs(options, wire) {
   return { backend: onDisk ? nodeFileBlobs(wire.path) : memoryBlobs(), sha256: nodeSha256 };
 }
 
+/**
+ * Where a store's snapshots are listed (js/snapshots.js): a sqlite file's in
+ * `<file>.snapshots/`, a memory or ":memory:" store's in this process.
+ */
+export function openNodeSnapshots(wire) {
+  const onDisk = wire.backend === "sqlite" && wire.path !== ":memory:";
+  return onDisk ? nodeSnapshots(wire.path) : memorySnapshots();
+}
+
+/**
+ * How far store.lock reaches (js/locks.js): every process that shares a
+ * sqlite file (lock files in `<file>.locks/`); a memory store's, this
+ * process.
+ */
+export function openNodeLocks(wire) {
+  return wire.backend === "sqlite" && wire.path !== ":memory:" ? nodeFileLocks(wire.path) : null;
+}
+
 /** The runtime handed to openStoreWith. */
 export const nodeRuntime = Object.freeze({
   backends: ["memory", "sqlite"], load: loadNodeCore, prepare: prepareNodeOpen, openBlobs: openNodeBlobs,
-  generations: nodeGenerations(),
+  openSnapshots: openNodeSnapshots, openLocks: openNodeLocks, generations: nodeGenerations(),
 });
 
 const SIDE_FILES = ["-journal", "-wal", "-lock", "-lock.break", "-lock.want"];
@@ -304,7 +325,8 @@ async function undoBlobSwitch(file, genPath) {
 
 /**
  * Deletes a sqlite store's file, its side files (`-journal`, `-wal`,
- * `-lock`, `-lock.break`, `-lock.want`) and its blobs (`.blobs/`). Close the store first: a file that another open
+ * `-lock`, `-lock.break`, `-lock.want`), its blobs (`.blobs/`), its
+ * snapshots (`.snapshots/`) and its lock files (`.locks/`). Close the store first: a file that another open
  * store still uses is not detected, as on any file system. Resolves to true,
  * or false when there was no store file.
  *
@@ -333,10 +355,67 @@ export async function deleteNodeStore(options) {
       throw new StoreError(ErrorCodes.StorageFailed, `deleteStore: cannot delete ${file + suffix}: ${e.message}`, { cause: e });
     }
   }
-  try {
-    await rm(blobsDir(file), { recursive: true, force: true });
-  } catch (e) {
-    throw new StoreError(ErrorCodes.StorageFailed, `deleteStore: cannot delete ${blobsDir(file)}: ${e.message}`, { cause: e });
+  for (const dir of [blobsDir(file), snapshotsDir(file), locksDir(file)]) {
+    try {
+      await rm(dir, { recursive: true, force: true });
+    } catch (e) {
+      throw new StoreError(ErrorCodes.StorageFailed, `deleteStore: cannot delete ${dir}: ${e.message}`, { cause: e });
+    }
   }
   return found;
 }
+
+const SQLITE_MAGIC = "SQLite format 3\0";
+
+/**
+ * The sqlite stores in folder `dir` (not its subfolders): each
+ * `{ path, id, head, size, replica }`, by path. `size` is the bytes of the
+ * database file and its journal; blobs and snapshots beside it are not
+ * counted. A store is read without being opened (a read-only look at its
+ * _meta), so listing never takes over a store another process owns. Files
+ * that are not stores (other files, SQLite databases of other applications,
+ * side files, an import's new generation) are skipped.
+ *
+ * @example
+ * for (const s of await listStores({ backend: "sqlite", dir: ".data/sessions" })) console.log(s.id, s.head, s.size);
+ */
+export async function listNodeStores(options) {
+  if (options === null || typeof options !== "object") {
+    throw new StoreError(ErrorCodes.InvalidArgs, `listStores: options must be an object such as { backend: "sqlite", dir: ".data" }, got ${String(options)}`);
+  }
+  if (options.backend !== "sqlite") {
+    throw new StoreError(ErrorCodes.InvalidArgs, `listStores: backend must be "sqlite" in Node (memory stores live in their process and are not listed), got ${JSON.stringify(options.backend) ?? String(options.backend)}`);
+  }
+  const { dir } = options;
+  if (typeof dir !== "string" || dir === "") {
+    throw new StoreError(ErrorCodes.InvalidArgs, `listStores: dir must name a folder, got ${JSON.stringify(dir) ?? String(dir)}`);
+  }
+  const folder = storeFile(dir, "listStores");
+  let names;
+  try {
+    names = (await readdir(folder, { withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name).sort();
+  } catch (e) {
+    if (e?.code === "ENOENT") return [];
+    throw new StoreError(ErrorCodes.StorageFailed, `listStores: cannot read the folder ${folder}: ${e.message}`, { cause: e });
+  }
+  const mod = await loadNodeCore();
+  const out = [];
+  for (const name of names) {
+    if (SIDE_FILES.some((side) => name.endsWith(side)) || /\.import-[0-9a-f]{12}$/.test(name)) continue;
+    const path = resolve(folder, name);
+    const head16 = Buffer.alloc(16);
+    try {
+      const fd = await openFile(path, "r");
+      try { await fd.read(head16, 0, 16, 0); } finally { await fd.close(); }
+    } catch { continue; }
+    if (head16.toString("latin1") !== SQLITE_MAGIC) continue;
+    const answer = mod.peekStore(path, false);
+    if (answer.startsWith("!")) continue;  // another application's database, or one it cannot read now
+    const peek = JSON.parse(answer);
+    let size = 0;
+    for (const suffix of ["", "-journal", "-wal"]) size += await stat(path + suffix).then((st) => st.size, () => 0);
+    out.push({ path, id: peek.id, head: peek.head, size, replica: peek.replica });
+  }
+  return out;
+}
+

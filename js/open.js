@@ -7,15 +7,17 @@ import { asStoreError, invalidArgs, unwrap } from "./errors.js";
 import { encodeJson } from "./encode.js";
 import { describe } from "./schema.js";
 import { memoryBlobs, webSha256 } from "./blobs.js";
+import { memorySnapshots } from "./snapshots.js";
 
 /**
  * Checks `options`, prepares them with `runtime`, loads the core and opens
  * it. `what` names the call in errors ("openStore", "openReplica"); `extra`
  * is added to the core's open options (`{ replica: true }`). Resolves to
- * `{ core, info, session, blobs }`: the opened Core, its `{ id, head }`, what
+ * `{ core, info, session, blobs, snapshots }`: the opened Core, its `{ id, head }`, what
  * the runtime holds for it (released by the caller after the core closes),
- * and where its blobs live (`{ backend, sha256 }`, js/blobs.js; the
- * runtime's `openBlobs`, else in memory).
+ * where its blobs live (`{ backend, sha256 }`, js/blobs.js; the
+ * runtime's `openBlobs`, else in memory), and where its snapshots are
+ * listed (js/snapshots.js; null where the backend cannot take them).
  *
  * @example
  * const { core, info, session } = await openCore(nodeRuntime, { backend: "memory" }, "openStore");
@@ -60,7 +62,13 @@ export async function openCore(runtime, options, what, extra = {}) {
   try {
     const info = JSON.parse(unwrap(core.open(encodeJson(wire, "options"))));
     const blobs = runtime.openBlobs ? runtime.openBlobs(options, wire) : { backend: memoryBlobs(), sha256: webSha256 };
-    return { core, info, session, blobs };
+    // Where its snapshots are listed (js/snapshots.js): null where the
+    // backend cannot copy itself.
+    const snapshots = runtime.openSnapshots ? runtime.openSnapshots(wire) : (wire.backend === "memory" ? memorySnapshots() : null);
+    // How far store.lock reaches beyond this realm (js/locks.js): null for
+    // this realm only.
+    const locks = runtime.openLocks ? runtime.openLocks(wire) : null;
+    return { core, info, session, blobs, snapshots, locks };
   } catch (e) {
     try { core.delete(); } catch { /* already gone */ }
     release();

@@ -52,7 +52,8 @@ export function makeHandles() {
 }
 
 /**
- * An owner. `parts` is the store's { gate, queue, reads, handles, watches }.
+ * An owner. `parts` is the store's { gate, queue, reads, handles, watches,
+ * adopters } (adopters: owner name -> adopt hook, for restores).
  *
  * @example
  * const notes = makeOwner(parts, "notes", { type: "notes" }, { adopt(seq, ops) { view.apply(ops); } });
@@ -65,6 +66,9 @@ export function makeOwner(parts, name, address, hooks) {
   // The owner's hook gets the commit's ops: fetched from the core only when
   // there is a hook to give them to.
   const adopt = hooks?.adopt ? (seq, ops) => hooks.adopt(seq, ops()) : undefined;
+  // A restore (js/snapshots.js) changes every owner's tables: the store
+  // hands it to each adopt hook too.
+  if (hooks?.adopt) parts.adopters?.set(name, hooks.adopt);
 
   function table(def, options) {
     gate.checkOpen(`${name}.table`);

@@ -13,7 +13,7 @@
 // JS crosses into the wasm core once per commit and once per page of rows
 // (wasm/ABI.md).
 
-import { invalidArgs } from "./errors.js";
+import { asStoreError, invalidArgs } from "./errors.js";
 import { openCore } from "./open.js";
 import { encodeJson, parseJsonExact, toWire } from "./encode.js";
 import { describe, ownerName } from "./schema.js";
@@ -28,6 +28,8 @@ import { makeHandles, makeOwner } from "./owner.js";
 import { plainData } from "./data.js";
 import { exportArchive, readArchive } from "./archive.js";
 import { blobStorageCall, contentFingerprint, makeBlobs, memoryBlobs, webSha256 } from "./blobs.js";
+import { makeSnapshots, snapshotOptions } from "./snapshots.js";
+import { lockArgs, localLocks, withLocks } from "./locks.js";
 import { makeLog, openView } from "./history.js";
 
 // store -> { live, io }: what js/link.js needs of a store (watches,
@@ -54,8 +56,27 @@ export function storeInternals(store) {
  * const store = await openStoreWith(nodeRuntime, { backend: "memory" });
  */
 export async function openStoreWith(runtime, options) {
-  const { core, info, session, blobs } = await openCore(runtime, options, "openStore");
-  return makeStore(core, info, session, { blobs, openViewCore: viewCoreOf(runtime) });
+  const snapshotting = snapshotOptions(options, "openStore");
+  const { core, info, session, blobs, snapshots, locks } = await openCore(runtime, options, "openStore");
+  const shelf = await openShelf(snapshots, snapshotting, () => {
+    try { core.close(); } catch { /* closing anyway */ }
+    try { core.delete(); } catch { /* already freed */ }
+    try { session?.release(); } catch { /* released anyway */ }
+  });
+  return makeStore(core, info, session, { blobs, snapshots: shelf, locks, openViewCore: viewCoreOf(runtime) });
+}
+
+// The snapshot shelf of a store with its list at open: `{ shelf, known,
+// keep, every }`, or null where the backend takes no snapshots.
+async function openShelf(shelf, { keep, every }, closeCore) {
+  if (!shelf) return { shelf: null, known: [], keep, every };
+  try {
+    if (every > 0) await shelf.prepare?.();
+    return { shelf, known: await shelf.list(), keep, every };
+  } catch (e) {
+    closeCore();
+    throw asStoreError(e, "openStore: reading its snapshots");
+  }
 }
 
 // A new memory replica core of the same runtime: what store.at(seq) replays into.
@@ -65,14 +86,17 @@ function viewCoreOf(runtime) {
 
 /**
  * The store over an opened wasm `Core`; its blobs in `blobs`
- * (`{ backend, sha256 }`, js/blobs.js; in memory when omitted).
+ * (`{ backend, sha256 }`, js/blobs.js; in memory when omitted); its
+ * snapshots' shelf in `snapshots` (`{ shelf, known, keep, every }`,
+ * js/snapshots.js; none when omitted).
  *
  * @example
  * const store = makeStore(core, { id: "s1", head: 0 });
  */
-export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(), sha256: webSha256 }, openViewCore } = {}) {
+export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(), sha256: webSha256 }, snapshots, locks, openViewCore } = {}) {
   const gate = makeGate(core, info.head);
   const owners = new Map();
+  const adopters = new Map();  // owner name -> adopt hook (a restore reaches them all)
   const handles = makeHandles();
   let closePromise;
   let lastOrigin = null;
@@ -99,13 +123,32 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
   };
   const live = makeLive(io);
   const commitListeners = new Set();  // js/sync.js: a new commit wakes the driver
+  let snaps = null;
   const queue = makeCommitQueue({
     flush(seq, ops) {
       live.flush(seq, ops);
+      snaps?.afterCommit(seq);
       for (const fn of commitListeners) fn(seq);
     },
   });
-  const parts = { gate, queue, reads, handles, watches: () => live.watches };
+  const parts = { gate, queue, reads, handles, watches: () => live.watches, adopters };
+  // A restore's ops reach every owner's adopt hook: the marker op, then the
+  // ops on that owner's tables.
+  function adoptAll(seq, opsOf) {
+    if (adopters.size === 0) return;
+    const ops = opsOf();
+    let failed = null;
+    for (const [name, hook] of adopters) {
+      const mine = ops.filter((op, i) => i === 0 || (typeof op.table === "string" && op.table.startsWith(`${name}/`)));
+      try { hook(seq, mine); } catch (e) { failed ??= e; }
+    }
+    if (failed) throw failed;
+  }
+  if (snapshots?.shelf) snaps = makeSnapshots({ gate, queue, adoptAll, ...snapshots });
+  const lockLayers = locks ? [localLocks(), locks] : [localLocks()];
+  function noSnapshots(what) {
+    return invalidArgs(`${what}: this backend takes no snapshots (memory stores and sqlite files do; an OPFS or Durable Object store cannot copy its SQLite database in this version)`);
+  }
 
   const reader = Object.freeze({
     get: (t, key) => reads.get(handles.of(t, "read.get"), key),
@@ -253,6 +296,53 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
       return exportArchive({ gate, queue, info, blobs }, options);
     },
     /**
+     * Takes a snapshot of the content at the current head (after the
+     * commits queued before it): `{ id, seq, at, label }`. The last
+     * `keepSnapshots` (default 10) are kept. A memory store copies its rows
+     * in memory; a sqlite file's is a copy of the file in
+     * `<file>.snapshots/` (docs/api.md gives each backend's cost).
+     * @example const snap = await store.snapshot({ label: "before the import" });
+     */
+    async snapshot(options) {
+      if (!snaps) throw noSnapshots("store.snapshot");
+      return snaps.snapshot(options);
+    },
+    /**
+     * The kept snapshots, newest first: `[{ id, seq, at, label }]`.
+     * @example for (const s of await store.snapshots()) console.log(s.id, s.seq, s.label);
+     */
+    async snapshots() {
+      if (!snaps) throw noSnapshots("store.snapshots");
+      return snaps.snapshots();
+    },
+    /**
+     * Gives back the content of snapshot `id` (the newest when omitted) in
+     * one commit: it first snapshots the current state (so `restore()` again
+     * undoes it), then commits a marker op and the puts and deletes that
+     * make the rows the snapshot's (docs/formats.md, "Restore"); adopt
+     * hooks, watches, links and replicas see that commit. Resolves to
+     * `{ seq, snapshot, undo }` (undo: the id of the snapshot taken first).
+     * @example const { undo } = await store.restore(snap.id); await store.restore(undo);
+     */
+    async restore(id, ctx) {
+      if (!snaps) throw noSnapshots("store.restore");
+      return snaps.restore(id, ctx);
+    },
+    /**
+     * Runs `fn()` holding the advisory lock `name` and resolves to its
+     * value; the lock is released when fn settles. It reaches every
+     * process sharing a sqlite file (a lock file in `<file>.locks/`), every
+     * tab of an OPFS store (Web Locks), and the callers of this store
+     * (memory, a Durable Object's requests). Waiting longer than
+     * `timeout` ms (default: no limit) rejects with `lock/timeout`.
+     * @example await store.lock("nightly-import", async () => { await importAll(); }, { timeout: 5000 });
+     */
+    async lock(name, fn, options = {}) {
+      gate.checkOpen("store.lock");
+      const timeout = lockArgs(name, fn, options);
+      return withLocks(lockLayers, name, timeout, fn);
+    },
+    /**
      * What commits changed, from the retained outbox (js/history.js):
      * `{ seq }` resolves to that commit's record { seq, from, at, owner,
      * actor?, ops } (not_found when it was trimmed or is beyond the head);
@@ -380,6 +470,7 @@ export async function importStoreWith(runtime, archive, openOptions, options = {
     const names = runtime.backends.map((b) => JSON.stringify(b)).join(" or ");
     throw invalidArgs(`importStore: backend must be ${names} here, got ${describe(backend)}`);
   }
+  const snapshotting = snapshotOptions(openOptions, "importStore");
   const { id: _ignored, ...rest } = openOptions;
   // null: the store is built in place (memory, sqlite ":memory:").
   const gen = await runtime.generations.begin(openOptions);
@@ -406,9 +497,10 @@ export async function importStoreWith(runtime, archive, openOptions, options = {
   try {
     const read = await readArchive(archive, target, onProgress);
     if (!gen) {
-      const { core, session } = opened;
+      const { core, session, snapshots, locks } = opened;
       opened = null;
-      return makeStore(core, { id: read.manifest.session, head: read.manifest.head }, session, { blobs, openViewCore: viewCoreOf(runtime) });
+      const shelf = { shelf: snapshots, known: [], ...snapshotting };
+      return makeStore(core, { id: read.manifest.session, head: read.manifest.head }, session, { blobs, snapshots: shelf, locks, openViewCore: viewCoreOf(runtime) });
     }
     await gen.commit({ ...read, core: opened.core, closeCore });
     closeCore();

@@ -100,6 +100,18 @@ export async function deleteStore(options) {
 }
 
 /**
+ * Not in workerd: a Durable Object holds one store, in its own storage, and
+ * no object lists the others. Rejects with invalid/args saying so; it
+ * exists so that code shared by every root links.
+ *
+ * @example
+ * const stores = await listStores({ backend: "sqlite", dir: ".data" });   // Node
+ */
+export async function listStores(options) {
+  throw new StoreError(ErrorCodes.InvalidArgs, `listStores: not available in workerd (got backend ${JSON.stringify(options?.backend) ?? String(options?.backend)}); each Durable Object holds its own store: keep the ids of your objects (a conversation's, say) in the global one`);
+}
+
+/**
  * Browsers only: has no effect in workerd, where the .wasm is an imported
  * module. Exists so that code shared by every root links.
  *

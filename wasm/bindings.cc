@@ -3,6 +3,7 @@
 // failure is "!<code> <message>" (see wasm/ABI.md). No engine logic here.
 #include <emscripten/bind.h>
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -14,6 +15,7 @@
 #include "onestore/status.h"
 #include "archive/archive.h"
 #include "history/log.h"
+#include "snapshot/snapshot.h"
 #include "sync/fingerprint.h"
 #include "sync/replica.h"
 
@@ -302,6 +304,76 @@ class Core {
         &out);
   }
 
+  // Snapshots (src/snapshot/snapshot.h). `path` "" keeps a memory copy in
+  // this core under `id`; otherwise the database is copied to the file.
+  std::string snapshotTake(const std::string& id, const std::string& path) {
+    std::string out;
+    return WithStore(
+        [&](Store* st) {
+          out = "{\"seq\":" + std::to_string(st->head()) + "}";
+          if (!path.empty()) return Snapshots::CopyToFile(st, path);
+          std::unique_ptr<Store> copy;
+          ONESTORE_RETURN_IF_ERROR(Snapshots::CopyToMemory(st, &copy));
+          memory_snapshots_[id] = std::move(copy);
+          return Status::OK();
+        },
+        &out);
+  }
+
+  // The restore commit from the memory copy `id` (path "") or the snapshot
+  // file `path`; answers as commit does.
+  std::string snapshotRestore(const std::string& id, const std::string& path,
+                              const std::string& marker_json, const std::string& meta_json) {
+    std::string result;
+    return WithStore(
+        [&](Store* st) {
+          if (path.empty()) {
+            auto it = memory_snapshots_.find(id);
+            if (it == memory_snapshots_.end()) {
+              return Status::InvalidArgs("store.restore: no snapshot " + id + " in this store");
+            }
+            return Snapshots::Restore(st, it->second.get(), marker_json, meta_json, &result);
+          }
+          OpenOptions o;
+          o.backend = "sqlite";
+          o.path = path;
+          std::unique_ptr<Store> snap;
+          Status s = Store::Open(o, &snap);
+          if (!s.ok()) {
+            return Status(s.code(), "store.restore: cannot open snapshot " + id + " (" + path +
+                                        "): " + s.message());
+          }
+          s = Snapshots::Restore(st, snap.get(), marker_json, meta_json, &result);
+          snap->Close();
+          return s;
+        },
+        &result);
+  }
+
+  // Holds the store's file while the runtime copies it: {"seq":head}.
+  std::string snapshotHold() {
+    std::string out;
+    return WithStore(
+        [&](Store* st) {
+          int64_t head = 0;
+          ONESTORE_RETURN_IF_ERROR(Snapshots::Hold(st, &head));
+          out = "{\"seq\":" + std::to_string(head) + "}";
+          return Status::OK();
+        },
+        &out);
+  }
+
+  std::string snapshotRelease() {
+    if (store_) Snapshots::Release(store_.get());
+    return std::string();
+  }
+
+  // Forgets the memory copy `id`.
+  std::string snapshotDrop(const std::string& id) {
+    memory_snapshots_.erase(id);
+    return std::string();
+  }
+
   double head() const { return store_ ? static_cast<double>(store_->head()) : 0; }
 
   std::string tables() {
@@ -326,6 +398,7 @@ class Core {
   }
 
   std::string close() {
+    memory_snapshots_.clear();
     replica_.reset();
     if (store_) {
       store_->Close();
@@ -356,8 +429,23 @@ class Core {
 
   std::unique_ptr<Store> store_;
   std::unique_ptr<Replica> replica_;  // set for a replica; refers to *store_
+  std::map<std::string, std::unique_ptr<Store>> memory_snapshots_;  // snapshotTake with no path
   bool closed_ = false;
 };
+
+// listStores: {"id":..,"head":n,"replica":bool} of the sqlite store at
+// `path`, read without taking it over (PeekSqliteStore; `private_copy`: the
+// files are a copy only this call reads), or "!<code> ...".
+std::string PeekStore(const std::string& path, bool private_copy) {
+  Status s = UseJsFiles();
+  StorePeek peek;
+  if (s.ok()) s = PeekSqliteStore(path, private_copy, &peek);
+  if (!s.ok()) return Answer(s);
+  std::string out = "{\"id\":";
+  AppendJsonString(peek.id, &out);
+  out += ",\"head\":" + std::to_string(peek.head) + ",\"replica\":" + (peek.replica ? "true" : "false") + "}";
+  return out;
+}
 
 // [{"code":..,"doc":..}]: the one list of codes, for js/errors.js.
 std::string ErrorCodes() {
@@ -416,9 +504,15 @@ EMSCRIPTEN_BINDINGS(onestore) {
       .function("restoreTables", &Core::restoreTables)
       .function("restoreRows", &Core::restoreRows)
       .function("restoreOutbox", &Core::restoreOutbox)
+      .function("snapshotTake", &Core::snapshotTake)
+      .function("snapshotRestore", &Core::snapshotRestore)
+      .function("snapshotDrop", &Core::snapshotDrop)
+      .function("snapshotHold", &Core::snapshotHold)
+      .function("snapshotRelease", &Core::snapshotRelease)
       .function("head", &Core::head)
       .function("tables", &Core::tables)
       .function("archiveTables", &Core::archiveTables)
       .function("close", &Core::close);
   emscripten::function("errorCodes", &onestore::ErrorCodes);
+  emscripten::function("peekStore", &onestore::PeekStore);
 }

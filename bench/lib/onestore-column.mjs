@@ -223,6 +223,29 @@ export function onestoreColumn({ id, label, backend, durability, dir, anchors })
       log(`${id}: open${def === Edits ? "" : " after an alter add"} ${value.toFixed(1)} ms`);
       return figure(value, "ms", { per: "open + first get", runs: r.runs });
     },
+    // Workload 15: store.snapshot() of the fixture file (its rows and 20k
+    // outbox records): SQLite's backup API into <file>.snapshots/, one kept.
+    async snapshot(fixture, p, log) {
+      if (backend === "memory") return na("the fixture is a store file; a memory store's snapshot copies its maps inside the core (not measured here)");
+      const store = await openStore({ backend, path: fixture.path, durability, keepSnapshots: 1 });
+      try {
+        await store.object({ type: OWNER }).table(Edits).get("none");
+        const r = await repeat(p.openRuns, async () => {
+          const t0 = performance.now();
+          await store.snapshot({ label: "bench" });
+          return performance.now() - t0;
+        });
+        const { statSync } = await import("node:fs");
+        const [newest] = await store.snapshots();
+        const bytes = statSync(`${fixture.path}.snapshots/${newest.id}.sqlite`).size;
+        log(`${id}: snapshot ${r.value.toFixed(1)} ms (${fixture.rows} rows, ${bytes} bytes)`);
+        return figure(r.value, "ms", { per: "snapshot", runs: r.runs, rows: fixture.rows, bytes });
+      } finally {
+        await store.close();
+        const { rmSync } = await import("node:fs");
+        rmSync(`${fixture.path}.snapshots`, { recursive: true, force: true });
+      }
+    },
     openAltered(fixture, p, log) {
       return this.open(fixture, p, log, EditsAltered);
     },

@@ -253,6 +253,11 @@ export function sqlColumn({ id, label, open, mode, dir, schema, settings, journa
       return f;
     },
 
+    // Workload 15: snapshots are onestore's own.
+    async snapshot() {
+      return na("a snapshot is store.snapshot(), onestore's own: no SQL anchor does the same work");
+    },
+
     // Workload 7: open the store's fixture file (1M rows, 20k outbox records)
     // and read one row.
     async open(fixture, p, log) {

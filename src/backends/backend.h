@@ -88,6 +88,23 @@ class Backend {
     return Status::InvalidArgs("this backend keeps no notes (\"" + key + "\")");
   }
 
+  // Writes a consistent copy of the committed database to the new file
+  // `path` (a snapshot, src/snapshot/snapshot.h), outside any write
+  // transaction. The embedded sqlite backend uses SQLite's backup API; the
+  // others cannot (invalid/args naming why).
+  virtual Status CopyTo(const std::string& path) {
+    return Status::InvalidArgs("this backend cannot copy its database to " + path);
+  }
+
+  // Holds a read transaction, so that no other process can commit to the
+  // file until EndRead (a snapshot copies the file meanwhile, outside the
+  // core), and sets *head to the head the file holds. Backends that keep no
+  // file: invalid/args.
+  virtual Status BeginRead(int64_t* head) {
+    return Status::InvalidArgs("this backend keeps no file to copy");
+  }
+  virtual void EndRead() {}
+
   // Releases files and handles. Further calls are not allowed.
   virtual void Close() = 0;
 };

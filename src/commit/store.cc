@@ -557,6 +557,7 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
   std::unique_ptr<DocWriter> docs;
   bool doc_tables_created = false;
   for (Op& op : *ops) {
+    if (op.kind == OpKind::kRestore) continue;  // a restore's marker writes nothing
     if (op.kind == OpKind::kDocument) {
       if (!docs) {
         st = EnsureDocumentTables(backend_.get(), catalog_, &doc_tables_created);

@@ -200,6 +200,7 @@ class Store {
   // catalog itself (src/sync/replica.cc); nothing else reaches them.
   friend class Replica;
   friend class Archiver;
+  friend class Snapshots;
 
   Status CheckUsable(bool writing) const;
   Status CheckOwnerWrite(const char* what) const;

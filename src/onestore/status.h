@@ -34,7 +34,9 @@ namespace onestore {
     "an archive that is not one onestore wrote, or was changed, cut or crafted; nothing was "   \
     "imported")                                                                                 \
   X(kUnauthorized, "unauthorized",                                                              \
-    "a relay's authorize refused the request (no token, or one that may not read or drive)")
+    "a relay's authorize refused the request (no token, or one that may not read or drive)") \
+  X(kLockTimeout, "lock/timeout",                                                               \
+    "store.lock waited longer than its timeout for the named lock; the function did not run")
 
 enum class Code {
   kOk = 0,

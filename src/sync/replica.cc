@@ -173,6 +173,7 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
                                 "snapshot, an archive or the relay)");
   };
   TableResolver tables(&store_->catalog_);
+  tables.AllowRestore();  // a driver's restore (src/snapshot/snapshot.h) is recorded as one
   // Tables declared by this batch, for later ops' Apply calls and, once
   // committed, for the catalog.
   std::map<std::string, std::shared_ptr<const TableSchema>, std::less<>> declared;
@@ -195,6 +196,7 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
     const auto actor = rec.find("actor");
     for (size_t k = 0; k < ops.size(); ++k) {
       Op& op = ops[k];
+      if (op.kind == OpKind::kRestore) continue;  // a restore's marker; its puts and deletes follow
       if (op.kind == OpKind::kDocument) {
         if (!docs) {
           st = EnsureDocumentTables(backend, store_->catalog_, &doc_tables_created);

@@ -300,6 +300,10 @@ void Op::AppendJson(std::string* out) const {
     out->append(table->ToJson().dump());
     return;
   }
+  if (kind == OpKind::kRestore) {
+    out->append(marker);
+    return;
+  }
   if (kind == OpKind::kAlter) {
     out->append(AlterJson(*table, *change).dump());
     return;
@@ -350,6 +354,7 @@ void Op::AppendJson(std::string* out) const {
     case OpKind::kDocument:
     case OpKind::kAlter:
     case OpKind::kIndex:
+    case OpKind::kRestore:
       break;
   }
   out->push_back('}');
@@ -406,6 +411,23 @@ Status ParseOp(const Json& j, TableResolver* tables, const std::string& where, O
     op.kind = OpKind::kTable;
     op.table = t;
     tables->Declare(t);
+    *out = std::move(op);
+    return Status::OK();
+  }
+  if (name == "restore") {
+    if (!tables->restore()) {
+      return Status::InvalidArgs(where + ".op: \"restore\" is written by store.restore only");
+    }
+    auto snap = j.find("snapshot");
+    auto seq = j.find("seq");
+    if (snap == j.end() || !snap->is_string() || seq == j.end() || !seq->is_number_integer() ||
+        seq->get<int64_t>() < 0) {
+      return Status::InvalidArgs(where + ": a restore op is {\"op\":\"restore\",\"snapshot\":id,"
+                                 "\"seq\":n}, got " + DescribeJson(j));
+    }
+    op.kind = OpKind::kRestore;
+    op.marker = j.dump();
+    tables->AllowStoreTables();
     *out = std::move(op);
     return Status::OK();
   }

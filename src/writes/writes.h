@@ -67,6 +67,8 @@ Status ApplySet(const std::vector<SetItem>& set, const TableSchema& t, Row* row)
 // step expands into writes of the store's own tables; backends never see it.
 // kAlter and kIndex: a recorded change of a stored table (schema/schema.h,
 // SchemaChange); like kTable, they give the table a new schema.
+// kRestore: the marker op that opens a restore's record
+// (src/snapshot/snapshot.h): it writes nothing; the ops after it do.
 enum class OpKind {
   kPut,
   kUpdate,
@@ -76,7 +78,8 @@ enum class OpKind {
   kTable,
   kDocument,
   kAlter,
-  kIndex
+  kIndex,
+  kRestore
 };
 
 struct DocOp;
@@ -92,6 +95,7 @@ struct Op {
   std::vector<SetItem> set;        // kUpdate, kUpdateWhere
   std::optional<Predicate> where;  // kUpdateWhere, kDeleteWhere (none: every row)
   std::shared_ptr<DocOp> doc;      // kDocument
+  std::string marker;              // kRestore: the op's JSON text
   int64_t count = -1;              // bulk ops: affected rows, once applied;
                                    // as parsed from a replayed record: the expected count, or -1
   bool is_bulk() const { return kind == OpKind::kUpdateWhere || kind == OpKind::kDeleteWhere; }
@@ -121,10 +125,17 @@ class TableResolver {
   // (src/archive/archive.cc), which puts their rows back as exported.
   void AllowStoreTables() { store_tables_ = true; }
   bool store_tables() const { return store_tables_; }
+  // Lets the ops hold a restore's marker op ({"op":"restore",...}), which
+  // only store.restore writes: for a replica applying recorded commits. The
+  // ops after a marker may write the store's own tables (a restore puts the
+  // documents' rows back too).
+  void AllowRestore() { restore_ = true; }
+  bool restore() const { return restore_; }
 
  private:
   const Catalog* base_;
   bool store_tables_ = false;
+  bool restore_ = false;
   std::vector<std::shared_ptr<const TableSchema>> declared_;
 };
 

@@ -5,7 +5,9 @@
 // runtime; a throw inside a transaction leaves neither data nor outbox
 // record; each platform limit gives `limit` and commits nothing; ints beyond
 // 2^53 stay exact; two racing requests commit in one order; adopt, watches
-// and the outbox see one representation of a commit.
+// and the outbox see one representation of a commit; store.lock holds across
+// the object's requests; a durable store refuses snapshots (a memory store
+// in workerd takes them).
 
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -286,5 +288,23 @@ describe("a store across a restart of workerd", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  test("a lock one request holds keeps the object's other requests waiting until it is released", async () => {
+    const o = fresh("lock");
+    assert.equal(await workerd.call(o, "lockHold", { name: "nightly" }), true);
+    assert.equal(await workerd.call(o, "lockTry", { name: "nightly", timeout: 20 }), "lock/timeout");
+    assert.equal(await workerd.call(o, "lockTry", { name: "other", timeout: 20 }), "ran");
+    assert.equal(await workerd.call(o, "lockRelease", {}), true);
+    assert.equal(await workerd.call(o, "lockTry", { name: "nightly", timeout: 20 }), "ran");
+  });
+
+  test("a durable store refuses snapshots with invalid/args; a memory store in workerd restores and undoes", async () => {
+    const r = await workerd.call(fresh("snap"), "snapshots", {});
+    assert.equal(r.durable.code, "invalid/args");
+    assert.match(r.durable.message, /takes no snapshots/);
+    assert.notEqual(r.changed, r.before);
+    assert.equal(r.restored, r.before);
+    assert.equal(r.undone, r.changed);
   });
 });

@@ -365,6 +365,57 @@ export class TestSession {
     return { code, rows };
   }
 
+  // store.lock across requests of this object (tests/edge/durable.test.js):
+  // holds `name` until op_lockRelease.
+  async op_lockHold({ name }) {
+    await this.open();
+    await new Promise((held, failed) => {
+      this.store.lock(name, () => { held(); return new Promise((r) => { this.releaseLock = r; }); }).catch(failed);
+    });
+    return true;
+  }
+
+  async op_lockRelease() {
+    this.releaseLock?.();
+    this.releaseLock = undefined;
+    return true;
+  }
+
+  async op_lockTry({ name, timeout }) {
+    await this.open();
+    try {
+      return await this.store.lock(name, () => "ran", { timeout });
+    } catch (e) {
+      return e.code;
+    }
+  }
+
+  // store.snapshot on the durable store (refused), and snapshot, change,
+  // restore on a memory store in this isolate: the fingerprints.
+  async op_snapshots() {
+    await this.open();
+    let durable;
+    try {
+      await this.store.snapshot();
+    } catch (e) {
+      durable = { code: e.code, message: e.message };
+    }
+    const store = await openStore({ backend: "memory" });
+    const owner = store.object({ host: "session", type: "notes" });
+    const notes = owner.table(Notes);
+    await owner.tx(async (tx) => { await tx.put(notes, { id: 1, title: "one" }); });
+    const before = await store.fingerprint();
+    const snap = await store.snapshot();
+    await owner.tx(async (tx) => { await tx.put(notes, { id: 2, title: "two" }); await tx.delete(notes, [1]); });
+    const changed = await store.fingerprint();
+    await store.restore(snap.id);
+    const restored = await store.fingerprint();
+    await store.restore();
+    const undone = await store.fingerprint();
+    await store.close();
+    return { durable, before, changed, restored, undone };
+  }
+
   // A memory store through the workerd root.
   async op_memory() {
     const store = await openStore({ backend: "memory" });

@@ -67,9 +67,11 @@ test("npm run bench -- --quick writes a well-formed report.md and report.json", 
   }
   assert.ok(report.columns.find((c) => c.id === "onestore-file-full").figures.open.value > 0);
   assert.ok(report.columns.find((c) => c.id === "onestore-memory").figures.open.na);
+  const snap = report.columns.find((c) => c.id === "onestore-file-full").figures.snapshot;
+  assert.ok(snap.value > 0 && snap.rows === report.plan.commitAt.at(-1) && snap.bytes > 4096, "workload 15 snapshots the fixture file");
 
   const ts = targets(report);
-  for (const id of ["commitVsRaw", "commitVsOfficial", "vsNative.commit", "memoryPuts", "rename", "renameBytes", "page", "get", "commitAt", "open", "size", "replicaRate", "vsNative.replica", "archive.export", "archive.import", "docLoad", "openAltered", "walCommit", "walBulk", "walGet"]) {
+  for (const id of ["commitVsRaw", "commitVsOfficial", "vsNative.commit", "memoryPuts", "rename", "renameBytes", "page", "get", "commitAt", "open", "size", "replicaRate", "vsNative.replica", "archive.export", "archive.import", "docLoad", "openAltered", "walCommit", "walBulk", "walGet", "snapshot"]) {
     assert.ok(ts.some((t) => t.id === id), `target ${id} not evaluated`);
   }
   for (const t of ts) assert.ok(Number.isFinite(t.value) && typeof t.ok === "boolean", `${t.id}: ${t.value}`);

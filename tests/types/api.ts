@@ -377,3 +377,29 @@ async function opfs() {
 }
 
 void opfs;
+// Snapshots, locks and listStores.
+import { listStores, type RestoreResult, type SnapshotInfo } from "onestore";
+
+async function snapshotsAndLocks() {
+  const store = await openStore({ backend: "sqlite", path: "s.sqlite", keepSnapshots: 5, snapshotEvery: 100 });
+  const snap: SnapshotInfo = await store.snapshot({ label: "before" });
+  const all: SnapshotInfo[] = await store.snapshots();
+  const r: RestoreResult = await store.restore(snap.id);
+  const undone: number = (await store.restore(r.undo)).seq;
+  await store.restore();
+  // @ts-expect-error a label is a string
+  await store.snapshot({ label: 3 });
+  // @ts-expect-error keepSnapshots is a number
+  await openStore({ backend: "memory", keepSnapshots: "all" });
+  const n: number = await store.lock("import", async () => 42, { timeout: 1000 });
+  // @ts-expect-error the timeout is a number
+  await store.lock("import", async () => 1, { timeout: "soon" });
+  const files = await listStores({ backend: "sqlite", dir: ".data" });
+  const id: string = files[0].id;
+  const tabs = await listStores({ backend: "opfs", prefix: "conv-" });
+  const maybe: string | null = tabs[0].id;
+  // @ts-expect-error a sqlite listing needs a dir
+  await listStores({ backend: "sqlite" });
+  return [snap.label, all.length, undone, n, id, maybe, files[0].size, tabs[0].open];
+}
+void snapshotsAndLocks;

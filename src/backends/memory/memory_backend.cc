@@ -528,6 +528,7 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
       return Status::OK();
     }
     case OpKind::kDocument:  // expanded into puts by the commit step
+    case OpKind::kRestore:   // a marker: the commit step skips it
     case OpKind::kTable:
     case OpKind::kAlter:
     case OpKind::kIndex:

@@ -69,6 +69,13 @@ class SqlConnection {
   virtual void Rollback() = 0;
   virtual bool InTransaction() const = 0;
 
+  // Copies the committed database into the new file `path` (Backend::CopyTo).
+  // A host's SQLite (a Durable Object's) has no backup API: invalid/args.
+  virtual Status CopyTo(const std::string& path) {
+    return Status::InvalidArgs("this SQLite (a host's, such as a Durable Object's) has no backup "
+                               "API and no ATTACH, so it cannot copy itself to " + path);
+  }
+
   // Releases the database. Further calls are not allowed.
   virtual void Close() = 0;
 };

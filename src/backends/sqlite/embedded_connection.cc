@@ -33,6 +33,7 @@ class EmbeddedConnection : public SqlConnection {
   Status Commit() override;
   void Rollback() override;
   bool InTransaction() const override { return db_ != nullptr && !sqlite3_get_autocommit(db_); }
+  Status CopyTo(const std::string& path) override;
   void Close() override;
 
  private:
@@ -127,6 +128,33 @@ Status EmbeddedConnection::Open() {
   }
   wal_open_ = options_.exclusive && options_.plain_when_closed;
   return s;
+}
+
+Status EmbeddedConnection::CopyTo(const std::string& path) {
+  ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  if (InTransaction()) return Status::InvalidArgs("copy to " + path + ": a transaction is open");
+  sqlite3* dst = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  std::string err;
+  if (rc == SQLITE_OK) {
+    // One step copies every page at once: the source is read at one
+    // committed state, and the copy is durable when it is finished.
+    sqlite3_backup* b = sqlite3_backup_init(dst, "main", db_, "main");
+    if (b == nullptr) {
+      rc = sqlite3_errcode(dst);
+      err = sqlite3_errmsg(dst);
+    } else {
+      rc = sqlite3_backup_step(b, -1);
+      const int fin = sqlite3_backup_finish(b);
+      if (rc == SQLITE_DONE) rc = fin;
+      if (rc != SQLITE_OK) err = sqlite3_errstr(rc);
+    }
+  } else {
+    err = dst != nullptr ? sqlite3_errmsg(dst) : sqlite3_errstr(rc);
+  }
+  sqlite3_close_v2(dst);
+  if (rc != SQLITE_OK) return Status::StorageFailed("copy to " + path + ": " + err);
+  return Status::OK();
 }
 
 Status EmbeddedConnection::Prepare(const std::string& sql, Borrowed* stmt) {
@@ -337,6 +365,54 @@ Status ConfigureEmbeddedConnection(sqlite3* db, const SqliteOptions& options) {
 
 std::unique_ptr<SqlConnection> NewEmbeddedConnection(const SqliteOptions& options) {
   return std::make_unique<EmbeddedConnection>(options);
+}
+
+Status PeekSqliteStore(const std::string& path, bool private_copy, StorePeek* out) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db,
+                           private_copy ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY, nullptr);
+  Status st;
+  if (rc == SQLITE_OK && private_copy) {
+    rc = sqlite3_exec(db, "PRAGMA locking_mode=EXCLUSIVE", nullptr, nullptr, nullptr);
+  }
+  if (rc != SQLITE_OK) {
+    st = Status::StorageFailed(path + ": " + (db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
+  } else {
+    sqlite3_busy_timeout(db, 2000);
+    sqlite3_stmt* stmt = nullptr;
+    rc = sqlite3_prepare_v2(db,
+                            "SELECT key, value FROM _meta WHERE key IN ('id', 'head', 'note:role')",
+                            -1, &stmt, nullptr);
+    if (rc != SQLITE_OK) {
+      const std::string msg = sqlite3_errmsg(db);
+      st = msg.rfind("no such table", 0) == 0
+               ? Status::NotFound(path + " is a SQLite database, not a store (no _meta)")
+               : Status::StorageFailed(path + ": " + msg);
+    } else {
+      bool has_id = false;
+      while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        const std::string key = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+        if (key == "id") {
+          const unsigned char* v = sqlite3_column_text(stmt, 1);
+          out->id = v != nullptr ? reinterpret_cast<const char*>(v) : "";
+          has_id = !out->id.empty();
+        } else if (key == "head") {
+          out->head = sqlite3_column_int64(stmt, 1);
+        } else {
+          const unsigned char* v = sqlite3_column_text(stmt, 1);
+          out->replica = v != nullptr && std::string(reinterpret_cast<const char*>(v)) == "replica";
+        }
+      }
+      if (rc != SQLITE_DONE) {
+        st = Status::StorageFailed(path + ": " + sqlite3_errmsg(db));
+      } else if (!has_id) {
+        st = Status::NotFound(path + " is a SQLite database, not a store (no id in _meta)");
+      }
+      sqlite3_finalize(stmt);
+    }
+  }
+  sqlite3_close_v2(db);
+  return st;
 }
 
 }  // namespace onestore

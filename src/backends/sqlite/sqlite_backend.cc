@@ -122,6 +122,22 @@ class SqliteBackend : public Backend {
   Status TrimOutbox(int64_t up_to, int64_t* removed) override;
   Status ReadNote(const std::string& key, std::string* value) override;
   Status WriteNote(const std::string& key, const std::string& value) override;
+  Status CopyTo(const std::string& path) override {
+    ONESTORE_RETURN_IF_ERROR(CheckOpen());
+    return conn_->CopyTo(path);
+  }
+  Status BeginRead(int64_t* head) override {
+    ONESTORE_RETURN_IF_ERROR(CheckOpen());
+    if (conn_->InTransaction()) return Status::InvalidArgs("a read hold: a transaction is open");
+    ONESTORE_RETURN_IF_ERROR(conn_->Exec("BEGIN DEFERRED"));
+    bool found = false;
+    Status st = ReadMetaInt("head", head, &found);  // takes SQLite's shared lock
+    if (!st.ok()) conn_->Rollback();
+    return st;
+  }
+  void EndRead() override {
+    if (open_) conn_->Rollback();
+  }
 
   void Close() override;
 
@@ -482,6 +498,8 @@ Status SqliteBackend::Apply(Op* op, const TableSchema* previous) {
   switch (op->kind) {
     case OpKind::kDocument:  // expanded into puts by the commit step
       return Status::InvalidArgs("sqlite: a document op reached the backend");
+    case OpKind::kRestore:  // a marker: the commit step skips it
+      return Status::InvalidArgs("sqlite: a restore marker reached the backend");
     case OpKind::kTable:
       return ApplyTable(t, previous);
     case OpKind::kIndex:  // the same columns, other indexes: what a table record does

@@ -51,6 +51,21 @@ std::unique_ptr<Backend> NewSqliteBackend(const SqliteOptions& options);
 // beside the store's.
 std::unique_ptr<Backend> NewSqlBackend(std::unique_ptr<SqlConnection> connection);
 
+// What listStores tells of a sqlite file without opening it as a store
+// (which would take it over): its session id and head, read from _meta by a
+// read-only connection. A SQLite database that is not a store (no _meta
+// with an id) fails with not_found; a file that is not SQLite, with
+// storage_failed. With `private_copy` (a copy only this call reads, such as
+// the bytes of an OPFS store read by listStores) the connection is
+// read-write in exclusive locking mode, so that a WAL is read with a
+// wal-index in memory (the copy may be written; nobody sees it).
+struct StorePeek {
+  std::string id;
+  int64_t head = 0;
+  bool replica = false;
+};
+Status PeekSqliteStore(const std::string& path, bool private_copy, StorePeek* out);
+
 }  // namespace onestore
 
 #endif  // ONESTORE_BACKENDS_SQLITE_SQLITE_BACKEND_H_

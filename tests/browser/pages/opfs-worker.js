@@ -41,6 +41,7 @@ function injectFault(mod, method, k, name) {
 let heal = null;
 let sync = null;
 let lost = null;
+let releaseLock = null;
 
 const ops = {
   async open({ name, durability, lockTimeout }) {
@@ -147,6 +148,28 @@ const ops = {
     await store.close();
     store = null;
     return true;
+  },
+  // store.lock (tests/browser/store-lock.test.js): holds `name` until lockRelease.
+  async lockHold({ name }) {
+    await new Promise((held, failed) => {
+      store.lock(name, () => { held(); return new Promise((r) => { releaseLock = r; }); }).catch(failed);
+    });
+    return true;
+  },
+  lockRelease() {
+    releaseLock?.();
+    releaseLock = null;
+    return true;
+  },
+  // store.lock with a timeout: "ran", or the error.
+  async lockTry({ name, timeout }) {
+    return store.lock(name, () => "ran", { timeout });
+  },
+  async snapshot() {
+    return store.snapshot();
+  },
+  async listStores({ prefix }) {
+    return api.listStores({ backend: "opfs", prefix });
   },
   async fault({ method, k, name = "InvalidStateError" }) {
     heal?.();

@@ -1,0 +1,99 @@
+// The snapshots of a Node sqlite store, in a folder beside its file
+// (docs/formats.md, "Snapshot layout"):
+//
+//   <file>.snapshots/<id>.sqlite   the copy of the database: the file copied by
+//                                  the kernel (a reflink where the file system
+//                                  has them) while the core holds SQLite's
+//                                  shared lock, so no commit lands meanwhile
+//   <file>.snapshots/<id>.json     { id, seq, at, label, n }, written once the copy is whole
+//
+// A copy without its .json (a crash between the two) is not listed, and the
+// next snapshot of the store deletes it.
+
+import { closeSync, constants, copyFileSync, fsyncSync, openSync } from "node:fs";
+import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
+import { join } from "node:path";
+
+/** The folder of a sqlite store file's snapshots. */
+export function snapshotsDir(file) {
+  return `${file}.snapshots`;
+}
+
+const SIDES = ["", "-journal", "-wal", "-lock", "-lock.break", "-lock.want"];
+
+/**
+ * The snapshot shelf of the sqlite store at absolute path `file`
+ * (js/snapshots.js). `list()` also deletes copies left without their .json.
+ *
+ * @example
+ * const shelf = nodeSnapshots("/app/.data/s.sqlite"); const known = await shelf.list();
+ */
+export function nodeSnapshots(file) {
+  const dir = snapshotsDir(file);
+  const pathOf = (id, ext) => join(dir, `${id}.${ext}`);
+  let made = false;
+  return {
+    fileOf(id) {
+      if (!made) {
+        // The core writes the copy synchronously, through the VFS, which
+        // does not make folders: made once, before the first copy.
+        throw new Error(`the folder ${dir} was not prepared`);
+      }
+      return pathOf(id, "sqlite");
+    },
+    // Copies the database file to the snapshot's, synchronously (inside a
+    // step of the commit queue, while the core holds the file), and syncs it.
+    copyFile(id) {
+      const to = pathOf(id, "sqlite");
+      copyFileSync(file, to, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+      const fd = openSync(to, "r+");
+      try { fsyncSync(fd); } finally { closeSync(fd); }
+    },
+    async prepare() {
+      await mkdir(dir, { recursive: true });
+      made = true;
+    },
+    async list() {
+      let names;
+      try {
+        names = await readdir(dir);
+      } catch (e) {
+        if (e?.code === "ENOENT") return [];
+        throw e;
+      }
+      const out = [];
+      const ids = new Set();
+      for (const name of names.filter((n) => n.endsWith(".json"))) {
+        try {
+          const meta = JSON.parse(await readFile(join(dir, name), "utf8"));
+          if (typeof meta?.id === "string" && `${meta.id}.json` === name && Number.isSafeInteger(meta.n)) {
+            out.push(meta);
+            ids.add(meta.id);
+          }
+        } catch { /* a .json cut by a crash: not a snapshot */ }
+      }
+      for (const name of names) {
+        const m = /^(.*)\.sqlite(-journal|-wal|-lock|-lock\.break|-lock\.want)?$/.exec(name);
+        if (m && !ids.has(m[1])) await rm(join(dir, name), { force: true });
+      }
+      return out;
+    },
+    async save(meta) {
+      const tmp = pathOf(`.tmp-${meta.id}`, "json");
+      const fd = await open(tmp, "w");
+      try {
+        await fd.writeFile(JSON.stringify(meta));
+        await fd.sync();
+      } finally {
+        await fd.close();
+      }
+      await rename(tmp, pathOf(meta.id, "json"));
+      const d = await open(dir, "r");
+      try { await d.sync(); } finally { await d.close(); }
+    },
+    async remove(id) {
+      await rm(pathOf(id, "json"), { force: true });
+      for (const side of SIDES) await rm(pathOf(id, "sqlite") + side, { force: true });
+    },
+  };
+}

@@ -1,0 +1,198 @@
+// Snapshots and restore (design.md, "Archives, snapshots, history";
+// src/snapshot/snapshot.h for the core's part).
+//
+// The core copies (a memory store's maps into a second memory store kept in
+// the core; a sqlite store's database into a file, with SQLite's backup API,
+// or holds the file while the runtime copies it: Node)
+// and restores (one commit: a marker op, then the puts and deletes that give
+// back the snapshot's rows). This file names the snapshots, keeps their
+// list and labels (in memory, or `<file>.snapshots/<id>.json` beside a Node
+// sqlite store: js/snapshots-node.js), keeps the last N and takes one every
+// K commits.
+
+import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
+import { commitMeta } from "./core-calls.js";
+import { encodeJson } from "./encode.js";
+import { describe } from "./schema.js";
+
+/** The default of the `keepSnapshots` open option. */
+export const DEFAULT_KEEP_SNAPSHOTS = 10;
+
+/**
+ * Checks the `keepSnapshots` and `snapshotEvery` open options; resolves
+ * them to `{ keep, every }` (every: 0 for never).
+ *
+ * @example
+ * snapshotOptions({ keepSnapshots: 3 }, "openStore")   // { keep: 3, every: 0 }
+ */
+export function snapshotOptions(options, what) {
+  const { keepSnapshots = DEFAULT_KEEP_SNAPSHOTS, snapshotEvery = 0 } = options ?? {};
+  if (!Number.isSafeInteger(keepSnapshots) || keepSnapshots < 1) {
+    throw invalidArgs(`${what}: keepSnapshots must be an integer >= 1 (how many snapshots to keep), got ${describe(keepSnapshots)}`);
+  }
+  if (!Number.isSafeInteger(snapshotEvery) || snapshotEvery < 0) {
+    throw invalidArgs(`${what}: snapshotEvery must be an integer >= 0 (a snapshot every K commits; 0: never), got ${describe(snapshotEvery)}`);
+  }
+  return { keep: keepSnapshots, every: snapshotEvery };
+}
+
+/**
+ * Where a memory store's snapshots are listed: only here, in this process
+ * (the copies themselves are in the core).
+ *
+ * @example
+ * const shelf = memorySnapshots();
+ */
+export function memorySnapshots() {
+  return {
+    fileOf: () => "",
+    async list() { return []; },
+    async save() {},
+    async remove() {},
+  };
+}
+
+// "20261130-201802.512": the UTC time of a snapshot, sortable as text.
+function stamp(at) {
+  const d = new Date(at).toISOString();  // 2026-11-30T20:18:02.512Z
+  return `${d.slice(0, 4)}${d.slice(5, 7)}${d.slice(8, 10)}-${d.slice(11, 13)}${d.slice(14, 16)}${d.slice(17, 23)}`;
+}
+
+/**
+ * The snapshots of one store. `shelf` says where they are listed
+ * (`{ fileOf(id), copyFile?(id), prepare?(), list(), save(meta), remove(id) }`;
+ * with copyFile the runtime copies the store's file itself while the core
+ * holds it), `known` is its list
+ * at open; `adoptAll(seq, ops)` hands a restore to every owner's adopt hook.
+ *
+ * @example
+ * const snaps = makeSnapshots({ gate, queue, shelf, known, keep: 10, every: 0, adoptAll });
+ */
+export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll }) {
+  const list = [...known].sort((a, b) => a.n - b.n);  // oldest first
+  let chain = Promise.resolve();  // list writes, in order
+  let failed = null;              // the first failed list write: reported by the next call
+
+  function newId(at) {
+    const base = stamp(at);
+    let id = base;
+    for (let k = 2; list.some((s) => s.id === id); k++) id = `${base}-${k}`;
+    return id;
+  }
+
+  function later(fn) {
+    chain = chain.then(fn).catch((e) => { failed ??= e; });
+  }
+
+  function prune() {
+    while (list.length > keep) {
+      const old = list.shift();
+      try { gate.core.snapshotDrop(old.id); } catch { /* the core is gone */ }
+      later(() => shelf.remove(old.id));
+    }
+  }
+
+  // Takes a snapshot now, synchronously, at the current head: called inside
+  // a step of the commit queue (or between steps), so no commit is half made.
+  function takeNow(label, what, pruneNow = true) {
+    const at = Date.now();
+    const id = newId(at);
+    const n = list.length > 0 ? list[list.length - 1].n + 1 : 1;
+    let seq;
+    if (shelf.copyFile) {
+      // The runtime copies the file (Node: the kernel), while the core holds
+      // SQLite's shared lock so that no commit of any process lands.
+      seq = JSON.parse(gate.call(what, () => gate.core.snapshotHold())).seq;
+      try {
+        shelf.copyFile(id);
+      } catch (e) {
+        throw new StoreError(ErrorCodes.StorageFailed, `${what}: cannot copy the store's file: ${e?.message ?? e}`, { cause: e });
+      } finally {
+        gate.core.snapshotRelease();
+      }
+    } else {
+      seq = JSON.parse(gate.call(what, () => gate.core.snapshotTake(id, shelf.fileOf(id)))).seq;
+    }
+    const meta = { id, seq, at, label: label ?? null, n };
+    list.push(meta);
+    later(() => shelf.save(meta));
+    if (pruneNow) prune();
+    return meta;
+  }
+
+  async function settled(what) {
+    await chain;
+    if (failed) {
+      const e = failed;
+      failed = null;
+      throw e;
+    }
+    return what;
+  }
+
+  const pub = (s) => ({ id: s.id, seq: s.seq, at: s.at, label: s.label });
+
+  return {
+    /** Takes one after the commit of `seq` when `snapshotEvery` says so (inside the commit step). */
+    afterCommit(seq) {
+      if (every > 0 && seq % every === 0 && !gate.broken && !gate.closed) {
+        try {
+          takeNow(`every ${every} commits`, "snapshotEvery");
+        } catch (e) {
+          failed ??= e;
+        }
+      }
+    },
+    async snapshot(options = {}) {
+      gate.checkOpen("store.snapshot");
+      if (options === null || typeof options !== "object") {
+        throw invalidArgs(`store.snapshot: options must be { label? }, got ${describe(options)}`);
+      }
+      const { label } = options;
+      if (label !== undefined && typeof label !== "string") {
+        throw invalidArgs(`store.snapshot: label must be a string, got ${describe(label)}`);
+      }
+      await shelf.prepare?.();
+      const meta = await queue.after(() => takeNow(label, "store.snapshot"));
+      return settled(pub(meta));
+    },
+    async snapshots() {
+      gate.checkOpen("store.snapshots");
+      await settled();
+      return list.map(pub).reverse();
+    },
+    async restore(id, ctx) {
+      gate.checkOpen("store.restore");
+      if (id !== undefined && (typeof id !== "string" || id === "")) {
+        throw invalidArgs(`store.restore: id must be a snapshot id from store.snapshots(), or omitted for the newest, got ${describe(id)}`);
+      }
+      const meta = commitMeta("store", ctx, "store.restore");
+      await shelf.prepare?.();
+      let before;
+      let target;
+      const seq = await queue.step(
+        () => {
+          target = id === undefined ? list[list.length - 1] : list.find((s) => s.id === id);
+          if (!target) {
+            throw invalidArgs(id === undefined
+              ? "store.restore: the store has no snapshot yet; take one with store.snapshot()"
+              : `store.restore: no snapshot ${JSON.stringify(id)}; store.snapshots() lists them`);
+          }
+          const from = target;
+          // The current state first, so that this restore can be undone.
+          // (Kept N are counted after the restore: the one restored from
+          // may be the oldest.)
+          before = takeNow(`before restore of ${from.id}`, "store.restore", false);
+          const marker = encodeJson({ op: "restore", snapshot: from.id, seq: from.seq, undo: before.id }, "restore");
+          try {
+            return gate.commit("store.restore", () => gate.core.snapshotRestore(from.id, shelf.fileOf(from.id), marker, meta));
+          } finally {
+            prune();
+          }
+        },
+        (seq, ops) => adoptAll(seq, ops),
+      );
+      return settled({ seq, snapshot: target.id, undo: before.id });
+    },
+  };
+}

@@ -1,0 +1,164 @@
+// Snapshots and restore (snapshot.h).
+#include "snapshot/snapshot.h"
+
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "backends/memory/memory_backend.h"
+#include "values/json_text.h"
+#include "writes/writes.h"
+
+namespace onestore {
+
+namespace {
+
+constexpr int64_t kPage = 1000;
+
+// Same column names and types in the same order: a row of one is a row of
+// the other.
+bool SameColumns(const TableSchema& a, const TableSchema& b) {
+  if (a.columns.size() != b.columns.size()) return false;
+  for (size_t i = 0; i < a.columns.size(); ++i) {
+    if (a.columns[i].name != b.columns[i].name || a.columns[i].type != b.columns[i].type) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Status Snapshots::CopyToMemory(Store* store, std::unique_ptr<Store>* out) {
+  ONESTORE_RETURN_IF_ERROR(store->CheckUsable(false));
+  std::unique_ptr<Store> copy;
+  ONESTORE_RETURN_IF_ERROR(Store::OpenWith(NewMemoryBackend(), store->id(), &copy));
+  Backend* to = copy->backend_.get();
+  ONESTORE_RETURN_IF_ERROR(to->Begin());
+  Status st;
+  for (const auto& t : store->catalog_.All()) {
+    Op table;
+    table.kind = OpKind::kTable;
+    table.table = t;
+    st = to->Apply(&table, nullptr);
+    if (st.ok()) {
+      st = store->ForEachRow(*t, kPage, [&](const Row& row) {
+        Op put;
+        put.kind = OpKind::kPut;
+        put.table = t;
+        put.row = row;
+        return to->Apply(&put, nullptr);
+      });
+    }
+    if (!st.ok()) break;
+  }
+  if (st.ok()) st = to->Commit();
+  if (!st.ok()) {
+    to->Rollback();
+    return st;
+  }
+  for (const auto& t : store->catalog_.All()) copy->catalog_.Put(t);
+  copy->head_ = store->head_;
+  *out = std::move(copy);
+  return Status::OK();
+}
+
+Status Snapshots::CopyToFile(Store* store, const std::string& path) {
+  ONESTORE_RETURN_IF_ERROR(store->CheckUsable(false));
+  return store->backend_->CopyTo(path);
+}
+
+Status Snapshots::Hold(Store* store, int64_t* head) {
+  ONESTORE_RETURN_IF_ERROR(store->CheckUsable(true));
+  return store->backend_->BeginRead(head);
+}
+
+void Snapshots::Release(Store* store) { store->backend_->EndRead(); }
+
+Status Snapshots::Restore(Store* store, Store* snapshot, const std::string& marker_json,
+                          const std::string& meta_json, std::string* result) {
+  ONESTORE_RETURN_IF_ERROR(store->CheckUsable(true));
+  ONESTORE_RETURN_IF_ERROR(store->CheckOwnerWrite("store.restore"));
+  Json meta;
+  ONESTORE_RETURN_IF_ERROR(ParseJsonText(meta_json.empty() ? "{}" : meta_json, "commit context", &meta));
+  Json marker;
+  ONESTORE_RETURN_IF_ERROR(ParseJsonText(marker_json, "restore marker", &marker));
+  std::vector<Op> ops(1);
+  {
+    TableResolver tables(&store->catalog_);
+    tables.AllowRestore();
+    ONESTORE_RETURN_IF_ERROR(ParseOp(marker, &tables, "restore", &ops[0]));
+    if (ops[0].kind != OpKind::kRestore) {
+      return Status::InvalidArgs("restore: the marker must be a restore op, got " + marker_json);
+    }
+  }
+  for (const auto& t : snapshot->catalog_.All()) {
+    if (store->catalog_.Find(t->name) == nullptr) {
+      return Status::InvalidArgs("restore: the snapshot holds table \"" + t->name +
+                                 "\", which this store does not: it is not a snapshot of it");
+    }
+  }
+  for (const auto& t : store->catalog_.All()) {
+    const TableSchema* s = snapshot->catalog_.Find(t->name);
+    // The snapshot's rows, by key.
+    std::map<Key, Row, ValueListLess> want;
+    if (s != nullptr) {
+      const bool same = SameColumns(*s, *t);
+      TableResolver tables(&store->catalog_);
+      tables.AllowStoreTables();
+      ONESTORE_RETURN_IF_ERROR(snapshot->ForEachRow(*s, kPage, [&](const Row& row) {
+        if (same) {
+          want.emplace(KeyOf(*t, row), row);
+          return Status::OK();
+        }
+        // An older version of the table: the row as a put of today's
+        // table, which fills the columns added since with their defaults.
+        std::string text = "{\"op\":\"put\",\"table\":";
+        AppendJsonString(t->name, &text);
+        text += ",\"row\":";
+        AppendRowObject(*s, row, &text);
+        text += "}";
+        Json j;
+        Op put;
+        Status st = ParseJsonText(text, "snapshot row", &j);
+        if (st.ok()) st = ParseOp(j, &tables, "restore of table \"" + t->name + "\"", &put);
+        if (!st.ok()) return st;
+        want.emplace(KeyOf(*t, put.row), std::move(put.row));
+        return Status::OK();
+      }));
+    }
+    std::vector<Op> puts;
+    ONESTORE_RETURN_IF_ERROR(store->ForEachRow(*t, kPage, [&](const Row& row) {
+      Key key = KeyOf(*t, row);
+      auto it = want.find(key);
+      if (it == want.end()) {
+        Op del;
+        del.kind = OpKind::kDelete;
+        del.table = t;
+        del.key = std::move(key);
+        ops.push_back(std::move(del));
+        return Status::OK();
+      }
+      if (!(it->second == row)) {
+        Op put;
+        put.kind = OpKind::kPut;
+        put.table = t;
+        put.row = std::move(it->second);
+        puts.push_back(std::move(put));
+      }
+      want.erase(it);
+      return Status::OK();
+    }));
+    for (auto& [key, row] : want) {
+      Op put;
+      put.kind = OpKind::kPut;
+      put.table = t;
+      put.row = std::move(row);
+      puts.push_back(std::move(put));
+    }
+    for (Op& put : puts) ops.push_back(std::move(put));
+  }
+  return store->CommitParsed(&ops, meta, result);
+}
+
+}  // namespace onestore

@@ -1,0 +1,138 @@
+// Snapshots and restore in the core (src/snapshot/snapshot.h): a memory copy
+// and a sqlite file copy (SQLite's backup API) each restore to the
+// snapshot's fingerprint in one commit whose record starts with the marker;
+// a replica applying that record matches; a restore op is refused from an
+// owner's commit.
+#include "snapshot/snapshot.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "commit/store.h"
+#include "sync/fingerprint.h"
+#include "sync/replica.h"
+
+namespace onestore {
+namespace {
+
+constexpr char kTable[] =
+    R"([{"op":"table","table":"t/items","version":1,"columns":{"id":{"type":"str"},"n":{"type":"int"}},"key":["id"]}])";
+
+std::unique_ptr<Store> Open(const std::string& backend, const std::string& path, bool replica = false) {
+  OpenOptions o;
+  o.backend = backend;
+  o.path = path;
+  o.replica = replica;
+  std::unique_ptr<Store> s;
+  Status st = Store::Open(o, &s);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return s;
+}
+
+void Commit(Store* s, const std::string& ops) {
+  std::string result;
+  Status st = s->Commit(ops, "{}", &result);
+  ASSERT_TRUE(st.ok()) << st.message();
+}
+
+std::string Fp(Store* s) {
+  std::string fp;
+  EXPECT_TRUE(Fingerprint(s, &fp).ok());
+  return fp;
+}
+
+std::string TempPath(const std::string& name) {
+  std::string p = ::testing::TempDir() + "onestore_snapshot_" + name + ".sqlite";
+  std::remove(p.c_str());
+  std::remove((p + "-journal").c_str());
+  return p;
+}
+
+void Seed(Store* s) {
+  Commit(s, kTable);
+  Commit(s, R"([{"op":"put","table":"t/items","row":{"id":"a","n":1}},{"op":"put","table":"t/items","row":{"id":"b","n":2}}])");
+}
+
+void Change(Store* s) {
+  Commit(s, R"([{"op":"put","table":"t/items","row":{"id":"c","n":3}},{"op":"update","table":"t/items","key":["a"],"set":{"n":10}},{"op":"delete","table":"t/items","key":["b"]}])");
+}
+
+// Restores `snap` into `s`, then feeds the record to a fresh memory replica
+// that followed `s` before: it must end with the same fingerprint.
+void RestoreAndFollow(Store* s, Store* snap, const std::string& before) {
+  auto r = Open("memory", "", /*replica=*/true);
+  std::unique_ptr<Replica> replica;
+  ASSERT_TRUE(Replica::Attach(r.get(), &replica).ok());
+  std::string batch, result;
+  ASSERT_TRUE(s->ReadOutbox(0, 100, &batch).ok());
+  Status st = replica->ApplyBatch(batch, &result);
+  ASSERT_TRUE(st.ok()) << st.message();
+
+  const int64_t head = s->head();
+  st = Snapshots::Restore(s, snap, R"({"op":"restore","snapshot":"s1","seq":2})", R"({"owner":"store"})",
+                          &result);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(s->head(), head + 1);
+  EXPECT_EQ(Fp(s), before);
+  const std::string ops = s->LastOps();
+  EXPECT_EQ(ops.rfind(R"([{"op":"restore","snapshot":"s1","seq":2})", 0), 0u) << ops;
+
+  ASSERT_TRUE(s->ReadOutbox(head, 100, &batch).ok());
+  st = replica->ApplyBatch(batch, &result);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(Fp(r.get()), before);
+}
+
+TEST(Snapshot, AMemoryCopyRestoresTheFingerprintInOneCommitThatAReplicaApplies) {
+  auto s = Open("memory", "");
+  Seed(s.get());
+  const std::string before = Fp(s.get());
+  std::unique_ptr<Store> copy;
+  ASSERT_TRUE(Snapshots::CopyToMemory(s.get(), &copy).ok());
+  Change(s.get());
+  ASSERT_NE(Fp(s.get()), before);
+  EXPECT_EQ(Fp(copy.get()), before);
+  RestoreAndFollow(s.get(), copy.get(), before);
+}
+
+TEST(Snapshot, ASqliteFileCopiedWithTheBackupApiRestoresTheFingerprint) {
+  auto s = Open("sqlite", TempPath("source"));
+  Seed(s.get());
+  const std::string before = Fp(s.get());
+  const std::string copy_path = TempPath("copy");
+  Status st = Snapshots::CopyToFile(s.get(), copy_path);
+  ASSERT_TRUE(st.ok()) << st.message();
+  Change(s.get());
+  auto copy = Open("sqlite", copy_path);
+  EXPECT_EQ(Fp(copy.get()), before);
+  EXPECT_EQ(copy->head(), 2);
+  RestoreAndFollow(s.get(), copy.get(), before);
+}
+
+TEST(Snapshot, AHoldKeepsAReadTransactionAndGivesTheHead) {
+  auto s = Open("sqlite", TempPath("hold"));
+  Seed(s.get());
+  int64_t head = 0;
+  ASSERT_TRUE(Snapshots::Hold(s.get(), &head).ok());
+  EXPECT_EQ(head, 2);
+  Snapshots::Release(s.get());
+  Change(s.get());  // the hold is gone: commits go on
+  EXPECT_EQ(s->head(), 3);
+  auto m = Open("memory", "");
+  EXPECT_EQ(Snapshots::Hold(m.get(), &head).code(), Code::kInvalidArgs);
+}
+
+TEST(Snapshot, AnOwnersCommitCannotHoldARestoreOp) {
+  auto s = Open("memory", "");
+  Seed(s.get());
+  std::string result;
+  Status st = s->Commit(R"([{"op":"restore","snapshot":"x","seq":0}])", "{}", &result);
+  EXPECT_EQ(st.code(), Code::kInvalidArgs);
+  EXPECT_NE(st.message().find("store.restore only"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace onestore

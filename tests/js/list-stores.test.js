@@ -1,0 +1,59 @@
+// listStores({ backend: "sqlite", dir }) in Node: the stores of a folder with
+// their id, head, size and role, read without taking any over (an open
+// store keeps committing), other files and other applications' SQLite
+// databases skipped; bad options refused.
+
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import Database from "better-sqlite3";
+
+import { defineTable, int, listStores, openReplica, openStore, str } from "../../js/index.js";
+import { rejectsWith, tempDir } from "./helpers.js";
+
+const Msgs = defineTable("messages", { columns: { id: int(), text: str() }, key: ["id"] });
+
+test("lists a store per conversation beside the global one, with id, head and size, without taking them over", async () => {
+  const dir = tempDir("onestore-list-");
+  const global = await openStore({ backend: "sqlite", path: join(dir, "global.sqlite"), id: "global" });
+  const convs = [];
+  for (const c of ["c1", "c2"]) {
+    const s = await openStore({ backend: "sqlite", path: join(dir, "conversations", `${c}.sqlite`), id: c });
+    const chat = s.object({ type: "chat" });
+    const msgs = chat.table(Msgs);
+    await chat.tx(async (tx) => { await tx.put(msgs, { id: 1, text: "hi" }); });
+    convs.push({ s, chat, msgs });
+  }
+  const replica = await openReplica({ backend: "sqlite", path: join(dir, "copy.sqlite") });
+  writeFileSync(join(dir, "notes.txt"), "not a store");
+  const other = new Database(join(dir, "other.db"));
+  other.exec("CREATE TABLE t (x)");
+  other.close();
+
+  const top = await listStores({ backend: "sqlite", dir });
+  assert.deepEqual(top.map((s) => [s.path, s.id, s.head, s.replica]), [
+    [join(dir, "copy.sqlite"), replica.id, 0, true],
+    [join(dir, "global.sqlite"), "global", 0, false],
+  ]);
+  for (const s of top) assert.ok(s.size >= 4096, `${s.path}: ${s.size} bytes`);
+
+  const listed = await listStores({ backend: "sqlite", dir: join(dir, "conversations") });
+  assert.deepEqual(listed.map((s) => [s.id, s.head]), [["c1", 2], ["c2", 2]]);
+  // Listing took nothing over: the owners go on committing.
+  const { chat, msgs } = convs[0];
+  await chat.tx(async (tx) => { await tx.put(msgs, { id: 2, text: "still mine" }); });
+  assert.deepEqual((await listStores({ backend: "sqlite", dir: join(dir, "conversations") })).map((s) => s.head), [3, 2]);
+
+  assert.deepEqual(await listStores({ backend: "sqlite", dir: join(dir, "nothing-here") }), []);
+  for (const { s } of convs) await s.close();
+  await replica.close();
+  await global.close();
+});
+
+test("bad options are refused with invalid/args", async () => {
+  await rejectsWith(listStores(), "invalid/args", ["options"]);
+  await rejectsWith(listStores({ backend: "memory" }), "invalid/args", ["memory"]);
+  await rejectsWith(listStores({ backend: "sqlite" }), "invalid/args", ["dir"]);
+  await rejectsWith(listStores({ backend: "sqlite", dir: "a\0b" }), "invalid/args", ["NUL"]);
+});

@@ -1,0 +1,259 @@
+// Snapshots and restore through the public package in Node (memory and a
+// sqlite file): snapshot -> change -> restore -> restore again (undo) gives
+// back the same fingerprints; a restore is one commit that owners' adopt
+// hooks, watches and a replica following the outbox all see; documents come
+// back too; keepSnapshots and snapshotEvery; the list survives a reopen; bad
+// ids and a hand-made restore op are refused.
+
+import assert from "node:assert/strict";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+
+import { defineTable, deleteStore, int, json, openReplica, openStore, str } from "../../js/index.js";
+import { rejectsWith, tempDir } from "./helpers.js";
+
+const Items = defineTable("items", {
+  columns: { id: str(), n: int(), tags: json().optional() },
+  key: ["id"],
+});
+const Other = defineTable("other", { columns: { id: int(), v: str() }, key: ["id"] });
+
+let dir;
+let counter = 0;
+function sqliteOptions() {
+  dir ??= tempDir("onestore-snapshots-");
+  return { backend: "sqlite", path: join(dir, `s${counter++}.sqlite`) };
+}
+
+const backends = [
+  ["memory", () => ({ backend: "memory" })],
+  ["a sqlite file", sqliteOptions],
+];
+
+async function seed(store) {
+  const notes = store.object({ type: "notes" });
+  const items = notes.table(Items);
+  await notes.tx(async (tx) => {
+    for (let i = 0; i < 20; i++) await tx.put(items, { id: `i${i}`, n: i, tags: i % 2 ? ["odd"] : null });
+  });
+  return { notes, items };
+}
+
+async function change(notes, items) {
+  await notes.tx(async (tx) => {
+    await tx.put(items, { id: "new", n: 99 });
+    await tx.update(items, ["i3"], { n: 300 });
+    await tx.delete(items, ["i4"]);
+    await tx.deleteWhere(items);
+  });
+  await notes.tx(async (tx) => {
+    await tx.put(items, { id: "again", n: 1, tags: { a: 1 } });
+  });
+}
+
+for (const [label, options] of backends) {
+  describe(`snapshots on ${label}`, () => {
+    test("snapshot, change, restore and restore again give back each fingerprint", async () => {
+      const store = await openStore(options());
+      const { notes, items } = await seed(store);
+      const before = await store.fingerprint();
+      const snap = await store.snapshot({ label: "seeded" });
+      assert.equal(snap.seq, store.head);
+      assert.equal(snap.label, "seeded");
+      assert.equal(typeof snap.id, "string");
+      assert.ok(Number.isSafeInteger(snap.at));
+
+      await change(notes, items);
+      const changed = await store.fingerprint();
+      assert.notEqual(changed, before);
+      const headBefore = store.head;
+
+      const r = await store.restore();  // the newest: "seeded"
+      assert.equal(r.snapshot, snap.id);
+      assert.equal(r.seq, headBefore + 1, "a restore is a commit with the next seq");
+      assert.equal(store.head, headBefore + 1);
+      assert.equal(await store.fingerprint(), before);
+      assert.deepEqual(await items.get(["i3"]), { id: "i3", n: 3, tags: ["odd"] });
+      assert.equal(await items.get(["new"]), undefined);
+      assert.equal(await items.count(), 20);
+
+      const undo = await store.restore();  // the newest now: taken before the restore
+      assert.equal(undo.snapshot, r.undo);
+      assert.equal(await store.fingerprint(), changed);
+      assert.equal(await items.count(), 1);
+
+      await store.restore(snap.id);
+      assert.equal(await store.fingerprint(), before);
+      await store.close();
+    });
+
+    test("snapshots() lists them newest first, with the restores' own", async () => {
+      const store = await openStore(options());
+      const { notes, items } = await seed(store);
+      const a = await store.snapshot({ label: "a" });
+      await notes.tx(async (tx) => { await tx.put(items, { id: "x", n: 1 }); });
+      const b = await store.snapshot();
+      const list = await store.snapshots();
+      assert.deepEqual(list.map((s) => s.id), [b.id, a.id]);
+      assert.deepEqual(list[1], a);
+      assert.equal(list[0].label, null);
+      const { undo } = await store.restore(a.id);
+      const after = await store.snapshots();
+      assert.equal(after[0].id, undo);
+      assert.equal(after[0].seq, a.seq + 1, "taken at the head before the restore");
+      assert.match(after[0].label, /before restore/);
+      await store.close();
+    });
+
+    test("a restore is one commit that adopt hooks and watches see, with a marker op first", async () => {
+      const store = await openStore(options());
+      const seen = [];
+      const notes = store.object({ type: "notes" }, { adopt(seq, ops) { seen.push({ seq, ops }); } });
+      const items = notes.table(Items);
+      const others = store.object({ type: "others" }, { adopt(seq, ops) { seen.push({ seq, ops, others: true }); } });
+      others.table(Other);
+      await notes.tx(async (tx) => { await tx.put(items, { id: "a", n: 1 }); await tx.put(items, { id: "b", n: 2 }); });
+      const snap = await store.snapshot();
+      await notes.tx(async (tx) => { await tx.put(items, { id: "c", n: 3 }); await tx.update(items, ["a"], { n: 10 }); });
+      const watched = [];
+      notes.watch(items, (ops, seq) => watched.push({ seq, ops }));
+      seen.length = 0;
+
+      const { seq } = await store.restore(snap.id);
+      const mine = seen.find((s) => !s.others);
+      assert.equal(mine.seq, seq);
+      assert.deepEqual(mine.ops[0], { op: "restore", snapshot: snap.id, seq: snap.seq, undo: mine.ops[0].undo });
+      const rest = mine.ops.slice(1).sort((x, y) => x.op.localeCompare(y.op));
+      assert.deepEqual(rest, [
+        { op: "delete", table: "notes/items", key: ["c"] },
+        { op: "put", table: "notes/items", row: { id: "a", n: 1, tags: null } },
+      ]);
+      const theirs = seen.find((s) => s.others);
+      assert.deepEqual(theirs.ops, [mine.ops[0]], "every owner's hook sees the restore, with its own tables' ops");
+      await new Promise((r) => setTimeout(r, 0));
+      assert.equal(watched.length, 1);
+      assert.equal(watched[0].seq, seq);
+      assert.equal(watched[0].ops.length, 2);
+
+      const batch = await store.outbox.read(seq - 1, 1);
+      assert.equal(batch.commits[0].seq, seq);
+      assert.equal(batch.commits[0].owner, "store");
+      assert.equal(batch.commits[0].ops[0].op, "restore");
+      await store.close();
+    });
+
+    test("a replica that follows the outbox matches after a restore and its undo", async () => {
+      const store = await openStore(options());
+      const { notes, items } = await seed(store);
+      await notes.tx(async (tx) => { await tx.documents.create({ kind: "note", key: "k" }, { text: "one" }); });
+      const snap = await store.snapshot();
+      await change(notes, items);
+      await notes.tx(async (tx) => {
+        const doc = await notes.documents.find({ kind: "note", key: "k" });
+        await tx.documents.change(doc.id, [{ op: "replace", path: "/text", value: "two" }]);
+        await tx.documents.create({ kind: "note", key: "later" }, 2);
+      });
+      const replica = await openReplica({ backend: "memory" });
+      const follow = async () => {
+        const batch = await store.outbox.read(replica.head, 1000);
+        if (batch.commits.length > 0) await replica.applyBatch(batch);
+        assert.equal(await replica.fingerprint(), await store.fingerprint());
+      };
+      await follow();
+      await store.restore(snap.id);
+      assert.deepEqual((await notes.documents.find({ kind: "note", key: "k" })).value, { text: "one" });
+      assert.equal(await notes.documents.find({ kind: "note", key: "later" }), undefined);
+      await follow();
+      await store.restore();
+      assert.deepEqual((await notes.documents.find({ kind: "note", key: "k" })).value, { text: "two" });
+      await follow();
+      await replica.close();
+      await store.close();
+    });
+
+    test("keepSnapshots keeps the newest N and snapshotEvery takes one every K commits", async () => {
+      const store = await openStore({ ...options(), keepSnapshots: 2, snapshotEvery: 3 });
+      const notes = store.object({ type: "notes" });
+      const items = notes.table(Items);  // seq 1
+      for (let i = 0; i < 7; i++) await notes.tx(async (tx) => { await tx.put(items, { id: `k${i}`, n: i }); });
+      // head 8: taken after seqs 3 and 6
+      const list = await store.snapshots();
+      assert.deepEqual(list.map((s) => s.seq), [6, 3]);
+      await store.snapshot({ label: "mine" });
+      const kept = await store.snapshots();
+      assert.deepEqual(kept.map((s) => s.seq), [8, 6]);
+      assert.equal(kept[0].label, "mine");
+      await store.restore(kept[1].id);
+      assert.equal(await items.count(), 5);
+      assert.equal((await store.snapshots()).length, 2);
+      await store.close();
+    });
+
+    test("bad ids, a store without snapshots and a hand-made restore op are refused", async () => {
+      const store = await openStore(options());
+      await rejectsWith(store.restore(), "invalid/args", ["no snapshot yet"]);
+      await rejectsWith(store.restore("nope"), "invalid/args", ['"nope"', "store.snapshots()"]);
+      await rejectsWith(store.restore(42), "invalid/args", ["42"]);
+      await rejectsWith(store.snapshot({ label: 3 }), "invalid/args", ["label"]);
+      await rejectsWith(store.snapshot(null), "invalid/args", ["label"]);
+      await rejectsWith(store.commit([{ op: "restore", snapshot: "x", seq: 0 }]), "invalid/args", ["store.restore only"]);
+      await store.close();
+      await rejectsWith(store.snapshot(), "closed");
+      await rejectsWith(openStore({ ...options(), keepSnapshots: 0 }), "invalid/args", ["keepSnapshots"]);
+      await rejectsWith(openStore({ ...options(), snapshotEvery: -1 }), "invalid/args", ["snapshotEvery"]);
+    });
+  });
+}
+
+describe("snapshots of a sqlite file", () => {
+  test("are files in <file>.snapshots/, removed when no longer kept and by deleteStore", async () => {
+    const o = sqliteOptions();
+    const store = await openStore({ ...o, keepSnapshots: 1 });
+    await seed(store);
+    const a = await store.snapshot();
+    const folder = `${o.path}.snapshots`;
+    assert.deepEqual(readdirSync(folder).sort(), [`${a.id}.json`, `${a.id}.sqlite`]);
+    const b = await store.snapshot();
+    assert.deepEqual(readdirSync(folder).sort(), [`${b.id}.json`, `${b.id}.sqlite`]);
+    await store.close();
+    await deleteStore(o);
+    assert.ok(!existsSync(folder));
+  });
+
+  test("the list survives a reopen, and a table declared after the snapshot comes back empty", async () => {
+    const o = sqliteOptions();
+    const store = await openStore(o);
+    const notes = store.object({ type: "notes" });
+    const items = notes.table(Items);
+    await notes.tx(async (tx) => { await tx.put(items, { id: "x", n: 1 }); });
+    const fp = await store.fingerprint();
+    const snap = await store.snapshot({ label: "one" });
+    await store.close();
+    const again = await openStore(o);
+    assert.deepEqual(await again.snapshots(), [snap], "read back from <file>.snapshots/");
+    const notes2 = again.object({ type: "notes" });
+    const items2 = notes2.table(Items);
+    const later = notes2.table(Other);
+    await notes2.tx(async (tx) => { await tx.put(items2, { id: "x", n: 5 }); await tx.put(later, { id: 1, v: "v" }); });
+    await again.restore(snap.id);
+    assert.deepEqual(await items2.get(["x"]), { id: "x", n: 1, tags: null });
+    assert.equal(await later.count(), 0);
+    assert.notEqual(await again.fingerprint(), fp, "the later table stays (empty): its schema is in the fingerprint");
+    await again.close();
+  });
+
+  test("restore after reopening the store, from the snapshot's file", async () => {
+    const o = sqliteOptions();
+    let store = await openStore(o);
+    const { notes, items } = await seed(store);
+    const fp = await store.fingerprint();
+    const snap = await store.snapshot();
+    await change(notes, items);
+    await store.close();
+    store = await openStore(o);
+    await store.restore(snap.id);
+    assert.equal(await store.fingerprint(), fp);
+    await store.close();
+  });
+});

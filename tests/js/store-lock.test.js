@@ -1,0 +1,97 @@
+// store.lock(name, fn, { timeout }): callers of one store queue in order and
+// get fn's value or error; a lock held by another Node process sharing the
+// sqlite file keeps this one waiting (lock/timeout when it waits too long)
+// until that process releases it, or dies (its lock file is taken over);
+// names and options are checked.
+
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { test } from "node:test";
+
+import { openStore } from "../../js/index.js";
+import { rejectsWith, tempDir } from "./helpers.js";
+
+const holderScript = new URL("./fixtures/store-lock-holder.mjs", import.meta.url).pathname;
+
+function holder(path, name) {
+  const child = spawn(process.execPath, [holderScript, path, name], { stdio: ["pipe", "pipe", "inherit"] });
+  const lines = createInterface({ input: child.stdout });
+  const queue = [];
+  const waiting = [];
+  lines.on("line", (l) => (waiting.length ? waiting.shift()(l) : queue.push(l)));
+  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve(signal ?? code)));
+  return {
+    child,
+    exited,
+    next: () => (queue.length ? Promise.resolve(queue.shift()) : new Promise((r) => waiting.push(r))),
+  };
+}
+
+test("callers of one store take a lock one after another, in order, and get fn's value", async () => {
+  const store = await openStore({ backend: "memory" });
+  const log = [];
+  let release;
+  const first = store.lock("a", () => new Promise((r) => { release = r; log.push("first in"); }).then(() => { log.push("first out"); return 1; }));
+  const second = store.lock("a", async () => { log.push("second in"); return 2; });
+  const other = await store.lock("b", async () => "b runs meanwhile");
+  assert.equal(other, "b runs meanwhile");
+  await new Promise((r) => setTimeout(r, 0));
+  assert.deepEqual(log, ["first in"]);
+  await rejectsWith(store.lock("a", async () => 3, { timeout: 0 }), "lock/timeout", ['"a"']);
+  release();
+  assert.deepEqual(await Promise.all([first, second]), [1, 2]);
+  assert.deepEqual(log, ["first in", "first out", "second in"]);
+  const mine = new Error("mine");
+  await assert.rejects(store.lock("a", async () => { throw mine; }), (e) => e === mine);
+  assert.equal(await store.lock("a", () => "free again"), "free again");
+  await store.close();
+});
+
+test("a lock held by another process sharing the sqlite file waits for it, and times out with lock/timeout", async () => {
+  const path = join(tempDir("onestore-store-lock-"), "s.sqlite");
+  const other = holder(path, "import");
+  assert.equal(await other.next(), "held");
+  const store = await openStore({ backend: "sqlite", path });
+  const e = await rejectsWith(store.lock("import", async () => "no", { timeout: 50 }), "lock/timeout", ['"import"', `process ${other.child.pid}`]);
+  assert.match(e.message, /50 ms/);
+  assert.equal(await store.lock("another name", async () => "free"), "free");
+  let ran = false;
+  const waiting = store.lock("import", async () => { ran = true; return "mine now"; });
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(ran, false, "not while the other process holds it");
+  other.child.stdin.write("go\n");
+  assert.equal(await other.next(), "released");
+  assert.equal(await waiting, "mine now");
+  assert.equal(await other.exited, 0);
+  await store.close();
+  assert.deepEqual(readdirSync(`${path}.locks`), [], "no lock file left");
+});
+
+test("a lock whose process was killed is taken over", async () => {
+  const path = join(tempDir("onestore-store-lock-"), "s.sqlite");
+  const other = holder(path, "nightly");
+  assert.equal(await other.next(), "held");
+  other.child.kill("SIGKILL");
+  assert.equal(await other.exited, "SIGKILL");
+  assert.equal(readdirSync(`${path}.locks`).length, 1, "its lock file stays behind");
+  const store = await openStore({ backend: "sqlite", path });
+  assert.equal(await store.lock("nightly", async () => "taken over", { timeout: 5000 }), "taken over");
+  assert.deepEqual(readdirSync(`${path}.locks`), []);
+  await store.close();
+  assert.ok(existsSync(path));
+});
+
+test("bad names and options are refused with invalid/args", async () => {
+  const store = await openStore({ backend: "memory" });
+  await rejectsWith(store.lock("", async () => {}), "invalid/args", ["name"]);
+  await rejectsWith(store.lock("x".repeat(201), async () => {}), "invalid/args", ["200"]);
+  await rejectsWith(store.lock(3, async () => {}), "invalid/args", ["3"]);
+  await rejectsWith(store.lock("a", "not fn"), "invalid/args", ["fn"]);
+  await rejectsWith(store.lock("a", async () => {}, { timeout: -1 }), "invalid/args", ["timeout", "-1"]);
+  await rejectsWith(store.lock("a", async () => {}, null), "invalid/args", ["timeout"]);
+  await store.close();
+  await rejectsWith(store.lock("a", async () => {}), "closed");
+});
