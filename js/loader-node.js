@@ -6,8 +6,9 @@
 // factory as `wasmBinary`, together with `onestoreFiles`, the synchronous
 // file system the SQLite VFS calls (js/files-node.js).
 
-import { mkdir, open as openFile, readFile, readdir, rename, rm, stat } from "node:fs/promises";
-import { basename, dirname, resolve } from "node:path";
+import { copyFile, mkdir, mkdtemp, open as openFile, readFile, readdir, rename, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { basename, dirname, join, resolve } from "node:path";
 
 import { ErrorCodes, StoreError } from "./errors.js";
 import { memoryBlobs } from "./blobs.js";
@@ -367,12 +368,30 @@ export async function deleteNodeStore(options) {
 
 const SQLITE_MAGIC = "SQLite format 3\0";
 
+// peekStore on a private copy of a held store's file and its WAL, in a
+// temporary folder removed afterwards: "!…" when the copy cannot be read.
+async function peekCopy(mod, path) {
+  const dir = await mkdtemp(join(tmpdir(), "onestore-peek-"));
+  try {
+    const copy = join(dir, "s.sqlite");
+    await copyFile(path, copy);
+    await copyFile(path + "-wal", copy + "-wal").catch(() => {});
+    return mod.peekStore(copy, true);
+  } catch (e) {
+    return `!${e?.message ?? e}`;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /**
  * The sqlite stores in folder `dir` (not its subfolders): each
  * `{ path, id, head, size, replica }`, by path. `size` is the bytes of the
  * database file and its journal; blobs and snapshots beside it are not
  * counted. A store is read without being opened (a read-only look at its
- * _meta), so listing never takes over a store another process owns. Files
+ * _meta; for a store open in some process, whose file is held in WAL mode,
+ * a look at a private copy of its file and WAL, which costs a copy of the
+ * file), so listing never takes over a store another process owns. Files
  * that are not stores (other files, SQLite databases of other applications,
  * side files, an import's new generation) are skipped.
  *
@@ -409,7 +428,11 @@ export async function listNodeStores(options) {
       try { await fd.read(head16, 0, 16, 0); } finally { await fd.close(); }
     } catch { continue; }
     if (head16.toString("latin1") !== SQLITE_MAGIC) continue;
-    const answer = mod.peekStore(path, false);
+    let answer = mod.peekStore(path, false);
+    // A store open in some process holds its file in exclusive WAL mode: no
+    // other connection reads it, and its newest commits are in <file>-wal.
+    // Read a private copy of the two instead (SQLite recovers the WAL there).
+    if (answer.startsWith("!") && (await stat(path + "-wal").then(() => true, () => false))) answer = await peekCopy(mod, path);
     if (answer.startsWith("!")) continue;  // another application's database, or one it cannot read now
     const peek = JSON.parse(answer);
     let size = 0;

@@ -337,6 +337,10 @@ class Core {
           OpenOptions o;
           o.backend = "sqlite";
           o.path = path;
+          // A copy of a held store file is in WAL format (the store ran in
+          // exclusive WAL mode): open it the same way, with no shared
+          // memory; it is left a plain rollback file when closed.
+          o.hold_lock = true;
           std::unique_ptr<Store> snap;
           Status s = Store::Open(o, &snap);
           if (!s.ok()) {

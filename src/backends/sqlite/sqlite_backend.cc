@@ -129,6 +129,10 @@ class SqliteBackend : public Backend {
   Status BeginRead(int64_t* head) override {
     ONESTORE_RETURN_IF_ERROR(CheckOpen());
     if (conn_->InTransaction()) return Status::InvalidArgs("a read hold: a transaction is open");
+    // A store file held open runs a WAL (exclusive mode): its newest commits
+    // are in <file>-wal, not in the file a runtime copies. Fold them into the
+    // file first (a no-op in rollback mode), so the copy is the whole store.
+    ONESTORE_RETURN_IF_ERROR(conn_->Exec("PRAGMA wal_checkpoint(TRUNCATE)"));
     ONESTORE_RETURN_IF_ERROR(conn_->Exec("BEGIN DEFERRED"));
     bool found = false;
     Status st = ReadMetaInt("head", head, &found);  // takes SQLite's shared lock
