@@ -31,9 +31,18 @@ const state = {
 
 // ---- the worker and the link ----
 
-const worker = new Worker(new URL(`./store-worker.js?tab=${tab}&store=${STORE_NAME}`, import.meta.url), { type: "module" });
+// ?device=<name> gives this page a store of its own ("another device" in the
+// same browser profile); ?continue=<relay>/sessions/<id> pulls that session
+// from the relay into it first (see "Continue on another device" below).
+const pageParams = new URL(location.href).searchParams;
+const device = pageParams.get("device");
+const storeName = device ? `${STORE_NAME}-${device}` : STORE_NAME;
+const workerParams = new URLSearchParams({ tab, store: storeName });
+if (device) workerParams.set("device", device);
+if (pageParams.get("continue")) workerParams.set("continue", pageParams.get("continue"));
+const worker = new Worker(new URL(`./store-worker.js?${workerParams}`, import.meta.url), { type: "module" });
 const link = connect(worker);
-const channel = "BroadcastChannel" in self ? new BroadcastChannel(`onestore-demo:${STORE_NAME}`) : null;
+const channel = "BroadcastChannel" in self ? new BroadcastChannel(`onestore-demo:${storeName}`) : null;
 
 worker.addEventListener("message", (e) => {
   const m = e.data;
@@ -41,6 +50,7 @@ worker.addEventListener("message", (e) => {
   if (m.t === "ready") onReady(m);
   else if (m.t === "fenced") onFenced(m);
   else if (m.t === "progress") onArchiveProgress(m);
+  else if (m.t === "sync") onSync(m);
   else if (m.t === "error") showBanner(`The store could not open: ${m.code ? `${m.code}: ` : ""}${m.message}`, "fenced");
 });
 worker.addEventListener("error", (e) => showBanner(`The store's worker failed: ${e.message}`, "fenced"));
@@ -66,6 +76,15 @@ function onReady(m) {
     $("owner").textContent = `This tab (${tab})`;
     showBanner("This browser build has no OPFS backend, so the session lives in memory: a reload starts it again, and each tab has its own copy.", "warn");
   }
+  if (m.pulled) {
+    // The session is in this device's store now: a reload opens it again
+    // rather than pulling.
+    const here = new URL(location.href);
+    here.searchParams.delete("continue");
+    history.replaceState(null, "", here);
+    toast(`Pulled session ${m.id.slice(0, 8)} from the relay at seq ${m.head}: this device drives it now`);
+  }
+  state.sessionId = m.id;
   start();
   watchRelay(m.id);
 }
@@ -102,6 +121,7 @@ async function watchRelay(id) {
   link.call("startSync", { relay: session }).then((r) => {
     state.syncing = r.started;
     if (!r.started) chip.title = `${session}: ${r.reason}`;
+    else offerContinue(relay, session);
   }, (e) => toast(e));
   const show = async () => {
     try {
@@ -124,6 +144,50 @@ async function watchRelay(id) {
   };
   await show();
   setInterval(show, 2000);
+}
+
+// ---- the sync panel: the driver's state, the relay's acked seq, the head ----
+//
+// "Continue on another device" gives a link to this page with
+// ?continue=<the session's URL on the relay>&device=<a new name>: opened in
+// another browser (or profile), its worker pulls the session with
+// pullSession into its own OPFS store and drives it with startSync. The
+// relay fences this page's driver then, and this store splits off: sync
+// "lost", a new session id, its origin (the session and the last seq both
+// share) in store.origin. It goes on working as a separate session.
+
+function onSync(m) {
+  const lost = m.state === "lost";
+  $("sync-state").textContent = lost ? "split off" : m.state;
+  $("sync-acked").textContent = m.state === "off" ? "–" : String(m.acked);
+  $("sync-head").textContent = String(m.head);
+  $("sync-session").textContent = m.id;
+  $("sync-session").title = m.session ? `driving ${m.session}` : "";
+  $("s-title").closest(".sync").classList.toggle("lost", lost);
+  if (!lost || state.splitOff) return;
+  state.splitOff = true;
+  const from = m.origin;
+  $("sync-origin").textContent = `Split off session ${from.id} at seq ${from.seq}: another device continues that session.`;
+  $("continue").disabled = true;
+  $("session-title").textContent = `Agent session ${m.id.slice(0, 8)}`;
+  document.title = `Session ${m.id.slice(0, 8)} · onestore demo`;
+  showBanner(`Another device took session ${from.id.slice(0, 8)} over at seq ${from.seq}. This copy is now its own session ${m.id.slice(0, 8)}: nothing here was lost, and it no longer syncs.`, "warn");
+}
+
+function offerContinue(relay, session) {
+  const button = $("continue");
+  button.disabled = false;
+  button.onclick = () => {
+    const url = new URL("./", location.href);
+    url.searchParams.set("device", Math.random().toString(16).slice(2, 6));
+    url.searchParams.set("continue", session);
+    if (pageParams.get("relay")) url.searchParams.set("relay", relay);
+    const a = $("continue-link");
+    a.href = url.href;
+    a.textContent = url.href;
+    $("continue-box").classList.remove("hidden");
+    navigator.clipboard?.writeText(url.href).then(() => toast("Link copied: open it in another browser or profile"), () => {});
+  };
 }
 
 function onFenced(m) {
@@ -171,6 +235,7 @@ function start() {
       void head.offsetWidth;
       head.parentElement.classList.add("flash");
     }
+    $("sync-head").textContent = String(e.value.head);
     $("msg-count").textContent = `${e.value.messages} messages`;
     $("edit-count").textContent = `${e.value.edits} edits · table file-history/edits`;
   });

@@ -3,39 +3,72 @@
 // session, defines the derives the page shows, and serves it to the page.
 //
 // Messages of the demo itself (not of the link) are tagged { demo: … }.
+//
+// "Continue on another device": opened with ?continue=<relay>/sessions/<id>
+// (and ?device=<name>, which names its own OPFS store), the worker pulls that
+// session from the relay into its store with pullSession, and its startSync
+// takes the session over; the first device's sync then splits its store off.
 import * as onestore from "../js/browser.js";
 import {
-  importStore, openStore, prefix, query, replacePrefix, serve, StoreError,
+  importStore, listStores, openStore, prefix, pullSession, query, replacePrefix, serve, StoreError,
 } from "../js/browser.js";
 import { Edits, Messages, NOTE, STORE_NAME } from "./schema.js";
 
 const params = new URL(self.location.href).searchParams;
 const tab = params.get("tab") ?? "?";
-const name = params.get("store") ?? STORE_NAME;
+const device = params.get("device");
+const name = params.get("store") ?? (device ? `${STORE_NAME}-${device}` : STORE_NAME);
+const continueFrom = params.get("continue");
 
 function tell(msg) {
   self.postMessage({ demo: true, ...msg });
 }
 
 async function open() {
+  let store;
+  const options = {
+    backend: "opfs",
+    name,
+    durability: "full",
+    onFenced: (err) => tell({ t: "fenced", message: err?.message ?? "another tab took the store over", head: store.head }),
+  };
   try {
-    const store = await openStore({
-      backend: "opfs",
-      name,
-      durability: "full",
-      onFenced: (err) => tell({ t: "fenced", message: err?.message ?? "another tab took the store over", head: store.head }),
-    });
-    return { store, mode: "opfs", reason: null };
+    store = continueFrom && !(await hasOpfsStore(name))
+      ? await pullSession({ relay: continueFrom }, options)
+      : await openStore(options);
+    return { store, mode: "opfs", reason: null, pulled: Boolean(continueFrom) };
   } catch (e) {
     // This runtime has no OPFS backend (yet): a memory store, said loudly.
     if (!(e instanceof StoreError) || e.code !== "invalid/args") throw e;
-    const store = await openStore({ backend: "memory" });
-    return { store, mode: "memory", reason: e.message };
+    store = continueFrom ? await pullSession({ relay: continueFrom }, { backend: "memory" }) : await openStore({ backend: "memory" });
+    return { store, mode: "memory", reason: e.message, pulled: Boolean(continueFrom) };
   }
 }
 
+// Whether this origin already has the OPFS store `name` (a device that
+// pulled the session and was reloaded opens its own copy again).
+async function hasOpfsStore(name) {
+  const stores = await listStores({ backend: "opfs", prefix: name });
+  return stores.some((s) => s.name === name);
+}
+
+// What the page's sync panel shows: the driver's state and the relay's
+// acknowledged seq, and once the session was taken over elsewhere, the
+// store's new session id and its origin.
+function syncView(store, sync) {
+  return {
+    t: "sync",
+    state: sync?.state ?? "off",
+    acked: sync?.acked ?? 0,
+    session: sync?.session ?? null,
+    head: store.head,
+    id: store.id,
+    origin: store.origin ?? null,
+  };
+}
+
 async function main() {
-  const { store, mode, reason } = await open();
+  const { store, mode, reason, pulled } = await open();
   let sync = null;
   const agent = store.object({ type: "agent" });
   const history = store.object({ type: "file-history" });
@@ -72,14 +105,23 @@ async function main() {
 
   serve(store, {
     methods: {
-      session: () => ({ mode, reason, name, tab, id: store.id }),
+      session: () => ({ mode, reason, name, tab, id: store.id, device, pulled }),
+      sync: () => syncView(store, sync),
       // Drives this session to the relay when the package has the driver
       // (startSync, docs/api.md); says why not otherwise.
       startSync({ relay }) {
         if (typeof onestore.startSync !== "function") return { started: false, reason: "this build of the package has no startSync yet: the relay shows what it holds" };
         if (sync) return { started: true };
         try {
-          sync = onestore.startSync(store, { relay, device: `tab ${tab}` });
+          sync = onestore.startSync(store, { relay, device: device ? `device ${device}, tab ${tab}` : `tab ${tab}` });
+          // The panel follows the state and the acked seq (which moves with
+          // no event of its own: watched here, cheaply).
+          const show = () => tell(syncView(store, sync));
+          sync.on("state", show);
+          sync.on("lost", show);
+          let acked = -1;
+          setInterval(() => { if (sync.acked !== acked) { acked = sync.acked; show(); } }, 250);
+          show();
           return { started: true };
         } catch (e) {
           return { started: false, reason: `${e?.code ?? "error"}: ${e?.message ?? e}` };
@@ -179,7 +221,7 @@ async function main() {
       },
     },
   });
-  tell({ t: "ready", mode, reason, head: store.head, tab, id: store.id });
+  tell({ t: "ready", mode, reason, head: store.head, tab, id: store.id, device, pulled });
 }
 
 // What the outbox panel shows of a record.
