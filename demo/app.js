@@ -169,6 +169,7 @@ function onSync(m) {
   const from = m.origin;
   $("sync-origin").textContent = `Split off session ${from.id} at seq ${from.seq}: another device continues that session.`;
   $("continue").disabled = true;
+  $("continue-box").classList.add("hidden");  // the link names the session another device drives now
   $("session-title").textContent = `Agent session ${m.id.slice(0, 8)}`;
   document.title = `Session ${m.id.slice(0, 8)} · onestore demo`;
   showBanner(`Another device took session ${from.id.slice(0, 8)} over at seq ${from.seq}. This copy is now its own session ${m.id.slice(0, 8)}: nothing here was lost, and it no longer syncs.`, "warn");
