@@ -2,12 +2,15 @@
 // the whole store at a past seq (design.md "Archives, snapshots, history";
 // docs/api.md "store.log", "store.at").
 //
-// Both read the retained outbox. `store.log` is one crossing per call (a
-// commit, or one page of a filter; src/history/log.h). `store.at(seq)`
-// replays the records 1..seq into a new memory replica of the core
-// (src/sync/replica.h): one crossing out (a page of records, as text, never
-// parsed in JS) and one in (applyBatch) per page, so its cost is the
-// history up to seq, and its memory the store's content at seq.
+// `store.log` reads the retained outbox: one crossing per call (a commit, or
+// one page of a filter; src/history/log.h). `store.at(seq)` builds a new
+// memory replica of the core (src/sync/replica.h): from the newest snapshot
+// at or below seq when there is one (copied in by the core, one crossing:
+// Snapshots::CopyInto), else from the empty store, then replays the outbox
+// records after it up to seq: one crossing out (a page of records, as text,
+// never parsed in JS) and one in (applyBatch) per page. Its cost is the
+// snapshot's content plus the history after it; its memory the store's
+// content at seq.
 
 import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
 import { encodeJson, parseJsonExact, rowDecoder } from "./encode.js";
@@ -103,28 +106,40 @@ function replay(source, view, from, seq, what) {
 }
 
 /**
+ * Checks that the outbox still holds the record after `from` (when `seq` >
+ * `from`): not_found naming the oldest one kept otherwise.
+ */
+function checkRetained(source, from, seq, what) {
+  if (seq <= from) return;
+  const first = parseJsonExact(source.call("store.at", () => source.core.outboxRead(from, 1)));
+  if (first.commits.length === 0 || first.commits[0].seq !== from + 1) {
+    const oldest = first.commits[0]?.seq;
+    const head = Number(source.call("store.at", () => source.core.head()));
+    const start = from === 0 ? "" : ` (its newest snapshot at or below it is at seq ${from})`;
+    throw new StoreError(ErrorCodes.NotFound, `${what}: the outbox no longer holds the commits before ${oldest ?? head + 1} (trimmed), so the store cannot be rebuilt as it was at seq ${seq}${start}`);
+  }
+}
+
+/**
  * Opens a read view of the store behind `source` (a gate) at `seq`:
- * `openCore()` resolves to a new memory replica core `{ core, info }`.
- * not_found when records 1..seq are not all retained.
+ * `openCore()` resolves to a new memory replica core `{ core, info }`. The
+ * view starts from the newest of `snapshots` (js/snapshots.js, or null) at
+ * or below seq, copied into the view core (one crossing), else from the
+ * empty store, and replays the outbox records after that up to seq.
+ * not_found when those records are not all retained.
  *
  * @example
- * const view = await openView(gate, 12, () => openCore(runtime, { backend: "memory" }, "store.at", { replica: true }), handles);
+ * const view = await openView(gate, 12, () => openCore(runtime, { backend: "memory" }, "store.at", { replica: true }), handles, snaps);
  */
-export async function openView(source, seq, openCore, storeHandles) {
+export async function openView(source, seq, openCore, storeHandles, snapshots = null) {
   const what = `store.at(${typeof seq === "number" ? seq : "…"})`;
   source.checkOpen("store.at");
   seqOf(seq, "seq", 0, "store.at");
   const head = Number(source.call("store.at", () => source.core.head()));
   if (seq > head) throw invalidArgs(`${what}: seq ${seq} is beyond the head (${head})`);
-  // Where the replay starts: the empty store. (A snapshot at or below seq,
-  // once snapshots exist, would seed the view here and shorten the replay.)
-  if (seq > 0) {
-    const first = parseJsonExact(source.call("store.at", () => source.core.outboxRead(0, 1)));
-    if (first.commits.length === 0 || first.commits[0].seq !== 1) {
-      const oldest = first.commits[0]?.seq;
-      throw new StoreError(ErrorCodes.NotFound, `${what}: the outbox no longer holds the commits before ${oldest ?? head + 1} (trimmed), so the store cannot be rebuilt as it was at seq ${seq}`);
-    }
-  }
+  // Refused before a core is opened when nothing can cover seq.
+  await snapshots?.prepareStart(seq);
+  checkRetained(source, snapshots?.startFor(seq)?.seq ?? 0, seq, what);
   const { core } = await openCore();
   const gate = makeGate(core, 0, "view");
   const close = () => {
@@ -136,7 +151,15 @@ export async function openView(source, seq, openCore, storeHandles) {
   };
   try {
     source.checkOpen("store.at");
-    replay(source, gate, 0, seq, what);
+    // From here to the end of the replay nothing awaits: no commit, trim
+    // or prune of a snapshot comes between the choice of start and the copy.
+    const start = snapshots?.startFor(seq) ?? null;
+    let from = 0;
+    if (start) {
+      from = JSON.parse(gate.call(`${what}: copying snapshot ${start.id}`, () => core.seedView(source.core, start.id, start.file))).head;
+    }
+    checkRetained(source, from, seq, what);
+    replay(source, gate, from, seq, what);
   } catch (e) {
     close();
     throw e;

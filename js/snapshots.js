@@ -133,6 +133,23 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
   const pub = (s) => ({ id: s.id, seq: s.seq, at: s.at, label: s.label });
 
   return {
+    /**
+     * Where a view at `seq` can start (store.at, js/history.js): the newest
+     * snapshot with snapshot.seq <= seq as `{ id, seq, file }` (file "" for
+     * a memory copy), or null. Synchronous, so that no prune comes between
+     * the choice and the copy; `prepare()` first (Node: the folder's path).
+     */
+    startFor(seq) {
+      for (let i = list.length - 1; i >= 0; i--) {
+        const s = list[i];
+        if (s.seq <= seq) return { id: s.id, seq: s.seq, file: shelf.fileOf(s.id) };
+      }
+      return null;
+    },
+    /** Readies the shelf for startFor's file names when some snapshot is at or below `seq`. */
+    async prepareStart(seq) {
+      if (list.some((s) => s.seq <= seq)) await shelf.prepare?.();
+    },
     /** Takes one after the commit of `seq` when `snapshotEvery` says so (inside the commit step). */
     afterCommit(seq) {
       if (every > 0 && seq % every === 0 && !gate.broken && !gate.closed) {

@@ -356,15 +356,17 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
     /**
      * A read view of the whole store as it was at `seq`: table(name | handle
      * | def) with get, page, rows, count; documents(owner) with find, load,
-     * list, versions; fingerprint(); close(). Built by replaying the
-     * retained outbox 1..seq into memory: its cost grows with that history.
-     * not_found when records it needs were trimmed.
+     * list, versions; fingerprint(); close(). Built in memory from the
+     * newest snapshot at or below seq (if any), then the retained outbox
+     * records after it up to seq: its cost grows with the store's size at
+     * that snapshot plus the history replayed. not_found when neither a
+     * snapshot nor the outbox covers seq.
      * @example const view = await store.at(12); const n = await view.table(items).count(); view.close();
      */
     async at(seq) {
       gate.checkOpen("store.at");
       if (!openViewCore) throw invalidArgs("store.at: this store was made without a runtime to open a view in");
-      return openView(gate, seq, openViewCore, handles);
+      return openView(gate, seq, openViewCore, handles, snaps);
     },
     outbox: Object.freeze({
       /**

@@ -334,24 +334,40 @@ class Core {
             }
             return Snapshots::Restore(st, it->second.get(), marker_json, meta_json, &result);
           }
-          OpenOptions o;
-          o.backend = "sqlite";
-          o.path = path;
-          // A copy of a held store file is in WAL format (the store ran in
-          // exclusive WAL mode): open it the same way, with no shared
-          // memory; it is left a plain rollback file when closed.
-          o.hold_lock = true;
           std::unique_ptr<Store> snap;
-          Status s = Store::Open(o, &snap);
-          if (!s.ok()) {
-            return Status(s.code(), "store.restore: cannot open snapshot " + id + " (" + path +
-                                        "): " + s.message());
-          }
-          s = Snapshots::Restore(st, snap.get(), marker_json, meta_json, &result);
+          ONESTORE_RETURN_IF_ERROR(OpenSnapshotFile(id, path, "store.restore", &snap));
+          Status s = Snapshots::Restore(st, snap.get(), marker_json, meta_json, &result);
           snap->Close();
           return s;
         },
         &result);
+  }
+
+  // Seeds this core, an empty memory replica (store.at's view), with the
+  // snapshot `id` of `source`: its memory copy (path "") or the snapshot
+  // file `path`. The snapshot is only read. Answers {"head":n}, the
+  // snapshot's seq, from which the view applies outbox records.
+  std::string seedView(Core& source, const std::string& id, const std::string& path) {
+    std::string out;
+    return WithStore(
+        [&](Store* st) {
+          if (path.empty()) {
+            auto it = source.memory_snapshots_.find(id);
+            if (it == source.memory_snapshots_.end()) {
+              return Status::NotFound("store.at: no snapshot " + id + " in this store");
+            }
+            ONESTORE_RETURN_IF_ERROR(Snapshots::CopyInto(it->second.get(), st));
+          } else {
+            std::unique_ptr<Store> snap;
+            ONESTORE_RETURN_IF_ERROR(OpenSnapshotFile(id, path, "store.at", &snap));
+            Status s = Snapshots::CopyInto(snap.get(), st);
+            snap->Close();
+            ONESTORE_RETURN_IF_ERROR(s);
+          }
+          out = "{\"head\":" + std::to_string(st->head()) + "}";
+          return Status::OK();
+        },
+        &out);
   }
 
   // Holds the store's file while the runtime copies it: {"seq":head}.
@@ -429,6 +445,24 @@ class Core {
       return Answer(Status::InvalidArgs("this store is not a replica (open one with openReplica)"));
     }
     return WithStore([&](Store*) { return f(replica_.get()); }, payload);
+  }
+
+  // Opens the snapshot file `path` of snapshot `id` for `what`.
+  static Status OpenSnapshotFile(const std::string& id, const std::string& path, const char* what,
+                                 std::unique_ptr<Store>* out) {
+    OpenOptions o;
+    o.backend = "sqlite";
+    o.path = path;
+    // A copy of a held store file is in WAL format (the store ran in
+    // exclusive WAL mode): open it the same way, with no shared memory; it
+    // is left a plain rollback file when closed.
+    o.hold_lock = true;
+    Status s = Store::Open(o, out);
+    if (!s.ok()) {
+      return Status(s.code(), std::string(what) + ": cannot open snapshot " + id + " (" + path +
+                                  "): " + s.message());
+    }
+    return Status::OK();
   }
 
   std::unique_ptr<Store> store_;
@@ -513,6 +547,7 @@ EMSCRIPTEN_BINDINGS(onestore) {
       .function("snapshotDrop", &Core::snapshotDrop)
       .function("snapshotHold", &Core::snapshotHold)
       .function("snapshotRelease", &Core::snapshotRelease)
+      .function("seedView", &Core::seedView)
       .function("head", &Core::head)
       .function("tables", &Core::tables)
       .function("archiveTables", &Core::archiveTables)

@@ -33,7 +33,19 @@ Status Snapshots::CopyToMemory(Store* store, std::unique_ptr<Store>* out) {
   ONESTORE_RETURN_IF_ERROR(store->CheckUsable(false));
   std::unique_ptr<Store> copy;
   ONESTORE_RETURN_IF_ERROR(Store::OpenWith(NewMemoryBackend(), store->id(), &copy));
-  Backend* to = copy->backend_.get();
+  ONESTORE_RETURN_IF_ERROR(CopyInto(store, copy.get()));
+  *out = std::move(copy);
+  return Status::OK();
+}
+
+Status Snapshots::CopyInto(Store* store, Store* into) {
+  ONESTORE_RETURN_IF_ERROR(store->CheckUsable(false));
+  ONESTORE_RETURN_IF_ERROR(into->CheckUsable(true));
+  if (into->head_ != 0 || !into->catalog_.All().empty()) {
+    return Status::InvalidArgs("a snapshot is copied only into an empty store; this one is at seq " +
+                               std::to_string(into->head_));
+  }
+  Backend* to = into->backend_.get();
   ONESTORE_RETURN_IF_ERROR(to->Begin());
   Status st;
   for (const auto& t : store->catalog_.All()) {
@@ -57,9 +69,8 @@ Status Snapshots::CopyToMemory(Store* store, std::unique_ptr<Store>* out) {
     to->Rollback();
     return st;
   }
-  for (const auto& t : store->catalog_.All()) copy->catalog_.Put(t);
-  copy->head_ = store->head_;
-  *out = std::move(copy);
+  for (const auto& t : store->catalog_.All()) into->catalog_.Put(t);
+  into->head_ = store->head_;
   return Status::OK();
 }
 

@@ -28,6 +28,12 @@ class Snapshots {
   // rows, the documents' own tables included) at its head.
   static Status CopyToMemory(Store* store, std::unique_ptr<Store>* out);
 
+  // Copies every table of `store` (records and rows) into `into`, an empty
+  // store (head 0, no tables; a memory one), and sets its head to the
+  // store's: a read view at a past seq starts so (store.at, js/history.js),
+  // then applies the outbox records after that head.
+  static Status CopyInto(Store* store, Store* into);
+
   // A copy of the store's database in the new file `path` (sqlite backends;
   // others fail with invalid/args saying why).
   static Status CopyToFile(Store* store, const std::string& path);

@@ -2,7 +2,8 @@
 // and a sqlite file copy (SQLite's backup API) each restore to the
 // snapshot's fingerprint in one commit whose record starts with the marker;
 // a replica applying that record matches; a restore op is refused from an
-// owner's commit.
+// owner's commit; a copy into an empty replica (store.at's start) takes the
+// snapshot's head and then applies only the records after it.
 #include "snapshot/snapshot.h"
 
 #include <gtest/gtest.h>
@@ -132,6 +133,35 @@ TEST(Snapshot, AnOwnersCommitCannotHoldARestoreOp) {
   Status st = s->Commit(R"([{"op":"restore","snapshot":"x","seq":0}])", "{}", &result);
   EXPECT_EQ(st.code(), Code::kInvalidArgs);
   EXPECT_NE(st.message().find("store.restore only"), std::string::npos) << st.message();
+}
+
+TEST(Snapshot, ACopyIntoAnEmptyReplicaStartsItAtTheSnapshotsHeadAndItAppliesOnlyTheRecordsAfter) {
+  auto s = Open("sqlite", TempPath("into"));
+  Seed(s.get());
+  const std::string copy_path = TempPath("into_copy");
+  ASSERT_TRUE(Snapshots::CopyToFile(s.get(), copy_path).ok());
+  Change(s.get());
+  auto snap = Open("sqlite", copy_path);
+
+  auto r = Open("memory", "", /*replica=*/true);
+  std::unique_ptr<Replica> replica;
+  ASSERT_TRUE(Replica::Attach(r.get(), &replica).ok());
+  Status st = Snapshots::CopyInto(snap.get(), r.get());
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(r->head(), 2);
+  EXPECT_EQ(Fp(r.get()), Fp(snap.get()));
+  std::string batch, result;
+  ASSERT_TRUE(s->ReadOutbox(2, 100, &batch).ok());
+  st = replica->ApplyBatch(batch, &result);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(r->head(), 3);
+  EXPECT_EQ(Fp(r.get()), Fp(s.get()));
+  EXPECT_EQ(snap->head(), 2);  // only read
+
+  // Only into an empty store: a second copy would mix two heads.
+  st = Snapshots::CopyInto(snap.get(), r.get());
+  EXPECT_EQ(st.code(), Code::kInvalidArgs);
+  EXPECT_NE(st.message().find("empty store"), std::string::npos) << st.message();
 }
 
 }  // namespace
