@@ -98,13 +98,13 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
       }
       try {
         return await step();
-      } catch (e) {
-        // Files a failed step made for the new snapshot go.
-        if (!list.some((s) => s.id === make)) later(() => shelf.remove(make));
-        throw e;
       } finally {
         release?.();
       }
+    } catch (e) {
+      // Files the shelf made for a snapshot not taken go.
+      if (!list.some((s) => s.id === make)) later(() => shelf.remove(make));
+      throw e;
     } finally {
       reserved.delete(make);
     }

@@ -3,7 +3,8 @@
 // (snapshots/<id>.sqlite and .json); snapshot, change, restore and restore
 // again give back each fingerprint; the list survives a reopen (and a
 // restore after it reads the copy); keepSnapshots removes the files of the
-// snapshots it drops; snapshotEvery is refused with invalid/args.
+// snapshots it drops; a restore from a copy found empty fails and changes
+// nothing; snapshotEvery is refused with invalid/args.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { startHarness } from "./harness.js";
@@ -78,7 +79,7 @@ test("an OPFS store's snapshot, change, restore and restore again give back each
   }
 });
 
-test("keepSnapshots removes the OPFS files of the snapshots it drops, and snapshotEvery is refused on OPFS", async () => {
+test("keepSnapshots removes the OPFS files of the snapshots it drops, a restore from an emptied copy fails and changes nothing, and snapshotEvery is refused on OPFS", async () => {
   const h = await startHarness();
   try {
     const a = await openTab(h);
@@ -93,6 +94,20 @@ test("keepSnapshots removes the OPFS files of the snapshots it drops, and snapsh
     const files = await call(a, "snapshotFiles", { name: "kept" });
     assert.deepEqual(files.filter((f) => f.endsWith(".json")), [`${ids[2]}.json`, `${ids[3]}.json`]);
     assert.ok(!files.some((f) => f.startsWith(ids[0]) || f.startsWith(ids[1])), String(files));
+
+    // A copy emptied outside onestore is not read as an empty store.
+    await call(a, "open", { name: "kept", keepSnapshots: 2 });
+    const kept = await fp(a);
+    await call(a, "snapshotFileEmpty", { name: "kept", file: `${ids[2]}.sqlite` });
+    const bad = await callFails(a, "restore", { id: ids[2] });
+    assert.equal(bad.code, "storage_failed");
+    assert.match(bad.message, /empty/);
+    assert.equal(await fp(a), kept);
+    assert.deepEqual((await call(a, "rows")).sort(), ["r0", "r1", "r2", "r3"]);
+    assert.deepEqual((await call(a, "snapshots")).map((s) => s.id), [ids[3], ids[2]]);
+    await call(a, "close");
+    // ...and the files it made for the "before" snapshot it never took went.
+    assert.deepEqual((await call(a, "snapshotFiles", { name: "kept" })).filter((f) => f.endsWith(".sqlite")), [`${ids[2]}.sqlite`, `${ids[3]}.sqlite`]);
 
     const e = await callFails(a, "open", { name: "kept", snapshotEvery: 5 });
     assert.equal(e.code, "invalid/args");

@@ -181,6 +181,13 @@ const ops = {
     for await (const [file] of dir.entries()) out.push(file);
     return out.sort();
   },
+  // Empties one file of snapshots/ (a copy lost outside onestore).
+  async snapshotFileEmpty({ name, file }) {
+    const dir = await (await (await (await navigator.storage.getDirectory()).getDirectoryHandle(OPFS_DIR)).getDirectoryHandle(name)).getDirectoryHandle("snapshots");
+    const w = await (await dir.getFileHandle(file)).createWritable();
+    await w.close();
+    return true;
+  },
   async listStores({ prefix }) {
     return api.listStores({ backend: "opfs", prefix });
   },
