@@ -191,6 +191,42 @@ export async function acquireOpfsFiles(name, timeoutMs) {
 }
 
 /**
+ * Acquires sync access handles on files `names` of the OPFS folder `dir` and
+ * registers them with opfsFiles as `${base}/${name}`, for the synchronous
+ * VFS calls of one step (js/snapshots-opfs.js: a snapshot's copy). A name
+ * in `need` must exist already and not be empty (never created).
+ * Resolves to `release()` (idempotent); throws the OPFS error as it is.
+ */
+export async function holdOpfsFiles(dir, base, names, need = []) {
+  const mine = [];
+  const release = () => {
+    for (const e of mine.splice(0)) {
+      try { e.handle.flush(); } catch { /* closed below anyway */ }
+      try { e.handle.close(); } catch { /* released */ }
+      e.handle = null;
+      if (entries.get(e.path) === e) entries.delete(e.path);
+    }
+  };
+  try {
+    for (const file of names) {
+      const fh = await dir.getFileHandle(file, { create: !need.includes(file) });
+      const handle = await fh.createSyncAccessHandle();
+      const e = { handle, path: `${base}/${file}` };
+      mine.push(e);
+      if (need.includes(file) && handle.getSize() === 0) {
+        throw Object.assign(new Error(`${e.path} is empty`), { name: "NotFoundError" });
+      }
+      if (entries.has(e.path)) throw Object.assign(new Error(`${e.path} is in use`), { name: "NoModificationAllowedError" });
+    }
+  } catch (e) {
+    release();
+    throw e;
+  }
+  for (const e of mine) entries.set(e.path, e);
+  return release;
+}
+
+/**
  * Removes store `name`'s folder from OPFS; resolves to false when there was
  * none. Waits up to `timeoutMs` for handles another owner is releasing.
  */

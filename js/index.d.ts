@@ -422,7 +422,7 @@ export type OpenOptions = (
 export interface SnapshotOpenOptions {
   /** How many snapshots to keep (integer >= 1, default 10). */
   keepSnapshots?: number;
-  /** A snapshot after every commit whose seq is a multiple of K (default 0: never). */
+  /** A snapshot after every commit whose seq is a multiple of K (default 0: never; opfs stores: 0 only). */
   snapshotEvery?: number;
 }
 
@@ -767,8 +767,8 @@ export interface Store {
   export(options?: ArchiveOptions): ByteStream;
   /**
    * A snapshot of the content at the current head, kept beside the store
-   * (memory: in the core; a sqlite file: `<file>.snapshots/`). opfs and
-   * durable stores: invalid/args.
+   * (memory: in the core; a sqlite file: `<file>.snapshots/`; opfs: the
+   * store's OPFS folder `snapshots/`). durable stores: invalid/args.
    * @example const snap = await store.snapshot({ label: "before the run" });
    */
   snapshot(options?: { label?: string }): Promise<SnapshotInfo>;

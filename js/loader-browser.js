@@ -19,6 +19,8 @@ import { ErrorCodes, StoreError } from "./errors.js";
 import { memoryBlobs, webSha256 } from "./blobs.js";
 import { webLocks } from "./locks.js";
 import { opfsBlobs } from "./blobs-opfs.js";
+import { memorySnapshots } from "./snapshots.js";
+import { opfsSnapshots } from "./snapshots-opfs.js";
 import { opfsGenerations, settleOpfsImports } from "./archive-opfs.js";
 import { acquireOpfsFiles, checkOpfsAvailable, checkOpfsName, listOpfsStores, opfsDbPath, opfsFiles, removeOpfsStore } from "./files-opfs.js";
 
@@ -227,6 +229,16 @@ export function openBrowserBlobs(options, wire) {
 }
 
 /**
+ * Where a store's snapshots are (js/snapshots.js): an opfs store's in its
+ * OPFS folder (snapshots/, js/snapshots-opfs.js), a memory store's in memory.
+ */
+export function openBrowserSnapshots(wire) {
+  if (wire.backend !== "opfs") return memorySnapshots();
+  const name = /^\/[^/]+\/(.+)\/[^/]+$/.exec(wire.path)[1];  // opfsDbPath(name)
+  return opfsSnapshots(name);
+}
+
+/**
  * The OPFS stores of this origin: `listStores({ backend: "opfs", prefix? })`
  * (js/files-opfs.js, listOpfsStores).
  *
@@ -260,6 +272,6 @@ export function openBrowserLocks(wire) {
 /** The runtime handed to openStoreWith. */
 export const browserRuntime = Object.freeze({
   backends: ["memory", "opfs"], load: () => loadBrowserCore(), prepare: prepareBrowserOpen, openBlobs: openBrowserBlobs,
-  openLocks: openBrowserLocks,
+  openLocks: openBrowserLocks, openSnapshots: openBrowserSnapshots,
   generations: opfsGenerations({ lockName: opfsLockName, timeoutOf: lockTimeoutOf }),
 });

@@ -6,8 +6,9 @@
 // or holds the file while the runtime copies it: Node)
 // and restores (one commit: a marker op, then the puts and deletes that give
 // back the snapshot's rows). This file names the snapshots, keeps their
-// list and labels (in memory, or `<file>.snapshots/<id>.json` beside a Node
-// sqlite store: js/snapshots-node.js), keeps the last N and takes one every
+// list and labels (in memory, `<file>.snapshots/<id>.json` beside a Node
+// sqlite store: js/snapshots-node.js, or the store's OPFS folder
+// snapshots/: js/snapshots-opfs.js), keeps the last N and takes one every
 // K commits.
 
 import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
@@ -60,9 +61,12 @@ function stamp(at) {
 
 /**
  * The snapshots of one store. `shelf` says where they are listed
- * (`{ fileOf(id), copyFile?(id), prepare?(), list(), save(meta), remove(id) }`;
- * with copyFile the runtime copies the store's file itself while the core
- * holds it), `known` is its list
+ * (`{ fileOf(id), copyFile?(id), prepare?({ make, read }), noEvery?, list(),
+ * save(meta), remove(id) }`; with copyFile the runtime copies the store's
+ * file itself while the core holds it; prepare runs before each step that
+ * writes the snapshots `make` or reads the snapshots `read`, and may resolve
+ * to a release() called after that step; noEvery: why snapshotEvery is
+ * refused), `known` is its list
  * at open; `adoptAll(seq, ops)` hands a restore to every owner's adopt hook.
  *
  * @example
@@ -72,12 +76,38 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
   const list = [...known].sort((a, b) => a.n - b.n);  // oldest first
   let chain = Promise.resolve();  // list writes, in order
   let failed = null;              // the first failed list write: reported by the next call
+  const reserved = new Set();     // ids of snapshots prepared, not taken yet
 
   function newId(at) {
     const base = stamp(at);
     let id = base;
-    for (let k = 2; list.some((s) => s.id === id); k++) id = `${base}-${k}`;
+    for (let k = 2; reserved.has(id) || list.some((s) => s.id === id); k++) id = `${base}-${k}`;
     return id;
+  }
+
+  // Runs `step` (a promise maker) between the shelf's prepare and release,
+  // with the new snapshot's id `make` reserved meanwhile.
+  async function prepared(make, read, step) {
+    reserved.add(make);
+    try {
+      let release;
+      try {
+        release = await shelf.prepare?.({ make: [make], read });
+      } catch (e) {
+        throw e instanceof StoreError ? e : new StoreError(ErrorCodes.StorageFailed, `cannot open the snapshot files: ${e?.name}: ${e?.message}`, { cause: e });
+      }
+      try {
+        return await step();
+      } finally {
+        release?.();
+      }
+    } catch (e) {
+      // Files the shelf made for a snapshot not taken go.
+      if (!list.some((s) => s.id === make)) later(() => shelf.remove(make));
+      throw e;
+    } finally {
+      reserved.delete(make);
+    }
   }
 
   function later(fn) {
@@ -94,9 +124,9 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
 
   // Takes a snapshot now, synchronously, at the current head: called inside
   // a step of the commit queue (or between steps), so no commit is half made.
-  function takeNow(label, what, pruneNow = true) {
+  function takeNow(label, what, pruneNow = true, id = undefined) {
     const at = Date.now();
-    const id = newId(at);
+    id ??= newId(at);
     const n = list.length > 0 ? list[list.length - 1].n + 1 : 1;
     let seq;
     if (shelf.copyFile) {
@@ -169,8 +199,8 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
       if (label !== undefined && typeof label !== "string") {
         throw invalidArgs(`store.snapshot: label must be a string, got ${describe(label)}`);
       }
-      await shelf.prepare?.();
-      const meta = await queue.after(() => takeNow(label, "store.snapshot"));
+      const id = newId(Date.now());
+      const meta = await prepared(id, [], () => queue.after(() => takeNow(label, "store.snapshot", true, id)));
       return settled(pub(meta));
     },
     async snapshots() {
@@ -184,12 +214,14 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
         throw invalidArgs(`store.restore: id must be a snapshot id from store.snapshots(), or omitted for the newest, got ${describe(id)}`);
       }
       const meta = commitMeta("store", ctx, "store.restore");
-      await shelf.prepare?.();
+      // The newest when omitted: the newest now, before the step.
+      const want = id ?? list[list.length - 1]?.id;
+      const beforeId = newId(Date.now());
       let before;
       let target;
-      const seq = await queue.step(
+      const seq = await prepared(beforeId, want !== undefined && list.some((s) => s.id === want) ? [want] : [], () => queue.step(
         () => {
-          target = id === undefined ? list[list.length - 1] : list.find((s) => s.id === id);
+          target = want === undefined ? undefined : list.find((s) => s.id === want);
           if (!target) {
             throw invalidArgs(id === undefined
               ? "store.restore: the store has no snapshot yet; take one with store.snapshot()"
@@ -199,7 +231,7 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
           // The current state first, so that this restore can be undone.
           // (Kept N are counted after the restore: the one restored from
           // may be the oldest.)
-          before = takeNow(`before restore of ${from.id}`, "store.restore", false);
+          before = takeNow(`before restore of ${from.id}`, "store.restore", false, beforeId);
           const marker = encodeJson({ op: "restore", snapshot: from.id, seq: from.seq, undo: before.id }, "restore");
           try {
             return gate.commit("store.restore", () => gate.core.snapshotRestore(from.id, shelf.fileOf(from.id), marker, meta));
@@ -208,7 +240,7 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
           }
         },
         (seq, ops) => adoptAll(seq, ops),
-      );
+      ));
       return settled({ seq, snapshot: target.id, undo: before.id });
     },
   };

@@ -70,6 +70,10 @@ export async function openStoreWith(runtime, options) {
 // keep, every }`, or null where the backend takes no snapshots.
 async function openShelf(shelf, { keep, every }, closeCore) {
   if (!shelf) return { shelf: null, known: [], keep, every };
+  if (every > 0 && shelf.noEvery) {
+    closeCore();
+    throw invalidArgs(`openStore: snapshotEvery must be 0 here: ${shelf.noEvery}; got ${every}`);
+  }
   try {
     if (every > 0) await shelf.prepare?.();
     return { shelf, known: await shelf.list(), keep, every };
@@ -147,7 +151,7 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
   if (snapshots?.shelf) snaps = makeSnapshots({ gate, queue, adoptAll, ...snapshots });
   const lockLayers = locks ? [localLocks(), locks] : [localLocks()];
   function noSnapshots(what) {
-    return invalidArgs(`${what}: this backend takes no snapshots (memory stores and sqlite files do; an OPFS or Durable Object store cannot copy its SQLite database in this version)`);
+    return invalidArgs(`${what}: this backend takes no snapshots (memory stores, sqlite files and OPFS stores do; a Durable Object store cannot copy its SQLite database in this version)`);
   }
 
   const reader = Object.freeze({
@@ -300,7 +304,8 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
      * commits queued before it): `{ id, seq, at, label }`. The last
      * `keepSnapshots` (default 10) are kept. A memory store copies its rows
      * in memory; a sqlite file's is a copy of the file in
-     * `<file>.snapshots/` (docs/api.md gives each backend's cost).
+     * `<file>.snapshots/`, an opfs store's a copy of its database in its
+     * OPFS folder `snapshots/` (docs/api.md gives each backend's cost).
      * @example const snap = await store.snapshot({ label: "before the import" });
      */
     async snapshot(options) {

@@ -44,9 +44,9 @@ let lost = null;
 let releaseLock = null;
 
 const ops = {
-  async open({ name, durability, lockTimeout }) {
+  async open({ name, durability, lockTimeout, keepSnapshots, snapshotEvery }) {
     store = await openStore({
-      backend: "opfs", name, durability, lockTimeout,
+      backend: "opfs", name, durability, lockTimeout, keepSnapshots, snapshotEvery,
       onFenced: (e) => self.postMessage({ event: "fenced", code: e.code, message: e.message }),
     });
     items = store.object({ type: "t" }).table(Items);
@@ -165,8 +165,28 @@ const ops = {
   async lockTry({ name, timeout }) {
     return store.lock(name, () => "ran", { timeout });
   },
-  async snapshot() {
-    return store.snapshot();
+  async snapshot({ label } = {}) {
+    return store.snapshot(label === undefined ? undefined : { label });
+  },
+  async snapshots() {
+    return store.snapshots();
+  },
+  async restore({ id } = {}) {
+    return store.restore(id);
+  },
+  // The files of the store's OPFS folder snapshots/ (no handle may be open).
+  async snapshotFiles({ name }) {
+    const dir = await (await (await (await navigator.storage.getDirectory()).getDirectoryHandle(OPFS_DIR)).getDirectoryHandle(name)).getDirectoryHandle("snapshots");
+    const out = [];
+    for await (const [file] of dir.entries()) out.push(file);
+    return out.sort();
+  },
+  // Empties one file of snapshots/ (a copy lost outside onestore).
+  async snapshotFileEmpty({ name, file }) {
+    const dir = await (await (await (await navigator.storage.getDirectory()).getDirectoryHandle(OPFS_DIR)).getDirectoryHandle(name)).getDirectoryHandle("snapshots");
+    const w = await (await dir.getFileHandle(file)).createWritable();
+    await w.close();
+    return true;
   },
   async listStores({ prefix }) {
     return api.listStores({ backend: "opfs", prefix });

@@ -1,0 +1,120 @@
+// Snapshots of OPFS stores in real Chromium (pages/opfs.html's worker): a
+// snapshot is a copy of the database in the store's OPFS folder
+// (snapshots/<id>.sqlite and .json); snapshot, change, restore and restore
+// again give back each fingerprint; the list survives a reopen (and a
+// restore after it reads the copy); keepSnapshots removes the files of the
+// snapshots it drops; a restore from a copy found empty fails and changes
+// nothing; snapshotEvery is refused with invalid/args.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { startHarness } from "./harness.js";
+
+const PAGE = "/tests/browser/pages/opfs.html";
+
+async function openTab(h) {
+  const page = await h.newPage(PAGE);
+  await page.waitForFunction(() => window.ready === true);
+  return page;
+}
+
+async function call(page, op, args) {
+  const r = await page.evaluate(([o, a]) => window.call(o, a), [op, args]);
+  if (!r.ok) throw Object.assign(new Error(`${op}: ${r.error.code ?? r.error.name}: ${r.error.message}`), r.error);
+  return r.value;
+}
+
+async function callFails(page, op, args) {
+  const r = await page.evaluate(([o, a]) => window.call(o, a), [op, args]);
+  assert.equal(r.ok, false, `${op} ${JSON.stringify(args)} should have failed, got ${JSON.stringify(r.value)}`);
+  return r.error;
+}
+
+const fp = async (page) => (await call(page, "fingerprint")).fingerprint;
+
+test("an OPFS store's snapshot, change, restore and restore again give back each fingerprint, and a reopen keeps the list", async () => {
+  const h = await startHarness();
+  try {
+    const a = await openTab(h);
+    await call(a, "open", { name: "snaps" });
+    await call(a, "put", { id: "x", n: 1 });
+    await call(a, "put", { id: "y", n: 2 });
+    const first = await fp(a);
+    const snap = await call(a, "snapshot", { label: "two rows" });
+    assert.equal(snap.seq, 3);
+    assert.equal(snap.label, "two rows");
+
+    await call(a, "put", { id: "x", n: 10 });
+    await call(a, "put", { id: "z", n: 3 });
+    const changed = await fp(a);
+    assert.notEqual(changed, first);
+
+    const r1 = await call(a, "restore", { id: snap.id });
+    assert.equal(r1.snapshot, snap.id);
+    assert.equal(await fp(a), first);
+    assert.deepEqual((await call(a, "rows")).sort(), ["x", "y"]);
+
+    // The restore took a snapshot of the changed state first: back to it.
+    const r2 = await call(a, "restore", { id: r1.undo });
+    assert.equal(await fp(a), changed);
+    assert.deepEqual((await call(a, "rows")).sort(), ["x", "y", "z"]);
+
+    const listed = await call(a, "snapshots");
+    assert.deepEqual(listed.map((s) => s.id), [r2.undo, r1.undo, snap.id]);
+    await call(a, "close");
+    const files = await call(a, "snapshotFiles", { name: "snaps" });
+    for (const s of listed) {
+      assert.ok(files.includes(`${s.id}.sqlite`) && files.includes(`${s.id}.json`), `${s.id} in ${files}`);
+    }
+
+    // Reopened (in another tab): the same list, and a restore reads the copy.
+    const b = await openTab(h);
+    await call(b, "open", { name: "snaps" });
+    assert.deepEqual(await call(b, "snapshots"), listed);
+    await call(b, "restore", { id: snap.id });
+    assert.equal(await fp(b), first);
+    await call(b, "restore");  // the newest: the state before that restore
+    assert.equal(await fp(b), changed);
+  } finally {
+    await h.close();
+  }
+});
+
+test("keepSnapshots removes the OPFS files of the snapshots it drops, a restore from an emptied copy fails and changes nothing, and snapshotEvery is refused on OPFS", async () => {
+  const h = await startHarness();
+  try {
+    const a = await openTab(h);
+    await call(a, "open", { name: "kept", keepSnapshots: 2 });
+    const ids = [];
+    for (let i = 0; i < 4; i++) {
+      await call(a, "put", { id: `r${i}` });
+      ids.push((await call(a, "snapshot")).id);
+    }
+    assert.deepEqual((await call(a, "snapshots")).map((s) => s.id), [ids[3], ids[2]]);
+    await call(a, "close");
+    const files = await call(a, "snapshotFiles", { name: "kept" });
+    assert.deepEqual(files.filter((f) => f.endsWith(".json")), [`${ids[2]}.json`, `${ids[3]}.json`]);
+    assert.ok(!files.some((f) => f.startsWith(ids[0]) || f.startsWith(ids[1])), String(files));
+
+    // A copy emptied outside onestore is not read as an empty store.
+    await call(a, "open", { name: "kept", keepSnapshots: 2 });
+    const kept = await fp(a);
+    await call(a, "snapshotFileEmpty", { name: "kept", file: `${ids[2]}.sqlite` });
+    const bad = await callFails(a, "restore", { id: ids[2] });
+    assert.equal(bad.code, "storage_failed");
+    assert.match(bad.message, /empty/);
+    assert.equal(await fp(a), kept);
+    assert.deepEqual((await call(a, "rows")).sort(), ["r0", "r1", "r2", "r3"]);
+    assert.deepEqual((await call(a, "snapshots")).map((s) => s.id), [ids[3], ids[2]]);
+    await call(a, "close");
+    // ...and the files it made for the "before" snapshot it never took went.
+    assert.deepEqual((await call(a, "snapshotFiles", { name: "kept" })).filter((f) => f.endsWith(".sqlite")), [`${ids[2]}.sqlite`, `${ids[3]}.sqlite`]);
+
+    const e = await callFails(a, "open", { name: "kept", snapshotEvery: 5 });
+    assert.equal(e.code, "invalid/args");
+    assert.match(e.message, /snapshotEvery/);
+    await call(a, "open", { name: "kept" });  // the refused open held nothing
+    assert.equal((await call(a, "snapshots")).length, 2);
+  } finally {
+    await h.close();
+  }
+});
