@@ -56,7 +56,7 @@ export function makeSessionRelay(openReplica) {
 
     /**
      * Answers one request of the relay protocol (docs/formats.md).
-     * @example return stub.fetch(request);
+     * @example return env.SESSIONS.get(env.SESSIONS.idFromName(sessionId)).fetch(request);
      */
     fetch(request) {
       if (!this.relay) {

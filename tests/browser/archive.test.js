@@ -19,22 +19,10 @@ import * as api from "../../js/index.js";
 import { sessionFixture } from "../js/archive/session.js";
 import { tempDir } from "../js/helpers.js";
 import { startWorkerd } from "../edge/harness.js";
-import { startHarness } from "./harness.js";
+import { startHarness, call, callFails } from "./harness.js";
 
 const { fill, state } = sessionFixture(api);
 const PAGE = "/tests/browser/pages/archive.html";
-
-async function call(page, op, args) {
-  const r = await page.evaluate(([o, a]) => window.call(o, a), [op, args]);
-  if (!r.ok) throw Object.assign(new Error(`${op}: ${r.error.code ?? r.error.name}: ${r.error.message}`), r.error);
-  return r.value;
-}
-
-async function callFails(page, op, args) {
-  const r = await page.evaluate(([o, a]) => window.call(o, a), [op, args]);
-  assert.equal(r.ok, false, `${op} should have failed`);
-  return r.error;
-}
 
 // Writes `bytes` as a tar, checks GNU tar lists the manifest first and every
 // blob, extracts it and re-packs the folder with GNU tar: the re-packed bytes.

@@ -7,28 +7,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { startHarness } from "./harness.js";
+import { startHarness, openTab, call, callFails } from "./harness.js";
 
-const PAGE = "/tests/browser/pages/opfs.html";
 const sha = (s) => createHash("sha256").update(s).digest("hex");
-
-async function openTab(h) {
-  const page = await h.newPage(PAGE);
-  await page.waitForFunction(() => window.ready === true);
-  return page;
-}
-
-async function call(page, op, args) {
-  const r = await page.evaluate(([o, a]) => window.call(o, a), [op, args]);
-  if (!r.ok) throw Object.assign(new Error(`${op}: ${r.error.code ?? r.error.name}: ${r.error.message}`), r.error);
-  return r.value;
-}
-
-async function callFails(page, op, args) {
-  const r = await page.evaluate(([o, a]) => window.call(o, a), [op, args]);
-  assert.equal(r.ok, false, `${op} ${JSON.stringify(args)} should have failed, got ${JSON.stringify(r.value)}`);
-  return r.error;
-}
 
 test("opfs blobs are files in the store's folder, kept across a page reload, listed in order, and removed by deleteStore", async () => {
   const h = await startHarness();

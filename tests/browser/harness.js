@@ -15,6 +15,7 @@ import { mkdtempSync, rmSync, statSync, createReadStream, existsSync } from "nod
 import { tmpdir } from "node:os";
 import { join, extname, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
 
 export const root = resolve(fileURLToPath(new URL("../..", import.meta.url)));
@@ -114,4 +115,28 @@ export async function startHarness(options = {}) {
       await srv.close();
     },
   };
+}
+
+/** The OPFS test page: a dedicated Worker that runs the ops of pages/opfs-worker.js. */
+export const OPFS_PAGE = "/tests/browser/pages/opfs.html";
+
+/** A new tab of harness `h` on `path` (the OPFS test page by default), once its worker is ready. */
+export async function openTab(h, path = OPFS_PAGE) {
+  const page = await h.newPage(path);
+  await page.waitForFunction(() => window.ready === true);
+  return page;
+}
+
+/** Runs one op of a test page's worker (`window.call`): its value, or throws with the worker's error. */
+export async function call(page, op, args) {
+  const r = await page.evaluate(([o, a]) => window.call(o, a), [op, args]);
+  if (!r.ok) throw Object.assign(new Error(`${op}: ${r.error.code ?? r.error.name}: ${r.error.message}`), r.error);
+  return r.value;
+}
+
+/** Runs one op that must fail: its error `{ code, name, message }`. */
+export async function callFails(page, op, args) {
+  const r = await page.evaluate(([o, a]) => window.call(o, a), [op, args]);
+  assert.equal(r.ok, false, `${op} ${JSON.stringify(args)} should have failed, got ${JSON.stringify(r.value)}`);
+  return r.error;
 }

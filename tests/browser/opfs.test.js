@@ -6,29 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { root, startHarness } from "./harness.js";
-
-const PAGE = "/tests/browser/pages/opfs.html";
-
-async function openTab(h) {
-  const page = await h.newPage(PAGE);
-  await page.waitForFunction(() => window.ready === true);
-  return page;
-}
-
-// Runs one worker op; its value, or throws with the worker's error.
-async function call(page, op, args) {
-  const r = await page.evaluate(([o, a]) => window.call(o, a), [op, args]);
-  if (!r.ok) throw Object.assign(new Error(`${op}: ${r.error.code ?? r.error.name}: ${r.error.message}`), r.error);
-  return r.value;
-}
-
-// Runs one worker op that must fail; its error { code, name, message }.
-async function callFails(page, op, args) {
-  const r = await page.evaluate(([o, a]) => window.call(o, a), [op, args]);
-  assert.equal(r.ok, false, `${op} ${JSON.stringify(args)} should have failed, got ${JSON.stringify(r.value)}`);
-  return r.error;
-}
+import { root, startHarness, openTab, call, callFails } from "./harness.js";
 
 async function until(fn, what, ms = 10000) {
   const end = Date.now() + ms;

@@ -10,16 +10,10 @@ import { join } from "node:path";
 
 import * as api from "../../js/index.js";
 import { conformanceRunner } from "../conformance/runner.js";
-import { root, startHarness } from "./harness.js";
+import { root, startHarness, call } from "./harness.js";
 
 const PAGE = "/tests/browser/pages/opfs.html";
 const { replicateCase } = conformanceRunner(api, assert);
-
-async function call(page, op, args) {
-  const r = await page.evaluate(([o, a]) => window.call(o, a), [op, args]);
-  if (!r.ok) throw Object.assign(new Error(`${op}: ${r.error.code ?? r.error.name}: ${r.error.message}`), r.error);
-  return r.value;
-}
 
 test("an opfs replica of every conformance case holds the store's rows and the fingerprint Node computes", async () => {
   const dir = join(root, "tests", "conformance");

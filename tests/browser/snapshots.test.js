@@ -7,27 +7,7 @@
 // nothing; snapshotEvery is refused with invalid/args.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { startHarness } from "./harness.js";
-
-const PAGE = "/tests/browser/pages/opfs.html";
-
-async function openTab(h) {
-  const page = await h.newPage(PAGE);
-  await page.waitForFunction(() => window.ready === true);
-  return page;
-}
-
-async function call(page, op, args) {
-  const r = await page.evaluate(([o, a]) => window.call(o, a), [op, args]);
-  if (!r.ok) throw Object.assign(new Error(`${op}: ${r.error.code ?? r.error.name}: ${r.error.message}`), r.error);
-  return r.value;
-}
-
-async function callFails(page, op, args) {
-  const r = await page.evaluate(([o, a]) => window.call(o, a), [op, args]);
-  assert.equal(r.ok, false, `${op} ${JSON.stringify(args)} should have failed, got ${JSON.stringify(r.value)}`);
-  return r.error;
-}
+import { startHarness, openTab, call, callFails } from "./harness.js";
 
 const fp = async (page) => (await call(page, "fingerprint")).fingerprint;
 

@@ -5,27 +5,7 @@
 // from its files, also while a tab holds it open, which it marks open).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { startHarness } from "./harness.js";
-
-const PAGE = "/tests/browser/pages/opfs.html";
-
-async function openTab(h) {
-  const page = await h.newPage(PAGE);
-  await page.waitForFunction(() => window.ready === true);
-  return page;
-}
-
-async function call(page, op, args) {
-  const r = await page.evaluate(([o, a]) => window.call(o, a), [op, args]);
-  if (!r.ok) throw Object.assign(new Error(`${op}: ${r.error.code ?? r.error.name}: ${r.error.message}`), r.error);
-  return r.value;
-}
-
-async function callFails(page, op, args) {
-  const r = await page.evaluate(([o, a]) => window.call(o, a), [op, args]);
-  assert.equal(r.ok, false, `${op} ${JSON.stringify(args)} should have failed, got ${JSON.stringify(r.value)}`);
-  return r.error;
-}
+import { startHarness, openTab, call, callFails } from "./harness.js";
 
 test("a lock held in one tab keeps another tab of the same store waiting until it is released", async () => {
   const h = await startHarness();

@@ -9,16 +9,10 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 
 import { createRelay, defineTable, int, openStore, pullSession, startSync, str } from "../../js/index.js";
-import { startHarness } from "./harness.js";
+import { startHarness, call } from "./harness.js";
 
 const PAGE = "/tests/browser/pages/opfs.html";
 const Items = defineTable("items", { columns: { id: str(), n: int(), tab: str() }, key: ["id"] });
-
-async function call(page, op, args) {
-  const r = await page.evaluate(([o, a]) => window.call(o, a), [op, args]);
-  if (!r.ok) throw Object.assign(new Error(`${op}: ${r.error.code ?? r.error.name}: ${r.error.message}`), r.error);
-  return r.value;
-}
 
 // The relay over HTTP on a free port of 127.0.0.1.
 async function serveRelay(relay) {
