@@ -4,6 +4,10 @@
 #
 #   Debian packages: emscripten nlohmann-json3-dev sqlite3 libgtest-dev cmake g++
 #                    chromium (the browser tests drive it with playwright-core)
+#                    postgresql (the PostgreSQL mirror's tests start their own
+#                    server with initdb/pg_ctl in a temp folder)
+#                    clang libclang-rt-14-dev (libFuzzer, ASan and UBSan for
+#                    the fuzz targets in tests/fuzz/)
 #                    (as root, `apt-get update` once, then `apt-get install -y`)
 #   npm packages:    `npm install` when node_modules is missing or older than
 #                    package.json / package-lock.json
@@ -18,7 +22,8 @@ export DEBIAN_FRONTEND=noninteractive
 
 # Debian package -> a file or command that proves it is installed. dpkg -s is
 # the real check; the probe is a cheap first look.
-APT_PACKAGES=(emscripten nlohmann-json3-dev sqlite3 libgtest-dev cmake g++ chromium)
+APT_PACKAGES=(emscripten nlohmann-json3-dev sqlite3 libgtest-dev cmake g++ chromium
+              postgresql clang libclang-rt-14-dev)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
