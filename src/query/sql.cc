@@ -34,6 +34,7 @@ const SqlDialect& SqlDialect::HostBound() {
     h.int_params_as_text = true;
     h.int_results_as_text = true;
     h.max_inline_in_list = 32;
+    h.in_list_table = "json_each";
     h.max_outbox_part = kHostOutboxPartBytes;
     return h;
   }();
@@ -157,16 +158,16 @@ void AppendInList(const TableSchema& t, const Predicate& p, const std::string& c
   }
   b->Append(col);
   if (p.values.size() > b->dialect().max_inline_in_list) {
-    // One JSON array bound as text. json_each yields integers exactly (64-bit),
-    // true/false as 1/0, and strings as TEXT, so the comparison is the same
-    // as with bound values.
+    // One JSON array bound as text. onestore_list and json_each yield
+    // integers exactly (64-bit), true/false as 1/0, and strings as TEXT, so
+    // the comparison is the same as with bound values.
     std::string json = "[";
     for (size_t i = 0; i < p.values.size(); ++i) {
       if (i > 0) json.push_back(',');
       ForColumn(t, p.column, p.values[i]).AppendJson(&json);
     }
     json.push_back(']');
-    b->Append(" IN (SELECT value FROM json_each(");
+    b->Append(" IN (SELECT value FROM ").Append(b->dialect().in_list_table).Append("(");
     b->AppendParam(Value::Str(std::move(json)));
     b->Append("))");
     return;

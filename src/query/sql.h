@@ -26,7 +26,8 @@ namespace onestore {
 std::string QuoteIdent(std::string_view name);
 
 // inArray lists longer than this are bound as one JSON array text and read
-// with json_each, so a long list never runs into SQLite's parameter limit.
+// with a table-valued function over it (SqlDialect::in_list_table), so a
+// long list never runs into SQLite's parameter limit.
 constexpr size_t kMaxInlineInList = 200;
 
 // The largest part of an outbox record a host-bound SQLite stores in one
@@ -51,9 +52,15 @@ struct SqlDialect {
   // Int results are read as CAST(x AS TEXT): a host that returns integers as
   // doubles. The backend applies it (IntResultSql).
   bool int_results_as_text = false;
-  // Longer inArray lists go through json_each (kMaxInlineInList by default;
-  // lower where the host allows fewer bound parameters per statement).
+  // Longer inArray lists go through in_list_table (kMaxInlineInList by
+  // default; lower where the host allows fewer bound parameters per
+  // statement).
   size_t max_inline_in_list = kMaxInlineInList;
+  // The table-valued function that reads a JSON array of scalars as rows of
+  // one column `value`: onestore_list in the embedded SQLite (built without
+  // SQLite's JSON functions, backends/sqlite/list_table.h), json_each in a
+  // host's SQLite.
+  const char* in_list_table = "onestore_list";
   // An outbox record longer than this many bytes is split (0: never): its
   // first part goes to _outbox.record, the rest, in order, to
   // _outbox_parts (docs/formats.md, "Outbox format 2"). For a host that

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/sqlite/list_table.h"
 #include "predicates.h"
 #include "sqlite3.h"
 #include "writes/sql.h"
@@ -133,8 +134,47 @@ TEST(SqlBuilderTest, ALongInListIsBoundAsOneJsonArray) {
   for (int i = 0; i < 500; ++i) values.push_back(Value::Int(i));
   SqlBuilder b;
   AppendPredicateSql(t, In(2, values), &b);
-  EXPECT_EQ(b.sql(), "(\"n\" IN (SELECT value FROM json_each(?)))");
+  EXPECT_EQ(b.sql(), "(\"n\" IN (SELECT value FROM onestore_list(?)))");
   ASSERT_EQ(b.params().size(), 1u);
+  // A host's SQLite (a Durable Object's) reads the same array with json_each.
+  SqlBuilder host(SqlDialect::HostBound());
+  AppendPredicateSql(t, In(2, values), &host);
+  EXPECT_EQ(host.sql(), "(\"n\" IN (SELECT value FROM json_each(?)))");
+}
+
+// onestore_list types each element as json_each does: integers exactly
+// (beyond 2^53 too), reals, text, true/false as 1/0, null; anything but a
+// JSON array of scalars is an error, not rows.
+TEST(ListTableTest, YieldsEachElementTypedAsJsonEachDoes) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
+  ASSERT_TRUE(RegisterListTable(db).ok());
+  sqlite3_stmt* s = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT typeof(value), quote(value) FROM onestore_list(?)", -1, &s,
+                               nullptr),
+            SQLITE_OK);
+  const std::string list = R"([9007199254740993, -5, 2.5, "a'b", true, false, null, "é"])";
+  sqlite3_bind_text(s, 1, list.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<std::string> got;
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    got.push_back(std::string(reinterpret_cast<const char*>(sqlite3_column_text(s, 0))) + " " +
+                  reinterpret_cast<const char*>(sqlite3_column_text(s, 1)));
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"integer 9007199254740993", "integer -5", "real 2.5",
+                                           "text 'a''b'", "integer 1", "integer 0", "null NULL",
+                                           "text 'é'"}));
+  // Not an array, or not JSON: an error naming the table, no rows.
+  for (const char* bad : {"{\"a\":1}", "[1,", "7"}) {
+    sqlite3_reset(s);
+    sqlite3_bind_text(s, 1, bad, -1, SQLITE_TRANSIENT);
+    EXPECT_EQ(sqlite3_step(s), SQLITE_ERROR) << bad;
+    EXPECT_NE(std::string(sqlite3_errmsg(db)).find("onestore_list"), std::string::npos) << bad;
+  }
+  sqlite3_finalize(s);
+  // Eponymous only: it cannot be created as a table in the file.
+  EXPECT_NE(sqlite3_exec(db, "CREATE VIRTUAL TABLE x USING onestore_list", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
 }
 
 // --- running compiled SQL in SQLite --------------------------------------------
@@ -144,6 +184,7 @@ class Db {
   Db() {
     EXPECT_EQ(sqlite3_open(":memory:", &db_), SQLITE_OK);
     EXPECT_TRUE(RegisterSqlFunctions(db_).ok());
+    EXPECT_TRUE(RegisterListTable(db_).ok());
   }
   ~Db() { sqlite3_close(db_); }
   sqlite3* get() { return db_; }

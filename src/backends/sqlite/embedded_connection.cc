@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "backends/sqlite/list_table.h"
 #include "backends/sqlite/sqlite_backend.h"
 #include "sqlite3.h"
 #include "writes/sql.h"
@@ -335,6 +336,7 @@ Status ConfigureEmbeddedConnection(sqlite3* db, const SqliteOptions& options) {
   sqlite3_busy_handler(db, RetryLock,
                        reinterpret_cast<void*>(static_cast<intptr_t>(options.lock_timeout_ms)));
   Status s = RegisterSqlFunctions(db);
+  if (s.ok()) s = RegisterListTable(db);
   if (s.ok() && options.exclusive) {
     // One owner for life (SqliteOptions::exclusive: the opfs backend, and a
     // Node store file): the lock is kept, so a WAL needs no shared memory.
