@@ -29,14 +29,32 @@ export function pullSession(remote, openOptions) {
  * Opens a replica: a store that takes no owner writes and changes only by
  * `replica.applyBatch(batch)` (batches of a driver's `store.outbox.read`).
  * Same options as openStore. Read it with `replica.table(name)`.
+ * `{ backend: "postgres", url, session? }` opens a PostgreSQL mirror
+ * instead (js/replica-postgres.js, loaded with the optional `pg` package
+ * only then).
  *
  * @example
  * const replica = await openReplica({ backend: "sqlite", path: ".data/copy.sqlite" });
  * await replica.applyBatch(await store.outbox.read(replica.head, 500));
  */
-export function openReplica(options) {
+export async function openReplica(options) {
+  if (options !== null && typeof options === "object" && options.backend === "postgres") {
+    const { openPostgresReplica } = await import("./replica-postgres.js");
+    return openPostgresReplica(options);
+  }
   return openReplicaWith(nodeRuntime, options);
 }
+
+/**
+ * Keeps a replica (a PostgreSQL mirror, or any replica) following one
+ * session of a relay: pulls the records after the replica's head and
+ * applies them, now and every `interval` ms (js/follow-relay.js).
+ *
+ * @example
+ * const follower = followRelay({ relay: "http://127.0.0.1:8787", session: "s1", replica });
+ * await follower.sync();
+ */
+export { followRelay } from "./follow-relay.js";
 
 /**
  * The relay's Durable Object class runs in workerd only (the package's
