@@ -13,6 +13,8 @@ import { invalidArgs } from "./errors.js";
 
 export * from "./api.js";
 export { startSync } from "./sync.js";
+// Keeps a replica (a PostgreSQL mirror above all) following a relay session.
+export { followRelay } from "./follow-relay.js";
 
 /**
  * Downloads a relay's session into a new local store (same options as
@@ -45,16 +47,6 @@ export async function openReplica(options) {
   return openReplicaWith(nodeRuntime, options);
 }
 
-/**
- * Keeps a replica (a PostgreSQL mirror, or any replica) following one
- * session of a relay: pulls the records after the replica's head and
- * applies them, now and every `interval` ms (js/follow-relay.js).
- *
- * @example
- * const follower = followRelay({ relay: "http://127.0.0.1:8787", session: "s1", replica });
- * await follower.sync();
- */
-export { followRelay } from "./follow-relay.js";
 
 /**
  * The relay's Durable Object class runs in workerd only (the package's
