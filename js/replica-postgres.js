@@ -607,14 +607,10 @@ export async function openPostgresReplica(options) {
     const sql = new Sql();
     let text;
     if (op.op === "put") {
-      const cols = Object.keys(record.columns);
-      for (const c of Object.keys(op.row ?? {})) if (!(c in record.columns)) throw new Diverged(`${where}: the row has column "${c}", which the table does not have`);
-      const values = cols.map((c) => sql.param(record.columns[c].type, op.row[c] ?? null));
-      const others = cols.filter((c) => !record.key.includes(c));
-      text = `INSERT INTO ${t} (${cols.map(ident).join(", ")}) VALUES (${values.join(", ")}) ON CONFLICT (${record.key.map(ident).join(", ")}) DO `
-        + (others.length === 0 ? "NOTHING" : `UPDATE SET ${others.map((c) => `${ident(c)} = EXCLUDED.${ident(c)}`).join(", ")}`);
-      await q(client, text, sql.params);
-      return;
+      if (op.row === null || typeof op.row !== "object") throw new Diverged(`${where}: a put carries its row, got ${describe(op.row)}`);
+      for (const c of Object.keys(op.row)) if (!(c in record.columns)) throw new Diverged(`${where}: the row has column "${c}", which the table does not have`);
+      // Consecutive puts into one table go as one INSERT (putRows).
+      return { put: op.table, record, row: op.row };
     }
     const bulk = "where" in op;
     let filter;
@@ -652,6 +648,19 @@ export async function openPostgresReplica(options) {
     }
   }
 
+  // One INSERT ... ON CONFLICT of whole rows (every column present: a
+  // put's row), at most 500 rows of distinct keys.
+  async function putRows(client, record, rows) {
+    const t = `${schema}.${ident(record.table)}`;
+    const cols = Object.keys(record.columns);
+    const sql = new Sql();
+    const tuples = rows.map((row) => `(${cols.map((c) => sql.param(record.columns[c].type, row[c] ?? null)).join(", ")})`);
+    const others = cols.filter((c) => !record.key.includes(c));
+    const text = `INSERT INTO ${t} (${cols.map(ident).join(", ")}) VALUES ${tuples.join(", ")} ON CONFLICT (${record.key.map(ident).join(", ")}) DO `
+      + (others.length === 0 ? "NOTHING" : `UPDATE SET ${others.map((c) => `${ident(c)} = EXCLUDED.${ident(c)}`).join(", ")}`);
+    await q(client, text, sql.params);
+  }
+
   async function apply(text, batch) {
     const { from, to } = checkBatch(batch);
     if (diverged !== undefined) {
@@ -676,19 +685,43 @@ export async function openPostgresReplica(options) {
         throw new StoreError(ErrorCodes.SyncGap, `applyBatch: the batch starts after seq ${from}, but the replica's head is ${current}; apply the commits after ${current} first`);
       }
       const declared = new Map();
+      // Puts waiting to go as one statement: { table, record, rows (key -> row), seq, k }.
+      let puts = null;
+      const flush = async () => {
+        if (puts === null) return;
+        const p = puts;
+        puts = null;
+        try {
+          await putRows(client, p.record, [...p.rows.values()]);
+        } catch (e) {
+          if (isDataRefusal(e)) throw new Diverged(`at seq ${p.seq}, ops[${p.k}] on table "${p.table}" (or a put after it into that table): PostgreSQL refused it: ${e.message}`);
+          throw e;
+        }
+      };
       for (let i = current - from; i < batch.commits.length; i++) {
         seq = from + i + 1;
         const ops = batch.commits[i].ops;
         for (let k = 0; k < ops.length; k++) {
+          const op = ops[k];
           try {
-            await applyOp(client, ops[k], k, declared);
+            if (op.op !== "put" || puts?.table !== op.table) await flush();
+            const put = await applyOp(client, op, k, declared);
+            if (put) {
+              puts ??= { table: put.put, record: put.record, rows: new Map(), seq, k };
+              // A later put of the same key replaces the earlier one, as it would one statement later.
+              const key = encodeJson(put.record.key.map((c) => put.row[c] ?? null), "key");
+              puts.rows.delete(key);
+              puts.rows.set(key, put.row);
+              if (puts.rows.size >= 500) await flush();
+            }
           } catch (e) {
-            if (e instanceof Diverged) throw new Diverged(`at seq ${seq}, ${e.message}`);
-            if (isDataRefusal(e)) throw new Diverged(`at seq ${seq}, ops[${k}] on table "${ops[k].table}": PostgreSQL refused it: ${e.message}`);
+            if (e instanceof Diverged) throw e.message.startsWith("at seq ") ? e : new Diverged(`at seq ${seq}, ${e.message}`);
+            if (isDataRefusal(e)) throw new Diverged(`at seq ${seq}, ops[${k}] on table "${op.table}": PostgreSQL refused it: ${e.message}`);
             throw e;
           }
         }
       }
+      await flush();
       for (const [name, record] of declared) {
         await q(client, `INSERT INTO ${schema}."_tables" VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET record = EXCLUDED.record`, [name, encodeJson(record, "record")]);
       }
