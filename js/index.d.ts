@@ -1188,8 +1188,9 @@ export interface PostgresReplicaOptions {
 
 /**
  * A PostgreSQL mirror: applies batches like every replica and reads its
- * tables with the same queries; it keeps no outbox, blobs, documents or
- * host notes (docs/architecture.md, "The PostgreSQL mirror").
+ * tables with the same queries; documents are rows of its `_documents`
+ * (with their current value); it keeps no outbox, blobs or host notes
+ * (docs/architecture.md, "The PostgreSQL mirror").
  */
 export interface PostgresReplica {
   /** The session it mirrors. */

@@ -8,8 +8,9 @@
 //
 // Each session is one PostgreSQL schema holding one real table per stored
 // table (real columns, COLLATE "C" text, the key as primary key, the
-// declared indexes) and three of its own: _meta (head, divergence), _tables
-// (the table records, as applied). A batch is one PostgreSQL transaction,
+// declared indexes) and its own: _meta (head, divergence), _tables (the
+// table records, as applied), and with documents the core's _documents
+// (plus each one's current value) and _deltas. A batch is one PostgreSQL transaction,
 // the new head in it. Writes and reads compile the wire JSON of where, set
 // and order (docs/formats.md) to PostgreSQL SQL here, in JS: the rules are
 // the core's (src/query/sql.cc), checked by the conformance vectors run on
@@ -440,6 +441,161 @@ function changedRecord(record, op) {
 }
 
 // ---------------------------------------------------------------------------
+// Documents: the core's own two tables (src/documents/documents.cc), kept
+// row for row, and the current value of each document as jsonb
+
+// The records of the core's document tables (DocumentsTable, DeltasTable).
+const DOC_RECORDS = Object.freeze({
+  _documents: {
+    op: "table", table: "_documents", version: 1, key: ["id"], indexes: { address: ["owner", "kind", "key"] },
+    columns: {
+      id: { type: "int" }, owner: { type: "str" }, kind: { type: "str" }, key: { type: "str", optional: true },
+      version: { type: "int" }, seq: { type: "int" }, retired: { type: "int", optional: true },
+      base: { type: "int" }, deltas: { type: "int" }, bytes: { type: "int" },
+    },
+  },
+  _deltas: {
+    op: "table", table: "_deltas", version: 1, key: ["doc", "version"], indexes: {},
+    columns: {
+      doc: { type: "int" }, version: { type: "int" }, seq: { type: "int" }, at: { type: "int" },
+      actor: { type: "json", optional: true }, op: { type: "str" }, patch: { type: "json", optional: true },
+      value: { type: "json", optional: true }, base: { type: "int" },
+    },
+  },
+});
+
+// The checkpoint thresholds of a change whose record carries no base
+// (docs/api.md, "checkpointWhen": the defaults).
+const MAX_DELTAS = 50;
+const MAX_DELTA_BYTES = 65536;
+
+function pointerTokens(p, what) {
+  if (typeof p !== "string" || (p !== "" && p[0] !== "/")) throw new Diverged(`${what}: ${describe(p)} is not a JSON pointer`);
+  return p === "" ? [] : p.slice(1).split("/").map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
+}
+
+function arrayIndex(token, length, end) {
+  if (!/^(0|[1-9][0-9]*)$/.test(token)) return -1;
+  const i = Number(token);
+  return i < length || (end && i === length) ? i : -1;
+}
+
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+
+// { value } at the tokens, or undefined when there is nothing there.
+function resolvePointer(doc, tokens) {
+  let cur = doc;
+  for (const t of tokens) {
+    if (Array.isArray(cur)) {
+      const i = arrayIndex(t, cur.length, false);
+      if (i < 0) return undefined;
+      cur = cur[i];
+    } else if (isObject(cur) && Object.hasOwn(cur, t)) {
+      cur = cur[t];
+    } else {
+      return undefined;
+    }
+  }
+  return { value: cur };
+}
+
+// JSON equality: objects by members in any order, numbers by value.
+function sameJson(a, b) {
+  const num = (v) => typeof v === "number" || typeof v === "bigint";
+  if (num(a) && num(b)) return a == b;  // eslint-disable-line eqeqeq -- 2 equals 2n, as JSON numbers
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
+  }
+  if (isObject(a) && isObject(b)) {
+    const ka = Object.keys(a);
+    return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]));
+  }
+  return a === b;
+}
+
+/**
+ * Applies an RFC 6902 JSON Patch to `doc` (not changed) and returns the
+ * result, as the core's ApplyJsonPatch does; a patch that does not apply
+ * throws Diverged naming patch[i] (the driver's store applied it).
+ */
+function applyJsonPatch(doc, patch, what) {
+  if (!Array.isArray(patch)) throw new Diverged(`${what}: ${describe(patch)} is not a JSON Patch (an array)`);
+  let work = structuredClone(doc);
+  const add = (tokens, value, fail) => {
+    if (tokens.length === 0) {
+      work = value;
+      return;
+    }
+    const parent = resolvePointer(work, tokens.slice(0, -1));
+    const last = tokens[tokens.length - 1];
+    if (parent && Array.isArray(parent.value)) {
+      const i = last === "-" ? parent.value.length : arrayIndex(last, parent.value.length, true);
+      if (i < 0) fail("(not an index of its array)");
+      parent.value.splice(i, 0, value);
+    } else if (parent && isObject(parent.value)) {
+      parent.value[last] = value;
+    } else {
+      fail("(no such parent)");
+    }
+  };
+  const remove = (tokens) => {
+    const parent = resolvePointer(work, tokens.slice(0, -1)).value;
+    const last = tokens[tokens.length - 1];
+    if (Array.isArray(parent)) parent.splice(arrayIndex(last, parent.length, false), 1);
+    else delete parent[last];
+  };
+  patch.forEach((op, i) => {
+    const w = `${what}.patch[${i}]`;
+    if (!isObject(op) || typeof op.op !== "string") throw new Diverged(`${w}: ${describe(op)} is not a JSON Patch op`);
+    const path = pointerTokens(op.path, `${w}.path`);
+    const fail = (why) => { throw new Diverged(`${w}: the patch does not apply: ${op.op} at ${describe(op.path)} ${why}`); };
+    switch (op.op) {
+      case "test": {
+        const target = resolvePointer(work, path);
+        if (!target) fail("(no such path)");
+        if (!sameJson(target.value, op.value)) fail(`failed: the value there is ${describe(target.value)}`);
+        return;
+      }
+      case "remove":
+        if (!resolvePointer(work, path)) fail("(no such path)");
+        if (path.length === 0) fail("(the whole document cannot be removed)");
+        remove(path);
+        return;
+      case "replace":
+        if (!resolvePointer(work, path)) fail("(no such path)");
+        if (path.length === 0) work = structuredClone(op.value);
+        else {
+          remove(path);
+          add(path, structuredClone(op.value), fail);
+        }
+        return;
+      case "add":
+        if (!("value" in op)) fail("(no value)");
+        add(path, structuredClone(op.value), fail);
+        return;
+      case "move":
+      case "copy": {
+        const from = pointerTokens(op.from, `${w}.from`);
+        const source = resolvePointer(work, from);
+        if (!source) fail(`(no such from ${describe(op.from)})`);
+        const value = structuredClone(source.value);
+        if (op.op === "move") {
+          const prefix = from.length < path.length && from.every((t, k) => t === path[k]);
+          if (from.length === 0 || prefix) fail("(a value cannot move into itself)");
+          if (from.length === path.length && from.every((t, k) => t === path[k])) return;
+          remove(from);
+        }
+        add(path, value, fail);
+        return;
+      }
+      default:
+        fail("(not a JSON Patch op: add, remove, replace, move, copy, test)");
+    }
+  });
+  return work;
+}
+
+// ---------------------------------------------------------------------------
 // The replica
 
 const SESSION_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
@@ -583,16 +739,109 @@ export async function openPostgresReplica(options) {
     return after;
   }
 
-  async function applyOp(client, op, k, declared) {
+  // The document tables, made by the first batch with a document op (as
+  // the core's EnsureDocumentTables), with `value`: the current value.
+  let docTables = false;
+  async function ensureDocTables(client) {
+    if (docTables) return;
+    const d = `${schema}."_documents"`;
+    await q(client, `CREATE TABLE IF NOT EXISTS ${d} (${columnsOf(DOC_RECORDS._documents).map((c) => columnDdl(c.name, c)).join(", ")}, value jsonb, PRIMARY KEY (id))`);
+    await q(client, `CREATE INDEX IF NOT EXISTS "_documents#address" ON ${d} (owner, kind, key, id)`);
+    await q(client, `CREATE TABLE IF NOT EXISTS ${schema}."_deltas" (${columnsOf(DOC_RECORDS._deltas).map((c) => columnDdl(c.name, c)).join(", ")}, PRIMARY KEY (doc, version))`);
+  }
+
+  // One doc.create, doc.change or doc.retire (DocWriter::Apply in
+  // src/documents/documents.cc): the _documents row, a _deltas row, the
+  // current value. A document that is not where the record expects it, or
+  // a patch that does not apply, is a divergence.
+  async function applyDocOp(client, op, k, ctx) {
+    const where = `ops[${k}] (${op.owner} document ${op.id})`;
+    await ensureDocTables(client);
+    const d = `${schema}."_documents"`;
+    if (!(typeof op.version === "number" && Number.isSafeInteger(op.version) && op.version >= 1)) {
+      throw new Diverged(`${where}: a document op in a record carries its version, got ${describe(op.version)}`);
+    }
+    const found = await q(client, `SELECT owner, kind, key, version, retired, base, deltas, bytes, value::text AS value FROM ${d} WHERE id = $1::bigint FOR UPDATE`, [String(op.id)]);
+    const doc = found.rows[0];
+    let value;
+    let patch = null;
+    let base = true;
+    let row;
+    if (op.op === "doc.create") {
+      if (doc) throw new Diverged(`${where}: the document already exists`);
+      const live = await q(client, `SELECT id FROM ${d} WHERE owner = $1 AND kind = $2 AND key IS NOT DISTINCT FROM $3 AND retired IS NULL LIMIT 1`, [op.owner, op.kind, op.key ?? null]);
+      if (live.rows.length > 0) throw new Diverged(`${where}: its address already holds live document ${live.rows[0].id}`);
+      if (op.version !== 1) throw new Diverged(`${where}.version: a new document's version is 1, not ${op.version}`);
+      value = op.value;
+      row = { owner: op.owner, kind: op.kind, key: op.key ?? null, version: 1, retired: null, base: 1, deltas: 0, bytes: 0 };
+    } else {
+      if (!doc || doc.owner !== op.owner || doc.retired !== null) throw new Diverged(`${where}: owner "${op.owner}" has no live document ${op.id}`);
+      const version = Number(doc.version) + 1;
+      if (op.version !== version) throw new Diverged(`${where}.version: the document is at version ${doc.version}, so this op makes version ${version}, not ${op.version}`);
+      row = { owner: doc.owner, kind: doc.kind, key: doc.key, version, retired: null, base: Number(doc.base), deltas: Number(doc.deltas), bytes: Number(doc.bytes) };
+      value = parseJsonExact(doc.value);
+      if (op.op === "doc.change") {
+        value = applyJsonPatch(value, op.patch, where);
+        patch = op.patch;
+        const bytes = Buffer.byteLength(encodeJson(patch, "patch"));
+        base = typeof op.base === "boolean" ? op.base : row.deltas + 1 > MAX_DELTAS || row.bytes + bytes > MAX_DELTA_BYTES;
+        if (base) Object.assign(row, { base: version, deltas: 0, bytes: 0 });
+        else Object.assign(row, { deltas: row.deltas + 1, bytes: row.bytes + bytes });
+      } else if (op.op === "doc.retire") {
+        base = false;
+        row.retired = ctx.seq;
+      } else {
+        throw new Diverged(`${where}: unknown document op ${describe(op.op)}`);
+      }
+    }
+    const sql = new Sql();
+    const cols = ["id", "owner", "kind", "key", "version", "seq", "retired", "base", "deltas", "bytes"];
+    const full = { id: op.id, ...row, seq: ctx.seq };
+    const params = cols.map((c) => sql.param(DOC_RECORDS._documents.columns[c].type, full[c]));
+    await q(client, `INSERT INTO ${d} (${cols.join(", ")}, value) VALUES (${params.join(", ")}, ${sql.param("json", value)}) ON CONFLICT (id) DO UPDATE SET `
+      + `${cols.slice(1).map((c) => `${c} = EXCLUDED.${c}`).join(", ")}, value = EXCLUDED.value`, sql.params);
+    const delta = {
+      doc: op.id, version: row.version, seq: ctx.seq, at: ctx.at, actor: ctx.actor ?? null,
+      op: op.op.slice(4), patch, value: base ? value : null, base: base ? 1 : 0,
+    };
+    await putRows(client, DOC_RECORDS._deltas, [delta]);
+  }
+
+  // The current value of documents whose rows a restore rewrote: their
+  // latest base at or below their version, then the patches after it.
+  async function recomputeDocs(client, ids) {
+    for (const id of ids) {
+      const doc = await q(client, `SELECT version FROM ${schema}."_documents" WHERE id = $1::bigint`, [String(id)]);
+      if (doc.rows.length === 0) continue;
+      const deltas = await q(client, `SELECT version, base, patch::text AS patch, value::text AS value FROM ${schema}."_deltas"
+        WHERE doc = $1::bigint AND version <= $2::bigint AND version >= (SELECT max(version) FROM ${schema}."_deltas" WHERE doc = $1::bigint AND base = 1 AND version <= $2::bigint)
+        ORDER BY version`, [String(id), doc.rows[0].version]);
+      let value = null;
+      for (const r of deltas.rows) {
+        if (Number(r.base) === 1) value = parseJsonExact(r.value);
+        else if (r.patch !== null) value = applyJsonPatch(value, parseJsonExact(r.patch), `document ${id}`);
+      }
+      await q(client, `UPDATE ${schema}."_documents" SET value = $2::jsonb WHERE id = $1::bigint`, [String(id), encodeJson(value, "value")]);
+    }
+  }
+
+  async function applyOp(client, op, k, declared, ctx) {
     const where = `ops[${k}] on table "${op.table}"`;
     if (op.op === "restore") return;  // a restore's marker; its puts and deletes follow
-    if (typeof op.op === "string" && op.op.startsWith("doc.")) return;  // documents stay out (docs/architecture.md)
-    if (op.table === "_documents" || op.table === "_deltas") return;   // a restore's document rows, likewise
+    if (typeof op.op === "string" && op.op.startsWith("doc.")) return applyDocOp(client, op, k, ctx);
     if (op.op === "table") {
       declared.set(op.table, await declare(client, op, declared));
       return;
     }
-    const record = declared.get(op.table) ?? records.get(op.table);
+    let record = declared.get(op.table) ?? records.get(op.table);
+    if (op.table === "_documents" || op.table === "_deltas") {
+      // A restore's rows of the document tables: rows like any other, then
+      // the current values of the documents they touch.
+      record = DOC_RECORDS[op.table];
+      await ensureDocTables(client);
+      const id = op.op === "put" ? op.row?.[op.table === "_documents" ? "id" : "doc"] : op.key?.[0];
+      if (id !== undefined) ctx.docs.add(id);
+    }
     if (!record) throw new Diverged(`${where}: the replica holds no such table`);
     if (op.op === "alter" || op.op === "index") {
       try {
@@ -700,12 +949,14 @@ export async function openPostgresReplica(options) {
       };
       for (let i = current - from; i < batch.commits.length; i++) {
         seq = from + i + 1;
-        const ops = batch.commits[i].ops;
+        const rec = batch.commits[i];
+        const ops = rec.ops;
+        const ctx = { seq, at: rec.at, actor: rec.actor, docs: new Set() };
         for (let k = 0; k < ops.length; k++) {
           const op = ops[k];
           try {
             if (op.op !== "put" || puts?.table !== op.table) await flush();
-            const put = await applyOp(client, op, k, declared);
+            const put = await applyOp(client, op, k, declared, ctx);
             if (put) {
               puts ??= { table: put.put, record: put.record, rows: new Map(), seq, k };
               // A later put of the same key replaces the earlier one, as it would one statement later.
@@ -720,6 +971,15 @@ export async function openPostgresReplica(options) {
             throw e;
           }
         }
+        if (ctx.docs.size > 0) {
+          try {
+            await flush();
+            await recomputeDocs(client, ctx.docs);
+          } catch (e) {
+            if (e instanceof Diverged) throw e.message.startsWith("at seq ") ? e : new Diverged(`at seq ${seq}, ${e.message}`);
+            throw e;
+          }
+        }
       }
       await flush();
       for (const [name, record] of declared) {
@@ -728,6 +988,7 @@ export async function openPostgresReplica(options) {
       await q(client, `UPDATE ${schema}."_meta" SET value = $1 WHERE name = 'head'`, [String(to)]);
       await q(client, "COMMIT");
       began = false;
+      if (batch.commits.some((r) => r.ops.some((op) => typeof op.op === "string" && op.op.startsWith("doc.")))) docTables = true;
       for (const [name, record] of declared) records.set(name, record);
       head = to;
       return { head: to, applied: to - current };
