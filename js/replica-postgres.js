@@ -924,6 +924,12 @@ export async function openPostgresReplica(options) {
       // The head row, locked: two appliers of one session take turns.
       const row = await q(client, `SELECT value FROM ${schema}."_meta" WHERE name = 'head' FOR UPDATE`);
       const current = Number(row.rows[0].value);
+      if (current !== head) {
+        // Another process applied batches to this session: its tables too.
+        const tables = await q(client, `SELECT name, record FROM ${schema}."_tables"`);
+        records = new Map(tables.rows.map((r) => [r.name, parseJsonExact(r.record)]));
+        docTables = false;
+      }
       head = current;
       if (to <= current) {
         await q(client, "ROLLBACK");

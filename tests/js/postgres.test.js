@@ -375,6 +375,22 @@ describe("a PostgreSQL mirror's applyBatch", () => {
     await store.close();
   });
 
+  test("lets two appliers of one session follow each other: the second applies only what is after the first's head, knowing the tables the first declared", async () => {
+    const { store, owner, notes } = await notesStore([row("a", "x/1", 1)]);
+    const session = nextSession();
+    const first = await openReplica({ backend: "postgres", pool, session });
+    const second = await openReplica({ backend: "postgres", pool, session });
+    await owner.tx(async (tx) => { await tx.updateWhere(notes, (e) => prefix(e.path, "x/"), { n: 4 }); });
+    // `second` opened before `first` declared the table.
+    assert.deepEqual(await first.applyBatch(await store.outbox.read(0, 2)), { head: 2, applied: 2 });
+    assert.deepEqual(await second.applyBatch(await store.outbox.read(0, 3)), { head: 3, applied: 1 });
+    assert.equal(second.head, 3);
+    assert.deepEqual(await second.table("app/notes").get("a"), row("a", "x/1", 4));
+    await first.close();
+    await second.close();
+    await store.close();
+  });
+
   test("refuses bad options and closed use with a StoreError naming the value", async () => {
     await rejectsWith(openReplica({ backend: "postgres" }), "invalid/args", ["url"]);
     await rejectsWith(openReplica({ backend: "postgres", url: server.url, session: "no spaces" }), "invalid/args", ["no spaces"]);
