@@ -37,7 +37,7 @@ const mirroredDocs = { count: 0 };
 
 before(async () => {
   server = await startPostgres();
-  pool = new pg.Pool({ connectionString: server.url, max: 4 });
+  pool = new pg.Pool({ connectionString: server.url, max: 8 });
 });
 
 after(async () => {
@@ -120,7 +120,7 @@ function mirroredApi(skipped) {
   };
 }
 
-describe("the conformance vectors on a PostgreSQL mirror", () => {
+describe("the conformance vectors on a PostgreSQL mirror", { concurrency: 4 }, () => {
   for (const file of files) {
     test(`${file}: every read gives the vectors' answers and the mirror's rows equal the store's`, async (t) => {
       const doc = JSON.parse(readFileSync(join(vectorDir, file), "utf8"));
