@@ -697,6 +697,11 @@ export async function openPostgresReplica(options) {
       }
     } else {
       if (previous.version > op.version) throw new Diverged(`the record declares version ${op.version}, older than the stored ${previous.version}`);
+      // SameStoredColumns of src/backends/sqlite/sqlite_backend.cc: names, types, optional, key.
+      const shape = (r) => encodeJson([Object.entries(r.columns).map(([n, c]) => [n, c.type, !!c.optional]), r.key], "shape");
+      if (shape(previous) !== shape(op)) {
+        throw new Diverged(`the record declares columns or a key other than the stored ones (a table's columns change by alter records)`);
+      }
       await syncIndexes(client, previous, record);
       record.columns = previous.columns;
       record.key = previous.key;

@@ -391,6 +391,18 @@ describe("a PostgreSQL mirror's applyBatch", () => {
     await store.close();
   });
 
+  test("stops with sync/diverged on a table record that changes a stored table's columns", async () => {
+    const { store } = await notesStore([row("a", "x/1", 1)]);
+    const mirror = await openReplica({ backend: "postgres", pool, session: nextSession() });
+    const batch = await store.outbox.read(0, 10);
+    await mirror.applyBatch(batch);
+    const declared = batch.commits[0].ops[0];
+    const changed = { ...declared, version: 2, columns: { ...declared.columns, extra: { type: "int", optional: true } } };
+    await rejectsWith(mirror.applyBatch({ from: 2, to: 3, commits: [{ seq: 3, from: 2, at: 1, owner: "app", ops: [changed] }] }), "sync/diverged", ["columns"]);
+    await mirror.close();
+    await store.close();
+  });
+
   test("refuses bad options and closed use with a StoreError naming the value", async () => {
     await rejectsWith(openReplica({ backend: "postgres" }), "invalid/args", ["url"]);
     await rejectsWith(openReplica({ backend: "postgres", url: server.url, session: "no spaces" }), "invalid/args", ["no spaces"]);
