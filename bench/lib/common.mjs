@@ -4,6 +4,7 @@
 // a script that plugs in, see bench/README.md) does the same work from these.
 
 import { gzipSync } from "node:zlib";
+import { fileURLToPath } from "node:url";
 import { readFileSync } from "node:fs";
 
 import * as api from "../../js/index.js";
@@ -75,6 +76,26 @@ export function sizeOf(paths) {
     gz += gzipSync(bytes, { level: 9 }).length;
   }
   return { raw, gzip: gz };
+}
+
+// What a web app's production build downloads of the package's JS: the
+// browser root bundled and minified by esbuild (the core's glue included,
+// the .wasm left as the asset it is), gzipped. `entry` is the app's import:
+// every export of the root by default (the most an app can pull in), or a
+// narrower one such as `export { openStore } from ...` (what tree-shaking
+// leaves of it).
+export async function bundledSize(rootUrl, entry) {
+  const { build } = await import("esbuild");
+  const rootDir = fileURLToPath(rootUrl);
+  const contents = entry ?? `export * from ${JSON.stringify(`${rootDir}js/browser.js`)};`;
+  const out = await build({
+    stdin: { contents, resolveDir: rootDir, loader: "js" },
+    bundle: true, minify: true, format: "esm", platform: "browser", write: false, logLevel: "silent",
+    // The wasm's URL stays a URL (new URL(..., import.meta.url)), as in Vite.
+    external: ["*.wasm"],
+  });
+  const bytes = out.outputFiles[0].contents;
+  return { raw: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length };
 }
 
 // The package's JS a browser downloads: js/browser.js and what it imports,

@@ -10,7 +10,7 @@ import { existsSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { fileURLToPath } from "node:url";
 
-export const SCRIPTS = ["bench/opfs-figures.mjs", "bench/edge-figures.mjs"];
+export const SCRIPTS = ["bench/opfs-figures.mjs", "bench/edge-figures.mjs", "bench/link-figures.mjs"];
 const TIMEOUT_MS = 10 * 60 * 1000;
 
 function runScript(path, args) {

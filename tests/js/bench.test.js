@@ -114,8 +114,18 @@ test("a column source script is included when well formed, reported when not", a
 test("the real Chromium and workerd column sources give well-formed columns", { timeout: 300_000 }, async () => {
   const logs = [];
   const sources = await externalSources(root, true, (m) => logs.push(m));
-  assert.deepEqual(sources.map((s) => s.script), ["bench/opfs-figures.mjs", "bench/edge-figures.mjs"]);
-  for (const s of sources) {
+  assert.deepEqual(sources.map((s) => s.script), ["bench/opfs-figures.mjs", "bench/edge-figures.mjs", "bench/link-figures.mjs"]);
+  // The link source: onestore's columns only (no other engine has links),
+  // each with a p50 and a p99 over its writes.
+  const link = sources[2];
+  assert.equal(link.ok, true, `${link.script}: ${link.error}\n${logs.join("\n")}`);
+  assert.deepEqual(link.columns.map((c) => c.id), ["chromium-link-memory", "chromium-link-opfs-full", "chromium-link-opfs-relaxed"]);
+  for (const c of link.columns) {
+    const f = c.figures.link;
+    checkFigure(f, `${c.id}.link`);
+    assert.ok(f.p50 > 0 && f.p99 >= f.p50 && f.writes > 0 && f.derives === 100, `${c.id}.link: ${JSON.stringify(f)}`);
+  }
+  for (const s of sources.slice(0, 2)) {
     assert.equal(s.ok, true, `${s.script}: ${s.error}\n${logs.join("\n")}`);
     const ids = new Set(s.columns.map((c) => c.id));
     assert.ok(s.columns.some((c) => c.kind === "onestore") && s.columns.some((c) => c.kind === "anchor"), `${s.script}: onestore and anchor columns`);
@@ -131,5 +141,5 @@ test("the real Chromium and workerd column sources give well-formed columns", { 
       }
     }
   }
-  assert.deepEqual(sources.map((s) => s.source), ["chromium", "workerd"]);
+  assert.deepEqual(sources.map((s) => s.source), ["chromium", "workerd", "chromium-link"]);
 });

@@ -1,0 +1,70 @@
+// Write → link message → the tab's listeners, with 100 held derives (issue
+// 13): in one headless Chromium (tests/browser/harness.js), a page links to a
+// dedicated Worker that serves the store (bench/browser/link-worker.js) and
+// holds its 100 derives; each write is a `link.call("write")` from the page,
+// timed until the last of the 100 listeners has seen the write's seq
+// (bench/browser/link.html). Replicache reports 3 ms p50 for its write →
+// notify → read with 100 subscriptions; the goal here is p50 ≤ 2 ms and
+// p99 ≤ 5 ms.
+//
+//   node bench/link-figures.mjs           a Markdown table, then the JSON
+//   node bench/link-figures.mjs --json    only the JSON, in the column-source
+//                                         shape of `npm run bench` (bench/README.md)
+//   ... --quick                           fewer writes
+//
+// performance.now() in a page that is not cross-origin isolated is coarsened
+// to 100 µs (with jitter): fine for figures in milliseconds.
+import { startHarness } from "../tests/browser/harness.js";
+
+const jsonOnly = process.argv.includes("--json");
+const quick = process.argv.includes("--quick");
+const warmup = quick ? 20 : 100;
+const writes = quick ? 100 : 1000;
+const ROWS = [
+  { label: "memory", backend: "memory" },
+  { label: "opfs full", backend: "opfs", durability: "full" },
+  { label: "opfs relaxed", backend: "opfs", durability: "relaxed" },
+];
+
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
+};
+
+const h = await startHarness();
+const rows = [];
+let userAgent = "";
+try {
+  const page = await h.newPage("/bench/browser/link.html");
+  await page.waitForFunction(() => window.ready === true);
+  userAgent = await page.evaluate(() => navigator.userAgent);
+  for (const r of ROWS) {
+    if (!jsonOnly) console.error(`link: ${r.label}, ${warmup} + ${writes} writes`);
+    const res = await page.evaluate((a) => window.measure(a), { ...r, warmup, writes });
+    if (!res.ok) throw new Error(`${r.label}: ${res.error}`);
+    rows.push({ ...r, p50: pct(res.latencies, 50), p99: pct(res.latencies, 99), max: Math.max(...res.latencies), callP50: pct(res.calls, 50), writes: res.latencies.length });
+  }
+} finally {
+  await h.close();
+}
+
+const out = {
+  source: "chromium-link",
+  environment: { browser: userAgent, notes: `one headless Chromium, a page linked to a dedicated Worker holding 100 derives (each the first 10 rows of its group of 20, 2,000 rows in all); ${writes} one-put writes after ${warmup} warm-up ones, each timed from link.call to the last of the 100 listeners; performance.now() coarsened to 100 µs` },
+  columns: rows.map((r) => ({
+    id: `chromium-link-${r.label.replace(/\s+/g, "-")}`,
+    label: `link, ${r.label} (Chromium)`,
+    kind: "onestore",
+    group: "chromium",
+    settings: { backend: r.backend, durability: r.durability ?? "n/a", derives: 100 },
+    anchors: [],
+    figures: { link: { value: r.p50, unit: "ms", per: "write → 100 derive listeners, p50", p50: r.p50, p99: r.p99, max: r.max, callP50: r.callP50, writes: r.writes, derives: 100 } },
+  })),
+};
+if (!jsonOnly) {
+  const f = (v) => `${v.toFixed(2)} ms`;
+  console.log("| backend | p50 | p99 | max | the call's answer, p50 |\n|---|---:|---:|---:|---:|");
+  for (const r of rows) console.log(`| ${r.label} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.max)} | ${f(r.callP50)} |`);
+  console.log(`\n${userAgent}\n`);
+}
+console.log(JSON.stringify(out));
