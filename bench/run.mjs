@@ -22,6 +22,7 @@ import { betterSqlite, loadOfficial, officialWasm, rawWasm } from "./lib/drivers
 import { archiveFigures } from "./lib/archive.mjs";
 import { storeFixture, storeSchema } from "./lib/fixture.mjs";
 import { onestoreColumn } from "./lib/onestore-column.mjs";
+import { postgresApplyFigure } from "./lib/postgres.mjs";
 import { toMarkdown } from "./lib/report.mjs";
 import { externalSources } from "./lib/sources.mjs";
 import { sqlColumn } from "./lib/sql-column.mjs";
@@ -180,6 +181,19 @@ try {
   for (const c of columns) {
     settle();
     figures[c.id].openAltered = c.openAltered ? await c.openAltered(fixture, p, log) : na("an alter is onestore's migration; the SQL anchors have no such step");
+  }
+
+  // Workload "postgres apply" (bench/lib/postgres.mjs): workload 10's
+  // batches into a PostgreSQL mirror, beside plain pg statements. Measured
+  // once, in the onestore memory column (the batches come from a memory
+  // store; the mirror is PostgreSQL whatever the store's backend).
+  {
+    settle();
+    const pgFigure = await postgresApplyFigure(p, log);
+    for (const c of columns) {
+      figures[c.id].postgresApply = c.id === "onestore-memory" ? pgFigure
+        : na(c.kind === "onestore" ? "measured once, in the onestore memory column: the mirror is PostgreSQL whatever the store's backend" : "a SQLite anchor; the plain pg statements are the figure's own anchor (plainPg)");
+    }
   }
 
   // Workload 9: download sizes.

@@ -14,6 +14,7 @@ import { createRelayWith } from "./relay.js";
 
 export * from "./api.js";
 export { startSync } from "./sync.js";
+export { followRelay } from "./follow-relay.js";
 
 /**
  * Downloads a relay's session into a new local store (same options as

@@ -1167,6 +1167,90 @@ export function relayFetch(request: FetchRequest, env: Record<string, unknown>, 
  * @example const replica = await openReplica({ backend: "sqlite", path: ".data/copy.sqlite" });
  */
 export function openReplica(options: OpenOptions): Promise<Replica>;
+/**
+ * Opens a PostgreSQL mirror of one session (Node only; needs the optional
+ * peer dependency `pg`): its tables are real tables in the schema named by
+ * `session` (docs/guide.md, "A server copy in PostgreSQL").
+ * @example const mirror = await openReplica({ backend: "postgres", url: "postgres://app@db/app", session: "s1" });
+ */
+export function openReplica(options: PostgresReplicaOptions): Promise<PostgresReplica>;
+
+/** Options of a PostgreSQL mirror (openReplica with backend "postgres"). */
+export interface PostgresReplicaOptions {
+  backend: "postgres";
+  /** A PostgreSQL connection string; or pass `pool`. */
+  url?: string;
+  /** The session mirrored: its schema's name (default "default"); 1 to 128 of A-Z a-z 0-9 _ . -. */
+  session?: string;
+  /** A pg.Pool shared by many sessions' mirrors (left open by close()). */
+  pool?: unknown;
+}
+
+/**
+ * A PostgreSQL mirror: applies batches like every replica and reads its
+ * tables with the same queries; documents are rows of its `_documents`
+ * (with their current value); it keeps no outbox, blobs or host notes
+ * (docs/architecture.md, "The PostgreSQL mirror").
+ */
+export interface PostgresReplica {
+  /** The session it mirrors. */
+  readonly id: string;
+  /** The PostgreSQL schema of its tables. */
+  readonly schema: string;
+  /** The seq of the last applied commit. */
+  readonly head: number;
+  /** Why it stopped applying batches (sync/diverged), or undefined. */
+  readonly diverged: string | undefined;
+  /** @example await mirror.applyBatch(await store.outbox.read(mirror.head, 500)); */
+  applyBatch(batch: OutboxBatch | string): Promise<ApplyResult>;
+  /** @example const items = mirror.table("notes/items"); */
+  table(name: string): ReplicaTable;
+  /** The stored table names, in byte order. */
+  tables(): string[];
+  /** Refused: a replica has no owners (throws invalid/args). */
+  object(address: ObjectAddress, hooks?: OwnerHooks): never;
+  /** Refused: a replica takes no owner writes (rejects with invalid/args). */
+  commit(writes: readonly WireOp[], adopt?: (seq: number) => void, ctx?: Context): Promise<never>;
+  /** @example await mirror.close(); */
+  close(): Promise<void>;
+}
+
+/** Options of followRelay. */
+export interface FollowRelayOptions {
+  /** The relay's base URL ("https://edge.example"). */
+  relay: string;
+  /** The replica to keep up to date (a PostgreSQL mirror, or any replica). */
+  replica: Pick<Replica, "head" | "applyBatch"> & { readonly id: string };
+  /** The relay session (default: the replica's id, a mirror's session). */
+  session?: string;
+  /** Sent as `Authorization: Bearer <token>`. */
+  token?: string;
+  /** Records a pull (1 to 1000; default 500). */
+  limit?: number;
+  /** Pull again every this many ms until stop(); without it only sync() pulls. */
+  interval?: number;
+  /** Called with a failed background pull's error; polling stops on sync/diverged. */
+  onError?: (e: Error) => void;
+  /** The fetch to call (default globalThis.fetch); a relay's `fetch` works as is. */
+  fetch?: (request: FetchRequest) => Promise<FetchResponse>;
+}
+
+/** A running followRelay. */
+export interface Follower {
+  /** Pulls and applies until the replica holds the relay's records. @example await follower.sync(); */
+  sync(): Promise<ApplyResult>;
+  /** Stops polling. @example await follower.stop(); */
+  stop(): Promise<void>;
+  /** The replica's head. */
+  readonly head: number;
+}
+
+/**
+ * Keeps a replica following one session of a relay: pulls the records
+ * after its head and applies them (docs/api.md, "followRelay").
+ * @example const follower = followRelay({ relay: "https://edge.example", replica: mirror, interval: 1000 });
+ */
+export function followRelay(options: FollowRelayOptions): Follower;
 
 /**
  * Compares two strings by Unicode code point, as the store does: -1, 0 or 1.

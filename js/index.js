@@ -13,6 +13,8 @@ import { invalidArgs } from "./errors.js";
 
 export * from "./api.js";
 export { startSync } from "./sync.js";
+// Keeps a replica (a PostgreSQL mirror above all) following a relay session.
+export { followRelay } from "./follow-relay.js";
 
 /**
  * Downloads a relay's session into a new local store (same options as
@@ -29,14 +31,22 @@ export function pullSession(remote, openOptions) {
  * Opens a replica: a store that takes no owner writes and changes only by
  * `replica.applyBatch(batch)` (batches of a driver's `store.outbox.read`).
  * Same options as openStore. Read it with `replica.table(name)`.
+ * `{ backend: "postgres", url, session? }` opens a PostgreSQL mirror
+ * instead (js/replica-postgres.js, loaded with the optional `pg` package
+ * only then).
  *
  * @example
  * const replica = await openReplica({ backend: "sqlite", path: ".data/copy.sqlite" });
  * await replica.applyBatch(await store.outbox.read(replica.head, 500));
  */
-export function openReplica(options) {
+export async function openReplica(options) {
+  if (options !== null && typeof options === "object" && options.backend === "postgres") {
+    const { openPostgresReplica } = await import("./replica-postgres.js");
+    return openPostgresReplica(options);
+  }
   return openReplicaWith(nodeRuntime, options);
 }
+
 
 /**
  * The relay's Durable Object class runs in workerd only (the package's

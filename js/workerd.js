@@ -21,6 +21,7 @@ import { ErrorCodes, StoreError } from "./errors.js";
 
 export * from "./api.js";
 export { startSync } from "./sync.js";
+export { followRelay } from "./follow-relay.js";
 
 /**
  * Downloads a relay's session into a new local store (same options as

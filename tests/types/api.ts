@@ -403,3 +403,26 @@ async function snapshotsAndLocks() {
   return [snap.label, all.length, undone, n, id, maybe, files[0].size, tabs[0].open];
 }
 void snapshotsAndLocks;
+
+// The PostgreSQL mirror and followRelay.
+import { followRelay, type Follower, type PostgresReplica } from "onestore";
+
+async function postgresMirror() {
+  const mirror: PostgresReplica = await openReplica({ backend: "postgres", url: "postgres://app@db/app", session: "s1" });
+  const schema: string = mirror.schema;
+  const items = mirror.table("notes/items");
+  const n: number = await items.count(items.query().where((e) => eq(e.path, "a")));
+  const { head, applied } = await mirror.applyBatch("{\"from\":0,\"to\":0,\"commits\":[]}");
+  // @ts-expect-error a mirror keeps no outbox
+  await mirror.outbox.read(0, 10);
+  // @ts-expect-error the session is a string
+  await openReplica({ backend: "postgres", url: "postgres://db", session: 7 });
+  const follower: Follower = followRelay({ relay: "https://edge.example", replica: mirror, interval: 1000, onError: (e) => void e.message });
+  const synced: number = (await follower.sync()).head;
+  await follower.stop();
+  // @ts-expect-error the relay's URL is required
+  followRelay({ replica: mirror });
+  await mirror.close();
+  return [schema, n, head, applied, synced];
+}
+void postgresMirror;

@@ -1,0 +1,115 @@
+// Following a relay: a server process keeps a replica (a PostgreSQL mirror
+// above all, js/replica-postgres.js) up to date with one session of a relay
+// by pulling the records after the replica's head (`GET
+// /sessions/<id>/pull`, docs/formats.md, "The relay protocol") and applying
+// them. The head lives in the replica, in the transaction of each batch, so
+// a follower that restarts goes on from where the replica is: nothing is
+// applied twice, nothing is skipped.
+
+import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
+import { parseJsonExact } from "./encode.js";
+import { describe } from "./schema.js";
+
+const SESSION_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+
+/**
+ * Follows one session of a relay into `replica`. Options: `relay` (the
+ * relay's base URL), `replica` (an opened replica), `session` (default: the
+ * replica's id, which a postgres replica's session is), `token` (sent as a
+ * bearer token), `limit` (records a pull, default 500), `interval` (ms: pull
+ * again this often until stop(); without it, only sync() pulls), `onError`
+ * (called with a failed background pull's StoreError; polling stops on
+ * sync/diverged), `fetch` (default globalThis.fetch).
+ *
+ * Returns `{ sync(), stop(), head }`: sync() pulls and applies until the
+ * replica has the relay's records and resolves to `{ head, applied }`.
+ *
+ * @example
+ * const follower = followRelay({ relay: "http://127.0.0.1:8787", replica });
+ * await follower.sync();
+ */
+export function followRelay(options) {
+  if (options === null || typeof options !== "object") throw invalidArgs(`followRelay: options must be { relay, replica }, got ${describe(options)}`);
+  const { relay, replica, token, limit = 500, interval, onError } = options;
+  const fetchFn = options.fetch ?? globalThis.fetch;
+  if (typeof relay !== "string" || !/^https?:\/\//.test(relay)) throw invalidArgs(`followRelay: relay must be the relay's http(s) URL, got ${describe(relay)}`);
+  if (replica === null || typeof replica !== "object" || typeof replica.applyBatch !== "function") {
+    throw invalidArgs(`followRelay: replica must be an opened replica (openReplica), got ${describe(replica)}`);
+  }
+  const session = options.session ?? replica.id;
+  if (typeof session !== "string" || !SESSION_RE.test(session)) throw invalidArgs(`followRelay: session must be a relay session id (1 to 128 of A-Z a-z 0-9 _ . -), got ${describe(session)}`);
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) throw invalidArgs(`followRelay: limit must be an integer from 1 to 1000, got ${describe(limit)}`);
+  if (interval !== undefined && (!Number.isFinite(interval) || interval < 1)) throw invalidArgs(`followRelay: interval must be a number of ms >= 1, got ${describe(interval)}`);
+  if (typeof fetchFn !== "function") throw invalidArgs("followRelay: no fetch here; pass options.fetch");
+  const base = `${relay.replace(/\/+$/, "")}/sessions/${session}`;
+
+  async function pull(after) {
+    let answer;
+    try {
+      answer = await fetchFn(new Request(`${base}/pull?after=${after}&limit=${limit}`, {
+        headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+      }));
+    } catch (e) {
+      throw new StoreError(ErrorCodes.StorageFailed, `followRelay: the relay at ${relay} did not answer: ${e?.message ?? e}`);
+    }
+    const text = await answer.text();
+    if (!answer.ok) {
+      let error;
+      try { error = JSON.parse(text).error; } catch { /* not the relay's error body */ }
+      throw new StoreError(error?.code ?? ErrorCodes.StorageFailed, `followRelay: pull after ${after} from ${base}: ${answer.status} ${error?.message ?? text.slice(0, 200)}`);
+    }
+    return text;
+  }
+
+  let running = Promise.resolve();
+  let stopped = false;
+  let timer;
+
+  async function syncOnce() {
+    let applied = 0;
+    for (;;) {
+      const text = await pull(replica.head);
+      const batch = parseJsonExact(text);
+      if (Number(batch.to) <= Number(batch.from)) return { head: replica.head, applied };
+      // The text itself: ints beyond 2^53 reach the replica as written.
+      const result = await replica.applyBatch(text);
+      applied += result.applied;
+      if (stopped) return { head: replica.head, applied };
+    }
+  }
+
+  function sync() {
+    const next = running.then(syncOnce, syncOnce);
+    running = next.catch(() => {});
+    return next;
+  }
+
+  function schedule() {
+    if (stopped || interval === undefined) return;
+    timer = setTimeout(async () => {
+      try {
+        await sync();
+      } catch (e) {
+        try { onError?.(e); } catch { /* the caller's */ }
+        if (e?.code === ErrorCodes.SyncDiverged) return;
+      }
+      schedule();
+    }, interval);
+  }
+  schedule();
+
+  return Object.freeze({
+    /** Pulls and applies until the replica holds the relay's records. */
+    sync,
+    /** Stops polling; resolves when a pull under way has ended. */
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+    /** The replica's head. */
+    get head() {
+      return replica.head;
+    },
+  });
+}
