@@ -151,7 +151,7 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
   if (snapshots?.shelf) snaps = makeSnapshots({ gate, queue, adoptAll, ...snapshots });
   const lockLayers = locks ? [localLocks(), locks] : [localLocks()];
   function noSnapshots(what) {
-    return invalidArgs(`${what}: this backend takes no snapshots (memory stores, sqlite files and OPFS stores do; a Durable Object store cannot copy its SQLite database in this version)`);
+    return invalidArgs(`${what}: this backend takes no snapshots (memory, sqlite, opfs and durable stores do)`);
   }
 
   const reader = Object.freeze({

@@ -343,6 +343,34 @@ class Core {
         &result);
   }
 
+  // The restore commit from a snapshot kept as copies of the tables in the
+  // store's own database (a Durable Object's: js/snapshots-durable.js);
+  // `copies_json` as Snapshots::RestoreCopies takes it. Answers as commit.
+  std::string snapshotRestoreCopies(const std::string& copies_json, const std::string& marker_json,
+                                    const std::string& meta_json) {
+    std::string result;
+    return WithStore(
+        [&](Store* st) {
+          return Snapshots::RestoreCopies(st, copies_json, marker_json, meta_json, &result);
+        },
+        &result);
+  }
+
+  // seedView from a snapshot kept as copies of the tables in the database
+  // of `source` (snapshotRestoreCopies), taken at `head`.
+  std::string seedViewCopies(Core& source, const std::string& copies_json, double head) {
+    std::string out;
+    return WithStore(
+        [&](Store* st) {
+          if (!source.store_) return Status::Closed("store.at: the store is closed");
+          ONESTORE_RETURN_IF_ERROR(Snapshots::CopyCopiesInto(
+              source.store_.get(), copies_json, static_cast<int64_t>(head), st));
+          out = "{\"head\":" + std::to_string(st->head()) + "}";
+          return Status::OK();
+        },
+        &out);
+  }
+
   // Seeds this core, an empty memory replica (store.at's view), with the
   // snapshot `id` of `source`: its memory copy (path "") or the snapshot
   // file `path`. The snapshot is only read. Answers {"head":n}, the
@@ -544,6 +572,8 @@ EMSCRIPTEN_BINDINGS(onestore) {
       .function("restoreOutbox", &Core::restoreOutbox)
       .function("snapshotTake", &Core::snapshotTake)
       .function("snapshotRestore", &Core::snapshotRestore)
+      .function("snapshotRestoreCopies", &Core::snapshotRestoreCopies)
+      .function("seedViewCopies", &Core::seedViewCopies)
       .function("snapshotDrop", &Core::snapshotDrop)
       .function("snapshotHold", &Core::snapshotHold)
       .function("snapshotRelease", &Core::snapshotRelease)
