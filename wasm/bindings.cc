@@ -287,6 +287,28 @@ class Core {
         &out);
   }
 
+  // The fingerprint and every table's row count and digest, in one read:
+  // {"fingerprint":"f1-…","tables":{"<name>":{"rows":n,"digest":"t1-…"}}}.
+  std::string archiveDigests() {
+    std::string out;
+    return WithStore(
+        [&](Store* st) {
+          std::string fingerprint;
+          std::vector<TableDigestEntry> tables;
+          ONESTORE_RETURN_IF_ERROR(FingerprintAndDigests(st, &fingerprint, &tables));
+          out = "{\"fingerprint\":\"" + fingerprint + "\",\"tables\":{";
+          for (size_t i = 0; i < tables.size(); ++i) {
+            if (i > 0) out += ",";
+            AppendJsonString(tables[i].table, &out);
+            out += ":{\"rows\":" + std::to_string(tables[i].rows) + ",\"digest\":\"" +
+                   tables[i].digest + "\"}";
+          }
+          out += "}}";
+          return Status::OK();
+        },
+        &out);
+  }
+
   std::string restoreTables(const std::string& tables_json) {
     std::string out;
     return WithStore([&](Store* st) { return Archiver(st).RestoreTables(tables_json); }, &out);
@@ -567,6 +589,7 @@ EMSCRIPTEN_BINDINGS(onestore) {
       .function("fingerprint", &Core::fingerprint)
       .function("exportRows", &Core::exportRows)
       .function("tableDigest", &Core::tableDigest)
+      .function("archiveDigests", &Core::archiveDigests)
       .function("restoreTables", &Core::restoreTables)
       .function("restoreRows", &Core::restoreRows)
       .function("restoreOutbox", &Core::restoreOutbox)
