@@ -344,6 +344,7 @@ export async function readArchive(archive, target, onProgress) {
   let core = null;
   let call = null;
   const outbox = [];
+  const outboxBytes = [];  // the same pages as bytes, for restoreOutbox
   let done = 0;
   let total = 0;
   let bytes = 0;
@@ -358,24 +359,15 @@ export async function readArchive(archive, target, onProgress) {
   // of one table joined. They cross into wasm as the entries' bytes, checked
   // UTF-8 (decodeText): embind copies bytes as they are, where a JS string
   // would be encoded to UTF-8 again character by character.
-  const pending = { table: null, pages: [], size: 0, rows: 0 };
+  const pending = { table: null, pages: [], rows: 0 };
   const writing = blobWrites();
   const flushRows = () => {
     if (pending.rows > 0) {
-      let bytes = pending.pages[0];
-      if (pending.pages.length > 1) {
-        bytes = new Uint8Array(pending.size);
-        let at = 0;
-        for (const page of pending.pages) {
-          bytes.set(page, at);
-          at += page.byteLength;
-        }
-      }
+      const bytes = joinBytes(pending.pages);
       call(pending.table, () => core.core.restoreRows(pending.table, bytes));
     }
     pending.table = null;
     pending.pages = [];
-    pending.size = 0;
     pending.rows = 0;
   };
   try {
@@ -475,13 +467,13 @@ export async function readArchive(archive, target, onProgress) {
         if (pending.table !== what.table.name) flushRows();
         pending.table = what.table.name;
         pending.pages.push(data);
-        pending.size += data.byteLength;
         pending.rows += n;
         if (pending.rows >= RESTORE_ROWS) flushRows();
         done += n;
         report();
       } else {
         outbox[what.page - 1] = text;
+        outboxBytes[what.page - 1] = data;
         done += countLines(text);
         report();
       }
@@ -518,7 +510,7 @@ export async function readArchive(archive, target, onProgress) {
   }
   const outboxText = outbox.join("");
   if (countLines(outboxText) !== manifest.outbox.records) throw archiveError(`the outbox holds ${countLines(outboxText)} records, the manifest says ${manifest.outbox.records}`);
-  call("outbox", () => core.core.restoreOutbox(outboxText, manifest.head));
+  call("outbox", () => core.core.restoreOutbox(joinBytes(outboxBytes), manifest.head));
   // The content against the manifest's digests: each table's and the
   // fingerprint, from one read of the new store (Core.archiveDigests).
   const read = JSON.parse(call("digests", () => core.core.archiveDigests()));
@@ -533,6 +525,18 @@ export async function readArchive(archive, target, onProgress) {
   done = total;
   report();
   return { manifest, core, outboxText };
+}
+
+// Byte arrays joined into one.
+function joinBytes(parts) {
+  if (parts.length === 1) return parts[0];
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
 }
 
 // How many blob writes of an import run at once.
