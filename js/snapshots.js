@@ -61,15 +61,16 @@ function stamp(at) {
 
 /**
  * The snapshots of one store. `shelf` says where they are listed
- * (`{ fileOf(id), copyFile?(id), take?(meta), copiesOf?(id), prepare?({ make,
- * read }), prepareEvery?, noEvery?, list(), save(meta), remove(id) }`; with copyFile the
- * runtime copies the store's file itself while the core holds it; with take
- * the shelf copies the tables inside the store's own database and answers
- * the seq, and copiesOf(id) gives them to the core's restore and store.at; prepare runs before each step that
- * writes the snapshots `make` or reads the snapshots `read`, and may resolve
- * to a release() called after that step; prepareEvery: snapshotEvery's
- * copies need prepare too, so each is taken right after its commit's step
- * with the queue held; noEvery: why snapshotEvery is refused), `known` is its list
+ * (`{ fileOf(id), copyFile?(id), take?(meta), copiesOf?(id), prepare?({
+ * make, read }), prepareEvery?, noEvery?, list(), save(meta), remove(id) }`;
+ * with copyFile the runtime copies the store's file itself while the core
+ * holds it; with take the shelf copies the tables inside the store's own
+ * database and answers the seq, and copiesOf(id) gives those copies to the
+ * core's restore and to store.at; prepare runs before each step that writes
+ * the snapshots `make` or reads the snapshots `read`, and may resolve to a
+ * release() called after that step; prepareEvery: snapshotEvery's copies
+ * need prepare too, so each is taken right after its commit's step with the
+ * queue held; noEvery: why snapshotEvery is refused), `known` is its list
  * at open; `adoptAll(seq, ops)` hands a restore to every owner's adopt hook.
  *
  * @example
@@ -176,10 +177,10 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
   return {
     /**
      * Where a view at `seq` can start (store.at, js/history.js): the newest
-     * snapshot with snapshot.seq <= seq as `{ id, seq, file }` (file "" for
-     * a memory copy; copies: the tables copied inside the store's database,
-     * js/snapshots-durable.js), or null. Synchronous, so that no prune comes between
-     * the choice and the copy; `prepare()` first (Node: the folder's path).
+     * snapshot with snapshot.seq <= seq as `{ id, seq, file, copies }`
+     * (file "" for a memory copy; copies: the tables copied inside the
+     * store's database, js/snapshots-durable.js), or null. Synchronous, so
+     * that no prune comes between the choice and the copy; `prepare()` first (Node: the folder's path).
      */
     startFor(seq) {
       for (let i = list.length - 1; i >= 0; i--) {
