@@ -110,8 +110,10 @@ export function exportArchive({ gate, queue, info, blobs }, options = {}) {
     // The documents' own tables (_documents, _deltas) too: an archive holds
     // everything the store holds.
     const records = JSON.parse(call("tables", () => core.archiveTables()));
+    // Every table's count and digest and the fingerprint, from one read.
+    const digests = JSON.parse(call("digests", () => core.archiveDigests()));
     const tables = records.map((record) => {
-      const d = JSON.parse(call(record.table, () => core.tableDigest(record.table)));
+      const d = digests.tables[record.table];
       total += d.rows;
       return { name: record.table, record, rows: d.rows, digest: d.digest, pages: Math.ceil(d.rows / PAGE_ROWS) };
     });
@@ -130,7 +132,7 @@ export function exportArchive({ gate, queue, info, blobs }, options = {}) {
     const outboxCount = outbox.reduce((n, t) => n + countLines(t), 0);
     // The blobs there now: named by content and never deleted, so each one
     // listed is there, the same bytes, when its entry is written.
-    const tableFingerprint = call("fingerprint", () => core.fingerprint());
+    const tableFingerprint = digests.fingerprint;
     const blobList = [];
     const hashes = await blobCall("list", () => allBlobHashes(blobs.backend));
     for (const hash of hashes) {
@@ -342,6 +344,7 @@ export async function readArchive(archive, target, onProgress) {
   let core = null;
   let call = null;
   const outbox = [];
+  const outboxBytes = [];  // the same pages as bytes, for restoreOutbox
   let done = 0;
   let total = 0;
   let bytes = 0;
@@ -353,15 +356,18 @@ export async function readArchive(archive, target, onProgress) {
     if (onProgress) onProgress({ done, total, bytes, blobBytes, blobTotal });
   };
   // Rows are written RESTORE_ROWS at a time (one transaction each), pages
-  // of one table joined.
-  const pending = { table: null, texts: [], rows: 0 };
+  // of one table joined. They cross into wasm as the entries' bytes, checked
+  // UTF-8 (decodeText): embind copies bytes as they are, where a JS string
+  // would be encoded to UTF-8 again character by character.
+  const pending = { table: null, pages: [], rows: 0 };
+  const writing = blobWrites();
   const flushRows = () => {
     if (pending.rows > 0) {
-      const text = pending.texts.length === 1 ? pending.texts[0] : pending.texts.join("");
-      call(pending.table, () => core.core.restoreRows(pending.table, text));
+      const bytes = joinBytes(pending.pages);
+      call(pending.table, () => core.core.restoreRows(pending.table, bytes));
     }
     pending.table = null;
-    pending.texts = [];
+    pending.pages = [];
     pending.rows = 0;
   };
   try {
@@ -418,19 +424,17 @@ export async function readArchive(archive, target, onProgress) {
         bytes += Math.ceil(header.size / 512) * 512;
         const actual = await blobs.sha256(data);
         if (actual !== what.hash) throw archiveError(`entry ${JSON.stringify(name)} holds bytes whose sha256 is ${actual}, not the blob's name`);
-        try {
-          // The generation is synced whole before its switch (below).
-          await blobs.backend.write(what.hash, data, { durable: false });
-        } catch (e) {
-          if (e instanceof StoreError) throw e;
-          throw new StoreError(ErrorCodes.StorageFailed, `importStore: cannot write blob ${what.hash}: ${e?.name ?? "Error"}: ${e?.message ?? e}`, { cause: e });
-        }
+        // The generation is synced whole before its switch (below). Up to
+        // BLOB_WRITES writes run while the next entries are read and
+        // checked; the first to fail stops the import.
+        await writing.add(what.hash, blobs.backend.write(what.hash, data, { durable: false }));
         done += 1;
         blobBytes += header.size;
         report();
         continue;
       }
-      const text = decodeText(await tarStep(() => tar.body()), name);
+      const data = await tarStep(() => tar.body());
+      const text = decodeText(data, name);
       bytes += Math.ceil(header.size / 512) * 512;
       if (what.kind === "manifest") {
         let m;
@@ -462,20 +466,25 @@ export async function readArchive(archive, target, onProgress) {
         if (n !== want) throw archiveError(`entry ${JSON.stringify(name)} holds ${n} rows, the manifest says ${want}`);
         if (pending.table !== what.table.name) flushRows();
         pending.table = what.table.name;
-        pending.texts.push(text);
+        pending.pages.push(data);
         pending.rows += n;
         if (pending.rows >= RESTORE_ROWS) flushRows();
         done += n;
         report();
       } else {
         outbox[what.page - 1] = text;
+        outboxBytes[what.page - 1] = data;
         done += countLines(text);
         report();
       }
     }
+    await writing.all();
   } catch (e) {
-    // Stop the source (a file or a network stream) and the decoder.
+    // Stop the source (a file or a network stream) and the decoder; no
+    // write goes on after the import failed (the caller deletes the
+    // generation).
     await tar.cancel(e);
+    await writing.settle();
     throw e;
   }
   if (manifest === null) throw archiveError(`the archive is empty: no ${MANIFEST}`);
@@ -501,19 +510,67 @@ export async function readArchive(archive, target, onProgress) {
   }
   const outboxText = outbox.join("");
   if (countLines(outboxText) !== manifest.outbox.records) throw archiveError(`the outbox holds ${countLines(outboxText)} records, the manifest says ${manifest.outbox.records}`);
-  call("outbox", () => core.core.restoreOutbox(outboxText, manifest.head));
-  // The content against the manifest's digests.
+  call("outbox", () => core.core.restoreOutbox(joinBytes(outboxBytes), manifest.head));
+  // The content against the manifest's digests: each table's and the
+  // fingerprint, from one read of the new store (Core.archiveDigests).
+  const read = JSON.parse(call("digests", () => core.core.archiveDigests()));
   for (const t of manifest.tables) {
-    const d = JSON.parse(call(t.name, () => core.core.tableDigest(t.name)));
+    const d = Object.hasOwn(read.tables, t.name) ? read.tables[t.name] : { rows: 0, digest: "(no such table)" };
     if (d.rows !== t.rows || d.digest !== t.digest) {
       throw archiveError(`table ${JSON.stringify(t.name)} read back as ${d.rows} rows with digest ${d.digest}; the manifest says ${t.rows} rows, ${t.digest}`);
     }
   }
-  const fp = await contentFingerprint(call("fingerprint", () => core.core.fingerprint()), blobs.backend, blobs.sha256);
+  const fp = await contentFingerprint(read.fingerprint, blobs.backend, blobs.sha256);
   if (fp !== manifest.fingerprint) throw archiveError(`the store read back has fingerprint ${fp}; the manifest says ${manifest.fingerprint}`);
   done = total;
   report();
   return { manifest, core, outboxText };
+}
+
+// Byte arrays joined into one.
+function joinBytes(parts) {
+  if (parts.length === 1) return parts[0];
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}
+
+// How many blob writes of an import run at once.
+const BLOB_WRITES = 4;
+
+// The blob writes of an import in flight: add(hash, promise) waits while
+// BLOB_WRITES run; all() waits for every one and throws the first failure
+// (storage_failed naming the blob); settle() waits for every one, failed or
+// not.
+function blobWrites() {
+  const running = new Set();
+  let failed = null;
+  const fail = (hash, e) => {
+    failed ??= e instanceof StoreError ? e
+      : new StoreError(ErrorCodes.StorageFailed, `importStore: cannot write blob ${hash}: ${e?.name ?? "Error"}: ${e?.message ?? e}`, { cause: e });
+  };
+  const check = () => {
+    if (failed) throw failed;
+  };
+  return {
+    async add(hash, promise) {
+      const p = promise.then(() => {}, (e) => fail(hash, e)).finally(() => running.delete(p));
+      running.add(p);
+      while (running.size >= BLOB_WRITES) await Promise.race(running);
+      check();
+    },
+    async all() {
+      await Promise.all(running);
+      check();
+    },
+    async settle() {
+      await Promise.all(running);
+    },
+  };
 }
 
 // An entry's body as text, refusing one that is not UTF-8.

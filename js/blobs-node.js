@@ -10,7 +10,7 @@
 
 import { createHash, randomUUID } from "node:crypto";
 import { mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { dirname, join, sep } from "node:path";
 
 /** SHA-256 of `bytes` as lowercase hex, with node:crypto. */
 export async function nodeSha256(bytes) {
@@ -28,6 +28,17 @@ async function syncDir(dir) {
     await fd.sync();
   } finally {
     await fd.close();
+  }
+}
+
+// Runs fn on every item, SYNCS_AT_ONCE at a time; throws the first failure
+// once all ran.
+const SYNCS_AT_ONCE = 16;
+async function inBatches(items, fn) {
+  for (let i = 0; i < items.length; i += SYNCS_AT_ONCE) {
+    const results = await Promise.allSettled(items.slice(i, i + SYNCS_AT_ONCE).map(fn));
+    const bad = results.find((r) => r.status === "rejected");
+    if (bad) throw bad.reason;
   }
 }
 
@@ -107,12 +118,21 @@ export function nodeFileBlobs(file) {
     },
     /** Syncs every write made with { durable: false }: the files, then their folders. */
     async sync() {
-      for (const f of unsynced.files) {
+      // Several fsyncs at once (the file system joins them into fewer
+      // journal commits): the files, then the folders by depth, deepest
+      // first, so that a folder's entry in its parent is synced after its
+      // own content.
+      await inBatches([...unsynced.files], async (f) => {
         const fd = await open(f, "r");
         try { await fd.sync(); } finally { await fd.close(); }
+      });
+      const byDepth = new Map();
+      for (const d of unsynced.dirs) {
+        const depth = d.split(sep).length;
+        if (!byDepth.has(depth)) byDepth.set(depth, []);
+        byDepth.get(depth).push(d);
       }
-      // Deepest first: a folder's entry in its parent after its own content.
-      for (const d of [...unsynced.dirs].sort((a, b) => b.length - a.length)) await syncDir(d);
+      for (const depth of [...byDepth.keys()].sort((a, b) => b - a)) await inBatches(byDepth.get(depth), syncDir);
       unsynced.files.clear();
       unsynced.dirs.clear();
     },

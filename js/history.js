@@ -156,7 +156,9 @@ export async function openView(source, seq, openCore, storeHandles, snapshots = 
     const start = snapshots?.startFor(seq) ?? null;
     let from = 0;
     if (start) {
-      from = JSON.parse(gate.call(`${what}: copying snapshot ${start.id}`, () => core.seedView(source.core, start.id, start.file))).head;
+      from = JSON.parse(gate.call(`${what}: copying snapshot ${start.id}`, () => (start.copies !== undefined
+        ? core.seedViewCopies(source.core, start.copies, start.seq)
+        : core.seedView(source.core, start.id, start.file)))).head;
     }
     checkRetained(source, from, seq, what);
     replay(source, gate, from, seq, what);

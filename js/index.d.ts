@@ -422,7 +422,7 @@ export type OpenOptions = (
 export interface SnapshotOpenOptions {
   /** How many snapshots to keep (integer >= 1, default 10). */
   keepSnapshots?: number;
-  /** A snapshot after every commit whose seq is a multiple of K (default 0: never; opfs stores: 0 only). */
+  /** A snapshot after every commit whose seq is a multiple of K (default 0: never). */
   snapshotEvery?: number;
 }
 
@@ -768,7 +768,8 @@ export interface Store {
   /**
    * A snapshot of the content at the current head, kept beside the store
    * (memory: in the core; a sqlite file: `<file>.snapshots/`; opfs: the
-   * store's OPFS folder `snapshots/`). durable stores: invalid/args.
+   * store's OPFS folder `snapshots/`; durable: copies of the tables inside
+   * the Durable Object's SQLite).
    * @example const snap = await store.snapshot({ label: "before the run" });
    */
   snapshot(options?: { label?: string }): Promise<SnapshotInfo>;

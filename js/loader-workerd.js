@@ -20,6 +20,8 @@ import { copyRestored } from "./archive.js";
 import { describe } from "./schema.js";
 import { memoryBlobs, webSha256 } from "./blobs.js";
 import { durableBlobs } from "./blobs-durable.js";
+import { durableSnapshots } from "./snapshots-durable.js";
+import { memorySnapshots } from "./snapshots.js";
 
 const stores = new Map();  // handle -> { storage, inTransaction, began, rollback }
 let nextHandle = 1;
@@ -140,6 +142,7 @@ export function attachWorkerdCore(core, wire) {
     promote: () => inTransaction(() => core.promote())(),
     split: (id, origin) => inTransaction(() => core.split(id, origin))(),
     restoreBatch: (batch) => inTransaction(() => core.restoreBatch(batch))(),
+    snapshotRestoreCopies: (copies, marker, meta) => inTransaction(() => core.snapshotRestoreCopies(copies, marker, meta))(),
     setHostNote: (name, value) => inTransaction(() => core.setHostNote(name, value))(),
     close: () => {
       try { return core.close(); } finally { stores.delete(handle); }
@@ -167,6 +170,16 @@ export function attachWorkerdCore(core, wire) {
  */
 export function openWorkerdBlobs(options, wire) {
   return { backend: wire.backend === "durable" ? durableBlobs(options.storage) : memoryBlobs(), sha256: webSha256 };
+}
+
+/**
+ * Where a store's snapshots are (js/snapshots.js): a durable store's in
+ * copies of its tables inside the Durable Object's SQLite
+ * (js/snapshots-durable.js), a memory store's in memory.
+ */
+export function openWorkerdSnapshots(wire) {
+  if (wire.backend !== "durable") return memorySnapshots();
+  return durableSnapshots(stores.get(wire.handle).storage);
 }
 
 /**
@@ -240,5 +253,6 @@ export const workerdRuntime = Object.freeze({
   prepare: prepareWorkerdOpen,
   attach: attachWorkerdCore,
   openBlobs: openWorkerdBlobs,
+  openSnapshots: openWorkerdSnapshots,
   generations: durableGenerations,
 });

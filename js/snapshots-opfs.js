@@ -57,9 +57,10 @@ export function opfsSnapshots(name) {
     // A restore of a copy made by the backup API of a store in exclusive WAL
     // mode opens it the same way (wasm/bindings.cc, snapshotRestore).
     fileOf: (id) => `${base}/${id}.sqlite`,
-    // snapshotEvery takes its snapshot synchronously inside the commit step,
-    // where no handle can be made.
-    noEvery: "an OPFS store takes snapshots with store.snapshot() only (its copies need OPFS handles made before the copy)",
+    // snapshotEvery's copy needs handles too: js/snapshots.js holds the
+    // commit queue after the K-th commit's step, prepares them, copies, and
+    // lets the queue go.
+    prepareEvery: true,
     async prepare({ make = [], read = [] } = {}) {
       const dir = await folder();
       const releases = [];

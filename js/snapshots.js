@@ -61,12 +61,16 @@ function stamp(at) {
 
 /**
  * The snapshots of one store. `shelf` says where they are listed
- * (`{ fileOf(id), copyFile?(id), prepare?({ make, read }), noEvery?, list(),
- * save(meta), remove(id) }`; with copyFile the runtime copies the store's
- * file itself while the core holds it; prepare runs before each step that
- * writes the snapshots `make` or reads the snapshots `read`, and may resolve
- * to a release() called after that step; noEvery: why snapshotEvery is
- * refused), `known` is its list
+ * (`{ fileOf(id), copyFile?(id), take?(meta), copiesOf?(id), prepare?({
+ * make, read }), prepareEvery?, noEvery?, list(), save(meta), remove(id) }`;
+ * with copyFile the runtime copies the store's file itself while the core
+ * holds it; with take the shelf copies the tables inside the store's own
+ * database and answers the seq, and copiesOf(id) gives those copies to the
+ * core's restore and to store.at; prepare runs before each step that writes
+ * the snapshots `make` or reads the snapshots `read`, and may resolve to a
+ * release() called after that step; prepareEvery: snapshotEvery's copies
+ * need prepare too, so each is taken right after its commit's step with the
+ * queue held; noEvery: why snapshotEvery is refused), `known` is its list
  * at open; `adoptAll(seq, ops)` hands a restore to every owner's adopt hook.
  *
  * @example
@@ -129,7 +133,15 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
     id ??= newId(at);
     const n = list.length > 0 ? list[list.length - 1].n + 1 : 1;
     let seq;
-    if (shelf.copyFile) {
+    if (shelf.take) {
+      // The shelf copies the tables inside the store's own database
+      // (durable: js/snapshots-durable.js), synchronously, at this head.
+      try {
+        seq = shelf.take({ id, at, label: label ?? null, n });
+      } catch (e) {
+        throw e instanceof StoreError ? e : new StoreError(ErrorCodes.StorageFailed, `${what}: cannot copy the store's tables: ${e?.message ?? e}`, { cause: e });
+      }
+    } else if (shelf.copyFile) {
       // The runtime copies the file (Node: the kernel), while the core holds
       // SQLite's shared lock so that no commit of any process lands.
       seq = JSON.parse(gate.call(what, () => gate.core.snapshotHold())).seq;
@@ -165,14 +177,15 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
   return {
     /**
      * Where a view at `seq` can start (store.at, js/history.js): the newest
-     * snapshot with snapshot.seq <= seq as `{ id, seq, file }` (file "" for
-     * a memory copy), or null. Synchronous, so that no prune comes between
-     * the choice and the copy; `prepare()` first (Node: the folder's path).
+     * snapshot with snapshot.seq <= seq as `{ id, seq, file, copies }`
+     * (file "" for a memory copy; copies: the tables copied inside the
+     * store's database, js/snapshots-durable.js), or null. Synchronous, so
+     * that no prune comes between the choice and the copy; `prepare()` first (Node: the folder's path).
      */
     startFor(seq) {
       for (let i = list.length - 1; i >= 0; i--) {
         const s = list[i];
-        if (s.seq <= seq) return { id: s.id, seq: s.seq, file: shelf.fileOf(s.id) };
+        if (s.seq <= seq) return { id: s.id, seq: s.seq, file: shelf.fileOf(s.id), copies: shelf.copiesOf?.(s.id) };
       }
       return null;
     },
@@ -180,11 +193,27 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
     async prepareStart(seq) {
       if (list.some((s) => s.seq <= seq)) await shelf.prepare?.();
     },
-    /** Takes one after the commit of `seq` when `snapshotEvery` says so (inside the commit step). */
+    /**
+     * Takes one after the commit of `seq` when `snapshotEvery` says so
+     * (inside the commit step). A shelf with `prepareEvery` (OPFS: the copy's
+     * handles are made asynchronously) holds the commit queue from the end of
+     * this step until its snapshot is taken, so the snapshot is still exactly
+     * at `seq`; snapshots() waits for it.
+     */
     afterCommit(seq) {
       if (every > 0 && seq % every === 0 && !gate.broken && !gate.closed) {
+        const label = `every ${every} commits`;
+        if (shelf.prepareEvery) {
+          queue.hold();
+          const id = newId(Date.now());
+          const taken = prepared(id, [], async () => {
+            if (!gate.broken && !gate.closed) takeNow(label, "snapshotEvery", true, id);
+          }).catch((e) => { failed ??= e; }).finally(() => queue.release());
+          chain = chain.then(() => taken);
+          return;
+        }
         try {
-          takeNow(`every ${every} commits`, "snapshotEvery");
+          takeNow(label, "snapshotEvery");
         } catch (e) {
           failed ??= e;
         }
@@ -234,7 +263,10 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
           before = takeNow(`before restore of ${from.id}`, "store.restore", false, beforeId);
           const marker = encodeJson({ op: "restore", snapshot: from.id, seq: from.seq, undo: before.id }, "restore");
           try {
-            return gate.commit("store.restore", () => gate.core.snapshotRestore(from.id, shelf.fileOf(from.id), marker, meta));
+            const copies = shelf.copiesOf?.(from.id);
+            return gate.commit("store.restore", () => (copies !== undefined
+              ? gate.core.snapshotRestoreCopies(copies, marker, meta)
+              : gate.core.snapshotRestore(from.id, shelf.fileOf(from.id), marker, meta)));
           } finally {
             prune();
           }

@@ -151,7 +151,7 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
   if (snapshots?.shelf) snaps = makeSnapshots({ gate, queue, adoptAll, ...snapshots });
   const lockLayers = locks ? [localLocks(), locks] : [localLocks()];
   function noSnapshots(what) {
-    return invalidArgs(`${what}: this backend takes no snapshots (memory stores, sqlite files and OPFS stores do; a Durable Object store cannot copy its SQLite database in this version)`);
+    return invalidArgs(`${what}: this backend takes no snapshots (memory, sqlite, opfs and durable stores do)`);
   }
 
   const reader = Object.freeze({
@@ -305,7 +305,9 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
      * `keepSnapshots` (default 10) are kept. A memory store copies its rows
      * in memory; a sqlite file's is a copy of the file in
      * `<file>.snapshots/`, an opfs store's a copy of its database in its
-     * OPFS folder `snapshots/` (docs/api.md gives each backend's cost).
+     * OPFS folder `snapshots/`, a durable store's copies of its tables
+     * inside the Durable Object's SQLite (docs/api.md gives each backend's
+     * cost).
      * @example const snap = await store.snapshot({ label: "before the import" });
      */
     async snapshot(options) {

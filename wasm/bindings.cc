@@ -287,6 +287,28 @@ class Core {
         &out);
   }
 
+  // The fingerprint and every table's row count and digest, in one read:
+  // {"fingerprint":"f1-…","tables":{"<name>":{"rows":n,"digest":"t1-…"}}}.
+  std::string archiveDigests() {
+    std::string out;
+    return WithStore(
+        [&](Store* st) {
+          std::string fingerprint;
+          std::vector<TableDigestEntry> tables;
+          ONESTORE_RETURN_IF_ERROR(FingerprintAndDigests(st, &fingerprint, &tables));
+          out = "{\"fingerprint\":\"" + fingerprint + "\",\"tables\":{";
+          for (size_t i = 0; i < tables.size(); ++i) {
+            if (i > 0) out += ",";
+            AppendJsonString(tables[i].table, &out);
+            out += ":{\"rows\":" + std::to_string(tables[i].rows) + ",\"digest\":\"" +
+                   tables[i].digest + "\"}";
+          }
+          out += "}}";
+          return Status::OK();
+        },
+        &out);
+  }
+
   std::string restoreTables(const std::string& tables_json) {
     std::string out;
     return WithStore([&](Store* st) { return Archiver(st).RestoreTables(tables_json); }, &out);
@@ -341,6 +363,34 @@ class Core {
           return s;
         },
         &result);
+  }
+
+  // The restore commit from a snapshot kept as copies of the tables in the
+  // store's own database (a Durable Object's: js/snapshots-durable.js);
+  // `copies_json` as Snapshots::RestoreCopies takes it. Answers as commit.
+  std::string snapshotRestoreCopies(const std::string& copies_json, const std::string& marker_json,
+                                    const std::string& meta_json) {
+    std::string result;
+    return WithStore(
+        [&](Store* st) {
+          return Snapshots::RestoreCopies(st, copies_json, marker_json, meta_json, &result);
+        },
+        &result);
+  }
+
+  // seedView from a snapshot kept as copies of the tables in the database
+  // of `source` (snapshotRestoreCopies), taken at `head`.
+  std::string seedViewCopies(Core& source, const std::string& copies_json, double head) {
+    std::string out;
+    return WithStore(
+        [&](Store* st) {
+          if (!source.store_) return Status::Closed("store.at: the store is closed");
+          ONESTORE_RETURN_IF_ERROR(Snapshots::CopyCopiesInto(
+              source.store_.get(), copies_json, static_cast<int64_t>(head), st));
+          out = "{\"head\":" + std::to_string(st->head()) + "}";
+          return Status::OK();
+        },
+        &out);
   }
 
   // Seeds this core, an empty memory replica (store.at's view), with the
@@ -539,11 +589,14 @@ EMSCRIPTEN_BINDINGS(onestore) {
       .function("fingerprint", &Core::fingerprint)
       .function("exportRows", &Core::exportRows)
       .function("tableDigest", &Core::tableDigest)
+      .function("archiveDigests", &Core::archiveDigests)
       .function("restoreTables", &Core::restoreTables)
       .function("restoreRows", &Core::restoreRows)
       .function("restoreOutbox", &Core::restoreOutbox)
       .function("snapshotTake", &Core::snapshotTake)
       .function("snapshotRestore", &Core::snapshotRestore)
+      .function("snapshotRestoreCopies", &Core::snapshotRestoreCopies)
+      .function("seedViewCopies", &Core::seedViewCopies)
       .function("snapshotDrop", &Core::snapshotDrop)
       .function("snapshotHold", &Core::snapshotHold)
       .function("snapshotRelease", &Core::snapshotRelease)

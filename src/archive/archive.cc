@@ -152,46 +152,54 @@ Status Archiver::RestoreTables(const std::string& tables_json) {
 
 Status Archiver::RestoreRows(const std::string& table, const std::string& lines) {
   ONESTORE_RETURN_IF_ERROR(CheckNew("import"));
-  const TableSchema* t = store_->catalog_.Find(table);
+  std::shared_ptr<const TableSchema> t;
+  for (const auto& s : store_->catalog_.All()) {
+    if (s->name == table) t = s;
+  }
   if (t == nullptr) {
     return Status::InvalidArchive("archive: rows of table \"" + table +
                                   "\", which the manifest does not declare");
   }
-  Json puts = Json::array();
+  // Each line is a row as the fingerprint encodes it: every column, in
+  // order. Its cells are checked as a put's row is (ParseRow: each cell
+  // against its column's type, no null in a column that is not optional),
+  // straight into the row, with no op built in JSON first.
+  std::vector<std::string> column_where;  // what a cell's error names
+  for (const Column& c : t->columns) column_where.push_back("column \"" + c.name + "\"");
+  std::vector<Op> ops;
   ONESTORE_RETURN_IF_ERROR(ForEachLine(lines, [&](std::string_view line, int64_t n) {
+    auto where = [&] { return "archive: table \"" + table + "\", row line " + std::to_string(n); };
     Json cells;
     Status st = ParseJsonText(line, "row", &cells);
     if (st.ok() && (!cells.is_array() || cells.size() != t->columns.size())) {
       st = Status::InvalidArgs("expected an array of " + std::to_string(t->columns.size()) +
                                " cells");
     }
-    if (!st.ok()) {
-      return Status::InvalidArchive("archive: table \"" + table + "\", row line " +
-                                    std::to_string(n) + ": " + st.message());
-    }
-    Json row = Json::object();
+    if (!st.ok()) return Status::InvalidArchive(where() + ": " + st.message());
+    Op put;
+    put.kind = OpKind::kPut;
+    put.table = t;
+    put.row.resize(t->columns.size());
     for (size_t i = 0; i < t->columns.size(); ++i) {
+      const Column& c = t->columns[i];
       // A json cell is encoded as the JSON text it stores; a put takes the value.
-      if (t->columns[i].type == Type::kJson && cells[i].is_string()) {
+      if (c.type == Type::kJson && cells[i].is_string()) {
         Json value;
         Status vs = ParseJsonText(cells[i].get<std::string>(), "json cell", &value);
         if (!vs.ok()) {
-          return Status::InvalidArchive("archive: table \"" + table + "\", row line " +
-                                        std::to_string(n) + ", column \"" + t->columns[i].name +
-                                        "\": " + vs.message());
+          return Status::InvalidArchive(where() + ", " + column_where[i] + ": " + vs.message());
         }
         cells[i] = std::move(value);
       }
-      row[t->columns[i].name] = std::move(cells[i]);
+      Status vs = ValueFromJson(cells[i], c.type, column_where[i], &put.row[i]);
+      if (vs.ok() && put.row[i].is_null() && !c.optional) {
+        vs = Status::InvalidArgs("null in column \"" + c.name + "\", which is not optional");
+      }
+      if (!vs.ok()) return Status::InvalidArchive(where() + ": " + vs.message());
     }
-    puts.push_back(Json{{"op", "put"}, {"table", table}, {"row", std::move(row)}});
+    ops.push_back(std::move(put));
     return Status::OK();
   }));
-  std::vector<Op> ops;
-  TableResolver tables(&store_->catalog_);
-  tables.AllowStoreTables();  // the documents' rows come back as exported
-  Status st = ParseOps(puts, &tables, &ops);
-  if (!st.ok()) return Status::InvalidArchive("archive: table \"" + table + "\": " + st.message());
   return ApplyAll(store_->backend_.get(), &ops);
 }
 

@@ -1,6 +1,7 @@
 // Snapshots and restore (snapshot.h).
 #include "snapshot/snapshot.h"
 
+#include <functional>
 #include <map>
 #include <utility>
 #include <vector>
@@ -10,6 +11,16 @@
 #include "writes/writes.h"
 
 namespace onestore {
+
+using RowVisitor = std::function<Status(const Row&)>;
+
+// Where a snapshot's rows are read: its tables (by their names in the store)
+// and, for each, its rows in key order; the head it was taken at.
+struct SnapshotSource {
+  std::map<std::string, std::shared_ptr<const TableSchema>> tables;
+  std::function<Status(const TableSchema&, const RowVisitor&)> rows;
+  int64_t head = 0;
+};
 
 namespace {
 
@@ -27,6 +38,33 @@ bool SameColumns(const TableSchema& a, const TableSchema& b) {
   return true;
 }
 
+// The copies of copies_json (snapshot.h, RestoreCopies), read from `store`.
+Status CopiesSource(Store* store, const std::string& copies_json, SnapshotSource* out) {
+  Json list;
+  ONESTORE_RETURN_IF_ERROR(ParseJsonText(copies_json, "snapshot copies", &list));
+  if (!list.is_array()) return Status::InvalidArgs("snapshot copies: expected an array");
+  // Each table as its copy: same columns and key, the copy's name.
+  auto copies = std::make_shared<std::map<std::string, TableSchema>>();
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Json& e = list[i];
+    const std::string where = "snapshot copy " + std::to_string(i);
+    if (!e.is_object() || !e.contains("copy") || !e["copy"].is_string() || !e.contains("table")) {
+      return Status::InvalidArgs(where + ": expected {copy, table}");
+    }
+    auto t = std::make_shared<TableSchema>();
+    ONESTORE_RETURN_IF_ERROR(ParseTableSchema(e["table"], where, t.get(), /*stored=*/true));
+    TableSchema copy = *t;
+    copy.name = e["copy"].get<std::string>();
+    copy.indexes.clear();
+    (*copies)[t->name] = std::move(copy);
+    out->tables[t->name] = std::move(t);
+  }
+  out->rows = [store, copies](const TableSchema& t, const RowVisitor& visit) {
+    return store->ForEachRow(copies->at(t.name), kPage, visit);
+  };
+  return Status::OK();
+}
+
 }  // namespace
 
 Status Snapshots::CopyToMemory(Store* store, std::unique_ptr<Store>* out) {
@@ -38,8 +76,36 @@ Status Snapshots::CopyToMemory(Store* store, std::unique_ptr<Store>* out) {
   return Status::OK();
 }
 
+namespace {
+
+SnapshotSource StoreSource(Store* store, const std::vector<std::shared_ptr<const TableSchema>>& tables,
+                   int64_t head) {
+  SnapshotSource src;
+  for (const auto& t : tables) src.tables[t->name] = t;
+  src.rows = [store](const TableSchema& t, const RowVisitor& visit) {
+    return store->ForEachRow(t, kPage, visit);
+  };
+  src.head = head;
+  return src;
+}
+
+}  // namespace
+
 Status Snapshots::CopyInto(Store* store, Store* into) {
   ONESTORE_RETURN_IF_ERROR(store->CheckUsable(false));
+  return CopyFrom(StoreSource(store, store->catalog_.All(), store->head_), into);
+}
+
+Status Snapshots::CopyCopiesInto(Store* store, const std::string& copies_json, int64_t head,
+                                 Store* into) {
+  ONESTORE_RETURN_IF_ERROR(store->CheckUsable(false));
+  SnapshotSource src;
+  ONESTORE_RETURN_IF_ERROR(CopiesSource(store, copies_json, &src));
+  src.head = head;
+  return CopyFrom(src, into);
+}
+
+Status Snapshots::CopyFrom(const SnapshotSource& src, Store* into) {
   ONESTORE_RETURN_IF_ERROR(into->CheckUsable(true));
   if (into->head_ != 0 || !into->catalog_.All().empty()) {
     return Status::InvalidArgs("a snapshot is copied only into an empty store; this one is at seq " +
@@ -48,13 +114,14 @@ Status Snapshots::CopyInto(Store* store, Store* into) {
   Backend* to = into->backend_.get();
   ONESTORE_RETURN_IF_ERROR(to->Begin());
   Status st;
-  for (const auto& t : store->catalog_.All()) {
+  for (const auto& entry : src.tables) {
+    const std::shared_ptr<const TableSchema>& t = entry.second;
     Op table;
     table.kind = OpKind::kTable;
     table.table = t;
     st = to->Apply(&table, nullptr);
     if (st.ok()) {
-      st = store->ForEachRow(*t, kPage, [&](const Row& row) {
+      st = src.rows(*t, [&](const Row& row) {
         Op put;
         put.kind = OpKind::kPut;
         put.table = t;
@@ -69,8 +136,8 @@ Status Snapshots::CopyInto(Store* store, Store* into) {
     to->Rollback();
     return st;
   }
-  for (const auto& t : store->catalog_.All()) into->catalog_.Put(t);
-  into->head_ = store->head_;
+  for (const auto& [name, t] : src.tables) into->catalog_.Put(t);
+  into->head_ = src.head;
   return Status::OK();
 }
 
@@ -88,6 +155,22 @@ void Snapshots::Release(Store* store) { store->backend_->EndRead(); }
 
 Status Snapshots::Restore(Store* store, Store* snapshot, const std::string& marker_json,
                           const std::string& meta_json, std::string* result) {
+  ONESTORE_RETURN_IF_ERROR(snapshot->CheckUsable(false));
+  return RestoreFrom(store, StoreSource(snapshot, snapshot->catalog_.All(), snapshot->head_),
+                     marker_json, meta_json, result);
+}
+
+Status Snapshots::RestoreCopies(Store* store, const std::string& copies_json,
+                                const std::string& marker_json, const std::string& meta_json,
+                                std::string* result) {
+  ONESTORE_RETURN_IF_ERROR(store->CheckUsable(true));
+  SnapshotSource src;
+  ONESTORE_RETURN_IF_ERROR(CopiesSource(store, copies_json, &src));
+  return RestoreFrom(store, src, marker_json, meta_json, result);
+}
+
+Status Snapshots::RestoreFrom(Store* store, const SnapshotSource& snapshot, const std::string& marker_json,
+                              const std::string& meta_json, std::string* result) {
   ONESTORE_RETURN_IF_ERROR(store->CheckUsable(true));
   ONESTORE_RETURN_IF_ERROR(store->CheckOwnerWrite("store.restore"));
   Json meta;
@@ -103,21 +186,22 @@ Status Snapshots::Restore(Store* store, Store* snapshot, const std::string& mark
       return Status::InvalidArgs("restore: the marker must be a restore op, got " + marker_json);
     }
   }
-  for (const auto& t : snapshot->catalog_.All()) {
+  for (const auto& [name, t] : snapshot.tables) {
     if (store->catalog_.Find(t->name) == nullptr) {
       return Status::InvalidArgs("restore: the snapshot holds table \"" + t->name +
                                  "\", which this store does not: it is not a snapshot of it");
     }
   }
   for (const auto& t : store->catalog_.All()) {
-    const TableSchema* s = snapshot->catalog_.Find(t->name);
+    auto found = snapshot.tables.find(t->name);
+    const TableSchema* s = found == snapshot.tables.end() ? nullptr : found->second.get();
     // The snapshot's rows, by key.
     std::map<Key, Row, ValueListLess> want;
     if (s != nullptr) {
       const bool same = SameColumns(*s, *t);
       TableResolver tables(&store->catalog_);
       tables.AllowStoreTables();
-      ONESTORE_RETURN_IF_ERROR(snapshot->ForEachRow(*s, kPage, [&](const Row& row) {
+      ONESTORE_RETURN_IF_ERROR(snapshot.rows(*s, [&](const Row& row) {
         if (same) {
           want.emplace(KeyOf(*t, row), row);
           return Status::OK();

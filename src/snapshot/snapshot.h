@@ -22,6 +22,8 @@
 
 namespace onestore {
 
+struct SnapshotSource;  // where a snapshot's rows are read (snapshot.cc)
+
 class Snapshots {
  public:
   // A memory store holding a copy of every table of `store` (its records and
@@ -53,6 +55,25 @@ class Snapshots {
   // Store::Commit does.
   static Status Restore(Store* store, Store* snapshot, const std::string& marker_json,
                         const std::string& meta_json, std::string* result);
+
+  // A snapshot kept as copies of the tables inside the store's own database
+  // (a Durable Object's SQLite, which has no backup API and no second file:
+  // js/snapshots-durable.js makes the copies). `copies_json` lists them:
+  // [{"copy": "<the copy's SQL table>", "table": <the table's record as
+  // _tables held it>}, ...]; each copy has its table's columns and key.
+  // The restore commit from such a snapshot, as Restore does.
+  static Status RestoreCopies(Store* store, const std::string& copies_json,
+                              const std::string& marker_json, const std::string& meta_json,
+                              std::string* result);
+
+  // CopyInto from such a snapshot, taken at `head` (store.at's view).
+  static Status CopyCopiesInto(Store* store, const std::string& copies_json, int64_t head,
+                               Store* into);
+
+ private:
+  static Status CopyFrom(const SnapshotSource& src, Store* into);
+  static Status RestoreFrom(Store* store, const SnapshotSource& snapshot, const std::string& marker_json,
+                            const std::string& meta_json, std::string* result);
 };
 
 }  // namespace onestore

@@ -6,10 +6,13 @@
 namespace onestore {
 namespace {
 
-// Hashes table t's part of the encoding: its table line, then its rows.
-Status HashTable(Store* store, const TableSchema& t, Sha256* hash, int64_t* rows) {
+// Hashes table t's part of the encoding: its table line, then its rows, into
+// `hash` and, when not null, also into `table_hash`.
+Status HashTable(Store* store, const TableSchema& t, Sha256* hash, int64_t* rows,
+                 Sha256* table_hash = nullptr) {
   std::string line = "table " + t.ToJson().dump() + "\n";
   hash->Update(line);
+  if (table_hash != nullptr) table_hash->Update(line);
   *rows = 0;
   // A document version's time and actor are the commit's (as in the
   // outbox), not content: hashed as null, so that two stores given the
@@ -28,6 +31,7 @@ Status HashTable(Store* store, const TableSchema& t, Sha256* hash, int64_t* rows
     }
     line += "]\n";
     hash->Update(line);
+    if (table_hash != nullptr) table_hash->Update(line);
     ++*rows;
     return Status::OK();
   });
@@ -52,6 +56,22 @@ Status TableDigest(Store* store, const std::string& table, int64_t* rows, std::s
     return Status::OK();
   }
   return Status::NotFound("tableDigest: no table \"" + table + "\"");
+}
+
+Status FingerprintAndDigests(Store* store, std::string* fingerprint,
+                             std::vector<TableDigestEntry>* tables) {
+  Sha256 hash;
+  tables->clear();
+  for (const auto& t : store->Tables()) {
+    Sha256 table_hash;
+    TableDigestEntry entry;
+    entry.table = t->name;
+    ONESTORE_RETURN_IF_ERROR(HashTable(store, *t, &hash, &entry.rows, &table_hash));
+    entry.digest = "t1-" + table_hash.FinalHex();
+    tables->push_back(std::move(entry));
+  }
+  *fingerprint = "f1-" + hash.FinalHex().substr(0, 32);
+  return Status::OK();
 }
 
 }  // namespace onestore

@@ -9,6 +9,7 @@
 #define ONESTORE_SYNC_FINGERPRINT_H_
 
 #include <string>
+#include <vector>
 
 #include "commit/store.h"
 #include "onestore/status.h"
@@ -29,6 +30,18 @@ Status Fingerprint(Store* store, std::string* out);
 // the SHA-256 of that table's part of the encoding above (its table line and
 // its row lines); *rows is its row count. not_found for an unknown table.
 Status TableDigest(Store* store, const std::string& table, int64_t* rows, std::string* out);
+
+// One table's row count and digest (TableDigest's).
+struct TableDigestEntry {
+  std::string table;
+  int64_t rows = 0;
+  std::string digest;
+};
+
+// Fingerprint and every table's TableDigest (in name order) from one read of
+// each table: what an import checks against its manifest.
+Status FingerprintAndDigests(Store* store, std::string* fingerprint,
+                             std::vector<TableDigestEntry>* tables);
 
 }  // namespace onestore
 

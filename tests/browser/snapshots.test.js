@@ -4,7 +4,8 @@
 // again give back each fingerprint; the list survives a reopen (and a
 // restore after it reads the copy); keepSnapshots removes the files of the
 // snapshots it drops; a restore from a copy found empty fails and changes
-// nothing; snapshotEvery is refused with invalid/args.
+// nothing; snapshotEvery takes one at each K-th seq exactly, with commits
+// queued behind it, and keepSnapshots prunes them.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { startHarness, openTab, call, callFails } from "./harness.js";
@@ -59,7 +60,7 @@ test("an OPFS store's snapshot, change, restore and restore again give back each
   }
 });
 
-test("keepSnapshots removes the OPFS files of the snapshots it drops, a restore from an emptied copy fails and changes nothing, and snapshotEvery is refused on OPFS", async () => {
+test("keepSnapshots removes the OPFS files of the snapshots it drops, and a restore from an emptied copy fails and changes nothing", async () => {
   const h = await startHarness();
   try {
     const a = await openTab(h);
@@ -89,11 +90,41 @@ test("keepSnapshots removes the OPFS files of the snapshots it drops, a restore 
     // ...and the files it made for the "before" snapshot it never took went.
     assert.deepEqual((await call(a, "snapshotFiles", { name: "kept" })).filter((f) => f.endsWith(".sqlite")), [`${ids[2]}.sqlite`, `${ids[3]}.sqlite`]);
 
-    const e = await callFails(a, "open", { name: "kept", snapshotEvery: 5 });
-    assert.equal(e.code, "invalid/args");
-    assert.match(e.message, /snapshotEvery/);
-    await call(a, "open", { name: "kept" });  // the refused open held nothing
-    assert.equal((await call(a, "snapshots")).length, 2);
+  } finally {
+    await h.close();
+  }
+});
+
+test("snapshotEvery on OPFS takes one exactly at seqs K, 2K, ... even with commits queued behind, and keepSnapshots prunes them with their files", async () => {
+  const h = await startHarness();
+  try {
+    const a = await openTab(h);
+    await call(a, "open", { name: "every", snapshotEvery: 3, keepSnapshots: 2 });  // seq 1: the table
+    assert.equal(await call(a, "putAll", { ids: ["a", "b", "c", "d", "e"] }), 6);  // seqs 2 to 6
+    const early = await call(a, "snapshots");
+    assert.deepEqual(early.map((s) => s.seq), [6, 3], "taken at seqs 3 and 6, though seqs 4 to 6 were already queued");
+    assert.match(early[0].label, /every 3 commits/);
+    const atThree = early[1];
+    assert.equal(await call(a, "putAll", { ids: ["f", "g", "h"] }), 9);
+    const listed = await call(a, "snapshots");
+    assert.deepEqual(listed.map((s) => s.seq), [9, 6]);
+
+    // The one at seq 6 restores the rows committed up to it.
+    const r = await call(a, "restore", { id: listed[1].id });
+    assert.deepEqual((await call(a, "rows")).sort(), ["a", "b", "c", "d", "e"]);
+    await call(a, "close");
+    const files = await call(a, "snapshotFiles", { name: "every" });
+    assert.ok(!files.some((f) => f.startsWith(atThree.id)), `the pruned snapshot's files are gone: ${files}`);
+    const jsons = files.filter((f) => f.endsWith(".json"));
+    assert.equal(jsons.length, 2);
+    assert.ok(jsons.includes(`${r.undo}.json`), "the restore's own snapshot is kept");
+
+    // Reopened: the list is the same, and snapshotEvery goes on from the head.
+    await call(a, "open", { name: "every", snapshotEvery: 3, keepSnapshots: 2 });
+    const reopened = await call(a, "snapshots");
+    assert.equal(reopened.length, 2);
+    await call(a, "putAll", { ids: ["i", "j"] });  // the restore was seq 10: seqs 11, 12
+    assert.equal((await call(a, "snapshots"))[0].seq, 12);
   } finally {
     await h.close();
   }
