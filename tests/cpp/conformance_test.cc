@@ -285,6 +285,9 @@ class VectorRunner {
 
   bool RunStep(const Json& st, int step, bool setup) {
     bool failed = false;
+    // A step of the JS API alone (owner.tx, handle.neighbours): the wire
+    // steps around it check the same tables here.
+    if (st.value("jsOnly", false)) return true;
     if (st.contains("commit")) {
       std::string result;
       Status s = store_->Commit(ToWire(st["commit"]).dump(), R"({"owner":"conformance"})", &result);
