@@ -208,7 +208,8 @@ export async function neighbours(reads, h, node, options) {
     throw invalidArgs(`${h.name}.neighbours: limit must be an integer from 1 to 100000, got ${describe(limit)}`);
   }
   const call = [h.name, node, direction, kind ?? null];
-  const position = options?.after === undefined ? undefined : decodeCursor(h, call, options.after);
+  const after = options?.after;
+  const position = after === undefined || after === null ? undefined : decodeCursor(h, call, after);
   if (!h.settled || h.failed) await reads.ready(h);
 
   const streams = [];
