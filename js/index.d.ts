@@ -50,7 +50,7 @@ export type Columns = Record<string, AnyColumn>;
 export type WriteTypeOf<TType extends ColumnType, TRead> = TType extends "int"
   ? number | bigint
   : TType extends "str"
-    ? string
+    ? (string extends TRead ? string : TRead)  // narrower only for an edges kind
     : TType extends "bool"
       ? boolean
       : TType extends "num"
@@ -518,6 +518,64 @@ export interface TableHandle<D extends AnyTableDef = AnyTableDef> {
   count(q?: Query<D>, ctx?: Context): Promise<number>;
 }
 
+// ---------------------------------------------------------------- edges
+
+/** The columns of an edges table: from, to, kind (one of K), then the data columns. */
+export type EdgeColumns<K extends string, C extends Columns> = {
+  from: Column<"str", string, false, false>;
+  to: Column<"str", string, false, false>;
+  kind: Column<"str", K, false, false>;
+} & C;
+
+/** A table definition made by defineEdges: key (from, kind, to), index byTo (to, kind, from). */
+export interface EdgesDef<TName extends string = string, K extends string = string, C extends Columns = Columns>
+  extends TableDef<TName, EdgeColumns<K, C>, readonly ["from", "kind", "to"]> {
+  readonly edges: { readonly kinds: readonly K[] };
+}
+/** Any edges definition. */
+export type AnyEdgesDef = EdgesDef<string, string, any>;
+
+/**
+ * Defines a table of edges between nodes (document or row ids as text):
+ * from, to and kind, with `data`'s columns after them. One edge per
+ * (from, kind, to); a write of a kind not in `kinds` is invalid/args.
+ * @example const Links = defineEdges("links", { kinds: ["cites", "replies"], data: { at: int({ default: 0 }) } });
+ */
+export function defineEdges<const TName extends string, const K extends string, C extends Columns = {}>(
+  name: TName,
+  spec: {
+    kinds: readonly [K, ...K[]];
+    data?: C;
+    version?: number;
+    migrations?: Record<number, Migration>;
+  },
+): EdgesDef<TName, K, C>;
+
+/** Which edges of a node: from it ("out"), to it ("in") or both. */
+export type EdgeDirection = "out" | "in" | "both";
+
+/** The options of neighbours. */
+export interface NeighboursOptions<K extends string = string> {
+  /** Only edges of this kind. */
+  kind?: K;
+  /** Default "out". */
+  direction?: EdgeDirection;
+  /** Default 100, at most 100000. */
+  limit?: number;
+  /** The next of an earlier page of the same node, direction and kind. */
+  after?: string;
+}
+
+/** The handle of an edges table: the usual reads, and neighbours. */
+export interface EdgesHandle<D extends AnyEdgesDef = AnyEdgesDef> extends TableHandle<D> {
+  /**
+   * One page of a node's edges. out: by kind, then to; in: by kind, then
+   * from; both: by kind, then the other node, out before in (a self-loop once).
+   * @example const { rows, next } = await links.neighbours("a", { kind: "cites", direction: "out", limit: 20 });
+   */
+  neighbours(node: string, options?: NeighboursOptions<D extends EdgesDef<any, infer K, any> ? K : string>): Promise<Page<RowOf<D>>>;
+}
+
 /** A table argument of tx and read methods: a handle, or (in tx) the owner's definition. */
 type TableArg = TableHandle<any> | AnyTableDef;
 type DefOf<T> = T extends TableHandle<infer D> ? D : T extends AnyTableDef ? T : never;
@@ -596,6 +654,16 @@ export interface Tx {
   updateWhere<T extends TableArg>(table: T, where: Where<DefOf<T>>, set: SetOf<DefOf<T>>): Promise<void>;
   /** @example await tx.deleteWhere(edits, (e) => lt(e.at, 10)); */
   deleteWhere<T extends TableArg>(table: T, where?: Where<DefOf<T>>): Promise<void>;
+  /**
+   * Deletes a node's edges (a table made by defineEdges): direction "both" by
+   * default, of one kind when given. One delete-where op in the outbox.
+   * @example await tx.deleteEdges(links, "a", { direction: "both" });
+   */
+  deleteEdges<T extends EdgesHandle<any> | AnyEdgesDef>(
+    table: T,
+    node: string,
+    options?: { direction?: EdgeDirection; kind?: DefOf<T> extends EdgesDef<any, infer K, any> ? K : string },
+  ): Promise<void>;
   /** Sees this transaction's own writes; read_after_bulk after a bulk op on the table. @example await tx.get(edits, ["e2"]) */
   get<T extends TableArg>(table: T, key: KeyOf<DefOf<T>>): Promise<RowOf<DefOf<T>> | undefined>;
   /** Committed state. @example await tx.page(edits, q, 100) */
@@ -633,6 +701,7 @@ export interface Owner {
    * (onProgress: after each page of an eager migration's rows).
    * @example const edits = fileHistory.table(Edits, { onProgress: (p) => console.log(p.done, p.total) });
    */
+  table<D extends AnyEdgesDef>(def: D, options?: { onProgress?: (progress: MigrationProgress) => void }): EdgesHandle<D>;
   table<D extends AnyTableDef>(def: D, options?: { onProgress?: (progress: MigrationProgress) => void }): TableHandle<D>;
   /**
    * Runs fn on the owner's line; resolves to its value after the commit and adoption.

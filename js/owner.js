@@ -13,6 +13,7 @@ import { declaration, describe, isTableDef, tableName } from "./schema.js";
 import { hasRowsStep, migrateRows } from "./migrate.js";
 import { runTx } from "./tx.js";
 import { checkpointOf, ownerDocuments } from "./documents.js";
+import { isEdgesDef, neighbours } from "./edges.js";
 
 /**
  * The table handles of one store: public handle -> state, and full name ->
@@ -121,6 +122,21 @@ export function makeOwner(parts, name, address, hooks) {
        * @example const n = await edits.count(query(Edits).where((e) => prefix(e.path, "a/")), ctx);
        */
       count: (q, ctx) => reads.count(h, q),
+      // Tables made by defineEdges (js/edges.js).
+      ...(isEdgesDef(def)
+        ? {
+          /**
+           * The edges of a node, one page: { rows, next? }. out: by kind,
+           * then to; in: by kind, then from; both: by kind, then the other
+           * node, out before in.
+           * @example const { rows, next } = await links.neighbours("a", { kind: "cites", direction: "out", limit: 20 });
+           */
+          neighbours: (node, options) => {
+            gate.checkOpen("neighbours");
+            return neighbours(reads, h, node, options);
+          },
+        }
+        : {}),
     });
     handles.add(handle, h);
     tables.set(def.name, handle);

@@ -15,6 +15,7 @@ import { plainData, plainRow } from "./data.js";
 import { commitMeta } from "./core-calls.js";
 import { describe, storedJson, versionedJson } from "./schema.js";
 import { txDocuments } from "./documents.js";
+import { checkKind, edgesWhere } from "./edges.js";
 
 /**
  * The predicate of a bulk op. A `where` callback that throws gives
@@ -150,6 +151,7 @@ function makeTx(owner, st) {
       live("tx.put");
       const h = resolveTable(t, "tx.put");
       const data = plainRow(row, `tx.put(${h.name}): row`);
+      checkKind(h, data.kind, "tx.put");
       // Versioned json columns are written in their envelope (a left-out one
       // with its default too, which the core would store bare).
       for (const [c, col] of versionedJson(h.def)) {
@@ -197,6 +199,17 @@ function makeTx(owner, st) {
       const h = resolveTable(t, "tx.deleteWhere");
       const w = whereOf(h.def, where, `tx.deleteWhere(${h.name})`);
       push({ op: "delete", table: h.name, where: w ?? null }, "delete");
+    },
+    /**
+     * Deletes the edges of a node (a table made by defineEdges): out (from
+     * = node), in (to = node) or both (the default), of one kind when
+     * given. One `delete … where` op in the outbox, with its count.
+     * @example await tx.deleteEdges(links, "a", { direction: "both" });
+     */
+    async deleteEdges(t, node, options) {
+      live("tx.deleteEdges");
+      const h = resolveTable(t, "tx.deleteEdges");
+      push({ op: "delete", table: h.name, where: edgesWhere(h, node, options, "tx.deleteEdges") }, "delete");
     },
     /**
      * The row with this key as this transaction sees it (its own writes

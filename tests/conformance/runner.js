@@ -34,8 +34,12 @@ export function conformanceRunner(api, assert) {
 
   const builders = { str, int, bool, num, json };
 
-  /** A table definition from a vector's table record "<type>/<name>". */
-  function tableFromRecord(record) {
+  /**
+   * A table definition from a vector's table record "<type>/<name>". With
+   * `edges` ({ kinds }, from the file's "edges"), made by defineEdges from
+   * the record's data columns, and checked to have the record's shape.
+   */
+  function tableFromRecord(record, edges) {
     const slash = record.table.indexOf("/");
     const type = record.table.slice(0, slash);
     const name = record.table.slice(slash + 1);
@@ -45,6 +49,14 @@ export function conformanceRunner(api, assert) {
       let b = builders[s.type]("default" in s ? { default: fromVector(s.default) } : undefined);
       if (s.optional) b = b.optional();
       columns[c] = b;
+    }
+    if (edges !== undefined) {
+      const { from: _f, to: _t, kind: _k, ...data } = columns;
+      const def = api.defineEdges(name, { kinds: edges.kinds, data, version: record.version ?? 1 });
+      assert.deepStrictEqual(Object.keys(def.columns), Object.keys(record.columns), `${record.table}: defineEdges's columns`);
+      assert.deepStrictEqual([...def.key], record.key, `${record.table}: defineEdges's key`);
+      assert.deepStrictEqual(JSON.parse(JSON.stringify(def.indexes)), record.indexes ?? {}, `${record.table}: defineEdges's indexes`);
+      return { type, def, columnNames: Object.keys(record.columns), record };
     }
     const def = defineTable(name, { version: record.version ?? 1, columns, key: record.key, indexes: record.indexes ?? {} });
     return { type, def, columnNames: Object.keys(record.columns), record };
@@ -141,7 +153,7 @@ export function conformanceRunner(api, assert) {
       this.store = await openStore(this.openOptions);
       try {
         for (const record of this.doc.tables ?? []) {
-          const { type, def, columnNames } = tableFromRecord(record);
+          const { type, def, columnNames } = tableFromRecord(record, this.doc.edges?.[record.table]);
           const handle = this.store.object({ host: "session", type }).table(def);
           assert.equal(handle.name, record.table);
           this.tables.set(record.table, { def, handle, columnNames, record });
@@ -171,6 +183,8 @@ export function conformanceRunner(api, assert) {
       if (step.wireOnly) return;
       if (step.commit !== undefined) return this.commit(step, i);
       if (step.doc !== undefined) return this.documents(step, i);
+      if (step.tx !== undefined) return this.tx(step, i);
+      if (step.neighbours !== undefined) return this.neighbours(step, i);
       const read = step.get ?? step.count ?? step.page;
       const t = this.tables.get(read?.table);
       if (step.jsSkip || t === undefined) {
@@ -191,6 +205,69 @@ export function conformanceRunner(api, assert) {
       }
       if (step.page !== undefined) return this.page(step, i, t);
       assert.fail(`${where(step, i)}: unknown step ${JSON.stringify(step)}`);
+    }
+
+    // Writes through owner.tx (the owner of the first op's table): put,
+    // delete and deleteEdges; with "ops", the commit's ops as its outbox
+    // record holds them. A refused tx must leave the head where it was.
+    async tx(step, i) {
+      const first = this.tables.get(step.tx[0].table);
+      assert.ok(first, `${where(step, i)}: tx on an unknown table ${step.tx[0].table}`);
+      const head = this.store.head;
+      const [, error] = await attempt(() => first.handle.owner.tx(async (tx) => {
+        for (const op of step.tx) {
+          const t = this.tables.get(op.table);
+          if (op.put !== undefined) await tx.put(t.handle, fromVector(op.put));
+          else if (op.delete !== undefined) await tx.delete(t.handle, fromVector(op.delete));
+          else if (op.deleteEdges !== undefined) await tx.deleteEdges(t.handle, op.deleteEdges, op.options);
+          else assert.fail(`${where(step, i)}: unknown tx op ${JSON.stringify(op)}`);
+        }
+      }, ctx));
+      if (!checkError(step, i, error)) {
+        assert.equal(this.store.head, head, `${where(step, i)}: a refused tx committed`);
+        return;
+      }
+      if (step.ops === undefined) return;
+      const batch = await this.store.outbox.read(this.store.head - 1, 1);
+      assert.deepStrictEqual(batch.commits[0].ops, fromVector(step.ops), `${where(step, i)}: the commit's ops`);
+    }
+
+    // handle.neighbours(node, { kind, direction, limit, after }): one page
+    // (rows or keys, "save" its next), or with "pages" every page to the end.
+    async neighbours(step, i) {
+      const { table, node, kind, direction, limit, after: saved, cursor } = step.neighbours;
+      const t = this.tables.get(table);
+      let after = cursor;
+      if (saved !== undefined) {
+        after = this.saved.get(saved);
+        assert.ok(after !== undefined, `${where(step, i)}: no saved cursor ${saved}`);
+      }
+      const call = (a) => t.handle.neighbours(fromVector(node), { kind, direction, limit, ...(a === undefined ? {} : { after: a }) });
+      const [first, error] = await attempt(() => call(after));
+      if (!checkError(step, i, error)) return;
+      if (step.pages !== undefined) {
+        const got = [];
+        let page = first;
+        for (let guard = 0; ; guard++) {
+          if (page.rows.length > 0) got.push(page.rows.map((r) => this.keyOf(t, r)));
+          if (!page.next) break;
+          assert.ok(page.rows.length > 0, `${where(step, i)}: an empty page carries a next cursor`);
+          assert.ok(guard < 10000, `${where(step, i)}: the cursors do not end`);
+          page = await call(page.next);
+        }
+        assert.deepStrictEqual(got, step.pages.map((pg) => pg.map((k) => this.expectedKey(k))), `${where(step, i)}: neighbours pages`);
+        return;
+      }
+      if (step.save !== undefined) {
+        assert.ok(first.next, `${where(step, i)}: expected a next cursor to save`);
+        this.saved.set(step.save, first.next);
+      }
+      if (step.rows !== undefined) {
+        assert.deepStrictEqual(first.rows.map((r) => this.rowArray(t, r)), fromVector(step.rows), `${where(step, i)}: neighbours rows`);
+      } else if (step.keys !== undefined) {
+        assert.deepStrictEqual(first.rows.map((r) => this.keyOf(t, r)), step.keys.map((k) => this.expectedKey(k)), `${where(step, i)}: neighbours keys`);
+      }
+      if (step.next !== undefined) assert.equal(first.next !== undefined, step.next, `${where(step, i)}: whether the page has a next`);
     }
 
     // A documents read through owner.documents: its answer (undefined is

@@ -8,7 +8,7 @@ import {
   importStore, exportToFile, type ArchiveProgress, type Store, type ByteStreamLike,
   startSync, pullSession, type Sync, type SessionOrigin,
   createRelay, type Relay, type RelayAccess, type RequestLike, type ResponseLike, SessionRelay, relayFetch,
-  type OutboxRecord, type LogPage, type StoreView, type DocumentEvent,
+  type OutboxRecord, type LogPage, type StoreView, type DocumentEvent, defineEdges,
 } from "onestore";
 
 type EditMeta = { lines: number; tool?: string };
@@ -223,6 +223,27 @@ async function session() {
   await pairs.page(q1, 10);
   // @ts-expect-error get takes a key
   await edits.get([1]);
+
+  const Links = defineEdges("links", { kinds: ["cites", "replies"], data: { at: int({ default: 0 }) } });
+  const links = fileHistory.table(Links);
+  const around = await links.neighbours("a", { kind: "cites", direction: "both", limit: 20, after: page.next });
+  const linkKind: "cites" | "replies" = around.rows[0]!.kind;
+  const linkAt: number | bigint = around.rows[0]!.at;
+  void linkKind; void linkAt;
+  // @ts-expect-error a kind the definition does not list
+  await links.neighbours("a", { kind: "likes" });
+  // @ts-expect-error direction is out, in or both
+  await links.neighbours("a", { direction: "up" });
+  // @ts-expect-error a plain table has no neighbours
+  await edits.neighbours("a");
+  await fileHistory.tx(async (tx) => {
+    await tx.put(links, { from: "a", to: "b", kind: "cites" });
+    // @ts-expect-error a put's kind is one of the kinds
+    await tx.put(links, { from: "a", to: "b", kind: "likes" });
+    await tx.deleteEdges(links, "a", { direction: "out", kind: "replies" });
+    // @ts-expect-error deleteEdges takes an edges table
+    await tx.deleteEdges(edits, "a");
+  });
 
   const result = await fileHistory.tx(async (tx) => {
     await tx.put(edits, insert);
