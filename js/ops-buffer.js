@@ -32,7 +32,7 @@ const wellFormedName = (s) => (hasWellFormed ? s.isWellFormed() : !loneSurrogate
  */
 export class OpsBuffer {
   constructor() {
-    this.bytes = new Uint8Array(4096);
+    this.bytes = new Uint8Array(256);  // grows by doubling
     this.bytes[0] = MAGIC;
     this.len = 1;
     this.start = 0;     // where the batch not yet sent to the core begins (at its magic byte)
