@@ -59,6 +59,18 @@ export function encodeJson(value, root = "value") {
   return parts.join("");
 }
 
+/**
+ * Whether JSON.stringify(value) is exactly what encodeJson(value) writes
+ * (and throws nothing): the test js/ops-buffer.js uses for a json value.
+ *
+ * @example
+ * isPlainJson({ lines: 3 })   // true
+ * isPlainJson({ n: 1n })      // false
+ */
+export function isPlainJson(value) {
+  return isPlain(value, 0);
+}
+
 // Whether JSON.stringify(v) is exactly what write() would produce: well-formed
 // strings and keys, finite numbers that are safe integers or fractions, no
 // BigInt, no toJSON, no undefined outside an object, shallow enough.

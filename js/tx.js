@@ -1,14 +1,16 @@
 // Transactions: `owner.tx(async (tx) => …)`.
 //
-// A transaction buffers its ops as encoded wire JSON (one text per op) and
-// hands them to the core at tx.get (which must see them: core.txGet stages
-// the new ones) and at its end, in one commit step (core.commit, or
-// core.txCommit once the core holds staged ops). It keeps no other copy of
+// A transaction buffers its ops in one binary batch (js/ops-buffer.js: a
+// put's row written as bytes, any other op as its wire JSON) and hands them
+// to the core at tx.get (which must see them: core.txGet stages the new
+// ones) and at its end, in one commit step (core.commit, or core.txCommit
+// once the core holds staged ops). It keeps no other copy of
 // its ops: what adopt, watches, derives and links see is the commit's ops as
 // the core recorded them (js/core-calls.js, Core.lastOps).
 
 import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
-import { encodeJson, toWire } from "./encode.js";
+import { encodeJson } from "./encode.js";
+import { OpsBuffer } from "./ops-buffer.js";
 import { isPred, toExpr } from "./expr.js";
 import { resolveWhere } from "./query.js";
 import { plainData, plainRow } from "./data.js";
@@ -48,22 +50,22 @@ export async function runTx(owner, fn, ctx) {
   const { name, gate, queue } = owner;
   gate.checkOpen(`${name}.tx`);
   if (typeof fn !== "function") throw invalidArgs(`${name}.tx: expected an async function (tx) => ..., got ${describe(fn)}`);
-  // texts: the ops' wire JSON, in order; sent: how many the core has staged.
-  const st = { texts: [], sent: 0, txId: 0, open: true, committed: false, poisoned: null };
+  // ops: the ops written, in order (what the core has staged is marked).
+  const st = { ops: new OpsBuffer(), txId: 0, open: true, committed: false, poisoned: null };
   const tx = makeTx(owner, st);
   try {
     const result = await fn(tx);
     st.open = false;
     if (st.poisoned) throw st.poisoned;
-    if (st.texts.length > 0) {
+    if (st.ops.total > 0) {
       gate.checkOpen(`${name}.tx`);
       const meta = commitMeta(name, ctx, `${name}.tx`);
       await queue.step(
         () => {
-          const batch = `[${st.texts.slice(st.sent).join(",")}]`;
+          const batch = st.ops.batch();
           const done = gate.commit(`${name}.tx`, st.txId
-            ? () => gate.core.txCommit(st.txId, toWire(batch), meta)
-            : () => gate.core.commit(toWire(batch), meta));
+            ? () => gate.core.txCommit(st.txId, batch, meta)
+            : () => gate.core.commit(batch, meta));
           st.committed = true;
           return done;
         },
@@ -91,7 +93,7 @@ function makeTx(owner, st) {
   // Each value of the caller's is read once, by plainData/plainRow, before
   // it is encoded.
   function push(op, what) {
-    st.texts.push(encodeJson(plainData(op, what), what));
+    st.ops.json(encodeJson(plainData(op, what), what));
   }
   function setOf(set, what) {
     if (set === null || typeof set !== "object" || Array.isArray(set) || isPred(set)) {
@@ -136,7 +138,7 @@ function makeTx(owner, st) {
       name: owner.name,
       checkpoint: owner.checkpoint,
       live,
-      push: (op, what) => st.texts.push(encodeJson(op, what)),
+      push: (op, what) => st.ops.json(encodeJson(op, what)),
       mint: () => {
         const v = gate.call(`${owner.name}: tx.documents.create`, () => core.mintId("_documents"));
         return typeof v === "string" ? Number(v) : v;
@@ -158,7 +160,9 @@ function makeTx(owner, st) {
         if (data[c] === undefined && col.hasDefault) data[c] = col.default;
         if (data[c] !== undefined) data[c] = storedJson(col, data[c]);
       }
-      st.texts.push(encodeJson({ op: "put", table: h.name, row: data }, "put"));
+      // The row straight into the batch; a value it leaves to JSON (a
+      // BigInt, NaN...) sends the op as wire JSON, whose encoder words any error.
+      if (!st.ops.put(h.name, data)) st.ops.json(encodeJson({ op: "put", table: h.name, row: data }, "put"));
     },
     /**
      * Sets columns of one row, by key. A plain value means value(v).
@@ -224,18 +228,18 @@ function makeTx(owner, st) {
       live("tx.get");
       const kt = reads.keyText(h, key);
       if (!st.txId) st.txId = Number(gate.call("tx.get", () => core.txOpen()));
-      const batch = `[${st.texts.slice(st.sent).join(",")}]`;
+      const batch = st.ops.batch();
       let answer;
       try {
-        answer = gate.call(`tx.get(${h.name})`, () => core.txGet(st.txId, toWire(batch), h.name, kt));
+        answer = gate.call(`tx.get(${h.name})`, () => core.txGet(st.txId, batch, h.name, kt));
       } catch (e) {
         // read_after_bulk comes after the ops were staged; any other
         // failure leaves the staged state unknown, so the tx cannot commit.
-        if (e instanceof StoreError && e.code === ErrorCodes.ReadAfterBulk) st.sent = st.texts.length;
+        if (e instanceof StoreError && e.code === ErrorCodes.ReadAfterBulk) st.ops.mark();
         else st.poisoned = e;
         throw e;
       }
-      st.sent = st.texts.length;
+      st.ops.mark();
       return reads.rowOf(h, answer);
     },
     /**

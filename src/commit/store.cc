@@ -8,6 +8,7 @@
 #include "backends/sqlite/sqlite_backend.h"
 #include "documents/documents.h"
 #include "values/json_text.h"
+#include "writes/binary_ops.h"
 
 namespace onestore {
 
@@ -518,7 +519,9 @@ Status Store::Commit(const std::string& ops_json, const std::string& meta_json,
   std::vector<Op> ops;
   TableResolver tables(&catalog_);
   Json j;
-  bool fast = ParsePutsFast(ops_json, &tables, &ops);
+  const bool binary = IsBinaryOps(ops_json);
+  if (binary) ONESTORE_RETURN_IF_ERROR(ParseBinaryOps(ops_json, &tables, &ops));
+  bool fast = binary || ParsePutsFast(ops_json, &tables, &ops);
   if (!fast) ONESTORE_RETURN_IF_ERROR(ParseJsonText(ops_json, "ops", &j));
   Json meta;
   ONESTORE_RETURN_IF_ERROR(ParseCommitMeta(meta_json, &meta));
@@ -649,6 +652,10 @@ Status Store::StageInto(Tx* tx, const std::string& ops_json) {
   TableResolver tables(&catalog_);
   for (const Op& op : tx->ops) {
     if (op.declares()) tables.Declare(op.table);
+  }
+  if (IsBinaryOps(ops_json)) {
+    if (ops_json.size() == 1) return Status::OK();  // no op since the last staging
+    return ParseBinaryOps(ops_json, &tables, &tx->ops);
   }
   if (ParsePutsFast(ops_json, &tables, &tx->ops)) return Status::OK();
   Json j;

@@ -36,6 +36,7 @@ const SqlDialect& SqlDialect::HostBound() {
     h.max_inline_in_list = 32;
     h.in_list_table = "json_each";
     h.max_outbox_part = kHostOutboxPartBytes;
+    h.max_params = 100;
     return h;
   }();
   return d;
@@ -43,12 +44,68 @@ const SqlDialect& SqlDialect::HostBound() {
 
 SqlBuilder& SqlBuilder::AppendParam(Value v) {
   if (dialect_->int_params_as_text && (v.type() == Type::kInt || v.type() == Type::kBool)) {
-    sql_.append("CAST(? AS INTEGER)");
+    sql_.append("CAST(");
+    marks_.push_back(sql_.size());
+    sql_.append("? AS INTEGER)");
   } else {
+    marks_.push_back(sql_.size());
     sql_.push_back('?');
   }
   params_.push_back(std::move(v));
   return *this;
+}
+
+void SqlBuilder::InlineSmallParams() {
+  constexpr size_t kMaxInlineText = 256;
+  std::string sql;
+  sql.reserve(sql_.size() + params_.size() * 8);
+  std::vector<Value> params;
+  std::vector<size_t> marks;
+  size_t from = 0;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    sql.append(sql_, from, marks_[i] - from);
+    from = marks_[i] + 1;
+    Value& v = params_[i];
+    switch (v.type()) {
+      case Type::kNull:
+        sql.append("NULL");
+        continue;
+      case Type::kBool:
+      case Type::kInt:
+        if (dialect_->int_params_as_text) {
+          // Inside CAST(... AS INTEGER): the decimal text, as it is bound.
+          sql.push_back('\'');
+          sql.append(std::to_string(v.int_value()));
+          sql.push_back('\'');
+        } else if (v.int_value() == INT64_MIN) {
+          sql.append("(-9223372036854775807 - 1)");
+        } else {
+          sql.append(std::to_string(v.int_value()));
+        }
+        continue;
+      case Type::kStr:
+      case Type::kJson:
+        if (v.text().size() <= kMaxInlineText) {
+          sql.push_back('\'');
+          for (char c : v.text()) {
+            if (c == '\'') sql.push_back('\'');
+            sql.push_back(c);
+          }
+          sql.push_back('\'');
+          continue;
+        }
+        break;
+      case Type::kNum:
+        break;
+    }
+    marks.push_back(sql.size());
+    sql.push_back('?');
+    params.push_back(std::move(v));
+  }
+  sql.append(sql_, from, std::string::npos);
+  sql_ = std::move(sql);
+  params_ = std::move(params);
+  marks_ = std::move(marks);
 }
 
 namespace {

@@ -67,6 +67,11 @@ struct SqlDialect {
   // refuses a value above a size (a Durable Object: 2 MB), so that a
   // transaction of any size commits.
   size_t max_outbox_part = 0;
+  // A statement with more parameters than this (0: no limit) has its small
+  // literals written into its text instead (SqlBuilder::InlineSmallParams),
+  // so that a wide put, update or predicate fits a host that binds at most
+  // this many per statement.
+  size_t max_params = 0;
 
   // The embedded sqlite3 C API: functions, 64-bit binds and results.
   static const SqlDialect& Embedded();
@@ -102,10 +107,18 @@ class SqlBuilder {
   // Moves the parameters out (the builder keeps its SQL text).
   std::vector<Value> TakeParams() { return std::move(params_); }
 
+  // Writes every null, bool, int and short str or json parameter into the
+  // SQL text as a literal that SQLite reads as the same value (a text
+  // literal with its quotes doubled; an int as the dialect binds it), and
+  // keeps the others (nums, whose text would have to round-trip, and long
+  // texts) as parameters.
+  void InlineSmallParams();
+
  private:
   const SqlDialect* dialect_ = &SqlDialect::Embedded();
   std::string sql_;
   std::vector<Value> params_;
+  std::vector<size_t> marks_;  // where each parameter's "?" is in sql_
 };
 
 // The smallest valid UTF-8 text above every text that starts with `prefix`

@@ -15,6 +15,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "values/json_text.h"
+#include "writes/binary_ops.h"
 #include "writes/writes.h"
 
 namespace onestore {
@@ -44,6 +46,18 @@ class Reader {
     return p_ < end_ ? *p_ : '\0';
   }
   const char* pos() const { return p_; }
+
+  // Whether the rest of the text is valid UTF-8 (as RawString checks it).
+  bool Utf8Text() {
+    while (p_ < end_) {
+      if (static_cast<unsigned char>(*p_) < 0x80) {
+        ++p_;
+      } else if (!Utf8()) {
+        return false;
+      }
+    }
+    return true;
+  }
 
   // A string without escapes: its bytes (valid UTF-8, no control char).
   bool RawString(std::string_view* out) {
@@ -417,6 +431,298 @@ bool ParseCommitMetaFast(std::string_view text, std::string* owner, int64_t* at)
   owner->assign(o.data(), o.size());
   *at = t;
   return true;
+}
+
+namespace {
+
+// The binary batch (wasm/ABI.md, "Binary ops"): value tags.
+enum BinTag : unsigned char {
+  kBinNull = 0,
+  kBinFalse = 1,
+  kBinTrue = 2,
+  kBinUint = 3,      // varint: a non-negative integer
+  kBinStr = 4,       // varint length, UTF-8
+  kBinNumText = 5,   // varint length, a JSON number as the JS package writes it
+  kBinJsonText = 6,  // varint length, JSON text
+  kBinNegInt = 7,    // varint: minus the integer
+};
+
+// A cursor over a binary batch.
+class Bytes {
+ public:
+  explicit Bytes(std::string_view s)
+      : begin_(reinterpret_cast<const unsigned char*>(s.data())),
+        p_(begin_),
+        end_(begin_ + s.size()) {}
+  bool AtEnd() const { return p_ == end_; }
+  size_t offset() const { return p_ - begin_; }
+  bool Byte(unsigned char* out) {
+    if (p_ == end_) return false;
+    *out = *p_++;
+    return true;
+  }
+  // LEB128, at most 10 bytes (a padded form, which the JS side writes when
+  // it reserves room for a length, reads the same).
+  bool Varint(uint64_t* out) {
+    uint64_t v = 0;
+    for (int shift = 0; p_ < end_ && shift < 70; shift += 7) {
+      unsigned char b = *p_++;
+      if (shift < 64) v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) {
+        *out = v;
+        return true;
+      }
+    }
+    return false;
+  }
+  bool Slice(std::string_view* out) {
+    uint64_t n;
+    if (!Varint(&n) || n > static_cast<uint64_t>(end_ - p_)) return false;
+    *out = std::string_view(reinterpret_cast<const char*>(p_), n);
+    p_ += n;
+    return true;
+  }
+
+ private:
+  const unsigned char* begin_;
+  const unsigned char* p_;
+  const unsigned char* end_;
+};
+
+struct BinValue {
+  unsigned char tag = kBinNull;
+  uint64_t u = 0;
+  std::string_view text;
+};
+
+bool ReadBinValue(Bytes* b, BinValue* v) {
+  if (!b->Byte(&v->tag)) return false;
+  switch (v->tag) {
+    case kBinNull:
+    case kBinFalse:
+    case kBinTrue:
+      return true;
+    case kBinUint:
+    case kBinNegInt:
+      return b->Varint(&v->u);
+    case kBinStr:
+    case kBinNumText:
+    case kBinJsonText:
+      return b->Slice(&v->text);
+    default:
+      return false;
+  }
+}
+
+// The wire JSON of a value, as the JS package would have written it.
+void RenderBinValue(const BinValue& v, std::string* out) {
+  switch (v.tag) {
+    case kBinNull: out->append("null"); break;
+    case kBinFalse: out->append("false"); break;
+    case kBinTrue: out->append("true"); break;
+    case kBinUint: out->append(std::to_string(v.u)); break;
+    case kBinNegInt: out->push_back('-'); out->append(std::to_string(v.u)); break;
+    case kBinStr: AppendJsonString(v.text, out); break;
+    default: out->append(v.text); break;  // number and JSON text: verbatim
+  }
+}
+
+// The cell of column `c` for `v` exactly as the DOM path (ValueFromJson on
+// the rendered JSON) gives it, or false when this reader does not take it.
+bool FastCell(const BinValue& v, const Column& c, Value* out) {
+  switch (v.tag) {
+    case kBinNull:
+      if (!c.optional) return false;
+      *out = Value();
+      return true;
+    case kBinFalse:
+    case kBinTrue:
+      if (c.type != Type::kBool) return false;
+      *out = Value::Bool(v.tag == kBinTrue);
+      return true;
+    case kBinUint:
+    case kBinNegInt: {
+      if (v.u > static_cast<uint64_t>(kMaxSafeInteger)) return false;
+      int64_t i = v.tag == kBinUint ? static_cast<int64_t>(v.u) : -static_cast<int64_t>(v.u);
+      if (c.type == Type::kInt) {
+        *out = Value::Int(i);
+      } else if (c.type == Type::kNum) {
+        *out = Value::Num(static_cast<double>(i));
+      } else {
+        return false;
+      }
+      return true;
+    }
+    case kBinStr: {
+      if (c.type != Type::kStr || std::memchr(v.text.data(), 0, v.text.size()) != nullptr)
+        return false;
+      Reader r(v.text);
+      if (!r.Utf8Text()) return false;
+      *out = Value::Str(std::string(v.text));
+      return true;
+    }
+    case kBinNumText: {
+      Reader r(v.text);
+      if (c.type == Type::kNum) {
+        double d;
+        if (!r.Num(&d) || r.pos() != v.text.data() + v.text.size()) return false;
+        *out = Value::Num(d);
+        return true;
+      }
+      if (c.type == Type::kInt) {
+        int64_t i;
+        if (!r.Int(&i) || r.pos() != v.text.data() + v.text.size()) return false;
+        *out = Value::Int(i);
+        return true;
+      }
+      return false;
+    }
+    case kBinJsonText: {
+      if (c.type != Type::kJson) return false;
+      Reader r(v.text);
+      if (!r.CanonicalJson(0) || r.pos() != v.text.data() + v.text.size()) return false;
+      *out = Value::JsonText(std::string(v.text));
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+// The table and member names the puts after a shape record use.
+struct Shape {
+  std::string_view table;
+  std::vector<std::string_view> names;
+  bool resolved = false;
+  std::shared_ptr<const TableSchema> schema;  // null: the fast reader does not take these puts
+  std::vector<int> columns;                   // per name: its column, or -1
+};
+
+void Resolve(TableResolver* tables, Shape* shape) {
+  shape->resolved = true;
+  shape->schema.reset();
+  shape->columns.clear();
+  std::shared_ptr<const TableSchema> t;
+  if (shape->table.empty() || shape->table[0] == '_' ||
+      !tables->Lookup(shape->table, std::string(), &t).ok() || t->columns.size() > 64) {
+    return;
+  }
+  uint64_t seen = 0;
+  for (std::string_view name : shape->names) {
+    int i = t->ColumnIndex(name);
+    if (i < 0 || (seen >> i) & 1) return;
+    seen |= uint64_t{1} << i;
+    shape->columns.push_back(i);
+  }
+  shape->schema = std::move(t);
+}
+
+// A put of `shape` with `values`, straight into a row; false when the
+// reader does not take it.
+bool FastPut(const Shape& shape, const std::vector<BinValue>& values, Op* op) {
+  if (!shape.schema) return false;
+  const TableSchema& t = *shape.schema;
+  Row row(t.columns.size());
+  uint64_t seen = 0;
+  for (size_t k = 0; k < values.size(); ++k) {
+    int i = shape.columns[k];
+    seen |= uint64_t{1} << i;
+    if (!FastCell(values[k], t.columns[i], &row[i])) return false;
+  }
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    if ((seen >> i) & 1) continue;
+    const Column& c = t.columns[i];
+    if (c.has_default) {
+      row[i] = c.def;
+    } else if (!c.optional) {
+      return false;  // the DOM path says which column is missing
+    }
+  }
+  op->kind = OpKind::kPut;
+  op->table = shape.schema;
+  op->row = std::move(row);
+  return true;
+}
+
+Status Malformed(const Bytes& b) {
+  return Status::InvalidArgs("ops: the binary batch is malformed at byte " +
+                             std::to_string(b.offset()));
+}
+
+// One op in wire JSON through the DOM path.
+Status DomOp(std::string_view text, TableResolver* tables, size_t index, Op* op) {
+  Json j;
+  ONESTORE_RETURN_IF_ERROR(ParseJsonText(text, "ops", &j));
+  return ParseOp(j, tables, "ops[" + std::to_string(index) + "]", op);
+}
+
+}  // namespace
+
+bool IsBinaryOps(std::string_view bytes) {
+  return !bytes.empty() && static_cast<unsigned char>(bytes[0]) == kBinaryOpsMagic;
+}
+
+Status ParseBinaryOps(std::string_view bytes, TableResolver* tables, std::vector<Op>* out) {
+  Bytes b(bytes);
+  unsigned char tag;
+  if (!b.Byte(&tag) || tag != kBinaryOpsMagic) return Malformed(b);
+  const size_t first = out->size();
+  auto fail = [&](Status st) {
+    out->resize(first);
+    return st;
+  };
+  Shape shape;
+  std::vector<BinValue> values;
+  size_t index = 0;
+  while (!b.AtEnd()) {
+    b.Byte(&tag);
+    if (tag == 'S') {
+      uint64_t n;
+      if (!b.Slice(&shape.table) || !b.Varint(&n) || n > bytes.size()) return fail(Malformed(b));
+      shape.names.resize(n);
+      for (auto& name : shape.names) {
+        if (!b.Slice(&name)) return fail(Malformed(b));
+      }
+      shape.resolved = false;
+      continue;
+    }
+    Op op;
+    if (tag == 'J') {
+      std::string_view text;
+      if (!b.Slice(&text)) return fail(Malformed(b));
+      Status st = DomOp(text, tables, index, &op);
+      if (!st.ok()) return fail(st);
+      shape.resolved = false;  // a table it declares is what later puts write
+    } else if (tag == 'P') {
+      if (shape.table.data() == nullptr) return fail(Malformed(b));
+      values.resize(shape.names.size());
+      for (BinValue& v : values) {
+        if (!ReadBinValue(&b, &v)) return fail(Malformed(b));
+      }
+      if (!shape.resolved) Resolve(tables, &shape);
+      if (!FastPut(shape, values, &op)) {
+        // The DOM path on the JSON the JS package would have sent: the same
+        // op, or the same worded error.
+        std::string text = "{\"op\":\"put\",\"table\":";
+        AppendJsonString(shape.table, &text);
+        text.append(",\"row\":{");
+        for (size_t k = 0; k < values.size(); ++k) {
+          if (k) text.push_back(',');
+          AppendJsonString(shape.names[k], &text);
+          text.push_back(':');
+          RenderBinValue(values[k], &text);
+        }
+        text.append("}}");
+        Status st = DomOp(text, tables, index, &op);
+        if (!st.ok()) return fail(st);
+      }
+    } else {
+      return fail(Malformed(b));
+    }
+    out->push_back(std::move(op));
+    ++index;
+  }
+  return Status::OK();
 }
 
 }  // namespace onestore

@@ -133,11 +133,13 @@ TEST_P(HostBoundTest, AValueAboveTheHostLimitFailsWithLimitAndCommitsNothing) {
   EXPECT_EQ(OutboxCount(), head);
 }
 
-TEST_P(HostBoundTest, MoreThanAHundredParametersFailWithLimitAndCommitNothing) {
+// Small values (ints, short texts) are written into a statement that would
+// bind more than 100 (SqlBuilder::InlineSmallParams); nums stay bound.
+TEST_P(HostBoundTest, MoreThanAHundredBoundNumsFailWithLimitAndCommitNothing) {
   const int64_t head = store_->head();
   std::string ors;
   for (int i = 0; i < 101; ++i)
-    ors += (i ? "," : "") + std::string(R"({"eq":["v","k)") + std::to_string(i) + "\"]}";
+    ors += (i ? "," : "") + std::string(R"({"eq":["x",)") + std::to_string(i) + ".5]}";
   Status s = Commit(R"([{"op":"put","table":"t/counter","row":{"n":1,"v":"small"}},)"
                     R"({"op":"delete","table":"t/counter","where":{"or":[)" +
                     ors + "]}}]");
@@ -145,6 +147,20 @@ TEST_P(HostBoundTest, MoreThanAHundredParametersFailWithLimitAndCommitNothing) {
   EXPECT_NE(s.message().find("101 values"), std::string::npos) << s.message();
   EXPECT_EQ(store_->head(), head);
   EXPECT_EQ(Get("[1]"), "null");
+  // 101 texts are written into the statement: it commits, and deletes the
+  // row whose text is among them.
+  std::string texts;
+  for (int i = 0; i < 101; ++i)
+    texts += (i ? "," : "") + std::string(R"({"eq":["v","it's )") + std::to_string(i) + "\"]}";
+  ASSERT_TRUE(Commit(R"([{"op":"put","table":"t/counter","row":{"n":1,"v":"it's 100"}},)"
+                     R"({"op":"put","table":"t/counter","row":{"n":2,"v":"kept"}},)"
+                     R"({"op":"delete","table":"t/counter","where":{"or":[)" +
+                     texts + "]}}]")
+                  .ok());
+  EXPECT_EQ(store_->head(), head + 1);
+  EXPECT_EQ(Get("[1]"), "null");
+  EXPECT_NE(Get("[2]"), "null");
+  ASSERT_TRUE(Commit(R"([{"op":"delete","table":"t/counter","key":[2]}])").ok());
   // A long inArray goes through json_each: one parameter, no limit.
   std::string list;
   for (int i = 0; i < 500; ++i) list += (i ? "," : "") + std::to_string(i);

@@ -243,15 +243,54 @@ export class TestSession {
     return this.store.head;
   }
 
-  // Puts a row and deletes where one of `n` titles matches (n parameters).
-  async op_putAndWideDelete({ row, n }) {
+  // Puts a row and deletes where one of `n` titles (or, with on: "score",
+  // scores, which stay bound parameters) matches (n parameters).
+  async op_putAndWideDelete({ row, n, on = "title" }) {
     await this.open();
-    const w = or(...Array.from({ length: n }, (_, i) => eq(col("title"), `t${i}`)));
+    const w = or(...Array.from({ length: n }, (_, i) => (on === "score" ? eq(col("score"), i + 0.5) : eq(col("title"), `t${i}`))));
     await this.owner.tx(async (tx) => {
       await tx.put(this.notes, row);
       await tx.deleteWhere(this.notes, () => w);
     }, ctxOf("wide"));
     return this.store.head;
+  }
+
+  // A table of 100 columns (the most a table has: the key and c0..c98, ints,
+  // strs and nums in turn): puts a row, updates every column by key with
+  // expressions that bind two values each (148 parameters; c0 from c2 as the
+  // row was), then every column again with a where (101 parameters), and
+  // reads the row back after each; the record of the last commit.
+  async op_wideWrites() {
+    await this.open();
+    const width = 99;
+    const columns = { id: str() };
+    const kind = (i) => (i % 10 === 9 ? "num" : i % 2 ? "str" : "int");
+    for (let i = 0; i < width; i++) columns[`c${i}`] = { int: int(), str: str(), num: num() }[kind(i)];
+    const Wide = defineTable("wide", { columns, key: ["id"] });
+    const wide = this.owner.table(Wide);
+    const value = (i, round) => (kind(i) === "int" ? i * 1000 + round : kind(i) === "str" ? `it's ${i}/${round}` : i + round / 4);
+    const row = (round) => Object.fromEntries([["id", "w"], ...Array.from({ length: width }, (_, i) => [`c${i}`, value(i, round)])]);
+    await this.owner.tx(async (tx) => { await tx.put(wide, row(0)); }, ctxOf("wide"));
+    const set = {};
+    const expected1 = row(1);
+    for (let i = 0; i < width; i++) {
+      if (kind(i) !== "int") {
+        set[`c${i}`] = value(i, 1);
+      } else {
+        set[`c${i}`] = add(add(col(`c${i}`), 400), 600);
+        expected1[`c${i}`] = value(i, 0) + 1000;
+      }
+    }
+    set.c0 = col("c2");  // read from the row as it was
+    expected1.c0 = value(2, 0);
+    await this.owner.tx(async (tx) => { await tx.update(wide, ["w"], set); }, ctxOf("wide"));
+    const afterKey = await wide.get("w");
+    const set2 = row(2);
+    delete set2.id;
+    await this.owner.tx(async (tx) => { await tx.updateWhere(wide, (w) => and(eq(w.id, "w"), eq(w.c1, value(1, 1))), set2); }, ctxOf("wide"));
+    const afterWhere = await wide.get("w");
+    const { commits } = await this.store.outbox.read(this.store.head - 1, 1);
+    return { afterKey, afterWhere, expected1, expected2: row(2), record: commits[0] };
   }
 
   // `count` transactions, each reading then writing, with a turn of the event

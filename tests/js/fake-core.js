@@ -1,6 +1,9 @@
 // A fake wasm Core for the unit tests of the store's modules: it answers as
 // wasm/ABI.md says, records every call, and keeps no data beyond what the
-// tests script. Not a test file itself.
+// tests script. Not a test file itself. Ops sent as a binary batch are
+// logged (and kept for lastOps) as their wire JSON (tests/js/ops-batch.js).
+
+import { batchToJson } from "./ops-batch.js";
 
 /**
  * A fake core. `answers` overrides methods; every call is logged in `calls`.
@@ -19,7 +22,7 @@ export function fakeCore(answers = {}) {
     declare: () => "",
     commit(ops, meta) {
       head++;
-      last = typeof ops === "string" ? ops : new TextDecoder().decode(ops);
+      last = batchToJson(ops);
       return JSON.stringify({ seq: head, at: 1, counts: [] });
     },
     txOpen: () => nextTx++,
@@ -39,7 +42,7 @@ export function fakeCore(answers = {}) {
   const core = {};
   for (const name of new Set([...Object.keys(base), ...Object.keys(answers)])) {
     core[name] = (...args) => {
-      calls.push([name, ...args.map((a) => (a instanceof Uint8Array ? new TextDecoder().decode(a) : a))]);
+      calls.push([name, ...args.map((a) => (a instanceof Uint8Array ? batchToJson(a) : a))]);
       return (answers[name] ?? base[name])(...args);
     };
   }

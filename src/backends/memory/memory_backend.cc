@@ -478,7 +478,15 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
           row[i] = Value::Num(static_cast<double>(row[i].int_value()));
         }
       }
-      staged_[name].changes[Project(t.key, row)] = std::move(row);
+      auto& changes = staged_[name].changes;
+      Key key = Project(t.key, row);
+      // A bulk transaction's keys often ascend: then the new change goes at
+      // the end without a walk down the tree.
+      if (changes.empty() || CompareValueLists(changes.rbegin()->first, key) < 0) {
+        changes.emplace_hint(changes.end(), std::move(key), std::move(row));
+      } else {
+        changes[std::move(key)] = std::move(row);
+      }
       return Status::OK();
     }
     case OpKind::kUpdate: {
@@ -551,16 +559,23 @@ Status MemoryBackend::Commit() {
     TableData& d = tables_[name];
     if (st.schema) d.SetSchema(st.schema);
     for (auto& [key, row] : st.changes) {
-      auto it = d.rows.find(key);
-      if (it != d.rows.end()) d.RemoveEntries(it->second);
+      // Keys past the last row (a bulk load of ascending keys) need no walk
+      // down the tree; others one walk, for the lookup and the insert alike.
+      auto it = d.rows.end();
+      bool found = false;
+      if (!d.rows.empty() && CompareValueLists(d.rows.rbegin()->first, key) >= 0) {
+        it = d.rows.lower_bound(key);
+        found = it != d.rows.end() && CompareValueLists(it->first, key) == 0;
+      }
+      if (found) d.RemoveEntries(it->second);
       if (row) {
         d.AddEntries(*row);
-        if (it != d.rows.end()) {
+        if (found) {
           it->second = std::move(*row);
         } else {
-          d.rows.emplace(key, std::move(*row));
+          d.rows.emplace_hint(it, key, std::move(*row));
         }
-      } else if (it != d.rows.end()) {
+      } else if (found) {
         d.rows.erase(it);
       }
     }

@@ -152,8 +152,16 @@ class SqliteBackend : public Backend {
   }
   SqlBuilder Builder() const { return SqlBuilder(dialect_); }
   // Runs b's SQL with its parameters.
+  // A statement with more parameters than the host binds has its small
+  // literals written into its text (a wide put or update on a Durable
+  // Object); what still does not fit gets the connection's `limit`.
   Status Run(const SqlBuilder& b, const std::string& what, SqlRows* rows = nullptr,
              bool count_changes = false) {
+    if (dialect_.max_params > 0 && b.params().size() > dialect_.max_params) {
+      SqlBuilder inlined = b;
+      inlined.InlineSmallParams();
+      return conn_->Run(inlined.sql(), inlined.params(), what, rows, count_changes);
+    }
     return conn_->Run(b.sql(), b.params(), what, rows, count_changes);
   }
   // "SELECT c1, c2, ... FROM t": every column, ints as the dialect reads them.

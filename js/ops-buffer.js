@@ -1,0 +1,211 @@
+// The ops of one transaction as the binary batch the core reads
+// (wasm/ABI.md, "Binary ops"): a growable byte buffer that tx.put writes a
+// row into directly (type tags, varints, UTF-8), instead of wire JSON text
+// that the core would parse again. Every other op (and a put holding a value
+// this encoding leaves to JSON: a BigInt, a non-finite number, a value with
+// toJSON, a lone surrogate in a column name...) is one wire JSON record in
+// the same buffer, in order, so the core sees the ops as they were written.
+// The whole batch still crosses once, at the commit (or at tx.get, which
+// stages what was written since the last crossing).
+
+import { isPlainJson } from "./encode.js";
+
+const MAGIC = 0xB1;  // no JSON text starts with this byte (src/writes/writes.h, kBinaryOpsMagic)
+const SHAPE = 0x53;  // "S": a table and the member names of the puts after it
+const PUT = 0x50;    // "P": one value per name of the shape
+const JSON_OP = 0x4A;  // "J": one op as wire JSON
+const NULL = 0, FALSE = 1, TRUE = 2, UINT = 3, STR = 4, NUM_TEXT = 5, JSON_TEXT = 6, NEG_INT = 7;
+
+const utf8 = new TextEncoder();
+const hasWellFormed = typeof String.prototype.isWellFormed === "function";
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const wellFormedName = (s) => (hasWellFormed ? s.isWellFormed() : !loneSurrogate.test(s));
+
+/**
+ * A transaction's ops, as the binary batch core.commit, core.txCommit and
+ * core.txGet take (a Uint8Array, copied into the wasm heap by the call).
+ *
+ * @example
+ * const ops = new OpsBuffer();
+ * if (!ops.put("notes/items", row)) ops.json(encodeJson({ op: "put", table: "notes/items", row }, "put"));
+ * core.commit(ops.batch(), meta);
+ */
+export class OpsBuffer {
+  constructor() {
+    this.bytes = new Uint8Array(256);  // grows by doubling
+    this.bytes[0] = MAGIC;
+    this.len = 1;
+    this.start = 0;     // where the batch not yet sent to the core begins (at its magic byte)
+    this.pending = 0;   // ops written since `start`
+    this.total = 0;     // ops written in all
+    this.table = null;  // the current shape: its table and names (null: none in this batch)
+    this.names = null;
+  }
+
+  /** The ops written since the last mark(), as one batch. */
+  batch() {
+    return this.bytes.subarray(this.start, this.len);
+  }
+
+  /** Starts a new batch: what was written so far has been sent. */
+  mark() {
+    this.ensure(1);
+    this.start = this.len;
+    this.bytes[this.len++] = MAGIC;
+    this.pending = 0;
+    this.table = null;
+    this.names = null;
+  }
+
+  /** Appends one op as wire JSON text. */
+  json(text) {
+    this.ensure(1);
+    this.bytes[this.len++] = JSON_OP;
+    this.str(text);
+    this.pending++;
+    this.total++;
+  }
+
+  /**
+   * Appends a put of `row` (the caller's row, already copied and checked by
+   * plainRow) to `table`; false, with nothing written, when a value is one
+   * this encoding leaves to the wire JSON (the caller then writes the op
+   * with json(), whose encoder words any error).
+   */
+  put(table, row) {
+    const at = this.len;
+    const { table: oldTable, names: oldNames } = this;
+    let names = Object.keys(row);
+    for (let i = 0; i < names.length; i++) {
+      if (row[names[i]] === undefined) {  // as JSON: an undefined member is absent
+        names = names.filter((k) => row[k] !== undefined);
+        break;
+      }
+    }
+    if (table !== this.table || !sameNames(names, this.names)) {
+      for (let i = 0; i < names.length; i++) if (!wellFormedName(names[i])) return false;
+      this.ensure(1);
+      this.bytes[this.len++] = SHAPE;
+      this.str(table);
+      this.varint(names.length);
+      for (let i = 0; i < names.length; i++) this.str(names[i]);
+      this.table = table;
+      this.names = names;
+    }
+    this.ensure(1);
+    this.bytes[this.len++] = PUT;
+    for (let i = 0; i < names.length; i++) {
+      if (!this.value(row[names[i]])) {
+        this.len = at;
+        this.table = oldTable;
+        this.names = oldNames;
+        return false;
+      }
+    }
+    this.pending++;
+    this.total++;
+    return true;
+  }
+
+  value(v) {
+    switch (typeof v) {
+      case "string":
+        this.ensure(1);
+        this.bytes[this.len++] = STR;
+        this.str(v);
+        return true;
+      case "number":
+        if (Number.isSafeInteger(v)) {
+          this.ensure(9);
+          if (v >= 0) {  // -0 too: JSON writes it as 0
+            this.bytes[this.len++] = UINT;
+            this.varint(v);
+          } else {
+            this.bytes[this.len++] = NEG_INT;
+            this.varint(-v);
+          }
+          return true;
+        }
+        if (!Number.isFinite(v)) return false;
+        this.ensure(1);
+        this.bytes[this.len++] = NUM_TEXT;
+        // As the wire JSON writes it: an unsafe integer with an exponent.
+        this.str(Number.isInteger(v) ? v.toExponential() : String(v));
+        return true;
+      case "boolean":
+        this.ensure(1);
+        this.bytes[this.len++] = v ? TRUE : FALSE;
+        return true;
+      case "object":
+        if (v === null) {
+          this.ensure(1);
+          this.bytes[this.len++] = NULL;
+          return true;
+        }
+        if (!isPlainJson(v)) return false;
+        this.ensure(1);
+        this.bytes[this.len++] = JSON_TEXT;
+        this.str(JSON.stringify(v));
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // A non-negative integer (at most 2^53) as LEB128.
+  varint(v) {
+    this.ensure(8);
+    const b = this.bytes;
+    while (v >= 128) {
+      b[this.len++] = (v % 128) | 0x80;
+      v = Math.floor(v / 128);
+    }
+    b[this.len++] = v;
+  }
+
+  // A string: its UTF-8 length, then its UTF-8 (a lone surrogate becomes
+  // U+FFFD, as the wire JSON's encoder makes it).
+  str(s) {
+    const n = s.length;
+    if (n < 128) {
+      this.ensure(1 + n);
+      const b = this.bytes;
+      let p = this.len + 1;
+      for (let i = 0; i < n; i++) {
+        const c = s.charCodeAt(i);
+        if (c >= 0x80) return this.strWide(s);
+        b[p++] = c;
+      }
+      b[this.len] = n;
+      this.len = p;
+      return undefined;
+    }
+    return this.strWide(s);
+  }
+
+  strWide(s) {
+    this.ensure(5 + 3 * s.length);
+    const { written } = utf8.encodeInto(s, this.bytes.subarray(this.len + 5));
+    // The length in a padded 5-byte LEB128, written once the length is known.
+    let v = written;
+    for (let k = 0; k < 4; k++) {
+      this.bytes[this.len++] = (v % 128) | 0x80;
+      v = Math.floor(v / 128);
+    }
+    this.bytes[this.len++] = v;
+    this.len += written;
+  }
+
+  ensure(n) {
+    if (this.len + n <= this.bytes.length) return;
+    const next = new Uint8Array(Math.max(this.bytes.length * 2, this.len + n));
+    next.set(this.bytes.subarray(0, this.len));
+    this.bytes = next;
+  }
+}
+
+function sameNames(a, b) {
+  if (b === null || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
