@@ -18,6 +18,7 @@ import { random } from "./node-loop.js";
 
 /** `promise`, or a rejection naming `what` after 120 s (a hang reports itself instead of holding the run up). */
 function within(promise, what, ms = 120_000) {
+  if (process.env.ONESTORE_KILL_DEBUG) console.log(`kill-workerd: ${what}`);
   let timer;
   const timeout = new Promise((_, fail) => { timer = setTimeout(() => fail(new Error(`${what} took over ${ms / 1000} s`)), ms); });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
@@ -81,7 +82,7 @@ async function readAcks(body, acks, state) {
 export async function runWorkerdKills({ tries: maxTries = Infinity, seconds = 1e9, maxKillMs = 1500, bigEvery = 40, freshEvery = 30, seed = 1, log = () => {} } = {}) {
   const rand = random(seed);
   const scratch = mkdtempSync(join(tmpdir(), "onestore-kill-workerd-"));
-  const figures = { durability: "durable", tries: 0, kills: 0, acked: 0, lost: 0, partial: 0, problems: [] };
+  const figures = { durability: "durable", tries: 0, kills: 0, integrityChecks: 0, acked: 0, lost: 0, partial: 0, problems: [] };
   const end = Date.now() + seconds * 1000;
   let persist = join(scratch, "persist-0");
   let object = 1;
@@ -117,14 +118,17 @@ export async function runWorkerdKills({ tries: maxTries = Infinity, seconds = 1e
         // The restart over the killed runtime's folder: check it first.
         if (killedAt !== null) await check(w, killedAt);
         killedAt = null;
-        if (!more || figures.problems.length > 0) break;
       } catch (e) {
-        await w.dispose();
+        await within(w.dispose(), "Miniflare's dispose").catch(() => {});
         throw e;
+      }
+      if (!more || figures.problems.length > 0) {
+        await within(w.dispose(), "Miniflare's dispose");
+        break;
       }
       if (fresh) {
         // A new object (a new folder) now and then: checks stay quick.
-        await w.dispose();
+        await within(w.dispose(), "Miniflare's dispose");
         freshAt = figures.tries;
         persist = join(scratch, `persist-${object++}`);
         acked = new Map();
@@ -146,12 +150,17 @@ export async function runWorkerdKills({ tries: maxTries = Infinity, seconds = 1e
       if (state.errors.length > 0) figures.problems.push(`try ${figures.tries}: the stream ended by itself: ${state.errors.join("; ")}`);
       for (const [c, seq] of acks) acked.set(c, seq);
       figures.acked += acks.length;
-      for (const r of integrityOfCopies(persist, scratch)) if (r !== "ok") figures.problems.push(`try ${figures.tries}: integrity_check of the object's SQLite as the kill left it: ${r}`);
+      const integrity = integrityOfCopies(persist, scratch);
+      if (integrity.length === 0) figures.problems.push(`try ${figures.tries}: no SQLite file of the object under ${persist}`);
+      figures.integrityChecks += integrity.length;
+      for (const r of integrity) if (r !== "ok") figures.problems.push(`try ${figures.tries}: integrity_check of the object's SQLite as the kill left it: ${r}`);
       if (figures.tries % 10 === 0) log(`${figures.tries} tries, ${figures.acked} acknowledged, ${figures.lost} lost`);
     }
   } finally {
     // After a failure (a hang, say), no runtime of ours is left behind.
-    for (const pid of started) try { process.kill(pid, "SIGKILL"); } catch { /* already gone */ }
+    for (const pid of new Set([...started, ...workerdPids()])) {
+      try { process.kill(pid, "SIGKILL"); } catch { /* already gone */ }
+    }
     rmSync(scratch, { recursive: true, force: true });
   }
   return figures;
