@@ -37,7 +37,9 @@ function runChild(path, durability, start, bigEvery) {
   const out = { acks, opened: false, errors: [], stderr: "" };
   let buf = "";
   let opened;
+  let first;
   out.open = new Promise((resolve) => { opened = resolve; });
+  out.first = new Promise((resolve) => { first = resolve; });
   p.stdout.on("data", (d) => {
     buf += d;
     let i;
@@ -51,6 +53,7 @@ function runChild(path, durability, start, bigEvery) {
       else if (line.startsWith("ack ")) {
         const [, c, seq] = line.split(" ");
         acks.push([Number(c), Number(seq)]);
+        if (acks.length === 1) first();
       } else out.errors.push(line);
     }
   });
@@ -73,8 +76,8 @@ function integrityOfCopy(path, scratch) {
 
 /**
  * Runs the loop for `seconds` (or `tries`), killing each child `0..maxKillMs`
- * ms after its start; a new store every `freshEvery` tries. Resolves to the
- * figures { durability, tries, kills, acked, lost, partial, problems }.
+ * ms after its first acknowledged commit (one in six 0..400 ms after its
+ * start); a new store every `freshEvery` tries. Resolves to the figures { durability, tries, kills, acked, lost, partial, problems }.
  */
 export async function runNodeKills({ durability = "full", seconds = 20, tries: maxTries = Infinity, maxKillMs = 700, freshEvery = 40, bigEvery = 40, seed = 1, log = () => {} } = {}) {
   const rand = random(seed);
@@ -94,12 +97,12 @@ export async function runNodeKills({ durability = "full", seconds = 20, tries: m
       }
       figures.tries++;
       const run = runChild(path, durability, next, bigEvery);
-      // Most kills come while it commits (a random time after "open"); one
-      // in six at a random time from its start, often while it opens and
-      // recovers the WAL the last kill left.
+      // Most kills come while it commits (a random time after its first
+      // acknowledged commit); one in six at a random time from its start,
+      // often while it opens and recovers the WAL the last kill left.
       const early = rand() < 1 / 6;
       const delay = Math.floor(rand() * (early ? 400 : maxKillMs));
-      if (!early) await Promise.race([run.closed, run.open]);
+      if (!early) await Promise.race([run.closed, run.first]);
       const exited = await Promise.race([run.closed, new Promise((r) => setTimeout(() => r(null), delay))]);
       if (exited !== null) {
         figures.problems.push(`try ${figures.tries}: the child ended by itself (${exited}): ${run.errors.join("; ")} ${run.stderr}`);
@@ -123,7 +126,7 @@ export async function runNodeKills({ durability = "full", seconds = 20, tries: m
       }
       figures.lost += result.lost;
       if (result.lost > 0) for (const c of [...acked.keys()]) if (c >= result.next) acked.delete(c);
-      for (const p of result.problems) figures.problems.push(`try ${figures.tries} (store ${store - 1}, killed ${delay} ms after its ${early ? "start" : "open"}): ${p}`);
+      for (const p of result.problems) figures.problems.push(`try ${figures.tries} (store ${store - 1}, killed ${delay} ms after its ${early ? "start" : "first ack"}): ${p}`);
       figures.partial += result.problems.filter((p) => p.includes("partial commit")).length;
       next = result.next;
       if (figures.tries % 25 === 0) log(`${durability}: ${figures.tries} tries, ${figures.acked} acknowledged, ${figures.lost} lost`);

@@ -67,6 +67,7 @@ async function readAcks(body, acks, state) {
         else if (line.startsWith("ack ")) {
           const [, c, seq] = line.split(" ");
           acks.push([Number(c), Number(seq)]);
+          state.acked?.();
         } else state.errors.push(line);
       }
     }
@@ -140,6 +141,9 @@ export async function runWorkerdKills({ tries: maxTries = Infinity, seconds = 1e
       const state = { opened: false, errors: [] };
       const res = await within(w.mf.dispatchFetch(`http://test/kill/stream?start=${next}&bigEvery=${bigEvery}`, { method: "POST", headers: { "accept-encoding": "identity" } }), `try ${figures.tries}: the stream's start`);
       const reading = readAcks(res.body, acks, state);
+      // A random time after the first acknowledged commit of this run (or
+      // after the stream ended, which the check then reports).
+      await within(new Promise((resolve) => { state.acked = resolve; reading.then(resolve); }), `try ${figures.tries}: the first ack`);
       const delay = Math.floor(rand() * maxKillMs);
       await new Promise((r) => setTimeout(r, delay));
       process.kill(pids[0], "SIGKILL");
