@@ -176,6 +176,7 @@ export async function runChromiumKills({ terminate = 3, browser = 2, takeover = 
       const name = "kill-takeover";
       acked = new Map();
       next = 0;
+      let pendingBig = null;  // the big commit the last take-over was aimed at
       const pages = [];
       for (let t = 0; t < tabs; t++) pages.push(await openTab(b, srv.url, `tab${t}`));
       for (let i = 0; i < takeover; i++) {
@@ -189,13 +190,15 @@ export async function runChromiumKills({ terminate = 3, browser = 2, takeover = 
         f.partial += r.problems.filter((p) => p.includes("partial commit")).length;
         for (const p of r.problems) f.problems.push(`takeover ${i + 1} by tab ${i % tabs}: ${p}`);
         next = r.next;
+        countBig(f, pendingBig);
         await call(page, "stream", { start: next, bigEvery });
-        await killPoint(i);
+        pendingBig = await killPoint(i);
         f.kills++;  // the next open takes it over
       }
       // The last owner is taken over by a fresh worker that checks all.
       const last = pages[takeover % tabs];
       await checkIn(last, name, f, "takeover end");
+      countBig(f, pendingBig);
       f.acked = acked.size;
       const fencedEnds = events.ends.filter(([tab, code]) => tab.startsWith("tab") && code !== "fenced");
       for (const [tab, code, message] of fencedEnds) f.problems.push(`${tab}'s stream ended with ${code} ${message}, not fenced`);

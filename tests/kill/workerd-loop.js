@@ -165,7 +165,8 @@ export async function runWorkerdKills({ tries: maxTries = Infinity, seconds = 1e
     for (const pid of new Set([...started, ...workerdPids()])) {
       try { process.kill(pid, "SIGKILL"); } catch { /* already gone */ }
     }
-    rmSync(scratch, { recursive: true, force: true });
+    if (process.env.ONESTORE_KILL_KEEP) console.log(`kill-workerd: kept ${scratch}`);
+    else rmSync(scratch, { recursive: true, force: true });
   }
   return figures;
 }
