@@ -395,6 +395,9 @@ bool ParsePutsFast(std::string_view text, TableResolver* tables, std::vector<Op>
         return false;
       }
       if (!last || v != last_name) {
+        // The store's own tables (_documents, _deltas) are left to the DOM
+        // path, which refuses them outside document ops (writes.cc).
+        if (v.empty() || v[0] == '_') return false;
         std::shared_ptr<const TableSchema> t;
         if (!tables->Lookup(v, std::string(), &t).ok()) return false;
         last = std::move(t);

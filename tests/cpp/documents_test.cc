@@ -163,6 +163,18 @@ TEST_P(Documents, ASecondLiveDocumentAtAnAddressIsRefusedInOneCommitOrTwo) {
   // Writes of the store's own tables are refused.
   EXPECT_EQ(Commit(R"([{"op":"delete","table":"_documents","key":[4]}])").code(),
             Code::kInvalidArgs);
+  // A put shaped exactly as the fast put reader takes it is refused too (that
+  // reader once let it through to the table).
+  const int64_t head = store_->head();
+  EXPECT_EQ(Commit(R"([{"op":"put","table":"_documents","row":{"id":9,"owner":"notes","kind":"k",)"
+                   R"("key":"z","version":1,"seq":1,"base":0,"deltas":0,"bytes":1}}])")
+                .code(),
+            Code::kInvalidArgs);
+  EXPECT_EQ(Commit(R"([{"op":"put","table":"_deltas","row":{"doc":4,"version":9,"seq":1,"at":1,)"
+                   R"("op":"x","base":0}}])")
+                .code(),
+            Code::kInvalidArgs);
+  EXPECT_EQ(store_->head(), head);
 }
 
 TEST_P(Documents, LoadAtEverySeqAcrossCheckpointsReadsOneBaseAndFewDeltas) {
