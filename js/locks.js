@@ -98,7 +98,16 @@ export async function withLocks(layers, name, timeout, fn) {
   try {
     for (const layer of layers) {
       const left = Number.isFinite(timeout) ? Math.max(0, timeout - (Date.now() - start)) : Infinity;
-      releases.push(await layer.acquire(name, left));
+      try {
+        releases.push(await layer.acquire(name, left));
+      } catch (e) {
+        // A later layer was given what was left of the time; the caller
+        // asked for `timeout`, and the message says so.
+        if (e instanceof StoreError && e.code === ErrorCodes.LockTimeout && left !== timeout) {
+          throw new StoreError(ErrorCodes.LockTimeout, e.message.replace(` within ${left} ms`, ` within ${timeout} ms`));
+        }
+        throw e;
+      }
     }
     return await fn();
   } finally {
