@@ -88,7 +88,8 @@ let row = 0;
 for (const [label, v, outcome] of values) {
   for (const type of huge.has(label) ? ["str", "int", "json"] : ["str", "int", "num", "bool", "json"]) {
     const c = columnOf[type];
-    add("wrong types and special values", `put: ${label} in a ${type} column`, "put",
+    const category = huge.has(label) || /nested|1 MB|100,000|10,000/.test(label) ? "huge strings and arrays, deep nesting" : "wrong types and special values";
+    add(category, `put: ${label} in a ${type} column`, "put",
       { row: { id: `v${row++}`, [c]: v } }, outcome[type]);
   }
   // The same values where a key, a where operand, a set value, a limit go.
@@ -113,10 +114,10 @@ add("wrong types and special values", "put: the row is a string", "put", { row: 
 add("wrong types and special values", "put: the row is a Map", "put", { row: { $map: 1 } }, A);
 add("wrong types and special values", "put: the row refers to itself", "put", { row: { $cycle: 1 } }, A);
 add("wrong types and special values", "put: a row with 1,000 unknown columns", "put", { row: { $manykeys: 1000 } }, A);
-add("huge strings and arrays", "put: a key of 1 MB", "put", { row: { id: { $repeat: ["k", 1 << 20] } } }, "ok");
-add("huge strings and arrays", "put: a key of 1 MB of 4-byte characters", "put", { row: { id: { $repeat: ["\u{1F600}", 1 << 18] } } }, "ok");
-add("huge strings and arrays", "put: a json array of 100,000 strings", "put", { row: { id: "wide-s", meta: { $widestr: 100000 } } }, "ok");
-add("huge strings and arrays", "put: a str of 1 MB with a NUL at its end", "put", { row: { id: "nul-end", s: { $repeat: ["x", 1 << 20], $suffix: "\u0000" } } }, A);
+add("huge strings and arrays, deep nesting", "put: a key of 1 MB", "put", { row: { id: { $repeat: ["k", 1 << 20] } } }, "ok");
+add("huge strings and arrays, deep nesting", "put: a key of 1 MB of 4-byte characters", "put", { row: { id: { $repeat: ["\u{1F600}", 1 << 18] } } }, "ok");
+add("huge strings and arrays, deep nesting", "put: a json array of 100,000 strings", "put", { row: { id: "wide-s", meta: { $widestr: 100000 } } }, "ok");
+add("huge strings and arrays, deep nesting", "put: a str of 1 MB with a NUL at its end", "put", { row: { id: "nul-end", s: { $repeat: ["x", 1 << 20], $suffix: "\u0000" } } }, A);
 
 // Keys.
 for (const [label, key, expect] of [

@@ -261,7 +261,15 @@ export function badInputRunner(api) {
 
       for (const c of cases) {
         if (only && !only(c)) { skipped++; continue; }
-        if (c.kind === "applyBatch" && !s.replica) { skipped++; continue; }
+        try {
+          if (!(await runOne(c))) break;
+        } catch (e) {
+          failures.push({ name: c.name, problem: `the runner's own checks failed after it: ${e?.code ?? e?.name}: ${String(e?.message ?? e).slice(0, 200)}` });
+          break;
+        }
+      }
+      async function runOne(c) {
+        if (c.kind === "applyBatch" && !s.replica) { skipped++; return true; }
         ran++;
         byCategory[c.category] = (byCategory[c.category] ?? 0) + 1;
         const fail = (problem) => failures.push({ name: c.name, problem });
@@ -298,12 +306,13 @@ export function badInputRunner(api) {
         });
         if (alive.got !== "ok") {
           fail(`the store no longer works after it: ${alive.got}`);
-          break;
+          return false;
         }
         if (got === "ok" && writes.has(c.kind)) await putBaseRows(s);
         // The state the next case starts from (a replica's changes only by
         // an accepted batch).
         state = await stateOf(s);
+        return true;
       }
       // The replica still applies a good batch.
       if (s.replica) {
@@ -312,8 +321,9 @@ export function badInputRunner(api) {
         if (r.got !== "ok") failures.push({ name: "the replica after the bad batches", problem: `a good batch: ${r.got} ${r.error?.message?.slice(0, 200)}` });
       }
     } finally {
-      await s.replica?.close();
-      await store.close();
+      // A store a case broke (the failures say how) may refuse to close too.
+      try { await s.replica?.close(); } catch { /* reported above */ }
+      try { await store.close(); } catch { /* reported above */ }
     }
     times.sort((x, y) => y[0] - x[0]);
     return { ran, skipped, failures, byCategory, slowest: times.slice(0, 10) };
