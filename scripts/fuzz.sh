@@ -17,8 +17,9 @@
 #                                    printed), findings to its findings/
 #
 # Without clang++ this prints why and exits 0, except on CI (CI set), where
-# a missing fuzzer is a failure. Runs niced; one job unless
-# ONESTORE_BUILD_JOBS says otherwise.
+# a missing fuzzer is a failure. The long form (run) fuzzes niced, the short
+# one (test) not; the build uses one job unless ONESTORE_BUILD_JOBS says
+# otherwise.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -64,7 +65,7 @@ replay() {
     n=$(find "tests/fuzz/corpus/$t" -type f | wc -l)
     total=$((total + n))
     # -runs=0 runs each file once; its output is a line per file otherwise.
-    nice "build/fuzz/fuzz_$t" -runs=0 "tests/fuzz/corpus/$t" >"build/fuzz/replay-$t.log" 2>&1 \
+    "build/fuzz/fuzz_$t" -runs=0 "tests/fuzz/corpus/$t" >"build/fuzz/replay-$t.log" 2>&1 \
       || { echo "fuzz: $t failed on its corpus:" >&2; tail -40 "build/fuzz/replay-$t.log" >&2; exit 1; }
     echo "fuzz: replayed $t: $n inputs"
   done
@@ -80,7 +81,7 @@ fuzz() {
     mkdir -p "$work/corpus/$t"
     local log="$work/$t.log"
     # -seed: the same mutations on every run of the short form.
-    nice "build/fuzz/fuzz_$t" -max_total_time="$seconds" -seed=1 -max_len=4096 -timeout=20 \
+    $nice "build/fuzz/fuzz_$t" -max_total_time="$seconds" -seed=1 -max_len=4096 -timeout=20 \
       -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/findings/$t-" \
       "$work/corpus/$t" "tests/fuzz/corpus/$t" >"$log" 2>&1 || status=$?
     local execs
@@ -96,6 +97,7 @@ fuzz() {
   done
 }
 
+nice=
 case $mode in
   build) build ;;
   replay) replay ;;
@@ -108,6 +110,7 @@ case $mode in
     ;;
   run)
     seconds=${1:?usage: scripts/fuzz.sh run SECONDS [target...]}; shift
+    nice=nice
     build
     work=${ONESTORE_FUZZ_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/onestore-fuzz-XXXXXX")}
     echo "fuzz: new corpus entries and findings in $work"

@@ -3,16 +3,19 @@
 // longer ends the text early, a cursor whose position holds null for a
 // required column is refused, and a replica reads a batch with the reader's
 // nesting limit plus the three levels a batch adds (so a value a store took
-// replicates, and a deeper batch is refused before anything recursive).
+// replicates, and a deeper batch is refused before anything recursive); a
+// statement too deep for the host's SQLite (workerd's) is `limit`.
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
 
+#include "backends/sqlite/connection.h"
 #include "commit/store.h"
 #include "query/query.h"
 #include "sync/replica.h"
 #include "values/json_text.h"
+#include "writes/writes.h"
 
 namespace onestore {
 namespace {
@@ -103,6 +106,41 @@ TEST(BadInputRegressions, AReplicaTakesAValueAtTheStoresNestingLimitAndRefusesDe
   st = replica->ApplyBatch(R"({"from":0,"to":0,"commits":[]})"s + '\0' + "x", &r);
   EXPECT_EQ(st.code(), Code::kInvalidArgs) << st.ToString();
   EXPECT_EQ(fresh->head(), 0);
+}
+
+TEST(BadInputRegressions, AStatementTooDeepForTheHostsSqliteIsLimitNotStorageFailed) {
+  // What workerd's SQLite answers for a set expression nested 60 levels.
+  Status st = HostSqlError(
+      "Expression tree is too large (maximum depth 100): SQLITE_ERROR", "update in table \"t/items\"");
+  EXPECT_EQ(st.code(), Code::kLimit) << st.ToString();
+  EXPECT_NE(st.message().find("update in table"), std::string::npos);
+  // A storage failure stays one.
+  EXPECT_EQ(HostSqlError("disk I/O error: SQLITE_IOERR", "commit").code(), Code::kStorageFailed);
+}
+
+TEST(BadInputRegressions, IntsOfNineteenDigitsGoToTheDomPathAndReadExactly) {
+  // The fast reader of puts accumulated every digit before checking the
+  // count, overflowing an int64 on a 19-digit int (UBSan, fuzz target log,
+  // tests/fuzz/corpus/log/regression-fast-reader-19-digit-int). It now
+  // declines at the 19th digit; the DOM path reads the value or refuses it.
+  auto store = Open();
+  std::string r;
+  ASSERT_TRUE(store->Commit(kTable, kMeta, &r).ok());
+  Catalog catalog;
+  for (const auto& t : store->Tables()) catalog.Put(t);
+  TableResolver tables(&catalog);
+  std::vector<Op> ops;
+  EXPECT_FALSE(ParsePutsFast(R"([{"op":"put","table":"t/items","row":{"id":"a","n":9223372036854775807}}])",
+                             &tables, &ops));
+  EXPECT_TRUE(ops.empty());
+  ASSERT_TRUE(store->Commit(R"([{"op":"put","table":"t/items","row":{"id":"a","n":9223372036854775807}}])", kMeta, &r).ok());
+  std::string row;
+  ASSERT_TRUE(store->Get("t/items", R"(["a"])", &row).ok());
+  EXPECT_NE(row.find("9223372036854775807"), std::string::npos) << row;
+  Status st = store->Commit(R"([{"op":"put","table":"t/items","row":{"id":"b","n":9223372036854775808}}])", kMeta, &r);
+  EXPECT_EQ(st.code(), Code::kInvalidArgs) << st.ToString();
+  st = store->Commit(R"([{"op":"put","table":"t/items","row":{"id":"b","n":-99999999999999999999}}])", kMeta, &r);
+  EXPECT_EQ(st.code(), Code::kInvalidArgs) << st.ToString();
 }
 
 }  // namespace

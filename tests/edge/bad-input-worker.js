@@ -21,8 +21,8 @@ export class TestSession {
     try {
       const durable = { backend: "durable", storage: this.ctx.storage };
       const report = pass === "replica"
-        ? await runCases(cases, { open: () => api.openStore({ backend: "memory" }), openReplica: () => api.openReplica(durable), only: (c) => c.kind === "applyBatch" })
-        : await runCases(cases, { open: () => api.openStore(durable), openReplica: () => api.openReplica({ backend: "memory" }) });
+        ? await runCases(cases, { open: () => api.openStore({ backend: "memory" }), openReplica: () => api.openReplica(durable), only: (c) => c.kind === "applyBatch", backend: "durable" })
+        : await runCases(cases, { open: () => api.openStore(durable), openReplica: () => api.openReplica({ backend: "memory" }), backend: "durable" });
       return Response.json({ ok: true, result: report });
     } catch (e) {
       return Response.json({ ok: false, code: e?.code, message: String(e?.message ?? e), stack: e?.stack });

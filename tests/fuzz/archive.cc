@@ -65,13 +65,13 @@ ONESTORE_FUZZ_TARGET(archive) {
   Pair p;
   Step(&p, "RestoreTables", [&](Archiver* a) { return a->RestoreTables(Head(sections[0]).first); });
   if (sections.size() > 1) {
-    auto [table, rows] = Head(sections[1]);
-    Step(&p, "RestoreRows", [&](Archiver* a) { return a->RestoreRows(table, rows); });
+    const auto rows = Head(sections[1]);  // (structured bindings: no lambda captures them in C++17)
+    Step(&p, "RestoreRows", [&](Archiver* a) { return a->RestoreRows(rows.first, rows.second); });
   }
   if (sections.size() > 2) {
-    auto [head, records] = Head(sections[2]);
-    int64_t h = std::strtoll(head.c_str(), nullptr, 10);
-    Step(&p, "RestoreOutbox", [&](Archiver* a) { return a->RestoreOutbox(records, h); });
+    const auto outbox = Head(sections[2]);
+    int64_t h = std::strtoll(outbox.first.c_str(), nullptr, 10);
+    Step(&p, "RestoreOutbox", [&](Archiver* a) { return a->RestoreOutbox(outbox.second, h); });
   }
   // Every table exports alike, page by page.
   for (const auto& t : p.mem->Tables()) {
