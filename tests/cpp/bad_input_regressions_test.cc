@@ -143,5 +143,24 @@ TEST(BadInputRegressions, IntsOfNineteenDigitsGoToTheDomPathAndReadExactly) {
   EXPECT_EQ(st.code(), Code::kInvalidArgs) << st.ToString();
 }
 
+TEST(BadInputRegressions, ACommitTimeBeyondAnInt64IsRefusedNotConverted) {
+  // {"at":1e300} was converted to an int64 (undefined behaviour; a trap in
+  // wasm): UBSan, fuzz target ops, tests/fuzz/corpus/ops/regression-commit-at-1e300.
+  auto store = Open();
+  std::string r;
+  ASSERT_TRUE(store->Commit(kTable, kMeta, &r).ok());
+  const int64_t head = store->head();
+  for (const char* meta : {R"({"owner":"t","at":1e300})", R"({"owner":"t","at":-1e19})",
+                           R"({"owner":"t","at":18446744073709551615})"}) {
+    Status st = store->Commit(R"([{"op":"put","table":"t/items","row":{"id":"a"}}])", meta, &r);
+    EXPECT_EQ(st.code(), Code::kInvalidArgs) << meta << ": " << st.ToString();
+    EXPECT_NE(st.message().find("at "), std::string::npos) << st.message();
+  }
+  EXPECT_EQ(store->head(), head);
+  // In range, a fraction is cut to milliseconds as before.
+  ASSERT_TRUE(store->Commit(R"([])", R"({"owner":"t","at":1700000000000.5})", &r).ok()) << r;
+  EXPECT_NE(r.find("\"at\":1700000000000"), std::string::npos) << r;
+}
+
 }  // namespace
 }  // namespace onestore
