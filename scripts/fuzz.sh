@@ -14,7 +14,8 @@
 #                                    fuzz each target (all by default) for
 #                                    SECONDS; new corpus entries go to
 #                                    ONESTORE_FUZZ_WORK (default a temp dir,
-#                                    printed), findings to its findings/
+#                                    printed), findings to its findings/;
+#                                    niced unless ONESTORE_FUZZ_NICE=0
 #
 # Without clang++ this prints why and exits 0, except on CI (CI set), where
 # a missing fuzzer is a failure. The long form (run) fuzzes niced, the short
@@ -110,7 +111,7 @@ case $mode in
     ;;
   run)
     seconds=${1:?usage: scripts/fuzz.sh run SECONDS [target...]}; shift
-    nice=nice
+    [[ ${ONESTORE_FUZZ_NICE:-1} == 0 ]] || nice=nice
     build
     work=${ONESTORE_FUZZ_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/onestore-fuzz-XXXXXX")}
     echo "fuzz: new corpus entries and findings in $work"
