@@ -19,6 +19,10 @@ import { invalidArgs } from "./errors.js";
 // the same text (kMaxJsonDepth, src/values/json_text.h): keep the two in
 // step, so that a value is refused here, with its path, before it is sent.
 const MAX_DEPTH = 1000;
+// A batch ({commits:[{ops:[..]}]}) holds a commit's ops three levels deeper
+// than the commit's own text: the core reads a batch with this limit
+// (Replica::ApplyBatch), so a value a store took replicates.
+export const MAX_BATCH_DEPTH = MAX_DEPTH + 3;
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
@@ -47,7 +51,7 @@ export function wellFormed(s) {
  * encodeJson([2 ** 53 + 2])                    // '[9.007199254740994e+15]'
  * encodeJson({ at: NaN }, "row")               // throws StoreError invalid/args "row.at: NaN is not a finite number"
  */
-export function encodeJson(value, root = "value") {
+export function encodeJson(value, root = "value", maxDepth = MAX_DEPTH) {
   // Most values (rows of str, safe ints, finite nums, bools, plain json) are
   // written exactly as JSON.stringify writes them: take the native path when
   // a quick check says so, and walk with checks and paths otherwise.
@@ -55,7 +59,7 @@ export function encodeJson(value, root = "value") {
   const parts = [];
   const path = [];
   const seen = new Set();
-  write(value, parts, path, seen, root);
+  write(value, parts, path, seen, root, maxDepth);
   return parts.join("");
 }
 
@@ -107,7 +111,7 @@ function where(root, path) {
   return s;
 }
 
-function write(v, out, path, seen, root) {
+function write(v, out, path, seen, root, maxDepth = MAX_DEPTH) {
   switch (typeof v) {
     case "string":
       out.push(JSON.stringify(wellFormed(v)));
@@ -139,18 +143,18 @@ function write(v, out, path, seen, root) {
     return;
   }
   if (typeof v.toJSON === "function") {
-    write(v.toJSON(), out, path, seen, root);
+    write(v.toJSON(), out, path, seen, root, maxDepth);
     return;
   }
   if (seen.has(v)) throw invalidArgs(`${where(root, path)}: the value refers to itself`);
-  if (path.length >= MAX_DEPTH) throw invalidArgs(`${where(root, path.slice(0, 3))}...: the value is nested deeper than ${MAX_DEPTH} levels`);
+  if (path.length >= maxDepth) throw invalidArgs(`${where(root, path.slice(0, 3))}...: the value is nested deeper than ${maxDepth} levels`);
   seen.add(v);
   if (Array.isArray(v)) {
     out.push("[");
     for (let i = 0; i < v.length; i++) {
       if (i) out.push(",");
       path.push(i);
-      write(v[i], out, path, seen, root);
+      write(v[i], out, path, seen, root, maxDepth);
       path.pop();
     }
     out.push("]");
@@ -164,7 +168,7 @@ function write(v, out, path, seen, root) {
       first = false;
       out.push(JSON.stringify(wellFormed(k)), ":");
       path.push(k);
-      write(item, out, path, seen, root);
+      write(item, out, path, seen, root, maxDepth);
       path.pop();
     }
     out.push("}");

@@ -115,9 +115,14 @@ export function asStoreError(error, what) {
  *
  * @example
  * isTrap(new WebAssembly.RuntimeError("unreachable"))   // true
+ * isTrap(new RangeError("Maximum call stack size exceeded"))   // true
  */
 export function isTrap(error) {
   if (typeof WebAssembly !== "undefined" && error instanceof WebAssembly.RuntimeError) return true;
+  // A wasm stack overflow is a RangeError in V8: the C++ stack was unwound
+  // without its destructors (a transaction left open, say), so the instance
+  // is no more to be trusted than after a trap.
+  if (error instanceof RangeError && /call stack/i.test(String(error.message))) return true;
   const text = error && typeof error === "object" ? String(error.message ?? "") : String(error);
   return /^Aborted\(|abort\(/i.test(text) || error?.name === "ExitStatus";
 }

@@ -17,7 +17,7 @@ import { openCore } from "./open.js";
 import { fenceWith, makeGate } from "./core-calls.js";
 import { makeReads } from "./reads.js";
 import { blobStorageCall, contentFingerprint, makeBlobs, memoryBlobs, webSha256 } from "./blobs.js";
-import { encodeJson, parseJsonExact, rowDecoder } from "./encode.js";
+import { MAX_BATCH_DEPTH, encodeJson, parseJsonExact, rowDecoder } from "./encode.js";
 import { query as makeQuery } from "./query.js";
 import { bool, defineTable, describe, int, json, num, str } from "./schema.js";
 
@@ -153,7 +153,7 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
      * @example const { head } = await replica.applyBatch(await store.outbox.read(replica.head, 500));
      */
     async applyBatch(batch) {
-      const text = typeof batch === "string" ? batch : encodeJson(batch, "batch");
+      const text = typeof batch === "string" ? batch : encodeJson(batch, "batch", MAX_BATCH_DEPTH);
       let answer;
       try {
         answer = call("replica.applyBatch", () => core.applyBatch(text));

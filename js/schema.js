@@ -272,8 +272,9 @@ export function tableName(owner, def) {
  * // { op: "table", table: "file-history/edits", version: 2, columns: { id: { type: "str" }, ... }, key: ["id"], indexes: {...} }
  */
 export function tableRecord(fullName, def) {
-  const columns = {};
-  for (const [name, c] of Object.entries(def.columns)) columns[name] = wireColumn(c);
+  // fromEntries, not columns[name] = ...: a column named "__proto__" must
+  // reach the core (which refuses it) rather than set the object's prototype.
+  const columns = Object.fromEntries(Object.entries(def.columns).map(([name, c]) => [name, wireColumn(c)]));
   return { op: "table", table: fullName, version: def.version, columns, key: [...def.key], indexes: { ...def.indexes } };
 }
 

@@ -15,7 +15,7 @@
 
 import { asStoreError, invalidArgs } from "./errors.js";
 import { openCore } from "./open.js";
-import { encodeJson, parseJsonExact, toWire } from "./encode.js";
+import { MAX_BATCH_DEPTH, encodeJson, parseJsonExact, toWire } from "./encode.js";
 import { describe, ownerName } from "./schema.js";
 import { makeLive } from "./live.js";
 import { commitMeta, fenceWith, makeGate } from "./core-calls.js";
@@ -440,7 +440,7 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
     // A batch of the session's own records pulled back after a power loss.
     restoreBatch(batch) {
       gate.checkOpen("sync.restoreBatch");
-      const r = JSON.parse(gate.call("sync.restoreBatch", () => core.restoreBatch(encodeJson(batch, "batch"))));
+      const r = JSON.parse(gate.call("sync.restoreBatch", () => core.restoreBatch(encodeJson(batch, "batch", MAX_BATCH_DEPTH))));
       gate.lastHead = r.head;
       return r;
     },

@@ -14,7 +14,7 @@
 // tests pass an in-process relay or a fault-injecting wrapper).
 
 import { ErrorCodes, invalidArgs, StoreError, unwrap } from "./errors.js";
-import { encodeJson, parseJsonExact } from "./encode.js";
+import { MAX_BATCH_DEPTH, encodeJson, parseJsonExact } from "./encode.js";
 import { describe } from "./schema.js";
 import { storeInternals, makeStore } from "./store.js";
 import { openCore } from "./open.js";
@@ -614,7 +614,7 @@ export async function pullSessionWith(runtime, remote, openOptions) {
     while (head < target) {
       const b = await client.pull(session, head, pullLimit);
       if (b.from !== head || b.to <= head) throw new StoreError(ErrorCodes.SyncGap, `${what}: the relay answered a pull after ${head} with ${b.from}..${b.to}`);
-      head = JSON.parse(answer(core.applyBatch(encodeJson(b, "batch")))).head;
+      head = JSON.parse(answer(core.applyBatch(encodeJson(b, "batch", MAX_BATCH_DEPTH)))).head;
     }
     answer(core.promote());
     const store = makeStore(core, { id: session, head }, held, { blobs, archive: runtime.archive });

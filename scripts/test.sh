@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `npm test`: set up, build, and run every test suite; stops at the first
-# failure. Phases: setup, build (native + wasm), C++ tests (ctest), JS tests
+# failure. Phases: setup, build (native + wasm), C++ tests (ctest), sanitized
+# fuzzing (scripts/fuzz.sh: corpus replay and a short run), JS tests
 # (node --test), browser tests (Chromium), bundler tests (the packed package
 # built by Vite, esbuild, webpack, wrangler; run in Chromium and workerd), edge
 # tests (workerd), TypeScript type-check of the package's .d.ts.
@@ -97,6 +98,11 @@ ctest_tmp=$(mktemp -d -t onestore-ctest.XXXXXX)
 export TEST_TMPDIR=$ctest_tmp/
 phase ctest ctest --test-dir build/native --output-on-failure --timeout 300
 rm -rf "$ctest_tmp"
+# Sanitized fuzzing, the short form: the core built with clang, ASan and
+# UBSan (build/fuzz), every seed and regression input of tests/fuzz/corpus/
+# replayed, then each target fuzzed for ONESTORE_FUZZ_SECONDS (scripts/fuzz.sh;
+# skipped with a message where clang is missing, except on CI).
+phase fuzz bash scripts/fuzz.sh test
 phase node-test run_js_tests
 phase browser run_browser_tests
 phase bundlers run_bundler_tests

@@ -543,7 +543,19 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
     actor = &meta["actor"];
   }
   int64_t at = NowMs();
-  if (meta.contains("at") && meta["at"].is_number()) at = meta["at"].get<int64_t>();
+  if (meta.contains("at") && meta["at"].is_number()) {
+    // Milliseconds as an int64; a number beyond that range is refused (its
+    // conversion was undefined, and a trap in wasm: UBSan found it).
+    const Json& a = meta["at"];
+    const bool fits = a.is_number_unsigned()  ? a.get<uint64_t>() <= INT64_MAX
+                      : a.is_number_integer() ? true
+                                              : a.get<double>() > -9.2e18 && a.get<double>() < 9.2e18;
+    if (!fits) {
+      return Status::InvalidArgs("commit context: at " + DescribeJson(a) +
+                                 " is not a time in milliseconds (a 64-bit integer)");
+    }
+    at = a.get<int64_t>();
+  }
 
   // Until COMMIT, a failure leaves a known outcome (nothing written), so only
   // fencing stops the store here; a failed COMMIT stops it below.

@@ -398,8 +398,11 @@ Status DecodeCursor(const Query& q, std::string_view text, std::vector<Value>* p
   position->clear();
   for (size_t i = 0; i < q.order.size(); ++i) {
     Value v;
-    Status s = ValueFromJson(j[3][i], q.table->columns[q.order[i].column].type, "cursor", &v);
+    const Column& c = q.table->columns[q.order[i].column];
+    Status s = ValueFromJson(j[3][i], c.type, "cursor", &v);
     if (!s.ok()) return bad("is damaged");
+    // No row has null in a required column: no cursor the store made does.
+    if (v.is_null() && !c.optional) return bad("is damaged");
     position->push_back(std::move(v));
   }
   return Status::OK();

@@ -1,5 +1,7 @@
 #include "sync/replica.h"
 
+#include "values/json_text.h"
+
 #include <map>
 #include <utility>
 #include <vector>
@@ -100,8 +102,17 @@ Status Replica::AttachDriver(Store* store, std::unique_ptr<Replica>* out) {
 Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
   ONESTORE_RETURN_IF_ERROR(store_->CheckUsable(true));
   // The shape of the whole batch first: a malformed batch changes nothing.
-  Json batch = Json::parse(batch_json, nullptr, false);
-  if (batch.is_discarded()) {
+  // Read with the one reader's nesting limit (json_text.h), plus the three
+  // levels a batch adds around a commit's ops ({commits:[{ops:..}]}): a
+  // value the store took is 1000 levels deep in its ops text, 1003 here.
+  // Deeper text is refused before anything recursive sees it.
+  Json batch;
+  bool too_deep = false;
+  if (!TryParseJsonText(batch_json, kMaxJsonDepth + 3, &batch, &too_deep)) {
+    if (too_deep) {
+      return Status::InvalidArgs("applyBatch: the batch is nested deeper than " +
+                                 std::to_string(kMaxJsonDepth + 3) + " levels");
+    }
     return Status::InvalidArgs("applyBatch: the batch is not valid JSON: " +
                                batch_json.substr(0, 60));
   }

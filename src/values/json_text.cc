@@ -125,6 +125,11 @@ class DomBuilder {
 }  // namespace
 
 bool TryParseJsonText(std::string_view text, int max_depth, Json* out, bool* too_deep) {
+  *too_deep = false;
+  // nlohmann's lexer takes a NUL byte for the end of the input, so
+  // "[1]\0anything" would read as [1]. No JSON text holds a raw NUL (inside
+  // a string it is written \u0000): a text with one is not JSON.
+  if (text.find('\0') != std::string_view::npos) return false;
   Json root;
   DomBuilder builder(&root, max_depth);
   const bool ok = Json::sax_parse(text.data(), text.data() + text.size(), &builder,

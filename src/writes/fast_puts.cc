@@ -126,7 +126,12 @@ class Reader {
     if (neg) ++p_;
     const char* digits = p_;
     int64_t v = 0;
-    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') v = v * 10 + (*p_++ - '0');
+    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') {
+      // A 19th digit may not fit: the DOM path reads it. (Accumulating it
+      // first overflowed an int64, which UBSan found in the fuzz corpus.)
+      if (p_ - digits == 18) return false;
+      v = v * 10 + (*p_++ - '0');
+    }
     size_t n = p_ - digits;
     if (n == 0 || n > 18 || (n > 1 && *digits == '0')) return false;
     if (p_ < end_ && (*p_ == '.' || *p_ == 'e' || *p_ == 'E')) {

@@ -1,0 +1,191 @@
+// Writes the seed corpus of every fuzz target (tests/fuzz/corpus/<target>/)
+// from the conformance vectors (tests/conformance/*.json) and the formats'
+// examples, in the input format each target's header describes. Each case of
+// the vectors is run once on a memory store through the package (the
+// conformance runner), so that the seeds hold the normalized ops, real
+// outbox batches and real cursors the core writes.
+//
+//   node tests/fuzz/make-seeds.mjs      (after scripts/build.sh; rewrites
+//                                        the seeds, keeps regression-* files)
+//
+// Seeds are small files named by a hash of their content, so rerunning it
+// gives the same files.
+import { createHash } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import assert from "node:assert/strict";
+
+import * as api from "../../js/index.js";
+import { conformanceRunner } from "../conformance/runner.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const vectors = join(here, "..", "conformance");
+const corpus = join(here, "corpus");
+const META = '{"owner":"fuzz","at":1}';
+const MAX_SEED = 4096;  // libFuzzer's -max_len in scripts/fuzz.sh
+const MAX_PER_TARGET = 150;
+
+/** JSON text with BigInts as plain integers (the wire format's exact ints). */
+function wire(v) {
+  return JSON.stringify(v, (k, x) => (typeof x === "bigint" ? `__big:${x}` : x))
+    .replace(/"__big:(-?\d+)"/g, "$1")
+    .replace(/"at":\d{12,}/g, '"at":1');  // a record's commit time: seeds stay the same run to run
+}
+
+const seeds = new Map();  // target -> Set of texts
+let seed = (target, lines) => {
+  const text = Array.isArray(lines) ? lines.join("\n") : lines;
+  if (text.length > MAX_SEED) return;
+  if (!seeds.has(target)) seeds.set(target, new Set());
+  seeds.get(target).add(text);
+}
+
+const { CaseRunner } = conformanceRunner(api, assert);
+
+const files = readdirSync(vectors).filter((f) => f.endsWith(".json")).sort();
+let cases = 0;
+for (const file of files) {
+  const doc = JSON.parse(readFileSync(join(vectors, file), "utf8"));
+  for (const c of doc.cases) {
+    const runner = new CaseRunner(doc, { backend: "memory" });
+    let records = [];
+    let batches = [];
+    runner.afterSteps = async (store) => {
+      const all = await store.outbox.read(0, Math.max(1, store.head));
+      records = all.commits;
+      for (let after = 0; after < store.head; after += 3) batches.push(wire(await store.outbox.read(after, 3)));
+    };
+    try {
+      await runner.run(c.steps);
+    } catch (e) {
+      if (process.env.SEEDS_DEBUG) console.log(file, c.name, e.message.slice(0, 200));
+      continue;  // a case this runner cannot run in JS (wire-only): no seed from it
+    }
+    cases++;
+    const opsLines = records.map((r) => wire(r.ops));
+    const allOps = wire(records.flatMap((r) => r.ops));
+    // ops: the records' ops, plus the case's own refused commits at the end.
+    const refused = c.steps.filter((s) => s.commit && s.error).map((s) => wire(s.commit));
+    seed("ops", [META, ...opsLines, ...refused].slice(0, 16));
+    for (const s of c.steps.filter((s) => s.commit)) seed("ops", [META, ...opsLines.slice(0, 2), wire(s.commit)]);
+    // batch: the whole outbox, and three records a batch.
+    seed("batch", batches.slice(0, 8));
+    if (records.length) seed("batch", wire({ from: 0, to: records.length, commits: records }));
+    // where_set: every set expression of the case with every where of it,
+    // on the table they belong to, over all of the case's rows.
+    const sets = [], wheres = [];
+    for (const op of records.flatMap((r) => r.ops)) {
+      if (op.set) sets.push([op.table, wire(op.set)]);
+      if (op.where) wheres.push([op.table, wire(op.where)]);
+    }
+    for (const s of c.steps) {
+      const read = s.page ?? s.count;
+      if (read?.query?.where) wheres.push([read.table, wire(read.query.where)]);
+    }
+    for (const [table, w] of wheres.length ? wheres : [[sets[0]?.[0], "null"]]) {
+      const set = sets.find(([t]) => t === table)?.[1];
+      if (table) seed("where_set", [allOps, table, w, set ?? "{}"]);
+    }
+    for (const [table, set] of sets) seed("where_set", [allOps, table, wheres.find(([t]) => t === table)?.[1] ?? "null", set]);
+    // query: every page step, with its cursor forms.
+    for (const s of c.steps.filter((s) => s.page)) {
+      const p = s.page;
+      const q = wire(p.query ?? {});
+      const limit = String(p.limit ?? 1000);
+      seed("query", [allOps, p.table, q, p.cursor ?? "", limit]);
+      seed("query", [allOps, p.table, q, "next:[]", "1"]);
+      seed("query", [allOps, p.table, q, "next:[null]", "2"]);
+      seed("query", [allOps, p.table, q, 'raw:["0","0","asc",[1]]', "2"]);
+    }
+    for (const s of c.steps.filter((s) => s.count)) seed("query", [allOps, s.count.table, wire(s.count.query ?? {}), "", "3"]);
+    // documents and log: the commits, then a request.
+    for (const s of c.steps.filter((s) => s.doc)) seed("documents", [...opsLines.slice(-7), wire(s.doc)]);
+    if (records.length) {
+      const last = opsLines.slice(-7);
+      seed("log", [...last, wire({ seq: 1 })]);
+      seed("log", [...last, wire({ owner: records[0].owner, limit: 1 })]);
+      seed("log", [...last, wire({ from: 1, to: 2, after: 0, limit: 2 })]);
+      seed("log", [...last, wire({ actor: { kind: "service", id: "conformance" }, limit: 2 })]);
+    }
+    // archive: the tables, the first table's rows, the outbox, an export cursor.
+    const tables = records.flatMap((r) => r.ops).filter((op) => op.op === "table");
+    if (tables.length) {
+      const first = tables[0];
+      const cols = Object.keys(first.columns);
+      const rows = records.flatMap((r) => r.ops)
+        .filter((op) => op.op === "put" && op.table === first.table)
+        .map((op) => wire(cols.map((k) => op.row[k] ?? null)));
+      const outbox = records.map((r) => wire(r));
+      seed("archive", [wire(tables), "--", first.table, ...rows.slice(0, 20), "--",
+        String(records.length), ...outbox.slice(0, 10), "--", "", "2"]);
+      seed("archive", [wire(tables), "--", first.table, ...rows.slice(0, 5)]);
+      // schema: each declaration, then a put, then a new version.
+      for (const t of tables.slice(0, 2)) {
+        const next = { ...t, version: (t.version ?? 1) + 1 };
+        seed("schema", ['{"backend":"memory"}', wire(t), opsLines.find((l) => l.includes('"put"')) ?? "[]", wire(next)]);
+      }
+    }
+  }
+}
+
+// schema: open options, and the declarations with migrations of the vectors.
+for (const opts of [
+  '{"backend":"memory"}', '{"backend":"memory","id":"s-1"}', '{"backend":"sqlite","path":":memory:"}',
+  '{"backend":"sqlite","path":":memory:","durability":"relaxed","lockTimeout":0}',
+  '{"backend":"memory","replica":true}', '{"backend":"sqlite"}', '{"backend":"opfs","path":"a\\u0000b"}',
+  '{"backend":"durable","handle":1}', '{"backend":"memory","adoptForeign":true,"holdLock":false}',
+  '{"backend":"memory","lockTimeout":1e300}', '{"backend":"memory","lockTimeout":-1}', '[]', 'null', '{"backend":7}',
+]) seed("schema", [opts]);
+const items = '{"op":"table","table":"t/items","version":1,"columns":{"id":{"type":"str"},"n":{"type":"int","default":0},"x":{"type":"num","optional":true},"b":{"type":"bool","optional":true},"j":{"type":"json","optional":true}},"key":["id"],"indexes":{"byN":["n","id"]}}';
+const put = '[{"op":"put","table":"t/items","row":{"id":"a","n":1,"x":1.5,"b":true,"j":{"k":[1]}}}]';
+for (const next of [
+  '{"op":"table","table":"t/items","version":2,"columns":{"id":{"type":"str"},"n":{"type":"int","default":0},"x":{"type":"num","optional":true},"b":{"type":"bool","optional":true},"j":{"type":"json","optional":true},"size":{"type":"int","default":0}},"key":["id"],"indexes":{"byN":["n","id"]},"migrations":{"2":{"alter":{"add":{"size":{"type":"int","default":0}}}}}}',
+  '{"op":"table","table":"t/items","version":2,"columns":{"id":{"type":"str"},"count":{"type":"int","default":0},"x":{"type":"num","optional":true},"b":{"type":"bool","optional":true},"j":{"type":"json","optional":true}},"key":["id"],"indexes":{"byN":["count","id"]},"migrations":{"2":{"alter":{"rename":{"n":"count"}},"update":{"count":{"add":[{"col":"count"},{"value":1}]}}}}}',
+  '{"op":"table","table":"t/items","version":3,"columns":{"id":{"type":"str"},"n":{"type":"int","default":0},"x":{"type":"num","optional":true},"b":{"type":"bool","optional":true},"j":{"type":"json","optional":true}},"key":["id"],"indexes":{"byX":["x"]},"migrations":{"2":{"rows":true},"3":{"alter":{"drop":["b"]}}}}',
+  '{"op":"table","table":"t/items","version":0}',
+]) seed("schema", ['{"backend":"memory"}', items, put, next]);
+
+// Edge cases written by hand, kept whatever the sampling.
+const handWritten = new Map();
+const vectorSeed = seed;
+seed = (target, lines) => {
+  vectorSeed(target, lines);
+  if (!handWritten.has(target)) handWritten.set(target, new Set());
+  handWritten.get(target).add(Array.isArray(lines) ? lines.join("\n") : lines);
+};
+seed("ops", [META, `[${items}]`, put, '[{"op":"put","table":"t/items","row":{"id":"b","n":9007199254740993}}]']);
+seed("ops", ['{"owner":"fuzz","at":1e300}', `[${items}]`]);
+seed("ops", ['{"owner":"fuzz","actor":{"kind":"user","id":"u","for":{"kind":"agent","id":"a"}}}', `[${items}]`, put]);
+seed("ops", [META, `[${items}]`, '[{"op":"put","table":"t/items","row":{"id":"\\u0000"}}]', '[{"op":"put","table":"t/items","row":{"id":"\\ud800"}}]']);
+seed("where_set", [`[${items}]`, "t/items", '{"gt":["n",1]}', '{"n":{"add":[{"col":"n"},{"value":9223372036854775807}]}}']);
+seed("query", [`[${items}]`, "t/items", '{"where":{"prefix":["id",""]},"orderBy":[["x","desc"]]}', "c1.!!", "0"]);
+seed("batch", ['{"from":0,"to":1,"commits":[{"seq":1,"from":0,"at":1,"owner":"o","ops":[' + items + "]}]}", '{"from":5,"to":6,"commits":[]}']);
+seed("documents", ['[{"op":"doc.create","owner":"notes","id":1,"kind":"note","key":"a","value":{"t":"x"}}]',
+  '[{"op":"doc.change","owner":"notes","id":1,"patch":[{"op":"replace","path":"/t","value":"y"}]}]',
+  '{"call":"load","owner":"notes","id":1,"at":1}']);
+seed("documents", ['[]', '[{"op":"move","from":"/a/0","path":"/d/e"},{"op":"test","path":"/g","value":"h"},{"op":"copy","from":"/d","path":"/a/-"}]']);
+seed("log", ['[]', '{"seq":-1}']);
+seed("archive", ["[]", "--", "t/none", "[1]", "--", "-1"]);
+
+let total = 0;
+for (const [target, texts] of [...seeds].sort()) {
+  const dir = join(corpus, target);
+  mkdirSync(dir, { recursive: true });
+  for (const f of readdirSync(dir)) if (!f.startsWith("regression-")) rmSync(join(dir, f));
+  // At most MAX_PER_TARGET seeds, picked evenly (the replay in npm test
+  // runs each once under the sanitizers).
+  const all = [...texts].sort();
+  const step = Math.max(1, all.length / MAX_PER_TARGET);
+  const picked = new Set();
+  for (let i = 0; i < all.length && picked.size < MAX_PER_TARGET; i += step) picked.add(all[Math.floor(i)]);
+  // The hand-written edge cases are always kept.
+  for (const text of handWritten.get(target) ?? []) picked.add(text);
+  for (const text of picked) {
+    const name = createHash("sha256").update(text).digest("hex").slice(0, 16);
+    writeFileSync(join(dir, `seed-${name}`), text);
+  }
+  total += picked.size;
+  console.log(`make-seeds: ${target}: ${picked.size} seeds (of ${texts.size})`);
+}
+console.log(`make-seeds: ${total} seeds from ${cases} conformance cases in ${files.length} files`);
