@@ -15,6 +15,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "values/vector.h"
 #include "writes/writes.h"
 
 namespace onestore {
@@ -336,6 +337,13 @@ bool ReadRow(Reader* r, const TableSchema& t, Row* out) {
             const char* start = r->pos();
             if (!r->CanonicalJson(0)) return false;
             row[i] = Value::JsonText(std::string(start, r->pos() - start));
+            break;
+          }
+          case Type::kVector: {
+            // The base64 form (js/vectors.js writes it); an array of numbers
+            // and every error go the DOM way.
+            std::string_view b64;
+            if (!r->RawString(&b64) || !VectorFromBase64(b64, c.dims, &row[i])) return false;
             break;
           }
           case Type::kNull:
