@@ -20,6 +20,7 @@ import { fileURLToPath } from "node:url";
 import { browserModules, bundledSize, figure, median, na, plan, sizeOf } from "./lib/common.mjs";
 import { betterSqlite, loadOfficial, officialWasm, rawWasm } from "./lib/drivers.mjs";
 import { archiveFigures } from "./lib/archive.mjs";
+import { nearestFigures } from "./lib/nearest.mjs";
 import { storeFixture, storeSchema } from "./lib/fixture.mjs";
 import { onestoreColumn } from "./lib/onestore-column.mjs";
 import { postgresApplyFigure } from "./lib/postgres.mjs";
@@ -229,6 +230,18 @@ try {
     }
     settle();
     Object.assign(figures[c.id], await archiveFigures({ id: c.id, backend: c.backend, durability: c.durability, dir, p, log }));
+  }
+
+  // Workload "nearest" (issue 15): k = 10 over 100k vectors of 384, on the
+  // memory and the Node sqlite columns, beside a plain JS loop
+  // (bench/lib/nearest.mjs).
+  for (const c of columns) {
+    if (c.id !== "onestore-memory" && c.id !== "onestore-file-relaxed") {
+      figures[c.id].nearest = na(c.kind === "onestore" ? "measured on memory and on the relaxed file (the search reads, so durability changes nothing)" : "a vector search: the SQL columns have no vector type (the plain JS loop is given beside onestore's figure)");
+      continue;
+    }
+    settle();
+    Object.assign(figures[c.id], await nearestFigures({ id: c.id, backend: c.backend, durability: c.durability, dir, p, log }));
   }
 
   // Columns from other runtimes (Chromium, workerd), when their scripts exist.

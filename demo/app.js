@@ -290,6 +290,32 @@ $("composer").addEventListener("submit", async (e) => {
   }
 });
 
+// ---- search by meaning: nearest over the messages' embeddings ----
+
+$("search").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const text = $("search-text").value.trim();
+  if (!text) return;
+  try {
+    const hits = await link.call("searchMessages", { text, k: 3 });
+    $("hits").replaceChildren(...hits.map((h) => {
+      const li = document.createElement("li");
+      li.className = `hit ${h.role}`;
+      const d = document.createElement("span");
+      d.className = "distance";
+      d.textContent = h.distance.toFixed(3);
+      d.title = "cosine distance: 0 is the same direction";
+      const t = document.createElement("span");
+      t.className = "hit-text";
+      t.textContent = `${roleName[h.role] ?? h.role}: ${h.text}`;
+      li.append(d, t);
+      return li;
+    }));
+  } catch (err) {
+    toast(err);
+  }
+});
+
 // ---- file history: a query paged with cursors ----
 
 async function loadPage(index, keepPosition = false) {

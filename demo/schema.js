@@ -1,12 +1,20 @@
 // The demo session's tables, shared by the page (queries it sends over the
 // link) and the worker (which owns the store).
-import { defineTable, int, json, str } from "../js/browser.js";
+import { defineTable, int, json, str, vector } from "../js/browser.js";
+import { DIMS } from "./embed.js";
 
-/** The transcript: one row per message. Owner "agent" → table "agent/messages". */
+/**
+ * The transcript: one row per message. Owner "agent" → table "agent/messages".
+ * Version 2 added each message's embedding (demo/embed.js), for the search
+ * box; a store from before gets it with the migration, and the worker fills
+ * it in for the messages written before.
+ */
 export const Messages = defineTable("messages", {
-  columns: { id: int(), role: str(), text: str(), at: int() },
+  version: 2,
+  columns: { id: int(), role: str(), text: str(), at: int(), embedding: vector(DIMS).optional() },
   key: ["id"],
   indexes: { byAt: ["at"] },
+  migrations: { 2: { alter: { add: { embedding: vector(DIMS).optional() } } } },
 });
 
 /** The file-history plugin's edits. Owner "file-history" → "file-history/edits". */

@@ -13,6 +13,7 @@ import {
   importStore, listStores, openStore, prefix, pullSession, query, replacePrefix, serve, StoreError,
 } from "../js/browser.js";
 import { Edits, Messages, NOTE, STORE_NAME } from "./schema.js";
+import { embed } from "./embed.js";
 
 const params = new URL(self.location.href).searchParams;
 const tab = params.get("tab") ?? "?";
@@ -77,6 +78,7 @@ async function main() {
   const edits = history.table(Edits);
   await Promise.all([messages.count(), edits.count()]);
   if ((await messages.count()) === 0) await seed(store, agent, history, notesOwner, messages, edits);
+  await embedOlderMessages(agent, messages);
   const address = { kind: NOTE.kind, key: NOTE.key };
   const noteId = async () => (await notesOwner.documents.find(address))?.id;
 
@@ -131,9 +133,15 @@ async function main() {
         let id;
         await agent.tx(async (tx) => {
           id = tx.mintId(messages);
-          await tx.put(messages, { id, role, text, at: Date.now() });
+          await tx.put(messages, { id, role, text, at: Date.now(), embedding: embed(text) });
         }, ctx);
         return { id, seq: store.head };
+      },
+      // Search by meaning: the messages nearest the query's embedding
+      // (cosine distance, docs/guide.md "Search by meaning").
+      async searchMessages({ text, k = 3 }) {
+        const hits = await messages.nearest((e) => e.embedding, embed(text), k, { metric: "cosine" });
+        return hits.map(({ row, distance }) => ({ id: row.id, role: row.role, text: row.text, distance }));
       },
       async renameFolder({ from, to }, ctx) {
         let count = 0;
@@ -237,6 +245,17 @@ function recordView(c) {
   };
 }
 
+// A store written before the messages had embeddings (version 1 of the
+// table): each message without one gets it, in one transaction.
+async function embedOlderMessages(agent, messages) {
+  const missing = [];
+  for await (const m of messages.rows()) if (m.embedding === null) missing.push(m);
+  if (missing.length === 0) return;
+  await agent.tx(async (tx) => {
+    for (const m of missing) await tx.update(messages, [m.id], { embedding: embed(m.text) });
+  }, { actor: { kind: "service", id: "demo-embeddings" } });
+}
+
 async function seed(store, agent, history, notesOwner, messages, edits) {
   const t0 = Date.now() - 1000 * 60 * 14;
   const ctx = { actor: { kind: "person", id: "ana" } };
@@ -249,7 +268,7 @@ async function seed(store, agent, history, notesOwner, messages, edits) {
   ];
   await agent.tx(async (tx) => {
     for (const [i, [role, text]] of transcript.entries()) {
-      await tx.put(messages, { id: tx.mintId(messages), role, text, at: t0 + i * 60_000 });
+      await tx.put(messages, { id: tx.mintId(messages), role, text, at: t0 + i * 60_000, embedding: embed(text) });
     }
   }, ctx);
   const files = [

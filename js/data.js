@@ -9,8 +9,9 @@
 // - an array: its length and each element, read once;
 // - an object whose prototype is Object.prototype or null: its own enumerable
 //   string-keyed properties, each read once (a getter is called once);
+// - a Float32Array (for a vector column) is copied;
 // - anything else is refused with invalid/args: a class instance, a Date, a
-//   Map, a typed array, a function, a symbol, and an object with a `toJSON`
+//   Map, another typed array, a function, a symbol, and an object with a `toJSON`
 //   method (the store keeps data, not what `toJSON` would make of it);
 // - a getter or Proxy trap that throws gives invalid/args naming the value,
 //   with the thrown error as `cause`.
@@ -58,6 +59,9 @@ function copy(v, root, path, seen) {
       break;
   }
   if (v === null) return null;
+  // A Float32Array (a vector column's value) is copied as it is; anywhere
+  // but a vector column the encoder refuses it (js/encode.js).
+  if (v instanceof Float32Array) return new Float32Array(v);
   if (seen.includes(v)) throw invalidArgs(`${where(root, path)}: the value refers to itself`);
   if (path.length >= MAX_DEPTH) throw invalidArgs(`${where(root, path.slice(0, 3))}...: the value is nested deeper than ${MAX_DEPTH} levels`);
   let isArray;

@@ -13,6 +13,7 @@
 //   TextEncoder does, because UTF-8 cannot hold it.
 
 import { invalidArgs } from "./errors.js";
+import { vectorOf } from "./vectors.js";
 
 // Deeper JSON than this is refused: the core parses and writes JSON
 // recursively, and so would a replica. The core refuses the same depth of
@@ -92,7 +93,7 @@ function isPlain(v, depth) {
       return false;
   }
   if (v === null) return true;
-  if (depth >= 64 || typeof v.toJSON === "function") return false;
+  if (depth >= 64 || typeof v.toJSON === "function" || ArrayBuffer.isView(v)) return false;
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) if (!isPlain(v[i], depth + 1)) return false;
     return true;
@@ -146,6 +147,9 @@ function write(v, out, path, seen, root, maxDepth = MAX_DEPTH) {
     write(v.toJSON(), out, path, seen, root, maxDepth);
     return;
   }
+  if (ArrayBuffer.isView(v)) {
+    throw invalidArgs(`${where(root, path)}: a ${v.constructor?.name ?? "typed array"} is stored only in a vector column (as a Float32Array); in a json column, pass an array of numbers`);
+  }
   if (seen.has(v)) throw invalidArgs(`${where(root, path)}: the value refers to itself`);
   if (path.length >= maxDepth) throw invalidArgs(`${where(root, path.slice(0, 3))}...: the value is nested deeper than ${maxDepth} levels`);
   seen.add(v);
@@ -181,7 +185,8 @@ function write(v, out, path, seen, root, maxDepth = MAX_DEPTH) {
  * An int column's string value (an int beyond 2^53) becomes a BigInt; a json
  * column's value arrives parsed, except one that holds an int beyond 2^53 or
  * is a string: that arrives as its JSON text in a string, parsed here exactly
- * (such an int becomes a BigInt); bool stays bool.
+ * (such an int becomes a BigInt); a vector column's base64 becomes a
+ * Float32Array (js/vectors.js); bool stays bool.
  *
  * @example
  * const decode = rowDecoder([{ name: "id", type: "str" }, { name: "n", type: "int" }, { name: "meta", type: "json" }]);
@@ -190,13 +195,13 @@ function write(v, out, path, seen, root, maxDepth = MAX_DEPTH) {
  */
 export function rowDecoder(columns) {
   const names = columns.map((c) => c.name);
-  const kinds = columns.map((c) => (c.type === "int" ? 1 : c.type === "json" ? 2 : 0));
+  const kinds = columns.map((c) => (c.type === "int" ? 1 : c.type === "json" ? 2 : c.type === "vector" ? 3 : 0));
   return (arr) => {
     const row = {};
     for (let i = 0; i < names.length; i++) {
       const v = arr[i];
       if (typeof v !== "string" || kinds[i] === 0) row[names[i]] = v;
-      else row[names[i]] = kinds[i] === 1 ? BigInt(v) : parseJsonExact(v);
+      else row[names[i]] = kinds[i] === 1 ? BigInt(v) : kinds[i] === 3 ? vectorOf(v) : parseJsonExact(v);
     }
     return row;
   };

@@ -10,7 +10,7 @@
 // ---------------------------------------------------------------- columns
 
 /** The column types of defineTable. */
-export type ColumnType = "str" | "int" | "bool" | "num" | "json";
+export type ColumnType = "str" | "int" | "bool" | "num" | "json" | "vector";
 /** The column types a where or orderBy can use (json cannot). */
 export type ScalarType = "str" | "int" | "bool" | "num";
 /** The column types a key or an index can use. */
@@ -55,7 +55,9 @@ export type WriteTypeOf<TType extends ColumnType, TRead> = TType extends "int"
       ? boolean
       : TType extends "num"
         ? number
-        : TRead;
+        : TType extends "vector"
+          ? Float32Array | readonly number[]
+          : TRead;
 
 /**
  * A text column (UTF-8 without NUL; a lone surrogate is stored as U+FFFD).
@@ -92,6 +94,14 @@ export function num(options: { default: number }): Column<"num", number, false, 
  * orderBy, a key or an index.
  * @example const T = defineTable("t", { columns: { id: str(), meta: json<{ lines: number }>() }, key: ["id"] });
  */
+/**
+ * A vector column: `dims` float32 (1 to 16384), written from a Float32Array
+ * or an array of numbers, read back as a Float32Array; searched with
+ * `handle.nearest`. Never in a key, index, where or orderBy.
+ * @example const Docs = defineTable("docs", { columns: { id: str(), embedding: vector(384) }, key: ["id"] });
+ */
+export function vector(dims: number): Column<"vector", Float32Array, false, false>;
+export function vector(dims: number, options: { default: Float32Array | readonly number[] }): Column<"vector", Float32Array, false, true>;
 export function json<T = unknown>(): Column<"json", T, false, false>;
 export function json<T = unknown>(options: { default: NoInfer<T> }): Column<"json", T, false, true>;
 /**
@@ -516,6 +526,32 @@ export interface TableHandle<D extends AnyTableDef = AnyTableDef> {
   rows(q?: Query<D>, ctx?: Context): AsyncIterable<RowOf<D>>;
   /** @example const n = await edits.count(q, ctx); */
   count(q?: Query<D>, ctx?: Context): Promise<number>;
+  /**
+   * The k rows whose vector column is nearest `vector`, nearest first, ties
+   * by key (docs/guide.md, "Search by meaning").
+   * @example const hits = await docs.nearest((e) => e.embedding, q, 10, { metric: "cosine", where: (e) => eq(e.kind, "message") });
+   */
+  nearest(
+    column: (e: Refs<D>) => ColRef<string, any, "vector">,
+    vector: Float32Array | readonly number[],
+    k: number,
+    options?: NearestOptions<D>,
+  ): Promise<Array<NearestHit<RowOf<D>>>>;
+}
+
+/** The metric of nearest: cosine distance (1 - cos), Euclidean distance, or the negated dot product. */
+export type Metric = "cosine" | "l2" | "dot";
+/** The options of nearest. */
+export interface NearestOptions<D extends AnyTableDef = AnyTableDef> {
+  /** Default "cosine". */
+  metric?: Metric;
+  /** Narrows the rows searched. */
+  where?: Where<D>;
+}
+/** One hit of nearest: the row and its distance (smaller is nearer). */
+export interface NearestHit<R> {
+  row: R;
+  distance: number;
 }
 
 // ---------------------------------------------------------------- edges
@@ -1029,6 +1065,13 @@ export interface ReplicaTable {
   rows(q?: Query<AnyTableDef>): AsyncIterable<Record<string, unknown>>;
   /** @example const n = await items.count(); */
   count(q?: Query<AnyTableDef>): Promise<number>;
+  /** @example const hits = await items.nearest((e) => e.embedding, q, 5, { metric: "l2" }); */
+  nearest(
+    column: string | ((e: Refs<AnyTableDef>) => ColRef),
+    vector: Float32Array | readonly number[],
+    k: number,
+    options?: NearestOptions<AnyTableDef>,
+  ): Promise<Array<NearestHit<Record<string, unknown>>>>;
 }
 
 /** A replica: applies a driver's outbox batches, takes no owner writes. */

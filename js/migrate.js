@@ -13,6 +13,7 @@
 
 import { invalidArgs } from "./errors.js";
 import { encodeJson, rowDecoder } from "./encode.js";
+import { vectorWire } from "./vectors.js";
 import { toExpr } from "./expr.js";
 import { describe } from "./schema.js";
 
@@ -89,6 +90,12 @@ export function migrateRows({ gate, owner, full, def, records, meta, onProgress 
   }
 }
 
+// A row's vector columns (read back as Float32Arrays) in their wire form.
+function vectorsAsWire(row, what) {
+  for (const [c, v] of Object.entries(row)) if (v instanceof Float32Array) row[c] = vectorWire(v, v.length, `${what}: ${c}`);
+  return row;
+}
+
 // Reads every committed row, brings it to `version` through `chain`, calls
 // `fn` and stages its ops: updates by key (and deletes) a page at a time,
 // then the puts of rows whose key changed (after every delete, so that a new
@@ -111,13 +118,13 @@ function rewriteRows({ gate, what, full, total, decode, storedKey, chain, versio
       const moved = key.some((c) => Object.prototype.hasOwnProperty.call(next, c) && !same(next[c], row[c]));
       if (moved) {
         ops.push(encodeJson({ op: "delete", table: full, key: oldKey }, "migration"));
-        puts.push(encodeJson({ op: "put", table: full, row: { ...row, ...next } }, "migration"));
+        puts.push(encodeJson({ op: "put", table: full, row: vectorsAsWire({ ...row, ...next }, what) }, "migration"));
         continue;
       }
       const set = {};
       for (const [c, v] of Object.entries(next)) {
         if (v === undefined || key.includes(c)) continue;
-        set[c] = toExpr(v);
+        set[c] = toExpr(v instanceof Float32Array ? vectorWire(v, v.length, `${what}: ${c}`) : v);
       }
       if (Object.keys(set).length > 0) ops.push(encodeJson({ op: "update", table: full, key: oldKey, set }, "migration"));
     }

@@ -137,6 +137,14 @@ export function makeOwner(parts, name, address, hooks) {
           },
         }
         : {}),
+      /**
+       * The k rows whose vector column is nearest `vector`: [{ row, distance }],
+       * nearest first, equal distances in key order. Options: metric
+       * ("cosine", the default, "l2" or "dot") and where. docs/guide.md,
+       * "Search by meaning".
+       * @example const hits = await docs.nearest((e) => e.embedding, queryVector, 10, { metric: "cosine", where: (e) => eq(e.kind, "message") });
+       */
+      nearest: (column, vector, k, options) => reads.nearest(h, column, vector, k, options),
     });
     handles.add(handle, h);
     tables.set(def.name, handle);

@@ -5,7 +5,9 @@
 
 import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
 import { encodeJson, rowDecoder } from "./encode.js";
-import { isQuery, query as makeQuery } from "./query.js";
+import { columnRefs, isQuery, query as makeQuery, resolveWhere } from "./query.js";
+import { col, isCol } from "./expr.js";
+import { vectorWire } from "./vectors.js";
 import { describe, readJson } from "./schema.js";
 
 const PAGE_SIZE = 100;
@@ -101,6 +103,31 @@ export function makeReads(gate) {
     return page;
   }
 
+  /**
+   * The k rows nearest `vector` in a vector column: [{ row, distance }],
+   * nearest first, equal distances in key order; one crossing into the core
+   * (src/vectors/nearest.h). `column` is (e) => e.embedding or a name;
+   * options { metric: "cosine" (default) | "l2" | "dot", where }.
+   */
+  function nearestNow(h, column, vector, k, options) {
+    const what = `${h.name}.nearest`;
+    const ref = typeof column === "function" ? column(columnRefs(h.def)) : typeof column === "string" ? col(column) : column;
+    if (!isCol(ref)) throw invalidArgs(`${what}: the first argument must be a vector column such as (e) => e.embedding, got ${describe(ref)}`);
+    if (!Number.isSafeInteger(k) || k < 1) throw invalidArgs(`${what}: k must be a positive integer, got ${describe(k)}`);
+    if (options !== undefined && (options === null || typeof options !== "object")) {
+      throw invalidArgs(`${what}: the last argument must be { metric, where }, got ${describe(options)}`);
+    }
+    const { metric = "cosine", where } = options ?? {};
+    const spec = h.def.columns[ref.col];
+    const wire = spec && spec.type === "vector"
+      ? vectorWire(vector, spec.dims, `${what}: the query vector`)
+      : vector instanceof Float32Array ? Array.from(vector) : vector;
+    const request = { column: ref.col, vector: wire ?? null, k, metric, where: resolveWhere(h.def, where, what) ?? null };
+    const answer = JSON.parse(gate.call(what, () => core.nearest(h.name, encodeJson(request, "nearest"))));
+    const decode = columnsOf(h);
+    return answer.rows.map((r, i) => ({ row: decode(r), distance: answer.distances[i] }));
+  }
+
   function countNow(h, q) {
     const text = queryText(h, q);
     return Number(gate.call(`${h.name}.count`, () => core.count(h.name, text)));
@@ -131,6 +158,12 @@ export function makeReads(gate) {
       gate.checkOpen("get");
       if (!h.settled || h.failed) await ready(h);
       return getNow(h, key);
+    },
+    nearestNow,
+    async nearest(h, column, vector, k, options) {
+      gate.checkOpen("nearest");
+      if (!h.settled || h.failed) await ready(h);
+      return nearestNow(h, column, vector, k, options);
     },
     async page(h, q, limit, options) {
       gate.checkOpen("page");

@@ -19,7 +19,8 @@ import { makeReads } from "./reads.js";
 import { blobStorageCall, contentFingerprint, makeBlobs, memoryBlobs, webSha256 } from "./blobs.js";
 import { MAX_BATCH_DEPTH, encodeJson, parseJsonExact, rowDecoder } from "./encode.js";
 import { query as makeQuery } from "./query.js";
-import { bool, defineTable, describe, int, json, num, str } from "./schema.js";
+import { bool, defineTable, describe, int, json, num, str, vector } from "./schema.js";
+import { vectorOf } from "./vectors.js";
 
 const builders = { str, int, bool, num, json };
 
@@ -41,7 +42,9 @@ export async function openReplicaWith(runtime, options) {
 export function defOf(record) {
   const columns = {};
   for (const [c, spec] of Object.entries(record.columns)) {
-    let b = builders[spec.type]("default" in spec ? { default: spec.default } : undefined);
+    let b = spec.type === "vector"
+      ? vector(spec.dims, "default" in spec ? { default: spec.default === null ? null : vectorOf(spec.default) } : undefined)
+      : builders[spec.type]("default" in spec ? { default: spec.default } : undefined);
     if (spec.optional) b = b.optional();
     columns[c] = b;
   }
@@ -118,6 +121,12 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
        * @example const n = await items.count();
        */
       count: (q) => reads.count(h, q),
+      /**
+       * The k rows nearest a vector: [{ row, distance }], as a store's
+       * table.nearest (docs/guide.md, "Search by meaning").
+       * @example const hits = await docs.nearest((e) => e.embedding, queryVector, 5, { metric: "l2" });
+       */
+      nearest: (column, vector, k, options) => reads.nearest(h, column, vector, k, options),
     });
   }
 

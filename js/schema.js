@@ -7,11 +7,12 @@
 
 import { ErrorCodes, StoreError, invalidArgs } from "./errors.js";
 import { isExpr, toExpr, value } from "./expr.js";
+import { vectorWire } from "./vectors.js";
 
-const TYPES = new Set(["str", "int", "bool", "num", "json"]);
+const TYPES = new Set(["str", "int", "bool", "num", "json", "vector"]);
 export const TABLE = Symbol.for("onestore.table");
 
-function column(type, opts = {}, isOptional = false) {
+function column(type, opts = {}, isOptional = false, dims = undefined) {
   if (opts === null || typeof opts !== "object") throw invalidArgs(`${type}(): options must be an object, got ${String(opts)}`);
   const hasDefault = Object.prototype.hasOwnProperty.call(opts, "default");
   const versioned = type === "json" && opts.version !== undefined;
@@ -23,13 +24,14 @@ function column(type, opts = {}, isOptional = false) {
   }
   const c = {
     type,
+    ...(type === "vector" ? { dims } : {}),
     isOptional,
     hasDefault,
     default: hasDefault ? opts.default : undefined,
     ...(versioned ? { version: opts.version, migrate: opts.migrate } : {}),
     /** The same column, allowing null. */
     optional() {
-      return column(type, opts, true);
+      return column(type, opts, true, dims);
     },
   };
   return Object.freeze(c);
@@ -90,6 +92,22 @@ export function num(opts) {
  */
 export function json(opts) {
   return column("json", opts);
+}
+
+/**
+ * A vector column: `dims` float32 (1 to 16384), written from a Float32Array
+ * or an array of numbers, read back as a Float32Array; searched with
+ * `table.nearest` (docs/guide.md, "Search by meaning"). Never queried,
+ * ordered, keyed or indexed.
+ *
+ * @example
+ * defineTable("docs", { columns: { id: str(), text: str(), embedding: vector(384) }, key: ["id"] })
+ */
+export function vector(dims, opts) {
+  if (!Number.isSafeInteger(dims) || dims < 1 || dims > 16384) {
+    throw invalidArgs(`vector(): dims must be an integer from 1 to 16384 (the number of float32), got ${describe(dims)}`);
+  }
+  return column("vector", opts, false, dims);
 }
 
 // The envelope of a versioned json value: exactly {"$v": n, "$value": v}.
@@ -176,7 +194,7 @@ export function defineTable(name, spec) {
   }
   for (const [col, c] of Object.entries(columns)) {
     if (!c || !TYPES.has(c.type) || typeof c.optional !== "function") {
-      throw invalidArgs(`defineTable("${name}"): column ${col} must be made with str(), int(), bool(), num() or json(), got ${describe(c)}`);
+      throw invalidArgs(`defineTable("${name}"): column ${col} must be made with str(), int(), bool(), num(), json() or vector(n), got ${describe(c)}`);
     }
   }
   const keyList = typeof key === "string" ? [key] : key;
@@ -282,8 +300,9 @@ export function tableRecord(fullName, def) {
 function wireColumn(c) {
   if (c === null || typeof c !== "object" || !TYPES.has(c.type) || typeof c.optional !== "function") return c;
   const wire = { type: c.type };
+  if (c.type === "vector") wire.dims = c.dims;
   if (c.isOptional) wire.optional = true;
-  if (c.hasDefault) wire.default = c.default;
+  if (c.hasDefault) wire.default = c.type === "vector" ? vectorWire(c.default, c.dims, "vector().default") : c.default;
   return wire;
 }
 

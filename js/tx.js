@@ -11,7 +11,8 @@
 import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
 import { encodeJson } from "./encode.js";
 import { OpsBuffer } from "./ops-buffer.js";
-import { isPred, toExpr } from "./expr.js";
+import { isExpr, isPred, toExpr, value } from "./expr.js";
+import { vectorColumns, vectorWire } from "./vectors.js";
 import { resolveWhere } from "./query.js";
 import { plainData, plainRow } from "./data.js";
 import { commitMeta } from "./core-calls.js";
@@ -117,10 +118,17 @@ function makeTx(owner, st) {
     }
     return Object.fromEntries(entries);
   }
-  // A set's literal values of versioned json columns, in their envelope.
-  function versionedSet(h, set) {
+  // A set's literal values of versioned json columns, in their envelope;
+  // of vector columns, in their wire form.
+  function versionedSet(h, set, what) {
     for (const [c, col] of versionedJson(h.def)) {
       if (set[c] !== undefined) set[c] = storedJson(col, set[c]);
+    }
+    for (const [c, col] of vectorColumns(h.def)) {
+      const e = set[c];
+      if (e !== undefined && isExpr(e) && Object.prototype.hasOwnProperty.call(e, "value") && e.value !== null) {
+        set[c] = value(vectorWire(e.value, col.dims, `${what}: set.${c}`));
+      }
     }
     return set;
   }
@@ -160,6 +168,10 @@ function makeTx(owner, st) {
         if (data[c] === undefined && col.hasDefault) data[c] = col.default;
         if (data[c] !== undefined) data[c] = storedJson(col, data[c]);
       }
+      // Vector columns cross as the base64 of their float32 (js/vectors.js).
+      for (const [c, col] of vectorColumns(h.def)) {
+        if (data[c] !== undefined && data[c] !== null) data[c] = vectorWire(data[c], col.dims, `tx.put(${h.name}): row.${c}`);
+      }
       // The row straight into the batch; a value it leaves to JSON (a
       // BigInt, NaN...) sends the op as wire JSON, whose encoder words any error.
       if (!st.ops.put(h.name, data)) st.ops.json(encodeJson({ op: "put", table: h.name, row: data }, "put"));
@@ -171,7 +183,7 @@ function makeTx(owner, st) {
     async update(t, key, set) {
       live("tx.update");
       const h = resolveTable(t, "tx.update");
-      push({ op: "update", table: h.name, key: keyOf(key), set: versionedSet(h, setOf(set, `tx.update(${h.name})`)) }, "update");
+      push({ op: "update", table: h.name, key: keyOf(key), set: versionedSet(h, setOf(set, `tx.update(${h.name})`), `tx.update(${h.name})`) }, "update");
     },
     /**
      * Deletes one row, by key.
@@ -192,7 +204,7 @@ function makeTx(owner, st) {
       const h = resolveTable(t, "tx.updateWhere");
       const w = whereOf(h.def, where, `tx.updateWhere(${h.name})`);
       // No predicate (where: null) means every row.
-      push({ op: "update", table: h.name, where: w ?? null, set: versionedSet(h, setOf(set, `tx.updateWhere(${h.name})`)) }, "update");
+      push({ op: "update", table: h.name, where: w ?? null, set: versionedSet(h, setOf(set, `tx.updateWhere(${h.name})`), `tx.updateWhere(${h.name})`) }, "update");
     },
     /**
      * Deletes every row matching a predicate: one op in the outbox.

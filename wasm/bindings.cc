@@ -123,6 +123,13 @@ class Core {
         &page);
   }
 
+  // The k nearest rows of a vector column, one crossing per query
+  // (src/vectors/nearest.h).
+  std::string nearest(const std::string& table, const std::string& request_json) {
+    std::string out;
+    return WithStore([&](Store* st) { return st->Nearest(table, request_json, &out); }, &out);
+  }
+
   std::string count(const std::string& table, const std::string& query_json) {
     std::string out;
     return WithStore(
@@ -571,6 +578,7 @@ EMSCRIPTEN_BINDINGS(onestore) {
       .function("txClose", &Core::txClose)
       .function("get", &Core::get)
       .function("page", &Core::page)
+      .function("nearest", &Core::nearest)
       .function("count", &Core::count)
       .function("mintId", &Core::mintId)
       .function("documents", &Core::documents)

@@ -17,7 +17,7 @@
 
 extern "C" {
 // Runs one statement: `params` is a JSON array (an int as a decimal string,
-// which the SQL reads as CAST(? AS INTEGER)). Returns a malloc'ed,
+// which the SQL reads as CAST(? AS INTEGER); a BLOB as {"hex":"..."}). Returns a malloc'ed,
 // NUL-terminated answer the caller frees: "[changes,[row...],...]" (changes
 // only with count_changes, else 0), or "!" followed by the host's error text.
 char* onestore_durable_run(int handle, const char* sql, const char* params, int count_changes);
@@ -68,6 +68,17 @@ void AppendParams(const std::vector<Value>& params, std::string* out) {
       case Type::kJson:
         AppendJsonString(v.text(), out);
         break;
+      case Type::kVector: {
+        // A BLOB: {"hex": "..."}, bound as an ArrayBuffer by durable_library.js.
+        static const char kHex[] = "0123456789abcdef";
+        out->append("{\"hex\":\"");
+        for (unsigned char c : v.text()) {
+          out->push_back(kHex[c >> 4]);
+          out->push_back(kHex[c & 15]);
+        }
+        out->append("\"}");
+        break;
+      }
     }
   }
   out->push_back(']');
@@ -87,7 +98,17 @@ Value Cell(const Json& j) {
   if (j.is_number_integer()) return Value::Int(j.get<int64_t>());
   if (j.is_number()) return Value::Num(j.get<double>());
   if (j.is_string()) return Value::Str(j.get<std::string>());
-  return Value::Str(j.dump());  // a blob: never in onestore's tables
+  if (j.is_object() && j.contains("hex") && j["hex"].is_string()) {
+    // A BLOB (a vector column's bytes), as durable_library.js writes it.
+    const std::string& h = j["hex"].get_ref<const std::string&>();
+    std::string bytes(h.size() / 2, '\0');
+    auto nibble = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      bytes[i] = static_cast<char>((nibble(h[2 * i]) << 4) | nibble(h[2 * i + 1]));
+    }
+    return Value::Vector(std::move(bytes));
+  }
+  return Value::Str(j.dump());
 }
 
 class DurableConnection : public SqlConnection {

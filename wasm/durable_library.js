@@ -10,7 +10,8 @@
 //
 // A statement's answer is one malloc'ed UTF-8 string that the C side frees:
 // JSON "[changes,[row],...]" (rows as sql.exec's raw() gives them: null,
-// numbers, strings), or "!" and the host's error message. No JS exception
+// numbers, strings; a BLOB as {"hex": "..."}), or "!" and the host's error
+// message. A parameter {"hex": "..."} is bound as a BLOB. No JS exception
 // crosses into wasm. A row is never held across calls, and a view of wasm
 // memory is never kept (memory grows).
 //
@@ -42,11 +43,36 @@ mergeInto(LibraryManager.library, {
       }
       return ONESTORE_DURABLE.give('!' + message);
     },
+    // A BLOB (a vector column's bytes) crosses as {"hex": "..."} both ways,
+    // as durable_connection.cc writes and reads it.
+    hex: function (buffer) {
+      var bytes = ArrayBuffer.isView(buffer)
+        ? new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength)
+        : new Uint8Array(buffer);
+      var digits = '0123456789abcdef';
+      var out = '';
+      for (var i = 0; i < bytes.length; i++) out += digits[bytes[i] >> 4] + digits[bytes[i] & 15];
+      return { hex: out };
+    },
+    param: function (p) {
+      if (p === null || typeof p !== 'object') return p;
+      var h = String(p.hex);
+      var bytes = new Uint8Array(h.length >> 1);
+      for (var i = 0; i < bytes.length; i++) bytes[i] = parseInt(h.substr(2 * i, 2), 16);
+      return bytes.buffer;
+    },
     // Rows of a cursor as JSON, after the changes count.
     answer: function (sql, cursor, countChanges) {
       var out = [0];
       var raw = cursor.raw();
-      for (var row = raw.next(); !row.done; row = raw.next()) out.push(row.value);
+      for (var row = raw.next(); !row.done; row = raw.next()) {
+        var cells = row.value;
+        for (var c = 0; c < cells.length; c++) {
+          var v = cells[c];
+          if (v !== null && typeof v === 'object') cells[c] = ONESTORE_DURABLE.hex(v);
+        }
+        out.push(cells);
+      }
       if (countChanges) out[0] = sql.exec('SELECT changes()').raw().next().value[0];
       return JSON.stringify(out);
     },
@@ -56,7 +82,7 @@ mergeInto(LibraryManager.library, {
   onestore_durable_run: function (handle, sqlPtr, paramsPtr, countChanges) {
     try {
       var sql = ONESTORE_DURABLE.state(handle).storage.sql;
-      var params = JSON.parse(UTF8ToString(paramsPtr));
+      var params = JSON.parse(UTF8ToString(paramsPtr)).map(ONESTORE_DURABLE.param);
       var cursor = sql.exec.apply(sql, [UTF8ToString(sqlPtr)].concat(params));
       return ONESTORE_DURABLE.give(ONESTORE_DURABLE.answer(sql, cursor, countChanges));
     } catch (e) {

@@ -58,6 +58,15 @@ set(ONESTORE_WASM_SIZE_SOURCES
   wasm/js_file_system.cc
 )
 
+# Sources built with wasm SIMD (-msimd128, fixed-width 128-bit SIMD, which
+# Node 20, Chromium and workerd all run) and without fused multiply-add
+# (-ffp-contract=off), so that their float sums are the native build's, bit
+# for bit (src/vectors/distance.h). Only the distance kernels: the rest of
+# the core gains nothing measurable from auto-vectorization.
+set(ONESTORE_WASM_SIMD_SOURCES
+  src/vectors/distance.cc
+)
+
 set(ONESTORE_WASM_LINK_FLAGS
   # embind: the Core class declared in wasm/bindings.cc.
   --bind

@@ -10,6 +10,7 @@
 #define ONESTORE_BACKENDS_BACKEND_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,6 +68,24 @@ class Backend {
   virtual Status Page(const Query& q, const std::vector<Value>* after, int64_t limit,
                       std::vector<Row>* rows) = 0;
   virtual Status Count(const TableSchema& t, const Predicate* where, int64_t* count) = 0;
+  // Calls `visit` with each committed row of q.table that matches q.where,
+  // in no promised order, until visit returns false. The row lives only
+  // for the call. A full read (nearest, src/vectors/nearest.h). The default
+  // reads Page after Page (q.order ends with the key, so each page resumes
+  // after the last row of the one before); memory walks its rows in place.
+  virtual Status Scan(const Query& q, const std::function<bool(const Row&)>& visit) {
+    std::vector<Row> rows;
+    std::vector<Value> after;
+    for (;;) {
+      ONESTORE_RETURN_IF_ERROR(Page(q, after.empty() ? nullptr : &after, kScanPage, &rows));
+      for (const Row& row : rows) {
+        if (!visit(row)) return Status::OK();
+      }
+      if (static_cast<int64_t>(rows.size()) < kScanPage) return Status::OK();
+      after = q.OrderValues(rows.back());
+    }
+  }
+  static constexpr int64_t kScanPage = 512;
   // The largest value of an int key column, or 0 for an empty table.
   virtual Status MaxIntKey(const TableSchema& t, int64_t* max) = 0;
 

@@ -9,6 +9,7 @@
 #include "documents/documents.h"
 #include "values/json_text.h"
 #include "writes/binary_ops.h"
+#include "vectors/nearest.h"
 
 namespace onestore {
 
@@ -847,6 +848,18 @@ Status Store::Count(const std::string& table, const std::string& query_json, int
   Query q;
   ONESTORE_RETURN_IF_ERROR(ParseQuery(qj, *t, "query", &q));
   return backend_->Count(*t, q.where ? &*q.where : nullptr, count);
+}
+
+Status Store::Nearest(const std::string& table, const std::string& request_json,
+                      std::string* answer) {
+  ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
+  const TableSchema* t;
+  ONESTORE_RETURN_IF_ERROR(catalog_.Lookup(table, "nearest", &t));
+  Json rj;
+  ONESTORE_RETURN_IF_ERROR(ParseJsonText(request_json, "nearest", &rj));
+  NearestRequest r;
+  ONESTORE_RETURN_IF_ERROR(ParseNearest(rj, *t, "nearest(" + table + ")", &r));
+  return RunNearest(backend_.get(), r, answer);
 }
 
 Status Store::MintId(const std::string& table, int64_t* id) {

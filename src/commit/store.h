@@ -138,6 +138,10 @@ class Store {
   Status Page(const std::string& table, const std::string& query_json, int64_t limit,
               const std::string& cursor, std::string* page);
   Status Count(const std::string& table, const std::string& query_json, int64_t* count);
+  // The k rows nearest a query vector (src/vectors/nearest.h): `request_json`
+  // is {"column","vector","k","metric"?,"where"?}; *answer is
+  // {"rows":[..],"distances":[..]}, nearest first, ties by key.
+  Status Nearest(const std::string& table, const std::string& request_json, std::string* answer);
   // An id above the highest stored id of an int-keyed table and above every
   // id minted before in this process.
   Status MintId(const std::string& table, int64_t* id);

@@ -63,9 +63,11 @@ Status ResolveColumn(const Json& name, const TableSchema& t, const std::string& 
     return Status::InvalidArgs(where + ": unknown column \"" + n + "\" in table \"" + t.name +
                                "\"");
   }
-  if (t.columns[*pos].type == Type::kJson) {
-    return Status::InvalidArgs(where + ": json column \"" + n + "\" cannot be used in " + use +
-                               " (only str, int, bool and num columns can)");
+  if (t.columns[*pos].type == Type::kJson || t.columns[*pos].type == Type::kVector) {
+    return Status::InvalidArgs(where + ": " + TypeName(t.columns[*pos].type) + " column \"" + n +
+                               "\" cannot be used in " + use +
+                               " (only str, int, bool and num columns can" +
+                               (t.columns[*pos].type == Type::kVector ? "; search a vector with nearest)" : ")"));
   }
   return Status::OK();
 }

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <set>
 
+#include "values/vector.h"
+
 namespace onestore {
 
 int TableSchema::ColumnIndex(std::string_view name) const {
@@ -20,6 +22,7 @@ bool TableSchema::HasIntKey() const {
 Json ColumnJson(const Column& c) {
   Json cj = Json::object();
   cj["type"] = TypeName(c.type);
+  if (c.type == Type::kVector) cj["dims"] = c.dims;
   if (c.optional) cj["optional"] = true;
   if (c.has_default) {
     std::string text;
@@ -56,7 +59,7 @@ bool TableSchema::SameShape(const TableSchema& o) const {
     return false;
   for (size_t i = 0; i < columns.size(); ++i) {
     const Column &a = columns[i], &b = o.columns[i];
-    if (a.name != b.name || a.type != b.type || a.optional != b.optional ||
+    if (a.name != b.name || a.type != b.type || a.dims != b.dims || a.optional != b.optional ||
         a.has_default != b.has_default || a.def != b.def)
       return false;
   }
@@ -111,7 +114,8 @@ bool StartsWithFolded(std::string_view s, std::string_view lower_prefix) {
          FoldName(s.substr(0, lower_prefix.size())) == lower_prefix;
 }
 
-// Parses one column's wire form ("str" or {"type":..,"optional"?:..,"default"?:..}).
+// Parses one column's wire form ("str" or {"type":..,"dims"?:..,"optional"?:..,"default"?:..};
+// a vector column is {"type":"vector","dims":n}).
 Status ParseColumn(const std::string& name, const Json& cj, const std::string& cw, Column* out) {
   Column c;
   c.name = name;
@@ -119,7 +123,20 @@ Status ParseColumn(const std::string& name, const Json& cj, const std::string& c
       cj.is_string() ? cj : (cj.is_object() && cj.contains("type") ? cj["type"] : Json());
   if (!type_j.is_string() || !ParseTypeName(type_j.get<std::string>(), &c.type)) {
     return Status::InvalidArgs(cw + ": unknown column type " + type_j.dump() +
-                               " (use str, int, bool, num or json)");
+                               " (use str, int, bool, num, json or vector)");
+  }
+  if (c.type == Type::kVector) {
+    const Json* dims = cj.is_object() && cj.contains("dims") ? &cj["dims"] : nullptr;
+    if (dims == nullptr || !dims->is_number_integer() || dims->get<int64_t>() < 1 ||
+        dims->get<int64_t>() > kMaxVectorDims) {
+      return Status::InvalidArgs(cw + ".dims: a vector column needs dims, its number of float32, " +
+                                 "from 1 to " + std::to_string(kMaxVectorDims) + ", got " +
+                                 (dims ? DescribeJson(*dims) : std::string("none")));
+    }
+    c.dims = static_cast<int>(dims->get<int64_t>());
+  } else if (cj.is_object() && cj.contains("dims")) {
+    return Status::InvalidArgs(cw + ".dims: only a vector column has dims (this one is " +
+                               TypeName(c.type) + ")");
   }
   if (cj.is_object()) {
     if (cj.contains("optional")) {
@@ -127,7 +144,8 @@ Status ParseColumn(const std::string& name, const Json& cj, const std::string& c
       c.optional = cj["optional"].get<bool>();
     }
     if (cj.contains("default")) {
-      ONESTORE_RETURN_IF_ERROR(ValueFromJson(cj["default"], c.type, cw + ".default", &c.def));
+      ONESTORE_RETURN_IF_ERROR(
+          ValueFromJson(cj["default"], c.type, cw + ".default", &c.def, c.dims));
       if (c.def.is_null() && !c.optional) {
         return Status::InvalidArgs(cw + ".default: null default on a column that is not optional");
       }

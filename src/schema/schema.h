@@ -22,6 +22,7 @@ struct Column {
   bool optional = false;     // null allowed
   bool has_default = false;  // `def` is used when a put omits the column
   Value def;
+  int dims = 0;  // a vector column's float32 count (1 to kMaxVectorDims); 0 for the others
 };
 
 struct Index {

@@ -1,7 +1,8 @@
 // Values and the one text order.
 //
 // A Value is one cell: null, bool, int (64-bit), num (finite double), str
-// (UTF-8 without NUL) or json (JSON text). Text compares by Unicode code
+// (UTF-8 without NUL), json (JSON text) or vector (n finite float32, kept as
+// their 4n little-endian bytes; src/values/vector.h). Text compares by Unicode code
 // point, which for UTF-8 is plain byte order: memcmp. SQLite's BINARY
 // collation compares the same way, so both backends share one order.
 #ifndef ONESTORE_VALUES_VALUE_H_
@@ -22,11 +23,12 @@ namespace onestore {
 using Json = nlohmann::ordered_json;
 
 // The column types of defineTable. kNull is the type of the null value only.
-enum class Type { kNull = 0, kBool, kInt, kNum, kStr, kJson };
+// kVector is float32 x n (the n is the column's, Column::dims).
+enum class Type { kNull = 0, kBool, kInt, kNum, kStr, kJson, kVector };
 
 // "str", "int", ... as in defineTable; "null" for kNull.
 const char* TypeName(Type t);
-// Parses "str" | "int" | "bool" | "num" | "json"; false if unknown.
+// Parses "str" | "int" | "bool" | "num" | "json" | "vector"; false if unknown.
 bool ParseTypeName(std::string_view name, Type* out);
 
 class Value {
@@ -64,18 +66,28 @@ class Value {
     return v;
   }
 
+  // `bytes`: n float32, little-endian, each finite (src/values/vector.h
+  // checks them; this takes them as they are).
+  static Value Vector(std::string bytes) {
+    Value v;
+    v.type_ = Type::kVector;
+    v.s_ = std::move(bytes);
+    return v;
+  }
+
   Type type() const { return type_; }
   bool is_null() const { return type_ == Type::kNull; }
   bool bool_value() const { return i_ != 0; }
   int64_t int_value() const { return i_; }
   double num_value() const { return d_; }
-  // The text of a str, or the JSON text of a json value.
+  // The text of a str, the JSON text of a json value, the bytes of a vector.
   const std::string& text() const { return s_; }
 
   bool operator==(const Value& o) const;
   bool operator!=(const Value& o) const { return !(*this == o); }
 
-  // Appends this value as JSON (json values verbatim). Ints are JSON
+  // Appends this value as JSON (json values verbatim; a vector as the base64
+  // of its bytes in a string, docs/formats.md). Ints are JSON
   // integers. With `unsafe_int_as_string` (rows for JS, which reads them with
   // JSON.parse): an int beyond 2^53 is written as a decimal string instead,
   // which the JS side turns into a BigInt; a json value that holds such an
@@ -141,8 +153,9 @@ constexpr int64_t kMaxSafeInteger = 9007199254740991LL;
 // `where` names the place for the error message ("ops[2].row.entry").
 // Fails with invalid/args on a wrong type, a non-integer or unsafe int, a
 // non-finite num, or a NUL in a str. Null is returned as a null Value; the
-// caller decides whether null is allowed.
-Status ValueFromJson(const Json& j, Type t, const std::string& where, Value* out);
+// caller decides whether null is allowed. A vector (t kVector) must hold
+// exactly `dims` finite float32 (ParseVectorJson, src/values/vector.h).
+Status ValueFromJson(const Json& j, Type t, const std::string& where, Value* out, int dims = 0);
 
 }  // namespace onestore
 

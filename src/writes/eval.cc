@@ -30,6 +30,8 @@ std::string ConcatText(const Value& v) {
     case Type::kStr:
     case Type::kJson:
       return v.text();
+    case Type::kVector:  // never a concat operand (the parser refuses it)
+      break;
     case Type::kBool:
     case Type::kInt:
       return std::to_string(v.int_value());

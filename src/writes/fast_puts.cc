@@ -17,6 +17,7 @@
 
 #include "values/json_text.h"
 #include "writes/binary_ops.h"
+#include "values/vector.h"
 #include "writes/writes.h"
 
 namespace onestore {
@@ -357,6 +358,13 @@ bool ReadRow(Reader* r, const TableSchema& t, Row* out) {
             row[i] = Value::JsonText(std::string(start, r->pos() - start));
             break;
           }
+          case Type::kVector: {
+            // The base64 form (js/vectors.js writes it); an array of numbers
+            // and every error go the DOM way.
+            std::string_view b64;
+            if (!r->RawString(&b64) || !VectorFromBase64(b64, c.dims, &row[i])) return false;
+            break;
+          }
           case Type::kNull:
             return false;
         }
@@ -562,6 +570,9 @@ bool FastCell(const BinValue& v, const Column& c, Value* out) {
       return true;
     }
     case kBinStr: {
+      // A vector column's cell is the base64 of its float32 (js/vectors.js);
+      // a bad one is left to the DOM path, which words the error.
+      if (c.type == Type::kVector) return VectorFromBase64(v.text, c.dims, out);
       if (c.type != Type::kStr || std::memchr(v.text.data(), 0, v.text.size()) != nullptr)
         return false;
       Reader r(v.text);

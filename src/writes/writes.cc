@@ -56,6 +56,8 @@ Status ParseExpr(const Json& j, const TableSchema& t, int target, Type want,
   Expr e;
   e.type = want;
   const std::string& cname = t.columns[target].name;
+  // A vector literal has the target column's length.
+  const int dims = want == Type::kVector ? t.columns[target].dims : 0;
   if (!j.is_object() || j.size() != 1 || !ExprOpFromName(j.begin().key(), &e.op)) {
     if (j.is_object() && want != Type::kJson) {
       return Status::InvalidArgs(
@@ -65,7 +67,7 @@ Status ParseExpr(const Json& j, const TableSchema& t, int target, Type want,
     }
     // A bare literal: value(v).
     e.op = ExprOp::kValue;
-    ONESTORE_RETURN_IF_ERROR(ValueFromJson(j, want, where, &e.value));
+    ONESTORE_RETURN_IF_ERROR(ValueFromJson(j, want, where, &e.value, dims));
     *out = std::move(e);
     return Status::OK();
   }
@@ -97,7 +99,7 @@ Status ParseExpr(const Json& j, const TableSchema& t, int target, Type want,
   };
   switch (e.op) {
     case ExprOp::kValue:
-      ONESTORE_RETURN_IF_ERROR(ValueFromJson(a, want, w, &e.value));
+      ONESTORE_RETURN_IF_ERROR(ValueFromJson(a, want, w, &e.value, dims));
       break;
     case ExprOp::kCol: {
       if (!a.is_string())
@@ -108,6 +110,11 @@ Status ParseExpr(const Json& j, const TableSchema& t, int target, Type want,
                                    "\" in table \"" + t.name + "\"");
       }
       Type ct = t.columns[e.column].type;
+      if (ct == Type::kVector && want == Type::kVector && t.columns[e.column].dims != dims) {
+        return Status::InvalidArgs(w + ": column \"" + a.get<std::string>() + "\" is a vector of " +
+                                   std::to_string(t.columns[e.column].dims) + ", but column \"" +
+                                   cname + "\" needs " + std::to_string(dims));
+      }
       if (ct != want) {
         return Status::InvalidArgs(w + ": column \"" + a.get<std::string>() + "\" is " +
                                    TypeName(ct) + ", but column \"" + cname + "\" needs " +
@@ -222,7 +229,7 @@ Status ParseRow(const Json& j, const TableSchema& t, const std::string& where, R
       return Status::InvalidArgs(where + ": column \"" + c.name + "\" of table \"" + t.name +
                                  "\" is missing (it is not optional and has no default)");
     }
-    ONESTORE_RETURN_IF_ERROR(ValueFromJson(*it, c.type, w, &row[i]));
+    ONESTORE_RETURN_IF_ERROR(ValueFromJson(*it, c.type, w, &row[i], c.dims));
     if (row[i].is_null() && !c.optional) {
       return Status::InvalidArgs(w + ": null in column \"" + c.name + "\", which is not optional");
     }

@@ -14,7 +14,7 @@
 
 export function conformanceRunner(api, assert) {
   const {
-    openStore, defineTable, str, int, bool, num, json,
+    openStore, defineTable, str, int, bool, num, json, vector,
     query, eq, ne, lt, lte, gt, gte, inArray, isNull, prefix, and, or, not, col,
     StoreError,
   } = api;
@@ -34,6 +34,14 @@ export function conformanceRunner(api, assert) {
 
   const builders = { str, int, bool, num, json };
 
+  /** A vector cell as the vectors write it: the base64 of its little-endian float32. */
+  function vectorText(f32) {
+    const bytes = new Uint8Array(f32.buffer, f32.byteOffset, f32.byteLength);
+    let s = "";
+    for (let i = 0; i < bytes.length; i++) s += String.fromCharCode(bytes[i]);
+    return btoa(s);
+  }
+
   /**
    * A table definition from a vector's table record "<type>/<name>". With
    * `edges` ({ kinds }, from the file's "edges"), made by defineEdges from
@@ -46,7 +54,9 @@ export function conformanceRunner(api, assert) {
     const columns = {};
     for (const [c, spec] of Object.entries(record.columns)) {
       const s = typeof spec === "string" ? { type: spec } : spec;
-      let b = builders[s.type]("default" in s ? { default: fromVector(s.default) } : undefined);
+      let b = s.type === "vector"
+        ? vector(s.dims)
+        : builders[s.type]("default" in s ? { default: fromVector(s.default) } : undefined);
       if (s.optional) b = b.optional();
       columns[c] = b;
     }
@@ -116,6 +126,16 @@ export function conformanceRunner(api, assert) {
     return out;
   }
 
+  /** A base64 vector of the file as the Float32Array a caller would pass (its bits as they are). */
+  function vectorOfText(text) {
+    let bin;
+    try { bin = atob(text); } catch { return text; }  // not base64: let the store refuse it
+    if (bin.length % 4 !== 0) return text;
+    const bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    return new Float32Array(bytes.buffer);
+  }
+
   /** Runs `work` and returns [value, error]; a synchronous throw counts too. */
   async function attempt(work) {
     try {
@@ -168,7 +188,7 @@ export function conformanceRunner(api, assert) {
     }
 
     rowArray(t, row) {
-      return row === undefined || row === null ? null : t.columnNames.map((c) => row[c]);
+      return row === undefined || row === null ? null : t.columnNames.map((c) => (row[c] instanceof Float32Array ? vectorText(row[c]) : row[c]));
     }
 
     keyOf(t, row) {
@@ -185,7 +205,7 @@ export function conformanceRunner(api, assert) {
       if (step.doc !== undefined) return this.documents(step, i);
       if (step.tx !== undefined) return this.tx(step, i);
       if (step.neighbours !== undefined) return this.neighbours(step, i);
-      const read = step.get ?? step.count ?? step.page;
+      const read = step.get ?? step.count ?? step.page ?? step.nearest;
       const t = this.tables.get(read?.table);
       if (step.jsSkip || t === undefined) {
         assert.ok(step.jsSkip, `${where(step, i)}: table ${read?.table} has no handle; mark the step jsSkip`);
@@ -204,6 +224,7 @@ export function conformanceRunner(api, assert) {
         return;
       }
       if (step.page !== undefined) return this.page(step, i, t);
+      if (step.nearest !== undefined) return this.nearest(step, i, t);
       assert.fail(`${where(step, i)}: unknown step ${JSON.stringify(step)}`);
     }
 
@@ -320,6 +341,18 @@ export function conformanceRunner(api, assert) {
         if (op.where === undefined) return;
         assert.equal(Number(record.ops[k].count), step.counts[k], `${where(step, i)}: count of op ${k}`);
       });
+    }
+
+    // table.nearest: the keys and exact distances of its hits.
+    async nearest(step, i, t) {
+      const n = step.nearest;
+      const options = {};
+      if (n.metric !== undefined) options.metric = n.metric;
+      if (n.where !== undefined) options.where = buildWhere(n.where);
+      const vec = typeof n.vector === "string" ? vectorOfText(n.vector) : n.vector;
+      const [hits, error] = await attempt(() => t.handle.nearest((e) => e[n.column], vec, n.k, options));
+      if (!checkError(step, i, error)) return;
+      assert.deepStrictEqual(hits.map((h) => [this.keyOf(t, h.row), h.distance]), step.hits.map(([k, d]) => [this.expectedKey(k), d]), `${where(step, i)}: nearest`);
     }
 
     async page(step, i, t) {

@@ -338,6 +338,7 @@ class VectorRunner {
     }
     if (st.contains("page")) return RunPage(st, step, setup);
     if (st.contains("doc")) return RunDocuments(st, step, setup);
+    if (st.contains("nearest")) return RunNearest(st, step, setup);
     ADD_FAILURE() << Where(step, st, setup) << "unknown step " << st.dump();
     return false;
   }
@@ -375,6 +376,34 @@ class VectorRunner {
     }
     return Expect(Comparable(got) == Comparable(st["expect"]), step, st, setup,
                   "documents: expected " + st["expect"].dump() + ", got " + answer);
+  }
+
+  // A nearest call (Store::Nearest): the keys and exact distances of its hits.
+  bool RunNearest(const Json& st, int step, bool setup) {
+    bool failed = false;
+    Json request = ToWire(st["nearest"]);
+    const std::string table = request["table"].get<std::string>();
+    request.erase("table");
+    std::string answer;
+    Status s = store_->Nearest(table, request.dump(), &answer);
+    if (!CheckStatus(s, st, step, setup, &failed)) return !failed;
+    Json a = ParseText(answer);
+    Plain got = Plain::array();
+    for (size_t i = 0; i < a["rows"].size(); ++i) {
+      Plain hit = Plain::array();
+      hit.push_back(KeyOf(table, a["rows"][i]));
+      hit.push_back(Plain::parse(a["distances"][i].dump()));
+      got.push_back(hit);
+    }
+    Plain want = Plain::array();
+    for (const Json& h : st["hits"]) {
+      Plain hit = Plain::array();
+      hit.push_back(ExpectedKey(h[0]));
+      hit.push_back(Plain::parse(h[1].dump()));
+      want.push_back(hit);
+    }
+    return Expect(got == want, step, st, setup,
+                  "nearest: expected " + want.dump() + ", got " + got.dump() + " (" + answer + ")");
   }
 
   bool RunPage(const Json& st, int step, bool setup) {

@@ -65,6 +65,10 @@ class HostBoundTestConnection : public SqlConnection {
           sqlite3_bind_text(s, at, v.text().data(), static_cast<int>(v.text().size()),
                             SQLITE_STATIC);
           break;
+        case Type::kVector:  // an ArrayBuffer binds as a BLOB
+          sqlite3_bind_blob(s, at, v.text().data(), static_cast<int>(v.text().size()),
+                            SQLITE_STATIC);
+          break;
       }
     }
     const int n = sqlite3_column_count(s);
@@ -85,6 +89,11 @@ class HostBoundTestConnection : public SqlConnection {
           case SQLITE_INTEGER:
           case SQLITE_FLOAT:
             rows->cells.push_back(ThroughJs(sqlite3_column_double(s, c)));
+            break;
+          case SQLITE_BLOB:  // an ArrayBuffer, as durable_library.js hands it over
+            rows->cells.push_back(Value::Vector(
+                std::string(static_cast<const char*>(sqlite3_column_blob(s, c)),
+                            static_cast<size_t>(sqlite3_column_bytes(s, c)))));
             break;
           default:
             rows->cells.push_back(

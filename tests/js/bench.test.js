@@ -70,15 +70,19 @@ test("npm run bench -- --quick writes a well-formed report.md and report.json", 
   const snap = report.columns.find((c) => c.id === "onestore-file-full").figures.snapshot;
   assert.ok(snap.value > 0 && snap.rows === report.plan.commitAt.at(-1) && snap.bytes > 4096, "workload 15 snapshots the fixture file");
 
+  for (const id of ["onestore-memory", "onestore-file-relaxed"]) {
+    const f = report.columns.find((c) => c.id === id).figures.nearest;
+    assert.ok(f.value > 0 && f.plainJsMs > 0 && f.rows === report.plan.nearestRows && f.k === 10, `${id}: the nearest workload searched the vectors`);
+  }
   const ts = targets(report);
-  for (const id of ["commitVsRaw", "commitVsOfficial", "vsNative.commit", "memoryPuts", "rename", "renameBytes", "page", "get", "commitAt", "open", "size", "replicaRate", "vsNative.replica", "archive.export", "archive.import", "docLoad", "openAltered", "walCommit", "walBulk", "walGet", "snapshot"]) {
+  for (const id of ["commitVsRaw", "commitVsOfficial", "vsNative.commit", "memoryPuts", "rename", "renameBytes", "page", "get", "commitAt", "open", "size", "replicaRate", "vsNative.replica", "archive.export", "archive.import", "docLoad", "openAltered", "walCommit", "walBulk", "walGet", "snapshot", "nearest"]) {
     assert.ok(ts.some((t) => t.id === id), `target ${id} not evaluated`);
   }
   for (const t of ts) assert.ok(Number.isFinite(t.value) && typeof t.ok === "boolean", `${t.id}: ${t.value}`);
 
   const md = readFileSync(join(out, "report.md"), "utf8");
   for (const c of report.columns) assert.ok(md.includes(c.label), `report.md lacks ${c.label}`);
-  for (const w of WORKLOADS) assert.ok(md.includes(`${w.n}. `), `report.md lacks workload ${w.n}`);
+  for (const w of WORKLOADS) assert.ok(md.includes(w.n === undefined ? `| ${w.id}` : `${w.n}. `), `report.md lacks workload ${w.n ?? w.id}`);
   assert.match(md, /journal_mode=TRUNCATE/);
   assert.match(md, /journal_mode=WAL/);
   // The WAL anchors really ran in WAL mode.

@@ -447,3 +447,34 @@ async function postgresMirror() {
   return [schema, n, head, applied, synced];
 }
 void postgresMirror;
+// Vectors and nearest.
+import { vector, type NearestHit } from "onestore";
+
+async function searchByMeaning() {
+  const Docs = defineTable("docs", { columns: { id: str(), kind: str(), embedding: vector(4) }, key: ["id"] });
+  const store = await openStore({ backend: "memory" });
+  const owner = store.object({ type: "notes" });
+  const docs = owner.table(Docs);
+  await owner.tx(async (tx) => {
+    await tx.put(docs, { id: "a", kind: "message", embedding: new Float32Array([1, 0, 0, 0]) });
+    await tx.put(docs, { id: "b", kind: "message", embedding: [0, 1, 0, 0] });
+    // @ts-expect-error a vector is a Float32Array or an array of numbers
+    await tx.put(docs, { id: "c", kind: "message", embedding: "0,1,0,0" });
+  });
+  const hits: NearestHit<{ id: string; kind: string; embedding: Float32Array }>[] = await docs.nearest(
+    (e) => e.embedding, new Float32Array(4), 10, { metric: "cosine", where: (e) => eq(e.kind, "message") });
+  const first: Float32Array = hits[0].row.embedding;
+  const d: number = hits[0].distance;
+  // @ts-expect-error nearest searches a vector column
+  await docs.nearest((e) => e.kind, [1, 0, 0, 0], 3);
+  // @ts-expect-error the metric is cosine, l2 or dot
+  await docs.nearest((e) => e.embedding, [1, 0, 0, 0], 3, { metric: "manhattan" });
+  // @ts-expect-error a vector column cannot be in a where
+  query(Docs).where((e) => eq(e.embedding, [1, 0, 0, 0]));
+  // @ts-expect-error a vector column cannot be a key
+  defineTable("bad", { columns: { id: vector(2) }, key: ["id"] });
+  const replica = await openReplica({ backend: "memory" });
+  const again = await replica.table("notes/docs").nearest("embedding", [1, 0, 0, 0], 2, { metric: "l2" });
+  return [first, d, again[0].distance];
+}
+void searchByMeaning;

@@ -226,6 +226,7 @@ class MemoryBackend : public Backend {
   Status Page(const Query& q, const std::vector<Value>* after, int64_t limit,
               std::vector<Row>* rows) override;
   Status Count(const TableSchema& t, const Predicate* where, int64_t* count) override;
+  Status Scan(const Query& q, const std::function<bool(const Row&)>& visit) override;
   Status MaxIntKey(const TableSchema& t, int64_t* max) override;
   Status ReadOutbox(int64_t after, int64_t limit, std::vector<OutboxEntry>* out) override;
   Status TrimOutbox(int64_t up_to, int64_t* removed) override;
@@ -723,6 +724,17 @@ Status MemoryBackend::Count(const TableSchema& t, const Predicate* where, int64_
     return true;
   });
   *count = n;
+  return Status::OK();
+}
+
+Status MemoryBackend::Scan(const Query& q, const std::function<bool(const Row&)>& visit) {
+  ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  if (q.table == nullptr) return Status::InvalidArgs("scan: a query without a table");
+  const TableData* d = nullptr;
+  ONESTORE_RETURN_IF_ERROR(Committed(q.table->name, &d));
+  const Predicate* where = q.where ? &*q.where : nullptr;
+  Walk(*d, PlanScan(*d->schema, where, nullptr), nullptr,
+       [&](const Row& row) { return !Matches(where, row) || visit(row); });
   return Status::OK();
 }
 

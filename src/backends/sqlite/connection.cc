@@ -61,7 +61,7 @@ Status CheckHostLimits(const HostLimits& limits, const std::string& sql,
   }
   for (size_t i = 0; i < params.size(); ++i) {
     const Value& v = params[i];
-    if ((v.type() == Type::kStr || v.type() == Type::kJson) &&
+    if ((v.type() == Type::kStr || v.type() == Type::kJson || v.type() == Type::kVector) &&
         v.text().size() > limits.max_value_bytes) {
       return Status::Limit(what + ": a value of " + std::to_string(v.text().size()) +
                            " bytes, above this backend's limit of " +

@@ -21,7 +21,8 @@
 namespace onestore {
 
 // The rows of one statement, row-major, each cell as SQLite returned it: null,
-// int, num (REAL) or str (TEXT). A host-bound connection returns an integer
+// int, num (REAL), str (TEXT) or, for a BLOB (a vector column's bytes), a
+// kVector Value holding the blob's bytes. A host-bound connection returns an integer
 // that it cannot tell from a double as int when it is integral, num
 // otherwise; the backend reads int results through CAST(x AS TEXT) there
 // (SqlDialect::int_results_as_text) and a num column accepts an int cell.

@@ -219,6 +219,11 @@ Status EmbeddedConnection::Bind(sqlite3_stmt* s, int index, const Value& v) {
       rc = sqlite3_bind_text(s, index, v.text().data(), static_cast<int>(v.text().size()),
                              SQLITE_STATIC);
       break;
+    case Type::kVector:
+      // A BLOB of the little-endian float32 (src/values/vector.h).
+      rc = sqlite3_bind_blob(s, index, v.text().data(), static_cast<int>(v.text().size()),
+                             SQLITE_STATIC);
+      break;
   }
   if (rc != SQLITE_OK) return Error(rc, "binding parameter " + std::to_string(index));
   return Status::OK();
@@ -255,6 +260,13 @@ Status EmbeddedConnection::Run(const std::string& sql, const std::vector<Value>&
         case SQLITE_FLOAT:
           rows->cells.push_back(Value::Num(sqlite3_column_double(b.stmt, c)));
           break;
+        case SQLITE_BLOB: {  // a vector column's bytes
+          const void* blob = sqlite3_column_blob(b.stmt, c);
+          const size_t size = static_cast<size_t>(sqlite3_column_bytes(b.stmt, c));
+          rows->cells.push_back(Value::Vector(
+              size == 0 ? std::string() : std::string(static_cast<const char*>(blob), size)));
+          break;
+        }
         default: {
           const unsigned char* text = sqlite3_column_text(b.stmt, c);
           rows->cells.push_back(

@@ -35,6 +35,8 @@ const char* SqlType(Type t) {
       return "REAL";
     case Type::kJson:
       return "TEXT";
+    case Type::kVector:
+      return "BLOB";  // n little-endian float32 (src/values/vector.h)
     case Type::kNull:
       break;
   }
@@ -77,6 +79,15 @@ std::string SqlLiteral(const Value& v, Type column) {
       for (char c : v.text()) {
         if (c == '\'') out += '\'';
         out += c;
+      }
+      return out + "'";
+    }
+    case Type::kVector: {
+      static const char kHex[] = "0123456789ABCDEF";
+      std::string out = "X'";
+      for (unsigned char c : v.text()) {
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
       }
       return out + "'";
     }
@@ -223,6 +234,9 @@ void SqliteBackend::ReadRow(const SqlRows& rows, size_t r, const TableSchema& t,
         break;
       case Type::kJson:
         row->push_back(Value::JsonText(cell.type() == Type::kStr ? cell.text() : std::string()));
+        break;
+      case Type::kVector:
+        row->push_back(Value::Vector(cell.type() == Type::kVector ? cell.text() : std::string()));
         break;
       case Type::kNull:
         row->emplace_back();
