@@ -64,10 +64,12 @@ export const PG_TYPES = Object.freeze({
   bool: "boolean",
   num: "double precision",
   json: "jsonb",
+  // float32 × n, little-endian, as SQLite keeps it (docs/formats.md, "Vectors").
+  vector: "bytea",
 });
 
 /** The cast of a bound parameter of a column type. */
-const PARAM_CASTS = Object.freeze({ str: "text", int: "bigint", bool: "boolean", num: "double precision", json: "jsonb" });
+const PARAM_CASTS = Object.freeze({ str: "text", int: "bigint", bool: "boolean", num: "double precision", json: "jsonb", vector: "bytea" });
 
 // A value as a text parameter: exact for ints beyond 2^53 and for -0.
 function toParam(type, v) {
@@ -77,6 +79,8 @@ function toParam(type, v) {
     case "num": return Object.is(v, -0) ? "-0" : String(v);
     case "bool": return v ? "true" : "false";
     case "json": return encodeJson(v, "value");
+    // The wire's base64 of the float32 bytes -> bytea's hex input form.
+    case "vector": return `\\x${Buffer.from(v, "base64").toString("hex")}`;
     default: return String(v);
   }
 }
@@ -92,6 +96,13 @@ function fromPg(type, v) {
     case "num": return Number(v);
     case "bool": return v === true || v === "t" || v === "true";
     case "json": return parseJsonExact(v);
+    case "vector": {
+      // bytea's hex output (\x...) -> the Float32Array every backend reads.
+      const bytes = Buffer.from(v.startsWith("\\x") ? v.slice(2) : v, "hex");
+      const out = new Float32Array(bytes.length / 4);
+      new Uint8Array(out.buffer).set(bytes);
+      return out;
+    }
     default: return v;
   }
 }
