@@ -8,4 +8,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ONESTORE_CRASH_POINTS=all exec build/native/onestore_tests \
-  --gtest_filter='Modes/CrashAtEveryIoCall.*:Modes/CommitFaults.*:Modes/EveryCallKind.*:VfsMethodFaults.*:RecoveryFaults.*'
+  --gtest_filter='Modes/CrashAtEveryIoCall.*:Modes/CommitFaults.*:Modes/EveryCallKind.*:Modes/RecoveryFaults.*:VfsMethodFaults.*'
