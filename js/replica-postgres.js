@@ -178,6 +178,7 @@ function operand(record, column, v, what) {
     || (t === "num" && ((typeof v === "number" && Number.isFinite(v)) || typeof v === "bigint"))
     || (t === "bool" && typeof v === "boolean");
   if (t === "json") throw invalidArgs(`${what}: column "${column}" is a json column, which a where cannot compare`);
+  if (t === "vector") throw invalidArgs(`${what}: column "${column}" is a vector column, which a where cannot use (search a vector with nearest)`);
   if (!ok) {
     throw invalidArgs(`${what}: column "${column}" is ${t}, got ${v === null ? "null (use isNull)" : `${typeName(v)} ${describe(v)}`}`);
   }
@@ -224,11 +225,13 @@ function whereSql(record, w, sql, what, depth = 0) {
       sql.params.push(values.map((v) => toParam(type, v)));
       return `(${ident(a[0])} = ANY($${sql.params.length}::${PARAM_CASTS[type]}[]))`;
     }
-    case "isNull":
-      if (tableColumn(record, a, `${what}.isNull`).type === "json") {
-        throw invalidArgs(`${what}.isNull: column "${a}" is a json column, which a where cannot use`);
+    case "isNull": {
+      const t = tableColumn(record, a, `${what}.isNull`).type;
+      if (t === "json" || t === "vector") {
+        throw invalidArgs(`${what}.isNull: column "${a}" is a ${t} column, which a where cannot use`);
       }
       return `(${ident(a)} IS NULL)`;
+    }
     case "prefix": {
       if (!Array.isArray(a) || a.length !== 2) throw invalidArgs(`${what}.prefix: expected [column, text], got ${describe(a)}`);
       const spec = tableColumn(record, a[0], `${what}.prefix`);
@@ -318,7 +321,7 @@ function effectiveOrder(record, orderBy, what) {
   for (const term of orderBy ?? []) {
     const [c, dir] = Array.isArray(term) ? term : [term, "asc"];
     const spec = tableColumn(record, c, `${what}.orderBy`);
-    if (spec.type === "json") throw invalidArgs(`${what}.orderBy: column "${c}" is a json column, which cannot be ordered by`);
+    if (spec.type === "json" || spec.type === "vector") throw invalidArgs(`${what}.orderBy: column "${c}" is a ${spec.type} column, which cannot be ordered by`);
     if (dir !== "asc" && dir !== "desc") throw invalidArgs(`${what}.orderBy(${c}): the direction must be "asc" or "desc", got ${describe(dir)}`);
     if (!terms.some((t) => t.column === c)) terms.push({ column: c, desc: dir === "desc" });
   }
