@@ -20,7 +20,9 @@ import { createHash } from "node:crypto";
 
 import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
 import { encodeJson, parseJsonExact } from "./encode.js";
-import { isQuery, query as makeQuery } from "./query.js";
+import { columnRefs, isQuery, query as makeQuery, resolveWhere } from "./query.js";
+import { col, isCol } from "./expr.js";
+import { vectorWire } from "./vectors.js";
 import { defOf } from "./replica.js";
 import { describe } from "./schema.js";
 
@@ -1034,6 +1036,54 @@ export async function openPostgresReplica(options) {
 
   // --- reads ---------------------------------------------------------------
 
+  // nearest's distances, computed as the core computes them
+  // (src/vectors/distance.cc) so that they are bit-identical: float32
+  // products and sums (Math.fround after each, exact for float32 operands),
+  // eight lane sums over the first n - n % 8 elements, folded (0+4, 1+5,
+  // 2+6, 3+7, then pairwise), then the tail in order; the final steps in
+  // double.
+  const f32 = Math.fround;
+  function dotSum(a, b) {
+    const n = a.length;
+    const n8 = n - (n % 8);
+    const s = [0, 0, 0, 0, 0, 0, 0, 0];
+    for (let i = 0; i < n8; i += 8) for (let j = 0; j < 8; j++) s[j] = f32(s[j] + f32(a[i + j] * b[i + j]));
+    let sum = fold(s);
+    for (let i = n8; i < n; i++) sum = f32(sum + f32(a[i] * b[i]));
+    return sum;
+  }
+  function squaredDiffSum(a, b) {
+    const n = a.length;
+    const n8 = n - (n % 8);
+    const s = [0, 0, 0, 0, 0, 0, 0, 0];
+    for (let i = 0; i < n8; i += 8) {
+      for (let j = 0; j < 8; j++) {
+        const d = f32(a[i + j] - b[i + j]);
+        s[j] = f32(s[j] + f32(d * d));
+      }
+    }
+    let sum = fold(s);
+    for (let i = n8; i < n; i++) {
+      const d = f32(a[i] - b[i]);
+      sum = f32(sum + f32(d * d));
+    }
+    return sum;
+  }
+  function fold(s) {
+    const t0 = f32(s[0] + s[4]), t1 = f32(s[1] + s[5]), t2 = f32(s[2] + s[6]), t3 = f32(s[3] + s[7]);
+    return f32(f32(t0 + t1) + f32(t2 + t3));
+  }
+  function distance(metric, q, qSelf, v) {
+    if (metric === "dot") return 0 - dotSum(q, v);
+    if (metric === "l2") return Math.sqrt(squaredDiffSum(q, v));
+    const dot = dotSum(q, v);
+    const vv = dotSum(v, v);
+    if (!Number.isFinite(dot) || !Number.isFinite(vv) || !Number.isFinite(qSelf)) return NaN;
+    if (qSelf === 0 || vv === 0) return 1;
+    const d = 1 - dot / (Math.sqrt(qSelf) * Math.sqrt(vv));
+    return d < 0 ? 0 : d > 2 ? 2 : d;
+  }
+
   function queryWire(record, def, qq, what) {
     const qv = qq === undefined || qq === null ? makeQuery(def) : qq;
     if (!isQuery(qv)) throw invalidArgs(`${what}: expected a query such as query(${def.name}).where(...), got ${describe(qq)}`);
@@ -1111,6 +1161,54 @@ export async function openPostgresReplica(options) {
             }
           },
         };
+      },
+      /**
+       * The k rows nearest `vector` in a vector column: [{ row, distance }],
+       * nearest first, equal distances in key order, the same rows and the
+       * same distances (bit for bit) as every other backend. The rows of the
+       * where are read in key order and scored here, in JS (the mirror is a
+       * server copy; a store or another replica keeps the search fast).
+       * @example const hits = await mirror.table("notes/docs").nearest("embedding", queryVector, 10, { metric: "l2" });
+       */
+      async nearest(column, vector, k, options) {
+        const what = `${name}.nearest`;
+        checkOpen(what);
+        const record = current();
+        const ref = typeof column === "function" ? column(columnRefs(def)) : typeof column === "string" ? col(column) : column;
+        if (!isCol(ref)) throw invalidArgs(`${what}: the first argument must be a vector column such as (e) => e.embedding, got ${describe(ref)}`);
+        if (!Number.isSafeInteger(k) || k < 1 || k > 10000) throw invalidArgs(`${what}.k: ${describe(k)} is not an integer from 1 to 10000`);
+        if (options !== undefined && (options === null || typeof options !== "object")) {
+          throw invalidArgs(`${what}: the last argument must be { metric, where }, got ${describe(options)}`);
+        }
+        const { metric = "cosine", where } = options ?? {};
+        for (const key of Object.keys(options ?? {})) {
+          if (key !== "metric" && key !== "where") throw invalidArgs(`${what}: unknown option "${key}" (nearest takes metric and where)`);
+        }
+        const spec = tableColumn(record, ref.col, what);
+        if (spec.type !== "vector") throw invalidArgs(`${what}: column "${ref.col}" is ${spec.type}; nearest searches a vector column`);
+        if (vector === undefined || vector === null) throw invalidArgs(`${what}.vector: the query vector is missing (a vector of ${spec.dims} float32)`);
+        if (metric !== "cosine" && metric !== "l2" && metric !== "dot") {
+          throw invalidArgs(`${what}.metric: ${describe(metric)} is not a metric (use "cosine", "l2" or "dot")`);
+        }
+        const q = fromPg("vector", toParam("vector", vectorWire(vector, spec.dims, `${what}: the query vector`)));
+        const qSelf = dotSum(q, q);
+        const w = resolveWhere(def, where, what);
+        const sql = new Sql();
+        const filter = w === null || w === undefined ? "" : ` WHERE ${whereSql(record, w, sql, "where")}`;
+        const keyOrder = orderSql(effectiveOrder(record, undefined, what));
+        const r = await read(what, `SELECT ${selectList(record)} FROM ${t}${filter} ORDER BY ${keyOrder}`, sql.params);
+        const hits = [];
+        for (const row of r.rows) {
+          const cell = row[pgName(ref.col)];
+          if (cell === null) continue;
+          const v = fromPg("vector", cell);
+          if (v.length !== spec.dims) continue;
+          const d = distance(metric, q, qSelf, v);
+          if (Number.isFinite(d)) hits.push({ row, distance: d });
+        }
+        // Stable: equal distances keep the key order of the SELECT.
+        hits.sort((a, b) => a.distance - b.distance);
+        return hits.slice(0, k).map((h) => ({ row: decodeRow(record, h.row), distance: h.distance }));
       },
       async count(qq) {
         const what = `${name}.count`;
