@@ -200,7 +200,29 @@ function decodeCursor(h, call, after) {
  * const { rows, next } = await neighbours(reads, h, "a", { kind: "cites", direction: "out", limit: 20 });
  */
 export async function neighbours(reads, h, node, options) {
+  return neighboursWith(h, node, options, async () => {
+    if (!h.settled || h.failed) await reads.ready(h);
+  }, (q, limit) => reads.pageNow(h, q, limit));
+}
+
+/**
+ * neighbours over any reader of an edges-shaped table (`from`, `to`, `kind`
+ * str columns): `t` is { name, def }, `ready()` waits until it can be read,
+ * `pageOf(q, limit)` gives one page of a query, now or as a promise. A
+ * replica's and a PostgreSQL mirror's tables use it; the kinds are checked
+ * only when `t.def` was made by defineEdges (a replica's def is built from
+ * the stored record, which does not hold them).
+ *
+ * @example
+ * await neighboursWith({ name, def }, "a", { direction: "in" }, async () => {}, (q, limit) => handle.page(q, limit));
+ */
+export async function neighboursWith(h, node, options, ready, pageOf) {
   const what = "neighbours";
+  for (const c of ["from", "to", "kind"]) {
+    if (h.def.columns?.[c]?.type !== "str") {
+      throw invalidArgs(`${h.name}.neighbours: the table has no str column "${c}"; neighbours reads a table made by defineEdges (from, to, kind)`);
+    }
+  }
   checkNode(h, node, what);
   const { direction, kind } = edgeOptions(h, options, "out", what);
   const limit = options?.limit ?? 100;
@@ -210,12 +232,15 @@ export async function neighbours(reads, h, node, options) {
   const call = [h.name, node, direction, kind ?? null];
   const after = options?.after;
   const position = after === undefined || after === null ? undefined : decodeCursor(h, call, after);
-  if (!h.settled || h.failed) await reads.ready(h);
+  await ready();
 
   const streams = [];
   if (direction !== "in") streams.push(streamOf(h.def, node, kind, 0, position));
   if (direction !== "out") streams.push(streamOf(h.def, node, kind, 1, position, direction === "both"));
-  const pages = streams.map((s) => ({ s, page: reads.pageNow(h, s.q, limit) }));
+  // Both pages are asked for before any await: on a store they are read
+  // in one synchronous step, so they belong to one head.
+  const pages = streams.map((s) => ({ s, page: pageOf(s.q, limit) }));
+  for (const p of pages) p.page = await p.page;
   let rows;
   if (pages.length === 1) {
     rows = pages[0].page.rows.map((row) => ({ row, d: pages[0].s.d }));

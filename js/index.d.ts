@@ -1072,6 +1072,13 @@ export interface ReplicaTable {
     k: number,
     options?: NearestOptions<AnyTableDef>,
   ): Promise<Array<NearestHit<Record<string, unknown>>>>;
+  /**
+   * The edges of a node in a table made by defineEdges (from, to, kind),
+   * one page, as a store's links.neighbours; any kind is read (the kinds
+   * are not in the stored record).
+   * @example const { rows, next } = await links.neighbours("a", { direction: "both", limit: 20 });
+   */
+  neighbours(node: string, options?: NeighboursOptions<string>): Promise<Page<Record<string, unknown>>>;
 }
 
 /** A replica: applies a driver's outbox batches, takes no owner writes. */

@@ -23,6 +23,7 @@ import { encodeJson, parseJsonExact } from "./encode.js";
 import { columnRefs, isQuery, query as makeQuery, resolveWhere } from "./query.js";
 import { col, isCol } from "./expr.js";
 import { vectorWire } from "./vectors.js";
+import { neighboursWith } from "./edges.js";
 import { defOf } from "./replica.js";
 import { describe } from "./schema.js";
 
@@ -1209,6 +1210,16 @@ export async function openPostgresReplica(options) {
         // Stable: equal distances keep the key order of the SELECT.
         hits.sort((a, b) => a.distance - b.distance);
         return hits.slice(0, k).map((h) => ({ row: decodeRow(record, h.row), distance: h.distance }));
+      },
+      /**
+       * The edges of a node in a table made by defineEdges, one page:
+       * { rows, next? }, in the order and with the cursors of a store's
+       * links.neighbours (one or two page reads, merged).
+       * @example const { rows, next } = await mirror.table("notes/links").neighbours("a", { kind: "cites" });
+       */
+      neighbours(node, options) {
+        checkOpen(`${name}.neighbours`);
+        return neighboursWith({ name, def }, node, options, async () => {}, (qq, limit) => handle.page(qq, limit));
       },
       async count(qq) {
         const what = `${name}.count`;

@@ -12,6 +12,7 @@
 // JS crosses into the wasm core once per batch and once per page of rows,
 // as the store does (wasm/ABI.md).
 
+import { neighboursWith } from "./edges.js";
 import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
 import { openCore } from "./open.js";
 import { fenceWith, makeGate } from "./core-calls.js";
@@ -127,6 +128,18 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
        * @example const hits = await docs.nearest((e) => e.embedding, queryVector, 5, { metric: "l2" });
        */
       nearest: (column, vector, k, options) => reads.nearest(h, column, vector, k, options),
+      /**
+       * The edges of a node in a table made by defineEdges, one page:
+       * { rows, next? }, in the order of a store's links.neighbours (the
+       * kinds are not in the stored record, so any kind is read).
+       * @example const { rows, next } = await links.neighbours("a", { direction: "both", limit: 20 });
+       */
+      neighbours: (node, options) => {
+        gate.checkOpen("neighbours");
+        return neighboursWith({ name: h.name, def }, node, options, async () => {
+          if (!h.settled || h.failed) await reads.ready(h);
+        }, (q, limit) => reads.pageNow(h, q, limit));
+      },
     });
   }
 

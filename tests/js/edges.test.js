@@ -151,6 +151,20 @@ describe("edges travel as rows", () => {
       assert.deepEqual(got, want);
       assert.equal(want.length, 2);
       assert.equal(await replica.fingerprint(), await store.fingerprint());
+      // neighbours on the replica's table: the store's pages, in every
+      // direction, and its cursors work across them.
+      const table = replica.table("s/links");
+      for (const node of ["a", "b", "c"]) {
+        for (const direction of ["out", "in", "both"]) {
+          assert.deepEqual(await table.neighbours(node, { direction }), await links.neighbours(node, { direction }), `${node} ${direction}`);
+          const first = await table.neighbours(node, { direction, limit: 1 });
+          const whole = await links.neighbours(node, { direction });
+          assert.deepEqual(first.rows, whole.rows.slice(0, 1));
+          if (whole.rows.length > 1) assert.deepEqual((await table.neighbours(node, { direction, after: first.next })).rows, whole.rows.slice(1));
+        }
+      }
+      // A node that is not a string is refused, as on the store.
+      await rejectsWith(() => replica.table("s/links").neighbours(5), "invalid/args");
     } finally {
       await replica.close();
       await store.close();

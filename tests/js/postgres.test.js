@@ -84,6 +84,10 @@ function mirroredApi(skipped) {
           await catchUp();
           return replica.table(handle.name).nearest(column, vector, k, options);
         },
+        async neighbours(node, options) {
+          await catchUp();
+          return replica.table(handle.name).neighbours(node, options);
+        },
         async page(q, limit, _ctx, options) {
           await catchUp();
           return replica.table(handle.name).page(q, limit, options);
@@ -148,10 +152,12 @@ describe("the conformance vectors on a PostgreSQL mirror", { concurrency: 4 }, (
         // documents reads (owner.documents.find/load/list at a seq) have
         // no mirror call, so they are skipped; checkMirror compares every
         // document's value, version and versions with the store's.
-        // Likewise `neighbours`: edges are rows of a plain table on the
-        // mirror (compared row by row), read there with page and SQL.
-        const steps = c.steps.filter((s) => s.doc === undefined && s.neighbours === undefined);
-        if (steps.length < c.steps.length) skipped.push(`${c.name}: ${c.steps.length - steps.length} documents or neighbours read(s)`);
+        // A neighbours read of a kind the edges definition does not list is
+        // refused by the writer's definition; the stored record (all a
+        // mirror has) does not hold the kinds, so a mirror reads any kind.
+        const unknownKind = (s) => s.neighbours?.kind !== undefined && !(doc.edges?.[s.neighbours.table]?.kinds ?? []).includes(s.neighbours.kind);
+        const steps = c.steps.filter((s) => s.doc === undefined && !unknownKind(s));
+        if (steps.length < c.steps.length) skipped.push(`${c.name}: ${c.steps.length - steps.length} documents read(s) or neighbours of an unlisted kind`);
         const runner = new CaseRunner(doc, {});
         runner.afterSteps = (store, tables) => store.checkMirror(tables);
         try {
@@ -161,14 +167,10 @@ describe("the conformance vectors on a PostgreSQL mirror", { concurrency: 4 }, (
           throw e;
         }
       }
-      if (skipped.length > 0) t.diagnostic(`skipped (a documents or neighbours read has no mirror call; the documents and edges are compared row by row instead): ${skipped.join("; ")}`);
+      if (skipped.length > 0) t.diagnostic(`skipped (a documents read has no mirror call, the documents are compared row by row instead; a mirror does not know an edges table's kinds): ${skipped.join("; ")}`);
       if (file === "documents.json") assert.ok(mirroredDocs.count > 5, `only ${mirroredDocs.count} documents compared`);
     });
     const docReads = JSON.parse(readFileSync(join(vectorDir, file), "utf8")).cases.reduce((n, c) => n + c.steps.filter((st) => st.doc !== undefined).length, 0);
-    const neighboursReads = JSON.parse(readFileSync(join(vectorDir, file), "utf8")).cases.reduce((n, c) => n + c.steps.filter((st) => st.neighbours !== undefined).length, 0);
-    if (neighboursReads > 0) {
-      test(`${file}: its ${neighboursReads} neighbours reads`, { skip: "a mirror has no neighbours reader: its edges are rows of a plain table (from, kind, to), compared with the store's after every case above and read with page or SQL" }, () => {});
-    }
     if (docReads > 0) {
       test(`${file}: its ${docReads} documents reads`, { skip: "a mirror has no documents reader (owner.documents.find/load/list/versions at a seq): its documents are rows read with SQL, compared with the store's after every case above" }, () => {});
     }

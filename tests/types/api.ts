@@ -475,6 +475,11 @@ async function searchByMeaning() {
   defineTable("bad", { columns: { id: vector(2) }, key: ["id"] });
   const replica = await openReplica({ backend: "memory" });
   const again = await replica.table("notes/docs").nearest("embedding", [1, 0, 0, 0], 2, { metric: "l2" });
+  const edges = await replica.table("notes/links").neighbours("a", { direction: "both", limit: 5 });
+  const more: string | undefined = edges.next;
+  void more;
+  // @ts-expect-error a node is a string
+  await replica.table("notes/links").neighbours(5);
   return [first, d, again[0].distance];
 }
 void searchByMeaning;
