@@ -191,7 +191,7 @@ Status Archiver::RestoreRows(const std::string& table, const std::string& lines)
         }
         cells[i] = std::move(value);
       }
-      Status vs = ValueFromJson(cells[i], c.type, column_where[i], &put.row[i]);
+      Status vs = ValueFromJson(cells[i], c.type, column_where[i], &put.row[i], c.dims);
       if (vs.ok() && put.row[i].is_null() && !c.optional) {
         vs = Status::InvalidArgs("null in column \"" + c.name + "\", which is not optional");
       }

@@ -671,7 +671,10 @@ Status Malformed(const Bytes& b) {
 // One op in wire JSON through the DOM path.
 Status DomOp(std::string_view text, TableResolver* tables, size_t index, Op* op) {
   Json j;
-  ONESTORE_RETURN_IF_ERROR(ParseJsonText(text, "ops", &j));
+  // On the JSON path this op sits inside the ops array: one level less
+  // here, so that a value nested to the limit is refused on both paths (and
+  // what is accepted always fits in its outbox record and a batch of it).
+  ONESTORE_RETURN_IF_ERROR(ParseJsonText(text, "ops", &j, kMaxJsonDepth - 1));
   return ParseOp(j, tables, "ops[" + std::to_string(index) + "]", op);
 }
 
