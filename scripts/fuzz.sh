@@ -7,7 +7,7 @@
 #   scripts/fuzz.sh replay           every target over its seed corpus
 #                                    (tests/fuzz/corpus/<target>/, -runs=0)
 #   scripts/fuzz.sh test             build, replay, then fuzz each target for
-#                                    ONESTORE_FUZZ_SECONDS (default 10) from
+#                                    ONESTORE_FUZZ_RUNS executions (default 1000) from
 #                                    its seeds, new inputs kept in a temp dir
 #                                    (what `npm test` runs)
 #   scripts/fuzz.sh run SECONDS [target...]
@@ -73,23 +73,29 @@ replay() {
   echo "fuzz: replayed $total corpus inputs under ASan + UBSan, no finding"
 }
 
-# fuzz SECONDS WORK target...: each target from its seeds for SECONDS.
+# fuzz LIMIT WORK target...: each target from its seeds, for LIMIT: a
+# number of seconds, or "<N>runs" for exactly N executions (the short form
+# in npm test: with -seed=1 the same N mutations on every run, so the phase
+# is as repeatable as the rest of npm test; time-bounded fuzzing, whose
+# reach depends on the machine's speed, is for npm run torture).
 fuzz() {
   local seconds=$1 work=$2; shift 2
+  local bound="-max_total_time=$seconds"
+  if [[ $seconds == *runs ]]; then bound="-runs=${seconds%runs}"; fi
   local t status=0
   mkdir -p "$work/findings"
   for t in "$@"; do
     mkdir -p "$work/corpus/$t"
     local log="$work/$t.log"
     # -seed: the same mutations on every run of the short form.
-    $nice "build/fuzz/fuzz_$t" -max_total_time="$seconds" -seed=1 -max_len=4096 -timeout=20 \
+    $nice "build/fuzz/fuzz_$t" "$bound" -seed=1 -max_len=4096 -timeout=20 \
       -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/findings/$t-" \
       "$work/corpus/$t" "tests/fuzz/corpus/$t" >"$log" 2>&1 || status=$?
     local execs
     execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
     local units
     units=$(find "$work/corpus/$t" -type f | wc -l)
-    echo "fuzz: $t: $execs executions in ${seconds} s, $units new corpus entries"
+    echo "fuzz: $t: $execs executions (${bound#-}), $units new corpus entries"
     if ((status)); then
       echo "fuzz: $t FOUND something (exit $status); the input is in $work/findings/:" >&2
       grep -B2 -A30 -m1 -E 'ERROR|runtime error|invariant broken|deadly signal' "$log" >&2 || tail -40 "$log" >&2
@@ -106,7 +112,7 @@ case $mode in
     build
     replay
     work=$(mktemp -d "${TMPDIR:-/tmp}/onestore-fuzz-XXXXXX")
-    fuzz "${ONESTORE_FUZZ_SECONDS:-10}" "$work" $(targets) || { echo "fuzz: kept $work" >&2; exit 1; }
+    fuzz "${ONESTORE_FUZZ_RUNS:-1000}runs" "$work" $(targets) || { echo "fuzz: kept $work" >&2; exit 1; }
     rm -rf "$work"
     ;;
   run)

@@ -100,7 +100,7 @@ phase ctest ctest --test-dir build/native --output-on-failure --timeout 300
 rm -rf "$ctest_tmp"
 # Sanitized fuzzing, the short form: the core built with clang, ASan and
 # UBSan (build/fuzz), every seed and regression input of tests/fuzz/corpus/
-# replayed, then each target fuzzed for ONESTORE_FUZZ_SECONDS (scripts/fuzz.sh;
+# replayed, then each target fuzzed for ONESTORE_FUZZ_RUNS executions (scripts/fuzz.sh;
 # skipped with a message where clang is missing, except on CI).
 phase fuzz bash scripts/fuzz.sh test
 phase node-test run_js_tests
