@@ -422,8 +422,16 @@ export function startSync(store, options) {
   async function send(b) {
     for (;;) {
       if (!running()) return;
+      // What the relay had acknowledged when the last attempt left: its
+      // answer says where its head was then, so only this can show a loss.
+      // (`acked` may grow while the answer is on its way: another batch in
+      // flight landed after the relay answered this one.)
+      let ackedAtSend = acked;
       try {
-        const r = await retry(() => client.push(session, epoch, b));
+        const r = await retry(() => {
+          ackedAtSend = acked;
+          return client.push(session, epoch, b);
+        });
         await ack(Math.max(b.to, Math.min(r.head ?? 0, store.head)));
         return;
       } catch (e) {
@@ -433,8 +441,8 @@ export function startSync(store, options) {
           // An earlier batch has not landed yet (it is in flight or being
           // resubmitted). A relay behind what it acknowledged lost data.
           const relayHead = e.body?.head;
-          if (typeof relayHead === "number" && relayHead < acked) {
-            return fail(new StoreError(ErrorCodes.SyncGap, `sync: the relay's head ${relayHead} is behind what it acknowledged (${acked})`));
+          if (typeof relayHead === "number" && relayHead < ackedAtSend) {
+            return fail(new StoreError(ErrorCodes.SyncGap, `sync: the relay's head ${relayHead} is behind what it acknowledged (${ackedAtSend})`));
           }
           if (acked >= b.from) continue;
           await sleep(retryMin, wakers);

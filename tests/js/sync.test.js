@@ -62,6 +62,46 @@ describe("startSync", () => {
     await store.close();
   });
 
+  test("a gap answer that arrives after a later acknowledgement is a batch still in flight, not a relay that lost data", async () => {
+    // Two batches in flight: the relay answers the second (seq 1..2) with a
+    // gap at head 1 before the first lands; that answer is held back until
+    // the first batch has landed and been acknowledged (acked = 1), as a slow
+    // network can deliver it. The driver must resubmit, not fail.
+    const relay = memoryRelay();
+    let sync;
+    let releaseFirst;
+    const firstMayGo = new Promise((resolve) => { releaseFirst = resolve; });
+    let staleDelivered = false;
+    const fetch = async (request) => {
+      if (!request.url.endsWith("/push")) return relay.fetch(request);
+      const { batch } = await request.clone().json();
+      if (batch.from === 0) {
+        await firstMayGo;
+        return relay.fetch(request);
+      }
+      const response = await relay.fetch(request);
+      if (batch.from === 1 && !staleDelivered) {
+        staleDelivered = true;
+        assert.equal(response.status, 409, "the second batch found a gap");
+        releaseFirst();
+        while (sync.acked < 1) await new Promise((r) => setTimeout(r, 1));
+      }
+      return response;
+    };
+    const store = await openStore({ backend: "memory" });
+    await put(store, [{ id: 1, text: "one" }]);
+    await put(store, [{ id: 2, text: "two" }]);
+    sync = startSync(store, { relay: base, fetch, parallel: 2, batch: 1 });
+    assert.equal(await sync.settled(), 3);
+    assert.ok(staleDelivered, "the late gap answer was delivered after the first acknowledgement");
+    assert.equal(sync.error, null);
+    assert.equal(sync.state, "driving");
+    assert.equal((await relayInfo(relay, store.id)).head, 3);
+    assert.equal(await relayFingerprint(relay, store.id), await store.fingerprint());
+    await sync.stop();
+    await store.close();
+  });
+
   test("uploads every blob before the batch that could name it", async () => {
     const relay = memoryRelay();
     const order = [];
