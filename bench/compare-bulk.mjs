@@ -10,10 +10,12 @@
 // With a third checkout-independent column, better-sqlite3 doing the same
 // work (":memory:" for memory, a WAL file with synchronous=FULL for file):
 // BEGIN IMMEDIATE, one prepared INSERT OR REPLACE per row, the outbox
-// record (the ops' JSON) inserted into _outbox, COMMIT; the table, its
-// (path, at) index and _outbox as the store declares them.
+// record (the ops' JSON) inserted into _outbox, COMMIT; a STRICT table of
+// the same columns, an index on (path, at), and _outbox (written here, not
+// read from a store's file as the bench's anchors are).
 //
-// Figures only (no assertion); see docs/performance.md, "Issue 13, a second step".
+// Figures only (no assertion); see docs/performance.md, "Issue 13, a second
+// step" and "Issue 13, a fourth step".
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -21,7 +23,7 @@ import { pathToFileURL } from "node:url";
 
 const [a, b] = [process.argv[2], process.argv[3]].map((r) => (r ? pathToFileURL(resolve(r)).href : ""));
 if (!a || !b) {
-  console.error("usage: node --expose-gc bench/compare-bulk.mjs <checkout A> <checkout B> [N] [rounds]");
+  console.error("usage: node --expose-gc bench/compare-bulk.mjs <checkout A> <checkout B> [N] [rounds] [memory|file]");
   process.exit(2);
 }
 const roots = { main: a, mine: b };
