@@ -142,6 +142,7 @@ export class OpsBuffer {
           this.bytes[this.len++] = NULL;
           return true;
         }
+        if (this.jsonText(v)) return true;
         if (!isPlainJson(v)) return false;
         this.ensure(1);
         this.bytes[this.len++] = JSON_TEXT;
@@ -150,6 +151,109 @@ export class OpsBuffer {
       default:
         return false;
     }
+  }
+
+  // A json value's JSON_TEXT record written straight into the buffer, for
+  // the small values bulk rows hold: objects and arrays (at most 8 deep) of
+  // null, booleans, safe integers, finite fractions and strings of printable
+  // ASCII without a quote or backslash, under keys of such ASCII. Its text
+  // is then byte for byte JSON.stringify's (the same member order, as
+  // Object.keys gives it; String(n) for a number, "0" for -0). Anything else
+  // writes nothing and returns false: the caller takes the general path.
+  jsonText(v) {
+    const at = this.len;
+    this.ensure(6);
+    this.bytes[this.len] = JSON_TEXT;
+    this.len += 6;  // the length, padded to 5 bytes, once known
+    if (!this.jsonInto(v, 0)) {
+      this.len = at;
+      return false;
+    }
+    let n = this.len - at - 6;
+    for (let k = 1; k < 5; k++) {
+      this.bytes[at + k] = (n % 128) | 0x80;
+      n = Math.floor(n / 128);
+    }
+    this.bytes[at + 5] = n;
+    return true;
+  }
+
+  jsonInto(v, depth) {
+    switch (typeof v) {
+      case "string":
+        return this.asciiQuoted(v);
+      case "number": {
+        if (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v))) return false;
+        const text = String(v);  // as JSON.stringify writes a finite number
+        this.ensure(text.length);
+        for (let i = 0; i < text.length; i++) this.bytes[this.len++] = text.charCodeAt(i);
+        return true;
+      }
+      case "boolean":
+        return this.ascii(v ? "true" : "false");
+      case "object":
+        break;
+      default:
+        return false;
+    }
+    if (v === null) return this.ascii("null");
+    if (depth >= 8 || typeof v.toJSON === "function" || ArrayBuffer.isView(v)) return false;
+    if (Array.isArray(v)) {
+      this.ensure(1);
+      this.bytes[this.len++] = 0x5B;  // [
+      for (let i = 0; i < v.length; i++) {
+        if (i) {
+          this.ensure(1);
+          this.bytes[this.len++] = 0x2C;  // ,
+        }
+        if (!this.jsonInto(v[i], depth + 1)) return false;
+      }
+      this.ensure(1);
+      this.bytes[this.len++] = 0x5D;  // ]
+      return true;
+    }
+    if (Object.getPrototypeOf(v) !== Object.prototype) return false;
+    this.ensure(1);
+    this.bytes[this.len++] = 0x7B;  // {
+    const keys = Object.keys(v);
+    for (let i = 0; i < keys.length; i++) {
+      const item = v[keys[i]];
+      if (item === undefined || typeof item === "function" || typeof item === "symbol") return false;
+      if (i) {
+        this.ensure(1);
+        this.bytes[this.len++] = 0x2C;  // ,
+      }
+      if (!this.asciiQuoted(keys[i])) return false;
+      this.ensure(1);
+      this.bytes[this.len++] = 0x3A;  // :
+      if (!this.jsonInto(item, depth + 1)) return false;
+    }
+    this.ensure(1);
+    this.bytes[this.len++] = 0x7D;  // }
+    return true;
+  }
+
+  // "s" when s is printable ASCII without a quote or backslash, else false.
+  asciiQuoted(s) {
+    const n = s.length;
+    this.ensure(n + 2);
+    const b = this.bytes;
+    let p = this.len;
+    b[p++] = 0x22;
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 0x20 || c > 0x7E || c === 0x22 || c === 0x5C) return false;
+      b[p++] = c;
+    }
+    b[p++] = 0x22;
+    this.len = p;
+    return true;
+  }
+
+  ascii(word) {
+    this.ensure(word.length);
+    for (let i = 0; i < word.length; i++) this.bytes[this.len++] = word.charCodeAt(i);
+    return true;
   }
 
   // A non-negative integer (at most 2^53) as LEB128.

@@ -2,6 +2,7 @@
 // and converts. Every method takes JSON text and returns one string; a
 // failure is "!<code> <message>" (see wasm/ABI.md). No engine logic here.
 #include <emscripten/bind.h>
+#include <emscripten/val.h>
 
 #include <map>
 #include <memory>
@@ -36,6 +37,23 @@ Status UseJsFiles() {
   return registered;
 }
 
+// The ops a commit, txStage, txGet or txCommit takes: JSON text, or the
+// binary batch (wasm/ABI.md, "Binary ops") as a Uint8Array, copied into the
+// heap with one TypedArray.set (embind's own std::string conversion copies
+// a Uint8Array byte by byte in JS). Anything else converts as a std::string
+// argument always did (a string, another typed array, or embind's error).
+std::string OpsBytes(const emscripten::val& ops) {
+  static const emscripten::val kUint8Array = emscripten::val::global("Uint8Array");
+  if (ops.isString() || !ops.instanceof(kUint8Array)) return ops.as<std::string>();
+  const size_t n = ops["length"].as<size_t>();
+  std::string bytes(n, '\0');
+  if (n > 0) {
+    emscripten::val(emscripten::typed_memory_view(n, reinterpret_cast<unsigned char*>(bytes.data())))
+        .call<void>("set", ops);
+  }
+  return bytes;
+}
+
 class Core {
  public:
   std::string open(const std::string& options_json) {
@@ -67,7 +85,8 @@ class Core {
     return WithStore([&](Store* st) { return st->Declare(table_json, &records); }, &records);
   }
 
-  std::string commit(const std::string& ops_json, const std::string& meta_json) {
+  std::string commit(const emscripten::val& ops, const std::string& meta_json) {
+    const std::string ops_json = OpsBytes(ops);
     std::string result;
     return WithStore([&](Store* st) { return st->Commit(ops_json, meta_json, &result); }, &result);
   }
@@ -85,19 +104,22 @@ class Core {
 
   int txOpen() { return store_ ? store_->TxOpen() : 0; }
 
-  std::string txStage(int tx, const std::string& ops_json) {
+  std::string txStage(int tx, const emscripten::val& ops) {
+    const std::string ops_json = OpsBytes(ops);
     std::string none;
     return WithStore([&](Store* st) { return st->TxStage(tx, ops_json); }, &none);
   }
 
-  std::string txGet(int tx, const std::string& ops_json, const std::string& table,
+  std::string txGet(int tx, const emscripten::val& ops, const std::string& table,
                     const std::string& key_json) {
+    const std::string ops_json = OpsBytes(ops);
     std::string row;
     return WithStore([&](Store* st) { return st->TxGet(tx, ops_json, table, key_json, &row); },
                      &row);
   }
 
-  std::string txCommit(int tx, const std::string& ops_json, const std::string& meta_json) {
+  std::string txCommit(int tx, const emscripten::val& ops, const std::string& meta_json) {
+    const std::string ops_json = OpsBytes(ops);
     std::string result;
     return WithStore([&](Store* st) { return st->TxCommit(tx, ops_json, meta_json, &result); },
                      &result);

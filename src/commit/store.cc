@@ -124,12 +124,8 @@ std::string OutboxRecord(int64_t seq, int64_t at, const std::string& owner, cons
   }
   record += ",\"ops\":";
   if (ops_at != nullptr) *ops_at = record.size();
-  record.push_back('[');
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (i) record.push_back(',');
-    ops[i].AppendJson(&record);
-  }
-  record += "]}";
+  AppendOpsJson(ops, &record);
+  record.push_back('}');
   return record;
 }
 

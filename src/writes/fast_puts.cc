@@ -231,16 +231,26 @@ class Reader {
         ++p_;
         return true;
       }
-      std::vector<std::string_view> keys;
+      // The keys, for the repeated-key check: the first 8 in place (no
+      // allocation for the small objects a bulk put's json cells are).
+      std::string_view first[8];
+      std::vector<std::string_view> all;  // from the 9th key on: every key
+      size_t n = 0;
       for (;;) {
         std::string_view k;
         if (p_ == end_ || *p_ != '"' || !RawString(&k)) return false;
-        keys.push_back(k);
+        if (n < 8) {
+          first[n] = k;
+        } else {
+          if (all.empty()) all.assign(first, first + 8);
+          all.push_back(k);
+        }
+        ++n;
         if (p_ == end_ || *p_++ != ':') return false;
         if (!CanonicalJson(depth + 1) || p_ == end_) return false;
         if (*p_ == '}') {
           ++p_;
-          return !HasRepeatedKey(keys);
+          return n <= 8 ? !HasRepeatedKey(first, n) : !HasRepeatedKey(all.data(), n);
         }
         if (*p_++ != ',') return false;
       }
@@ -285,8 +295,7 @@ class Reader {
   // Whether two of an object's keys are the same: pairwise for a few keys, a
   // hash set for more (a pairwise check made a put of an object with 100,000
   // keys take half a minute).
-  static bool HasRepeatedKey(const std::vector<std::string_view>& keys) {
-    const size_t n = keys.size();
+  static bool HasRepeatedKey(const std::string_view* keys, size_t n) {
     if (n <= 8) {
       for (size_t i = 1; i < n; ++i) {
         for (size_t k = 0; k < i; ++k) {
@@ -297,8 +306,8 @@ class Reader {
     }
     std::unordered_set<std::string_view> seen;
     seen.reserve(n);
-    for (std::string_view k : keys) {
-      if (!seen.insert(k).second) return true;
+    for (size_t i = 0; i < n; ++i) {
+      if (!seen.insert(keys[i]).second) return true;
     }
     return false;
   }

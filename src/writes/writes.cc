@@ -548,6 +548,42 @@ void AppendRowObject(const TableSchema& t, const Row& row, std::string* out) {
   out->push_back('}');
 }
 
+void AppendOpsJson(const std::vector<Op>& ops, std::string* out) {
+  const TableSchema* table = nullptr;  // the table `head` and `names` were written for
+  std::string head;                    // {"op":"put","table":"<name>","row":{
+  std::vector<std::string> names;      // per column: "<name>": (after a comma but the first)
+  out->push_back('[');
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (i) out->push_back(',');
+    const Op& op = ops[i];
+    if (op.kind != OpKind::kPut || op.table == nullptr ||
+        op.row.size() != op.table->columns.size()) {
+      op.AppendJson(out);
+      continue;
+    }
+    const TableSchema& t = *op.table;
+    if (&t != table) {
+      table = &t;
+      head = "{\"op\":\"put\",\"table\":";
+      AppendJsonString(t.name, &head);
+      head.append(",\"row\":{");
+      names.assign(t.columns.size(), std::string());
+      for (size_t c = 0; c < t.columns.size(); ++c) {
+        if (c) names[c].push_back(',');
+        AppendJsonString(t.columns[c].name, &names[c]);
+        names[c].push_back(':');
+      }
+    }
+    out->append(head);
+    for (size_t c = 0; c < names.size(); ++c) {
+      out->append(names[c]);
+      op.row[c].AppendJson(out);
+    }
+    out->append("}}");
+  }
+  out->push_back(']');
+}
+
 void AppendRowArray(const Row& row, std::string* out) {
   out->push_back('[');
   for (size_t i = 0; i < row.size(); ++i) {

@@ -166,6 +166,11 @@ Key KeyOf(const TableSchema& t, const Row& row);
 
 // Appends a row as a JSON object {col: value, ...}.
 void AppendRowObject(const TableSchema& t, const Row& row, std::string* out);
+
+// Appends the JSON array of `ops`, each as Op::AppendJson writes it. A run of
+// puts to one table (a bulk transaction) has the text of its op's head and of
+// its column names written once for the run rather than once per put.
+void AppendOpsJson(const std::vector<Op>& ops, std::string* out);
 // Appends a row as a JSON array in column order, unsafe ints as strings (the
 // page encoding the JS side decodes).
 void AppendRowArray(const Row& row, std::string* out);

@@ -29,9 +29,31 @@ struct Probe {
   bool after;
 };
 
+// An index entry seen as its values: the indexed columns of a committed row
+// (which end with the key columns), read in place.
+struct IndexView {
+  const Row* row;
+  const std::vector<int>* columns;
+  size_t size() const { return columns->size(); }
+  const Value& operator[](size_t i) const { return (*row)[(*columns)[i]]; }
+};
+
+// Compares two entries (an Entry or an IndexView) value by value; a shorter
+// one that agrees is less.
+template <typename A, typename B>
+int CompareEntries(const A& a, const B& b) {
+  size_t n = std::min(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    int c = CompareValues(a[i], b[i]);
+    if (c != 0) return c;
+  }
+  return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+}
+
 // Compares the first p.size() values of `a` with `p` (a shorter `a` that
 // agrees is less).
-int ComparePrefix(const Entry& a, const Entry& p) {
+template <typename A>
+int ComparePrefix(const A& a, const Entry& p) {
   size_t n = std::min(a.size(), p.size());
   for (size_t i = 0; i < n; ++i) {
     int c = CompareValues(a[i], p[i]);
@@ -54,11 +76,33 @@ struct EntryLess {
   }
 };
 
-using RowMap = std::map<Key, Row, EntryLess>;
-using EntrySet = std::set<Entry, EntryLess>;
+// The order of one secondary index: its entries are pointers to committed
+// rows (nodes of the table's RowMap, which do not move while the row is
+// there), compared through the index's columns. An entry costs a pointer in
+// a set node, with no copy of the row's values.
+struct IndexLess {
+  using is_transparent = void;
+  std::shared_ptr<const std::vector<int>> columns;  // shared: key_comp() copies it
+  IndexView View(const Row* r) const { return IndexView{r, columns.get()}; }
+  bool operator()(const Row* a, const Row* b) const {
+    return CompareEntries(View(a), View(b)) < 0;
+  }
+  bool operator()(const Row* a, const Probe& p) const {
+    int c = ComparePrefix(View(a), *p.values);
+    return c < 0 || (c == 0 && p.after);
+  }
+  bool operator()(const Probe& p, const Row* a) const {
+    int c = ComparePrefix(View(a), *p.values);
+    return c > 0 || (c == 0 && !p.after);
+  }
+};
 
-const Entry& EntryAt(RowMap::const_iterator it) { return it->first; }
-const Entry& EntryAt(EntrySet::const_iterator it) { return *it; }
+using RowMap = std::map<Key, Row, EntryLess>;
+using EntrySet = std::set<const Row*, IndexLess>;
+
+EntrySet NewIndexSet(const std::vector<int>& columns) {
+  return EntrySet(IndexLess{std::make_shared<const std::vector<int>>(columns)});
+}
 
 Entry Project(const std::vector<int>& columns, const Row& row) {
   Entry e;
@@ -85,53 +129,50 @@ bool Matches(const Predicate* where, const Row& row) {
   return where == nullptr || EvalPredicate(*where, row) == Tri::kTrue;
 }
 
-// A committed table.
+// A committed table. Its index entries point into `rows`: a row is taken
+// out of the indexes before it changes or goes, and put back once it is in
+// its node (a std::map move keeps the nodes, so a TableData moves, but is
+// never copied).
 struct TableData {
   std::shared_ptr<const TableSchema> schema;
   RowMap rows;
-  std::vector<EntrySet> indexes;          // parallel to schema->indexes
-  std::vector<std::vector<int>> key_pos;  // per index: where each key column sits in an entry
+  std::vector<EntrySet> indexes;  // parallel to schema->indexes
 
+  TableData() = default;
+  TableData(const TableData&) = delete;
+  TableData& operator=(const TableData&) = delete;
+  TableData(TableData&&) = default;
+  TableData& operator=(TableData&&) = default;
+
+  // `row` must be the row in its node of `rows`.
   void AddEntries(const Row& row) {
-    for (size_t i = 0; i < indexes.size(); ++i)
-      indexes[i].insert(Project(schema->indexes[i].columns, row));
+    for (EntrySet& set : indexes) set.insert(&row);
   }
+  // Before `row` (in its node) changes or is erased.
   void RemoveEntries(const Row& row) {
-    for (size_t i = 0; i < indexes.size(); ++i)
-      indexes[i].erase(Project(schema->indexes[i].columns, row));
-  }
-  const Row& RowOfEntry(int index, const Entry& e) const {
-    Key key;
-    key.reserve(key_pos[index].size());
-    for (int p : key_pos[index]) key.push_back(e[p]);
-    return rows.find(key)->second;  // present: indexes and rows change together
+    for (EntrySet& set : indexes) set.erase(&row);
   }
   // Switches to `s`: keeps the indexes whose name and columns are unchanged,
   // builds the new ones, drops the rest.
   void SetSchema(std::shared_ptr<const TableSchema> s) {
-    std::vector<EntrySet> next(s->indexes.size());
+    std::vector<EntrySet> next;
+    next.reserve(s->indexes.size());
     for (size_t i = 0; i < s->indexes.size(); ++i) {
       const Index& ix = s->indexes[i];
       bool kept = false;
       for (size_t j = 0; schema && j < schema->indexes.size() && !kept; ++j) {
         if (schema->indexes[j].name == ix.name && schema->indexes[j].columns == ix.columns) {
-          next[i] = std::move(indexes[j]);
+          next.push_back(std::move(indexes[j]));
           kept = true;
         }
       }
       if (!kept) {
-        for (const auto& [key, row] : rows) next[i].insert(Project(ix.columns, row));
+        next.push_back(NewIndexSet(ix.columns));
+        EntrySet& set = next.back();
+        for (const auto& [key, row] : rows) set.insert(set.end(), &row);
       }
     }
     indexes = std::move(next);
-    key_pos.assign(s->indexes.size(), {});
-    for (size_t i = 0; i < s->indexes.size(); ++i) {
-      const std::vector<int>& cols = s->indexes[i].columns;
-      for (int k : s->key) {
-        key_pos[i].push_back(
-            static_cast<int>(std::find(cols.begin(), cols.end(), k) - cols.begin()));
-      }
-    }
     schema = std::move(s);
   }
 };
@@ -159,15 +200,17 @@ bool BelowLower(const Value& v, const ScanBound& b) {
 }
 
 // Walks `c` (the rows map or one index set) as `plan` says, starting strictly
-// after `seek` (a whole entry, in walk direction) when given. Calls
-// visit(row) for each row in range until it returns false. Counts visits.
-template <typename Container, typename RowOf, typename Visit>
-void WalkRange(const Container& c, const ScanPlan& plan, const Entry* seek, RowOf row_of,
-               Visit visit, int64_t* visited) {
+// after `seek` (a whole entry, in walk direction) when given. entry_of(it)
+// gives an element's entry (an Entry or an IndexView), row_of(it) its row.
+// Calls visit(row) for each row in range until it returns false. Counts
+// visits.
+template <typename Container, typename EntryOf, typename RowOf, typename Visit>
+void WalkRange(const Container& c, const ScanPlan& plan, const Entry* seek, EntryOf entry_of,
+               RowOf row_of, Visit visit, int64_t* visited) {
   const size_t k = plan.eq_prefix.size();
   const bool bounded = plan.lower.has_value() || plan.upper.has_value();
-  auto less = [](auto a, auto b) { return CompareValueLists(EntryAt(a), EntryAt(b)) < 0; };
-  auto in_prefix = [&](const Entry& e) { return ComparePrefix(e, plan.eq_prefix) == 0; };
+  auto less = [&](auto a, auto b) { return CompareEntries(entry_of(a), entry_of(b)) < 0; };
+  auto in_prefix = [&](const auto& e) { return ComparePrefix(e, plan.eq_prefix) == 0; };
   if (!plan.reverse) {
     Entry start = plan.eq_prefix;
     bool after = false;
@@ -184,7 +227,7 @@ void WalkRange(const Container& c, const ScanPlan& plan, const Entry* seek, RowO
       if (s == c.end() || (it != c.end() && less(it, s))) it = s;
     }
     for (; it != c.end(); ++it) {
-      const Entry& e = EntryAt(it);
+      const auto& e = entry_of(it);
       if (!in_prefix(e)) break;
       if (plan.upper && PastUpper(e[k], *plan.upper)) break;
       ++*visited;
@@ -204,7 +247,7 @@ void WalkRange(const Container& c, const ScanPlan& plan, const Entry* seek, RowO
     }
     while (it != c.begin()) {
       --it;
-      const Entry& e = EntryAt(it);
+      const auto& e = entry_of(it);
       if (!in_prefix(e)) break;
       if (plan.lower && BelowLower(e[k], *plan.lower)) break;
       if (bounded && e[k].is_null()) break;
@@ -291,14 +334,16 @@ void MemoryBackend::Walk(const TableData& d, const ScanPlan& plan, const Entry* 
   stats_.last_plan = plan.Describe(*d.schema);
   if (plan.index < 0) {
     WalkRange(
-        d.rows, plan, seek, [](RowMap::const_iterator it) -> const Row& { return it->second; },
-        visit, &stats_.rows_visited);
+        d.rows, plan, seek, [](RowMap::const_iterator it) -> const Entry& { return it->first; },
+        [](RowMap::const_iterator it) -> const Row& { return it->second; }, visit,
+        &stats_.rows_visited);
   } else {
     const EntrySet& set = d.indexes[plan.index];
+    const IndexLess less = set.key_comp();  // holds the columns for the walk
     WalkRange(
-        set, plan, seek,
-        [&](EntrySet::const_iterator it) -> const Row& { return d.RowOfEntry(plan.index, *it); },
-        visit, &stats_.rows_visited);
+        set, plan, seek, [&](EntrySet::const_iterator it) { return less.View(*it); },
+        [](EntrySet::const_iterator it) -> const Row& { return **it; }, visit,
+        &stats_.rows_visited);
   }
 }
 
@@ -460,7 +505,10 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
 
   const TableSchema& t = *op->table;
   const std::string& name = t.name;
-  if (CurrentSchema(name) == nullptr) return UnknownTable(name);
+  // A table with staged changes exists (an entry is made only by a declare
+  // or by a write to an existing table): no second look for a bulk's puts.
+  auto staged = staged_.find(name);
+  if (staged == staged_.end() && CurrentSchema(name) == nullptr) return UnknownTable(name);
   const Predicate* where = op->where ? &*op->where : nullptr;
 
   if ((op->kind == OpKind::kUpdate || op->kind == OpKind::kDelete) &&
@@ -479,7 +527,7 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
           row[i] = Value::Num(static_cast<double>(row[i].int_value()));
         }
       }
-      auto& changes = staged_[name].changes;
+      auto& changes = (staged != staged_.end() ? staged->second : staged_[name]).changes;
       Key key = Project(t.key, row);
       // A bulk transaction's keys often ascend: then the new change goes at
       // the end without a walk down the tree.
@@ -559,7 +607,12 @@ Status MemoryBackend::Commit() {
     if (st.base) tables_[name] = std::move(*st.base);
     TableData& d = tables_[name];
     if (st.schema) d.SetSchema(st.schema);
-    for (auto& [key, row] : st.changes) {
+    // Each change is taken out of the staging map, so that its key moves
+    // into the committed row's node instead of being copied.
+    while (!st.changes.empty()) {
+      auto change = st.changes.extract(st.changes.begin());
+      Key& key = change.key();
+      std::optional<Row>& row = change.mapped();
       // Keys past the last row (a bulk load of ascending keys) need no walk
       // down the tree; others one walk, for the lookup and the insert alike.
       auto it = d.rows.end();
@@ -570,12 +623,12 @@ Status MemoryBackend::Commit() {
       }
       if (found) d.RemoveEntries(it->second);
       if (row) {
-        d.AddEntries(*row);
         if (found) {
           it->second = std::move(*row);
         } else {
-          d.rows.emplace_hint(it, key, std::move(*row));
+          it = d.rows.emplace_hint(it, std::move(key), std::move(*row));
         }
+        d.AddEntries(it->second);
       } else if (found) {
         d.rows.erase(it);
       }

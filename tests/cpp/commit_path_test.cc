@@ -1,0 +1,142 @@
+// Checks the bulk commit path of issue 13's fourth step: the ops array of an
+// outbox record written with a run's head and column names once
+// (AppendOpsJson) is the text Op::AppendJson writes op by op, and the memory
+// backend's secondary indexes (entries that point at committed rows) stay in
+// step with the rows through replaced rows whose indexed values change,
+// deletes, refused commits and rollbacks.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "commit/store.h"
+#include "schema/schema.h"
+#include "writes/writes.h"
+
+namespace onestore {
+namespace {
+
+std::shared_ptr<const TableSchema> ParseSchema(const std::string& text) {
+  auto t = std::make_shared<TableSchema>();
+  Status s = ParseTableSchema(Json::parse(text), "test", t.get());
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return t;
+}
+
+TEST(AppendOpsJsonTest, WritesTheTextOpByOpAppendJsonWritesForAMixOfOpsAndTables) {
+  auto a = ParseSchema(
+      R"({"op":"table","table":"t/a","columns":{"id":"str","n":{"type":"num","optional":true},)"
+      R"("b":{"type":"bool","optional":true},"j":{"type":"json","optional":true},"i":"int"},"key":["id"]})");
+  auto b = ParseSchema(
+      R"({"op":"table","table":"t/b\u00e9","columns":{"k\u00fc":"int","v":"str"},"key":["k\u00fc"]})");
+  auto put = [](std::shared_ptr<const TableSchema> t, Row row) {
+    Op op;
+    op.kind = OpKind::kPut;
+    op.table = std::move(t);
+    op.row = std::move(row);
+    return op;
+  };
+  std::vector<Op> ops;
+  ops.push_back(put(a, {Value::Str("x\"\\\x01\xc3\xa9"), Value::Num(-0.0), Value::Bool(true),
+                        Value::JsonText(R"({"a":[1,2]})"), Value::Int(9007199254740993)}));
+  ops.push_back(put(a, {Value::Str(""), Value(), Value(), Value(), Value::Int(-5)}));
+  ops.push_back(put(b, {Value::Int(1), Value::Str("\xf0\x9f\x98\x80")}));
+  Op del;
+  del.kind = OpKind::kDelete;
+  del.table = a;
+  del.key = {Value::Str("gone")};
+  ops.push_back(std::move(del));
+  ops.push_back(put(a, {Value::Str("y"), Value::Num(1.5), Value::Bool(false), Value::JsonText("null"),
+                        Value::Int(0)}));
+  ops.push_back(put(b, {Value::Int(2), Value::Str("w")}));
+  ops.push_back(put(a, {Value::Str("z"), Value::Num(1e300), Value(), Value(), Value::Int(7)}));
+
+  std::string want = "[";
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (i) want.push_back(',');
+    ops[i].AppendJson(&want);
+  }
+  want.push_back(']');
+  std::string got;
+  AppendOpsJson(ops, &got);
+  EXPECT_EQ(got, want);
+  std::string none;
+  AppendOpsJson({}, &none);
+  EXPECT_EQ(none, "[]");
+}
+
+// Rows as the model keeps them: id -> (g, n).
+using Model = std::map<std::string, std::pair<std::string, int64_t>>;
+
+std::string PageRows(Store* st, const char* order) {
+  std::string page;
+  Status s = st->Page("t/rows", std::string(R"({"orderBy":)") + order + "}", 1000, "", &page);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return Json::parse(page)["rows"].dump();
+}
+
+std::string ModelRows(const Model& m, bool desc) {
+  std::vector<std::tuple<std::string, int64_t, std::string>> rows;
+  for (const auto& [id, v] : m) rows.emplace_back(v.first, v.second, id);
+  std::sort(rows.begin(), rows.end());  // UTF-8 bytes sort in code-point order
+  if (desc) std::reverse(rows.begin(), rows.end());
+  Json out = Json::array();
+  for (const auto& [g, n, id] : rows) out.push_back(Json::array({id, g, n}));
+  return out.dump();
+}
+
+TEST(MemoryIndexTest, AnIndexWalkAgreesWithTheRowsThroughReplacesDeletesAndRefusedCommits) {
+  OpenOptions o;
+  o.backend = "memory";
+  o.id = "index-test";
+  std::unique_ptr<Store> st;
+  ASSERT_TRUE(Store::Open(o, &st).ok());
+  std::string out;
+  ASSERT_TRUE(st->Declare(R"({"op":"table","table":"t/rows","columns":{"id":"str","g":"str",)"
+                          R"("n":"int"},"key":["id"],"indexes":{"byG":["g","n"]}})",
+                          &out)
+                  .ok());
+  ASSERT_TRUE(st->Commit(out, R"({"owner":"t"})", &out).ok());
+  const std::vector<std::string> groups = {"a", "b", "\xc3\xa9", "\xef\xbf\xbf", "\xf0\x9f\x98\x80",
+                                           "a long group name past the short string size"};
+  std::mt19937 rng(13);
+  Model model;
+  for (int commit = 0; commit < 60; ++commit) {
+    Model next = model;
+    Json ops = Json::array();
+    const int n = 1 + static_cast<int>(rng() % 30);
+    for (int k = 0; k < n; ++k) {
+      std::string id = "r" + std::to_string(rng() % 50);
+      if (rng() % 5 == 0) {
+        ops.push_back({{"op", "delete"}, {"table", "t/rows"}, {"key", Json::array({id})}});
+        next.erase(id);
+      } else {
+        std::string g = groups[rng() % groups.size()];
+        int64_t v = static_cast<int64_t>(rng() % 7) - 3;
+        ops.push_back({{"op", "put"}, {"table", "t/rows"}, {"row", {{"id", id}, {"g", g}, {"n", v}}}});
+        next[id] = {g, v};
+      }
+    }
+    // One commit in four ends with a put the store refuses: nothing of it lands.
+    const bool refused = rng() % 4 == 0;
+    if (refused) {
+      ops.push_back({{"op", "put"}, {"table", "t/rows"}, {"row", {{"id", "bad"}, {"g", nullptr}, {"n", 1}}}});
+    }
+    Status s = st->Commit(ops.dump(), R"({"owner":"t"})", &out);
+    ASSERT_EQ(s.ok(), !refused) << s.ToString();
+    if (!refused) model = std::move(next);
+    ASSERT_EQ(PageRows(st.get(), R"([["g","asc"],["n","asc"]])"), ModelRows(model, false))
+        << "after commit " << commit;
+    ASSERT_EQ(PageRows(st.get(), R"([["g","desc"],["n","desc"]])"), ModelRows(model, true))
+        << "after commit " << commit;
+  }
+}
+
+}  // namespace
+}  // namespace onestore
