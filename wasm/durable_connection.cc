@@ -134,6 +134,9 @@ class AnswerReader {
     rows->cells.clear();
     rows->columns = 0;
     rows->changes = 0;
+    // About one cell per 16 bytes of answer: the vector of a page grows once
+    // or twice, not at every power of two.
+    rows->cells.reserve(static_cast<size_t>(end_ - p_) / 16);
     if (!Eat('[')) return false;
     Value changes;
     if (!ReadCell(&changes) || changes.type() != Type::kInt) return false;

@@ -177,8 +177,9 @@ class SqliteBackend : public Backend {
   }
   // "SELECT c1, c2, ... FROM t": every column, ints as the dialect reads them.
   void AppendSelectRow(const TableSchema& t, SqlBuilder* b) const;
-  // Row `r` of `rows` (as AppendSelectRow selects it) in t's column types.
-  void ReadRow(const SqlRows& rows, size_t r, const TableSchema& t, Row* row) const;
+  // Row `r` of `rows` (as AppendSelectRow selects it) in t's column types;
+  // its str cells are moved out of `rows`.
+  void ReadRow(SqlRows* rows, size_t r, const TableSchema& t, Row* row) const;
   Status ReadMetaInt(const char* key, int64_t* value, bool* found);
   // Sets _meta.key to v (inserting the row if missing).
   Status WriteMeta(const char* key, const Value& v);
@@ -210,11 +211,11 @@ void SqliteBackend::AppendSelectRow(const TableSchema& t, SqlBuilder* b) const {
   b->Append(" FROM ").AppendIdent(t.name);
 }
 
-void SqliteBackend::ReadRow(const SqlRows& rows, size_t r, const TableSchema& t, Row* row) const {
+void SqliteBackend::ReadRow(SqlRows* rows, size_t r, const TableSchema& t, Row* row) const {
   row->clear();
   row->reserve(t.columns.size());
   for (size_t i = 0; i < t.columns.size(); ++i) {
-    const Value& cell = rows.at(r, i);
+    Value& cell = rows->cells[r * rows->columns + i];
     if (cell.is_null()) {
       row->emplace_back();
       continue;
@@ -230,7 +231,7 @@ void SqliteBackend::ReadRow(const SqlRows& rows, size_t r, const TableSchema& t,
         row->push_back(Value::Num(SqlCellNum(cell)));
         break;
       case Type::kStr:
-        row->push_back(Value::Str(cell.type() == Type::kStr ? cell.text() : std::string()));
+        row->push_back(cell.type() == Type::kStr ? std::move(cell) : Value::Str(std::string()));
         break;
       case Type::kJson:
         row->push_back(Value::JsonText(cell.type() == Type::kStr ? cell.text() : std::string()));
@@ -697,7 +698,7 @@ Status SqliteBackend::Get(const TableSchema& t, const Key& key, std::optional<Ro
   row->reset();
   if (rows.size() > 0) {
     Row r;
-    ReadRow(rows, 0, t, &r);
+    ReadRow(&rows, 0, t, &r);
     *row = std::move(r);
   }
   return Status::OK();
@@ -733,7 +734,7 @@ Status SqliteBackend::Page(const Query& q, const std::vector<Value>* after, int6
   SqlRows result;
   ONESTORE_RETURN_IF_ERROR(Run(b, "page of table \"" + t.name + "\"", &result));
   rows->resize(result.size());
-  for (size_t r = 0; r < result.size(); ++r) ReadRow(result, r, t, &(*rows)[r]);
+  for (size_t r = 0; r < result.size(); ++r) ReadRow(&result, r, t, &(*rows)[r]);
   return Status::OK();
 }
 
