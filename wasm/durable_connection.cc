@@ -367,22 +367,36 @@ class DurableConnection : public SqlConnection {
       return Run(head + row, params, what, nullptr, false);
     }
     ONESTORE_RETURN_IF_ERROR(CheckHostLimits(limits_, std::string(), params, what));
+    // Rows join while the statement stays small: at most 100 bound values,
+    // 100 KB of SQL, and 256 KB of values (rows of long texts go one by one,
+    // as before, each within the host's 2 MB per row).
+    constexpr size_t kMaxJoinedValueBytes = 256 * 1024;
+    std::string p;
+    AppendParamList(params, &p);
     if (!queue_.empty()) {
       Entry& last = queue_.back();
       if (!last.head.empty() && last.head == head && last.what == what &&
           last.param_count + params.size() <= limits_.max_params &&
-          last.sql.size() + 1 + row.size() <= limits_.max_statement_bytes) {
+          last.sql.size() + 1 + row.size() <= limits_.max_statement_bytes &&
+          last.params.size() + 1 + p.size() <= kMaxJoinedValueBytes) {
         const size_t before = last.sql.size() + last.params.size();
         last.sql.push_back(',');
         last.sql.append(row);
-        if (last.param_count > 0 && !params.empty()) last.params.push_back(',');
-        AppendParamList(params, &last.params);
+        if (last.param_count > 0 && !p.empty()) last.params.push_back(',');
+        last.params.append(p);
         last.param_count += params.size();
         queued_bytes_ += last.sql.size() + last.params.size() - before;
         return MaybeFlush();
       }
     }
-    Queue(head + row, params, what, head);
+    Entry e;
+    e.sql = head + row;
+    e.params = std::move(p);
+    e.param_count = params.size();
+    e.what = what;
+    e.head = head;
+    queued_bytes_ += e.sql.size() + e.params.size();
+    queue_.push_back(std::move(e));
     return MaybeFlush();
   }
 

@@ -65,6 +65,17 @@ export class TestSession {
     return { texts, count: rows.length, ok: rows.every((r, i) => r.id === i + 1 && r.title === `t${i + 1}` && r.score === (i + 1) / 2) };
   }
 
+  // Puts `n` rows with titles of `size` characters in one transaction: the
+  // sql.exec texts and the titles' lengths read back.
+  async op_bigRows({ n, size }) {
+    await this.open();
+    const from = this.texts.length;
+    await this.owner.tx(async (tx) => {
+      for (let id = 1; id <= n; id++) await tx.put(this.notes, { id, title: String(id % 10).repeat(size) });
+    });
+    return { texts: this.texts.slice(from), lengths: (await this.rows()).map((r) => r.title.length) };
+  }
+
   // One transaction that writes the same keys several times, with an update
   // and a delete (which answer: the puts before them must have run) between
   // puts: the rows, the outbox record and the sql.exec texts.

@@ -5,7 +5,8 @@
 // (before: one per put); the writes of a transaction wait and run in order,
 // so keys written several times, with updates and deletes between, end as
 // the ops say; and a put that fails in a joined statement fails its commit
-// with its own code, leaving nothing behind.
+// with its own code, leaving nothing behind; rows of long values are not
+// joined (each statement's values stay at most 256 KB).
 
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -29,6 +30,14 @@ test("a transaction of 1,000 puts sends its rows in multi-row INSERTs of at most
   for (const text of inserts) assert.ok(placeholders(text) <= 100, `${placeholders(text)} parameters`);
   // The rest: the epoch check, the outbox record and the head.
   assert.ok(r.texts.length <= inserts.length + 3, `sql.exec calls: ${r.texts.length}\n${r.texts.filter((t) => !isRowInsert(t)).join("\n")}`);
+});
+
+test("puts of rows of 300 KB each are sent one row per statement, and read back whole", async () => {
+  const r = await workerd.call("big", "bigRows", { n: 3, size: 300_000 });
+  assert.deepEqual(r.lengths, [300_000, 300_000, 300_000]);
+  const inserts = r.texts.filter(isRowInsert);
+  assert.equal(inserts.length, 3);
+  for (const text of inserts) assert.equal(placeholders(text), 5);
 });
 
 test("puts, updates and deletes of the same keys in one transaction end as the ops say, in the outbox's order", async () => {
