@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -16,11 +18,19 @@
 #include "values/value.h"
 
 extern "C" {
-// Runs one statement: `params` is a JSON array (an int as a decimal string,
-// which the SQL reads as CAST(? AS INTEGER); a BLOB as {"hex":"..."}). Returns a malloc'ed,
-// NUL-terminated answer the caller frees: "[changes,[row...],...]" (changes
-// only with count_changes, else 0), or "!" followed by the host's error text.
-char* onestore_durable_run(int handle, const char* sql, const char* params, int count_changes);
+// Runs a batch of statements in order, inside the call: `batch` is the JSON
+// [mode, entry, ...], each entry [text, params] or, for a check,
+// [text, params, "expected first cell"]; `text` is the SQL, [id, "SQL"] (the
+// SQL, kept by the JS side under that id for the life of the handle), or an
+// id kept earlier. A parameter is a JSON value: an int as a decimal string,
+// which the SQL reads as CAST(? AS INTEGER); a BLOB as {"hex":"..."}. The
+// answer is a malloc'ed, NUL-terminated string the caller frees: for the
+// last entry "[changes,[row...],...]" (its rows when mode & 1, its changes
+// when mode & 2, else 0; "[0]" for mode 0);
+// "!<n>!" and the host's error text when entry n (from 1) failed; "?<n>" when
+// check n found another first cell (or no row). Nothing after a failing
+// entry runs.
+char* onestore_durable_batch(int handle, const char* batch);
 // Runs SQL text of one or more statements without parameters; the answer as
 // above ("[0]" on success).
 char* onestore_durable_exec(int handle, const char* sql);
@@ -44,8 +54,8 @@ std::string TakeAnswer(char* p) {
   return s;
 }
 
-void AppendParams(const std::vector<Value>& params, std::string* out) {
-  out->push_back('[');
+// Appends the params as JSON values separated by commas (no brackets).
+void AppendParamList(const std::vector<Value>& params, std::string* out) {
   for (size_t i = 0; i < params.size(); ++i) {
     if (i > 0) out->push_back(',');
     const Value& v = params[i];
@@ -81,7 +91,6 @@ void AppendParams(const std::vector<Value>& params, std::string* out) {
       }
     }
   }
-  out->push_back(']');
 }
 
 // A JSON cell as the host returned it: null, a number (an integral one as an
@@ -111,6 +120,232 @@ Value Cell(const Json& j) {
   return Value::Str(j.dump());
 }
 
+// Reads an answer "[changes,[cell,...],...]" as durable_library.js writes
+// it (JSON.stringify of null, numbers, strings and {"hex": "..."}) straight
+// into `rows`, cells as Cell reads them, without a JSON document in between.
+// False when the text is not in that shape (the caller then parses it as
+// JSON).
+class AnswerReader {
+ public:
+  explicit AnswerReader(const std::string& text)
+      : p_(text.data()), end_(text.data() + text.size()) {}
+
+  bool Read(SqlRows* rows) {
+    rows->cells.clear();
+    rows->columns = 0;
+    rows->changes = 0;
+    // About one cell per 16 bytes of answer: the vector of a page grows once
+    // or twice, not at every power of two.
+    rows->cells.reserve(static_cast<size_t>(end_ - p_) / 16);
+    if (!Eat('[')) return false;
+    Value changes;
+    if (!ReadCell(&changes) || changes.type() != Type::kInt) return false;
+    rows->changes = changes.int_value();
+    while (Eat(',')) {
+      if (!Eat('[')) return false;
+      size_t n = 0;
+      if (!Eat(']')) {
+        for (;;) {
+          rows->cells.emplace_back();
+          if (!ReadCell(&rows->cells.back())) return false;
+          ++n;
+          if (Eat(',')) continue;
+          if (Eat(']')) break;
+          return false;
+        }
+      }
+      rows->columns = n;
+    }
+    return Eat(']') && p_ == end_;
+  }
+
+ private:
+  bool Eat(char c) {
+    if (p_ < end_ && *p_ == c) {
+      ++p_;
+      return true;
+    }
+    return false;
+  }
+
+  bool ReadCell(Value* out) {
+    if (p_ == end_) return false;
+    switch (*p_) {
+      case 'n':
+        if (end_ - p_ < 4 || std::string_view(p_, 4) != "null") return false;
+        p_ += 4;
+        *out = Value();
+        return true;
+      case '"': {
+        std::string text;
+        if (!ReadString(&text)) return false;
+        *out = Value::Str(std::move(text));
+        return true;
+      }
+      case '{': {
+        // {"hex":"..."}: a BLOB's bytes.
+        static constexpr std::string_view kHex = "{\"hex\":";
+        if (static_cast<size_t>(end_ - p_) < kHex.size() ||
+            std::string_view(p_, kHex.size()) != kHex) {
+          return false;
+        }
+        p_ += kHex.size();
+        std::string h;
+        if (!ReadString(&h) || !Eat('}') || h.size() % 2 != 0) return false;
+        std::string bytes(h.size() / 2, '\0');
+        for (size_t i = 0; i < bytes.size(); ++i) {
+          const int hi = Nibble(h[2 * i]);
+          const int lo = Nibble(h[2 * i + 1]);
+          if (hi < 0 || lo < 0) return false;
+          bytes[i] = static_cast<char>((hi << 4) | lo);
+        }
+        *out = Value::Vector(std::move(bytes));
+        return true;
+      }
+      default:
+        return ReadNumber(out);
+    }
+  }
+
+  static int Nibble(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  }
+
+  // A number as Cell reads one: an integer that fits int64 is an int; any
+  // other number (a fraction, an exponent, beyond int64) a num.
+  bool ReadNumber(Value* out) {
+    const char* start = p_;
+    bool negative = false;
+    if (p_ < end_ && *p_ == '-') {
+      negative = true;
+      ++p_;
+    }
+    const char* digits = p_;
+    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+    if (p_ == digits) return false;
+    bool integral = true;
+    if (p_ < end_ && *p_ == '.') {
+      integral = false;
+      ++p_;
+      const char* f = p_;
+      while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+      if (p_ == f) return false;
+    }
+    if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
+      integral = false;
+      ++p_;
+      if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+      const char* e = p_;
+      while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+      if (p_ == e) return false;
+    }
+    if (integral && p_ - digits <= 19) {
+      uint64_t u = 0;
+      for (const char* d = digits; d < p_; ++d) u = u * 10 + static_cast<uint64_t>(*d - '0');
+      if (!negative && u <= static_cast<uint64_t>(INT64_MAX)) {
+        *out = Value::Int(static_cast<int64_t>(u));
+        return true;
+      }
+      if (negative && u <= static_cast<uint64_t>(INT64_MAX) + 1) {
+        *out = Value::Int(u == static_cast<uint64_t>(INT64_MAX) + 1 ? INT64_MIN
+                                                                    : -static_cast<int64_t>(u));
+        return true;
+      }
+    }
+    *out = Value::Num(std::strtod(std::string(start, p_ - start).c_str(), nullptr));
+    return true;
+  }
+
+  static void AppendUtf8(uint32_t c, std::string* out) {
+    if (c < 0x80) {
+      out->push_back(static_cast<char>(c));
+    } else if (c < 0x800) {
+      out->push_back(static_cast<char>(0xC0 | (c >> 6)));
+      out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    } else if (c < 0x10000) {
+      out->push_back(static_cast<char>(0xE0 | (c >> 12)));
+      out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    } else {
+      out->push_back(static_cast<char>(0xF0 | (c >> 18)));
+      out->push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    }
+  }
+
+  bool ReadHex4(uint32_t* c) {
+    if (end_ - p_ < 4) return false;
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) {
+      const int n = Nibble(p_[i]);
+      if (n < 0) return false;
+      v = (v << 4) | static_cast<uint32_t>(n);
+    }
+    p_ += 4;
+    *c = v;
+    return true;
+  }
+
+  // A JSON string; a lone surrogate escape is refused (the JSON parser
+  // decides what it is).
+  bool ReadString(std::string* out) {
+    if (!Eat('"')) return false;
+    for (;;) {
+      const char* run = p_;
+      while (p_ < end_ && *p_ != '"' && *p_ != '\\') ++p_;
+      out->append(run, p_ - run);
+      if (p_ == end_) return false;
+      if (*p_ == '"') {
+        ++p_;
+        return true;
+      }
+      ++p_;  // the backslash
+      if (p_ == end_) return false;
+      const char e = *p_++;
+      switch (e) {
+        case '"': out->push_back('"'); break;
+        case '\\': out->push_back('\\'); break;
+        case '/': out->push_back('/'); break;
+        case 'b': out->push_back('\b'); break;
+        case 'f': out->push_back('\f'); break;
+        case 'n': out->push_back('\n'); break;
+        case 'r': out->push_back('\r'); break;
+        case 't': out->push_back('\t'); break;
+        case 'u': {
+          uint32_t c = 0;
+          if (!ReadHex4(&c)) return false;
+          if (c >= 0xDC00 && c <= 0xDFFF) return false;
+          if (c >= 0xD800 && c <= 0xDBFF) {
+            uint32_t lo = 0;
+            if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return false;
+            p_ += 2;
+            if (!ReadHex4(&lo) || lo < 0xDC00 || lo > 0xDFFF) return false;
+            c = 0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00);
+          }
+          AppendUtf8(c, out);
+          break;
+        }
+        default:
+          return false;
+      }
+    }
+  }
+
+  const char* p_;
+  const char* end_;
+};
+
+// Statements go to the host in batches (onestore_durable_batch): inside a
+// transaction the writes that answer nothing (the epoch check, puts, the
+// outbox record, the head) wait in `queue_` and cross with the next
+// statement that answers, or at the end of the commit's writes (Flush), so
+// that a one-put commit is one crossing. Consecutive puts into one table are
+// joined into multi-row INSERTs of at most 100 bound values. The SQL text of
+// a statement crosses once per handle; after that, its id.
 class DurableConnection : public SqlConnection {
  public:
   explicit DurableConnection(int64_t handle) : handle_(static_cast<int>(handle)) {}
@@ -121,15 +356,66 @@ class DurableConnection : public SqlConnection {
   Status Run(const std::string& sql, const std::vector<Value>& params, const std::string& what,
              SqlRows* rows, bool count_changes) override {
     ONESTORE_RETURN_IF_ERROR(CheckHostLimits(limits_, sql, params, what));
-    std::string p;
-    AppendParams(params, &p);
-    return Answer(
-        TakeAnswer(onestore_durable_run(handle_, sql.c_str(), p.c_str(), count_changes ? 1 : 0)),
-        what, rows);
+    Queue(sql, params, what, std::string());
+    if (in_tx_ && rows == nullptr && !count_changes) return MaybeFlush();
+    return Send((rows != nullptr ? 1 : 0) | (count_changes ? 2 : 0), rows);
   }
+
+  Status RunRow(const std::string& head, const std::string& row, const std::vector<Value>& params,
+                const std::string& what) override {
+    if (!in_tx_ || head.size() + row.size() > limits_.max_statement_bytes) {
+      return Run(head + row, params, what, nullptr, false);
+    }
+    ONESTORE_RETURN_IF_ERROR(CheckHostLimits(limits_, std::string(), params, what));
+    // Rows join while the statement stays small: at most 100 bound values,
+    // 100 KB of SQL, and 256 KB of values (rows of long texts go one by one,
+    // as before, each within the host's 2 MB per row).
+    constexpr size_t kMaxJoinedValueBytes = 256 * 1024;
+    std::string p;
+    AppendParamList(params, &p);
+    if (!queue_.empty()) {
+      Entry& last = queue_.back();
+      if (!last.head.empty() && last.head == head && last.what == what &&
+          last.param_count + params.size() <= limits_.max_params &&
+          last.sql.size() + 1 + row.size() <= limits_.max_statement_bytes &&
+          last.params.size() + 1 + p.size() <= kMaxJoinedValueBytes) {
+        const size_t before = last.sql.size() + last.params.size();
+        last.sql.push_back(',');
+        last.sql.append(row);
+        if (last.param_count > 0 && !p.empty()) last.params.push_back(',');
+        last.params.append(p);
+        last.param_count += params.size();
+        queued_bytes_ += last.sql.size() + last.params.size() - before;
+        return MaybeFlush();
+      }
+    }
+    Entry e;
+    e.sql = head + row;
+    e.params = std::move(p);
+    e.param_count = params.size();
+    e.what = what;
+    e.head = head;
+    queued_bytes_ += e.sql.size() + e.params.size();
+    queue_.push_back(std::move(e));
+    return MaybeFlush();
+  }
+
+  Status RunCheck(const std::string& sql, const std::vector<Value>& params,
+                  const std::string& what, int64_t expect, const Status& mismatch) override {
+    ONESTORE_RETURN_IF_ERROR(CheckHostLimits(limits_, sql, params, what));
+    Queue(sql, params, what, std::string());
+    queue_.back().check = true;
+    queue_.back().expect = std::to_string(expect);
+    queue_.back().mismatch = mismatch;
+    if (in_tx_) return Status::OK();
+    return Send(0, nullptr);
+  }
+
+  Status Flush() override { return Send(0, nullptr); }
 
   Status Exec(const std::string& sql) override {
     ONESTORE_RETURN_IF_ERROR(CheckHostLimits(limits_, sql, {}, "running SQL"));
+    ONESTORE_RETURN_IF_ERROR(Flush());
     return Answer(TakeAnswer(onestore_durable_exec(handle_, sql.c_str())), sql, nullptr);
   }
 
@@ -145,11 +431,14 @@ class DurableConnection : public SqlConnection {
   }
   Status Commit() override {
     if (!in_tx_) return Status::StorageFailed("durable: COMMIT without a transaction");
+    Status s = Flush();
     in_tx_ = false;
-    onestore_durable_end(handle_, 1);
-    return Status::OK();
+    onestore_durable_end(handle_, s.ok() ? 1 : 0);
+    return s;
   }
   void Rollback() override {
+    queue_.clear();
+    queued_bytes_ = 0;
     if (!in_tx_) return;
     in_tx_ = false;
     onestore_durable_end(handle_, 0);
@@ -158,8 +447,105 @@ class DurableConnection : public SqlConnection {
   void Close() override { Rollback(); }
 
  private:
+  // A statement waiting for the next crossing.
+  struct Entry {
+    std::string sql;
+    std::string params;  // JSON values separated by commas
+    size_t param_count = 0;
+    std::string what;
+    std::string head;  // a put's head: rows with the same head may join it
+    bool check = false;
+    std::string expect;
+    Status mismatch;
+  };
+
+  void Queue(const std::string& sql, const std::vector<Value>& params, const std::string& what,
+             const std::string& head) {
+    Entry e;
+    e.sql = sql;
+    AppendParamList(params, &e.params);
+    e.param_count = params.size();
+    e.what = what;
+    e.head = head;
+    queued_bytes_ += e.sql.size() + e.params.size();
+    queue_.push_back(std::move(e));
+  }
+
+  // Sends the queue early when it has grown large (a transaction of many
+  // puts), so that the batch text stays a few MB at most.
+  Status MaybeFlush() {
+    constexpr size_t kMaxQueuedBytes = 4 << 20;
+    if (queued_bytes_ < kMaxQueuedBytes || queue_.size() < 2) return Status::OK();
+    return Send(0, nullptr);
+  }
+
+  // The SQL of an entry as the batch carries it: an id the JS side keeps,
+  // [id, "SQL"] the first time, or the SQL itself once the cache is full.
+  void AppendText(const std::string& sql, std::string* out) {
+    constexpr size_t kMaxCachedTexts = 1024;
+    auto it = ids_.find(sql);
+    if (it != ids_.end()) {
+      out->append(std::to_string(it->second));
+      return;
+    }
+    if (ids_.size() >= kMaxCachedTexts) {
+      AppendJsonString(sql, out);
+      return;
+    }
+    const int id = static_cast<int>(ids_.size());
+    ids_.emplace(sql, id);
+    out->push_back('[');
+    out->append(std::to_string(id));
+    out->push_back(',');
+    AppendJsonString(sql, out);
+    out->push_back(']');
+  }
+
+  // Runs the queue in one crossing; `mode` asks for the last entry's rows
+  // (1) and changes (2).
+  Status Send(int mode, SqlRows* rows) {
+    if (queue_.empty()) return Status::OK();
+    std::vector<Entry> queue;
+    queue.swap(queue_);
+    queued_bytes_ = 0;
+    std::string batch;
+    batch.reserve(64);
+    batch.push_back('[');
+    batch.append(std::to_string(mode));
+    for (const Entry& e : queue) {
+      batch.append(",[");
+      AppendText(e.sql, &batch);
+      batch.append(",[");
+      batch.append(e.params);
+      batch.push_back(']');
+      if (e.check) {
+        batch.push_back(',');
+        AppendJsonString(e.expect, &batch);
+      }
+      batch.push_back(']');
+    }
+    batch.push_back(']');
+    const std::string a = TakeAnswer(onestore_durable_batch(handle_, batch.c_str()));
+    if (!a.empty() && (a[0] == '!' || a[0] == '?')) {
+      // "!<n>!message" or "?<n>": entry n (from 1) failed.
+      char* end = nullptr;
+      const long n = std::strtol(a.c_str() + 1, &end, 10);
+      if (n >= 1 && static_cast<size_t>(n) <= queue.size()) {
+        const Entry& e = queue[n - 1];
+        if (a[0] == '?') return e.mismatch;
+        if (end != nullptr && *end == '!') return HostSqlError(std::string(end + 1), e.what);
+      }
+      if (a[0] == '!') return HostSqlError(a.substr(1), queue.back().what);
+      return Status::StorageFailed(queue.back().what + ": the durable runtime answered " +
+                                   a.substr(0, 80));
+    }
+    return Answer(a, queue.back().what, rows);
+  }
+
   Status Answer(const std::string& a, const std::string& what, SqlRows* rows) {
     if (!a.empty() && a[0] == '!') return HostSqlError(a.substr(1), what);
+    if (rows == nullptr && a == "[0]") return Status::OK();
+    if (rows != nullptr && AnswerReader(a).Read(rows)) return Status::OK();
     // [changes, [cell, ...], ...]: two levels (a json cell is text), three
     // for a blob, which JSON.stringify writes as {}.
     Json j;
@@ -183,6 +569,9 @@ class DurableConnection : public SqlConnection {
   int handle_;
   bool in_tx_ = false;
   HostLimits limits_;
+  std::vector<Entry> queue_;
+  size_t queued_bytes_ = 0;
+  std::unordered_map<std::string, int> ids_;
 };
 
 }  // namespace

@@ -8,10 +8,15 @@
 //     inTransaction,      // true while the runtime's transactionSync runs
 //     began, rollback }   // what the core asked inside it (set here)
 //
-// A statement's answer is one malloc'ed UTF-8 string that the C side frees:
-// JSON "[changes,[row],...]" (rows as sql.exec's raw() gives them: null,
-// numbers, strings; a BLOB as {"hex": "..."}), or "!" and the host's error
-// message. A parameter {"hex": "..."} is bound as a BLOB. No JS exception
+// Statements come in batches (onestore_durable_batch): JSON
+// [mode, [text, params, expect?], ...], the SQL text of a statement kept in
+// the handle's state (`texts`, by the id the C side gave it) after its first
+// crossing. A batch's answer is one malloc'ed UTF-8 string that the C side
+// frees: JSON "[changes,[row],...]" for its last statement (rows as
+// sql.exec's raw() gives them: null, numbers, strings; a BLOB as
+// {"hex": "..."}), or "!<n>!" and the host's error message for statement n,
+// or "?<n>" for a check that found another value. A parameter
+// {"hex": "..."} is bound as a BLOB. No JS exception
 // crosses into wasm. A row is never held across calls, and a view of wasm
 // memory is never kept (memory grows).
 //
@@ -27,21 +32,32 @@ mergeInto(LibraryManager.library, {
       return st;
     },
     // Copies `text` into a new malloc'ed NUL-terminated UTF-8 string.
+    // (A long text, a page of rows, is encoded by TextEncoder, native code,
+    // rather than by stringToUTF8's loop over its characters.)
     give: function (text) {
-      var n = lengthBytesUTF8(text) + 1;
-      var p = _malloc(n);
-      if (!p) return 0;
-      stringToUTF8(text, p, n);
-      return p;
+      if (text.length < 256 || typeof TextEncoder !== 'function') {
+        var n = lengthBytesUTF8(text) + 1;
+        var p = _malloc(n);
+        if (!p) return 0;
+        stringToUTF8(text, p, n);
+        return p;
+      }
+      var bytes = (ONESTORE_DURABLE.encoder || (ONESTORE_DURABLE.encoder = new TextEncoder())).encode(text);
+      var q = _malloc(bytes.length + 1);
+      if (!q) return 0;
+      HEAPU8.set(bytes, q);
+      HEAPU8[q + bytes.length] = 0;
+      return q;
+    },
+    message: function (e) {
+      try {
+        return (e && e.message) ? String(e.message) : String(e);
+      } catch (ignored) {
+        return 'unknown JS error';
+      }
     },
     fail: function (e) {
-      var message;
-      try {
-        message = (e && e.message) ? String(e.message) : String(e);
-      } catch (ignored) {
-        message = 'unknown JS error';
-      }
-      return ONESTORE_DURABLE.give('!' + message);
+      return ONESTORE_DURABLE.give('!' + ONESTORE_DURABLE.message(e));
     },
     // A BLOB (a vector column's bytes) crosses as {"hex": "..."} both ways,
     // as durable_connection.cc writes and reads it.
@@ -62,10 +78,11 @@ mergeInto(LibraryManager.library, {
       return bytes.buffer;
     },
     // Rows of a cursor as JSON, after the changes count.
-    answer: function (sql, cursor, countChanges) {
+    answer: function (sql, cursor, countChanges, wantRows) {
       var out = [0];
       var raw = cursor.raw();
       for (var row = raw.next(); !row.done; row = raw.next()) {
+        if (!wantRows) continue;
         var cells = row.value;
         for (var c = 0; c < cells.length; c++) {
           var v = cells[c];
@@ -78,15 +95,47 @@ mergeInto(LibraryManager.library, {
     },
   },
 
-  onestore_durable_run__deps: ['$ONESTORE_DURABLE'],
-  onestore_durable_run: function (handle, sqlPtr, paramsPtr, countChanges) {
+  // A batch of statements, run in order (wasm/durable_connection.cc,
+  // onestore_durable_batch): the SQL of each from the handle's texts when it
+  // comes as an id; every id is resolved before anything runs.
+  onestore_durable_batch__deps: ['$ONESTORE_DURABLE'],
+  onestore_durable_batch: function (handle, batchPtr) {
+    var n = 0;
     try {
-      var sql = ONESTORE_DURABLE.state(handle).storage.sql;
-      var params = JSON.parse(UTF8ToString(paramsPtr)).map(ONESTORE_DURABLE.param);
-      var cursor = sql.exec.apply(sql, [UTF8ToString(sqlPtr)].concat(params));
-      return ONESTORE_DURABLE.give(ONESTORE_DURABLE.answer(sql, cursor, countChanges));
+      var st = ONESTORE_DURABLE.state(handle);
+      var sql = st.storage.sql;
+      var texts = st.texts || (st.texts = []);
+      var batch = JSON.parse(UTF8ToString(batchPtr));
+      var mode = batch[0];
+      var last = batch.length - 1;
+      for (var i = 1; i <= last; i++) {
+        var t = batch[i][0];
+        if (typeof t === 'number') {
+          if (texts[t] === undefined) throw new Error('durable: no statement text kept under id ' + t);
+        } else if (typeof t === 'object') {
+          texts[t[0]] = t[1];
+        }
+      }
+      for (n = 1; n <= last; n++) {
+        var e = batch[n];
+        var text = typeof e[0] === 'number' ? texts[e[0]] : typeof e[0] === 'object' ? e[0][1] : e[0];
+        var params = e[1];
+        for (var p = 0; p < params.length; p++) {
+          if (params[p] !== null && typeof params[p] === 'object') params[p] = ONESTORE_DURABLE.param(params[p]);
+        }
+        var cursor = params.length ? sql.exec.apply(sql, [text].concat(params)) : sql.exec(text);
+        if (e.length > 2) {
+          var first = cursor.raw().next();
+          if (first.done || String(first.value[0]) !== e[2]) return ONESTORE_DURABLE.give('?' + n);
+          continue;
+        }
+        if (n === last && mode) return ONESTORE_DURABLE.give(ONESTORE_DURABLE.answer(sql, cursor, mode & 2, mode & 1));
+        var rows = cursor.raw();
+        while (!rows.next().done) { /* a write's cursor: run it through */ }
+      }
+      return ONESTORE_DURABLE.give('[0]');
     } catch (e) {
-      return ONESTORE_DURABLE.fail(e);
+      return ONESTORE_DURABLE.give('!' + n + '!' + ONESTORE_DURABLE.message(e));
     }
   },
 

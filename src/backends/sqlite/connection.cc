@@ -43,6 +43,15 @@ double SqlCellNum(const Value& cell) {
   }
 }
 
+Status SqlConnection::RunCheck(const std::string& sql, const std::vector<Value>& params,
+                               const std::string& what, int64_t expect, const Status& mismatch) {
+  SqlRows rows;
+  ONESTORE_RETURN_IF_ERROR(Run(sql, params, what, &rows));
+  bool ok = false;
+  if (rows.size() == 0 || SqlCellInt(rows.at(0, 0), &ok) != expect || !ok) return mismatch;
+  return Status::OK();
+}
+
 std::string IntResultSql(const SqlDialect& d, const std::string& expr) {
   return d.int_results_as_text ? "CAST(" + expr + " AS TEXT)" : expr;
 }

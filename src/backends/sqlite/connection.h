@@ -61,6 +61,35 @@ class SqlConnection {
   // (DDL). Fails as Run.
   virtual Status Exec(const std::string& sql) = 0;
 
+  // Deferred writes. Inside a transaction a connection may defer a statement
+  // of Run that returns no rows and counts no changes (rows == nullptr,
+  // !count_changes), and those of RunRow and RunCheck: it runs them, in
+  // order, before the next statement that answers (Run with rows or
+  // count_changes, Exec), in Flush, or in Commit, and reports the first
+  // failure there, named by that statement's own `what`; nothing after a
+  // failing statement runs. Rollback drops them. The embedded connection runs
+  // every statement at once (its calls cost no crossing); a host-bound one
+  // (a Durable Object's) sends what it deferred in one call to its host.
+
+  // Runs `head` + `row` (an INSERT's "INSERT ... VALUES " and one row's
+  // "(?, ...)") with `params`. A connection that defers writes may join
+  // consecutive calls with the same head into one statement "head row, row,
+  // ..." within its host's limits: the same rows written in the same order.
+  virtual Status RunRow(const std::string& head, const std::string& row,
+                        const std::vector<Value>& params, const std::string& what) {
+    return Run(head + row, params, what, nullptr);
+  }
+
+  // Runs a statement whose first cell must be the int `expect` (as
+  // SqlCellInt reads it); fails with `mismatch` when it is not, or when there
+  // is no row. May be deferred like a write: the check then runs before what
+  // was deferred after it, which does not run when it fails.
+  virtual Status RunCheck(const std::string& sql, const std::vector<Value>& params,
+                          const std::string& what, int64_t expect, const Status& mismatch);
+
+  // Runs what was deferred (OK when nothing was); its first failure.
+  virtual Status Flush() { return Status::OK(); }
+
   // A write transaction. Begin fails with storage_failed when it cannot start
   // one (the file is locked; the host has no transaction around the call).
   // Commit's failure is storage_failed: the outcome is unknown. Rollback

@@ -177,8 +177,9 @@ class SqliteBackend : public Backend {
   }
   // "SELECT c1, c2, ... FROM t": every column, ints as the dialect reads them.
   void AppendSelectRow(const TableSchema& t, SqlBuilder* b) const;
-  // Row `r` of `rows` (as AppendSelectRow selects it) in t's column types.
-  void ReadRow(const SqlRows& rows, size_t r, const TableSchema& t, Row* row) const;
+  // Row `r` of `rows` (as AppendSelectRow selects it) in t's column types;
+  // its str cells are moved out of `rows`.
+  void ReadRow(SqlRows* rows, size_t r, const TableSchema& t, Row* row) const;
   Status ReadMetaInt(const char* key, int64_t* value, bool* found);
   // Sets _meta.key to v (inserting the row if missing).
   Status WriteMeta(const char* key, const Value& v);
@@ -210,11 +211,11 @@ void SqliteBackend::AppendSelectRow(const TableSchema& t, SqlBuilder* b) const {
   b->Append(" FROM ").AppendIdent(t.name);
 }
 
-void SqliteBackend::ReadRow(const SqlRows& rows, size_t r, const TableSchema& t, Row* row) const {
+void SqliteBackend::ReadRow(SqlRows* rows, size_t r, const TableSchema& t, Row* row) const {
   row->clear();
   row->reserve(t.columns.size());
   for (size_t i = 0; i < t.columns.size(); ++i) {
-    const Value& cell = rows.at(r, i);
+    Value& cell = rows->cells[r * rows->columns + i];
     if (cell.is_null()) {
       row->emplace_back();
       continue;
@@ -230,7 +231,7 @@ void SqliteBackend::ReadRow(const SqlRows& rows, size_t r, const TableSchema& t,
         row->push_back(Value::Num(SqlCellNum(cell)));
         break;
       case Type::kStr:
-        row->push_back(Value::Str(cell.type() == Type::kStr ? cell.text() : std::string()));
+        row->push_back(cell.type() == Type::kStr ? std::move(cell) : Value::Str(std::string()));
         break;
       case Type::kJson:
         row->push_back(Value::JsonText(cell.type() == Type::kStr ? cell.text() : std::string()));
@@ -269,11 +270,16 @@ Status SqliteBackend::WriteMeta(const char* key, const Value& v) {
 }
 
 Status SqliteBackend::CheckEpoch() {
-  int64_t epoch = 0;
-  bool found = false;
-  ONESTORE_RETURN_IF_ERROR(ReadMetaInt("epoch", &epoch, &found));
-  if (epoch != epoch_) return Status::Fenced("another owner holds the store");
-  return Status::OK();
+  // A check the connection may defer: on a Durable Object it goes to the
+  // host with the transaction's first writes, and none of them runs when
+  // another owner's epoch is there.
+  SqlBuilder b = Builder();
+  b.Append("SELECT ")
+      .Append(IntResultSql(dialect_, "value"))
+      .Append(" FROM _meta WHERE key = ")
+      .AppendParam(Value::Str("epoch"));
+  return conn_->RunCheck(b.sql(), b.params(), "reading _meta.epoch", epoch_,
+                         Status::Fenced("another owner holds the store"));
 }
 
 Status SqliteBackend::CheckIsStore() {
@@ -496,24 +502,38 @@ Status SqliteBackend::ApplyPut(const Op& op) {
                                std::to_string(op.row.size()) + " values for " +
                                std::to_string(t.columns.size()) + " columns");
   }
-  SqlBuilder b = Builder();
-  b.Append("INSERT OR REPLACE INTO ").AppendIdent(t.name).Append(" (");
+  // The head "INSERT OR REPLACE INTO t (c1, ...) VALUES " and the row
+  // "(?, ...)": a connection that defers writes joins the puts of a
+  // transaction into one table into multi-row statements (RunRow).
+  SqlBuilder head = Builder();
+  head.Append("INSERT OR REPLACE INTO ").AppendIdent(t.name).Append(" (");
   for (size_t i = 0; i < t.columns.size(); ++i) {
-    if (i > 0) b.Append(", ");
-    b.AppendIdent(t.columns[i].name);
+    if (i > 0) head.Append(", ");
+    head.AppendIdent(t.columns[i].name);
   }
-  b.Append(") VALUES (");
-  for (size_t i = 0; i < t.columns.size(); ++i) {
-    if (i > 0) b.Append(", ");
-    const Value& v = op.row[i];
-    if (t.columns[i].type == Type::kNum && v.type() == Type::kInt) {
-      b.AppendParam(Value::Num(static_cast<double>(v.int_value())));
-    } else {
-      b.AppendParam(v);
+  head.Append(") VALUES ");
+  auto append_row = [&](SqlBuilder* b) {
+    b->Append("(");
+    for (size_t i = 0; i < t.columns.size(); ++i) {
+      if (i > 0) b->Append(", ");
+      const Value& v = op.row[i];
+      if (t.columns[i].type == Type::kNum && v.type() == Type::kInt) {
+        b->AppendParam(Value::Num(static_cast<double>(v.int_value())));
+      } else {
+        b->AppendParam(v);
+      }
     }
+    b->Append(")");
+  };
+  SqlBuilder b = Builder();
+  append_row(&b);
+  const std::string what = "put into table \"" + t.name + "\"";
+  if (dialect_.max_params > 0 && b.params().size() > dialect_.max_params) {
+    // A wide row: its small values written into the text (Run).
+    append_row(&head);
+    return Run(head, what);
   }
-  b.Append(")");
-  return Run(b, "put into table \"" + t.name + "\"");
+  return conn_->RunRow(head.sql(), b.sql(), b.params(), what);
 }
 
 Status SqliteBackend::Apply(Op* op, const TableSchema* previous) {
@@ -642,11 +662,17 @@ Status SqliteBackend::AppendOutbox(int64_t seq, const std::string& record) {
   }
   SqlBuilder b = Builder();
   b.Append("UPDATE _meta SET value = ").AppendParam(Value::Int(seq)).Append(" WHERE key = 'head'");
-  return Run(b, "writing the head");
+  ONESTORE_RETURN_IF_ERROR(Run(b, "writing the head"));
+  // The last write of a commit: what the connection deferred runs now, so
+  // that its failure is the commit's (with its own code), not COMMIT's.
+  return conn_->Flush();
 }
 
 Status SqliteBackend::Commit() {
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  // Deferred writes not yet run (a path without AppendOutbox): their
+  // failure is theirs; nothing was committed.
+  ONESTORE_RETURN_IF_ERROR(conn_->Flush());
   Status s = conn_->Commit();
   if (!s.ok()) return Status::StorageFailed(s.message());
   return Status::OK();
@@ -672,7 +698,7 @@ Status SqliteBackend::Get(const TableSchema& t, const Key& key, std::optional<Ro
   row->reset();
   if (rows.size() > 0) {
     Row r;
-    ReadRow(rows, 0, t, &r);
+    ReadRow(&rows, 0, t, &r);
     *row = std::move(r);
   }
   return Status::OK();
@@ -708,7 +734,7 @@ Status SqliteBackend::Page(const Query& q, const std::vector<Value>* after, int6
   SqlRows result;
   ONESTORE_RETURN_IF_ERROR(Run(b, "page of table \"" + t.name + "\"", &result));
   rows->resize(result.size());
-  for (size_t r = 0; r < result.size(); ++r) ReadRow(result, r, t, &(*rows)[r]);
+  for (size_t r = 0; r < result.size(); ++r) ReadRow(&result, r, t, &(*rows)[r]);
   return Status::OK();
 }
 
@@ -824,7 +850,8 @@ Status SqliteBackend::WriteNote(const std::string& key, const std::string& value
   if (!conn_->InTransaction()) {
     return Status::InvalidArgs("sqlite: a note is written inside a write transaction");
   }
-  return WriteMeta(("note:" + key).c_str(), Value::Str(value));
+  ONESTORE_RETURN_IF_ERROR(WriteMeta(("note:" + key).c_str(), Value::Str(value)));
+  return conn_->Flush();
 }
 
 void SqliteBackend::Close() {

@@ -1,0 +1,139 @@
+// The Worker of tests/edge/durable-batch.test.js: each Durable Object (class
+// TestSession, SQLite storage) opens a durable store over its storage with
+// every ctx.storage.sql.exec counted, and runs one op. POST /<object>/<op>
+// with a JSON body; answers { ok, result } or { ok: false, code, message }.
+
+import * as api from "../../js/workerd.js";
+
+const { openStore, defineTable, int, num, str, query } = api;
+
+const Notes = defineTable("notes", {
+  columns: { id: int(), title: str(), body: str().optional(), n: int({ default: 0 }), score: num().optional() },
+  key: ["id"],
+  indexes: { byTitle: ["title"] },
+});
+
+// The storage with each sql.exec's text recorded; the calls go to the real storage.
+function counted(storage, texts) {
+  const sql = new Proxy(storage.sql, {
+    get(target, prop) {
+      if (prop === "exec") return (text, ...params) => { texts.push(text); return target.exec(text, ...params); };
+      const v = target[prop];
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+  return new Proxy(storage, {
+    get(target, prop) {
+      if (prop === "sql") return sql;
+      const v = target[prop];
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+}
+
+export class TestSession {
+  constructor(ctx) {
+    this.ctx = ctx;
+    this.texts = [];
+  }
+
+  async open() {
+    if (!this.store) {
+      this.store = await openStore({ backend: "durable", storage: counted(this.ctx.storage, this.texts) });
+      this.owner = this.store.object({ host: "session", type: "notes" });
+      this.notes = this.owner.table(Notes);
+      await this.notes.count();
+    }
+  }
+
+  async rows() {
+    const out = [];
+    for await (const r of this.notes.rows(query(Notes).orderBy((n) => n.id))) out.push(r);
+    return out;
+  }
+
+  // Puts `n` rows (ids from 1) in one transaction: the sql.exec texts that
+  // commit sent, and what reads back.
+  async op_puts({ n }) {
+    await this.open();
+    const from = this.texts.length;
+    await this.owner.tx(async (tx) => {
+      for (let id = 1; id <= n; id++) await tx.put(this.notes, { id, title: `t${id}`, score: id / 2 });
+    });
+    const texts = this.texts.slice(from);
+    const rows = await this.rows();
+    return { texts, count: rows.length, ok: rows.every((r, i) => r.id === i + 1 && r.title === `t${i + 1}` && r.score === (i + 1) / 2) };
+  }
+
+  // Puts `n` rows with titles of `size` characters in one transaction: the
+  // sql.exec texts and the titles' lengths read back.
+  async op_bigRows({ n, size }) {
+    await this.open();
+    const from = this.texts.length;
+    await this.owner.tx(async (tx) => {
+      for (let id = 1; id <= n; id++) await tx.put(this.notes, { id, title: String(id % 10).repeat(size) });
+    });
+    return { texts: this.texts.slice(from), lengths: (await this.rows()).map((r) => r.title.length) };
+  }
+
+  // One transaction that writes the same keys several times, with an update
+  // and a delete (which answer: the puts before them must have run) between
+  // puts: the rows, the outbox record and the sql.exec texts.
+  async op_mixed() {
+    await this.open();
+    const from = this.texts.length;
+    await this.owner.tx(async (tx) => {
+      for (let id = 1; id <= 30; id++) await tx.put(this.notes, { id, title: `first${id}` });
+      await tx.put(this.notes, { id: 1, title: "second1" });
+      await tx.update(this.notes, [2], { title: "updated2" });
+      await tx.delete(this.notes, [3]);
+      for (let id = 25; id <= 60; id++) await tx.put(this.notes, { id, title: `second${id}` });
+      await tx.put(this.notes, { id: 3, title: "again3" });
+      await tx.delete(this.notes, [60]);
+    });
+    const texts = this.texts.slice(from);
+    const { commits } = await this.store.outbox.read(this.store.head - 1, 1);
+    return { rows: (await this.rows()).map((r) => [r.id, r.title]), ops: commits[0].ops.map((o) => [o.op, o.row?.id ?? o.key?.[0], o.row?.title ?? o.set?.title ?? null]), texts };
+  }
+
+  // Puts `before` small rows, then one row too big for the platform, in one
+  // transaction: what it throws, and what is left.
+  async op_failing({ before }) {
+    await this.open();
+    await this.owner.tx(async (tx) => { await tx.put(this.notes, { id: 1000, title: "kept" }); });
+    const head = this.store.head;
+    const outboxBefore = (await this.store.outbox.read(0, 100)).commits.map((c) => c.seq);
+    let error;
+    try {
+      await this.owner.tx(async (tx) => {
+        for (let id = 1; id <= before; id++) await tx.put(this.notes, { id, title: `t${id}` });
+        await tx.put(this.notes, { id: before + 1, title: "y".repeat(1_200_000), body: "z".repeat(1_200_000) });
+      });
+    } catch (e) {
+      error = { code: e.code, message: String(e.message).slice(0, 300) };
+    }
+    const afterHead = this.store.head;
+    const rows = (await this.rows()).map((r) => r.id);
+    const outbox = (await this.store.outbox.read(0, 100)).commits.map((c) => c.seq);
+    await this.owner.tx(async (tx) => { await tx.put(this.notes, { id: 1001, title: "after" }); });
+    return { error, head, afterHead, rows, outbox, outboxBefore, headAtEnd: this.store.head };
+  }
+
+  async fetch(request) {
+    const op = new URL(request.url).pathname.split("/")[2];
+    const args = JSON.parse(await request.text());
+    try {
+      if (typeof this[`op_${op}`] !== "function") throw new Error(`no op ${op}`);
+      return Response.json({ ok: true, result: await this[`op_${op}`](args) });
+    } catch (e) {
+      return Response.json({ ok: false, code: e?.code, message: String(e?.message ?? e), stack: e?.stack });
+    }
+  }
+}
+
+export default {
+  async fetch(request, env) {
+    const name = decodeURIComponent(new URL(request.url).pathname.split("/")[1]);
+    return env.SESSION.get(env.SESSION.idFromName(name)).fetch(request);
+  },
+};

@@ -1,0 +1,75 @@
+// Checks how the durable backend sends a transaction's writes to a Durable
+// Object inside real workerd (issue 13, Durable Objects, step two): puts
+// into one table are joined into multi-row INSERTs of at most 100 bound
+// values, so a 1,000-put transaction is about 50 sql.exec calls, not 1,000
+// (before: one per put); the writes of a transaction wait and run in order,
+// so keys written several times, with updates and deletes between, end as
+// the ops say; and a put that fails in a joined statement fails its commit
+// with its own code, leaving nothing behind; rows of long values are not
+// joined (each statement's values stay at most 256 KB).
+
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+
+import { startWorkerd } from "./harness.js";
+
+let workerd;
+before(async () => { workerd = await startWorkerd({ script: "batch-worker.js" }); });
+after(async () => { await workerd?.dispose(); });
+
+const isRowInsert = (text) => /^INSERT OR REPLACE INTO "(?!_)/.test(text);
+const placeholders = (text) => (text.match(/\?/g) ?? []).length;
+
+test("a transaction of 1,000 puts sends its rows in multi-row INSERTs of at most 100 values: about 50 sql.exec calls", async () => {
+  const r = await workerd.call("puts", "puts", { n: 1000 });
+  assert.equal(r.count, 1000);
+  assert.ok(r.ok, "every row reads back as it was put");
+  const inserts = r.texts.filter(isRowInsert);
+  // 5 columns: 20 rows (100 values) per statement.
+  assert.equal(inserts.length, 50, `row INSERTs: ${inserts.length}`);
+  for (const text of inserts) assert.ok(placeholders(text) <= 100, `${placeholders(text)} parameters`);
+  // The rest: the epoch check, the outbox record and the head.
+  assert.ok(r.texts.length <= inserts.length + 3, `sql.exec calls: ${r.texts.length}\n${r.texts.filter((t) => !isRowInsert(t)).join("\n")}`);
+});
+
+test("puts of rows of 300 KB each are sent one row per statement, and read back whole", async () => {
+  const r = await workerd.call("big", "bigRows", { n: 3, size: 300_000 });
+  assert.deepEqual(r.lengths, [300_000, 300_000, 300_000]);
+  const inserts = r.texts.filter(isRowInsert);
+  assert.equal(inserts.length, 3);
+  for (const text of inserts) assert.equal(placeholders(text), 5);
+});
+
+test("puts, updates and deletes of the same keys in one transaction end as the ops say, in the outbox's order", async () => {
+  const r = await workerd.call("mixed", "mixed", {});
+  const expected = new Map();
+  for (let id = 1; id <= 30; id++) expected.set(id, `first${id}`);
+  expected.set(1, "second1");
+  expected.set(2, "updated2");
+  expected.delete(3);
+  for (let id = 25; id <= 60; id++) expected.set(id, `second${id}`);
+  expected.set(3, "again3");
+  expected.delete(60);
+  assert.deepEqual(r.rows, [...expected].sort((a, b) => a[0] - b[0]));
+  const ops = [
+    ...Array.from({ length: 30 }, (_, i) => ["put", i + 1]),
+    ["put", 1], ["update", 2], ["delete", 3],
+    ...Array.from({ length: 36 }, (_, i) => ["put", 25 + i]),
+    ["put", 3], ["delete", 60],
+  ];
+  assert.deepEqual(r.ops.map(([op, id]) => [op, id]), ops);
+  // The 30 first puts went as two statements, not 30.
+  assert.ok(r.texts.filter(isRowInsert).length < 10, r.texts.join("\n"));
+});
+
+test("a row too big for the platform, joined with 30 others in one statement, fails its commit with limit and leaves nothing", async () => {
+  const r = await workerd.call("failing", "failing", { before: 30 });
+  assert.equal(r.error?.code, "limit", JSON.stringify(r.error));
+  assert.match(r.error.message, /put into table/);
+  assert.match(r.error.message, /too big/);
+  assert.equal(r.afterHead, r.head);
+  assert.deepEqual(r.rows, [1000]);
+  assert.deepEqual(r.outbox, r.outboxBefore);
+  assert.equal(r.outbox.at(-1), r.head);
+  assert.equal(r.headAtEnd, r.head + 1, "the store still commits");
+});
