@@ -96,6 +96,7 @@ void SqlBuilder::InlineSmallParams() {
         }
         break;
       case Type::kNum:
+      case Type::kVector:  // bytes: always bound
         break;
     }
     marks.push_back(sql.size());
