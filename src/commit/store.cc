@@ -813,10 +813,9 @@ Status Store::Page(const std::string& table, const std::string& query_json, int6
     return Status::InvalidArgs("page: limit " + std::to_string(limit) +
                                " is not between 1 and 100000");
   }
-  Json qj;
-  ONESTORE_RETURN_IF_ERROR(ParseJsonText(query_json.empty() ? "{}" : query_json, "query", &qj));
-  Query q;
-  ONESTORE_RETURN_IF_ERROR(ParseQuery(qj, *t, "query", &q));
+  const Query* parsed;
+  ONESTORE_RETURN_IF_ERROR(ParsedQuery(table, t, query_json, &parsed));
+  const Query& q = *parsed;
   std::vector<Value> after;
   if (!cursor.empty()) ONESTORE_RETURN_IF_ERROR(DecodeCursor(q, cursor, &after));
   std::vector<Row> rows;
@@ -843,11 +842,33 @@ Status Store::Count(const std::string& table, const std::string& query_json, int
   ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
   const TableSchema* t;
   ONESTORE_RETURN_IF_ERROR(catalog_.Lookup(table, "count", &t));
+  const Query* q;
+  ONESTORE_RETURN_IF_ERROR(ParsedQuery(table, t, query_json, &q));
+  return backend_->Count(*t, q->where ? &*q->where : nullptr, count);
+}
+
+Status Store::ParsedQuery(const std::string& table, const TableSchema* t,
+                          const std::string& query_json, const Query** q) {
+  std::string key;
+  key.reserve(table.size() + 1 + query_json.size());
+  key += table;
+  key.push_back('\0');  // no table name holds a NUL (CheckTableName)
+  key += query_json;
+  auto it = queries_.find(key);
+  if (it != queries_.end() && it->second.table.get() == t) {
+    *q = &it->second.query;
+    return Status::OK();
+  }
   Json qj;
   ONESTORE_RETURN_IF_ERROR(ParseJsonText(query_json.empty() ? "{}" : query_json, "query", &qj));
-  Query q;
-  ONESTORE_RETURN_IF_ERROR(ParseQuery(qj, *t, "query", &q));
-  return backend_->Count(*t, q.where ? &*q.where : nullptr, count);
+  Query parsed;
+  ONESTORE_RETURN_IF_ERROR(ParseQuery(qj, *t, "query", &parsed));
+  if (it == queries_.end() && queries_.size() >= kMaxCachedQueries) queries_.clear();
+  CachedQuery& entry = queries_[key];
+  entry.table = catalog_.FindShared(table);  // t itself (the caller looked it up)
+  entry.query = std::move(parsed);
+  *q = &entry.query;
+  return Status::OK();
 }
 
 Status Store::Nearest(const std::string& table, const std::string& request_json,
