@@ -3,12 +3,17 @@
 // parsed queries by table and text), and a get's key given in the common
 // one-value shape ["text"] or [digits] (read without the JSON parser) finds,
 // misses and refuses exactly what the full path does, on both backends.
+// And the SQL of a page and of an outbox read has its LIMIT in the text:
+// SQLite re-prepares a statement whose bound LIMIT is bound again.
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "backends/sqlite/sqlite_backend.h"
 #include "commit/store.h"
+#include "host_bound_connection.h"
 
 namespace onestore {
 namespace {
@@ -183,6 +188,53 @@ TEST_P(ReadCacheTest, ATransactionsGetTakesTheOneValueKeyAndSeesItsOwnStagedRow)
   store_->TxClose(tx);
   ASSERT_TRUE(store_->Get("t/names", R"(["e1"])", &row).ok());
   EXPECT_EQ(row, R"(["e1",1])");
+}
+
+// A host-bound connection that records the text of every statement run.
+class RecordingConnection : public HostBoundTestConnection {
+ public:
+  explicit RecordingConnection(std::vector<std::string>* texts) : texts_(texts) {}
+  Status Run(const std::string& sql, const std::vector<Value>& params, const std::string& what,
+             SqlRows* rows, bool count_changes) override {
+    texts_->push_back(sql);
+    return HostBoundTestConnection::Run(sql, params, what, rows, count_changes);
+  }
+
+ private:
+  std::vector<std::string>* texts_;
+};
+
+TEST(ReadStatementTest, APageAndAnOutboxReadWriteTheirLimitIntoTheTextAndBindNone) {
+  std::vector<std::string> texts;
+  std::unique_ptr<Store> store;
+  ASSERT_TRUE(
+      Store::OpenWith(NewSqlBackend(std::make_unique<RecordingConnection>(&texts)), "s1", &store)
+          .ok());
+  std::string records, result, page;
+  ASSERT_TRUE(store->Declare(kNames, &records).ok());
+  ASSERT_TRUE(store->Commit(records, R"({"owner":"t"})", &result).ok());
+  ASSERT_TRUE(store
+                  ->Commit(R"([{"op":"put","table":"t/names","row":{"id":"a","v":1}},)"
+                           R"({"op":"put","table":"t/names","row":{"id":"b","v":2}},)"
+                           R"({"op":"put","table":"t/names","row":{"id":"c","v":3}}])",
+                           R"({"owner":"t"})", &result)
+                  .ok());
+  texts.clear();
+  ASSERT_TRUE(store->Page("t/names", "", 2, "", &page).ok());
+  EXPECT_EQ(page.rfind(R"({"rows":[["a",1],["b",2]],"next":")", 0), 0u) << page;
+  ASSERT_TRUE(store->Page("t/names", "", 5, "", &page).ok());
+  std::string batch;
+  ASSERT_TRUE(store->ReadOutbox(0, 7, &batch).ok());
+  std::vector<std::string> limited;
+  for (const std::string& t : texts) {
+    if (t.find("LIMIT") != std::string::npos) limited.push_back(t);
+  }
+  ASSERT_EQ(limited.size(), 3u);
+  EXPECT_EQ(limited[0].substr(limited[0].size() - 8), " LIMIT 3") << limited[0];
+  EXPECT_EQ(limited[1].substr(limited[1].size() - 8), " LIMIT 6") << limited[1];
+  EXPECT_EQ(limited[2].substr(limited[2].size() - 8), " LIMIT 7") << limited[2];
+  for (const std::string& t : limited) EXPECT_EQ(t.find("LIMIT ?"), std::string::npos) << t;
+  for (const std::string& t : limited) EXPECT_EQ(t.find("LIMIT CAST"), std::string::npos) << t;
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ReadCacheTest, ::testing::Values("memory", "sqlite"),
