@@ -9,7 +9,9 @@
 // median over the runs. Not part of `npm run bench`: docs/performance.md,
 // "Issue 13, links and gets", has its figures.
 //
-//   node bench/compare-reads.mjs <root A> <root B> [runs]
+//   node bench/compare-reads.mjs <root A> <root B> [runs] [--only <text>]
+//
+// --only: just the workloads whose name contains <text> ("get", "derives").
 
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -18,7 +20,9 @@ import { pathToFileURL } from "node:url";
 
 import { ROW, getKeys, median } from "./lib/common.mjs";
 
-const [rootA, rootB, runsArg] = process.argv.slice(2);
+const onlyAt = process.argv.indexOf("--only");
+const only = onlyAt > 0 ? process.argv[onlyAt + 1] : null;
+const [rootA, rootB, runsArg] = process.argv.slice(2).filter((a, i, all) => a !== "--only" && all[i - 1] !== "--only");
 if (!rootA || !rootB) {
   console.error("usage: node bench/compare-reads.mjs <root A> <root B> [runs]");
   process.exit(2);
@@ -93,6 +97,7 @@ const WORK = {
   "one-put commit, memory, 100 held derives (µs)": (b) => commits(b, DERIVES),
 };
 
+if (only !== null) for (const k of Object.keys(WORK)) if (!k.includes(only)) delete WORK[k];
 const builds = [await load(rootA), await load(rootB)];
 const figures = builds.map(() => Object.fromEntries(Object.keys(WORK).map((k) => [k, []])));
 const load0 = os.loadavg();
