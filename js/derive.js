@@ -35,10 +35,12 @@ export function makeDerives(io) {
     return h;
   }
 
-  // A reader for one computation of `d`: it records what `d` read and refuses
-  // use after the derive returned (it would read state of a later commit).
+  // The reader of `d`, made once and reused by each computation: it records
+  // what `d` read and refuses use between computations (after the derive
+  // returned, it would read state of a later commit). `start()` opens it for
+  // one computation, `end()` closes it.
   function readerFor(d) {
-    let open = true;
+    let open = false;
     const use = (what) => {
       if (!open) throw invalidArgs(`derive(${d.name}): ${what} was called after the derive returned; read only inside it, synchronously`);
     };
@@ -100,14 +102,15 @@ export function makeDerives(io) {
         return io.outboxRead(after, limit);
       },
     });
-    return { reader, end: () => { open = false; } };
+    return { reader, start: () => { open = true; }, end: () => { open = false; } };
   }
 
   function compute(d) {
     const seq = io.head();
-    d.deps = new Set();
+    d.deps.clear();
     d.every = false;
-    const { reader, end } = readerFor(d);
+    const { reader, start, end } = (d.reader ??= readerFor(d));
+    start();
     let result;
     try {
       const value = d.fn(reader);
@@ -137,7 +140,7 @@ export function makeDerives(io) {
     }
     if (typeof fn !== "function") throw invalidArgs(`store.derive(${name}): expected a function (read) => value, got ${describe(fn)}`);
     if (byName.has(name)) throw invalidArgs(`store.derive: a derive named ${JSON.stringify(name)} already exists; close it first or pick another name`);
-    const d = { name, fn, deps: new Set(), every: false, dirty: true, result: null, holds: 0, listeners: new Set(), closed: false };
+    const d = { name, fn, deps: new Set(), every: false, dirty: true, result: null, holds: 0, listeners: new Set(), closed: false, reader: null };
     byName.set(name, d);
     const member = Object.freeze({
       /** The derive's name (links hold it by this name). */

@@ -5,12 +5,33 @@
 
 import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
 import { encodeJson, rowDecoder } from "./encode.js";
-import { columnRefs, isQuery, query as makeQuery, resolveWhere } from "./query.js";
+import { columnRefs, isQuery, resolveWhere } from "./query.js";
 import { col, isCol } from "./expr.js";
 import { vectorWire } from "./vectors.js";
 import { describe, readJson } from "./schema.js";
 
 const PAGE_SIZE = 100;
+const hasWellFormed = typeof String.prototype.isWellFormed === "function";
+// The wire text of a query with no where and no order (`query(T)`).
+const EVERY_ROW = '{"where":null,"orderBy":[]}';
+// A query's wire text, by query. Queries are frozen, so the text of one is
+// encoded once: a derive or a link that reads the same query after every
+// commit pays no encoding. Only queries whose literals are all primitives
+// are kept (a Date or an object with toJSON could change under the query).
+const queryTexts = new WeakMap();
+
+// Whether every leaf of a where is a primitive (its wire text cannot change).
+function fixedLiterals(v) {
+  if (v === null || typeof v !== "object") return typeof v !== "function" && typeof v !== "symbol";
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!fixedLiterals(v[i])) return false;
+    return true;
+  }
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return false;
+  for (const k of Object.keys(v)) if (!fixedLiterals(v[k])) return false;
+  return true;
+}
 
 /**
  * The reads of one store through its gate (js/core-calls.js). A handle state
@@ -55,17 +76,26 @@ export function makeReads(gate) {
   }
 
   function keyText(h, key) {
+    // A bare well-formed string is the common key: JSON.stringify writes it
+    // exactly as encodeJson would.
+    if (typeof key === "string" && (hasWellFormed ? key.isWellFormed() : false)) return JSON.stringify([key]);
     if (key === undefined) throw invalidArgs(`${h.name}: a key is needed, such as ["e1"] or "e1", got undefined`);
     return encodeJson(Array.isArray(key) ? key : [key], "key");
   }
 
   function queryText(h, q) {
-    const qq = q === undefined || q === null ? makeQuery(h.def) : q;
-    if (!isQuery(qq)) throw invalidArgs(`${h.name}: expected a query such as query(${h.def.name}).where(...), got ${describe(q)}`);
-    if (qq.table !== h.def && qq.table.name !== h.def.name) {
-      throw invalidArgs(`${h.name}: the query is over table ${JSON.stringify(qq.table.name)}, not ${JSON.stringify(h.def.name)}`);
+    if (q === undefined || q === null) return EVERY_ROW;
+    if (!isQuery(q)) throw invalidArgs(`${h.name}: expected a query such as query(${h.def.name}).where(...), got ${describe(q)}`);
+    if (q.table !== h.def && q.table.name !== h.def.name) {
+      throw invalidArgs(`${h.name}: the query is over table ${JSON.stringify(q.table.name)}, not ${JSON.stringify(h.def.name)}`);
     }
-    return encodeJson(qq.toJSON(), "query");
+    let text = queryTexts.get(q);
+    if (text === undefined) {
+      const wire = q.toJSON();
+      text = encodeJson(wire, "query");
+      if (fixedLiterals(wire.where)) queryTexts.set(q, text);
+    }
+    return text;
   }
 
   /** Waits for the handle's declaration to commit; throws its failure. */

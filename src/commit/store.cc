@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <chrono>
+#include <string_view>
 
 #include "backends/memory/memory_backend.h"
 #include "backends/sqlite/sqlite_backend.h"
@@ -83,6 +84,42 @@ Status CheckRole(Backend* backend, int64_t head, bool replica) {
 }
 
 // A row as the JS side reads it: a JSON array, or null.
+// Reads the key of a get whose text has the common one-value shape without
+// the JSON parser: ["text"] (printable ASCII, nothing escaped) for a table
+// keyed by one str column, [digits] (at most 15) for one keyed by one int
+// column. Returns false for any other text, which then takes the full path
+// (ParseJsonText, ParseKey): that one checks everything else and names what
+// is wrong, so both paths take and refuse the same keys.
+bool ReadSimpleKey(std::string_view text, const TableSchema& t, Key* key) {
+  if (t.key.size() != 1 || text.size() < 3 || text.front() != '[' || text.back() != ']') {
+    return false;
+  }
+  const Type type = t.columns[t.key[0]].type;
+  std::string_view body = text.substr(1, text.size() - 2);
+  if (type == Type::kStr) {
+    if (body.size() < 2 || body.front() != '"' || body.back() != '"') return false;
+    body = body.substr(1, body.size() - 2);
+    for (char c : body) {
+      if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return false;
+    }
+    key->clear();
+    key->push_back(Value::Str(std::string(body)));
+    return true;
+  }
+  if (type != Type::kInt || body.empty()) return false;
+  const bool negative = body.front() == '-';
+  if (negative) body.remove_prefix(1);
+  if (body.empty() || body.size() > 15 || (body.front() == '0' && body.size() > 1)) return false;
+  int64_t v = 0;
+  for (char c : body) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  key->clear();
+  key->push_back(Value::Int(negative ? -v : v));
+  return true;
+}
+
 void EncodeRowOrNull(const std::optional<Row>& row, std::string* out) {
   out->clear();
   if (row) {
@@ -738,10 +775,12 @@ Status Store::TxGet(int tx_id, const std::string& ops_json, const std::string& t
   std::shared_ptr<const TableSchema> t;
   TableResolver tables(&catalog_);
   ONESTORE_RETURN_IF_ERROR(tables.Lookup(table, "tx.get", &t));
-  Json kj;
-  ONESTORE_RETURN_IF_ERROR(ParseJsonText(key_json, "key", &kj));
   Key key;
-  ONESTORE_RETURN_IF_ERROR(ParseKey(kj, *t, "tx.get key", &key));
+  if (!ReadSimpleKey(key_json, *t, &key)) {
+    Json kj;
+    ONESTORE_RETURN_IF_ERROR(ParseJsonText(key_json, "key", &kj));
+    ONESTORE_RETURN_IF_ERROR(ParseKey(kj, *t, "tx.get key", &key));
+  }
   auto ov = tx->overlay.find(table);
   std::optional<Row> found;
   if (ov != tx->overlay.end()) {
@@ -790,10 +829,12 @@ Status Store::Get(const std::string& table, const std::string& key_json, std::st
   ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
   const TableSchema* t;
   ONESTORE_RETURN_IF_ERROR(catalog_.Lookup(table, "get", &t));
-  Json kj;
-  ONESTORE_RETURN_IF_ERROR(ParseJsonText(key_json, "key", &kj));
   Key key;
-  ONESTORE_RETURN_IF_ERROR(ParseKey(kj, *t, "get key", &key));
+  if (!ReadSimpleKey(key_json, *t, &key)) {
+    Json kj;
+    ONESTORE_RETURN_IF_ERROR(ParseJsonText(key_json, "key", &kj));
+    ONESTORE_RETURN_IF_ERROR(ParseKey(kj, *t, "get key", &key));
+  }
   std::optional<Row> found;
   ONESTORE_RETURN_IF_ERROR(backend_->Get(*t, key, &found));
   EncodeRowOrNull(found, row);
@@ -809,10 +850,9 @@ Status Store::Page(const std::string& table, const std::string& query_json, int6
     return Status::InvalidArgs("page: limit " + std::to_string(limit) +
                                " is not between 1 and 100000");
   }
-  Json qj;
-  ONESTORE_RETURN_IF_ERROR(ParseJsonText(query_json.empty() ? "{}" : query_json, "query", &qj));
-  Query q;
-  ONESTORE_RETURN_IF_ERROR(ParseQuery(qj, *t, "query", &q));
+  const Query* parsed;
+  ONESTORE_RETURN_IF_ERROR(ParsedQuery(table, t, query_json, &parsed));
+  const Query& q = *parsed;
   std::vector<Value> after;
   if (!cursor.empty()) ONESTORE_RETURN_IF_ERROR(DecodeCursor(q, cursor, &after));
   std::vector<Row> rows;
@@ -839,11 +879,33 @@ Status Store::Count(const std::string& table, const std::string& query_json, int
   ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
   const TableSchema* t;
   ONESTORE_RETURN_IF_ERROR(catalog_.Lookup(table, "count", &t));
+  const Query* q;
+  ONESTORE_RETURN_IF_ERROR(ParsedQuery(table, t, query_json, &q));
+  return backend_->Count(*t, q->where ? &*q->where : nullptr, count);
+}
+
+Status Store::ParsedQuery(const std::string& table, const TableSchema* t,
+                          const std::string& query_json, const Query** q) {
+  std::string key;
+  key.reserve(table.size() + 1 + query_json.size());
+  key += table;
+  key.push_back('\0');  // no table name holds a NUL (CheckTableName)
+  key += query_json;
+  auto it = queries_.find(key);
+  if (it != queries_.end() && it->second.table.get() == t) {
+    *q = &it->second.query;
+    return Status::OK();
+  }
   Json qj;
   ONESTORE_RETURN_IF_ERROR(ParseJsonText(query_json.empty() ? "{}" : query_json, "query", &qj));
-  Query q;
-  ONESTORE_RETURN_IF_ERROR(ParseQuery(qj, *t, "query", &q));
-  return backend_->Count(*t, q.where ? &*q.where : nullptr, count);
+  Query parsed;
+  ONESTORE_RETURN_IF_ERROR(ParseQuery(qj, *t, "query", &parsed));
+  if (it == queries_.end() && queries_.size() >= kMaxCachedQueries) queries_.clear();
+  CachedQuery& entry = queries_[key];
+  entry.table = catalog_.FindShared(table);  // t itself (the caller looked it up)
+  entry.query = std::move(parsed);
+  *q = &entry.query;
+  return Status::OK();
 }
 
 Status Store::Nearest(const std::string& table, const std::string& request_json,

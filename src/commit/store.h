@@ -18,10 +18,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "backends/backend.h"
 #include "onestore/status.h"
+#include "query/query.h"
 #include "schema/schema.h"
 #include "writes/writes.h"
 
@@ -213,6 +215,11 @@ class Store {
   // StageInto, then brings the tx's overlay up to date for tx.get.
   Status StageWithOverlay(Tx* tx, const std::string& ops_json);
   Status CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* result);
+  // The query `query_json` over table `t` (found in the catalog as `table`),
+  // parsed and checked once and kept (queries_): a derive or a link reads
+  // the same query after every commit. *q stays valid until the next call.
+  Status ParsedQuery(const std::string& table, const TableSchema* t,
+                     const std::string& query_json, const Query** q);
 
   std::unique_ptr<Backend> backend_;
   std::string id_;
@@ -229,6 +236,16 @@ class Store {
   // it (see LastOps). Moved in after COMMIT: a commit pays no copy for it.
   std::string last_record_;
   size_t last_ops_at_ = 0;
+  // Parsed queries by table name and wire text (ParsedQuery). Each holds its
+  // table's schema: a table changed by an alter or an index change is a new
+  // object in the catalog, so an entry made before the change is parsed
+  // again. At most kMaxCachedQueries (then the cache starts over).
+  struct CachedQuery {
+    std::shared_ptr<const TableSchema> table;
+    Query query;
+  };
+  static constexpr size_t kMaxCachedQueries = 256;
+  std::unordered_map<std::string, CachedQuery> queries_;
 };
 
 }  // namespace onestore

@@ -194,6 +194,19 @@ class SqliteBackend : public Backend {
   Status ApplyAlter(const TableSchema& t, const SchemaChange& change);
   Status ApplyPut(const Op& op);
 
+  // The statement of a get by key (SELECT every column WHERE the key), by
+  // table, with the shape it was built for: built again when the table's
+  // columns, types or key differ (an alter), else reused as it is, so a get
+  // builds no SQL text and no message.
+  struct GetStatement {
+    std::vector<std::pair<std::string, Type>> columns;
+    std::vector<int> key;
+    std::string sql;
+    std::string what;
+  };
+  const GetStatement& GetStatementOf(const TableSchema& t, const Key& key);
+  std::map<std::string, GetStatement, std::less<>> get_statements_;
+
   std::unique_ptr<SqlConnection> conn_;
   const SqlDialect& dialect_;
   const std::string foreign_path_;
@@ -683,6 +696,27 @@ void SqliteBackend::Rollback() {
   conn_->Rollback();
 }
 
+const SqliteBackend::GetStatement& SqliteBackend::GetStatementOf(const TableSchema& t,
+                                                                 const Key& key) {
+  GetStatement& g = get_statements_[t.name];
+  bool same = !g.sql.empty() && g.columns.size() == t.columns.size() && g.key == t.key;
+  for (size_t i = 0; same && i < t.columns.size(); ++i) {
+    same = g.columns[i].first == t.columns[i].name && g.columns[i].second == t.columns[i].type;
+  }
+  if (same) return g;
+  g.columns.clear();
+  for (const Column& c : t.columns) g.columns.emplace_back(c.name, c.type);
+  g.key = t.key;
+  // The parameters' types are the key columns' (ParseKey): the text the
+  // dialect writes for them is the same for every key of the table.
+  SqlBuilder b = Builder();
+  AppendSelectRow(t, &b);
+  AppendKeyWhere(t, key, &b);
+  g.sql = b.sql();
+  g.what = "get from table \"" + t.name + "\"";
+  return g;
+}
+
 Status SqliteBackend::Get(const TableSchema& t, const Key& key, std::optional<Row>* row) {
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
   if (key.size() != t.key.size()) {
@@ -690,11 +724,16 @@ Status SqliteBackend::Get(const TableSchema& t, const Key& key, std::optional<Ro
                                std::to_string(key.size()) + " values for " +
                                std::to_string(t.key.size()) + " key columns");
   }
-  SqlBuilder b = Builder();
-  AppendSelectRow(t, &b);
-  AppendKeyWhere(t, key, &b);
   SqlRows rows;
-  ONESTORE_RETURN_IF_ERROR(Run(b, "get from table \"" + t.name + "\"", &rows));
+  if (dialect_.max_params > 0 && key.size() > dialect_.max_params) {
+    SqlBuilder b = Builder();
+    AppendSelectRow(t, &b);
+    AppendKeyWhere(t, key, &b);
+    ONESTORE_RETURN_IF_ERROR(Run(b, "get from table \"" + t.name + "\"", &rows));
+  } else {
+    const GetStatement& get = GetStatementOf(t, key);
+    ONESTORE_RETURN_IF_ERROR(conn_->Run(get.sql, key, get.what, &rows, false));
+  }
   row->reset();
   if (rows.size() > 0) {
     Row r;
@@ -730,7 +769,12 @@ Status SqliteBackend::Page(const Query& q, const std::vector<Value>* after, int6
     b.Append(" ");
     AppendOrderBySql(q, &b);
   }
-  b.Append(" LIMIT ").AppendParam(Value::Int(limit));
+  // The limit is written into the text, not bound: SQLite reads a bound
+  // LIMIT while preparing (sqlite3ExprIsInteger) and so re-prepares the
+  // statement every time it is bound again, which cost a page on a file
+  // about a third of its time (docs/performance.md, "Issue 13, links and
+  // gets"). A text per limit is one cached statement per limit a caller uses.
+  b.Append(" LIMIT ").Append(std::to_string(limit));
   SqlRows result;
   ONESTORE_RETURN_IF_ERROR(Run(b, "page of table \"" + t.name + "\"", &result));
   rows->resize(result.size());
@@ -779,7 +823,7 @@ Status SqliteBackend::ReadOutbox(int64_t after, int64_t limit, std::vector<Outbo
       .Append(", record FROM _outbox WHERE seq > ")
       .AppendParam(Value::Int(after))
       .Append(" ORDER BY seq LIMIT ")
-      .AppendParam(Value::Int(limit));
+      .Append(std::to_string(limit));  // not bound: see Page
   SqlRows rows;
   ONESTORE_RETURN_IF_ERROR(Run(b, "reading the outbox", &rows));
   out->reserve(rows.size());
