@@ -10,6 +10,7 @@
 // row by row) and a table declared after it (emptied).
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
