@@ -1,10 +1,11 @@
 // The Worker of tests/edge/big-where.test.js: wheres of many terms on a
 // durable store, whose host SQLite (a Durable Object's) refuses an
-// expression tree deeper than 1,000. POST /<object>/<op> with a JSON body
+// expression tree deeper than 100. POST /<object>/<op> with a JSON body
 // runs <op> on the Durable Object named <object> (class TestSession, SQLite
 // storage) and answers { ok, result } or { ok: false, code, message }.
 
 import * as api from "../../js/workerd.js";
+import { objectRouter, runOp } from "./object-ops.js";
 import { wheres } from "./big-wheres.js";
 
 const { defineTable, int, openStore, query, str } = api;
@@ -40,21 +41,8 @@ export class TestSession {
   }
 
   async fetch(request) {
-    const op = new URL(request.url).pathname.split("/")[2];
-    try {
-      const args = await request.json();
-      const fn = this[`op_${op}`];
-      if (typeof fn !== "function") return Response.json({ ok: false, message: `no op ${op}` });
-      return Response.json({ ok: true, result: await fn.call(this, args) });
-    } catch (e) {
-      return Response.json({ ok: false, code: e.code, message: String(e?.message ?? e), stack: String(e?.stack ?? "") });
-    }
+    return runOp(this, request);
   }
 }
 
-export default {
-  async fetch(request, env) {
-    const object = decodeURIComponent(new URL(request.url).pathname.split("/")[1]);
-    return env.SESSION.get(env.SESSION.idFromName(object)).fetch(request);
-  },
-};
+export default objectRouter;

@@ -1,7 +1,7 @@
 // Wheres of 2,000 terms on the durable backend inside real workerd: an `or`
 // of equalities on one column (sent to SQLite as one IN list), an `or` and
 // an `and` of comparisons that do not fold (written as balanced groups).
-// A Durable Object's SQLite refuses an expression tree deeper than 1,000,
+// A Durable Object's SQLite refuses an expression tree deeper than 100,
 // which a flat list of 2,000 terms was ("Expression tree is too large"): now
 // each answers the rows and counts a Node memory store answers.
 

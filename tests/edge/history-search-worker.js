@@ -6,6 +6,7 @@
 // code, message }.
 
 import * as api from "../../js/workerd.js";
+import { objectRouter, runOp } from "./object-ops.js";
 import { runSearchHistory, searchTables, vec } from "../history/search-scenario.js";
 
 export class TestSession {
@@ -60,21 +61,8 @@ export class TestSession {
   }
 
   async fetch(request) {
-    const op = new URL(request.url).pathname.split("/")[2];
-    try {
-      const args = await request.json();
-      const fn = this[`op_${op}`];
-      if (typeof fn !== "function") return Response.json({ ok: false, message: `no op ${op}` });
-      return Response.json({ ok: true, result: await fn.call(this, args) });
-    } catch (e) {
-      return Response.json({ ok: false, code: e.code, message: String(e?.message ?? e), stack: String(e?.stack ?? "") });
-    }
+    return runOp(this, request);
   }
 }
 
-export default {
-  async fetch(request, env) {
-    const object = decodeURIComponent(new URL(request.url).pathname.split("/")[1]);
-    return env.SESSION.get(env.SESSION.idFromName(object)).fetch(request);
-  },
-};
+export default objectRouter;
