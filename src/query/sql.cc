@@ -249,8 +249,8 @@ void AppendInList(const TableSchema& t, const Predicate& p, const std::string& c
 // when it plans (an AND or OR of groups is the same AND or OR).
 constexpr size_t kMaxRun = 16;
 
-void AppendJoinedRange(const TableSchema& t, const std::vector<const Predicate*>& terms, size_t from,
-                       size_t to, const char* joiner, SqlBuilder* b) {
+void AppendJoinedRange(const TableSchema& t, const std::vector<const Predicate*>& terms,
+                       size_t from, size_t to, const char* joiner, SqlBuilder* b) {
   if (to - from <= kMaxRun) {
     for (size_t i = from; i < to; ++i) {
       if (i > from) b->Append(joiner);

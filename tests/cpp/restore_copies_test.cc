@@ -44,8 +44,9 @@ void Seed(Store* s) {
   std::string ops = "[";
   for (int i = 0; i < 300; ++i) {
     if (i > 0) ops += ",";
-    ops += PutA(i, i % 7 == 0 ? 9007199254740993LL + i : i,
-                i % 3 == 0 ? R"("x":1.5,"j":{"k":[1,"two"]},"b":true)" : R"("x":null,"j":null,"b":false)");
+    ops += PutA(
+        i, i % 7 == 0 ? 9007199254740993LL + i : i,
+        i % 3 == 0 ? R"("x":1.5,"j":{"k":[1,"two"]},"b":true)" : R"("x":null,"j":null,"b":false)");
     ops += R"(,{"op":"put","table":"t/b","row":{"g":)" + std::to_string(i % 5) + R"(,"k":"k)" +
            std::to_string(i) + R"(","v":)" + (i % 4 == 0 ? std::string("null") : "\"v\"") + "}}";
     ops += R"(,{"op":"put","table":"t/c","row":{"id":)" + std::to_string(i) + R"(,"v":"c"}})";
@@ -55,27 +56,31 @@ void Seed(Store* s) {
 
 void Change(Store* s) {
   CommitOps(s, "[" + PutA(1, 1, R"("x":null,"j":null,"b":false)") + "," +  // the same values again
-                   PutA(2, 2, R"("x":2.5,"j":null,"b":null)") + "," +     // other values
-                   PutA(3, 3, R"("x":null,"j":{"k":[1,"two"]},"b":true)") + "," +  // a NULL where a value was
-                   PutA(1000, 5) + "," +                                 // a new row
+                   PutA(2, 2, R"("x":2.5,"j":null,"b":null)") + "," +      // other values
+                   PutA(3, 3, R"("x":null,"j":{"k":[1,"two"]},"b":true)") +
+                   "," +                  // a NULL where a value was
+                   PutA(1000, 5) + "," +  // a new row
                    R"({"op":"delete","table":"t/a","key":["a4"]},)"
                    R"({"op":"delete","table":"t/a","key":["a299"]},)"
                    R"({"op":"put","table":"t/b","row":{"g":0,"k":"k0","v":"now"}},)"
                    R"({"op":"delete","table":"t/b","key":[1,"k1"]},)"
                    R"({"op":"put","table":"t/b","row":{"g":9,"k":"new","v":null}}])");
-  CommitOps(s, R"([{"op":"alter","table":"t/c","version":2,"add":{"tag":{"type":"str","default":"-"}}},)"
-               R"({"op":"put","table":"t/c","row":{"id":7,"v":"changed","tag":"x"}},)"
-               R"({"op":"delete","table":"t/c","key":[8]},)"
-               R"({"op":"table","table":"t/d","version":1,"columns":{"id":{"type":"int"}},"key":["id"]},)"
-               R"({"op":"put","table":"t/d","row":{"id":1}}])");
+  CommitOps(
+      s, R"([{"op":"alter","table":"t/c","version":2,"add":{"tag":{"type":"str","default":"-"}}},)"
+         R"({"op":"put","table":"t/c","row":{"id":7,"v":"changed","tag":"x"}},)"
+         R"({"op":"delete","table":"t/c","key":[8]},)"
+         R"({"op":"table","table":"t/d","version":1,"columns":{"id":{"type":"int"}},"key":["id"]},)"
+         R"({"op":"put","table":"t/d","row":{"id":1}}])");
 }
 
 // Runs `sql` on the database file `path` through a connection of its own.
 std::string Query1(sqlite3* db, const std::string& sql) {
   sqlite3_stmt* stmt = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
   std::string out;
-  if (sqlite3_step(stmt) == SQLITE_ROW) out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+  if (sqlite3_step(stmt) == SQLITE_ROW)
+    out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
   sqlite3_finalize(stmt);
   return out;
 }
@@ -90,15 +95,17 @@ std::string MakeCopies(const std::string& path, Store* s) {
   for (const auto& t : s->Tables()) {
     const std::string copy = "_snap_s1_" + std::to_string(k++);
     const std::string quoted = "\"" + t->name + "\"";
-    const std::string create =
-        Query1(db, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = '" + t->name + "'");
+    const std::string create = Query1(
+        db, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = '" + t->name + "'");
     const std::string head = "CREATE TABLE " + quoted;
     EXPECT_EQ(create.rfind(head, 0), 0u) << create;
     const std::string sql = "CREATE TABLE \"" + copy + "\"" + create.substr(head.size()) +
                             "; INSERT INTO \"" + copy + "\" SELECT * FROM " + quoted;
-    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+        << sqlite3_errmsg(db);
     Json record;
-    const std::string text = Query1(db, "SELECT record FROM _tables WHERE name = '" + t->name + "'");
+    const std::string text =
+        Query1(db, "SELECT record FROM _tables WHERE name = '" + t->name + "'");
     EXPECT_TRUE(ParseJsonText(text, "record", &record).ok()) << text;
     list.push_back(Json{{"copy", copy}, {"table", record}});
   }
@@ -124,7 +131,8 @@ TEST(RestoreCopies, FindsTheSameOpsInsideTheDatabaseAsARowByRowRestore) {
   const std::string marker =
       R"({"op":"restore","snapshot":"s1","seq":)" + std::to_string(snap_seq) + "}";
   std::string result;
-  Status st = Snapshots::Restore(twin.get(), snapshot.get(), marker, R"({"owner":"store"})", &result);
+  Status st =
+      Snapshots::Restore(twin.get(), snapshot.get(), marker, R"({"owner":"store"})", &result);
   ASSERT_TRUE(st.ok()) << st.message();
   st = Snapshots::RestoreCopies(s.get(), copies, marker, R"({"owner":"store"})", &result);
   ASSERT_TRUE(st.ok()) << st.message();
@@ -143,8 +151,9 @@ TEST(RestoreCopies, AnUnchangedStoreRestoresWithTheMarkerAlone) {
   const std::string before = FingerprintOf(s.get());
   const std::string copies = MakeCopies(path, s.get());
   std::string result;
-  Status st = Snapshots::RestoreCopies(s.get(), copies, R"({"op":"restore","snapshot":"s1","seq":2})",
-                                       R"({"owner":"store"})", &result);
+  Status st =
+      Snapshots::RestoreCopies(s.get(), copies, R"({"op":"restore","snapshot":"s1","seq":2})",
+                               R"({"owner":"store"})", &result);
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(s->LastOps(), R"([{"op":"restore","snapshot":"s1","seq":2}])");
   EXPECT_EQ(FingerprintOf(s.get()), before);

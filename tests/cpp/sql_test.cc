@@ -126,13 +126,14 @@ std::vector<WhereTextCase> WhereTextCases() {
       // An or's equalities and inArrays on one column are one IN list, in
       // the place of the first (SQLite plans thousands of OR terms slowly).
       {"or_folds_one_columns_equalities_into_in",
-       Group(PredOp::kOr, {Cmp(PredOp::kEq, 2, Value::Int(1)), IsNull(1),
-                           Cmp(PredOp::kEq, 2, Value::Int(2)), In(2, {Value::Int(3), Value::Int(4)}),
-                           Cmp(PredOp::kEq, 1, Value::Str("a"))}),
+       Group(PredOp::kOr,
+             {Cmp(PredOp::kEq, 2, Value::Int(1)), IsNull(1), Cmp(PredOp::kEq, 2, Value::Int(2)),
+              In(2, {Value::Int(3), Value::Int(4)}), Cmp(PredOp::kEq, 1, Value::Str("a"))}),
        "((\"n\" IN (?, ?, ?, ?)) OR (\"name\" IS NULL) OR (\"name\" = ?))",
        {Value::Int(1), Value::Int(2), Value::Int(3), Value::Int(4), Value::Str("a")}},
       {"or_of_one_equality_per_column_stays",
-       Group(PredOp::kOr, {Cmp(PredOp::kEq, 2, Value::Int(1)), Cmp(PredOp::kEq, 1, Value::Str("a"))}),
+       Group(PredOp::kOr,
+             {Cmp(PredOp::kEq, 2, Value::Int(1)), Cmp(PredOp::kEq, 1, Value::Str("a"))}),
        "((\"n\" = ?) OR (\"name\" = ?))",
        {Value::Int(1), Value::Str("a")}},
   };
@@ -173,7 +174,8 @@ std::pair<int, int> LongestRunAndDepth(const std::string& sql, const std::string
 TEST(SqlBuilderTest, LongAndsAndOrsAreWrittenAsBalancedGroupsSoSqliteParsesAShallowTree) {
   TableSchema t = MakeTable(kItems);
   std::vector<Predicate> terms;
-  for (int i = 0; i < 20000; ++i) terms.push_back(Cmp(i % 2 ? PredOp::kGt : PredOp::kLt, 2, Value::Int(i)));
+  for (int i = 0; i < 20000; ++i)
+    terms.push_back(Cmp(i % 2 ? PredOp::kGt : PredOp::kLt, 2, Value::Int(i)));
   for (PredOp op : {PredOp::kOr, PredOp::kAnd}) {
     SqlBuilder b;
     AppendPredicateSql(t, Group(op, terms), &b);
@@ -370,14 +372,17 @@ std::vector<WhereRunCase> WhereRunCases() {
       // Folded into one IN list: the same rows as the OR, a NULL cell
       // unknown under NOT as before.
       {"folded_or_beside_other_terms",
-       Group(PredOp::kOr, {Cmp(PredOp::kEq, 2, Value::Int(1)), IsNull(3), Cmp(PredOp::kEq, 2, Value::Int(7)),
-                           Cmp(PredOp::kEq, 1, Value::Str("b"))}),
+       Group(PredOp::kOr,
+             {Cmp(PredOp::kEq, 2, Value::Int(1)), IsNull(3), Cmp(PredOp::kEq, 2, Value::Int(7)),
+              Cmp(PredOp::kEq, 1, Value::Str("b"))}),
        {"1", "2", "3", "7"}},
       {"not_of_folded_or",
        Group(PredOp::kNot, {Group(PredOp::kOr, {Cmp(PredOp::kEq, 2, Value::Int(1)),
                                                 Cmp(PredOp::kEq, 2, Value::Int(2))})}),
        {"4", "5", "6", "7"}},
-      {"long_folded_or_via_json", LongOr(many, Cmp(PredOp::kEq, 3, Value::Num(1.5))), {"1", "2", "4", "6"}},
+      {"long_folded_or_via_json",
+       LongOr(many, Cmp(PredOp::kEq, 3, Value::Num(1.5))),
+       {"1", "2", "4", "6"}},
   };
 }
 

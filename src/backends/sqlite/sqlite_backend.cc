@@ -881,7 +881,8 @@ Status SqliteBackend::DiffWithCopy(const TableSchema& t, const std::string& copy
       same_row += " AND t." + c + " IS c." + c;
     }
     b.Append(", EXISTS (SELECT 1 FROM " + table + " AS t WHERE " + same_key("t", "c") + ") FROM " +
-             copied + " AS c WHERE NOT EXISTS (SELECT 1 FROM " + table + " AS t WHERE " + same_row + ")");
+             copied + " AS c WHERE NOT EXISTS (SELECT 1 FROM " + table + " AS t WHERE " + same_row +
+             ")");
     SqlRows rows;
     ONESTORE_RETURN_IF_ERROR(Run(b, what, &rows));
     for (size_t r = 0; r < rows.size(); ++r) {
