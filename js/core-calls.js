@@ -99,6 +99,34 @@ export function makeGate(core, head, kind = "store") {
 }
 
 /**
+ * Closes and frees the core behind `gate` and releases its runtime
+ * `session`, whatever fails, and marks the gate closed. Returns null, or
+ * the `storage_failed` StoreError of the first failure to release (the
+ * core's: a lock or a file not released, wasm/ABI.md `close()`; then the
+ * session's), which says that the `kind` ("store", "replica") is closed and
+ * keeps every commit it acknowledged. A broken core's failures are not
+ * reported again: its error was, on the call that broke it.
+ *
+ * @example
+ * const failed = closeCoreOf(gate, session, "store"); if (failed) throw failed;
+ */
+export function closeCoreOf(gate, session, kind) {
+  const { core } = gate;
+  const broken = gate.broken;
+  let failed = null;
+  try { if (!broken) gate.lastHead = Number(core.head()); } catch { /* keep it */ }
+  try { unwrap(core.close()); } catch (e) { if (!broken) failed = e; }
+  try { core.delete(); } catch { /* already freed */ }
+  try { session?.release(); } catch (e) { failed ??= e; }
+  gate.closed = true;
+  if (!failed) return null;
+  const message = failed instanceof StoreError ? failed.message : `releasing it failed: ${failed?.message ?? failed}`;
+  const said = message.includes("every commit it acknowledged is kept") ? message
+    : `${kind}.close: the ${kind} is closed and every commit it acknowledged is kept, but ${message}`;
+  return new StoreError(ErrorCodes.StorageFailed, said, { cause: failed });
+}
+
+/**
  * Lets a runtime session (opfs, a Node sqlite file) fence the core behind
  * `gate` when another owner takes it over: every later call rejects with
  * `err` (fenced), and the core closes now so that the session can release

@@ -20,6 +20,7 @@ import { query as makeQuery } from "./query.js";
 import { defOf } from "./replica.js";
 import { ownerDocuments } from "./documents.js";
 import { describe, isTableDef, ownerName } from "./schema.js";
+import { isEdgesDef, neighboursWith } from "./edges.js";
 
 const LOG_FIELDS = ["seq", "owner", "actor", "from", "to", "after", "limit"];
 // Records per crossing while a view replays the outbox.
@@ -195,7 +196,10 @@ function makeView(gate, seq, close, storeHandles) {
     throw invalidArgs(`view.table: expected a stored table name ("notes/items"), a table handle or a definition, got ${describe(t)}`);
   }
 
-  function makeHandle(record) {
+  // `edges`: the store's defineEdges definition the caller named the table
+  // by, whose kinds neighbours checks as the live table does (the stored
+  // record does not hold them); null reads any kind.
+  function makeHandle(record, edges) {
     const def = defOf(record);
     const h = {
       name: record.table,
@@ -235,6 +239,24 @@ function makeView(gate, seq, close, storeHandles) {
       },
       /** The number of rows of a query at that seq. @example const n = await items.count(); */
       count: async (q) => { live("count"); return reads.countNow(h, q); },
+      /**
+       * The k rows nearest a vector at that seq: [{ row, distance }], as the
+       * store's table.nearest answered then.
+       * @example const hits = await docs.nearest((e) => e.embedding, queryVector, 5, { metric: "l2" });
+       */
+      nearest: async (column, vector, k, options) => { live("nearest"); return reads.nearestNow(h, column, vector, k, options); },
+      /**
+       * The edges of a node at that seq, one page: { rows, next? }, in the
+       * order of the store's links.neighbours (a table with str columns
+       * from, to and kind; the kinds are checked when the table was named
+       * by its defineEdges definition or handle).
+       * @example const { rows, next } = await links.neighbours("a", { direction: "both", limit: 20 });
+       */
+      neighbours: async (node, options) => {
+        live("neighbours");
+        return neighboursWith({ name: h.name, def: edges ?? def }, node, options, async () => {},
+          (q, limit) => { live("neighbours"); return reads.pageNow(h, q, limit); });
+      },
     });
   }
 
@@ -251,10 +273,14 @@ function makeView(gate, seq, close, storeHandles) {
       const name = nameOf(t);
       const record = records().find((r) => r.table === name);
       if (!record) throw invalidArgs(`view.table: the store held no table ${JSON.stringify(name)} at seq ${seq}`);
+      // A defineEdges definition (or a store handle of one) of this table:
+      // neighbours checks its kinds.
+      const given = isTableDef(t) ? t : isTableDef(t?.def) ? t.def : null;
+      const edges = isEdgesDef(given) ? given : null;
       const known = handles.get(name);
-      if (known && JSON.stringify(known.record) === JSON.stringify(record)) return known.handle;
-      const handle = makeHandle(record);
-      handles.set(name, { record, handle });
+      if (known && known.edges === edges && JSON.stringify(known.record) === JSON.stringify(record)) return known.handle;
+      const handle = makeHandle(record, edges);
+      handles.set(name, { record, handle, edges });
       return handle;
     },
     /** The stored names of the tables at this seq, in byte order. @example view.tables() */

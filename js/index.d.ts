@@ -893,7 +893,11 @@ export interface Store {
    * @example await store.lock("import", async () => { await run(); }, { timeout: 5000 });
    */
   lock<R>(name: string, fn: () => Promise<R> | R, options?: { timeout?: number }): Promise<R>;
-  /** @example await store.close(); */
+  /**
+   * Closes after the queued commits. Rejects with storage_failed when
+   * releasing the backend failed (closed anyway, every acknowledged commit kept).
+   * @example await store.close();
+   */
   close(): Promise<void>;
 }
 
@@ -1075,7 +1079,8 @@ export interface ReplicaTable {
   /**
    * The edges of a node in a table made by defineEdges (from, to, kind),
    * one page, as a store's links.neighbours; any kind is read (the kinds
-   * are not in the stored record).
+   * are not in the stored record), except on a view's table named by its
+   * defineEdges definition or the store's handle, which checks them.
    * @example const { rows, next } = await links.neighbours("a", { direction: "both", limit: 20 });
    */
   neighbours(node: string, options?: NeighboursOptions<string>): Promise<Page<Record<string, unknown>>>;
@@ -1115,7 +1120,11 @@ export interface Replica {
   object(address: ObjectAddress, hooks?: OwnerHooks): never;
   /** Refused: a replica takes no owner writes (rejects with invalid/args). */
   commit(writes: readonly WireOp[], adopt?: (seq: number) => void, ctx?: Context): Promise<never>;
-  /** @example await replica.close(); */
+  /**
+   * Rejects with storage_failed when releasing its file failed (closed
+   * anyway, every applied batch kept).
+   * @example await replica.close();
+   */
   close(): Promise<void>;
 }
 

@@ -15,7 +15,7 @@
 import { neighboursWith } from "./edges.js";
 import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
 import { openCore } from "./open.js";
-import { fenceWith, makeGate } from "./core-calls.js";
+import { closeCoreOf, fenceWith, makeGate } from "./core-calls.js";
 import { makeReads } from "./reads.js";
 import { blobStorageCall, contentFingerprint, makeBlobs, memoryBlobs, webSha256 } from "./blobs.js";
 import { MAX_BATCH_DEPTH, encodeJson, parseJsonExact, rowDecoder } from "./encode.js";
@@ -143,6 +143,7 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
     });
   }
 
+  let closing = null;  // close()'s answer, the same to every call
   const replica = {
     /** The replica's own id (a new random id unless given as `id`). */
     get id() {
@@ -302,14 +303,12 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
      */
     close() {
       if (!gate.closing) {
+        closing = Promise.resolve();
         gate.closing = true;
-        try { if (!gate.broken) gate.lastHead = Number(core.head()); } catch { /* keep it */ }
-        try { core.close(); } catch { /* closing anyway */ }
-        try { core.delete(); } catch { /* already freed */ }
-        try { session?.release(); } catch { /* released anyway */ }
-        gate.closed = true;
+        const failed = closeCoreOf(gate, session, "replica");
+        if (failed) closing = Promise.reject(failed);
       }
-      return Promise.resolve();
+      return closing;
     },
     [Symbol.asyncDispose]() {
       return replica.close();

@@ -18,7 +18,7 @@ import { openCore } from "./open.js";
 import { MAX_BATCH_DEPTH, encodeJson, parseJsonExact, toWire } from "./encode.js";
 import { describe, ownerName } from "./schema.js";
 import { makeLive } from "./live.js";
-import { commitMeta, fenceWith, makeGate } from "./core-calls.js";
+import { closeCoreOf, commitMeta, fenceWith, makeGate } from "./core-calls.js";
 
 // The ops that give a table new columns: the row decoders follow them.
 const SCHEMA_OPS = new Set(["table", "alter", "index"]);
@@ -407,12 +407,9 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
       if (!closePromise) {
         gate.closing = true;
         closePromise = queue.after(() => {
-          try { if (!gate.broken) gate.lastHead = Number(core.head()); } catch { /* keep it */ }
-          try { core.close(); } catch { /* closing anyway */ }
-          try { core.delete(); } catch { /* already freed */ }
-          try { session?.release(); } catch { /* released anyway */ }
-          gate.closed = true;
+          const failed = closeCoreOf(gate, session, "store");
           live.close();
+          if (failed) throw failed;
         });
       }
       return closePromise;

@@ -496,15 +496,18 @@ class Core {
         &out);
   }
 
+  // Closes the store; answers what failed in releasing it (storage_failed;
+  // the store is closed anyway and its commits are kept), or "".
   std::string close() {
     memory_snapshots_.clear();
     replica_.reset();
+    Status s;
     if (store_) {
-      store_->Close();
+      s = store_->Close();
       store_.reset();
     }
     closed_ = true;
-    return std::string();
+    return Answer(s);
   }
 
  private:

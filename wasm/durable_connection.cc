@@ -444,7 +444,10 @@ class DurableConnection : public SqlConnection {
     onestore_durable_end(handle_, 0);
   }
   bool InTransaction() const override { return in_tx_; }
-  void Close() override { Rollback(); }
+  Status Close() override {
+    Rollback();
+    return Status::OK();
+  }
 
  private:
   // A statement waiting for the next crossing.

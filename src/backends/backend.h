@@ -115,6 +115,19 @@ class Backend {
     return Status::InvalidArgs("this backend cannot copy its database to " + path);
   }
 
+  // The difference between table `t` and `copy`, a table of the same
+  // database with t's columns and key (a snapshot kept as copies, a durable
+  // store's: src/snapshot/snapshot.h, RestoreCopies), found inside the
+  // database so that only the rows that differ are read: *gone gets the
+  // keys of t's rows the copy does not hold; *changed the copy's rows whose
+  // key t holds with other values; *added the copy's rows whose key t does
+  // not hold. Any order. Backends that cannot: invalid/args (the caller
+  // compares row by row instead).
+  virtual Status DiffWithCopy(const TableSchema& t, const std::string& copy, std::vector<Key>* gone,
+                              std::vector<Row>* changed, std::vector<Row>* added) {
+    return Status::InvalidArgs("this backend cannot compare a table with a copy of it");
+  }
+
   // Holds a read transaction, so that no other process can commit to the
   // file until EndRead (a snapshot copies the file meanwhile, outside the
   // core), and sets *head to the head the file holds. Backends that keep no
@@ -124,8 +137,10 @@ class Backend {
   }
   virtual void EndRead() {}
 
-  // Releases files and handles. Further calls are not allowed.
-  virtual void Close() = 0;
+  // Releases files and handles. Further calls are not allowed. Returns what
+  // failed in releasing them (storage_failed: a lock not released, a file
+  // not closed); they are released anyway and every commit made is kept.
+  virtual Status Close() = 0;
 };
 
 }  // namespace onestore

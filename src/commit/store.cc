@@ -1053,11 +1053,11 @@ Status Store::Split(const std::string& new_id, const std::string& origin_json) {
   return Status::OK();
 }
 
-void Store::Close() {
-  if (closed_) return;
+Status Store::Close() {
+  if (closed_) return Status::OK();
   closed_ = true;
   txs_.clear();
-  if (backend_) backend_->Close();
+  return backend_ ? backend_->Close() : Status::OK();
 }
 
 }  // namespace onestore

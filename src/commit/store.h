@@ -188,8 +188,10 @@ class Store {
   // in _meta, read again by OpenWith). Head, tables and outbox stay.
   Status Split(const std::string& new_id, const std::string& origin_json);
 
-  // Releases the backend. Later calls fail with `closed`.
-  void Close();
+  // Releases the backend. Later calls fail with `closed`. Returns what failed
+  // in releasing it (storage_failed: Backend::Close); it is released anyway,
+  // and every commit acknowledged is kept. A second call returns OK.
+  Status Close();
 
  private:
   struct TableOverlay {

@@ -1,7 +1,10 @@
 #include "query/sql.h"
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <utility>
+#include <vector>
 
 namespace onestore {
 
@@ -238,16 +241,96 @@ void AppendInList(const TableSchema& t, const Predicate& p, const std::string& c
   b->Append(")");
 }
 
-void AppendJoined(const TableSchema& t, const std::vector<Predicate>& children, const char* joiner,
-                  const char* empty, SqlBuilder* b) {
-  if (children.empty()) {
+// The most terms joined in one run of AND or OR; a longer list is written
+// as a balanced tree of parenthesized runs. SQLite parses `a OR b OR c ...`
+// as a tree as deep as the list is long, and walks it recursively: 12,000
+// terms overflowed the wasm stack (SQLITE_MAX_EXPR_DEPTH=0 sets no limit),
+// and a host's SQLite refuses a tree deeper than 1,000. Balanced, the depth
+// is about kMaxRun + log2(n / kMaxRun); SQLite flattens the groups again
+// when it plans (an AND or OR of groups is the same AND or OR).
+constexpr size_t kMaxRun = 16;
+
+void AppendJoinedRange(const TableSchema& t, const std::vector<const Predicate*>& terms,
+                       size_t from, size_t to, const char* joiner, SqlBuilder* b) {
+  if (to - from <= kMaxRun) {
+    for (size_t i = from; i < to; ++i) {
+      if (i > from) b->Append(joiner);
+      AppendPredicateSql(t, *terms[i], b);
+    }
+    return;
+  }
+  const size_t mid = from + (to - from) / 2;
+  b->Append("(");
+  AppendJoinedRange(t, terms, from, mid, joiner, b);
+  b->Append(")").Append(joiner).Append("(");
+  AppendJoinedRange(t, terms, mid, to, joiner, b);
+  b->Append(")");
+}
+
+void AppendJoinedTerms(const TableSchema& t, const std::vector<const Predicate*>& terms,
+                       const char* joiner, const char* empty, SqlBuilder* b) {
+  if (terms.empty()) {
     b->Append(empty);
     return;
   }
-  for (size_t i = 0; i < children.size(); ++i) {
-    if (i > 0) b->Append(joiner);
-    AppendPredicateSql(t, children[i], b);
+  AppendJoinedRange(t, terms, 0, terms.size(), joiner, b);
+}
+
+void AppendJoined(const TableSchema& t, const std::vector<Predicate>& children, const char* joiner,
+                  const char* empty, SqlBuilder* b) {
+  std::vector<const Predicate*> terms;
+  terms.reserve(children.size());
+  for (const Predicate& c : children) terms.push_back(&c);
+  AppendJoinedTerms(t, terms, joiner, empty, b);
+}
+
+// Whether an or's child is an equality or an inArray on one column, which
+// AppendOr folds.
+bool Foldable(const Predicate& p) {
+  return (p.op == PredOp::kEq || p.op == PredOp::kIn) && p.column >= 0;
+}
+
+// An or's children, with its equalities and inArrays on one column folded
+// into one IN list where there are two or more (x = 1 OR x = 2 OR x IN (3)
+// becomes x IN (1, 2, 3), in the place of the first): SQL defines IN as
+// that OR, so every row, a NULL cell included, gets the same truth. SQLite
+// prepares a WHERE of thousands of OR terms slowly (its analysis of each
+// term for the OR optimizations: 4.5 s for 6,000, more than linearly) and
+// then tries the terms one by one on every row; an IN list of any length is
+// one lookup per row (a long one bound as one JSON array, AppendInList).
+void AppendOr(const TableSchema& t, const std::vector<Predicate>& children, SqlBuilder* b) {
+  std::map<int, int> per_column;
+  for (const Predicate& c : children) {
+    if (Foldable(c)) ++per_column[c.column];
   }
+  bool any = false;
+  for (const auto& [column, n] : per_column) any = any || n > 1;
+  if (!any) {
+    AppendJoined(t, children, " OR ", "0", b);
+    return;
+  }
+  std::map<int, Predicate> lists;  // column -> its IN list
+  for (const Predicate& c : children) {
+    if (!Foldable(c) || per_column[c.column] < 2) continue;
+    Predicate& list = lists[c.column];
+    list.op = PredOp::kIn;
+    list.column = c.column;
+    if (c.op == PredOp::kEq) {
+      list.values.push_back(c.value);
+    } else {
+      list.values.insert(list.values.end(), c.values.begin(), c.values.end());
+    }
+  }
+  std::vector<const Predicate*> terms;
+  std::set<int> placed;  // the columns whose list is in `terms`
+  for (const Predicate& c : children) {
+    if (!Foldable(c) || per_column[c.column] < 2) {
+      terms.push_back(&c);
+    } else if (placed.insert(c.column).second) {
+      terms.push_back(&lists[c.column]);
+    }
+  }
+  AppendJoinedTerms(t, terms, " OR ", "0", b);
 }
 
 }  // namespace
@@ -293,7 +376,7 @@ void AppendPredicateSql(const TableSchema& t, const Predicate& p, SqlBuilder* b)
       AppendJoined(t, p.children, " AND ", "1", b);
       break;
     case PredOp::kOr:
-      AppendJoined(t, p.children, " OR ", "0", b);
+      AppendOr(t, p.children, b);
       break;
     case PredOp::kNot:
       b->Append("NOT ");

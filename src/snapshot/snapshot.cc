@@ -1,6 +1,7 @@
 // Snapshots and restore (snapshot.h).
 #include "snapshot/snapshot.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <utility>
@@ -20,6 +21,15 @@ struct SnapshotSource {
   std::map<std::string, std::shared_ptr<const TableSchema>> tables;
   std::function<Status(const TableSchema&, const RowVisitor&)> rows;
   int64_t head = 0;
+  // Where the snapshot is a copy inside the store's own database: the
+  // difference of the store's table `t` and the snapshot's table of the
+  // same name, found by the backend (Backend::DiffWithCopy), so that only
+  // the rows that differ are read. Unset: RestoreFrom compares row by row.
+  std::function<Status(const TableSchema& t, std::vector<Key>* gone, std::vector<Row>* changed,
+                       std::vector<Row>* added)>
+      diff;
+  // The copy's SQL table of a table (CopiesSource), for `diff`.
+  std::function<std::string(const std::string& table)> copies;
 };
 
 namespace {
@@ -62,6 +72,7 @@ Status CopiesSource(Store* store, const std::string& copies_json, SnapshotSource
   out->rows = [store, copies](const TableSchema& t, const RowVisitor& visit) {
     return store->ForEachRow(copies->at(t.name), kPage, visit);
   };
+  out->copies = [copies](const std::string& table) { return copies->at(table).name; };
   return Status::OK();
 }
 
@@ -166,6 +177,12 @@ Status Snapshots::RestoreCopies(Store* store, const std::string& copies_json,
   ONESTORE_RETURN_IF_ERROR(store->CheckUsable(true));
   SnapshotSource src;
   ONESTORE_RETURN_IF_ERROR(CopiesSource(store, copies_json, &src));
+  Backend* backend = store->backend_.get();
+  auto copy_of = src.copies;
+  src.diff = [backend, copy_of](const TableSchema& t, std::vector<Key>* gone,
+                                std::vector<Row>* changed, std::vector<Row>* added) {
+    return backend->DiffWithCopy(t, copy_of(t.name), gone, changed, added);
+  };
   return RestoreFrom(store, src, marker_json, meta_json, result);
 }
 
@@ -195,6 +212,37 @@ Status Snapshots::RestoreFrom(Store* store, const SnapshotSource& snapshot, cons
   for (const auto& t : store->catalog_.All()) {
     auto found = snapshot.tables.find(t->name);
     const TableSchema* s = found == snapshot.tables.end() ? nullptr : found->second.get();
+    if (s != nullptr && snapshot.diff && SameColumns(*s, *t) && s->key == t->key) {
+      // Set-based: the same ops as the comparison below, in the same order
+      // (the deletes and the changed rows in the store's key order, then the
+      // added rows in key order), from only the rows that differ.
+      std::vector<Key> gone;
+      std::vector<Row> changed;
+      std::vector<Row> added;
+      ONESTORE_RETURN_IF_ERROR(snapshot.diff(*t, &gone, &changed, &added));
+      ValueListLess less;
+      std::sort(gone.begin(), gone.end(), less);
+      auto by_key = [&](const Row& a, const Row& b) { return less(KeyOf(*t, a), KeyOf(*t, b)); };
+      std::sort(changed.begin(), changed.end(), by_key);
+      std::sort(added.begin(), added.end(), by_key);
+      for (Key& key : gone) {
+        Op del;
+        del.kind = OpKind::kDelete;
+        del.table = t;
+        del.key = std::move(key);
+        ops.push_back(std::move(del));
+      }
+      for (auto* list : {&changed, &added}) {
+        for (Row& row : *list) {
+          Op put;
+          put.kind = OpKind::kPut;
+          put.table = t;
+          put.row = std::move(row);
+          ops.push_back(std::move(put));
+        }
+      }
+      continue;
+    }
     // The snapshot's rows, by key.
     std::map<Key, Row, ValueListLess> want;
     if (s != nullptr) {

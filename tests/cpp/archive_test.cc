@@ -10,7 +10,7 @@
 #include <string>
 
 #include "commit/store.h"
-#include "sync/fingerprint.h"
+#include "store_fixtures.h"
 
 namespace onestore {
 namespace {
@@ -21,41 +21,27 @@ constexpr char kTable[] =
 constexpr char kBig[] =
     R"([{"op":"put","table":"t/items","row":{"id":"big","n":9007199254740993,"j":null}}])";
 
+using test::CommitOps;
+using test::FingerprintOf;
+
 std::unique_ptr<Store> Open(const std::string& backend, const std::string& id) {
-  OpenOptions o;
-  o.backend = backend;
-  o.path = backend == "sqlite" ? ":memory:" : "";
-  o.id = id;
-  std::unique_ptr<Store> s;
-  EXPECT_TRUE(Store::Open(o, &s).ok());
-  return s;
+  return test::OpenTestStore(backend, backend == "sqlite" ? ":memory:" : "", id);
 }
 
-void Commit(Store* s, const std::string& ops) {
-  std::string result;
-  Status st = s->Commit(ops, "{}", &result);
-  ASSERT_TRUE(st.ok()) << st.message();
-}
-
-std::string Fp(Store* s) {
-  std::string fp;
-  EXPECT_TRUE(Fingerprint(s, &fp).ok());
-  return fp;
-}
 
 // A source store: a table, 2500 rows over three commits, one update.
 std::unique_ptr<Store> Source(const std::string& backend) {
   auto s = Open(backend, "session-1");
-  Commit(s.get(), kTable);
+  CommitOps(s.get(), kTable);
   std::string ops = "[";
   for (int i = 0; i < 2500; ++i) {
     if (i) ops += ",";
     ops += R"({"op":"put","table":"t/items","row":{"id":"k)" + std::to_string(i) +
            R"(","n":)" + std::to_string(i) + R"(,"j":{"a":[1,"x\n"],"big":9007199254740993}}})";
   }
-  Commit(s.get(), ops + "]");
-  Commit(s.get(), R"([{"op":"update","table":"t/items","key":["k7"],"set":{"n":-7}}])");
-  Commit(s.get(), kBig);
+  CommitOps(s.get(), ops + "]");
+  CommitOps(s.get(), R"([{"op":"update","table":"t/items","key":["k7"],"set":{"n":-7}}])");
+  CommitOps(s.get(), kBig);
   return s;
 }
 
@@ -91,7 +77,7 @@ TEST_P(ArchiveBackends, ARestoredStoreHasTheSameContentHeadAndRecords) {
     ASSERT_TRUE(Archiver(src.get()).RowLines("t/items", "", 3000, &la, &na).ok());
     ASSERT_TRUE(Archiver(dst.get()).RowLines("t/items", "", 3000, &lb, &nb).ok());
     EXPECT_EQ(la, lb);  // json cells (text of JSON) included
-    EXPECT_EQ(Fp(dst.get()), Fp(src.get()));
+    EXPECT_EQ(FingerprintOf(dst.get()), FingerprintOf(src.get()));
     EXPECT_EQ(dst->head(), src->head());
     std::string a, b;
     ASSERT_TRUE(src->ReadOutbox(0, 100, &a).ok());
@@ -105,7 +91,7 @@ TEST_P(ArchiveBackends, ARestoredStoreHasTheSameContentHeadAndRecords) {
     EXPECT_EQ(d1, d2);
     EXPECT_EQ(d1.size(), 67u);
     // The restored store goes on from the head.
-    Commit(dst.get(), R"([{"op":"put","table":"t/items","row":{"id":"new","n":1}}])");
+    CommitOps(dst.get(), R"([{"op":"put","table":"t/items","row":{"id":"new","n":1}}])");
     EXPECT_EQ(dst->head(), src->head() + 1);
   }
 }
@@ -120,7 +106,7 @@ TEST_P(ArchiveBackends, AFullyTrimmedOutboxKeepsTheHeadWithoutRecords) {
   std::string batch;
   ASSERT_TRUE(dst->ReadOutbox(0, 100, &batch).ok());
   EXPECT_EQ(Json::parse(batch)["commits"].size(), 0u);
-  EXPECT_EQ(Fp(dst.get()), Fp(src.get()));
+  EXPECT_EQ(FingerprintOf(dst.get()), FingerprintOf(src.get()));
 }
 
 TEST_P(ArchiveBackends, LinesThatAreNotRowsAreInvalidArchive) {
@@ -136,9 +122,9 @@ TEST_P(ArchiveBackends, LinesThatAreNotRowsAreInvalidArchive) {
   EXPECT_EQ(in.RestoreOutbox("{\"seq\":2}\n{\"seq\":4}\n", 4).code(), Code::kInvalidArchive);
   EXPECT_EQ(in.RestoreOutbox("{\"seq\":1}\n", 2).code(), Code::kInvalidArchive);
   EXPECT_EQ(in.RestoreTables("[{\"op\":\"put\"}]").code(), Code::kInvalidArgs);  // not new: has tables
-  std::string fp = Fp(dst.get());
+  std::string fp = FingerprintOf(dst.get());
   EXPECT_EQ(dst->head(), 0);
-  EXPECT_EQ(fp, Fp(dst.get()));
+  EXPECT_EQ(fp, FingerprintOf(dst.get()));
 }
 
 TEST_P(ArchiveBackends, OnlyANewStoreTakesARestore) {

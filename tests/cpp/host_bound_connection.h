@@ -133,9 +133,10 @@ class HostBoundTestConnection : public SqlConnection {
     sqlite3_exec(db_, "ROLLBACK TO host_tx; RELEASE host_tx", nullptr, nullptr, nullptr);
   }
   bool InTransaction() const override { return in_tx_; }
-  void Close() override {
+  Status Close() override {
     if (db_ != nullptr) sqlite3_close_v2(db_);
     db_ = nullptr;
+    return Status::OK();
   }
 
   int statements() const { return statements_; }

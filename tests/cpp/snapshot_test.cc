@@ -8,12 +8,11 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <memory>
 #include <string>
 
 #include "commit/store.h"
-#include "sync/fingerprint.h"
+#include "store_fixtures.h"
 #include "sync/replica.h"
 
 namespace onestore {
@@ -22,43 +21,22 @@ namespace {
 constexpr char kTable[] =
     R"([{"op":"table","table":"t/items","version":1,"columns":{"id":{"type":"str"},"n":{"type":"int"}},"key":["id"]}])";
 
+using test::CommitOps;
+using test::FingerprintOf;
+
 std::unique_ptr<Store> Open(const std::string& backend, const std::string& path, bool replica = false) {
-  OpenOptions o;
-  o.backend = backend;
-  o.path = path;
-  o.replica = replica;
-  std::unique_ptr<Store> s;
-  Status st = Store::Open(o, &s);
-  EXPECT_TRUE(st.ok()) << st.message();
-  return s;
+  return test::OpenTestStore(backend, path, "", replica);
 }
 
-void Commit(Store* s, const std::string& ops) {
-  std::string result;
-  Status st = s->Commit(ops, "{}", &result);
-  ASSERT_TRUE(st.ok()) << st.message();
-}
-
-std::string Fp(Store* s) {
-  std::string fp;
-  EXPECT_TRUE(Fingerprint(s, &fp).ok());
-  return fp;
-}
-
-std::string TempPath(const std::string& name) {
-  std::string p = ::testing::TempDir() + "onestore_snapshot_" + name + ".sqlite";
-  std::remove(p.c_str());
-  std::remove((p + "-journal").c_str());
-  return p;
-}
+std::string TempPath(const std::string& name) { return test::FreshStorePath("snapshot", name); }
 
 void Seed(Store* s) {
-  Commit(s, kTable);
-  Commit(s, R"([{"op":"put","table":"t/items","row":{"id":"a","n":1}},{"op":"put","table":"t/items","row":{"id":"b","n":2}}])");
+  CommitOps(s, kTable);
+  CommitOps(s, R"([{"op":"put","table":"t/items","row":{"id":"a","n":1}},{"op":"put","table":"t/items","row":{"id":"b","n":2}}])");
 }
 
 void Change(Store* s) {
-  Commit(s, R"([{"op":"put","table":"t/items","row":{"id":"c","n":3}},{"op":"update","table":"t/items","key":["a"],"set":{"n":10}},{"op":"delete","table":"t/items","key":["b"]}])");
+  CommitOps(s, R"([{"op":"put","table":"t/items","row":{"id":"c","n":3}},{"op":"update","table":"t/items","key":["a"],"set":{"n":10}},{"op":"delete","table":"t/items","key":["b"]}])");
 }
 
 // Restores `snap` into `s`, then feeds the record to a fresh memory replica
@@ -77,38 +55,38 @@ void RestoreAndFollow(Store* s, Store* snap, const std::string& before) {
                           &result);
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(s->head(), head + 1);
-  EXPECT_EQ(Fp(s), before);
+  EXPECT_EQ(FingerprintOf(s), before);
   const std::string ops = s->LastOps();
   EXPECT_EQ(ops.rfind(R"([{"op":"restore","snapshot":"s1","seq":2})", 0), 0u) << ops;
 
   ASSERT_TRUE(s->ReadOutbox(head, 100, &batch).ok());
   st = replica->ApplyBatch(batch, &result);
   ASSERT_TRUE(st.ok()) << st.message();
-  EXPECT_EQ(Fp(r.get()), before);
+  EXPECT_EQ(FingerprintOf(r.get()), before);
 }
 
 TEST(Snapshot, AMemoryCopyRestoresTheFingerprintInOneCommitThatAReplicaApplies) {
   auto s = Open("memory", "");
   Seed(s.get());
-  const std::string before = Fp(s.get());
+  const std::string before = FingerprintOf(s.get());
   std::unique_ptr<Store> copy;
   ASSERT_TRUE(Snapshots::CopyToMemory(s.get(), &copy).ok());
   Change(s.get());
-  ASSERT_NE(Fp(s.get()), before);
-  EXPECT_EQ(Fp(copy.get()), before);
+  ASSERT_NE(FingerprintOf(s.get()), before);
+  EXPECT_EQ(FingerprintOf(copy.get()), before);
   RestoreAndFollow(s.get(), copy.get(), before);
 }
 
 TEST(Snapshot, ASqliteFileCopiedWithTheBackupApiRestoresTheFingerprint) {
   auto s = Open("sqlite", TempPath("source"));
   Seed(s.get());
-  const std::string before = Fp(s.get());
+  const std::string before = FingerprintOf(s.get());
   const std::string copy_path = TempPath("copy");
   Status st = Snapshots::CopyToFile(s.get(), copy_path);
   ASSERT_TRUE(st.ok()) << st.message();
   Change(s.get());
   auto copy = Open("sqlite", copy_path);
-  EXPECT_EQ(Fp(copy.get()), before);
+  EXPECT_EQ(FingerprintOf(copy.get()), before);
   EXPECT_EQ(copy->head(), 2);
   RestoreAndFollow(s.get(), copy.get(), before);
 }
@@ -149,13 +127,13 @@ TEST(Snapshot, ACopyIntoAnEmptyReplicaStartsItAtTheSnapshotsHeadAndItAppliesOnly
   Status st = Snapshots::CopyInto(snap.get(), r.get());
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(r->head(), 2);
-  EXPECT_EQ(Fp(r.get()), Fp(snap.get()));
+  EXPECT_EQ(FingerprintOf(r.get()), FingerprintOf(snap.get()));
   std::string batch, result;
   ASSERT_TRUE(s->ReadOutbox(2, 100, &batch).ok());
   st = replica->ApplyBatch(batch, &result);
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(r->head(), 3);
-  EXPECT_EQ(Fp(r.get()), Fp(s.get()));
+  EXPECT_EQ(FingerprintOf(r.get()), FingerprintOf(s.get()));
   EXPECT_EQ(snap->head(), 2);  // only read
 
   // Only into an empty store: a second copy would mix two heads.

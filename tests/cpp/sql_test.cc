@@ -12,6 +12,7 @@
 #include <ostream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/sqlite/list_table.h"
@@ -122,11 +123,68 @@ std::vector<WhereTextCase> WhereTextCases() {
        {Value::Int(1)}},
       {"empty_and", Group(PredOp::kAnd, {}), "(1)", {}},
       {"empty_or", Group(PredOp::kOr, {}), "(0)", {}},
+      // An or's equalities and inArrays on one column are one IN list, in
+      // the place of the first (SQLite plans thousands of OR terms slowly).
+      {"or_folds_one_columns_equalities_into_in",
+       Group(PredOp::kOr,
+             {Cmp(PredOp::kEq, 2, Value::Int(1)), IsNull(1), Cmp(PredOp::kEq, 2, Value::Int(2)),
+              In(2, {Value::Int(3), Value::Int(4)}), Cmp(PredOp::kEq, 1, Value::Str("a"))}),
+       "((\"n\" IN (?, ?, ?, ?)) OR (\"name\" IS NULL) OR (\"name\" = ?))",
+       {Value::Int(1), Value::Int(2), Value::Int(3), Value::Int(4), Value::Str("a")}},
+      {"or_of_one_equality_per_column_stays",
+       Group(PredOp::kOr,
+             {Cmp(PredOp::kEq, 2, Value::Int(1)), Cmp(PredOp::kEq, 1, Value::Str("a"))}),
+       "((\"n\" = ?) OR (\"name\" = ?))",
+       {Value::Int(1), Value::Str("a")}},
   };
 }
 
 INSTANTIATE_TEST_SUITE_P(Predicates, WhereTextTest, testing::ValuesIn(WhereTextCases()),
                          [](const auto& info) { return std::string(info.param.name); });
+
+TEST(SqlBuilderTest, ALongOrOfEqualitiesIsBoundAsOneJsonArray) {
+  TableSchema t = MakeTable(kItems);
+  std::vector<Predicate> eqs;
+  for (int i = 0; i < 10000; ++i) eqs.push_back(Cmp(PredOp::kEq, 2, Value::Int(i)));
+  SqlBuilder b;
+  AppendPredicateSql(t, Group(PredOp::kOr, eqs), &b);
+  EXPECT_EQ(b.sql(), "((\"n\" IN (SELECT value FROM onestore_list(?))))");
+  ASSERT_EQ(b.params().size(), 1u);
+}
+
+// The most terms joined by `joiner` inside one pair of parentheses of
+// `sql`, and the deepest nesting of parentheses.
+std::pair<int, int> LongestRunAndDepth(const std::string& sql, const std::string& joiner) {
+  std::vector<int> runs(1, 1);
+  int longest = 1;
+  int depth = 0;
+  for (size_t i = 0; i < sql.size(); ++i) {
+    if (sql[i] == '(') {
+      runs.push_back(1);
+      depth = std::max(depth, static_cast<int>(runs.size()) - 1);
+    } else if (sql[i] == ')') {
+      runs.pop_back();
+    } else if (sql.compare(i, joiner.size(), joiner) == 0) {
+      longest = std::max(longest, ++runs.back());
+    }
+  }
+  return {longest, depth};
+}
+
+TEST(SqlBuilderTest, LongAndsAndOrsAreWrittenAsBalancedGroupsSoSqliteParsesAShallowTree) {
+  TableSchema t = MakeTable(kItems);
+  std::vector<Predicate> terms;
+  for (int i = 0; i < 20000; ++i)
+    terms.push_back(Cmp(i % 2 ? PredOp::kGt : PredOp::kLt, 2, Value::Int(i)));
+  for (PredOp op : {PredOp::kOr, PredOp::kAnd}) {
+    SqlBuilder b;
+    AppendPredicateSql(t, Group(op, terms), &b);
+    auto [longest, depth] = LongestRunAndDepth(b.sql(), op == PredOp::kOr ? " OR " : " AND ");
+    EXPECT_LE(longest, 16);  // a run of at most 16 terms
+    EXPECT_LE(depth, 16);    // about log2(20000 / 16) groups deep, each term in its own ()
+    EXPECT_EQ(b.params().size(), 20000u);
+  }
+}
 
 TEST(SqlBuilderTest, ALongInListIsBoundAsOneJsonArray) {
   TableSchema t = MakeTable(kItems);
@@ -273,6 +331,14 @@ TEST_P(WhereRunTest, MatchesExactlyTheExpectedRows) {
   EXPECT_EQ(ids, GetParam().ids) << b.sql();
 }
 
+// An or of `n = v` for each of `values`, and `other`.
+Predicate LongOr(const std::vector<Value>& values, Predicate other) {
+  std::vector<Predicate> children;
+  for (const Value& v : values) children.push_back(Cmp(PredOp::kEq, 2, v));
+  children.push_back(std::move(other));
+  return Group(PredOp::kOr, std::move(children));
+}
+
 std::vector<WhereRunCase> WhereRunCases() {
   std::vector<Value> many;
   for (int i = 0; i < 300; ++i) many.push_back(Value::Int(i * 2));  // even numbers
@@ -303,6 +369,20 @@ std::vector<WhereRunCase> WhereRunCases() {
        {"3", "6", "7"}},
       {"code_point_order", Cmp(PredOp::kLt, 1, Value::Str("测试😀")), {"1", "2", "3", "5", "6"}},
       {"or", Group(PredOp::kOr, {IsNull(1), Cmp(PredOp::kEq, 2, Value::Int(5))}), {"4", "5"}},
+      // Folded into one IN list: the same rows as the OR, a NULL cell
+      // unknown under NOT as before.
+      {"folded_or_beside_other_terms",
+       Group(PredOp::kOr,
+             {Cmp(PredOp::kEq, 2, Value::Int(1)), IsNull(3), Cmp(PredOp::kEq, 2, Value::Int(7)),
+              Cmp(PredOp::kEq, 1, Value::Str("b"))}),
+       {"1", "2", "3", "7"}},
+      {"not_of_folded_or",
+       Group(PredOp::kNot, {Group(PredOp::kOr, {Cmp(PredOp::kEq, 2, Value::Int(1)),
+                                                Cmp(PredOp::kEq, 2, Value::Int(2))})}),
+       {"4", "5", "6", "7"}},
+      {"long_folded_or_via_json",
+       LongOr(many, Cmp(PredOp::kEq, 3, Value::Num(1.5))),
+       {"1", "2", "4", "6"}},
   };
 }
 

@@ -696,7 +696,7 @@ class FailingCommitBackend : public Backend {
     return base_->ReadOutbox(a, l, o);
   }
   Status TrimOutbox(int64_t u, int64_t* r) override { return base_->TrimOutbox(u, r); }
-  void Close() override { base_->Close(); }
+  Status Close() override { return base_->Close(); }
 
  private:
   std::unique_ptr<Backend> base_;

@@ -298,8 +298,11 @@ async function session() {
   const viewRows: number = await view.table(Edits).count() + await view.table("file-history/edits").count();
   const pastNote = await view.documents(notes).load(docId);
   const viewSeq: number = view.seq;
+  // A view's tables answer nearest and neighbours as the store's did then.
+  const pastHits: number = (await view.table("file-history/edits").nearest("embedding", new Float32Array(4), 3, { metric: "l2" }))[0].distance;
+  const pastEdges = (await view.table("file-history/links").neighbours("a", { kind: "cites", direction: "both", limit: 5 })).next;
   await view.close();
-  void [one.ops, logPage.commits, nextLog, viewRows, pastNote, viewSeq];
+  void [one.ops, logPage.commits, nextLog, viewRows, pastNote, viewSeq, pastHits, pastEdges];
 
   const seq: number = await store.commit([{ op: "put", table: "file-history/edits", row: { id: "e3" } }], (s) => void s);
   const batch: OutboxBatch = await store.outbox.read(0, 100);

@@ -275,7 +275,7 @@ class MemoryBackend : public Backend {
   Status TrimOutbox(int64_t up_to, int64_t* removed) override;
   Status ReadNote(const std::string& key, std::string* value) override;
   Status WriteNote(const std::string& key, const std::string& value) override;
-  void Close() override;
+  Status Close() override;
 
   MemoryScanStats* stats() { return &stats_; }
 
@@ -833,11 +833,12 @@ Status MemoryBackend::WriteNote(const std::string& key, const std::string& value
   return Status::OK();
 }
 
-void MemoryBackend::Close() {
+Status MemoryBackend::Close() {
   Rollback();
   tables_.clear();
   outbox_.clear();
   closed_ = true;
+  return Status::OK();
 }
 
 }  // namespace

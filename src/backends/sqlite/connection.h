@@ -106,8 +106,10 @@ class SqlConnection {
                                "API and no ATTACH, so it cannot copy itself to " + path);
   }
 
-  // Releases the database. Further calls are not allowed.
-  virtual void Close() = 0;
+  // Releases the database. Further calls are not allowed. Returns what
+  // failed in releasing it (its lock, closing its files: storage_failed);
+  // the database is released anyway, and every commit made is kept.
+  virtual Status Close() = 0;
 };
 
 // Reads an int cell: an int, or the decimal text of CAST(x AS TEXT) (exact to

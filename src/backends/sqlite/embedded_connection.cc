@@ -7,6 +7,7 @@
 
 #include "backends/sqlite/list_table.h"
 #include "backends/sqlite/sqlite_backend.h"
+#include "backends/sqlite/vfs.h"
 #include "sqlite3.h"
 #include "writes/sql.h"
 
@@ -35,7 +36,7 @@ class EmbeddedConnection : public SqlConnection {
   void Rollback() override;
   bool InTransaction() const override { return db_ != nullptr && !sqlite3_get_autocommit(db_); }
   Status CopyTo(const std::string& path) override;
-  void Close() override;
+  Status Close() override;
 
  private:
   struct Cached {
@@ -307,8 +308,8 @@ void EmbeddedConnection::Rollback() {
   sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
 }
 
-void EmbeddedConnection::Close() {
-  if (db_ == nullptr) return;
+Status EmbeddedConnection::Close() {
+  if (db_ == nullptr) return Status::OK();
   Rollback();
   for (auto& [sql, c] : cache_) sqlite3_finalize(c.stmt);
   cache_.clear();
@@ -319,8 +320,19 @@ void EmbeddedConnection::Close() {
     ExecOn(db_, "PRAGMA journal_mode = DELETE");
     wal_open_ = false;
   }
-  sqlite3_close_v2(db_);
+  // SQLite ignores a failure to release the file's lock or to close a file
+  // (xUnlock, xClose) while closing; the VFS keeps the first one for us.
+  const int rc = sqlite3_close_v2(db_);
   db_ = nullptr;
+  Status released = TakeReleaseFailure(options_.path);
+  if (rc != SQLITE_OK && released.ok()) {
+    released = Status::StorageFailed("closing " + options_.path + ": SQLite answered " +
+                                     sqlite3_errstr(rc));
+  }
+  if (released.ok()) return released;
+  return Status::StorageFailed("the store " + options_.path +
+                               " is closed and every commit it acknowledged is kept, but "
+                               "releasing it failed: " + released.message());
 }
 
 // SQLite's busy handler for the lock between processes: another try every

@@ -154,7 +154,9 @@ class SqliteBackend : public Backend {
     if (open_) conn_->Rollback();
   }
 
-  void Close() override;
+  Status DiffWithCopy(const TableSchema& t, const std::string& copy, std::vector<Key>* gone,
+                      std::vector<Row>* changed, std::vector<Row>* added) override;
+  Status Close() override;
 
  private:
   Status CheckOpen() const {
@@ -898,14 +900,76 @@ Status SqliteBackend::WriteNote(const std::string& key, const std::string& value
   return conn_->Flush();
 }
 
-void SqliteBackend::Close() {
-  if (!open_) {
-    conn_->Close();
-    return;
+Status SqliteBackend::DiffWithCopy(const TableSchema& t, const std::string& copy,
+                                   std::vector<Key>* gone, std::vector<Row>* changed,
+                                   std::vector<Row>* added) {
+  ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  const std::string what = "comparing table \"" + t.name + "\" with its snapshot copy";
+  // "a.k1 = b.k1 AND ...": the same key in the two tables.
+  auto same_key = [&](const char* a, const char* b) {
+    std::string out;
+    for (size_t i = 0; i < t.key.size(); ++i) {
+      const std::string c = QuoteIdent(t.columns[t.key[i]].name);
+      if (i > 0) out += " AND ";
+      out += std::string(a) + "." + c + " = " + b + "." + c;
+    }
+    return out;
+  };
+  const std::string table = QuoteIdent(t.name);
+  const std::string copied = QuoteIdent(copy);
+  // The keys of t's rows that the copy lacks, read as a row of the key's columns.
+  TableSchema keys;
+  keys.name = t.name;
+  for (int k : t.key) keys.columns.push_back(t.columns[k]);
+  {
+    SqlBuilder b = Builder();
+    b.Append("SELECT ");
+    for (size_t i = 0; i < keys.columns.size(); ++i) {
+      if (i > 0) b.Append(", ");
+      const std::string c = "t." + QuoteIdent(keys.columns[i].name);
+      b.Append(keys.columns[i].type == Type::kInt ? IntResultSql(dialect_, c) : c);
+    }
+    b.Append(" FROM " + table + " AS t WHERE NOT EXISTS (SELECT 1 FROM " + copied + " AS c WHERE " +
+             same_key("c", "t") + ")");
+    SqlRows rows;
+    ONESTORE_RETURN_IF_ERROR(Run(b, what, &rows));
+    gone->resize(rows.size());
+    for (size_t r = 0; r < rows.size(); ++r) ReadRow(rows, r, keys, &(*gone)[r]);
   }
+  // The copy's rows that t does not hold as they are (a differing column
+  // compared with IS: NULLs alike), and whether t holds their key.
+  {
+    SqlBuilder b = Builder();
+    b.Append("SELECT ");
+    for (size_t i = 0; i < t.columns.size(); ++i) {
+      if (i > 0) b.Append(", ");
+      const std::string c = "c." + QuoteIdent(t.columns[i].name);
+      b.Append(t.columns[i].type == Type::kInt ? IntResultSql(dialect_, c) : c);
+    }
+    std::string same_row = same_key("t", "c");
+    for (size_t i = 0; i < t.columns.size(); ++i) {
+      const std::string c = QuoteIdent(t.columns[i].name);
+      same_row += " AND t." + c + " IS c." + c;
+    }
+    b.Append(", EXISTS (SELECT 1 FROM " + table + " AS t WHERE " + same_key("t", "c") + ") FROM " +
+             copied + " AS c WHERE NOT EXISTS (SELECT 1 FROM " + table + " AS t WHERE " + same_row +
+             ")");
+    SqlRows rows;
+    ONESTORE_RETURN_IF_ERROR(Run(b, what, &rows));
+    for (size_t r = 0; r < rows.size(); ++r) {
+      Row row;
+      ReadRow(rows, r, t, &row);
+      (SqlCellInt(rows.at(r, t.columns.size())) != 0 ? changed : added)->push_back(std::move(row));
+    }
+  }
+  return Status::OK();
+}
+
+Status SqliteBackend::Close() {
+  if (!open_) return conn_->Close();
   Rollback();
-  conn_->Close();
   open_ = false;
+  return conn_->Close();
 }
 
 }  // namespace

@@ -29,6 +29,7 @@
 #include "backends/sqlite/vfs.h"
 
 #include <chrono>
+#include <map>
 #include <cstring>
 #include <new>
 #include <random>
@@ -74,6 +75,18 @@ FileSystem* CurrentFileSystem() { return g_fs != nullptr ? g_fs : DefaultFileSys
 int Fail(const Status& s, int code) {
   g_last_error = s.message();
   return code;
+}
+
+// The failures to release a database that SQLite ignores (xUnlock, xClose),
+// by database path, the first of each kept until TakeReleaseFailure.
+std::map<std::string, Status>& ReleaseFailures() {
+  static auto* failures = new std::map<std::string, Status>();
+  return *failures;
+}
+
+void RecordReleaseFailure(const std::string& db_path, const Status& s) {
+  if (db_path.empty()) return;
+  ReleaseFailures().emplace(db_path, s);  // keeps the first
 }
 
 // The sqlite3_file SQLite allocates (szOsFile bytes); constructed in place by
@@ -142,6 +155,10 @@ int FileClose(sqlite3_file* f) {
   }
   Status s = vf->file->Close();
   if (!s.ok() && rc == SQLITE_OK) rc = Fail(s, SQLITE_IOERR_CLOSE);
+  if (rc != SQLITE_OK && (vf->main_db || vf->wal)) {
+    RecordReleaseFailure(vf->wal ? vf->db_path : vf->path,
+                         Status::StorageFailed("closing " + vf->path + ": " + g_last_error));
+  }
   vf->file.reset();
   if (vf->delete_on_close && !vf->path.empty()) {
     Status d = vf->fs->Delete(vf->path);
@@ -236,7 +253,11 @@ int FileUnlock(sqlite3_file* f, int level) {
   VfsFile* vf = Cast(f);
   if (level == SQLITE_LOCK_NONE && vf->lock != SQLITE_LOCK_NONE && vf->main_db) {
     Status s = vf->fs->Unlock(vf->path);
-    if (!s.ok()) return Fail(s, SQLITE_IOERR_UNLOCK);
+    if (!s.ok()) {
+      RecordReleaseFailure(vf->path, Status::StorageFailed("releasing the lock of " + vf->path +
+                                                           ": " + s.message()));
+      return Fail(s, SQLITE_IOERR_UNLOCK);
+    }
   }
   if (level < vf->lock) vf->lock = level;
   return SQLITE_OK;
@@ -438,6 +459,15 @@ sqlite3_vfs g_vfs = {
 };
 
 }  // namespace
+
+Status TakeReleaseFailure(const std::string& db_path) {
+  auto& failures = ReleaseFailures();
+  auto it = failures.find(db_path);
+  if (it == failures.end()) return Status::OK();
+  Status s = std::move(it->second);
+  failures.erase(it);
+  return s;
+}
 
 Status RegisterVfs(FileSystem* fs) {
   if (fs == nullptr) return Status::InvalidArgs("RegisterVfs: the file system is null");

@@ -5,8 +5,7 @@
 // workload.js on a reopened store; integrity_check on the store's file with
 // nothing of the store's code between.
 import * as api from "../../../js/browser.js";
-import { loadBrowserCore, opfsLockName } from "../../../js/loader-browser.js";
-import { acquireOpfsFiles, opfsDbPath } from "../../../js/files-opfs.js";
+import { integrityCheck } from "./opfs-integrity.js";
 import { checkStore, commitStream } from "../../kill/workload.js";
 
 let store = null;
@@ -40,26 +39,8 @@ const ops = {
     return true;
   },
   // PRAGMA integrity_check on the store's file (the store closed first).
-  async integrity({ name }) {
-    const mod = await loadBrowserCore();
-    const core = new mod.Core();  // a Core's open registers the VFS, RawSqlite's does not
-    core.open(JSON.stringify({ backend: "memory" }));
-    core.close();
-    core.delete();
-    return navigator.locks.request(opfsLockName(name), { steal: true }, async () => {
-      const release = await acquireOpfsFiles(name, 5000);
-      const raw = new mod.RawSqlite();
-      try {
-        const opened = raw.open(opfsDbPath(name));
-        if (opened) throw new Error(opened);
-        raw.exec("PRAGMA locking_mode=EXCLUSIVE");
-        return JSON.parse(raw.all("PRAGMA integrity_check", "[]"));
-      } finally {
-        raw.close();
-        raw.delete();
-        release();
-      }
-    });
+  integrity({ name }) {
+    return integrityCheck(name);
   },
 };
 

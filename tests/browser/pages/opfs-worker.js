@@ -4,8 +4,9 @@
 // or { id, ok: false, error: { code, name, message } }.
 import * as api from "../../../js/browser.js";
 import { defineTable, deleteStore, int, openStore, query, str } from "../../../js/browser.js";
-import { loadBrowserCore, opfsLockName } from "../../../js/loader-browser.js";
-import { acquireOpfsFiles, OPFS_DIR, OPFS_FILES, opfsDbPath, opfsFiles } from "../../../js/files-opfs.js";
+import { loadBrowserCore } from "../../../js/loader-browser.js";
+import { OPFS_DIR, OPFS_FILES, opfsDbPath, opfsFiles } from "../../../js/files-opfs.js";
+import { integrityCheck } from "./opfs-integrity.js";
 import { conformanceRunner } from "../../conformance/runner.js";
 import { assert } from "./assert.js";
 import { afterTrim, runHistory } from "../../history/scenario.js";
@@ -209,26 +210,8 @@ const ops = {
   },
   // PRAGMA integrity_check on the store's file, with nothing of the store's
   // code between: the Web Lock, the handles, SQLite.
-  async integrity({ name }) {
-    const mod = await loadBrowserCore();
-    const core = new mod.Core();  // a Core's open registers the VFS, RawSqlite's does not
-    core.open(JSON.stringify({ backend: "memory" }));
-    core.close();
-    core.delete();
-    return navigator.locks.request(opfsLockName(name), { steal: true }, async () => {
-      const release = await acquireOpfsFiles(name, 5000);
-      const raw = new mod.RawSqlite();
-      try {
-        const opened = raw.open(opfsDbPath(name));
-        if (opened) throw new Error(opened);
-        raw.exec("PRAGMA locking_mode=EXCLUSIVE");
-        return JSON.parse(raw.all("PRAGMA integrity_check", "[]"));
-      } finally {
-        raw.close();
-        raw.delete();
-        release();
-      }
-    });
+  integrity({ name }) {
+    return integrityCheck(name);
   },
   async delete({ name }) {
     return deleteStore({ backend: "opfs", name });
