@@ -5,7 +5,8 @@
 // workload.js on a reopened store; integrity_check on the store's file with
 // nothing of the store's code between.
 import * as api from "../../../js/browser.js";
-import { loadBrowserCore, opfsLockName } from "../../../js/loader-browser.js";
+import { opfsLockName } from "../../../js/loader-browser.js";
+import { loadBenchCore } from "./bench-core.js";
 import { acquireOpfsFiles, opfsDbPath } from "../../../js/files-opfs.js";
 import { checkStore, commitStream } from "../../kill/workload.js";
 
@@ -41,11 +42,7 @@ const ops = {
   },
   // PRAGMA integrity_check on the store's file (the store closed first).
   async integrity({ name }) {
-    const mod = await loadBrowserCore();
-    const core = new mod.Core();  // a Core's open registers the VFS, RawSqlite's does not
-    core.open(JSON.stringify({ backend: "memory" }));
-    core.close();
-    core.delete();
+    const mod = await loadBenchCore();  // RawSqlite is only in the bench build
     return navigator.locks.request(opfsLockName(name), { steal: true }, async () => {
       const release = await acquireOpfsFiles(name, 5000);
       const raw = new mod.RawSqlite();

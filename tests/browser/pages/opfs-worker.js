@@ -5,6 +5,7 @@
 import * as api from "../../../js/browser.js";
 import { defineTable, deleteStore, int, openStore, query, str } from "../../../js/browser.js";
 import { loadBrowserCore, opfsLockName } from "../../../js/loader-browser.js";
+import { loadBenchCore } from "./bench-core.js";
 import { acquireOpfsFiles, OPFS_DIR, OPFS_FILES, opfsDbPath, opfsFiles } from "../../../js/files-opfs.js";
 import { conformanceRunner } from "../../conformance/runner.js";
 import { assert } from "./assert.js";
@@ -210,11 +211,7 @@ const ops = {
   // PRAGMA integrity_check on the store's file, with nothing of the store's
   // code between: the Web Lock, the handles, SQLite.
   async integrity({ name }) {
-    const mod = await loadBrowserCore();
-    const core = new mod.Core();  // a Core's open registers the VFS, RawSqlite's does not
-    core.open(JSON.stringify({ backend: "memory" }));
-    core.close();
-    core.delete();
+    const mod = await loadBenchCore();  // RawSqlite is only in the bench build
     return navigator.locks.request(opfsLockName(name), { steal: true }, async () => {
       const release = await acquireOpfsFiles(name, 5000);
       const raw = new mod.RawSqlite();
