@@ -124,7 +124,11 @@ set(ONESTORE_WASM_LINK_FLAGS
   # TextDecoder exists in every runtime the glue supports (browsers, Node,
   # workerd): no fallback decoder in JS.
   -sTEXTDECODER=2
-  # Optimize the final link too (wasm-opt -O3, minified glue).
+  # Optimize the final link too (wasm-opt -O3, minified glue). -Os here was
+  # measured on 2026-12-01: 4.7 KB smaller gzipped, and every workload
+  # slower (get 1.9x, page 1.5x, fingerprint 2.6x; docs/performance.md,
+  # "Issue 13, the download under 500 KB"). -sMALLOC=emmalloc: 2.7 KB
+  # smaller, document loads 1.3-1.4x slower; not kept either.
   -O3
 )
 
