@@ -5,7 +5,10 @@
 //
 //   node bench/compare-builds.mjs <repo root A> <repo root B> [runs]
 //
-// Each root is a checkout with js/ and dist/ (its own build).
+// Each root is a checkout with js/ and dist/ (its own build). The raw SQLite
+// rows use the root's RawSqlite: its bench build (build/wasm/bench/, see
+// bench/lib/bench-core.mjs), or its dist/ core in a build from before
+// RawSqlite left the shipped .wasm; a root with neither skips them.
 
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
@@ -13,6 +16,7 @@ import { gzipSync } from "node:zlib";
 import { readFileSync } from "node:fs";
 
 import { ROW, getKeys, median } from "./lib/common.mjs";
+import { loadBenchCore } from "./lib/bench-core.mjs";
 
 const [rootA, rootB, runsArg] = process.argv.slice(2);
 if (!rootA || !rootB) {
@@ -31,7 +35,9 @@ async function load(root) {
     key: ["id"],
     indexes: { byPath: ["path", "at"] },
   });
-  return { root, api, mod: await loadNodeCore(), Edits, size: { raw: wasm.length, gzip: gzipSync(wasm, { level: 9 }).length } };
+  const mod = await loadNodeCore();
+  const rawMod = mod.RawSqlite ? mod : await loadBenchCore(base).catch(() => null);
+  return { root, api, mod, rawMod, Edits, size: { raw: wasm.length, gzip: gzipSync(wasm, { level: 9 }).length } };
 }
 
 const ROWS = 20000;
@@ -80,7 +86,8 @@ async function once(b, out) {
   (out.docLoad ??= []).push((performance.now() - t) / 100);
   await store.close();
 
-  const db = new b.mod.RawSqlite();
+  if (!b.rawMod) return;
+  const db = new b.rawMod.RawSqlite();
   db.open(":memory:");
   db.exec('CREATE TABLE t (id TEXT PRIMARY KEY, path TEXT, entry INTEGER, at INTEGER, meta TEXT) STRICT; CREATE INDEX tp ON t (path, at, id);');
   t = performance.now();
@@ -103,7 +110,8 @@ const figures = builds.map(() => ({}));
 for (let r = 0; r < runs; r++) for (let i = 0; i < builds.length; i++) await once(builds[i], figures[i]);
 console.log(`| workload (ms, median of ${runs}) | ${builds.map((b) => b.root).join(" | ")} | B/A |`);
 console.log("|---|---:|---:|---:|");
-for (const k of Object.keys(figures[0])) {
+// A workload only one build ran (the raw rows, with no RawSqlite) is left out.
+for (const k of Object.keys(figures[0]).filter((key) => key in figures[1])) {
   const [a, b] = figures.map((f) => median(f[k]));
   console.log(`| ${k} | ${a.toFixed(3)} | ${b.toFixed(3)} | ${(b / a).toFixed(2)}× |`);
 }

@@ -94,7 +94,7 @@ try {
   const bsVersion = bsProbe.version;
   bsProbe.close();
 
-  const raw = { open: rawWasm, settings: { engine: `onestore's own wasm SQLite ${rawVersion} (RawSqlite, wasm/raw_sqlite.cc)` } };
+  const raw = { open: rawWasm, settings: { engine: `onestore's own wasm SQLite ${rawVersion} (RawSqlite, wasm/raw_sqlite.cc, in the bench-only build of the same objects)` } };
   const sw = { open: officialWasm, settings: { engine: `@sqlite.org/sqlite-wasm ${swPkg.version} (SQLite ${official.version.libVersion}, oo1 API)` } };
   const bs = { open: betterSqlite, settings: { engine: `better-sqlite3 ${bsPkg.version} (SQLite ${bsVersion}, native)` } };
   const sql = (id, label, d, mode, journal) => sqlColumn({ id, label, open: d.open, mode, dir, schema, settings: d.settings, journal });
@@ -215,7 +215,7 @@ try {
   const oneSize = figure(wasmOnly.gzip + bundleAll.gzip, "bytes", { per: "download, gzipped", raw: wasmOnly.raw + bundleAll.raw, gzip: wasmOnly.gzip + bundleAll.gzip, parts: { wasm: wasmOnly, bundledJs: { what: "every export of the browser root, esbuild --bundle --minify (glue included)", ...bundleAll }, bundledOpenStoreOnly: { what: "an app importing only openStore, the same build", ...bundleOpen }, unminifiedSources: { what: "the .wasm, the glue and js/ files reachable from js/browser.js as they are in the package", ...os1 }, glue, packageJs: { files: onestoreFiles.length - 2, ...sizeOf(onestoreFiles.slice(2)) } } });
   for (const c of columns) {
     if (c.kind === "onestore") figures[c.id].size = oneSize;
-    else if (c.id.startsWith("raw-wasm")) figures[c.id].size = na("the same wasm as onestore's (RawSqlite is linked into it)");
+    else if (c.id.startsWith("raw-wasm")) figures[c.id].size = na("not downloaded: RawSqlite is only in the bench-only build (build/wasm/bench/onestore-bench.wasm, the shipped core's objects plus it)");
     else if (c.id.startsWith("sqlite-wasm")) figures[c.id].size = figure(swSize.gzip, "bytes", { per: "download, gzipped", raw: swSize.raw, gzip: swSize.gzip, parts: { files: "dist/sqlite3.wasm + dist/index.mjs" } });
     else figures[c.id].size = na(`a native addon, not downloaded (better_sqlite3.node: ${bsNode.raw} bytes, ${bsNode.gzip} gzipped)`);
   }

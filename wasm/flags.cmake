@@ -50,6 +50,13 @@ set(ONESTORE_WASM_SIZE_SOURCES
   src/backends/sqlite/connection.cc
   src/backends/sqlite/mem_file.cc
   src/onestore/status.cc
+  # Issue 13's fourth step (docs/performance.md, "Issue 13, the download
+  # under 500 KB"): history (the log's pages), snapshots and restore, the
+  # vector text and base64 forms, and the inArray list table.
+  src/history/log.cc
+  src/snapshot/snapshot.cc
+  src/values/vector.cc
+  src/backends/sqlite/list_table.cc
   # The durable and file-system bridges, whose time is the JS on the other
   # side. Not wasm/bindings.cc (Core's embind wrappers): at -Os it saved
   # about 5 KB gzipped and made every call slower (a relaxed file commit,
@@ -107,7 +114,21 @@ set(ONESTORE_WASM_LINK_FLAGS
   # embind otherwise builds its invokers with new Function. Only the glue
   # changes (generic invokers); the .wasm is the same for every runtime.
   -sDYNAMIC_EXECUTION=0
-  # Optimize the final link too (wasm-opt -O3, minified glue).
+  # The glue reads only the factory options the loaders pass (js/loader-*.js,
+  # bench/lib/bench-core.mjs): Emscripten's default list has some fifty
+  # (print, locateFile, preRun, canvas...), each with code in the glue. The
+  # package's own options (onestoreFiles, onestoreDurable) are read by the JS
+  # libraries of wasm/ and need no entry here. Issue 13: the glue is part of
+  # the download.
+  -sINCOMING_MODULE_JS_API=[wasmBinary,instantiateWasm]
+  # TextDecoder exists in every runtime the glue supports (browsers, Node,
+  # workerd): no fallback decoder in JS.
+  -sTEXTDECODER=2
+  # Optimize the final link too (wasm-opt -O3, minified glue). -Os here was
+  # measured on 2026-12-01: 4.7 KB smaller gzipped, and every workload
+  # slower (get 1.9x, page 1.5x, fingerprint 2.6x; docs/performance.md,
+  # "Issue 13, the download under 500 KB"). -sMALLOC=emmalloc: 2.7 KB
+  # smaller, document loads 1.3-1.4x slower; not kept either.
   -O3
 )
 

@@ -11,15 +11,16 @@
 
 import { createRequire } from "node:module";
 
-import { loadNodeCore } from "../../js/loader-node.js";
+import { loadBenchCore } from "./bench-core.mjs";
 
 const require = createRequire(import.meta.url);
 
-// The same SQL run raw through onestore's own wasm SQLite (wasm/raw_sqlite.cc):
-// the same SQLite build, VFS and Node file system as the store, no store
+// The same SQL run raw through onestore's own wasm SQLite (wasm/raw_sqlite.cc,
+// linked only into the bench build, bench/lib/bench-core.mjs): the same
+// SQLite build, flags, VFS and Node file system as the store, no store
 // logic. Parameters cross as one JSON array, rows as one JSON text.
 export async function rawWasm(path) {
-  const mod = await loadNodeCore();
+  const mod = await loadBenchCore();
   const db = new mod.RawSqlite();
   const check = (r) => {
     if (typeof r === "string" && r.startsWith("!")) throw new Error(`raw wasm SQLite: ${r}`);

@@ -1,8 +1,10 @@
 // PRAGMA integrity_check on an OPFS store's file for the test workers
 // (opfs-worker.js, kill-worker.js), with nothing of the store's code
-// between: its Web Lock (stolen), its file handles, SQLite. Not a test.
-import { loadBrowserCore, opfsLockName } from "../../../js/loader-browser.js";
+// between: its Web Lock (stolen), its file handles, SQLite (the bench-only
+// build's RawSqlite, bench-core.js). Not a test.
+import { opfsLockName } from "../../../js/loader-browser.js";
 import { acquireOpfsFiles, opfsDbPath } from "../../../js/files-opfs.js";
+import { loadBenchCore } from "./bench-core.js";
 
 /**
  * The rows of PRAGMA integrity_check on the file of the OPFS store `name`
@@ -12,11 +14,7 @@ import { acquireOpfsFiles, opfsDbPath } from "../../../js/files-opfs.js";
  * const rows = await integrityCheck("session-42");
  */
 export async function integrityCheck(name) {
-  const mod = await loadBrowserCore();
-  const core = new mod.Core();  // a Core's open registers the VFS, RawSqlite's does not
-  core.open(JSON.stringify({ backend: "memory" }));
-  core.close();
-  core.delete();
+  const mod = await loadBenchCore();  // RawSqlite is only in the bench build
   return navigator.locks.request(opfsLockName(name), { steal: true }, async () => {
     const release = await acquireOpfsFiles(name, 5000);
     const raw = new mod.RawSqlite();
