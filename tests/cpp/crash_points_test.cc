@@ -7,7 +7,7 @@
 // outbox on a memory store.
 //
 // The short form samples crash points and seeds; ONESTORE_CRASH_POINTS=all
-// (tests/torture/crash-points.sh) runs every crash point with 12 damage
+// (tests/torture/crash-points.sh) runs every crash point with 10 damage
 // seeds and every fault. Each test prints its figures.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
