@@ -541,9 +541,16 @@ TEST_P(CrashAtEveryIoCall, NoAcknowledgedCommitIsLostNoneIsPartialAndTheFileIsIn
     distinct += r.distinct;
     max_lost = std::max(max_lost, r.max_lost);
     unsynced_max = std::max(unsynced_max, r.unsynced);
-    if (++done % 500 == 0) {
-      std::fprintf(stderr, "crash points %s: %lld of %zu done, %lld failures\n", mode.name,
-                   static_cast<long long>(done), points.size(), static_cast<long long>(failures.count));
+    // Progress with the figures so far, so that a long run stopped early
+    // still reports what it covered.
+    if (++done % 50 == 0) {
+      std::fprintf(stderr,
+                   "crash points %s: %lld of %zu points done (up to call %lld): %lld cases, %lld "
+                   "distinct states, %lld failures, at most %lld acknowledged commits lost\n",
+                   mode.name, static_cast<long long>(done), points.size(),
+                   static_cast<long long>(call), static_cast<long long>(cases),
+                   static_cast<long long>(distinct), static_cast<long long>(failures.count),
+                   static_cast<long long>(max_lost));
     }
   });
   Outcome run = RunWorkload(mode, steps);
