@@ -1261,6 +1261,11 @@ export async function openPostgresReplica(options) {
     applyBatch(batch) {
       const run = async () => {
         checkOpen("replica.applyBatch");
+        // A diverged replica answers every batch, a malformed one too, with
+        // sync/diverged (as the core's replicas do).
+        if (diverged !== undefined) {
+          throw new StoreError(ErrorCodes.SyncDiverged, `applyBatch: the replica diverged (${diverged}) and takes no more batches until it is restored`);
+        }
         const text = typeof batch === "string" ? batch : encodeJson(batch, "batch");
         let parsed;
         try {

@@ -172,11 +172,23 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
      * with sync/gap (the batch starts after the head), sync/diverged (a
      * recorded count or row differs; the replica then refuses every later
      * batch, also after reopening, until it is restored) or invalid/args (a
-     * malformed batch); nothing is applied then.
+     * malformed batch; on a diverged replica every batch, malformed or not,
+     * is sync/diverged); nothing is applied then.
      * @example const { head } = await replica.applyBatch(await store.outbox.read(replica.head, 500));
      */
     async applyBatch(batch) {
-      const text = typeof batch === "string" ? batch : encodeJson(batch, "batch", MAX_BATCH_DEPTH);
+      let text;
+      try {
+        text = typeof batch === "string" ? batch : encodeJson(batch, "batch", MAX_BATCH_DEPTH);
+      } catch (e) {
+        // A diverged replica answers every batch with sync/diverged, one it
+        // cannot even encode too (the core does the same for malformed text).
+        const diverged = e instanceof StoreError ? replica.diverged : undefined;
+        if (diverged !== undefined) {
+          throw new StoreError(ErrorCodes.SyncDiverged, `applyBatch: the replica diverged (${diverged}) and takes no more batches until it is restored`);
+        }
+        throw e;
+      }
       let answer;
       try {
         answer = call("replica.applyBatch", () => core.applyBatch(text));

@@ -15,7 +15,9 @@
 #                                    SECONDS; new corpus entries go to
 #                                    ONESTORE_FUZZ_WORK (default a temp dir,
 #                                    printed), findings to its findings/;
-#                                    niced unless ONESTORE_FUZZ_NICE=0
+#                                    at nice 19 unless ONESTORE_FUZZ_NICE=0;
+#                                    each target's executions and CPU
+#                                    seconds are printed
 #
 # Without clang++ this prints why and exits 0, except on CI (CI set), where
 # a missing fuzzer is a failure. The long form (run) fuzzes niced, the short
@@ -87,15 +89,23 @@ fuzz() {
   for t in "$@"; do
     mkdir -p "$work/corpus/$t"
     local log="$work/$t.log"
+    # The CPU time a target had (a niced run on a busy machine gets much less
+    # than its wall time): /usr/bin/time when there is one.
+    local timer=()
+    if [[ -x /usr/bin/time ]]; then timer=(/usr/bin/time -f '%U %S' -o "$work/$t.cpu"); fi
     # -seed: the same mutations on every run of the short form.
-    $nice "build/fuzz/fuzz_$t" "$bound" -seed=1 -max_len=4096 -timeout=20 \
+    $nice "${timer[@]}" "build/fuzz/fuzz_$t" "$bound" -seed=1 -max_len=4096 -timeout=20 \
       -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/findings/$t-" \
       "$work/corpus/$t" "tests/fuzz/corpus/$t" >"$log" 2>&1 || status=$?
     local execs
     execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
     local units
     units=$(find "$work/corpus/$t" -type f | wc -l)
-    echo "fuzz: $t: $execs executions (${bound#-}), $units new corpus entries"
+    local cpu=""
+    if [[ -s $work/$t.cpu ]]; then
+      cpu=$(awk 'END { printf ", %.0f CPU s", $1 + $2 }' "$work/$t.cpu")
+    fi
+    echo "fuzz: $t: $execs executions (${bound#-}$cpu), $units new corpus entries"
     if ((status)); then
       echo "fuzz: $t FOUND something (exit $status); the input is in $work/findings/:" >&2
       grep -B2 -A30 -m1 -E 'ERROR|runtime error|invariant broken|deadly signal' "$log" >&2 || tail -40 "$log" >&2
@@ -117,7 +127,7 @@ case $mode in
     ;;
   run)
     seconds=${1:?usage: scripts/fuzz.sh run SECONDS [target...]}; shift
-    [[ ${ONESTORE_FUZZ_NICE:-1} == 0 ]] || nice=nice
+    [[ ${ONESTORE_FUZZ_NICE:-1} == 0 ]] || nice="nice -n 19"
     build
     work=${ONESTORE_FUZZ_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/onestore-fuzz-XXXXXX")}
     echo "fuzz: new corpus entries and findings in $work"

@@ -101,6 +101,15 @@ Status Replica::AttachDriver(Store* store, std::unique_ptr<Replica>* out) {
 
 Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
   ONESTORE_RETURN_IF_ERROR(store_->CheckUsable(true));
+  // A diverged replica applies nothing until it is restored, so every batch
+  // gets the one answer a sync driver can act on (stop, restore), before the
+  // batch is read at all: a malformed batch included (docs/api.md,
+  // "replica.applyBatch"). invalid/args would tell it to fetch the batch
+  // again, which cannot help.
+  if (!diverged_.empty()) {
+    return Status::SyncDiverged("applyBatch: the replica diverged (" + diverged_ +
+                                ") and takes no more batches until it is restored");
+  }
   // The shape of the whole batch first: a malformed batch changes nothing.
   // Read with the one reader's nesting limit (json_text.h), plus the three
   // levels a batch adds around a commit's ops ({commits:[{ops:..}]}): a
@@ -152,10 +161,6 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
                                          "applyBatch: commits[" + std::to_string(i) + "]"));
   }
 
-  if (!diverged_.empty()) {
-    return Status::SyncDiverged("applyBatch: the replica diverged (" + diverged_ +
-                                ") and takes no more batches until it is restored");
-  }
   const int64_t head = store_->head_;
   if (to <= head) {
     *result = "{\"head\":" + std::to_string(head) + ",\"applied\":0}";

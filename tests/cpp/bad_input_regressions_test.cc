@@ -4,7 +4,8 @@
 // required column is refused, and a replica reads a batch with the reader's
 // nesting limit plus the three levels a batch adds (so a value a store took
 // replicates, and a deeper batch is refused before anything recursive); a
-// statement too deep for the host's SQLite (workerd's) is `limit`.
+// statement too deep for the host's SQLite (workerd's) is `limit`; a diverged
+// replica answers every batch, a malformed one too, with `sync/diverged`.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -160,6 +161,39 @@ TEST(BadInputRegressions, ACommitTimeBeyondAnInt64IsRefusedNotConverted) {
   // In range, a fraction is cut to milliseconds as before.
   ASSERT_TRUE(store->Commit(R"([])", R"({"owner":"t","at":1700000000000.5})", &r).ok()) << r;
   EXPECT_NE(r.find("\"at\":1700000000000"), std::string::npos) << r;
+}
+
+// The fuzz finding batch-0ae46b65 (tests/fuzz/corpus/batch/
+// regression-diverged-replica-malformed-batch): a diverged replica answered a
+// malformed batch with invalid/args, telling a sync driver to fetch the batch
+// again, where nothing it fetches can apply. Every batch a diverged replica is
+// handed, well-formed or not, is refused with sync/diverged.
+TEST(BadInputRegressions, ADivergedReplicaAnswersEveryBatchMalformedOrNotWithDiverged) {
+  auto replica_store = Open(/*replica=*/true);
+  std::unique_ptr<Replica> replica;
+  ASSERT_TRUE(Replica::Attach(replica_store.get(), &replica).ok());
+  std::string r;
+  // A malformed batch on a replica that has not diverged: invalid/args.
+  Status st = replica->ApplyBatch(R"({"from":0,"to":1,"commits":[)", &r);
+  EXPECT_EQ(st.code(), Code::kInvalidArgs) << st.ToString();
+  // An update of a row the replica does not hold: it diverges.
+  st = replica->ApplyBatch(
+      R"({"from":0,"to":2,"commits":[{"seq":1,"from":0,"at":1,"owner":"t","ops":)"s + kTable +
+          R"(},{"seq":2,"from":1,"at":1,"owner":"t","ops":[{"op":"update","table":"t/items",)"
+          R"("key":["nope"],"set":{"n":{"value":1}}}]}]})",
+      &r);
+  ASSERT_EQ(st.code(), Code::kSyncDiverged) << st.ToString();
+  ASSERT_FALSE(replica->diverged().empty());
+  // Not JSON, not a batch, a batch of the wrong length, a good batch: all
+  // sync/diverged, and nothing applied.
+  for (const std::string& batch :
+       {R"({"from":0,"to":1,"commits":[)"s, "[1,2]"s, R"({"from":2,"to":3,"commits":[]})"s,
+        R"({"from":0,"to":1,"commits":[{"seq":1,"from":0,"at":1,"owner":"t","ops":[]}]})"s,
+        R"({"from":0,"to":0,"commits":[]})"s + '\0' + "x"}) {
+    st = replica->ApplyBatch(batch, &r);
+    EXPECT_EQ(st.code(), Code::kSyncDiverged) << batch << ": " << st.ToString();
+  }
+  EXPECT_EQ(replica_store->head(), 0);
 }
 
 }  // namespace

@@ -7,10 +7,14 @@
 // outbox on a memory store.
 //
 // The short form samples crash points and seeds; ONESTORE_CRASH_POINTS=all
-// (tests/torture/crash-points.sh) runs every crash point with 12 damage
+// (tests/torture/crash-points.sh) runs every crash point with 10 damage
 // seeds and every fault. Each test prints its figures.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -84,9 +88,10 @@ std::string PutKv(const std::string& k, int v, const std::string& s) {
 }
 
 // Puts, updates, deletes, bulk updates and deletes by a where, table, alter
-// and index records, a transaction big enough to spill SQLite's page cache
-// (2 MB) before COMMIT, a large bulk delete, and a close and reopen in the
-// middle (a Node store file goes back to rollback mode and to WAL again).
+// and index records, vectors, edges and documents (create, change, retire),
+// a transaction big enough to spill SQLite's page cache (2 MB) before
+// COMMIT, a large bulk delete, and a close and reopen in the middle (a Node
+// store file goes back to rollback mode and to WAL again).
 std::vector<Step> Workload() {
   std::vector<Step> w;
   auto commit = [&](const std::string& ops) { w.push_back({false, "[" + ops + "]"}); };
@@ -111,11 +116,33 @@ std::vector<Step> Workload() {
     commit(big + "," + PutKv("big", 1, "big"));
   }
   w.push_back({true, ""});
+  // Vectors (a vector column: base64 float32s, a BLOB in SQLite), edges (the
+  // table shape defineEdges makes: key from, kind, to and a reverse index;
+  // deleteEdges is a delete by a where) and documents (their own tables).
+  commit(R"({"op":"table","table":"t/vec","version":1,"columns":{"id":{"type":"str"},)"
+         R"("v":{"type":"vector","dims":4}},"key":["id"]},)"
+         R"({"op":"table","table":"t/edges","version":1,"columns":{"from":{"type":"str"},)"
+         R"("to":{"type":"str"},"kind":{"type":"str"},"w":{"type":"int","optional":true}},)"
+         R"("key":["from","kind","to"],"indexes":{"byTo":["to","kind","from"]}})");
+  commit(R"({"op":"put","table":"t/vec","row":{"id":"a","v":"AACAPwAAAEAAAEBAAACAQA=="}},)"
+         R"({"op":"put","table":"t/vec","row":{"id":"b","v":"AAAAPwAAgL8AAAAAAAAAQA=="}},)"
+         R"({"op":"put","table":"t/edges","row":{"from":"a","to":"b","kind":"links","w":1}},)"
+         R"({"op":"put","table":"t/edges","row":{"from":"a","to":"c","kind":"links"}},)"
+         R"({"op":"put","table":"t/edges","row":{"from":"b","to":"c","kind":"cites"}},)"
+         R"({"op":"doc.create","owner":"notes","id":1,"kind":"note","key":"n1","value":{"title":"a","tags":["x"]}})");
+  commit(R"({"op":"put","table":"t/vec","row":{"id":"a","v":"AABAQAAAQEAAAEBAAABAQA=="}},)"
+         R"({"op":"delete","table":"t/edges","where":{"and":[{"eq":["from","a"]},{"eq":["kind","links"]}]}},)"
+         R"({"op":"doc.change","owner":"notes","id":1,"patch":[{"op":"replace","path":"/title","value":"b"},)"
+         R"({"op":"add","path":"/tags/-","value":"y"}]},)"
+         R"({"op":"doc.create","owner":"notes","id":2,"kind":"note","key":"n2","value":{"n":2}})");
   commit(R"({"op":"alter","table":"t/kv","version":2,"add":{"tag":{"type":"str","default":"-"}}})");
   commit(R"({"op":"index","table":"t/kv","version":2,"create":{"byTag":["tag"]}})");
   commit(R"({"op":"put","table":"t/kv","row":{"k":"k7","v":7,"s":null,"tag":"t7"}})");
   commit(R"({"op":"delete","table":"t/log","where":{"lt":["id",2000]}})");
   commit(R"({"op":"update","table":"t/kv","key":["k0"],"set":{"tag":{"value":"zero"}}})");
+  commit(R"({"op":"doc.retire","owner":"notes","id":2},)"
+         R"({"op":"delete","table":"t/vec","key":["b"]},)"
+         R"({"op":"put","table":"t/edges","row":{"from":"c","to":"a","kind":"links","w":3}})");
   return w;
 }
 
@@ -307,14 +334,37 @@ Traced TraceWorkload(const Mode& mode, const std::vector<Step>& steps) {
   });
   EXPECT_TRUE(run.failure.ok()) << run.failure.ToString();
   t.end_of_steps = static_cast<int64_t>(t.calls.size());
-  std::vector<OutboxEntry> entries;
-  EXPECT_TRUE(run.store->ReadOutboxEntries(0, 100000, &entries).ok());
   run.store.reset();  // the final close is part of the workload
   fault.Trace(nullptr);
+  // The outbox, read from the files the run left, through a VFS that counts
+  // nothing: the trace holds the workload's calls and nothing else, as a
+  // crashed run makes them.
+  RegisterVfs(&mem);
+  std::vector<OutboxEntry> entries;
+  std::vector<std::string> batches;  // the outbox of the first n commits, n = 1..head
+  {
+    std::unique_ptr<Store> store;
+    Status st = Store::Open(OptionsOf(mode), &store);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_TRUE(store->ReadOutboxEntries(0, 100000, &entries).ok());
+    for (size_t i = 1; i <= entries.size(); ++i) {
+      std::string batch;
+      EXPECT_TRUE(store->ReadOutbox(0, static_cast<int64_t>(i), &batch).ok());
+      batches.push_back(batch);
+    }
+  }
+  RegisterVfs(PosixFileSystem());
   std::vector<std::string> ops;
   for (const OutboxEntry& e : entries) ops.push_back(Json::parse(e.record)["ops"].dump());
   t.ref = std::make_unique<Reference>(std::move(ops));
-  RegisterVfs(PosixFileSystem());
+  // Every model now, once: a crash point's check runs in a child process,
+  // whose cache would not outlive it.
+  std::string model;
+  EXPECT_TRUE(t.ref->Model(0, R"({"from":0,"to":0,"commits":[]})", &model).ok());
+  for (size_t i = 0; i < batches.size(); ++i) {
+    Status st = t.ref->Model(static_cast<int>(i + 1), batches[i], &model);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+  }
   return t;
 }
 
@@ -348,6 +398,64 @@ struct Failures {
 
 class CrashAtEveryIoCall : public testing::TestWithParam<int> {};
 
+// What the check of one crash point found, sent back by the process that
+// checked it: one line per item, "hash <h> <acked>" for each damaged state
+// checked (the parent skips it from then on), "fail <text>", and a last
+// "sums <cases> <distinct> <max lost> <unsynced>".
+struct PointResult {
+  std::vector<std::pair<size_t, int>> checked;
+  std::vector<std::string> failures;
+  int64_t cases = 0, distinct = 0, max_lost = 0, unsynced = 0;
+  bool complete = false;
+
+  std::string Encode() const {
+    std::string out;
+    for (const auto& [h, a] : checked) out += "hash " + std::to_string(h) + " " + std::to_string(a) + "\n";
+    for (std::string f : failures) {
+      for (char& c : f) if (c == '\n') c = ' ';
+      out += "fail " + f + "\n";
+    }
+    out += "sums " + std::to_string(cases) + " " + std::to_string(distinct) + " " +
+           std::to_string(max_lost) + " " + std::to_string(unsynced) + "\n";
+    return out;
+  }
+  static PointResult Decode(const std::string& text) {
+    PointResult r;
+    size_t at = 0;
+    while (at < text.size()) {
+      size_t nl = text.find('\n', at);
+      if (nl == std::string::npos) break;  // a cut line: the child died
+      const std::string line = text.substr(at, nl - at);
+      at = nl + 1;
+      if (line.rfind("hash ", 0) == 0) {
+        unsigned long long h = 0;
+        int a = 0;
+        if (std::sscanf(line.c_str() + 5, "%llu %d", &h, &a) == 2) r.checked.push_back({h, a});
+      } else if (line.rfind("fail ", 0) == 0) {
+        r.failures.push_back(line.substr(5));
+      } else if (line.rfind("sums ", 0) == 0) {
+        long long c = 0, d = 0, m = 0, u = 0;
+        r.complete = std::sscanf(line.c_str() + 5, "%lld %lld %lld %lld", &c, &d, &m, &u) == 4;
+        r.cases = c, r.distinct = d, r.max_lost = m, r.unsynced = u;
+      }
+    }
+    return r;
+  }
+};
+
+// Reads all of fd until its end.
+std::string ReadAll(int fd) {
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
 TEST_P(CrashAtEveryIoCall, NoAcknowledgedCommitIsLostNoneIsPartialAndTheFileIsIntact) {
   const Mode& mode = kModes[GetParam()];
   const std::vector<Step> steps = Workload();
@@ -357,14 +465,22 @@ TEST_P(CrashAtEveryIoCall, NoAcknowledgedCommitIsLostNoneIsPartialAndTheFileIsIn
   // ONESTORE_CRASH_AT=k: that crash point alone (to look into a failure).
   const char* only = std::getenv("ONESTORE_CRASH_AT");
 
-  // Which crash points and how many seeds: every one in the long form, a
-  // seeded sample in the short one.
-  const int seeds = LongForm() ? 12 : 4;
+  // Which crash points and how many seeds: every one in the long form (10
+  // seeds, or ONESTORE_CRASH_SEEDS), a seeded sample in the short one.
+  int seeds = LongForm() ? 10 : 4;
+  if (const char* v = std::getenv("ONESTORE_CRASH_SEEDS")) seeds = std::max(1, std::atoi(v));
   std::vector<int64_t> points;
   if (only != nullptr) {
     points.push_back(std::atoll(only));
   } else if (LongForm()) {
-    for (int64_t k = 1; k <= n; ++k) points.push_back(k);
+    // ONESTORE_CRASH_STRIDE=s with ONESTORE_CRASH_OFFSET=o: the points k with
+    // k % s == o alone, so that a long run can be split into s passes, each
+    // spread over the whole workload (every point once all s have run).
+    int64_t stride = 1, offset = 0;
+    if (const char* v = std::getenv("ONESTORE_CRASH_STRIDE")) stride = std::max<int64_t>(1, std::atoll(v));
+    if (const char* v = std::getenv("ONESTORE_CRASH_OFFSET")) offset = std::atoll(v) % stride;
+    for (int64_t k = 1; k <= n; ++k)
+      if (k % stride == offset) points.push_back(k);
   } else {
     std::mt19937_64 rng(20261201 + GetParam());
     std::set<int64_t> chosen;
@@ -373,41 +489,118 @@ TEST_P(CrashAtEveryIoCall, NoAcknowledgedCommitIsLostNoneIsPartialAndTheFileIsIn
     points.assign(chosen.begin(), chosen.end());
   }
 
+  // One run of the workload, forked at each crash point: the child crashes
+  // there (that call and every later one fail, so nothing after it reaches
+  // the files), checks what the files hold under each damage seed and reports
+  // back; the parent waits for it and goes on with the calls. Each crash
+  // point costs the check alone, not a run of the workload up to it.
   Failures failures;
   std::set<std::pair<size_t, int>> seen;
-  int64_t cases = 0, distinct = 0, max_lost = 0, unsynced_max = 0;
-  for (int64_t k : points) {
-    MemFileSystem mem;
-    FaultFileSystem fault(&mem);
-    RegisterVfs(&fault);
-    fault.CrashAt(k);
-    Outcome run = RunWorkload(mode, steps);
-    run.store.reset();  // the process is gone: its close reaches nothing
-    unsynced_max = std::max(unsynced_max, mem.unsynced());
+  int64_t cases = 0, distinct = 0, max_lost = 0, unsynced_max = 0, done = 0;
+  MemFileSystem mem;
+  FaultFileSystem fault(&mem);
+  RegisterVfs(&fault);
+  size_t next = 0;
+  int64_t crashed_at = 0;  // in a child: its crash point
+  int report_fd = -1;      // in a child: where its PointResult goes
+  fault.BeforeCall([&](int64_t call) {
+    if (crashed_at != 0 || next >= points.size() || points[next] != call) return;
+    ++next;
+    std::fflush(stdout);
+    std::fflush(stderr);
+    int fds[2];
+    if (pipe(fds) != 0) {
+      failures.Add("crash at call " + std::to_string(call) + ": pipe failed");
+      return;
+    }
+    const pid_t pid = fork();
+    if (pid == 0) {
+      close(fds[0]);
+      report_fd = fds[1];
+      crashed_at = call;
+      fault.CrashAt(0);  // this call and every later one
+      return;
+    }
+    close(fds[1]);
+    const std::string text = pid > 0 ? ReadAll(fds[0]) : "";
+    close(fds[0]);
+    int status = 0;
+    if (pid > 0) waitpid(pid, &status, 0);
+    PointResult r = PointResult::Decode(text);
+    const std::string at = "crash at call " + std::to_string(call) + " (" +
+                           IoCallName(traced.calls[static_cast<size_t>(call - 1)]) + ")";
+    if (pid < 0 || !r.complete || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      failures.Add(at + ": the checking process " +
+                   (pid < 0 ? std::string("could not start")
+                            : WIFSIGNALED(status) ? "died of signal " + std::to_string(WTERMSIG(status))
+                                                  : "exited with " + std::to_string(WEXITSTATUS(status))));
+    }
+    for (const auto& c : r.checked) seen.insert(c);
+    for (const std::string& f : r.failures) failures.Add(at + ", " + f);
+    cases += r.cases;
+    distinct += r.distinct;
+    max_lost = std::max(max_lost, r.max_lost);
+    unsynced_max = std::max(unsynced_max, r.unsynced);
+    // Progress with the figures so far, so that a long run stopped early
+    // still reports what it covered.
+    if (++done % 50 == 0) {
+      std::fprintf(stderr,
+                   "crash points %s: %lld of %zu points done (up to call %lld): %lld cases, %lld "
+                   "distinct states, %lld failures, at most %lld acknowledged commits lost\n",
+                   mode.name, static_cast<long long>(done), points.size(),
+                   static_cast<long long>(call), static_cast<long long>(cases),
+                   static_cast<long long>(distinct), static_cast<long long>(failures.count),
+                   static_cast<long long>(max_lost));
+    }
+  });
+  Outcome run = RunWorkload(mode, steps);
+  const Status result = run.failure;
+  run.store.reset();  // the final close: its calls are crash points too (in a child: reaches nothing)
+  if (crashed_at != 0) {
+    // The child: the process is gone at `crashed_at`; what did it leave?
+    fault.BeforeCall(nullptr);
+    PointResult r;
+    r.unsynced = mem.unsynced();
     for (int seed = 0; seed < seeds; ++seed) {
-      ++cases;
+      ++r.cases;
       const auto damage = static_cast<MemFileSystem::Damage>(seed % 4);
       MemFileSystem after;
       mem.CopyTo(&after);
       const std::string damaged =
-          after.Crash(damage, static_cast<uint64_t>(k) * 100 + static_cast<uint64_t>(seed));
-      if (!seen.insert({HashFiles(after), run.acked}).second) continue;
-      ++distinct;
+          after.Crash(damage, static_cast<uint64_t>(crashed_at) * 100 + static_cast<uint64_t>(seed));
+      const std::pair<size_t, int> state{HashFiles(after), run.acked};
+      if (seen.count(state) != 0) continue;
+      bool fresh = true;
+      for (const auto& c : r.checked) fresh = fresh && c != state;
+      if (!fresh) continue;
+      r.checked.push_back(state);
+      ++r.distinct;
       RegisterVfs(&after);
       int held = 0;
       std::string why =
           CheckReopened(mode, traced.ref.get(), mode.full ? run.acked : 0, run.attempted, &held);
       if (!why.empty()) {
-        failures.Add("crash at call " + std::to_string(k) + " (" +
-                     IoCallName(traced.calls[static_cast<size_t>(k - 1)]) + "), damage " +
-                     std::to_string(seed % 4) + ", seed " + std::to_string(seed) + ", " +
-                     std::to_string(run.acked) + " acknowledged: " + why + " [" + damaged + "]");
+        r.failures.push_back("damage " + std::to_string(seed % 4) + ", seed " + std::to_string(seed) +
+                             ", " + std::to_string(run.acked) + " acknowledged: " + why + " [" +
+                             damaged + "]");
       } else {
-        max_lost = std::max<int64_t>(max_lost, run.acked - held);
+        r.max_lost = std::max<int64_t>(r.max_lost, run.acked - held);
       }
     }
+    const std::string out = r.Encode();
+    size_t at = 0;
+    while (at < out.size()) {
+      ssize_t w = write(report_fd, out.data() + at, out.size() - at);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) break;
+      at += static_cast<size_t>(w);
+    }
+    _exit(0);
   }
+  fault.BeforeCall(nullptr);
   RegisterVfs(PosixFileSystem());
+  EXPECT_TRUE(result.ok()) << result.ToString();
+  EXPECT_EQ(done, static_cast<int64_t>(points.size())) << "crash points reached";
   std::printf(
       "crash points %s: %lld crash points x %d seeds = %lld cases (%lld distinct states; "
       "workload %lld I/O calls, up to %lld unsynced writes at a crash), %lld failures, "

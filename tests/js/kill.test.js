@@ -1,5 +1,6 @@
 // Checks that a Node process killed with SIGKILL in the middle of a stream
-// of commits (single puts, bulk updates, blobs, 25k-put transactions) on a
+// of commits (single puts, bulk updates, blobs, edges, vectors and a
+// document, 25k-put transactions) on a
 // sqlite store file loses nothing it acknowledged and leaves no partial
 // commit: after each kill the file as left passes `sqlite3`'s
 // integrity_check, and the reopened store has every acknowledged commit
@@ -24,7 +25,7 @@ for (const [durability, tries] of [["full", 14], ["relaxed", 8]]) {
 // The check itself: on a memory store given commits that no real crash
 // should leave, it names each one (so the loops above cannot pass by
 // checking nothing).
-test("the check names a lost acknowledged commit, a partial commit, a hole in the stream and a commit at another seq", async () => {
+test("the check names a lost acknowledged commit, a partial commit (of rows, vectors and a document), a hole in the stream and a commit at another seq", async () => {
   const api = await import("../../js/index.js");
   const { commitOne, checkStore, tablesOf } = await import("../kill/workload.js");
   const store = await api.openStore({ backend: "memory" });
@@ -39,11 +40,16 @@ test("the check names a lost acknowledged commit, a partial commit, a hole in th
   assert.equal((await checkStore(api, store, { acked: new Map([[12, 13]]), durability: "relaxed" })).problems.length, 0);
   assert.deepEqual((await checkStore(api, store, { acked: new Map([[3, seqs[3] + 1]]) })).problems, [`commit 3 was acknowledged with seq ${seqs[3] + 1}, the outbox has it at ${seqs[3]}`]);
 
-  const { Ledger, Single, Groups } = tablesOf(api);
+  const { Ledger, Single, Groups, Vecs } = tablesOf(api);
   const owner = store.object({ type: "kill" });
   // Half a bulk update (group 1's first row only), a single row without its
-  // ledger row, and a ledger row past a hole.
+  // ledger row, a ledger row past a hole, a vector row without its ledger
+  // row and a tally document that missed a graph commit.
+  const tally = await owner.documents.find({ kind: "tally", key: "graph" });
+  assert.deepEqual(tally.value, { last: 3, n: 1 });
   await owner.tx(async (tx) => {
+    await tx.put(owner.table(Vecs), { c: 33, v: [33, -33, 16.5, 1] });
+    await tx.documents.change(tally.id, [{ op: "replace", path: "/n", value: 0 }]);
     await tx.update(owner.table(Groups), [1], { v: 99 });
     await tx.put(owner.table(Single), { id: "s-30", c: 30, pad: "" });
     await tx.put(owner.table(Ledger), { c: 20, kind: "single", n: 0 });
@@ -53,5 +59,7 @@ test("the check names a lost acknowledged commit, a partial commit, a hole in th
   assert.match(bad, /row s-30 \(c 30\) without its ledger row/);
   assert.match(bad, /ledger has commit 20 but only 13 rows: a hole before it/);
   assert.match(bad, /commit 20 \(single\) has its ledger row but no data row/);
+  assert.match(bad, /vector row 33 without its ledger row: a partial commit/);
+  assert.match(bad, /the tally document is \{"last":3,"n":0\}, the ledger's graph commits make it \{"last":3,"n":1\}/);
   await store.close();
 });

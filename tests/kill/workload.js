@@ -13,7 +13,11 @@
 // - bulk: tx.updateWhere of group n = c % GROUPS: v = c on its GROUP_ROWS rows;
 // - big: BIG_ROWS puts of "big" (ids 0..BIG_ROWS-1, every row c = c), one tx;
 // - blob: a blob put first (its bytes from c), then a row "b-<c>" of
-//   "single" naming its hash.
+//   "single" naming its hash;
+// - graph: an edge n-<c> -> n-<c - 10> of kind "next" (a defineEdges
+//   table), a vector row <c> (vector(4): c, -c, c / 2, 1) and a change of the
+//   one document at address { kind: "tally", key: "graph" } ({ last: c, n:
+//   how many graph commits so far }; the first graph commit creates it).
 // So every commit's rows say which commit wrote them, and a partial commit
 // shows: a group whose rows differ in v, a "big" with rows of two commits or
 // fewer than BIG_ROWS, a data row without its ledger row or the reverse.
@@ -28,8 +32,12 @@ export function kindOf(c, { bigEvery = 40, blobs = true } = {}) {
   if (bigEvery > 0 && c % bigEvery === 0) return "big";
   if (c % 10 === 5) return "bulk";
   if (blobs && c % 10 === 7) return "blob";
+  if (c % 10 === 3) return "graph";
   return "single";
 }
+
+const TALLY = { kind: "tally", key: "graph" };
+const vectorOf = (c) => [c, -c, c / 2, 1];
 
 function blobText(c) {
   return `blob of commit ${c} `.padEnd(64 + (c % 997), "y");
@@ -42,12 +50,14 @@ export function tablesOf(api) {
   return defined.get(api);
 }
 function defineTables(api) {
-  const { defineTable, int, str } = api;
+  const { defineEdges, defineTable, int, str, vector } = api;
   return {
     Ledger: defineTable("ledger", { columns: { c: int(), kind: str(), n: int() }, key: ["c"] }),
     Single: defineTable("single", { columns: { id: str(), c: int(), pad: str() }, key: ["id"] }),
     Groups: defineTable("groups", { columns: { id: int(), g: int(), v: int() }, key: ["id"] }),
     Big: defineTable("big", { columns: { id: int(), c: int() }, key: ["id"] }),
+    Edges: defineEdges("edges", { kinds: ["next"], data: { c: int() } }),
+    Vecs: defineTable("vecs", { columns: { c: int(), v: vector(4) }, key: ["c"] }),
   };
 }
 
@@ -55,12 +65,13 @@ const OWNER = { type: "kill" };
 
 /** Commit c of the stream on `store`; resolves to its seq once acknowledged. */
 export async function commitOne(api, store, c, options = {}) {
-  const { Ledger, Single, Groups, Big } = tablesOf(api);
+  const { Ledger, Single, Groups, Big, Edges, Vecs } = tablesOf(api);
   const owner = store.object(OWNER);
   const t = (def) => owner.table(def);
   const kind = kindOf(c, options);
   let hash = null;
   if (kind === "blob") hash = await store.blobs.put(new TextEncoder().encode(blobText(c)));
+  const tally = kind === "graph" ? await owner.documents.find(TALLY) : null;
   await owner.tx(async (tx) => {
     if (kind === "setup") {
       for (let id = 0; id < GROUPS * GROUP_ROWS; id++) await tx.put(t(Groups), { id, g: id % GROUPS, v: 0 });
@@ -72,6 +83,12 @@ export async function commitOne(api, store, c, options = {}) {
       const g = c % GROUPS;
       await tx.updateWhere(t(Groups), (r) => api.eq(r.g, g), { v: c });
       await tx.put(t(Ledger), { c, kind, n: g });
+    } else if (kind === "graph") {
+      await tx.put(t(Edges), { from: `n-${c}`, to: `n-${c - 10}`, kind: "next", c });
+      await tx.put(t(Vecs), { c, v: vectorOf(c) });
+      if (!tally) await tx.documents.create(TALLY, { last: c, n: 1 });
+      else await tx.documents.change(tally.id, [{ op: "replace", path: "/last", value: c }, { op: "replace", path: "/n", value: tally.value.n + 1 }]);
+      await tx.put(t(Ledger), { c, kind, n: 0 });
     } else if (kind === "big") {
       for (let id = 0; id < BIG_ROWS; id++) await tx.put(t(Big), { id, c });
       await tx.put(t(Ledger), { c, kind, n: BIG_ROWS });
@@ -116,7 +133,7 @@ async function all(table) {
  * go on with), present (ledger size), lost (acknowledged commits missing) }.
  */
 export async function checkStore(api, store, { acked, durability = "full", options = {} }) {
-  const { Ledger, Single, Groups, Big } = tablesOf(api);
+  const { Ledger, Single, Groups, Big, Edges, Vecs } = tablesOf(api);
   const owner = store.object(OWNER);
   const problems = [];
   const ledger = await all(owner.table(Ledger));
@@ -172,6 +189,30 @@ export async function checkStore(api, store, { acked, durability = "full", optio
   const cs = new Set(big.map((r) => Number(r.c)));
   if (lastBig < 0 ? big.length !== 0 : big.length !== BIG_ROWS || cs.size !== 1 || !cs.has(lastBig)) {
     problems.push(`big has ${big.length} rows of commits ${[...cs].slice(0, 5).join(",")}, the last big commit is ${lastBig}: a partial commit`);
+  }
+  // Graph: an edge and a vector row for exactly the ledger's graph commits,
+  // and the tally document counting them, its last the latest.
+  const graphs = [...kinds].filter(([, r]) => r.kind === "graph").map(([c]) => c).sort((a, b) => a - b);
+  const edges = await all(owner.table(Edges));
+  const vecs = await all(owner.table(Vecs));
+  const edgeCs = new Set(edges.map((e) => Number(e.c)));
+  const vecCs = new Set(vecs.map((v) => Number(v.c)));
+  for (const e of edges) {
+    const c = Number(e.c);
+    if (kinds.get(c)?.kind !== "graph" || e.from !== `n-${c}` || e.to !== `n-${c - 10}`) problems.push(`edge ${e.from} -> ${e.to} (c ${c}) without its ledger row: a partial commit`);
+  }
+  for (const v of vecs) {
+    const c = Number(v.c);
+    if (kinds.get(c)?.kind !== "graph") problems.push(`vector row ${c} without its ledger row: a partial commit`);
+    else if (v.v.length !== 4 || vectorOf(c).some((x, i) => v.v[i] !== x)) problems.push(`vector row ${c} holds ${[...v.v].join(",")}`);
+  }
+  for (const c of graphs) {
+    if (!edgeCs.has(c) || !vecCs.has(c)) problems.push(`commit ${c} (graph) has its ledger row but ${edgeCs.has(c) ? "no vector row" : "no edge"}: a partial commit`);
+  }
+  const tally = await owner.documents.find(TALLY);
+  const want = graphs.length === 0 ? null : { last: graphs[graphs.length - 1], n: graphs.length };
+  if (JSON.stringify(tally?.value ?? null) !== JSON.stringify(want)) {
+    problems.push(`the tally document is ${JSON.stringify(tally?.value ?? null)}, the ledger's graph commits make it ${JSON.stringify(want)}: a partial commit`);
   }
   // The outbox: seqs 1..head, contiguous, each commit's ledger put at the
   // seq it was acknowledged with.

@@ -2,7 +2,7 @@
 # The long form of "Crash at every I/O call" and "Faults at and after
 # COMMIT's sync" (docs/reliability.md): the C++ tests of
 # tests/cpp/crash_points_test.cc with ONESTORE_CRASH_POINTS=all, which crash
-# the workload at every one of its I/O calls with 12 damage seeds each, and
+# the workload at every one of its I/O calls with 10 damage seeds each, and
 # fail every call of every kind and every call of every COMMIT, in each
 # journal mode and durability. Each test prints its figures.
 set -euo pipefail

@@ -292,6 +292,7 @@ Status FaultFileSystem::Count(IoCall kind, const std::string& path) {
   const int64_t n = ++count_[i];
   ++calls_;
   if (trace_ != nullptr) trace_->push_back(kind);
+  if (before_call_) before_call_(calls_);
   const bool crashed = crash_at_ > 0 && calls_ >= crash_at_;
   if (crashed || (fail_at_[i] > 0 && (n == fail_at_[i] || (sticky_[i] && n > fail_at_[i])))) {
     ++failures_;

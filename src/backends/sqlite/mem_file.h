@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -130,6 +131,11 @@ class FaultFileSystem : public FileSystem {
   void CrashAt(int64_t n);
   // Appends the kind of every later call to `*trace` (nullptr: stops).
   void Trace(std::vector<IoCall>* trace) { trace_ = trace; }
+  // Calls `hook` with each later call's number (calls(), counting it) before
+  // the call is decided; CrashAt(0) there fails that call and every later
+  // one. A test forks there to crash one copy of a run at every call
+  // (tests/cpp/crash_points_test.cc). An empty hook stops.
+  void BeforeCall(std::function<void(int64_t call)> hook) { before_call_ = std::move(hook); }
 
   // The n-th WriteAt from now (1 = the next one) fails; with `sticky`, so
   // does every later one, as with a device that went away.
@@ -158,6 +164,7 @@ class FaultFileSystem : public FileSystem {
   std::array<int64_t, kIoCallKinds> fail_at_{};  // absolute, per kind; 0: none
   std::array<bool, kIoCallKinds> sticky_{};
   std::vector<IoCall>* trace_ = nullptr;
+  std::function<void(int64_t)> before_call_;
 };
 
 }  // namespace onestore

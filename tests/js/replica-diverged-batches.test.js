@@ -1,0 +1,60 @@
+// A diverged replica answers every batch it is handed with sync/diverged, a
+// malformed one too (not JSON, not a batch, an object the package cannot
+// encode), on a memory replica and on a sqlite file replica, also after
+// reopening: the fuzz finding batch-0ae46b65 (docs/reliability.md), where a
+// malformed batch got invalid/args and told the sync driver to fetch it again.
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { test } from "node:test";
+
+import { openReplica } from "../../js/index.js";
+import { rejectsWith, tempDir } from "./helpers.js";
+
+const table = { op: "table", table: "t/items", columns: { id: { type: "str" }, n: { type: "int", optional: true } }, key: ["id"] };
+// Seq 2 updates a row the replica does not hold: the replica diverges there.
+const diverging = {
+  from: 0,
+  to: 2,
+  commits: [
+    { seq: 1, from: 0, at: 1, owner: "t", ops: [table] },
+    { seq: 2, from: 1, at: 1, owner: "t", ops: [{ op: "update", table: "t/items", key: ["nope"], set: { n: { value: 1 } } }] },
+  ],
+};
+
+function cyclic() {
+  const batch = { from: 0, to: 1, commits: [] };
+  batch.commits.push(batch);
+  return batch;
+}
+
+const malformed = [
+  ["text that is not JSON", '{"from":0,"to":1,"commits":['],
+  ["JSON that is not a batch", "[1,2]"],
+  ["a batch whose length is not to - from", '{"from":2,"to":3,"commits":[]}'],
+  ["an object that cannot be encoded", cyclic()],
+];
+
+for (const backend of ["memory", "sqlite"]) {
+  test(`a ${backend} replica refuses a malformed batch with invalid/args until it diverges, and with sync/diverged after, also after reopening`, async () => {
+    const options = backend === "memory" ? { backend } : { backend, path: join(tempDir(), "replica.sqlite") };
+    let replica = await openReplica(options);
+    for (const [, batch] of malformed) await rejectsWith(replica.applyBatch(batch), "invalid/args");
+    await rejectsWith(replica.applyBatch(diverging), "sync/diverged", ["seq 2"]);
+    assert.match(replica.diverged, /seq 2/);
+    for (const [what, batch] of malformed) {
+      await rejectsWith(replica.applyBatch(batch), "sync/diverged", ["restored"]).catch((e) => {
+        throw new Error(`${what}: ${e.message}`);
+      });
+    }
+    assert.equal(replica.head, 0);
+    if (backend === "sqlite") {
+      await replica.close();
+      replica = await openReplica(options);
+      assert.match(replica.diverged, /seq 2/);
+      for (const [, batch] of malformed) await rejectsWith(replica.applyBatch(batch), "sync/diverged");
+      assert.equal(replica.head, 0);
+    }
+    await replica.close();
+  });
+}
