@@ -934,7 +934,7 @@ Status SqliteBackend::DiffWithCopy(const TableSchema& t, const std::string& copy
     SqlRows rows;
     ONESTORE_RETURN_IF_ERROR(Run(b, what, &rows));
     gone->resize(rows.size());
-    for (size_t r = 0; r < rows.size(); ++r) ReadRow(rows, r, keys, &(*gone)[r]);
+    for (size_t r = 0; r < rows.size(); ++r) ReadRow(&rows, r, keys, &(*gone)[r]);
   }
   // The copy's rows that t does not hold as they are (a differing column
   // compared with IS: NULLs alike), and whether t holds their key.
@@ -958,7 +958,7 @@ Status SqliteBackend::DiffWithCopy(const TableSchema& t, const std::string& copy
     ONESTORE_RETURN_IF_ERROR(Run(b, what, &rows));
     for (size_t r = 0; r < rows.size(); ++r) {
       Row row;
-      ReadRow(rows, r, t, &row);
+      ReadRow(&rows, r, t, &row);
       (SqlCellInt(rows.at(r, t.columns.size())) != 0 ? changed : added)->push_back(std::move(row));
     }
   }
