@@ -131,9 +131,10 @@ void WriteAnswer(const std::vector<Hit>& hits, std::string* answer) {
   *answer += "]}";
 }
 
-// From a cached column: every vector scored in place, then the k rows found
-// read by key. False (nothing written) when a row is not where the cache
-// says (then the caller scans).
+// From a cached column: every vector (or those of the rows the where takes)
+// scored in place, then the k rows found read by key. Leaves *done false,
+// nothing written, when a row is not where the cache says (then the caller
+// drops the cache and scans).
 Status NearestFromCache(Backend* backend, const NearestRequest& r, const QueryVector& q,
                         const VectorCache::Column& c, bool* done, std::string* answer) {
   *done = false;
