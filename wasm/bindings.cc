@@ -18,6 +18,7 @@
 #include "snapshot/snapshot.h"
 #include "sync/fingerprint.h"
 #include "sync/replica.h"
+#include "values/vector.h"
 
 namespace onestore {
 namespace {
@@ -148,6 +149,10 @@ class Core {
         },
         &out);
   }
+
+  // Tests only: the bytes AppendBase64 moved growing its output, since the
+  // module started (src/values/vector.h, Base64GrowthBytes).
+  std::string debugBase64GrowthBytes() { return std::to_string(Base64GrowthBytes()); }
 
   std::string count(const std::string& table, const std::string& query_json) {
     std::string out;
@@ -599,6 +604,7 @@ EMSCRIPTEN_BINDINGS(onestore) {
       .function("page", &Core::page)
       .function("nearest", &Core::nearest)
       .function("vectorCache", &Core::vectorCache)
+      .function("debugBase64GrowthBytes", &Core::debugBase64GrowthBytes)
       .function("count", &Core::count)
       .function("mintId", &Core::mintId)
       .function("documents", &Core::documents)

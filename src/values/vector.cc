@@ -57,6 +57,10 @@ std::string FloatText(float f) {
 
 }  // namespace
 
+static uint64_t base64_growth_bytes = 0;
+
+uint64_t Base64GrowthBytes() { return base64_growth_bytes; }
+
 void AppendBase64(std::string_view bytes, std::string* out) {
   const unsigned char* p = reinterpret_cast<const unsigned char*>(bytes.data());
   const size_t n = bytes.size();
@@ -68,8 +72,10 @@ void AppendBase64(std::string_view bytes, std::string* out) {
   // vector put's time).
   const size_t start = out->size();
   const size_t need = start + (n + 2) / 3 * 4;
-  if (need > out->capacity()) out->reserve(std::max(need, 2 * out->capacity()));
+  const size_t had = out->capacity();
+  if (need > had) out->reserve(std::max(need, 2 * had));
   out->resize(need);
+  if (out->capacity() != had) base64_growth_bytes += start;  // moved to grow
   char* w = &(*out)[start];
   size_t i = 0;
   for (; i + 3 <= n; i += 3, w += 4) {
