@@ -426,7 +426,27 @@ export type OpenOptions = (
     }
   | OpfsOpenOptions
   | DurableOpenOptions
-) & SnapshotOpenOptions;
+) & SnapshotOpenOptions & VectorCacheOpenOptions;
+
+/**
+ * How many bytes `nearest` may keep of vector columns in the core, so that a
+ * SQLite store searches without reading every row (docs/architecture.md,
+ * "The vector cache"); 0 turns it off. Default: 256 MiB for a sqlite file and
+ * opfs, 32 MiB for durable, 0 for memory.
+ */
+export interface VectorCacheOpenOptions {
+  vectorCache?: number;
+}
+
+/** What the vector cache holds: `store.vectorCache()`. */
+export interface VectorCacheInfo {
+  /** The most bytes it may hold (openStore's `vectorCache`). */
+  budget: number;
+  /** The bytes it holds now (vectors and keys). */
+  bytes: number;
+  /** How many columns it has built since the store opened. */
+  builds: number;
+}
 
 /** The snapshot options of openStore (docs/api.md, "Snapshots and restore"). */
 export interface SnapshotOpenOptions {
@@ -841,6 +861,12 @@ export interface Store {
    * @example const fp = await store.fingerprint();
    */
   fingerprint(): Promise<string>;
+  /**
+   * What nearest keeps of vector columns in the core (docs/architecture.md,
+   * "The vector cache"). Synchronous.
+   * @example const { bytes } = store.vectorCache();
+   */
+  vectorCache(): VectorCacheInfo;
   /**
    * What one commit changed: its outbox record (ops, owner, actor, time).
    * Rejects with not_found when the commit was trimmed or is beyond the head.

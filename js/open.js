@@ -26,7 +26,7 @@ export async function openCore(runtime, options, what, extra = {}) {
   if (options === null || typeof options !== "object") {
     throw invalidArgs(`${what}: options must be an object such as { backend: "memory" }, got ${describe(options)}`);
   }
-  const { backend, path, name, id, durability, lockTimeout, onFenced, storage, adoptForeign } = options;
+  const { backend, path, name, id, durability, lockTimeout, onFenced, storage, adoptForeign, vectorCache } = options;
   if (!runtime.backends.includes(backend)) {
     const names = runtime.backends.map((b) => JSON.stringify(b)).join(" or ");
     throw invalidArgs(`${what}: backend must be ${names} here, got ${describe(backend)}`);
@@ -41,6 +41,8 @@ export async function openCore(runtime, options, what, extra = {}) {
   // The core checks adoptForeign's type (sqlite and opfs files only).
   const { session, ...wire } = await runtime.prepare({
     backend, path, id: id ?? globalThis.crypto.randomUUID(), durability, lockTimeout,
+    // The core checks it: bytes nearest may keep in the core (0: none).
+    vectorCache,
     ...(backend === "sqlite" || backend === "opfs" ? { adoptForeign } : {}),
     ...(backend === "opfs" ? { name, onFenced } : {}),
     ...(backend === "sqlite" ? { onFenced } : {}),

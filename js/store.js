@@ -276,6 +276,17 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
       return blobStorageCall("store.fingerprint", () => contentFingerprint(tables, blobs.backend, blobs.sha256));
     },
     /**
+     * What nearest keeps of vector columns in the core (docs/architecture.md,
+     * "The vector cache"): `{ budget, bytes, builds }`: the most bytes it may
+     * hold (openStore's `vectorCache`), the bytes it holds now, and how many
+     * columns it has built since the store opened.
+     * @example const { bytes } = store.vectorCache();
+     */
+    vectorCache() {
+      gate.checkOpen("store.vectorCache");
+      return JSON.parse(gate.call("store.vectorCache", () => core.vectorCache()));
+    },
+    /**
      * Bytes named by their sha256: put, putWithHash, get, has, list
      * (js/blobs.js). Kept beside the store for its whole session; a put
      * resolves once the blob is durable, before any commit that names it.

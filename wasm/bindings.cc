@@ -19,6 +19,7 @@
 #include "snapshot/snapshot.h"
 #include "sync/fingerprint.h"
 #include "sync/replica.h"
+#include "values/vector.h"
 
 namespace onestore {
 namespace {
@@ -64,6 +65,11 @@ class Core {
       // A Durable Object's SQLite, through wasm/durable_library.js.
       s = Store::OpenWith(NewSqlBackend(NewDurableConnection(options.handle)), options.id, &store_,
                           options.replica);
+      if (s.ok()) {
+        store_->SetVectorCacheBudget(options.vector_cache_bytes >= 0
+                                         ? options.vector_cache_bytes
+                                         : DefaultVectorCacheBytes(options));
+      }
     } else {
       if (s.ok()) s = UseJsFiles();
       if (s.ok()) s = Store::Open(options, &store_);
@@ -151,6 +157,24 @@ class Core {
     std::string out;
     return WithStore([&](Store* st) { return st->Nearest(table, request_json, &out); }, &out);
   }
+
+  // What the vector cache of nearest holds (src/vectors/vector_cache.h):
+  // {"budget":bytes,"bytes":n,"builds":n}.
+  std::string vectorCache() {
+    std::string out;
+    return WithStore(
+        [&](Store* st) {
+          const VectorCache& c = st->vector_cache();
+          out = "{\"budget\":" + std::to_string(c.budget()) + ",\"bytes\":" +
+                std::to_string(c.bytes()) + ",\"builds\":" + std::to_string(c.builds()) + "}";
+          return Status::OK();
+        },
+        &out);
+  }
+
+  // Tests only: the bytes AppendBase64 moved growing its output, since the
+  // module started (src/values/vector.h, Base64GrowthBytes).
+  std::string debugBase64GrowthBytes() { return std::to_string(Base64GrowthBytes()); }
 
   std::string count(const std::string& table, const std::string& query_json) {
     std::string out;
@@ -604,6 +628,8 @@ EMSCRIPTEN_BINDINGS(onestore) {
       .function("get", &Core::get)
       .function("page", &Core::page)
       .function("nearest", &Core::nearest)
+      .function("vectorCache", &Core::vectorCache)
+      .function("debugBase64GrowthBytes", &Core::debugBase64GrowthBytes)
       .function("count", &Core::count)
       .function("mintId", &Core::mintId)
       .function("documents", &Core::documents)

@@ -145,6 +145,7 @@ Status Archiver::RestoreTables(const std::string& tables_json) {
       ops.push_back(std::move(op));
     }
   }
+  store_->vector_cache_.DropAll();  // rows change outside the commit step
   ONESTORE_RETURN_IF_ERROR(ApplyAll(store_->backend_.get(), &ops));
   for (const Op& op : ops) store_->catalog_.Put(op.table);
   return Status::OK();
@@ -200,6 +201,7 @@ Status Archiver::RestoreRows(const std::string& table, const std::string& lines)
     ops.push_back(std::move(put));
     return Status::OK();
   }));
+  store_->vector_cache_.DropAll();  // rows change outside the commit step
   return ApplyAll(store_->backend_.get(), &ops);
 }
 
@@ -257,6 +259,7 @@ Status Archiver::RestoreOutbox(const std::string& lines, int64_t head) {
     ONESTORE_RETURN_IF_ERROR(backend->Commit());
   }
   store_->head_ = head;
+  store_->vector_cache_.DropAll();
   return Status::OK();
 }
 

@@ -86,6 +86,19 @@ class Backend {
     }
   }
   static constexpr int64_t kScanPage = 512;
+  // Calls `visit` with the key of each committed row of q.table that matches
+  // q.where, in no promised order (nearest's candidates when it scores from
+  // its cache, src/vectors/nearest.h). The default scans whole rows; sqlite
+  // selects only the key columns.
+  virtual Status ScanKeys(const Query& q, const std::function<void(const Key&)>& visit) {
+    const TableSchema& t = *q.table;
+    Key key(t.key.size());
+    return Scan(q, [&](const Row& row) {
+      for (size_t i = 0; i < t.key.size(); ++i) key[i] = row[t.key[i]];
+      visit(key);
+      return true;
+    });
+  }
   // The largest value of an int key column, or 0 for an empty table.
   virtual Status MaxIntKey(const TableSchema& t, int64_t* max) = 0;
 

@@ -222,6 +222,14 @@ Status ParseOpenOptions(const std::string& json, OpenOptions* out) {
     }
     o.hold_lock = hold->get<bool>();
   }
+  auto cache = j.find("vectorCache");
+  if (cache != j.end() && !cache->is_null()) {
+    if (!cache->is_number_integer() || cache->get<int64_t>() < 0) {
+      return Status::InvalidArgs("openStore: vectorCache " + DescribeJson(*cache) +
+                                 " is not a number of bytes (0 turns the vector cache off)");
+    }
+    o.vector_cache_bytes = cache->get<int64_t>();
+  }
   if (o.backend == "sqlite" && o.path.empty()) {
     return Status::InvalidArgs(
         "openStore: the sqlite backend needs a path (a file, or \":memory:\")");
@@ -258,6 +266,16 @@ Status ParseOpenOptions(const std::string& json, OpenOptions* out) {
   return Status::OK();
 }
 
+int64_t DefaultVectorCacheBytes(const OpenOptions& options) {
+  constexpr int64_t kMiB = 1 << 20;
+  if (options.backend == "opfs") return 256 * kMiB;
+  if (options.backend == "durable") return 32 * kMiB;
+  if (options.backend == "sqlite" && (options.hold_lock || options.path == ":memory:")) {
+    return 256 * kMiB;
+  }
+  return 0;
+}
+
 Store::~Store() { Close(); }
 
 Status Store::Open(const OpenOptions& options, std::unique_ptr<Store>* out) {
@@ -286,7 +304,10 @@ Status Store::Open(const OpenOptions& options, std::unique_ptr<Store>* out) {
   } else {
     return Status::InvalidArgs("openStore: unknown backend \"" + options.backend + "\"");
   }
-  return OpenWith(std::move(backend), options.id, out, options.replica);
+  ONESTORE_RETURN_IF_ERROR(OpenWith(std::move(backend), options.id, out, options.replica));
+  (*out)->SetVectorCacheBudget(options.vector_cache_bytes >= 0 ? options.vector_cache_bytes
+                                                               : DefaultVectorCacheBytes(options));
+  return Status::OK();
 }
 
 Status Store::OpenWith(std::unique_ptr<Backend> backend, const std::string& id,
@@ -656,12 +677,17 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
     // transaction; reopening the store finds what really landed.)
     backend_->Rollback();
     stopped_ = Status::StorageFailed("the store stopped: COMMIT failed (" + st.message() + ")");
+    vector_cache_.DropAll();
     return stopped_;
   }
   head_ = seq;
   for (const Op& op : *ops) {
     if (op.declares()) catalog_.Put(op.table);
   }
+  vector_cache_.ApplyCommitted(*ops, seq, [this](const TableSchema& t, const Key& key,
+                                                 std::optional<Row>* row) {
+    return backend_->Get(t, key, row);
+  });
   if (doc_tables_created) {
     catalog_.Put(DocumentsTable());
     catalog_.Put(DeltasTable());
@@ -917,7 +943,9 @@ Status Store::Nearest(const std::string& table, const std::string& request_json,
   ONESTORE_RETURN_IF_ERROR(ParseJsonText(request_json, "nearest", &rj));
   NearestRequest r;
   ONESTORE_RETURN_IF_ERROR(ParseNearest(rj, *t, "nearest(" + table + ")", &r));
-  return RunNearest(backend_.get(), r, answer);
+  // A fenced store reads on, but another owner may have written since: no cache.
+  if (!stopped_.ok()) return RunNearest(backend_.get(), r, answer);
+  return RunNearest(backend_.get(), r, answer, &vector_cache_, catalog_.FindShared(table), head_);
 }
 
 Status Store::MintId(const std::string& table, int64_t* id) {
@@ -1057,6 +1085,7 @@ Status Store::Close() {
   if (closed_) return Status::OK();
   closed_ = true;
   txs_.clear();
+  vector_cache_.DropAll();
   return backend_ ? backend_->Close() : Status::OK();
 }
 

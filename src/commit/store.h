@@ -25,6 +25,7 @@
 #include "onestore/status.h"
 #include "query/query.h"
 #include "schema/schema.h"
+#include "vectors/vector_cache.h"
 #include "writes/writes.h"
 
 namespace onestore {
@@ -54,11 +55,22 @@ struct OpenOptions {
   // in exclusive mode (SqliteOptions::exclusive, plain_when_closed). Without
   // it (native callers), the lock is taken per transaction.
   bool hold_lock = false;
+  // The bytes nearest may keep of vector columns in the core
+  // (src/vectors/vector_cache.h); -1: the backend's default
+  // (kDefaultVectorCacheBytes), 0: none.
+  int64_t vector_cache_bytes = -1;
 };
+
+// The default budget of the vector cache by backend: sqlite (a file this
+// store holds the lock of, or ":memory:") and opfs 256 MiB, durable 32 MiB
+// (a Durable Object has 128 MB in all); memory none (nearest reads its rows
+// in place); a sqlite file whose lock is taken per transaction none (another
+// process may write it). docs/architecture.md, "The vector cache".
+int64_t DefaultVectorCacheBytes(const OpenOptions& options);
 
 // Parses {"backend":..,"path":..,"id":..,"durability":"full"|"relaxed",
 // "lockTimeout":ms,"handle":n,"replica":bool,"adoptForeign":bool,
-// "holdLock":bool}. A path
+// "holdLock":bool,"vectorCache":bytes}. A path
 // with a NUL is refused: the file system would cut it there.
 Status ParseOpenOptions(const std::string& json, OpenOptions* out);
 
@@ -144,6 +156,10 @@ class Store {
   // is {"column","vector","k","metric"?,"where"?}; *answer is
   // {"rows":[..],"distances":[..]}, nearest first, ties by key.
   Status Nearest(const std::string& table, const std::string& request_json, std::string* answer);
+  // The vector cache nearest keeps (src/vectors/vector_cache.h): its budget,
+  // the bytes it holds, how many columns it built; budget 0 turns it off.
+  const VectorCache& vector_cache() const { return vector_cache_; }
+  void SetVectorCacheBudget(int64_t bytes) { vector_cache_ = VectorCache(bytes); }
   // An id above the highest stored id of an int-keyed table and above every
   // id minted before in this process.
   Status MintId(const std::string& table, int64_t* id);
@@ -248,6 +264,8 @@ class Store {
   };
   static constexpr size_t kMaxCachedQueries = 256;
   std::unordered_map<std::string, CachedQuery> queries_;
+  // Vectors of columns nearest searched, kept by the commit step.
+  VectorCache vector_cache_;
 };
 
 }  // namespace onestore

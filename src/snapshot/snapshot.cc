@@ -149,6 +149,7 @@ Status Snapshots::CopyFrom(const SnapshotSource& src, Store* into) {
   }
   for (const auto& [name, t] : src.tables) into->catalog_.Put(t);
   into->head_ = src.head;
+  into->vector_cache_.DropAll();  // its rows were written outside the commit step
   return Status::OK();
 }
 

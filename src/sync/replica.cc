@@ -304,6 +304,9 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
     return store_->stopped_;
   }
   store_->head_ = to;
+  // A batch's rows changed outside the commit step: the vector cache is
+  // built again by the next search (src/vectors/vector_cache.h).
+  store_->vector_cache_.DropAll();
   for (auto& [name, t] : declared) store_->catalog_.Put(t);
   if (doc_tables_created) {
     store_->catalog_.Put(DocumentsTable());

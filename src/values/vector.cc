@@ -1,5 +1,6 @@
 #include "values/vector.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -56,29 +57,46 @@ std::string FloatText(float f) {
 
 }  // namespace
 
+static uint64_t base64_growth_bytes = 0;
+
+uint64_t Base64GrowthBytes() { return base64_growth_bytes; }
+
 void AppendBase64(std::string_view bytes, std::string* out) {
   const unsigned char* p = reinterpret_cast<const unsigned char*>(bytes.data());
   const size_t n = bytes.size();
-  out->reserve(out->size() + (n + 2) / 3 * 4);
+  // Room for the text, grown geometrically: `out` is often a whole outbox
+  // record that grows by one vector per put, and an exact reserve here
+  // reallocated (copied) the record for each one, so a transaction's commit
+  // cost grew with the square of its vector puts (issue 15). The text is
+  // then written in place (a push_back per character was a fifth of a
+  // vector put's time).
+  const size_t start = out->size();
+  const size_t need = start + (n + 2) / 3 * 4;
+  const size_t had = out->capacity();
+  if (need > had) out->reserve(std::max(need, 2 * had));
+  out->resize(need);
+  if (out->capacity() != had) base64_growth_bytes += start;  // moved to grow
+  char* w = &(*out)[start];
   size_t i = 0;
-  for (; i + 3 <= n; i += 3) {
+  for (; i + 3 <= n; i += 3, w += 4) {
     const uint32_t x = (p[i] << 16) | (p[i + 1] << 8) | p[i + 2];
-    out->push_back(kAlphabet[x >> 18]);
-    out->push_back(kAlphabet[(x >> 12) & 63]);
-    out->push_back(kAlphabet[(x >> 6) & 63]);
-    out->push_back(kAlphabet[x & 63]);
+    w[0] = kAlphabet[x >> 18];
+    w[1] = kAlphabet[(x >> 12) & 63];
+    w[2] = kAlphabet[(x >> 6) & 63];
+    w[3] = kAlphabet[x & 63];
   }
   if (n - i == 1) {
     const uint32_t x = p[i] << 16;
-    out->push_back(kAlphabet[x >> 18]);
-    out->push_back(kAlphabet[(x >> 12) & 63]);
-    out->append("==");
+    w[0] = kAlphabet[x >> 18];
+    w[1] = kAlphabet[(x >> 12) & 63];
+    w[2] = '=';
+    w[3] = '=';
   } else if (n - i == 2) {
     const uint32_t x = (p[i] << 16) | (p[i + 1] << 8);
-    out->push_back(kAlphabet[x >> 18]);
-    out->push_back(kAlphabet[(x >> 12) & 63]);
-    out->push_back(kAlphabet[(x >> 6) & 63]);
-    out->push_back('=');
+    w[0] = kAlphabet[x >> 18];
+    w[1] = kAlphabet[(x >> 12) & 63];
+    w[2] = kAlphabet[(x >> 6) & 63];
+    w[3] = '=';
   }
 }
 
@@ -86,7 +104,8 @@ bool DecodeBase64(std::string_view text, std::string* out) {
   out->clear();
   if (text.size() % 4 != 0) return false;
   const Base64Table& t = Table();
-  out->reserve(text.size() / 4 * 3);
+  out->resize(text.size() / 4 * 3);
+  char* w = out->data();
   for (size_t i = 0; i < text.size(); i += 4) {
     const bool last = i + 4 == text.size();
     int v[4];
@@ -103,12 +122,13 @@ bool DecodeBase64(std::string_view text, std::string* out) {
       if (v[k] < 0) return false;
     }
     const uint32_t x = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
-    out->push_back(static_cast<char>(x >> 16));
-    if (pad < 2) out->push_back(static_cast<char>((x >> 8) & 0xFF));
-    if (pad < 1) out->push_back(static_cast<char>(x & 0xFF));
+    *w++ = static_cast<char>(x >> 16);
+    if (pad < 2) *w++ = static_cast<char>((x >> 8) & 0xFF);
+    if (pad < 1) *w++ = static_cast<char>(x & 0xFF);
     // Canonical form only: the bits a padded group leaves over are zero.
     if ((pad == 1 && (v[2] & 3) != 0) || (pad == 2 && (v[1] & 15) != 0)) return false;
   }
+  out->resize(static_cast<size_t>(w - out->data()));
   return true;
 }
 

@@ -24,6 +24,12 @@ constexpr int kMaxVectorDims = 16384;
 
 // Appends the base64 of `bytes` (standard alphabet, "=" padding).
 void AppendBase64(std::string_view bytes, std::string* out);
+// The bytes AppendBase64 has moved, since the process started, when `out`
+// had no room left (the text already in it, at each growth). With geometric
+// growth a commit's record moves about its own size in all; a test
+// (tests/js/vector-puts.test.js) checks it per put, in the wasm build, whose
+// libc++ reserves exactly what is asked (libstdc++ doubles anyway).
+uint64_t Base64GrowthBytes();
 // Decodes strict base64 (standard alphabet, padded, no spaces) into *out;
 // false on anything else.
 bool DecodeBase64(std::string_view text, std::string* out);

@@ -85,48 +85,142 @@ bool Before(double d, const Key& key, const Hit& h) {
 
 }  // namespace
 
-Status RunNearest(Backend* backend, const NearestRequest& r, std::string* answer) {
+namespace {
+
+// The k best, kept in a max-heap on (distance, key): the front is the worst.
+class TopK {
+ public:
+  explicit TopK(size_t k) : k_(k) { heap_.reserve(std::min<size_t>(k, 1024) + 1); }
+  // Whether a row at distance d could enter (before its key is known).
+  bool Admits(double d) const {
+    return std::isfinite(d) && (heap_.size() < k_ || d <= heap_.front().distance);
+  }
+  void Offer(double d, const Key& key, const Row* row) {
+    if (heap_.size() == k_) {
+      if (!Before(d, key, heap_.front())) return;
+      std::pop_heap(heap_.begin(), heap_.end(), Worse);
+      heap_.pop_back();
+    }
+    heap_.push_back(Hit{d, key, row ? *row : Row()});
+    std::push_heap(heap_.begin(), heap_.end(), Worse);
+  }
+  // Nearest first.
+  std::vector<Hit>& Sorted() {
+    std::sort_heap(heap_.begin(), heap_.end(), Worse);
+    return heap_;
+  }
+
+ private:
+  static bool Worse(const Hit& a, const Hit& b) { return Before(a.distance, a.key, b); }
+  size_t k_;
+  std::vector<Hit> heap_;
+};
+
+void WriteAnswer(const std::vector<Hit>& hits, std::string* answer) {
+  answer->clear();
+  *answer += "{\"rows\":[";
+  for (size_t i = 0; i < hits.size(); ++i) {
+    if (i) answer->push_back(',');
+    AppendRowArray(hits[i].row, answer);
+  }
+  *answer += "],\"distances\":[";
+  for (size_t i = 0; i < hits.size(); ++i) {
+    if (i) answer->push_back(',');
+    Value::Num(hits[i].distance).AppendJson(answer);
+  }
+  *answer += "]}";
+}
+
+// From a cached column: every vector (or those of the rows the where takes)
+// scored in place, then the k rows found read by key. Leaves *done false,
+// nothing written, when a row is not where the cache says (then the caller
+// drops the cache and scans).
+Status NearestFromCache(Backend* backend, const NearestRequest& r, const QueryVector& q,
+                        const VectorCache::Column& c, bool* done, std::string* answer) {
+  *done = false;
+  TopK top(static_cast<size_t>(r.k));
+  const char* data = c.data.data();
+  if (!r.query.where) {
+    for (size_t i = 0; i < c.keys.size(); ++i) {
+      const double d = Distance(r.metric, q, data + i * c.width);
+      if (top.Admits(d)) top.Offer(d, c.keys[i], nullptr);
+    }
+  } else {
+    // The rows the where takes, by key from the backend (SQL); their
+    // vectors from the cache (a row not held has a null vector).
+    ONESTORE_RETURN_IF_ERROR(backend->ScanKeys(r.query, [&](const Key& key) {
+      size_t i;
+      if (!c.IndexOf(key, &i)) return;
+      const double d = Distance(r.metric, q, data + i * c.width);
+      if (top.Admits(d)) top.Offer(d, key, nullptr);
+    }));
+  }
+  std::vector<Hit>& hits = top.Sorted();
+  for (Hit& h : hits) {
+    std::optional<Row> row;
+    ONESTORE_RETURN_IF_ERROR(backend->Get(*r.query.table, h.key, &row));
+    if (!row) return Status::OK();  // not where the cache says: the caller scans
+    h.row = std::move(*row);
+  }
+  WriteAnswer(hits, answer);
+  *done = true;
+  return Status::OK();
+}
+
+}  // namespace
+
+Status RunNearest(Backend* backend, const NearestRequest& r, std::string* answer,
+                  VectorCache* cache, const std::shared_ptr<const TableSchema>& table,
+                  int64_t head) {
   const TableSchema& t = *r.query.table;
   QueryVector q;
   q.bytes = r.vector.text().data();
   q.n = r.vector.text().size() / 4;
   q.self_dot = DotSum(q.bytes, q.bytes, q.n);
-  const size_t k = static_cast<size_t>(r.k);
   const size_t want_bytes = r.vector.text().size();
-  // A max-heap on (distance, key): the front is the worst of the k kept.
-  auto worse = [](const Hit& a, const Hit& b) { return Before(a.distance, a.key, b); };
-  std::vector<Hit> heap;
-  heap.reserve(std::min<size_t>(k, 1024) + 1);
+  VectorCache::Builder build;
+  bool building = false;
+  if (cache != nullptr && table != nullptr) {
+    const VectorCache::Column* c = cache->Find(table, r.column, head);
+    if (c == nullptr && r.query.where && cache->StartBuild(table, r.column, &build)) {
+      // A search with a where sees only some rows: the column is built by
+      // a scan of all of them first (once), then searched as below.
+      Query all = r.query;
+      all.where.reset();
+      ONESTORE_RETURN_IF_ERROR(backend->Scan(all, [&](const Row& row) {
+        const Value& v = row[r.column];
+        if (v.type() != Type::kVector || v.text().size() != want_bytes) return true;
+        Key key(t.key.size());
+        for (size_t i = 0; i < t.key.size(); ++i) key[i] = row[t.key[i]];
+        return build.Add(key, v);
+      }));
+      build.Finish(head);
+      c = cache->Find(table, r.column, head);
+    }
+    if (c != nullptr) {
+      bool done = false;
+      ONESTORE_RETURN_IF_ERROR(NearestFromCache(backend, r, q, *c, &done, answer));
+      if (done) return Status::OK();
+      cache->DropAll();
+    } else if (!r.query.where) {
+      building = cache->StartBuild(table, r.column, &build);
+    }
+  }
+  TopK top(static_cast<size_t>(r.k));
   Key key(t.key.size());
   ONESTORE_RETURN_IF_ERROR(backend->Scan(r.query, [&](const Row& row) {
     const Value& v = row[r.column];
     if (v.type() != Type::kVector || v.text().size() != want_bytes) return true;  // null
     const double d = Distance(r.metric, q, v.text().data());
-    if (!std::isfinite(d)) return true;
-    if (heap.size() == k && d > heap.front().distance) return true;
+    const bool admits = top.Admits(d);
+    if (!admits && !building) return true;
     for (size_t i = 0; i < t.key.size(); ++i) key[i] = row[t.key[i]];
-    if (heap.size() == k) {
-      if (!Before(d, key, heap.front())) return true;
-      std::pop_heap(heap.begin(), heap.end(), worse);
-      heap.pop_back();
-    }
-    heap.push_back(Hit{d, key, row});
-    std::push_heap(heap.begin(), heap.end(), worse);
+    if (building) building = build.Add(key, v);
+    if (admits) top.Offer(d, key, &row);
     return true;
   }));
-  std::sort_heap(heap.begin(), heap.end(), worse);
-  answer->clear();
-  *answer += "{\"rows\":[";
-  for (size_t i = 0; i < heap.size(); ++i) {
-    if (i) answer->push_back(',');
-    AppendRowArray(heap[i].row, answer);
-  }
-  *answer += "],\"distances\":[";
-  for (size_t i = 0; i < heap.size(); ++i) {
-    if (i) answer->push_back(',');
-    Value::Num(heap[i].distance).AppendJson(answer);
-  }
-  *answer += "]}";
+  if (building) build.Finish(head);
+  WriteAnswer(top.Sorted(), answer);
   return Status::OK();
 }
 

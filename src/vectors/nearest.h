@@ -14,6 +14,7 @@
 #include "schema/schema.h"
 #include "values/value.h"
 #include "vectors/distance.h"
+#include "vectors/vector_cache.h"
 
 namespace onestore {
 
@@ -41,7 +42,15 @@ Status ParseNearest(const Json& j, const TableSchema& t, const std::string& wher
 // {"rows":[[cells...],...],"distances":[d,...]}: at most k rows, nearest
 // first, equal distances in key order. Rows whose vector is null, or whose
 // distance is not finite (a float32 sum overflowed), are left out.
-Status RunNearest(Backend* backend, const NearestRequest& r, std::string* answer);
+//
+// With a `cache` (src/vectors/vector_cache.h) and no where, the vectors are
+// scored from the cache when it holds the column at `head` (then only the k
+// rows found are read, by key), and the scan of a search it does not hold
+// builds it (within its budget). `table` is the request's table, as the
+// catalog holds it. The answer is the same bit for bit either way.
+Status RunNearest(Backend* backend, const NearestRequest& r, std::string* answer,
+                  VectorCache* cache = nullptr,
+                  const std::shared_ptr<const TableSchema>& table = nullptr, int64_t head = 0);
 
 }  // namespace onestore
 

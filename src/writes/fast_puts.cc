@@ -439,7 +439,8 @@ bool ParsePutsFast(std::string_view text, TableResolver* tables, std::vector<Op>
   if (out->empty()) {
     *out = std::move(ops);
   } else {
-    out->reserve(out->size() + ops.size());
+    // No exact reserve: a transaction stages its ops at each tx.get, and
+    // growing the list to the exact size each time moved all of it.
     for (Op& op : ops) out->push_back(std::move(op));
   }
   return true;

@@ -521,7 +521,7 @@ Status ParseOp(const Json& j, TableResolver* tables, const std::string& where, O
 Status ParseOps(const Json& j, TableResolver* tables, std::vector<Op>* out) {
   if (!j.is_array())
     return Status::InvalidArgs("ops: must be a list of ops, got " + DescribeJson(j));
-  out->reserve(out->size() + j.size());
+  if (out->empty()) out->reserve(j.size());  // (an exact reserve on a longer list defeats its growth)
   for (size_t i = 0; i < j.size(); ++i) {
     Op op;
     ONESTORE_RETURN_IF_ERROR(ParseOp(j[i], tables, "ops[" + std::to_string(i) + "]", &op));

@@ -8,7 +8,7 @@ import {
   importStore, exportToFile, type ArchiveProgress, type Store, type ByteStreamLike,
   startSync, pullSession, type Sync, type SessionOrigin,
   createRelay, type Relay, type RelayAccess, type RequestLike, type ResponseLike, SessionRelay, relayFetch,
-  type OutboxRecord, type LogPage, type StoreView, type DocumentEvent, defineEdges,
+  type OutboxRecord, type LogPage, type StoreView, type DocumentEvent, defineEdges, type VectorCacheInfo,
 } from "onestore";
 
 type EditMeta = { lines: number; tool?: string };
@@ -140,6 +140,11 @@ async function session() {
   // @ts-expect-error a durable store needs the Durable Object's storage
   await openStore({ backend: "durable" });
   const fp: string = await store.fingerprint();
+  await openStore({ backend: "sqlite", path: "s.sqlite", vectorCache: 64 * 2 ** 20 });
+  // @ts-expect-error vectorCache is a number of bytes
+  await openStore({ backend: "memory", vectorCache: "64MB" });
+  const cache: VectorCacheInfo = store.vectorCache();
+  void (cache.budget + cache.bytes + cache.builds);
   const archive = store.export({ onProgress: (p: ArchiveProgress) => void (p.done + p.total + p.bytes + p.blobBytes / p.blobTotal) });
   const imported: Store = await importStore(archive, { backend: "memory" }, { onProgress: ({ done, total }) => void (done / total) });
   const written: number = await exportToFile(imported, "s.tar");

@@ -127,6 +127,7 @@ class SqliteBackend : public Backend {
   Status Page(const Query& q, const std::vector<Value>* after, int64_t limit,
               std::vector<Row>* rows) override;
   Status Count(const TableSchema& t, const Predicate* where, int64_t* count) override;
+  Status ScanKeys(const Query& q, const std::function<void(const Key&)>& visit) override;
   Status MaxIntKey(const TableSchema& t, int64_t* max) override;
 
   Status ReadOutbox(int64_t after, int64_t limit, std::vector<OutboxEntry>* out) override;
@@ -781,6 +782,39 @@ Status SqliteBackend::Page(const Query& q, const std::vector<Value>* after, int6
   ONESTORE_RETURN_IF_ERROR(Run(b, "page of table \"" + t.name + "\"", &result));
   rows->resize(result.size());
   for (size_t r = 0; r < result.size(); ++r) ReadRow(&result, r, t, &(*rows)[r]);
+  return Status::OK();
+}
+
+Status SqliteBackend::ScanKeys(const Query& q, const std::function<void(const Key&)>& visit) {
+  ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  if (q.table == nullptr) return Status::InvalidArgs("sqlite: a query without a table");
+  const TableSchema& t = *q.table;
+  SqlBuilder b = Builder();
+  b.Append("SELECT ");
+  for (size_t i = 0; i < t.key.size(); ++i) {
+    if (i > 0) b.Append(", ");
+    const Column& c = t.columns[t.key[i]];
+    const std::string name = QuoteIdent(c.name);
+    b.Append(c.type == Type::kInt ? IntResultSql(dialect_, name) : name);  // as AppendSelectRow
+  }
+  b.Append(" FROM ").AppendIdent(t.name);
+  if (q.where) {
+    b.Append(" WHERE ");
+    AppendPredicateSql(t, *q.where, &b);
+  }
+  SqlRows rows;
+  ONESTORE_RETURN_IF_ERROR(Run(b, "keys of table \"" + t.name + "\"", &rows));
+  // Key columns are str or int (schema.h), never null.
+  Key key(t.key.size());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    for (size_t i = 0; i < t.key.size(); ++i) {
+      const Value& cell = rows.at(r, i);
+      key[i] = t.columns[t.key[i]].type == Type::kInt
+                   ? Value::Int(SqlCellInt(cell))
+                   : Value::Str(cell.type() == Type::kStr ? cell.text() : std::string());
+    }
+    visit(key);
+  }
   return Status::OK();
 }
 

@@ -10,6 +10,7 @@ import { integrityCheck } from "./opfs-integrity.js";
 import { conformanceRunner } from "../../conformance/runner.js";
 import { assert } from "./assert.js";
 import { afterTrim, runHistory } from "../../history/scenario.js";
+import { vectorCacheScenario } from "../../vector-cache/scenario.js";
 
 const Items = defineTable("items", { columns: { id: str(), n: int(), tab: str() }, key: ["id"] });
 
@@ -316,6 +317,16 @@ const ops = {
       return { run, trim: await afterTrim(s, 3) };
     } finally {
       await s.close();
+      await deleteStore({ backend: "opfs", name });
+    }
+  },
+  // tests/vector-cache/scenario.js on a fresh OPFS store.
+  async vectorCache() {
+    const name = "vector-cache";
+    await deleteStore({ backend: "opfs", name });
+    try {
+      return await vectorCacheScenario(api, { backend: "opfs", name });
+    } finally {
       await deleteStore({ backend: "opfs", name });
     }
   },
