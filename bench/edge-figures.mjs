@@ -96,16 +96,32 @@ async function nodeRun(options) {
 }
 
 // One phase of bench/edge-worker.js on one fresh object.
-async function workerdPhase(mf, phase, impl, object, batches) {
+async function workerdPhase(mf, phase, impl, object, batches, w = W) {
   const t0 = now();
   const res = await mf.dispatchFetch(`http://bench/run?${new URLSearchParams({ phase, impl, object })}`, {
     method: "POST",
-    body: JSON.stringify({ W, batches }),
+    body: JSON.stringify({ W: w, batches }),
   });
   if (!res.ok) throw new Error(`workerd ${phase}/${impl}: ${res.status} ${await res.text()}`);
   const out = await res.json();
   console.error(`edge-figures: workerd ${phase} ${impl} ${object}: ${((now() - t0) / 1000).toFixed(1)} s`);
   return out;
+}
+
+// The one-put commit by Node's clock. workerd's clock does not move inside a
+// request that does no I/O (a Durable Object's SQL is synchronous), so a
+// batch of commits timed inside the worker reads 0 or one coarse step: a
+// request of WALL_COMMITS commits, less one of none, each on a fresh object
+// (bench/edge-ab.mjs measures it the same way).
+const WALL_COMMITS = quick ? 200 : 2000;
+async function commitWall(mf, impl, r) {
+  const wall = async (commits) => {
+    const t0 = now();
+    await workerdPhase(mf, "main", impl, `wall-${commits}-${impl}-${r}`, undefined, { ...W, commitsBatch: commits, bulkRuns: 0 });
+    return now() - t0;
+  };
+  const none = await wall(0);
+  return (await wall(WALL_COMMITS) - none) / WALL_COMMITS;
 }
 
 // Workloads 1 to 6, one run: each phase and impl on its own fresh object.
@@ -117,6 +133,8 @@ async function workerdRun(mf, r) {
       ...(await workerdPhase(mf, "read", impl, `read-${impl}-${r}`)),
       ...(await workerdPhase(mf, "replay", impl, `replay-${impl}-${r}`, BATCHES)),
     };
+    out[impl].commitInside = out[impl].commit;
+    out[impl].commit = await commitWall(mf, impl, r);
   }
   return out;
 }
@@ -202,7 +220,7 @@ function asColumnSource(out) {
       : size in skipped ? { na: `filling the Durable Object to ${size} rows through the store would take about ${Math.round(skipped[size] / 1000)} s (measured rate), above the ${W.fillBudgetMs / 1000} s budget of this script` }
         : { na: `not measured at ${size} rows` }]));
   const figures = (f, open, commitAtF) => ({
-    commit: ms(f.commit, "commit", { runs: f.runs.commit, batch: W.commitsBatch }),
+    commit: ms(f.commit, "commit", { runs: f.runs.commit, batch: WALL_COMMITS, clock: "Node" }),
     bulk: ms(f.bulk, `tx of ${W.edgeBulk} puts`, f.bulk > 0 ? { putsPerSecond: W.edgeBulk / (f.bulk / 1000), runs: f.runs.bulk } : {}),
     rename: ms(f.rename, `rename of ${f.renameRows} rows`, { rows: f.renameRows, outboxBytes: f.outboxBytes, runs: f.runs.rename, batch: W.renames }),
     page: ms(f.page, `page of ${W.pageSize} rows`, { runs: f.runs.page, batch: W.pages }),
@@ -219,7 +237,7 @@ function asColumnSource(out) {
     source: "workerd",
     environment: {
       runtime: "workerd via Miniflare 4", node: out.node,
-      notes: `SQLite Durable Objects persisted to disk, a fresh object per phase and run; batch means (workerd's clock moves in coarse steps), median of ${RUNS} runs for workloads 1-6, one batch of ${W.commitAtBatch} commits per size for 8; workload 2 is a tx of ${W.edgeBulk} puts, not the Node columns' ${W.bulk}: the outbox record of 25000 puts (3.5 MB) is above a Durable Object's 2 MB per value, so that commit fails with \`limit\`; fills go in txs of 10k puts for the same reason; 3-5 on ${W.readRows} rows; 6: ${out.figures.workerd.store.commits} recorded commits of ${W.replayOpsPerCommit} ops (the Node memory columns' count); 7: open (openStore on the object's storage again after close) + first get (+ close: one open is below a tick, so batches of ${W.openBatch} open-get-close) of a store of ${sf.openRows} rows and ${sf.openOutbox} outbox records, median of ${W.openRuns} batches after one warm-up open${skipped.length ? `; 8 at ${skipped.join(", ")} rows skipped: filling would take over ${W.fillBudgetMs / 1000} s` : ""}`,
+      notes: `SQLite Durable Objects persisted to disk, a fresh object per phase and run; workload 1 by Node's clock (a request of ${WALL_COMMITS} one-put commits less one of none: workerd's clock does not move inside a request without I/O), the others batch means (workerd's clock moves in coarse steps), median of ${RUNS} runs for workloads 1-6, one batch of ${W.commitAtBatch} commits per size for 8; workload 2 is a tx of ${W.edgeBulk} puts, not the Node columns' ${W.bulk}: the outbox record of 25000 puts (3.5 MB) is above a Durable Object's 2 MB per value, so that commit fails with \`limit\`; fills go in txs of 10k puts for the same reason; 3-5 on ${W.readRows} rows; 6: ${out.figures.workerd.store.commits} recorded commits of ${W.replayOpsPerCommit} ops (the Node memory columns' count); 7: open (openStore on the object's storage again after close) + first get (+ close: one open is below a tick, so batches of ${W.openBatch} open-get-close) of a store of ${sf.openRows} rows and ${sf.openOutbox} outbox records, median of ${W.openRuns} batches after one warm-up open${skipped.length ? `; 8 at ${skipped.join(", ")} rows skipped: filling would take over ${W.fillBudgetMs / 1000} s` : ""}`,
     },
     columns: [
       { id: "workerd-onestore-durable", label: "onestore durable (workerd)", kind: "onestore", group: "workerd", settings: { backend: "durable" }, anchors: ["workerd-raw-sql-exec"], figures: figures(store, open, commitAt(sf.commitAt, sf.skipped)) },
