@@ -87,6 +87,7 @@ export function badInputRunner(api) {
         return p;
       }
       case "$wideor": return or(...Array.from({ length: a }, (_, i) => eq(col("n"), i)));
+      case "$widegt": return or(...Array.from({ length: a }, (_, i) => gt(col("n"), i)));
       case "$throwingwhere": return () => { throw new Error("the caller's where threw"); };
       case "$wherereturns": return () => 5;
       case "$deepwire": { let w = { eq: ["n", 1] }; for (let i = 0; i < a; i++) w = { not: w }; return w; }
