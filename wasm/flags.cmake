@@ -132,6 +132,14 @@ set(ONESTORE_WASM_LINK_FLAGS
   -O3
 )
 
+# The reference link of wasm/order-functions.mjs (CMakeLists.txt,
+# onestore-core-order): the shipped link's flags at -O0, so that the functions
+# stay in the linker's order, with their names (--profiling-funcs) and
+# without the -O0 default of assertions (extra functions in the module).
+set(ONESTORE_WASM_ORDER_LINK_FLAGS ${ONESTORE_WASM_LINK_FLAGS})
+list(REMOVE_ITEM ONESTORE_WASM_ORDER_LINK_FLAGS -O3)
+list(APPEND ONESTORE_WASM_ORDER_LINK_FLAGS -O0 -sASSERTIONS=0 --profiling-funcs)
+
 if(ONESTORE_WASM_LTO)
   # Compile to LLVM bitcode and optimize across all objects at link time.
   list(APPEND ONESTORE_WASM_COMPILE_FLAGS -flto)
