@@ -31,6 +31,13 @@ set(ONESTORE_WASM_COMPILE_FLAGS
   # No C++ exceptions (clang's default for Emscripten, stated so nobody turns
   # them on by accident): errors cross the boundary as "!code message".
   -fno-exceptions
+  # No RTTI either (issue 13): nothing in src/ or wasm/ uses typeid or
+  # dynamic_cast, and RTTI's type names alone (every std::function lambda's,
+  # mangled) were 11 KB of the .wasm's data. embind works without it when
+  # told so (EMSCRIPTEN_HAS_UNBOUND_TYPE_NAMES=0: an unbound type's error
+  # names no type); the link's -fno-rtti picks the matching embind library.
+  $<$<COMPILE_LANGUAGE:CXX>:-fno-rtti>
+  -DEMSCRIPTEN_HAS_UNBOUND_TYPE_NAMES=0
 )
 
 # Core sources optimized for size (-Os) rather than speed in the wasm build:
@@ -77,6 +84,9 @@ set(ONESTORE_WASM_SIMD_SOURCES
 set(ONESTORE_WASM_LINK_FLAGS
   # embind: the Core class declared in wasm/bindings.cc.
   --bind
+  # Without RTTI, as compiled (ONESTORE_WASM_COMPILE_FLAGS): links embind's
+  # library built the same way (libembind, not libembind-rtti).
+  -fno-rtti
   # Emit a factory function instead of a global Module object...
   -sMODULARIZE=1
   # ...as the default export of an ES module (dist/onestore-core.mjs).
