@@ -83,6 +83,17 @@ set(ONESTORE_SQLITE_OPTIONS
   SQLITE_OMIT_BLOB_LITERAL
   SQLITE_OMIT_LOCALTIME
   SQLITE_OMIT_DESERIALIZE
+  # Issue 13, the download, step two (docs/performance.md): more of what no
+  # store SQL reaches and that compiles out cleanly with the amalgamation's
+  # parser (the statements still parse; SQLite's code for them is gone):
+  # EXPLAIN, upserts (ON CONFLICT ... DO; the store writes INSERT OR
+  # REPLACE), compound SELECTs (UNION, INTERSECT, EXCEPT), the schema
+  # pragmas (table_info, index_list...), and the test-control hooks.
+  SQLITE_OMIT_EXPLAIN
+  SQLITE_OMIT_UPSERT
+  SQLITE_OMIT_COMPOUND_SELECT
+  SQLITE_OMIT_SCHEMA_PRAGMAS
+  SQLITE_UNTESTABLE
   # Not omitted on purpose: SQLITE_OMIT_AUTOINIT (sqlite3_initialize stays
   # automatic). Not enabled: SQLITE_ENABLE_MATH_FUNCTIONS (not needed).
 )
