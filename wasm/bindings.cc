@@ -13,6 +13,7 @@
 #include "commit/store.h"
 #include "durable_connection.h"  // wasm/ sources include their neighbours by name
 #include "js_file_system.h"
+#include "onestore/cold.h"
 #include "onestore/status.h"
 #include "archive/archive.h"
 #include "history/log.h"
@@ -57,7 +58,7 @@ std::string OpsBytes(const emscripten::val& ops) {
 
 class Core {
  public:
-  std::string open(const std::string& options_json) {
+  ONESTORE_COLD std::string open(const std::string& options_json) {
     if (store_) return Answer(Status::InvalidArgs("open: this core already holds a store"));
     OpenOptions options;
     Status s = ParseOpenOptions(options_json, &options);
@@ -240,25 +241,25 @@ class Core {
   }
 
   // Writes the divergence the last applyBatch found; "" on success.
-  std::string recordDivergence() {
+  ONESTORE_COLD std::string recordDivergence() {
     std::string none;
     return WithReplica([&](Replica* r) { return r->RecordDivergence(); }, &none);
   }
 
   // A replica's host note (Replica::ReadHostNote): its text, "" for none.
-  std::string hostNote(const std::string& name) {
+  ONESTORE_COLD std::string hostNote(const std::string& name) {
     std::string out;
     return WithReplica([&](Replica* r) { return r->ReadHostNote(name, &out); }, &out);
   }
 
   // Writes a replica's host note in a transaction of its own; "" on success.
-  std::string setHostNote(const std::string& name, const std::string& value) {
+  ONESTORE_COLD std::string setHostNote(const std::string& name, const std::string& value) {
     std::string none;
     return WithReplica([&](Replica* r) { return r->WriteHostNote(name, value); }, &none);
   }
 
   // The divergence that stopped the replica, "" while it applies batches.
-  std::string diverged() {
+  ONESTORE_COLD std::string diverged() {
     std::string out;
     return WithReplica(
         [&](Replica* r) {
@@ -269,7 +270,7 @@ class Core {
   }
 
   // pullSession: the replica's store becomes a driver's (Store::Promote).
-  std::string promote() {
+  ONESTORE_COLD std::string promote() {
     std::string none;
     std::string out = WithReplica([&](Replica*) { return store_->Promote(); }, &none);
     if (out.empty()) replica_.reset();
@@ -277,13 +278,13 @@ class Core {
   }
 
   // The driver lost its lease: a separate session (Store::Split).
-  std::string split(const std::string& new_id, const std::string& origin_json) {
+  ONESTORE_COLD std::string split(const std::string& new_id, const std::string& origin_json) {
     std::string none;
     return WithStore([&](Store* st) { return st->Split(new_id, origin_json); }, &none);
   }
 
   // The origin of a split-off session, "" when none.
-  std::string origin() {
+  ONESTORE_COLD std::string origin() {
     std::string out;
     return WithStore(
         [&](Store* st) {
@@ -295,7 +296,7 @@ class Core {
 
   // A driver's own acknowledged batch pulled back after a power loss
   // (Replica::AttachDriver): {"head":n,"applied":k}.
-  std::string restoreBatch(const std::string& batch_json) {
+  ONESTORE_COLD std::string restoreBatch(const std::string& batch_json) {
     std::string out;
     return WithStore(
         [&](Store* st) {
@@ -327,7 +328,7 @@ class Core {
   }
 
   // {"rows":n,"digest":"t1-..."} of one table (src/sync/fingerprint.h).
-  std::string tableDigest(const std::string& table) {
+  ONESTORE_COLD std::string tableDigest(const std::string& table) {
     std::string out;
     return WithStore(
         [&](Store* st) {
@@ -342,7 +343,7 @@ class Core {
 
   // The fingerprint and every table's row count and digest, in one read:
   // {"fingerprint":"f1-…","tables":{"<name>":{"rows":n,"digest":"t1-…"}}}.
-  std::string archiveDigests() {
+  ONESTORE_COLD std::string archiveDigests() {
     std::string out;
     return WithStore(
         [&](Store* st) {
@@ -362,17 +363,17 @@ class Core {
         &out);
   }
 
-  std::string restoreTables(const std::string& tables_json) {
+  ONESTORE_COLD std::string restoreTables(const std::string& tables_json) {
     std::string out;
     return WithStore([&](Store* st) { return Archiver(st).RestoreTables(tables_json); }, &out);
   }
 
-  std::string restoreRows(const std::string& table, const std::string& lines) {
+  ONESTORE_COLD std::string restoreRows(const std::string& table, const std::string& lines) {
     std::string out;
     return WithStore([&](Store* st) { return Archiver(st).RestoreRows(table, lines); }, &out);
   }
 
-  std::string restoreOutbox(const std::string& lines, double head) {
+  ONESTORE_COLD std::string restoreOutbox(const std::string& lines, double head) {
     std::string out;
     return WithStore(
         [&](Store* st) { return Archiver(st).RestoreOutbox(lines, static_cast<int64_t>(head)); },
@@ -381,7 +382,7 @@ class Core {
 
   // Snapshots (src/snapshot/snapshot.h). `path` "" keeps a memory copy in
   // this core under `id`; otherwise the database is copied to the file.
-  std::string snapshotTake(const std::string& id, const std::string& path) {
+  ONESTORE_COLD std::string snapshotTake(const std::string& id, const std::string& path) {
     std::string out;
     return WithStore(
         [&](Store* st) {
@@ -397,7 +398,7 @@ class Core {
 
   // The restore commit from the memory copy `id` (path "") or the snapshot
   // file `path`; answers as commit does.
-  std::string snapshotRestore(const std::string& id, const std::string& path,
+  ONESTORE_COLD std::string snapshotRestore(const std::string& id, const std::string& path,
                               const std::string& marker_json, const std::string& meta_json) {
     std::string result;
     return WithStore(
@@ -421,7 +422,7 @@ class Core {
   // The restore commit from a snapshot kept as copies of the tables in the
   // store's own database (a Durable Object's: js/snapshots-durable.js);
   // `copies_json` as Snapshots::RestoreCopies takes it. Answers as commit.
-  std::string snapshotRestoreCopies(const std::string& copies_json, const std::string& marker_json,
+  ONESTORE_COLD std::string snapshotRestoreCopies(const std::string& copies_json, const std::string& marker_json,
                                     const std::string& meta_json) {
     std::string result;
     return WithStore(
@@ -433,7 +434,7 @@ class Core {
 
   // seedView from a snapshot kept as copies of the tables in the database
   // of `source` (snapshotRestoreCopies), taken at `head`.
-  std::string seedViewCopies(Core& source, const std::string& copies_json, double head) {
+  ONESTORE_COLD std::string seedViewCopies(Core& source, const std::string& copies_json, double head) {
     std::string out;
     return WithStore(
         [&](Store* st) {
@@ -450,7 +451,7 @@ class Core {
   // snapshot `id` of `source`: its memory copy (path "") or the snapshot
   // file `path`. The snapshot is only read. Answers {"head":n}, the
   // snapshot's seq, from which the view applies outbox records.
-  std::string seedView(Core& source, const std::string& id, const std::string& path) {
+  ONESTORE_COLD std::string seedView(Core& source, const std::string& id, const std::string& path) {
     std::string out;
     return WithStore(
         [&](Store* st) {
@@ -474,7 +475,7 @@ class Core {
   }
 
   // Holds the store's file while the runtime copies it: {"seq":head}.
-  std::string snapshotHold() {
+  ONESTORE_COLD std::string snapshotHold() {
     std::string out;
     return WithStore(
         [&](Store* st) {
@@ -486,20 +487,20 @@ class Core {
         &out);
   }
 
-  std::string snapshotRelease() {
+  ONESTORE_COLD std::string snapshotRelease() {
     if (store_) Snapshots::Release(store_.get());
     return std::string();
   }
 
   // Forgets the memory copy `id`.
-  std::string snapshotDrop(const std::string& id) {
+  ONESTORE_COLD std::string snapshotDrop(const std::string& id) {
     memory_snapshots_.erase(id);
     return std::string();
   }
 
   double head() const { return store_ ? static_cast<double>(store_->head()) : 0; }
 
-  std::string tables() {
+  ONESTORE_COLD std::string tables() {
     std::string out;
     return WithStore(
         [&](Store* st) {
@@ -510,7 +511,7 @@ class Core {
   }
 
   // The tables an archive carries: the owners' and the documents' own.
-  std::string archiveTables() {
+  ONESTORE_COLD std::string archiveTables() {
     std::string out;
     return WithStore(
         [&](Store* st) {
@@ -522,7 +523,7 @@ class Core {
 
   // Closes the store; answers what failed in releasing it (storage_failed;
   // the store is closed anyway and its commits are kept), or "".
-  std::string close() {
+  ONESTORE_COLD std::string close() {
     memory_snapshots_.clear();
     replica_.reset();
     Status s;
@@ -554,7 +555,7 @@ class Core {
   }
 
   // Opens the snapshot file `path` of snapshot `id` for `what`.
-  static Status OpenSnapshotFile(const std::string& id, const std::string& path, const char* what,
+  ONESTORE_COLD static Status OpenSnapshotFile(const std::string& id, const std::string& path, const char* what,
                                  std::unique_ptr<Store>* out) {
     OpenOptions o;
     o.backend = "sqlite";
@@ -580,7 +581,7 @@ class Core {
 // listStores: {"id":..,"head":n,"replica":bool} of the sqlite store at
 // `path`, read without taking it over (PeekSqliteStore; `private_copy`: the
 // files are a copy only this call reads), or "!<code> ...".
-std::string PeekStore(const std::string& path, bool private_copy) {
+ONESTORE_COLD std::string PeekStore(const std::string& path, bool private_copy) {
   Status s = UseJsFiles();
   StorePeek peek;
   if (s.ok()) s = PeekSqliteStore(path, private_copy, &peek);
@@ -592,7 +593,7 @@ std::string PeekStore(const std::string& path, bool private_copy) {
 }
 
 // [{"code":..,"doc":..}]: the one list of codes, for js/errors.js.
-std::string ErrorCodes() {
+ONESTORE_COLD std::string ErrorCodes() {
   std::string out = "[";
   bool first = true;
 #define ONESTORE_ITEM_(name, str, doc) \

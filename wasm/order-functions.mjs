@@ -26,6 +26,7 @@
 // the script fail (and the build with it) rather than guess.
 
 import { readFileSync, writeFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
 
 class Reader {
   constructor(buf, pos) {
@@ -326,32 +327,43 @@ function isNameSection(buf, s) {
   return buf.toString("utf8", r.pos, r.pos + length) === "name";
 }
 
-const [modulePath, referencePath] = process.argv.slice(2);
-if (!modulePath || !referencePath) {
-  console.error("usage: node wasm/order-functions.mjs <module.wasm> <reference.wasm>");
-  process.exit(2);
-}
-const buf = readFileSync(modulePath);
-const module = read(buf);
-if (module.names.size === 0) throw new Error(`${modulePath} has no function names: link it with --profiling-funcs`);
-const reference = read(readFileSync(referencePath));
-const { order, unknown } = chooseOrder(module, reference);
-const out = rewrite(buf, module, order);
-if (!WebAssembly.validate(out)) throw new Error("the reordered module does not validate");
-// The same functions, each calling the same functions as before.
-const check = read(out);
-if (check.bodies.length !== module.bodies.length) throw new Error("function count changed");
-const position = new Array(order.length);
-order.forEach((old, at) => {
-  position[old] = at;
-});
-order.forEach((old, at) => {
-  const a = module.bodies[old].calls.map((c) => c[2]);
-  const b = check.bodies[at].calls.map((c) => c[2]);
+// The module `bytes` (linked with --profiling-funcs) with its functions in
+// the order of `reference` (see above), without names; `unknown` counts the
+// functions the reference does not name. Throws on anything it cannot read.
+export function orderFunctions(bytes, reference) {
+  const buf = Buffer.from(bytes);
+  const module = read(buf);
+  if (module.names.size === 0) throw new Error("the module has no function names: link it with --profiling-funcs");
+  const { order, unknown } = chooseOrder(module, read(Buffer.from(reference)));
+  const out = rewrite(buf, module, order);
+  if (!WebAssembly.validate(out)) throw new Error("the reordered module does not validate");
+  // The same functions, each calling the same functions as before.
+  const check = read(out);
+  if (check.bodies.length !== module.bodies.length) throw new Error("function count changed");
+  const position = new Array(order.length);
+  order.forEach((old, at) => {
+    position[old] = at;
+  });
   const moved = (f) => (f < module.imported ? f : module.imported + position[f - module.imported]);
-  const same = a.length === b.length && a.every((f, i) => moved(f) === b[i]);
-  if (!same) throw new Error(`function ${old} calls other functions after reordering`);
-});
-writeFileSync(modulePath, out);
-console.log(`order-functions: ${module.bodies.length} functions in link order ` +
-            `(${unknown} not in the reference), names dropped: ${buf.length} -> ${out.length} bytes`);
+  order.forEach((old, at) => {
+    const a = module.bodies[old].calls.map((c) => c[2]);
+    const b = check.bodies[at].calls.map((c) => c[2]);
+    if (a.length !== b.length || !a.every((f, i) => moved(f) === b[i])) {
+      throw new Error(`function ${old} calls other functions after reordering`);
+    }
+  });
+  return { bytes: out, unknown, functions: order.length };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const [modulePath, referencePath] = process.argv.slice(2);
+  if (!modulePath || !referencePath) {
+    console.error("usage: node wasm/order-functions.mjs <module.wasm> <reference.wasm>");
+    process.exit(2);
+  }
+  const before = readFileSync(modulePath);
+  const { bytes, unknown, functions } = orderFunctions(before, readFileSync(referencePath));
+  writeFileSync(modulePath, bytes);
+  console.log(`order-functions: ${functions} functions in link order ` +
+              `(${unknown} not in the reference), names dropped: ${before.length} -> ${bytes.length} bytes`);
+}

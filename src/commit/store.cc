@@ -11,6 +11,7 @@
 #include "values/json_text.h"
 #include "writes/binary_ops.h"
 #include "vectors/nearest.h"
+#include "onestore/cold.h"
 
 namespace onestore {
 
@@ -166,7 +167,7 @@ std::string OutboxRecord(int64_t seq, int64_t at, const std::string& owner, cons
   return record;
 }
 
-Status ParseOpenOptions(const std::string& json, OpenOptions* out) {
+ONESTORE_COLD Status ParseOpenOptions(const std::string& json, OpenOptions* out) {
   Json j;
   ONESTORE_RETURN_IF_ERROR(ParseJsonText(json, "openStore options", &j));
   if (!j.is_object()) return Status::InvalidArgs("openStore: options must be an object");
@@ -266,7 +267,7 @@ Status ParseOpenOptions(const std::string& json, OpenOptions* out) {
   return Status::OK();
 }
 
-int64_t DefaultVectorCacheBytes(const OpenOptions& options) {
+ONESTORE_COLD int64_t DefaultVectorCacheBytes(const OpenOptions& options) {
   constexpr int64_t kMiB = 1 << 20;
   if (options.backend == "opfs") return 256 * kMiB;
   if (options.backend == "durable") return 32 * kMiB;
@@ -278,7 +279,7 @@ int64_t DefaultVectorCacheBytes(const OpenOptions& options) {
 
 Store::~Store() { Close(); }
 
-Status Store::Open(const OpenOptions& options, std::unique_ptr<Store>* out) {
+ONESTORE_COLD Status Store::Open(const OpenOptions& options, std::unique_ptr<Store>* out) {
   std::unique_ptr<Backend> backend;
   if (options.backend == "memory") {
     backend = NewMemoryBackend();
@@ -310,7 +311,7 @@ Status Store::Open(const OpenOptions& options, std::unique_ptr<Store>* out) {
   return Status::OK();
 }
 
-Status Store::OpenWith(std::unique_ptr<Backend> backend, const std::string& id,
+ONESTORE_COLD Status Store::OpenWith(std::unique_ptr<Backend> backend, const std::string& id,
                        std::unique_ptr<Store>* out, bool replica) {
   std::unique_ptr<Store> s(new Store());
   BackendState state;
@@ -370,7 +371,7 @@ std::string Quoted(const std::string& s) { return DescribeJson(Json(s)); }
 // Why `have` (the stored table after its migrations) is not what `want`
 // declares, or "" when their columns and key match (by name: an added
 // column comes last in the store, wherever the declaration lists it).
-std::string ColumnDifference(const TableSchema& have, const TableSchema& want) {
+ONESTORE_COLD std::string ColumnDifference(const TableSchema& have, const TableSchema& want) {
   for (const Column& c : want.columns) {
     const int pos = have.ColumnIndex(c.name);
     if (pos < 0) return "it declares column " + Quoted(c.name) + ", which the stored table has not";
@@ -402,7 +403,7 @@ std::string ColumnDifference(const TableSchema& have, const TableSchema& want) {
 // A migration's `update` ({col: expr}): one updateWhere of every row, checked
 // when the migration commits (against the table as the alters before it left
 // it).
-Json UpdateEveryRow(const std::string& table, const Json& set) {
+ONESTORE_COLD Json UpdateEveryRow(const std::string& table, const Json& set) {
   Json op = Json::object();
   op["op"] = "update";
   op["table"] = table;
@@ -412,7 +413,7 @@ Json UpdateEveryRow(const std::string& table, const Json& set) {
 }
 
 // The column names of an index (the key suffix included).
-std::vector<std::string> IndexColumnNames(const TableSchema& t, const Index& ix) {
+ONESTORE_COLD std::vector<std::string> IndexColumnNames(const TableSchema& t, const Index& ix) {
   std::vector<std::string> names;
   for (int c : ix.columns) names.push_back(t.columns[c].name);
   return names;
@@ -420,7 +421,7 @@ std::vector<std::string> IndexColumnNames(const TableSchema& t, const Index& ix)
 
 }  // namespace
 
-Status Store::Declare(const std::string& table_json, std::string* records) {
+ONESTORE_COLD Status Store::Declare(const std::string& table_json, std::string* records) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
   ONESTORE_RETURN_IF_ERROR(CheckOwnerWrite("table"));
   Json j;
@@ -995,7 +996,7 @@ Status Store::ReadOutboxEntries(int64_t after, int64_t limit, std::vector<Outbox
   return backend_->ReadOutbox(after, limit, out);
 }
 
-Status Store::TrimOutbox(int64_t up_to, int64_t* removed) {
+ONESTORE_COLD Status Store::TrimOutbox(int64_t up_to, int64_t* removed) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
   Status st = backend_->TrimOutbox(up_to, removed);
   if (st.code() == Code::kFenced || st.code() == Code::kStorageFailed) stopped_ = st;
@@ -1026,7 +1027,7 @@ Status Store::Documents(const std::string& request_json, std::string* answer) {
                        answer);
 }
 
-std::string Store::TablesJson(bool internal) const {
+ONESTORE_COLD std::string Store::TablesJson(bool internal) const {
   std::string out = "[";
   bool first = true;
   for (const auto& t : catalog_.All()) {
@@ -1039,7 +1040,7 @@ std::string Store::TablesJson(bool internal) const {
   return out;
 }
 
-Status Store::Promote() {
+ONESTORE_COLD Status Store::Promote() {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
   if (!replica_) return Status::InvalidArgs("promote: this store is not a replica");
   ONESTORE_RETURN_IF_ERROR(backend_->Begin());
@@ -1053,7 +1054,7 @@ Status Store::Promote() {
   return Status::OK();
 }
 
-Status Store::Split(const std::string& new_id, const std::string& origin_json) {
+ONESTORE_COLD Status Store::Split(const std::string& new_id, const std::string& origin_json) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
   if (replica_) return Status::InvalidArgs("split: a replica never drives a session, so it cannot split");
   if (new_id.empty()) return Status::InvalidArgs("split: the new session id is empty");
@@ -1081,7 +1082,7 @@ Status Store::Split(const std::string& new_id, const std::string& origin_json) {
   return Status::OK();
 }
 
-Status Store::Close() {
+ONESTORE_COLD Status Store::Close() {
   if (closed_) return Status::OK();
   closed_ = true;
   txs_.clear();

@@ -15,6 +15,7 @@
 
 #include "backends/memory/memory_testing.h"
 #include "backends/memory/plan.h"
+#include "onestore/cold.h"
 
 namespace onestore {
 
@@ -347,7 +348,7 @@ void MemoryBackend::Walk(const TableData& d, const ScanPlan& plan, const Entry* 
   }
 }
 
-Status MemoryBackend::Open(const std::string& new_id, BackendState* state) {
+ONESTORE_COLD Status MemoryBackend::Open(const std::string& new_id, BackendState* state) {
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
   if (id_.empty()) id_ = new_id;
   state->id = id_;
@@ -427,7 +428,7 @@ Status MemoryBackend::CheckRow(const TableSchema& t, const Row& row, const char*
   return Status::OK();
 }
 
-Status MemoryBackend::ApplyTable(const Op& op) {
+ONESTORE_COLD Status MemoryBackend::ApplyTable(const Op& op) {
   const TableSchema& decl = *op.table;
   const TableSchema* current = CurrentSchema(decl.name);
   if (current != nullptr) {
@@ -449,7 +450,7 @@ Status MemoryBackend::ApplyTable(const Op& op) {
 
 // Rewrites the rows the transaction sees into the new columns: memory rows
 // are arrays, so an alter copies them (a sqlite table is altered in place).
-Status MemoryBackend::ApplyAlter(const Op& op) {
+ONESTORE_COLD Status MemoryBackend::ApplyAlter(const Op& op) {
   const TableSchema& after = *op.table;
   const SchemaChange& ch = *op.change;
   const TableSchema* current = CurrentSchema(after.name);
@@ -812,7 +813,7 @@ Status MemoryBackend::ReadOutbox(int64_t after, int64_t limit, std::vector<Outbo
   return Status::OK();
 }
 
-Status MemoryBackend::TrimOutbox(int64_t up_to, int64_t* removed) {
+ONESTORE_COLD Status MemoryBackend::TrimOutbox(int64_t up_to, int64_t* removed) {
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
   auto end = outbox_.upper_bound(up_to);
   *removed = static_cast<int64_t>(std::distance(outbox_.begin(), end));
@@ -833,7 +834,7 @@ Status MemoryBackend::WriteNote(const std::string& key, const std::string& value
   return Status::OK();
 }
 
-Status MemoryBackend::Close() {
+ONESTORE_COLD Status MemoryBackend::Close() {
   Rollback();
   tables_.clear();
   outbox_.clear();

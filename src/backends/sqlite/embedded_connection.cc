@@ -10,6 +10,7 @@
 #include "backends/sqlite/vfs.h"
 #include "sqlite3.h"
 #include "writes/sql.h"
+#include "onestore/cold.h"
 
 namespace onestore {
 
@@ -111,7 +112,7 @@ Status EmbeddedConnection::Error(int rc, const std::string& what) const {
   return Status::StorageFailed(msg);
 }
 
-Status EmbeddedConnection::Open() {
+ONESTORE_COLD Status EmbeddedConnection::Open() {
   if (db_ != nullptr) return Status::InvalidArgs("the sqlite store is already open");
   if (options_.path.empty())
     return Status::InvalidArgs("sqlite: a path is needed (or \":memory:\")");
@@ -132,7 +133,7 @@ Status EmbeddedConnection::Open() {
   return s;
 }
 
-Status EmbeddedConnection::CopyTo(const std::string& path) {
+ONESTORE_COLD Status EmbeddedConnection::CopyTo(const std::string& path) {
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
   if (InTransaction()) return Status::InvalidArgs("copy to " + path + ": a transaction is open");
   sqlite3* dst = nullptr;
@@ -308,7 +309,7 @@ void EmbeddedConnection::Rollback() {
   sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
 }
 
-Status EmbeddedConnection::Close() {
+ONESTORE_COLD Status EmbeddedConnection::Close() {
   if (db_ == nullptr) return Status::OK();
   Rollback();
   for (auto& [sql, c] : cache_) sqlite3_finalize(c.stmt);
@@ -399,7 +400,7 @@ std::unique_ptr<SqlConnection> NewEmbeddedConnection(const SqliteOptions& option
   return std::make_unique<EmbeddedConnection>(options);
 }
 
-Status PeekSqliteStore(const std::string& path, bool private_copy, StorePeek* out) {
+ONESTORE_COLD Status PeekSqliteStore(const std::string& path, bool private_copy, StorePeek* out) {
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db,
                            private_copy ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY, nullptr);

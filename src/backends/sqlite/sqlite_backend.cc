@@ -18,6 +18,7 @@
 #include "query/sql.h"
 #include "values/json_text.h"
 #include "writes/sql.h"
+#include "onestore/cold.h"
 
 namespace onestore {
 
@@ -298,7 +299,7 @@ Status SqliteBackend::CheckEpoch() {
                          Status::Fenced("another owner holds the store"));
 }
 
-Status SqliteBackend::CheckIsStore() {
+ONESTORE_COLD Status SqliteBackend::CheckIsStore() {
   SqlRows rows;
   ONESTORE_RETURN_IF_ERROR(conn_->Run(
       "SELECT type, name FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
@@ -333,7 +334,7 @@ Status SqliteBackend::CheckIsStore() {
       "); open another path, or pass adoptForeign: true to add the store's tables to it");
 }
 
-Status SqliteBackend::Open(const std::string& new_id, BackendState* state) {
+ONESTORE_COLD Status SqliteBackend::Open(const std::string& new_id, BackendState* state) {
   if (open_) return Status::InvalidArgs("the sqlite store is already open");
   ONESTORE_RETURN_IF_ERROR(conn_->Open());
   open_ = true;
@@ -417,7 +418,7 @@ void SqliteBackend::AppendKeyWhere(const TableSchema& t, const Key& key, SqlBuil
     b->AppendIdent(t.columns[t.key[i]].name).Append(" = ").AppendParam(key[i]);
   }
 }
-Status SqliteBackend::ApplyTable(const TableSchema& t, const TableSchema* previous) {
+ONESTORE_COLD Status SqliteBackend::ApplyTable(const TableSchema& t, const TableSchema* previous) {
   const std::string table = QuoteIdent(t.name);
   if (previous == nullptr) {
     std::string sql = "CREATE TABLE " + table + " (";
@@ -482,7 +483,7 @@ Status SqliteBackend::ApplyTable(const TableSchema& t, const TableSchema* previo
 // COLUMN, ADD COLUMN with the default as a constant, so SQLite fills old rows
 // in when it reads them and rewrites none (SQLite allows no bound parameter
 // in a column definition).
-Status SqliteBackend::ApplyAlter(const TableSchema& t, const SchemaChange& ch) {
+ONESTORE_COLD Status SqliteBackend::ApplyAlter(const TableSchema& t, const SchemaChange& ch) {
   const std::string table = QuoteIdent(t.name);
   for (const std::string& name : ch.dropped_indexes) {
     ONESTORE_RETURN_IF_ERROR(conn_->Exec("DROP INDEX IF EXISTS " + QuoteIdent(t.name + "/" + name)));
@@ -893,7 +894,7 @@ Status SqliteBackend::ReadOutbox(int64_t after, int64_t limit, std::vector<Outbo
   return Status::OK();
 }
 
-Status SqliteBackend::TrimOutbox(int64_t up_to, int64_t* removed) {
+ONESTORE_COLD Status SqliteBackend::TrimOutbox(int64_t up_to, int64_t* removed) {
   ONESTORE_RETURN_IF_ERROR(Begin());
   SqlBuilder b = Builder();
   b.Append("DELETE FROM _outbox WHERE seq <= ").AppendParam(Value::Int(up_to));
@@ -934,7 +935,7 @@ Status SqliteBackend::WriteNote(const std::string& key, const std::string& value
   return conn_->Flush();
 }
 
-Status SqliteBackend::DiffWithCopy(const TableSchema& t, const std::string& copy,
+ONESTORE_COLD Status SqliteBackend::DiffWithCopy(const TableSchema& t, const std::string& copy,
                                    std::vector<Key>* gone, std::vector<Row>* changed,
                                    std::vector<Row>* added) {
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
@@ -999,7 +1000,7 @@ Status SqliteBackend::DiffWithCopy(const TableSchema& t, const std::string& copy
   return Status::OK();
 }
 
-Status SqliteBackend::Close() {
+ONESTORE_COLD Status SqliteBackend::Close() {
   if (!open_) return conn_->Close();
   Rollback();
   open_ = false;
