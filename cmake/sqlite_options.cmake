@@ -96,10 +96,12 @@ set(ONESTORE_SQLITE_OPTIONS
   SQLITE_OMIT_UPSERT
   SQLITE_OMIT_SCHEMA_PRAGMAS
   SQLITE_UNTESTABLE
-  # Views, ANALYZE and REINDEX: the parser still calls the function that
-  # starts each statement, which src/backends/sqlite/sqlite3_unit.c defines
-  # to refuse it with an error. (Triggers, window functions, CTEs, ATTACH
-  # and VACUUM are more entangled with the parser or the pager: left in.)
+  # Views, triggers, ANALYZE and REINDEX: the parser still calls the
+  # function that starts each statement, which
+  # src/backends/sqlite/sqlite3_unit.c defines to refuse it with an error.
+  # (Window functions and CTEs are more entangled with the parser, ATTACH
+  # and VACUUM with the pager: left in.)
+  SQLITE_OMIT_TRIGGER
   SQLITE_OMIT_VIEW
   SQLITE_OMIT_ANALYZE
   SQLITE_OMIT_REINDEX

@@ -3,12 +3,45 @@
  * omissions leave undefined.
  *
  * SQLite's parser comes pre-generated in the amalgamation, so it keeps the
- * grammar of every statement: compiled with SQLITE_OMIT_VIEW, _ANALYZE or
- * _REINDEX, its actions still call the function that starts the statement,
- * which the option removed. Each is defined here to refuse the statement with
- * an error (and free what the parser handed it), so that the rest of the
- * feature's code stays out of the build (issue 13: the download). No store
- * SQL creates a view, analyzes or reindexes. */
+ * grammar of every statement: compiled with SQLITE_OMIT_VIEW, _ANALYZE,
+ * _REINDEX or _TRIGGER, its actions still call the function that starts the
+ * statement, which the option removed. Each is defined here to refuse the
+ * statement with an error (and free what the parser handed it), so that the
+ * rest of the feature's code stays out of the build (issue 13: the
+ * download). No store SQL creates a view or a trigger, analyzes or reindexes.
+ * An error stops the parser at the token that raised it (sqlite3RunParser
+ * breaks on pParse->rc), so a CREATE TRIGGER ends at its BEGIN. */
+#ifdef SQLITE_OMIT_TRIGGER
+/* Triggers: the parser's actions call these without a prototype in sight
+ * (the amalgamation declares them only when triggers are in), so they are
+ * declared here, before it, with the struct tags its typedefs name. */
+struct Parse;
+struct Token;
+struct IdList;
+struct SrcList;
+struct Expr;
+struct ExprList;
+struct Select;
+struct Upsert;
+struct TriggerStep;
+struct sqlite3;
+static void sqlite3BeginTrigger(struct Parse *, struct Token *, struct Token *, int, int, struct IdList *,
+                                struct SrcList *, struct Expr *, int, int);
+static void sqlite3FinishTrigger(struct Parse *, struct TriggerStep *, struct Token *);
+static void sqlite3DropTrigger(struct Parse *, struct SrcList *, int);
+static void sqlite3DeleteTriggerStep(struct sqlite3 *, struct TriggerStep *);
+static struct TriggerStep *sqlite3TriggerSelectStep(struct sqlite3 *, struct Select *, const char *,
+                                                    const char *);
+static struct TriggerStep *sqlite3TriggerInsertStep(struct Parse *, struct Token *, struct IdList *,
+                                                    struct Select *, unsigned char, struct Upsert *,
+                                                    const char *, const char *);
+static struct TriggerStep *sqlite3TriggerUpdateStep(struct Parse *, struct Token *, struct SrcList *,
+                                                    struct ExprList *, struct Expr *, unsigned char,
+                                                    const char *, const char *);
+static struct TriggerStep *sqlite3TriggerDeleteStep(struct Parse *, struct Token *, struct Expr *,
+                                                    const char *, const char *);
+#endif
+
 #include "sqlite3.c"
 
 #ifdef SQLITE_OMIT_VIEW
@@ -38,5 +71,88 @@ SQLITE_PRIVATE void sqlite3Reindex(Parse *pParse, Token *pName1, Token *pName2) 
   (void)pName1;
   (void)pName2;
   sqlite3ErrorMsg(pParse, "REINDEX is not in this build of SQLite (onestore)");
+}
+#endif
+
+#ifdef SQLITE_OMIT_TRIGGER
+SQLITE_PRIVATE void sqlite3BeginTrigger(Parse *pParse, Token *pName1, Token *pName2, int tr_tm, int op,
+                                        IdList *pColumns, SrcList *pTableName, Expr *pWhen, int isTemp,
+                                        int noErr) {
+  (void)pName1;
+  (void)pName2;
+  (void)tr_tm;
+  (void)op;
+  (void)isTemp;
+  (void)noErr;
+  sqlite3ErrorMsg(pParse, "CREATE TRIGGER is not in this build of SQLite (onestore)");
+  sqlite3IdListDelete(pParse->db, pColumns);
+  sqlite3SrcListDelete(pParse->db, pTableName);
+  sqlite3ExprDelete(pParse->db, pWhen);
+}
+
+SQLITE_PRIVATE void sqlite3DropTrigger(Parse *pParse, SrcList *pName, int noErr) {
+  (void)noErr;
+  sqlite3ErrorMsg(pParse, "DROP TRIGGER is not in this build of SQLite (onestore)");
+  sqlite3SrcListDelete(pParse->db, pName);
+}
+
+/* The parser reaches what follows only after a sqlite3BeginTrigger that
+ * succeeded, which never happens: no step is ever built, and there is no list
+ * of steps to finish or delete. Each still frees what it is handed. */
+SQLITE_PRIVATE void sqlite3DeleteTriggerStep(sqlite3 *db, TriggerStep *pStep) {
+  (void)db;
+  (void)pStep;
+}
+
+SQLITE_PRIVATE void sqlite3FinishTrigger(Parse *pParse, TriggerStep *pStepList, Token *pAll) {
+  (void)pStepList;
+  (void)pAll;
+  sqlite3ErrorMsg(pParse, "CREATE TRIGGER is not in this build of SQLite (onestore)");
+}
+
+SQLITE_PRIVATE TriggerStep *sqlite3TriggerSelectStep(sqlite3 *db, Select *pSelect, const char *zStart,
+                                                     const char *zEnd) {
+  (void)zStart;
+  (void)zEnd;
+  sqlite3SelectDelete(db, pSelect);
+  return 0;
+}
+
+SQLITE_PRIVATE TriggerStep *sqlite3TriggerInsertStep(Parse *pParse, Token *pTableName, IdList *pColumn,
+                                                     Select *pSelect, u8 orconf, Upsert *pUpsert,
+                                                     const char *zStart, const char *zEnd) {
+  (void)pTableName;
+  (void)orconf;
+  (void)pUpsert; /* no upserts in this build (SQLITE_OMIT_UPSERT): always 0 */
+  (void)zStart;
+  (void)zEnd;
+  sqlite3ErrorMsg(pParse, "CREATE TRIGGER is not in this build of SQLite (onestore)");
+  sqlite3IdListDelete(pParse->db, pColumn);
+  sqlite3SelectDelete(pParse->db, pSelect);
+  return 0;
+}
+
+SQLITE_PRIVATE TriggerStep *sqlite3TriggerUpdateStep(Parse *pParse, Token *pTableName, SrcList *pFrom,
+                                                     ExprList *pEList, Expr *pWhere, u8 orconf,
+                                                     const char *zStart, const char *zEnd) {
+  (void)pTableName;
+  (void)orconf;
+  (void)zStart;
+  (void)zEnd;
+  sqlite3ErrorMsg(pParse, "CREATE TRIGGER is not in this build of SQLite (onestore)");
+  sqlite3SrcListDelete(pParse->db, pFrom);
+  sqlite3ExprListDelete(pParse->db, pEList);
+  sqlite3ExprDelete(pParse->db, pWhere);
+  return 0;
+}
+
+SQLITE_PRIVATE TriggerStep *sqlite3TriggerDeleteStep(Parse *pParse, Token *pTableName, Expr *pWhere,
+                                                     const char *zStart, const char *zEnd) {
+  (void)pTableName;
+  (void)zStart;
+  (void)zEnd;
+  sqlite3ErrorMsg(pParse, "CREATE TRIGGER is not in this build of SQLite (onestore)");
+  sqlite3ExprDelete(pParse->db, pWhere);
+  return 0;
 }
 #endif
