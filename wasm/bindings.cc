@@ -8,15 +8,15 @@
 #include <memory>
 #include <string>
 
+#include "archive/archive.h"
 #include "backends/sqlite/sqlite_backend.h"
 #include "backends/sqlite/vfs.h"
 #include "commit/store.h"
 #include "durable_connection.h"  // wasm/ sources include their neighbours by name
+#include "history/log.h"
 #include "js_file_system.h"
 #include "onestore/cold.h"
 #include "onestore/status.h"
-#include "archive/archive.h"
-#include "history/log.h"
 #include "snapshot/snapshot.h"
 #include "sync/fingerprint.h"
 #include "sync/replica.h"
@@ -399,7 +399,8 @@ class Core {
   // The restore commit from the memory copy `id` (path "") or the snapshot
   // file `path`; answers as commit does.
   ONESTORE_COLD std::string snapshotRestore(const std::string& id, const std::string& path,
-                              const std::string& marker_json, const std::string& meta_json) {
+                                            const std::string& marker_json,
+                                            const std::string& meta_json) {
     std::string result;
     return WithStore(
         [&](Store* st) {
@@ -422,8 +423,9 @@ class Core {
   // The restore commit from a snapshot kept as copies of the tables in the
   // store's own database (a Durable Object's: js/snapshots-durable.js);
   // `copies_json` as Snapshots::RestoreCopies takes it. Answers as commit.
-  ONESTORE_COLD std::string snapshotRestoreCopies(const std::string& copies_json, const std::string& marker_json,
-                                    const std::string& meta_json) {
+  ONESTORE_COLD std::string snapshotRestoreCopies(const std::string& copies_json,
+                                                  const std::string& marker_json,
+                                                  const std::string& meta_json) {
     std::string result;
     return WithStore(
         [&](Store* st) {
@@ -434,7 +436,8 @@ class Core {
 
   // seedView from a snapshot kept as copies of the tables in the database
   // of `source` (snapshotRestoreCopies), taken at `head`.
-  ONESTORE_COLD std::string seedViewCopies(Core& source, const std::string& copies_json, double head) {
+  ONESTORE_COLD std::string seedViewCopies(Core& source, const std::string& copies_json,
+                                           double head) {
     std::string out;
     return WithStore(
         [&](Store* st) {
@@ -555,8 +558,8 @@ class Core {
   }
 
   // Opens the snapshot file `path` of snapshot `id` for `what`.
-  ONESTORE_COLD static Status OpenSnapshotFile(const std::string& id, const std::string& path, const char* what,
-                                 std::unique_ptr<Store>* out) {
+  ONESTORE_COLD static Status OpenSnapshotFile(const std::string& id, const std::string& path,
+                                               const char* what, std::unique_ptr<Store>* out) {
     OpenOptions o;
     o.backend = "sqlite";
     o.path = path;

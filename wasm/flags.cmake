@@ -64,6 +64,10 @@ set(ONESTORE_WASM_SIZE_SOURCES
   src/snapshot/snapshot.cc
   src/values/vector.cc
   src/backends/sqlite/list_table.cc
+  # Issue 13, step two: nearest and its vector cache (no commit, get or page
+  # runs them).
+  src/vectors/nearest.cc
+  src/vectors/vector_cache.cc
   # The durable and file-system bridges, whose time is the JS on the other
   # side. Not wasm/bindings.cc (Core's embind wrappers): at -Os it saved
   # about 5 KB gzipped and made every call slower (a relaxed file commit,
@@ -140,6 +144,9 @@ set(ONESTORE_WASM_LINK_FLAGS
   # "Issue 13, the download under 500 KB"). -sMALLOC=emmalloc: 2.7 KB
   # smaller, document loads 1.3-1.4x slower; not kept either.
   -O3
+  # wasm-opt runs its passes until the module stops shrinking: 1.1 KB
+  # smaller gzipped for about 20 s more of each link (issue 13, step two).
+  -sBINARYEN_EXTRA_PASSES=--converge
 )
 
 # The reference link of wasm/order-functions.mjs (CMakeLists.txt,

@@ -1,17 +1,16 @@
 #include "commit/store.h"
 
 #include <algorithm>
-
 #include <chrono>
 #include <string_view>
 
 #include "backends/memory/memory_backend.h"
 #include "backends/sqlite/sqlite_backend.h"
 #include "documents/documents.h"
-#include "values/json_text.h"
-#include "writes/binary_ops.h"
-#include "vectors/nearest.h"
 #include "onestore/cold.h"
+#include "values/json_text.h"
+#include "vectors/nearest.h"
+#include "writes/binary_ops.h"
 
 namespace onestore {
 
@@ -312,7 +311,7 @@ ONESTORE_COLD Status Store::Open(const OpenOptions& options, std::unique_ptr<Sto
 }
 
 ONESTORE_COLD Status Store::OpenWith(std::unique_ptr<Backend> backend, const std::string& id,
-                       std::unique_ptr<Store>* out, bool replica) {
+                                     std::unique_ptr<Store>* out, bool replica) {
   std::unique_ptr<Store> s(new Store());
   BackendState state;
   ONESTORE_RETURN_IF_ERROR(backend->Open(id.empty() ? NewId() : id, &state));

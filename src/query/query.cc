@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "onestore/cold.h"
 #include "values/json_text.h"
 
 namespace onestore {
@@ -52,8 +53,8 @@ bool PredOpFromName(std::string_view name, PredOp* op) {
 }
 
 // Resolves a column operand of a predicate or an order term.
-Status ResolveColumn(const Json& name, const TableSchema& t, const std::string& where,
-                     const char* use, int* pos) {
+ONESTORE_COLD Status ResolveColumn(const Json& name, const TableSchema& t, const std::string& where,
+                                   const char* use, int* pos) {
   if (!name.is_string()) {
     return Status::InvalidArgs(where + ": " + DescribeJson(name) + " is not a column name");
   }
@@ -72,8 +73,8 @@ Status ResolveColumn(const Json& name, const TableSchema& t, const std::string& 
   return Status::OK();
 }
 
-Status Operand(const Json& j, const TableSchema& t, int column, const std::string& where,
-               const char* op, Value* out) {
+ONESTORE_COLD Status Operand(const Json& j, const TableSchema& t, int column,
+                             const std::string& where, const char* op, Value* out) {
   if (j.is_null()) {
     return Status::InvalidArgs(where + ": " + op + " on column \"" + t.columns[column].name +
                                "\" got null; a comparison with null is never true, use isNull");
@@ -83,13 +84,13 @@ Status Operand(const Json& j, const TableSchema& t, int column, const std::strin
 
 }  // namespace
 
-Status ParsePredicate(const Json& j, const TableSchema& t, const std::string& where,
-                      Predicate* out) {
+ONESTORE_COLD Status ParsePredicate(const Json& j, const TableSchema& t, const std::string& where,
+                                    Predicate* out) {
   return ParsePredicateAt(j, t, where, 0, out);
 }
 
-Status ParsePredicateAt(const Json& j, const TableSchema& t, const std::string& where, int depth,
-                        Predicate* out) {
+ONESTORE_COLD Status ParsePredicateAt(const Json& j, const TableSchema& t, const std::string& where,
+                                      int depth, Predicate* out) {
   if (depth >= kMaxNesting) {
     return Status::InvalidArgs(where + ": the where nests deeper than " +
                                std::to_string(kMaxNesting) + " levels");
@@ -306,7 +307,9 @@ uint64_t OrderFingerprint(const Query& q, bool reversed) {
 
 }  // namespace
 
-Status ParseQuery(const Json& j, const TableSchema& t, const std::string& where, Query* out) {
+// A query-cache miss (Store::ParsedQuery) or an updateWhere/deleteWhere: cold.
+ONESTORE_COLD Status ParseQuery(const Json& j, const TableSchema& t, const std::string& where,
+                                Query* out) {
   Query q;
   q.table = &t;
   if (!j.is_object())

@@ -8,9 +8,9 @@
 #include "backends/sqlite/list_table.h"
 #include "backends/sqlite/sqlite_backend.h"
 #include "backends/sqlite/vfs.h"
+#include "onestore/cold.h"
 #include "sqlite3.h"
 #include "writes/sql.h"
-#include "onestore/cold.h"
 
 namespace onestore {
 

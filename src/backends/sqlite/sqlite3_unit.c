@@ -25,8 +25,8 @@ struct Select;
 struct Upsert;
 struct TriggerStep;
 struct sqlite3;
-static void sqlite3BeginTrigger(struct Parse *, struct Token *, struct Token *, int, int, struct IdList *,
-                                struct SrcList *, struct Expr *, int, int);
+static void sqlite3BeginTrigger(struct Parse *, struct Token *, struct Token *, int, int,
+                                struct IdList *, struct SrcList *, struct Expr *, int, int);
 static void sqlite3FinishTrigger(struct Parse *, struct TriggerStep *, struct Token *);
 static void sqlite3DropTrigger(struct Parse *, struct SrcList *, int);
 static void sqlite3DeleteTriggerStep(struct sqlite3 *, struct TriggerStep *);
@@ -35,9 +35,10 @@ static struct TriggerStep *sqlite3TriggerSelectStep(struct sqlite3 *, struct Sel
 static struct TriggerStep *sqlite3TriggerInsertStep(struct Parse *, struct Token *, struct IdList *,
                                                     struct Select *, unsigned char, struct Upsert *,
                                                     const char *, const char *);
-static struct TriggerStep *sqlite3TriggerUpdateStep(struct Parse *, struct Token *, struct SrcList *,
-                                                    struct ExprList *, struct Expr *, unsigned char,
-                                                    const char *, const char *);
+static struct TriggerStep *sqlite3TriggerUpdateStep(struct Parse *, struct Token *,
+                                                    struct SrcList *, struct ExprList *,
+                                                    struct Expr *, unsigned char, const char *,
+                                                    const char *);
 static struct TriggerStep *sqlite3TriggerDeleteStep(struct Parse *, struct Token *, struct Expr *,
                                                     const char *, const char *);
 #endif
@@ -75,9 +76,9 @@ SQLITE_PRIVATE void sqlite3Reindex(Parse *pParse, Token *pName1, Token *pName2) 
 #endif
 
 #ifdef SQLITE_OMIT_TRIGGER
-SQLITE_PRIVATE void sqlite3BeginTrigger(Parse *pParse, Token *pName1, Token *pName2, int tr_tm, int op,
-                                        IdList *pColumns, SrcList *pTableName, Expr *pWhen, int isTemp,
-                                        int noErr) {
+SQLITE_PRIVATE void sqlite3BeginTrigger(Parse *pParse, Token *pName1, Token *pName2, int tr_tm,
+                                        int op, IdList *pColumns, SrcList *pTableName, Expr *pWhen,
+                                        int isTemp, int noErr) {
   (void)pName1;
   (void)pName2;
   (void)tr_tm;
@@ -110,17 +111,18 @@ SQLITE_PRIVATE void sqlite3FinishTrigger(Parse *pParse, TriggerStep *pStepList, 
   sqlite3ErrorMsg(pParse, "CREATE TRIGGER is not in this build of SQLite (onestore)");
 }
 
-SQLITE_PRIVATE TriggerStep *sqlite3TriggerSelectStep(sqlite3 *db, Select *pSelect, const char *zStart,
-                                                     const char *zEnd) {
+SQLITE_PRIVATE TriggerStep *sqlite3TriggerSelectStep(sqlite3 *db, Select *pSelect,
+                                                     const char *zStart, const char *zEnd) {
   (void)zStart;
   (void)zEnd;
   sqlite3SelectDelete(db, pSelect);
   return 0;
 }
 
-SQLITE_PRIVATE TriggerStep *sqlite3TriggerInsertStep(Parse *pParse, Token *pTableName, IdList *pColumn,
-                                                     Select *pSelect, u8 orconf, Upsert *pUpsert,
-                                                     const char *zStart, const char *zEnd) {
+SQLITE_PRIVATE TriggerStep *sqlite3TriggerInsertStep(Parse *pParse, Token *pTableName,
+                                                     IdList *pColumn, Select *pSelect, u8 orconf,
+                                                     Upsert *pUpsert, const char *zStart,
+                                                     const char *zEnd) {
   (void)pTableName;
   (void)orconf;
   (void)pUpsert; /* no upserts in this build (SQLITE_OMIT_UPSERT): always 0 */
@@ -132,9 +134,10 @@ SQLITE_PRIVATE TriggerStep *sqlite3TriggerInsertStep(Parse *pParse, Token *pTabl
   return 0;
 }
 
-SQLITE_PRIVATE TriggerStep *sqlite3TriggerUpdateStep(Parse *pParse, Token *pTableName, SrcList *pFrom,
-                                                     ExprList *pEList, Expr *pWhere, u8 orconf,
-                                                     const char *zStart, const char *zEnd) {
+SQLITE_PRIVATE TriggerStep *sqlite3TriggerUpdateStep(Parse *pParse, Token *pTableName,
+                                                     SrcList *pFrom, ExprList *pEList, Expr *pWhere,
+                                                     u8 orconf, const char *zStart,
+                                                     const char *zEnd) {
   (void)pTableName;
   (void)orconf;
   (void)zStart;

@@ -15,10 +15,10 @@
 #include <utility>
 
 #include "backends/sqlite/embedded_connection.h"
+#include "onestore/cold.h"
 #include "query/sql.h"
 #include "values/json_text.h"
 #include "writes/sql.h"
-#include "onestore/cold.h"
 
 namespace onestore {
 
@@ -936,8 +936,8 @@ Status SqliteBackend::WriteNote(const std::string& key, const std::string& value
 }
 
 ONESTORE_COLD Status SqliteBackend::DiffWithCopy(const TableSchema& t, const std::string& copy,
-                                   std::vector<Key>* gone, std::vector<Row>* changed,
-                                   std::vector<Row>* added) {
+                                                 std::vector<Key>* gone, std::vector<Row>* changed,
+                                                 std::vector<Row>* added) {
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
   const std::string what = "comparing table \"" + t.name + "\" with its snapshot copy";
   // "a.k1 = b.k1 AND ...": the same key in the two tables.
