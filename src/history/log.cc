@@ -28,11 +28,9 @@ Status SeqField(const Json& req, const char* name, int64_t min, int64_t* out, bo
 // The part of a record a filter looks at: everything but the ops, which
 // the parser skips without building them.
 Status RecordHead(const std::string& record, Json* head) {
-  Json::parser_callback_t skip_ops = [](int depth, Json::parse_event_t event, Json& parsed) {
-    return !(depth == 1 && event == Json::parse_event_t::key && parsed == "ops");
-  };
-  *head = Json::parse(record, skip_ops, /*allow_exceptions=*/false);
-  if (head->is_discarded() || !head->is_object()) {
+  bool too_deep = false;
+  if (!TryParseJsonTextWithout(record, "ops", kNoJsonDepthLimit, head, &too_deep) ||
+      !head->is_object()) {
     return Status::InvalidArgs("store.log: an outbox record is not a JSON object: " + record.substr(0, 80));
   }
   return Status::OK();

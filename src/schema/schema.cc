@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <set>
+#include <utility>
 
+#include "values/json_text.h"
 #include "values/vector.h"
 
 namespace onestore {
@@ -27,7 +29,10 @@ Json ColumnJson(const Column& c) {
   if (c.has_default) {
     std::string text;
     c.def.AppendJson(&text);
-    cj["default"] = Json::parse(text, nullptr, false);
+    Json def;
+    bool too_deep = false;
+    if (!TryParseJsonText(text, kNoJsonDepthLimit, &def, &too_deep)) def = Json();
+    cj["default"] = std::move(def);
   }
   return cj;
 }

@@ -2,6 +2,7 @@
 // itself never recurses) into a DOM built here.
 #include "values/json_text.h"
 
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -18,20 +19,35 @@ class DomBuilder {
  public:
   using Members = Json::object_t::Container;  // the vector under ordered_map
 
-  DomBuilder(Json* root, int max_depth) : root_(root), max_depth_(max_depth) {}
+  // `skip_member`: a member of the top-level object by that name is read and
+  // dropped, whatever its depth (empty: none).
+  DomBuilder(Json* root, int max_depth, std::string_view skip_member = {})
+      : root_(root), max_depth_(max_depth), skip_member_(skip_member) {}
 
-  bool null() { return Put(nullptr) != nullptr; }
-  bool boolean(bool v) { return Put(v) != nullptr; }
-  bool number_integer(Json::number_integer_t v) { return Put(v) != nullptr; }
-  bool number_unsigned(Json::number_unsigned_t v) { return Put(v) != nullptr; }
-  bool number_float(Json::number_float_t v, const Json::string_t&) { return Put(v) != nullptr; }
-  bool string(Json::string_t& v) { return Put(std::move(v)) != nullptr; }
+  bool null() { return skipping_ ? SkipScalar() : Put(nullptr) != nullptr; }
+  bool boolean(bool v) { return skipping_ ? SkipScalar() : Put(v) != nullptr; }
+  bool number_integer(Json::number_integer_t v) {
+    return skipping_ ? SkipScalar() : Put(v) != nullptr;
+  }
+  bool number_unsigned(Json::number_unsigned_t v) {
+    return skipping_ ? SkipScalar() : Put(v) != nullptr;
+  }
+  bool number_float(Json::number_float_t v, const Json::string_t&) {
+    return skipping_ ? SkipScalar() : Put(v) != nullptr;
+  }
+  bool string(Json::string_t& v) { return skipping_ ? SkipScalar() : Put(std::move(v)) != nullptr; }
   bool binary(Json::binary_t&) { return false; }  // not in JSON text
 
-  bool start_object(std::size_t) { return Open(Json::object()); }
-  bool start_array(std::size_t) { return Open(Json::array()); }
+  bool start_object(std::size_t) { return skipping_ ? SkipOpen() : Open(Json::object()); }
+  bool start_array(std::size_t) { return skipping_ ? SkipOpen() : Open(Json::array()); }
 
   bool key(Json::string_t& k) {
+    if (skipping_) return true;
+    if (stack_.size() == 1 && !skip_member_.empty() && k == skip_member_) {
+      skipping_ = true;  // until its value ends
+      skip_open_ = 0;
+      return true;
+    }
     // Appended without a lookup; repeated keys are merged at end_object.
     Members& m = stack_.back()->get_ref<Json::object_t&>();
     m.emplace_back(std::move(k), nullptr);
@@ -40,10 +56,11 @@ class DomBuilder {
   }
 
   bool end_object() {
+    if (skipping_) return SkipClose();
     MergeRepeatedKeys(&stack_.back()->get_ref<Json::object_t&>());
     return Close();
   }
-  bool end_array() { return Close(); }
+  bool end_array() { return skipping_ ? SkipClose() : Close(); }
 
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
     return false;
@@ -80,6 +97,22 @@ class DomBuilder {
 
   bool Close() {
     stack_.pop_back();
+    return true;
+  }
+
+  // The skipped member's value: a scalar ends it at once, a container when
+  // the one it opened closes. Nothing of it is built, so its depth is not
+  // limited (the reader itself does not recurse).
+  bool SkipScalar() {
+    if (skip_open_ == 0) skipping_ = false;
+    return true;
+  }
+  bool SkipOpen() {
+    ++skip_open_;
+    return true;
+  }
+  bool SkipClose() {
+    if (--skip_open_ == 0) skipping_ = false;
     return true;
   }
 
@@ -120,18 +153,26 @@ class DomBuilder {
   std::vector<Json*> stack_;
   Json* member_ = nullptr;  // the value slot of the key just read
   bool too_deep_ = false;
+  const std::string_view skip_member_;
+  bool skipping_ = false;  // inside the value of a skipped member
+  int skip_open_ = 0;      // its arrays and objects open so far
 };
 
 }  // namespace
 
 bool TryParseJsonText(std::string_view text, int max_depth, Json* out, bool* too_deep) {
+  return TryParseJsonTextWithout(text, std::string_view(), max_depth, out, too_deep);
+}
+
+bool TryParseJsonTextWithout(std::string_view text, std::string_view skip_member, int max_depth,
+                             Json* out, bool* too_deep) {
   *too_deep = false;
   // nlohmann's lexer takes a NUL byte for the end of the input, so
   // "[1]\0anything" would read as [1]. No JSON text holds a raw NUL (inside
   // a string it is written \u0000): a text with one is not JSON.
   if (text.find('\0') != std::string_view::npos) return false;
   Json root;
-  DomBuilder builder(&root, max_depth);
+  DomBuilder builder(&root, max_depth, skip_member);
   const bool ok = Json::sax_parse(text.data(), text.data() + text.size(), &builder,
                                   nlohmann::detail::input_format_t::json, /*strict=*/true);
   *too_deep = builder.too_deep();

@@ -42,6 +42,18 @@ Status ParseJsonText(std::string_view text, const std::string& what, Json* out,
 // their own error (a cursor is invalid/cursor, not invalid/args).
 bool TryParseJsonText(std::string_view text, int max_depth, Json* out, bool* too_deep);
 
+// As TryParseJsonText, except that a member of the top-level object named
+// `skip_member` is read and left out of *out (its value, not built, has no
+// depth limit). The one reader of JSON in the core besides nlohmann's own
+// Json::parse, which the wasm build no longer links (issue 13: its DOM and
+// callback parsers were a second copy of the reader).
+bool TryParseJsonTextWithout(std::string_view text, std::string_view skip_member, int max_depth,
+                             Json* out, bool* too_deep);
+
+// A depth limit for text the store wrote itself (records, stored defaults),
+// which Json::parse read without one.
+constexpr int kNoJsonDepthLimit = 1 << 30;
+
 }  // namespace onestore
 
 #endif  // ONESTORE_VALUES_JSON_TEXT_H_
