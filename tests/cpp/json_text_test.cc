@@ -3,7 +3,8 @@
 // trapped; objects with many keys are read in linear time with their order
 // kept; repeated keys merge as JSON.parse merges them; a json cell holding an
 // int beyond 2^53 (or a string) goes to JS as JSON text; NaN and the
-// infinities are printed as such in messages.
+// infinities are printed as such in messages; a top-level member can be
+// skipped (a record's ops, for the log).
 #include "values/json_text.h"
 
 #include <gtest/gtest.h>
@@ -96,6 +97,36 @@ TEST(JsonTextTest, AnObjectWithManyKeysIsReadInLinearTimeWithItsOrder) {
   EXPECT_EQ(j.begin().key(), "k0");
   EXPECT_EQ(std::next(j.begin()).key(), "k7919");
   EXPECT_EQ(j.dump(), big);
+}
+
+// TryParseJsonTextWithout: how the log reads a record's head without its
+// ops (history/log.cc), in place of Json::parse with a callback.
+TEST(JsonTextTest, ASkippedTopLevelMemberIsReadAndLeftOutWhateverItHolds) {
+  Json j;
+  bool too_deep = false;
+  ASSERT_TRUE(TryParseJsonTextWithout(
+      R"({"seq":3,"ops":[{"op":"put","row":{"ops":1,"a":[[[]]]}}],"actor":{"ops":"kept"},"ops":7,"at":9})",
+      "ops", kMaxJsonDepth, &j, &too_deep));
+  // Only the top level's "ops" go, each of them; a nested "ops" stays.
+  EXPECT_EQ(j.dump(), R"({"seq":3,"actor":{"ops":"kept"},"at":9})");
+  // A skipped scalar, and a skipped member last.
+  ASSERT_TRUE(TryParseJsonTextWithout(R"({"ops":null,"a":1,"ops":"x"})", "ops", kMaxJsonDepth, &j,
+                                      &too_deep));
+  EXPECT_EQ(j.dump(), R"({"a":1})");
+  // Not an object: nothing to skip, read as it is.
+  ASSERT_TRUE(TryParseJsonTextWithout(R"(["ops",{"ops":1}])", "ops", kMaxJsonDepth, &j, &too_deep));
+  EXPECT_EQ(j.dump(), R"(["ops",{"ops":1}])");
+  // The skipped value is not built, so its nesting is not limited; the rest is.
+  const std::string deep(50, '[');
+  const std::string closed(50, ']');
+  ASSERT_TRUE(TryParseJsonTextWithout("{\"ops\":" + deep + closed + ",\"a\":2}", "ops", 10, &j,
+                                      &too_deep));
+  EXPECT_EQ(j.dump(), R"({"a":2})");
+  EXPECT_FALSE(TryParseJsonTextWithout("{\"a\":" + deep + closed + "}", "ops", 10, &j, &too_deep));
+  EXPECT_TRUE(too_deep);
+  // Malformed text inside the skipped value still fails the whole text.
+  EXPECT_FALSE(TryParseJsonTextWithout(R"({"ops":[1,},"a":1})", "ops", kMaxJsonDepth, &j, &too_deep));
+  EXPECT_FALSE(too_deep);
 }
 
 TEST(JsonTextTest, UnsafeIntsAreFoundOutsideStrings) {
