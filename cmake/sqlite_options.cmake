@@ -96,11 +96,11 @@ set(ONESTORE_SQLITE_OPTIONS
   SQLITE_OMIT_UPSERT
   SQLITE_OMIT_SCHEMA_PRAGMAS
   SQLITE_UNTESTABLE
-  # Views, triggers, ANALYZE and REINDEX: the parser still calls the
-  # function that starts each statement, which
+  # Views, triggers, ANALYZE, REINDEX, ATTACH and with it VACUUM: the
+  # parser still calls the function that starts each statement, which
   # src/backends/sqlite/sqlite3_unit.c defines to refuse it with an error.
-  # (Window functions and CTEs are more entangled with the parser, ATTACH
-  # and VACUUM with the pager: left in.)
+  # (Window functions and CTEs are more entangled with the parser: left in.)
+  SQLITE_OMIT_ATTACH
   SQLITE_OMIT_TRIGGER
   SQLITE_OMIT_VIEW
   SQLITE_OMIT_ANALYZE

@@ -1,6 +1,7 @@
 #include "writes/writes.h"
 
 #include "documents/documents.h"
+#include "onestore/cold.h"
 
 namespace onestore {
 
@@ -47,7 +48,7 @@ bool ExprOpFromName(std::string_view n, ExprOp* op) {
 
 // Parses an expression whose result goes into a cell of type `want` of
 // column `target`. A bare JSON value (not an object) is a literal.
-Status ParseExpr(const Json& j, const TableSchema& t, int target, Type want,
+ONESTORE_COLD Status ParseExpr(const Json& j, const TableSchema& t, int target, Type want,
                  const std::string& where, int depth, Expr* out) {
   if (depth >= kMaxNesting) {
     return Status::InvalidArgs(where + ": the expression nests deeper than " +
@@ -175,7 +176,7 @@ Status ParseExpr(const Json& j, const TableSchema& t, int target, Type want,
   return Status::OK();
 }
 
-Status ParseSet(const Json& j, const TableSchema& t, const std::string& where,
+ONESTORE_COLD Status ParseSet(const Json& j, const TableSchema& t, const std::string& where,
                 std::vector<SetItem>* out) {
   if (!j.is_object() || j.empty()) {
     return Status::InvalidArgs(where + ": a set is a non-empty object {column: expression}, got " +

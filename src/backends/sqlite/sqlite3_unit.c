@@ -4,11 +4,13 @@
  *
  * SQLite's parser comes pre-generated in the amalgamation, so it keeps the
  * grammar of every statement: compiled with SQLITE_OMIT_VIEW, _ANALYZE,
- * _REINDEX or _TRIGGER, its actions still call the function that starts the
- * statement, which the option removed. Each is defined here to refuse the
+ * _REINDEX, _TRIGGER or _ATTACH (which takes VACUUM with it), its actions
+ * still call the function that starts the statement, which the option
+ * removed. Each is defined here to refuse the
  * statement with an error (and free what the parser handed it), so that the
  * rest of the feature's code stays out of the build (issue 13: the
- * download). No store SQL creates a view or a trigger, analyzes or reindexes.
+ * download). No store SQL creates a view or a trigger, analyzes, reindexes,
+ * attaches or vacuums (a snapshot copies the file with the backup API).
  * An error stops the parser at the token that raised it (sqlite3RunParser
  * breaks on pParse->rc), so a CREATE TRIGGER ends at its BEGIN. */
 #ifdef SQLITE_OMIT_TRIGGER
@@ -157,5 +159,34 @@ SQLITE_PRIVATE TriggerStep *sqlite3TriggerDeleteStep(Parse *pParse, Token *pTabl
   sqlite3ErrorMsg(pParse, "CREATE TRIGGER is not in this build of SQLite (onestore)");
   sqlite3ExprDelete(pParse->db, pWhere);
   return 0;
+}
+#endif
+
+#ifdef SQLITE_OMIT_ATTACH
+SQLITE_PRIVATE void sqlite3Attach(Parse *pParse, Expr *pFilename, Expr *pDbname, Expr *pKey) {
+  sqlite3ErrorMsg(pParse, "ATTACH is not in this build of SQLite (onestore)");
+  sqlite3ExprDelete(pParse->db, pFilename);
+  sqlite3ExprDelete(pParse->db, pDbname);
+  sqlite3ExprDelete(pParse->db, pKey);
+}
+
+SQLITE_PRIVATE void sqlite3Detach(Parse *pParse, Expr *pDbname) {
+  sqlite3ErrorMsg(pParse, "DETACH is not in this build of SQLite (onestore)");
+  sqlite3ExprDelete(pParse->db, pDbname);
+}
+
+/* Whether database iDb of db goes by zName: its schema name ("main",
+ * "temp"), or "main" for database 0 whatever it is called. Name lookups
+ * outside ATTACH need it (attach.c, which the option leaves out, has it). */
+SQLITE_PRIVATE int sqlite3DbIsNamed(sqlite3 *db, int iDb, const char *zName) {
+  if (sqlite3StrICmp(db->aDb[iDb].zDbSName, zName) == 0) return 1;
+  return iDb == 0 && sqlite3StrICmp("main", zName) == 0;
+}
+
+/* VACUUM (and VACUUM INTO) goes with ATTACH: SQLite builds it on it. */
+SQLITE_PRIVATE void sqlite3Vacuum(Parse *pParse, Token *pName, Expr *pInto) {
+  (void)pName;
+  sqlite3ErrorMsg(pParse, "VACUUM is not in this build of SQLite (onestore)");
+  sqlite3ExprDelete(pParse->db, pInto);
 }
 #endif
