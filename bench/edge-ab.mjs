@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
-import { Miniflare } from "miniflare";
+import { commitWall, runPhase, startBenchWorker } from "./lib/edge-bench.mjs";
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(name);
@@ -29,30 +29,14 @@ const COMMITS = 2000;
 const W = { commitsBatch: 200, edgeBulk: 10000, bulkRuns: 3, readRows: 20000, renames: 2, pages: 200, pageSize: 100, pageRuns: 1, gets: 2000 };
 
 const dir = mkdtempSync(join(tmpdir(), "onestore-edge-ab-"));
-const start = (root, name) => new Miniflare({
-  modules: true,
-  scriptPath: join(root, "bench", "edge-worker.js"),
-  modulesRoot: root,
-  modulesRules: [
-    { type: "ESModule", include: ["**/*.js", "**/*.mjs"] },
-    { type: "CompiledWasm", include: ["**/*.wasm"] },
-  ],
-  compatibilityDate: "2025-01-01",
-  durableObjects: { BENCH: { className: "Bench", useSQLite: true } },
-  durableObjectsPersist: join(dir, name),
-});
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-async function phase(mf, phase, impl, object, w = W) {
-  const res = await mf.dispatchFetch(`http://bench/run?${new URLSearchParams({ phase, impl, object })}`, { method: "POST", body: JSON.stringify({ W: w }) });
-  if (!res.ok) throw new Error(`${phase}/${impl}: ${res.status} ${await res.text()}`);
-  return res.json();
-}
+const phase = (mf, name, impl, object) => runPhase(mf, name, impl, object, { W });
 
-const mfs = { before: start(trees.before, "before"), after: start(trees.after, "after") };
+const mfs = { before: startBenchWorker(trees.before, join(dir, "before")), after: startBenchWorker(trees.after, join(dir, "after")) };
 try {
   const variants = ["before", "after", "raw"];
   const runs = Object.fromEntries(variants.map((v) => [v, []]));
@@ -62,16 +46,9 @@ try {
       const mf = v === "raw" ? mfs.after : mfs[v];
       const impl = v === "raw" ? "raw" : "store";
       const out = { ...(await phase(mf, "main", impl, `main-${v}-${r}`)), ...(await phase(mf, "read", impl, `read-${v}-${r}`)) };
-      // The one-put commit by Node's clock (workerd's moves in coarse steps
-      // inside a request): a request of COMMITS commits, less one of none,
-      // each on a fresh object (open and first declaration in both).
-      const wall = async (commits) => {
-        const t0 = performance.now();
-        await phase(mf, "main", impl, `wall-${commits}-${v}-${r}`, { ...W, commitsBatch: commits, bulkRuns: 0 });
-        return performance.now() - t0;
-      };
-      const none = await wall(0);
-      out.commitWall = (await wall(COMMITS) - none) / COMMITS;
+      // The one-put commit by Node's clock (workerd's does not move inside
+      // a request without I/O).
+      out.commitWall = await commitWall(mf, impl, W, COMMITS, `${v}-${r}`);
       runs[v].push(out);
       console.error(`edge-ab: round ${r + 1} ${v}: ${["commit", "commitWall", "bulk", "page", "get"].map((k) => `${k} ${out[k].toFixed(3)} ms`).join(", ")}`);
     }

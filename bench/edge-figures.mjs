@@ -22,10 +22,9 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { Miniflare } from "miniflare";
-
 import { defineTable, int, json, openStore, query, str } from "../js/index.js";
 import { plan, recordedOps } from "./lib/common.mjs";
+import { commitWall, runPhase, startBenchWorker } from "./lib/edge-bench.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const runsArg = process.argv.indexOf("--runs");
@@ -98,31 +97,14 @@ async function nodeRun(options) {
 // One phase of bench/edge-worker.js on one fresh object.
 async function workerdPhase(mf, phase, impl, object, batches, w = W) {
   const t0 = now();
-  const res = await mf.dispatchFetch(`http://bench/run?${new URLSearchParams({ phase, impl, object })}`, {
-    method: "POST",
-    body: JSON.stringify({ W: w, batches }),
-  });
-  if (!res.ok) throw new Error(`workerd ${phase}/${impl}: ${res.status} ${await res.text()}`);
-  const out = await res.json();
+  const out = await runPhase(mf, phase, impl, object, { W: w, batches });
   console.error(`edge-figures: workerd ${phase} ${impl} ${object}: ${((now() - t0) / 1000).toFixed(1)} s`);
   return out;
 }
 
-// The one-put commit by Node's clock. workerd's clock does not move inside a
-// request that does no I/O (a Durable Object's SQL is synchronous), so a
-// batch of commits timed inside the worker reads 0 or one coarse step: a
-// request of WALL_COMMITS commits, less one of none, each on a fresh object
-// (bench/edge-ab.mjs measures it the same way).
+// The one-put commit by Node's clock (bench/lib/edge-bench.mjs says why):
+// a request of WALL_COMMITS commits less one of none.
 const WALL_COMMITS = quick ? 200 : 2000;
-async function commitWall(mf, impl, r) {
-  const wall = async (commits) => {
-    const t0 = now();
-    await workerdPhase(mf, "main", impl, `wall-${commits}-${impl}-${r}`, undefined, { ...W, commitsBatch: commits, bulkRuns: 0 });
-    return now() - t0;
-  };
-  const none = await wall(0);
-  return (await wall(WALL_COMMITS) - none) / WALL_COMMITS;
-}
 
 // Workloads 1 to 6, one run: each phase and impl on its own fresh object.
 async function workerdRun(mf, r) {
@@ -133,8 +115,7 @@ async function workerdRun(mf, r) {
       ...(await workerdPhase(mf, "read", impl, `read-${impl}-${r}`)),
       ...(await workerdPhase(mf, "replay", impl, `replay-${impl}-${r}`, BATCHES)),
     };
-    out[impl].commitInside = out[impl].commit;
-    out[impl].commit = await commitWall(mf, impl, r);
+    out[impl].commit = await commitWall(mf, impl, W, WALL_COMMITS, `${impl}-${r}`);
   }
   return out;
 }
@@ -163,19 +144,8 @@ function summarizeWorkerd(runs, fixture) {
 
 const dir = mkdtempSync(join(tmpdir(), "onestore-edge-figures-"));
 const persist = join(dir, "do");
-const mf = new Miniflare({
-  modules: true,
-  scriptPath: join(root, "bench", "edge-worker.js"),
-  modulesRoot: root,
-  modulesRules: [
-    { type: "ESModule", include: ["**/*.js", "**/*.mjs"] },
-    { type: "CompiledWasm", include: ["**/*.wasm"] },
-  ],
-  compatibilityDate: "2025-01-01",
-  durableObjects: { BENCH: { className: "Bench", useSQLite: true } },
-  // On disk, like a deployed object (its SQLite is a file).
-  durableObjectsPersist: persist,
-});
+// On disk, like a deployed object (its SQLite is a file).
+const mf = startBenchWorker(root, persist);
 try {
   const results = { workerd: [], sqliteFileFull: [], sqliteFileRelaxed: [], sqliteMemory: [] };
   // Interleaved runs, each on a fresh object or file.

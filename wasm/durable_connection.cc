@@ -259,80 +259,10 @@ class AnswerReader {
     return true;
   }
 
-  static void AppendUtf8(uint32_t c, std::string* out) {
-    if (c < 0x80) {
-      out->push_back(static_cast<char>(c));
-    } else if (c < 0x800) {
-      out->push_back(static_cast<char>(0xC0 | (c >> 6)));
-      out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
-    } else if (c < 0x10000) {
-      out->push_back(static_cast<char>(0xE0 | (c >> 12)));
-      out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
-    } else {
-      out->push_back(static_cast<char>(0xF0 | (c >> 18)));
-      out->push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
-    }
-  }
-
-  bool ReadHex4(uint32_t* c) {
-    if (end_ - p_ < 4) return false;
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) {
-      const int n = Nibble(p_[i]);
-      if (n < 0) return false;
-      v = (v << 4) | static_cast<uint32_t>(n);
-    }
-    p_ += 4;
-    *c = v;
-    return true;
-  }
-
-  // A JSON string; a lone surrogate escape is refused (the JSON parser
-  // decides what it is).
+  // A JSON string, \uXXXX decoded (json_text.h); the host's own text, so
+  // its bytes are not checked to be UTF-8 again.
   bool ReadString(std::string* out) {
-    if (!Eat('"')) return false;
-    for (;;) {
-      const char* run = p_;
-      while (p_ < end_ && *p_ != '"' && *p_ != '\\') ++p_;
-      out->append(run, p_ - run);
-      if (p_ == end_) return false;
-      if (*p_ == '"') {
-        ++p_;
-        return true;
-      }
-      ++p_;  // the backslash
-      if (p_ == end_) return false;
-      const char e = *p_++;
-      switch (e) {
-        case '"': out->push_back('"'); break;
-        case '\\': out->push_back('\\'); break;
-        case '/': out->push_back('/'); break;
-        case 'b': out->push_back('\b'); break;
-        case 'f': out->push_back('\f'); break;
-        case 'n': out->push_back('\n'); break;
-        case 'r': out->push_back('\r'); break;
-        case 't': out->push_back('\t'); break;
-        case 'u': {
-          uint32_t c = 0;
-          if (!ReadHex4(&c)) return false;
-          if (c >= 0xDC00 && c <= 0xDFFF) return false;
-          if (c >= 0xD800 && c <= 0xDBFF) {
-            uint32_t lo = 0;
-            if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return false;
-            p_ += 2;
-            if (!ReadHex4(&lo) || lo < 0xDC00 || lo > 0xDFFF) return false;
-            c = 0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00);
-          }
-          AppendUtf8(c, out);
-          break;
-        }
-        default:
-          return false;
-      }
-    }
+    return Eat('"') && ReadJsonString(&p_, end_, JsonStringRules{true, false}, out);
   }
 
   const char* p_;

@@ -2,6 +2,8 @@
 // itself never recurses) into a DOM built here.
 #include "values/json_text.h"
 
+#include <cstdint>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -190,6 +192,129 @@ Status ParseJsonText(std::string_view text, const std::string& what, Json* out, 
   }
   std::string shown(text.substr(0, 60));
   return Status::InvalidArgs(what + ": not valid JSON: " + shown);
+}
+
+int Utf8SequenceLength(const char* p, const char* end) {
+  const unsigned char* s = reinterpret_cast<const unsigned char*>(p);
+  const size_t left = static_cast<size_t>(end - p);
+  if (left == 0) return 0;
+  const unsigned char c = s[0];
+  auto cont = [&](size_t i) { return i < left && (s[i] & 0xC0) == 0x80; };
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (!cont(1) || !cont(2)) return 0;
+    if (c == 0xE0 && s[1] < 0xA0) return 0;  // overlong
+    if (c == 0xED && s[1] > 0x9F) return 0;  // a surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (!cont(1) || !cont(2) || !cont(3)) return 0;
+    if (c == 0xF0 && s[1] < 0x90) return 0;  // overlong
+    if (c == 0xF4 && s[1] > 0x8F) return 0;  // above U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+namespace {
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool ReadHex4(const char** p, const char* end, uint32_t* out) {
+  if (end - *p < 4) return false;
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) {
+    const int n = HexDigit((*p)[i]);
+    if (n < 0) return false;
+    v = (v << 4) | static_cast<uint32_t>(n);
+  }
+  *p += 4;
+  *out = v;
+  return true;
+}
+
+void AppendUtf8(uint32_t c, std::string* out) {
+  if (c < 0x80) {
+    out->push_back(static_cast<char>(c));
+  } else if (c < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (c >> 6)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else if (c < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (c >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (c >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  }
+}
+
+// \uXXXX after the "\u" at *p, a surrogate pair joined: the code point.
+bool ReadUnicodeEscape(const char** p, const char* end, uint32_t* out) {
+  uint32_t c = 0;
+  if (!ReadHex4(p, end, &c)) return false;
+  if (c >= 0xDC00 && c <= 0xDFFF) return false;
+  if (c >= 0xD800 && c <= 0xDBFF) {
+    uint32_t lo = 0;
+    if (end - *p < 2 || (*p)[0] != '\\' || (*p)[1] != 'u') return false;
+    *p += 2;
+    if (!ReadHex4(p, end, &lo) || lo < 0xDC00 || lo > 0xDFFF) return false;
+    c = 0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00);
+  }
+  *out = c;
+  return true;
+}
+
+}  // namespace
+
+bool ReadJsonString(const char** p, const char* end, JsonStringRules rules, std::string* out) {
+  const char* at = *p;
+  const char* run = at;
+  while (at < end) {
+    const unsigned char c = static_cast<unsigned char>(*at);
+    if (c == '"') {
+      out->append(run, at - run);
+      *p = at + 1;
+      return true;
+    }
+    if (c < 0x20) return false;
+    if (c == '\\') {
+      out->append(run, at - run);
+      if (++at == end) return false;
+      switch (*at++) {
+        case '"': out->push_back('"'); break;
+        case '\\': out->push_back('\\'); break;
+        case '/': out->push_back('/'); break;
+        case 'b': out->push_back('\b'); break;
+        case 'f': out->push_back('\f'); break;
+        case 'n': out->push_back('\n'); break;
+        case 'r': out->push_back('\r'); break;
+        case 't': out->push_back('\t'); break;
+        case 'u': {
+          uint32_t code = 0;
+          if (!rules.unicode_escapes || !ReadUnicodeEscape(&at, end, &code)) return false;
+          AppendUtf8(code, out);
+          break;
+        }
+        default: return false;
+      }
+      run = at;
+    } else if (c < 0x80 || !rules.check_utf8) {
+      ++at;
+    } else {
+      const int n = Utf8SequenceLength(at, end);
+      if (n == 0) return false;
+      at += n;
+    }
+  }
+  return false;
 }
 
 }  // namespace onestore

@@ -54,6 +54,30 @@ bool TryParseJsonTextWithout(std::string_view text, std::string_view skip_member
 // which Json::parse read without one.
 constexpr int kNoJsonDepthLimit = 1 << 30;
 
+// The readers that go from JSON text straight into the core's values without
+// a DOM (writes/fast_puts.cc, wasm/durable_connection.cc) read a string with
+// this one function. What it takes besides the two-character escapes:
+struct JsonStringRules {
+  // \uXXXX decoded to UTF-8 (a surrogate pair joined, a lone surrogate
+  // refused); when false, any \u is refused (the caller's DOM path decodes
+  // it and words its error).
+  bool unicode_escapes = false;
+  // The raw bytes checked to be UTF-8 as nlohmann's lexer checks them (RFC
+  // 3629: no overlong form, no surrogate, at most U+10FFFF); off for text a
+  // host wrote itself (a Durable Object's answers).
+  bool check_utf8 = true;
+};
+
+// Reads the JSON string whose opening quote is just before *p, up to and
+// past its closing quote, appending its text to *out. False on a control
+// character, an escape the rules refuse, bytes that are not UTF-8 (when
+// checked) or a string without its end; *p and *out are then unspecified.
+bool ReadJsonString(const char** p, const char* end, JsonStringRules rules, std::string* out);
+
+// The length of the multi-byte UTF-8 sequence at p (2 to 4, under the rules
+// above), or 0 when there is none.
+int Utf8SequenceLength(const char* p, const char* end);
+
 }  // namespace onestore
 
 #endif  // ONESTORE_VALUES_JSON_TEXT_H_

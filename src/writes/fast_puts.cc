@@ -85,37 +85,7 @@ class Reader {
   bool String(std::string* out) {
     if (!Eat('"')) return false;
     out->clear();
-    const char* run = p_;
-    while (p_ < end_) {
-      unsigned char c = static_cast<unsigned char>(*p_);
-      if (c == '"') {
-        out->append(run, p_ - run);
-        ++p_;
-        return true;
-      }
-      if (c < 0x20) return false;
-      if (c == '\\') {
-        out->append(run, p_ - run);
-        if (++p_ == end_) return false;
-        switch (*p_) {
-          case '"': out->push_back('"'); break;
-          case '\\': out->push_back('\\'); break;
-          case '/': out->push_back('/'); break;
-          case 'b': out->push_back('\b'); break;
-          case 'f': out->push_back('\f'); break;
-          case 'n': out->push_back('\n'); break;
-          case 'r': out->push_back('\r'); break;
-          case 't': out->push_back('\t'); break;
-          default: return false;  // \u: the DOM path decodes it
-        }
-        run = ++p_;
-      } else if (c < 0x80) {
-        ++p_;
-      } else if (!Utf8()) {
-        return false;
-      }
-    }
-    return false;
+    return ReadJsonString(&p_, end_, JsonStringRules{}, out);
   }
 
   // An integer of at most 18 digits (it fits in an int64 whatever its digits),
@@ -266,30 +236,11 @@ class Reader {
     return true;
   }
 
-  // One multi-byte UTF-8 sequence at p_ (RFC 3629: no overlong form, no
-  // surrogate, at most U+10FFFF), as nlohmann's lexer accepts.
+  // One multi-byte UTF-8 sequence at p_ (json_text.h, Utf8SequenceLength).
   bool Utf8() {
-    const unsigned char* s = reinterpret_cast<const unsigned char*>(p_);
-    size_t left = end_ - p_;
-    unsigned char c = s[0];
-    auto cont = [&](size_t i) { return i < left && (s[i] & 0xC0) == 0x80; };
-    if (c >= 0xC2 && c <= 0xDF) {
-      if (!cont(1)) return false;
-      p_ += 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      if (!cont(1) || !cont(2)) return false;
-      if (c == 0xE0 && s[1] < 0xA0) return false;
-      if (c == 0xED && s[1] > 0x9F) return false;
-      p_ += 3;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      if (!cont(1) || !cont(2) || !cont(3)) return false;
-      if (c == 0xF0 && s[1] < 0x90) return false;
-      if (c == 0xF4 && s[1] > 0x8F) return false;
-      p_ += 4;
-    } else {
-      return false;
-    }
-    return true;
+    const int n = Utf8SequenceLength(p_, end_);
+    p_ += n;
+    return n != 0;
   }
 
   // Whether two of an object's keys are the same: pairwise for a few keys, a

@@ -5,6 +5,10 @@
 // int beyond 2^53 (or a string) goes to JS as JSON text; NaN and the
 // infinities are printed as such in messages; a top-level member can be
 // skipped (a record's ops, for the log).
+
+// infinities are printed as such in messages; the string reader of the
+// DOM-free readers (ReadJsonString) decodes what JSON.parse decodes and
+// refuses, under its rules, what it must.
 #include "values/json_text.h"
 
 #include <gtest/gtest.h>
@@ -178,6 +182,53 @@ TEST(JsonTextTest, MessagesPrintNanAndTheInfinitiesAsSuch) {
     at = &(*at)[0];
   }
   EXPECT_EQ(DescribeJson(deep), std::string(77, '[') + "...");
+}
+
+// What ReadJsonString answers for the text after an opening quote: the
+// decoded text, or "(refused)".
+std::string ReadString(const std::string& body, JsonStringRules rules) {
+  const char* p = body.data();
+  std::string out;
+  if (!ReadJsonString(&p, body.data() + body.size(), rules, &out)) return "(refused)";
+  // It stops just past the closing quote (the last character of every
+  // string read here).
+  EXPECT_EQ(p, body.data() + body.size());
+  return out;
+}
+
+TEST(JsonTextTest, TheStringReaderDecodesEscapesAndChecksUtf8UnderItsRules) {
+  const JsonStringRules strict;                 // fast_puts: \u declined, UTF-8 checked
+  const JsonStringRules host{true, false};      // a Durable Object's answers
+  EXPECT_EQ(ReadString(R"(plain")", strict), "plain");
+  EXPECT_EQ(ReadString(R"(a\"b\\c\/d\b\f\n\r\te")", strict), "a\"b\\c/d\b\f\n\r\te");
+  EXPECT_EQ(ReadString("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\"", strict), "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");
+  // \u: declined by the strict rules (the DOM path decodes it), decoded by
+  // the host's, a surrogate pair joined into one code point.
+  EXPECT_EQ(ReadString(R"(\u00e9")", strict), "(refused)");
+  EXPECT_EQ(ReadString(R"(\u00e9\u20AC")", host), "\xC3\xA9\xE2\x82\xAC");
+  EXPECT_EQ(ReadString(R"(\ud83d\ude00")", host), "\xF0\x9F\x98\x80");
+  EXPECT_EQ(ReadString(R"(\u0000")", host), std::string(1, '\0'));
+  // A lone surrogate, a bad hex digit, a cut escape: refused.
+  EXPECT_EQ(ReadString(R"(\ud83d")", host), "(refused)");
+  EXPECT_EQ(ReadString(R"(\ude00")", host), "(refused)");
+  EXPECT_EQ(ReadString(R"(\ud83d\u0041")", host), "(refused)");
+  EXPECT_EQ(ReadString(R"(\u00g0")", host), "(refused)");
+  EXPECT_EQ(ReadString(R"(\u00")", host), "(refused)");
+  EXPECT_EQ(ReadString(R"(\x")", host), "(refused)");
+  // A raw control character, a string without its end: refused by both.
+  EXPECT_EQ(ReadString("a\nb\"", strict), "(refused)");
+  EXPECT_EQ(ReadString("a\nb\"", host), "(refused)");
+  EXPECT_EQ(ReadString("abc", strict), "(refused)");
+  EXPECT_EQ(ReadString("abc\\", host), "(refused)");
+  // Bytes that are not UTF-8 (a lone continuation, an overlong form, an
+  // encoded surrogate, above U+10FFFF, a cut sequence): refused when
+  // checked, passed through when not.
+  for (const std::string bad : {"\x80", "\xC0\xAF", "\xE0\x80\xAF", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\xE2\x82"}) {
+    EXPECT_EQ(ReadString(bad + "\"", strict), "(refused)") << testing::PrintToString(bad);
+    EXPECT_EQ(ReadString(bad + "\"", host), bad) << testing::PrintToString(bad);
+  }
+  EXPECT_EQ(Utf8SequenceLength("\xE2\x82\xAC", "\xE2\x82\xAC" + 3), 3);
+  EXPECT_EQ(Utf8SequenceLength("\xE2\x82\xAC", "\xE2\x82\xAC" + 2), 0);
 }
 
 }  // namespace

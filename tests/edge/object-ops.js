@@ -1,8 +1,8 @@
 // The request plumbing of the test Workers that run one op per request on a
-// Durable Object (big-where-worker.js, history-search-worker.js): POST
-// /<object>/<op> with a JSON body runs the object's method op_<op>(args)
-// and answers { ok, result } or { ok: false, code, message, stack }. Not a
-// test itself.
+// Durable Object (big-where-worker.js, history-search-worker.js,
+// snapshots-worker.js): POST /<object>/<op> with a JSON body runs the
+// object's method op_<op>(args) and answers { ok, result } or
+// { ok: false, code, message, stack }. Not a test itself.
 
 /**
  * Runs the op that `request` names on `target` (a Durable Object whose

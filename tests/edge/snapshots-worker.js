@@ -2,9 +2,11 @@
 // (copies of its tables inside the Durable Object's SQLite,
 // js/snapshots-durable.js). POST /<object>/<op> with a JSON body runs <op>
 // on the Durable Object named <object> (class TestSession, SQLite storage)
-// and answers { ok, result } or { ok: false, code, message }.
+// and answers { ok, result } or { ok: false, code, message } (the plumbing
+// of ./object-ops.js).
 
 import * as api from "../../js/workerd.js";
+import { objectRouter, runOp } from "./object-ops.js";
 
 const { openStore, importStore, defineTable, int, json, str } = api;
 
@@ -256,21 +258,8 @@ export class TestSession {
   }
 
   async fetch(request) {
-    const op = new URL(request.url).pathname.split("/")[2];
-    try {
-      const args = await request.json();
-      const fn = this[`op_${op}`];
-      if (typeof fn !== "function") return Response.json({ ok: false, message: `no op ${op}` });
-      return Response.json({ ok: true, result: await fn.call(this, args) });
-    } catch (e) {
-      return Response.json({ ok: false, code: e.code, message: String(e?.message ?? e), stack: String(e?.stack ?? "") });
-    }
+    return runOp(this, request);
   }
 }
 
-export default {
-  async fetch(request, env) {
-    const object = decodeURIComponent(new URL(request.url).pathname.split("/")[1]);
-    return env.SESSION.get(env.SESSION.idFromName(object)).fetch(request);
-  },
-};
+export default objectRouter;

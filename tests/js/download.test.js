@@ -4,7 +4,10 @@
 // (build/wasm/bench/onestore-bench.*), which is the same core plus it and
 // runs SQL on the same SQLite, VFS and Node files as the store; and the glue
 // has no JS strftime, SQLite's CURRENT_* formatting through the core's own
-// (wasm/strftime.cc).
+// (wasm/strftime.cc); and SQLite is built without the statements no store
+// SQL uses (views, triggers, ANALYZE, REINDEX, ATTACH, VACUUM), which it
+// refuses with an error, while UNIONs and multi-row VALUES still answer in
+// full (src/backends/sqlite/sqlite3_unit.c, cmake/sqlite_options.cmake).
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -60,6 +63,38 @@ test("the shipped glue has no strftime of its own, and SQLite's CURRENT_TIMESTAM
     // The UTC time of the statement, to the second.
     const at = Date.parse(`${stamp.replace(" ", "T")}Z`);
     assert.ok(at >= Math.floor(before / 1000) * 1000 && at <= after, `CURRENT_TIMESTAMP ${stamp} is not the time of the call`);
+  } finally {
+    db.close();
+    db.delete();
+  }
+});
+
+test("the core's SQLite refuses views, triggers, ANALYZE, REINDEX, ATTACH, DETACH and VACUUM with an error naming the statement, and still answers UNIONs and multi-row VALUES in full", async () => {
+  const bench = await loadBenchCore();
+  const db = new bench.RawSqlite();
+  try {
+    assert.equal(db.open(":memory:"), "");
+    assert.equal(db.exec("CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT)"), "");
+    const refused = {
+      "CREATE VIEW v AS SELECT a FROM t": "CREATE VIEW",
+      "CREATE TRIGGER tr AFTER INSERT ON t BEGIN UPDATE t SET b = 'x'; END": "CREATE TRIGGER",
+      "CREATE TEMP TRIGGER IF NOT EXISTS tr BEFORE DELETE ON t WHEN 1 BEGIN SELECT 1; END": "CREATE TRIGGER",
+      "DROP TRIGGER IF EXISTS tr": "DROP TRIGGER",
+      "ANALYZE": "ANALYZE",
+      "REINDEX": "REINDEX",
+      "ATTACH ':memory:' AS other": "ATTACH",
+      "DETACH other": "DETACH",
+      "VACUUM": "VACUUM",
+    };
+    for (const [sql, what] of Object.entries(refused)) {
+      assert.equal(db.exec(sql), `!storage_failed ${what} is not in this build of SQLite (onestore)`, sql);
+    }
+    // Nothing was created, and the connection goes on.
+    assert.deepEqual(JSON.parse(db.all("SELECT type, name FROM sqlite_master ORDER BY name", "[]")), [["table", "t"]]);
+    assert.equal(db.exec("INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, CAST(3 AS TEXT))"), "");
+    assert.deepEqual(JSON.parse(db.all("SELECT a FROM t WHERE a IN (SELECT 1 UNION ALL SELECT 3) ORDER BY a", "[]")), [[1], [3]]);
+    assert.deepEqual(JSON.parse(db.all("SELECT 1 UNION SELECT 2 ORDER BY 1", "[]")), [[1], [2]]);
+    assert.deepEqual(JSON.parse(db.all("VALUES (CAST(1 AS TEXT)), (2)", "[]")), [["1"], [2]]);
   } finally {
     db.close();
     db.delete();

@@ -106,7 +106,9 @@ export async function runChromiumKills({ terminate = 3, browser = 2, takeover = 
       if (tryNo % 2 === 1) {
         const big = (Math.floor(next / bigEvery) + 1) * bigEvery;
         await ackOf(big - 1);
-        await new Promise((r) => setTimeout(r, Math.floor(rand() * 300)));
+        // (The 25k-put transaction takes about 100 to 300 ms here: a wait
+        // of up to 300 ms let most browser kills land after it.)
+        await new Promise((r) => setTimeout(r, Math.floor(rand() * 80)));
         return big;
       }
       await new Promise((r) => setTimeout(r, Math.floor(rand() * 1500)));
@@ -151,11 +153,14 @@ export async function runChromiumKills({ terminate = 3, browser = 2, takeover = 
       for (let i = 0; i < browser; i++) {
         f.tries++;
         const page = await openTab(b, srv.url, "b");
+        // The process group now: \`ps\` takes tens of ms (more on a busy
+        // machine), so looked up at the kill point it let the 25k-put
+        // transaction finish before the kill landed.
+        const { pgid } = chromiumGroup(userDataDir);
         await call(page, "open", { name });
         const before = acked.size;
         await call(page, "stream", { start: next, bigEvery });
         const big = await killPoint(i);
-        const { pgid } = chromiumGroup(userDataDir);
         process.kill(-pgid, "SIGKILL");
         f.kills++;
         await b.context.close().catch(() => {});
