@@ -4,11 +4,9 @@
 // kept; repeated keys merge as JSON.parse merges them; a json cell holding an
 // int beyond 2^53 (or a string) goes to JS as JSON text; NaN and the
 // infinities are printed as such in messages; a top-level member can be
-// skipped (a record's ops, for the log).
-
-// infinities are printed as such in messages; the string reader of the
-// DOM-free readers (ReadJsonString) decodes what JSON.parse decodes and
-// refuses, under its rules, what it must.
+// skipped (a record's ops, for the log); the string reader of the DOM-free
+// readers (ReadJsonString) decodes what JSON.parse decodes and refuses, under
+// its rules, what it must.
 #include "values/json_text.h"
 
 #include <gtest/gtest.h>
