@@ -207,7 +207,7 @@ ONESTORE_COLD Status ParseSet(const Json& j, const TableSchema& t, const std::st
   return Status::OK();
 }
 
-Status ParseRow(const Json& j, const TableSchema& t, const std::string& where, Row* out) {
+ONESTORE_COLD Status ParseRow(const Json& j, const TableSchema& t, const std::string& where, Row* out) {
   if (!j.is_object())
     return Status::InvalidArgs(where + ": a row must be an object, got " + DescribeJson(j));
   for (auto it = j.begin(); it != j.end(); ++it) {
@@ -403,7 +403,9 @@ Status TableResolver::CheckCaseTwin(std::string_view name, const std::string& wh
                              " differ only in letter case, which SQLite does not tell apart");
 }
 
-Status ParseOp(const Json& j, TableResolver* tables, const std::string& where, Op* out) {
+// The JSON op path: deletes, updates, tables and the puts the binary batch
+// (fast_puts.cc) does not take; cold next to a put's.
+ONESTORE_COLD Status ParseOp(const Json& j, TableResolver* tables, const std::string& where, Op* out) {
   if (!j.is_object())
     return Status::InvalidArgs(where + ": an op must be an object, got " + DescribeJson(j));
   auto op_it = j.find("op");
@@ -519,7 +521,7 @@ Status ParseOp(const Json& j, TableResolver* tables, const std::string& where, O
   return Status::OK();
 }
 
-Status ParseOps(const Json& j, TableResolver* tables, std::vector<Op>* out) {
+ONESTORE_COLD Status ParseOps(const Json& j, TableResolver* tables, std::vector<Op>* out) {
   if (!j.is_array())
     return Status::InvalidArgs("ops: must be a list of ops, got " + DescribeJson(j));
   if (out->empty()) out->reserve(j.size());  // (an exact reserve on a longer list defeats its growth)
