@@ -10,6 +10,7 @@
 // full (src/backends/sqlite/sqlite3_unit.c, cmake/sqlite_options.cmake).
 
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -17,7 +18,7 @@ import { test } from "node:test";
 import { loadBenchCore } from "../../bench/lib/bench-core.mjs";
 import { loadNodeCore } from "../../js/loader-node.js";
 import { openStore } from "../../js/index.js";
-import { tempDir } from "./helpers.js";
+import { rejectsWith, tempDir } from "./helpers.js";
 
 test("the shipped core has the store's Core class and not the bench's RawSqlite", async () => {
   const mod = await loadNodeCore();
@@ -99,4 +100,15 @@ test("the core's SQLite refuses views, triggers, ANALYZE, REINDEX, ATTACH, DETAC
     db.close();
     db.delete();
   }
+});
+
+test("another application's database with a view is still refused naming its tables, and one with a trigger is refused for the trigger, not opened with it silently off", async () => {
+  const dir = tempDir();
+  const withView = join(dir, "view.db");
+  execFileSync("/usr/bin/sqlite3", [withView, "create table notes(id integer primary key, body text); create view v as select body from notes;"]);
+  await rejectsWith(openStore({ backend: "sqlite", path: withView }), "invalid/args", ['"notes"', "adoptForeign"]);
+  const withTrigger = join(dir, "trigger.db");
+  execFileSync("/usr/bin/sqlite3", [withTrigger, "create table notes(id integer primary key, body text); create table log(n); create trigger t after insert on notes begin insert into log values (new.id); end;"]);
+  await rejectsWith(openStore({ backend: "sqlite", path: withTrigger, adoptForeign: true }), "storage_failed", ["CREATE TRIGGER is not in this build of SQLite"]);
+  assert.equal(execFileSync("/usr/bin/sqlite3", [withTrigger, "select count(*) from sqlite_master where type = 'trigger'"], { encoding: "utf8" }).trim(), "1");
 });
