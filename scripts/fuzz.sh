@@ -29,6 +29,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 jobs=${ONESTORE_BUILD_JOBS:-1}
 mode=${1:-test}
+seed=1  # libFuzzer's -seed: fixed for the short form (see fuzz below)
 shift || true
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}
@@ -93,8 +94,10 @@ fuzz() {
     # than its wall time): /usr/bin/time when there is one.
     local timer=()
     if [[ -x /usr/bin/time ]]; then timer=(/usr/bin/time -f '%U %S' -o "$work/$t.cpu"); fi
-    # -seed: the same mutations on every run of the short form.
-    $nice "${timer[@]}" "build/fuzz/fuzz_$t" "$bound" -seed=1 -max_len=4096 -timeout=20 \
+    # -seed: the same mutations on every run of the short form; a long run
+    # (run) takes ONESTORE_FUZZ_SEED, else one from the clock (printed), so
+    # that two long runs do not repeat each other's mutations.
+    $nice "${timer[@]}" "build/fuzz/fuzz_$t" "$bound" -seed="$seed" -max_len=4096 -timeout=20 \
       -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/findings/$t-" \
       "$work/corpus/$t" "tests/fuzz/corpus/$t" >"$log" 2>&1 || status=$?
     local execs
@@ -127,6 +130,8 @@ case $mode in
     ;;
   run)
     seconds=${1:?usage: scripts/fuzz.sh run SECONDS [target...]}; shift
+    seed=${ONESTORE_FUZZ_SEED:-$(( $(date +%s) % 1000000000 + 1 ))}
+    echo "fuzz: -seed=$seed (ONESTORE_FUZZ_SEED repeats this run)"
     [[ ${ONESTORE_FUZZ_NICE:-1} == 0 ]] || nice="nice -n 19"
     build
     work=${ONESTORE_FUZZ_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/onestore-fuzz-XXXXXX")}
