@@ -46,10 +46,13 @@ class Value {
     v.i_ = i;
     return v;
   }
+  // Negative zero is stored as 0, as SQLite stores it (a REAL with an
+  // integral value becomes an INTEGER) and as JSON.stringify writes it, so
+  // every backend holds and returns the same num.
   static Value Num(double d) {
     Value v;
     v.type_ = Type::kNum;
-    v.d_ = d;
+    v.d_ = d == 0 ? 0.0 : d;
     return v;
   }
   static Value Str(std::string s) {

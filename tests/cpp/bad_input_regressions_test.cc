@@ -14,6 +14,7 @@
 #include "backends/sqlite/connection.h"
 #include "commit/store.h"
 #include "query/query.h"
+#include "sync/fingerprint.h"
 #include "sync/replica.h"
 #include "values/json_text.h"
 #include "writes/writes.h"
@@ -194,6 +195,59 @@ TEST(BadInputRegressions, ADivergedReplicaAnswersEveryBatchMalformedOrNotWithDiv
     EXPECT_EQ(st.code(), Code::kSyncDiverged) << batch << ": " << st.ToString();
   }
   EXPECT_EQ(replica_store->head(), 0);
+}
+
+// The fuzz findings of 1 December (tests/fuzz/corpus/where_set/
+// regression-negative-zero, tests/fuzz/corpus/query/regression-negative-zero):
+// a num cell of negative zero (`-0e-300`) stayed -0.0 on the memory backend
+// and read back as 0 from SQLite, so the two stores' content differed. A num
+// of negative zero, however it is spelled or wherever it is written, is
+// stored as 0 on every backend.
+TEST(BadInputRegressions, ANumOfNegativeZeroIsStoredAsZeroOnEveryBackend) {
+  OpenOptions o;
+  o.backend = "sqlite";
+  o.path = ":memory:";
+  o.id = "bad-input";
+  std::unique_ptr<Store> sql;
+  ASSERT_TRUE(Store::Open(o, &sql).ok());
+  auto mem = Open();
+  const char kNums[] =
+      R"([{"op":"table","table":"t/nums","columns":{"id":{"type":"str"},)"
+      R"("x":{"type":"num","optional":true,"default":-0.0}},"key":["id"]}])";
+  const std::string puts =
+      R"([{"op":"put","table":"t/nums","row":{"id":"a","x":-0}},)"
+      R"({"op":"put","table":"t/nums","row":{"id":"b","x":-0.0}},)"
+      R"({"op":"put","table":"t/nums","row":{"id":"c","x":-0e-300}},)"
+      R"({"op":"put","table":"t/nums","row":{"id":"d","x":-1e-400}},)"
+      R"({"op":"put","table":"t/nums","row":{"id":"e"}},)"
+      R"({"op":"put","table":"t/nums","row":{"id":"f","x":1}},)"
+      R"({"op":"update","table":"t/nums","key":["f"],"set":{"x":{"value":-0.0}}},)"
+      R"({"op":"put","table":"t/nums","row":{"id":"g","x":2}}])";
+  std::string pages[2];
+  std::string fps[2];
+  Store* stores[2] = {mem.get(), sql.get()};
+  for (int i = 0; i < 2; ++i) {
+    std::string r;
+    ASSERT_TRUE(stores[i]->Commit(kNums, kMeta, &r).ok()) << r;
+    ASSERT_TRUE(stores[i]->Commit(puts, kMeta, &r).ok()) << r;
+    // A where on -0 matches the zeros; a set to -0 writes 0.
+    ASSERT_TRUE(stores[i]
+                    ->Commit(R"([{"op":"update","table":"t/nums","where":{"eq":["x",-0.0]},)"
+                             R"("set":{"x":{"max":[{"col":"x"},{"value":-0.0}]}}},)"
+                             R"({"op":"update","table":"t/nums","key":["g"],"set":{"x":-0e-5}}])",
+                             kMeta, &r)
+                    .ok())
+        << r;
+    ASSERT_TRUE(stores[i]->Page("t/nums", "{}", 100, "", &pages[i]).ok());
+    ASSERT_TRUE(Fingerprint(stores[i], &fps[i]).ok());
+    EXPECT_EQ(pages[i].find("-0"), std::string::npos) << pages[i];
+    EXPECT_EQ(pages[i].find("-"), std::string::npos) << pages[i];
+    int64_t zeros = -1;
+    ASSERT_TRUE(stores[i]->Count("t/nums", R"({"where":{"eq":["x",0]}})", &zeros).ok());
+    EXPECT_EQ(zeros, 7) << pages[i];
+  }
+  EXPECT_EQ(pages[0], pages[1]);
+  EXPECT_EQ(fps[0], fps[1]);
 }
 
 }  // namespace
