@@ -84,8 +84,13 @@ export function createNodeFiles() {
       fs.ftruncateSync(fdOf(id), size);
     },
 
+    // fdatasync: the file's data and what reading it back needs (its size),
+    // not its times, as SQLite's own VFS syncs on Linux (where Node's
+    // fdatasync is the system call; elsewhere libuv falls back to fsync).
+    // A WAL reused after a checkpoint keeps its size, so a commit's sync
+    // writes no inode and no file-system journal entry.
     sync(id) {
-      fs.fsyncSync(fdOf(id));
+      fs.fdatasyncSync(fdOf(id));
     },
 
     size(id) {
