@@ -291,7 +291,7 @@ class DurableConnection : public SqlConnection {
     return Send((rows != nullptr ? 1 : 0) | (count_changes ? 2 : 0), rows);
   }
 
-  Status RunRow(const std::string& head, const std::string& row, const std::vector<Value>& params,
+  Status RunRow(const std::string& head, const std::string& row, std::vector<Value> params,
                 const std::string& what) override {
     if (!in_tx_ || head.size() + row.size() > limits_.max_statement_bytes) {
       return Run(head + row, params, what, nullptr, false);

@@ -75,8 +75,8 @@ class SqlConnection {
   // "(?, ...)") with `params`. A connection that defers writes may join
   // consecutive calls with the same head into one statement "head row, row,
   // ..." within its host's limits: the same rows written in the same order.
-  virtual Status RunRow(const std::string& head, const std::string& row,
-                        const std::vector<Value>& params, const std::string& what) {
+  virtual Status RunRow(const std::string& head, const std::string& row, std::vector<Value> params,
+                        const std::string& what) {
     return Run(head + row, params, what, nullptr);
   }
 

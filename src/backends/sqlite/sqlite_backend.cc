@@ -211,6 +211,20 @@ class SqliteBackend : public Backend {
   const GetStatement& GetStatementOf(const TableSchema& t, const Key& key);
   std::map<std::string, GetStatement, std::less<>> get_statements_;
 
+  // The head of a put's INSERT ("INSERT OR REPLACE INTO t (c1, ...) VALUES
+  // "), by table, with the column names it was built for: a bulk put builds
+  // no SQL text but its row's "(?, ...)".
+  struct PutHead {
+    std::vector<std::string> columns;
+    std::string head;
+    std::string what;
+    // The row "(?, ...)" when the dialect binds every value as one `?`
+    // (empty when an int binds through CAST: the row is built per put).
+    std::string row;
+  };
+  const PutHead& PutHeadOf(const TableSchema& t);
+  std::map<std::string, PutHead, std::less<>> put_heads_;
+
   std::unique_ptr<SqlConnection> conn_;
   const SqlDialect& dialect_;
   const std::string foreign_path_;
@@ -263,7 +277,7 @@ void SqliteBackend::ReadRow(SqlRows* rows, size_t r, const TableSchema& t, Row* 
   }
 }
 
-Status SqliteBackend::ReadMetaInt(const char* key, int64_t* value, bool* found) {
+ONESTORE_COLD Status SqliteBackend::ReadMetaInt(const char* key, int64_t* value, bool* found) {
   SqlBuilder b = Builder();
   b.Append("SELECT ")
       .Append(IntResultSql(dialect_, "value"))
@@ -276,7 +290,7 @@ Status SqliteBackend::ReadMetaInt(const char* key, int64_t* value, bool* found) 
   return Status::OK();
 }
 
-Status SqliteBackend::WriteMeta(const char* key, const Value& v) {
+ONESTORE_COLD Status SqliteBackend::WriteMeta(const char* key, const Value& v) {
   SqlBuilder b = Builder();
   b.Append("INSERT OR REPLACE INTO _meta (key, value) VALUES (")
       .AppendParam(Value::Str(key))
@@ -520,15 +534,23 @@ Status SqliteBackend::ApplyPut(const Op& op) {
                                std::to_string(t.columns.size()) + " columns");
   }
   // The head "INSERT OR REPLACE INTO t (c1, ...) VALUES " and the row
-  // "(?, ...)": a connection that defers writes joins the puts of a
-  // transaction into one table into multi-row statements (RunRow).
-  SqlBuilder head = Builder();
-  head.Append("INSERT OR REPLACE INTO ").AppendIdent(t.name).Append(" (");
-  for (size_t i = 0; i < t.columns.size(); ++i) {
-    if (i > 0) head.Append(", ");
-    head.AppendIdent(t.columns[i].name);
+  // "(?, ...)": a connection joins the puts of a transaction into one table
+  // into multi-row statements (RunRow).
+  const PutHead& cached = PutHeadOf(t);
+  if (!cached.row.empty() && (dialect_.max_params == 0 || op.row.size() <= dialect_.max_params)) {
+    // The row's text is the table's: only its values are new.
+    std::vector<Value> params;
+    params.reserve(op.row.size());
+    for (size_t i = 0; i < t.columns.size(); ++i) {
+      const Value& v = op.row[i];
+      if (t.columns[i].type == Type::kNum && v.type() == Type::kInt) {
+        params.push_back(Value::Num(static_cast<double>(v.int_value())));
+      } else {
+        params.push_back(v);
+      }
+    }
+    return conn_->RunRow(cached.head, cached.row, std::move(params), cached.what);
   }
-  head.Append(") VALUES ");
   auto append_row = [&](SqlBuilder* b) {
     b->Append("(");
     for (size_t i = 0; i < t.columns.size(); ++i) {
@@ -544,13 +566,39 @@ Status SqliteBackend::ApplyPut(const Op& op) {
   };
   SqlBuilder b = Builder();
   append_row(&b);
-  const std::string what = "put into table \"" + t.name + "\"";
   if (dialect_.max_params > 0 && b.params().size() > dialect_.max_params) {
     // A wide row: its small values written into the text (Run).
+    SqlBuilder head = Builder();
+    head.Append(cached.head);
     append_row(&head);
-    return Run(head, what);
+    return Run(head, cached.what);
   }
-  return conn_->RunRow(head.sql(), b.sql(), b.params(), what);
+  return conn_->RunRow(cached.head, b.sql(), b.TakeParams(), cached.what);
+}
+
+ONESTORE_COLD const SqliteBackend::PutHead& SqliteBackend::PutHeadOf(const TableSchema& t) {
+  PutHead& p = put_heads_[t.name];
+  bool same = !p.head.empty() && p.columns.size() == t.columns.size();
+  for (size_t i = 0; same && i < t.columns.size(); ++i) same = p.columns[i] == t.columns[i].name;
+  if (same) return p;
+  p.columns.clear();
+  for (const Column& c : t.columns) p.columns.push_back(c.name);
+  SqlBuilder head = Builder();
+  head.Append("INSERT OR REPLACE INTO ").AppendIdent(t.name).Append(" (");
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    if (i > 0) head.Append(", ");
+    head.AppendIdent(t.columns[i].name);
+  }
+  head.Append(") VALUES ");
+  p.head = head.sql();
+  p.what = "put into table \"" + t.name + "\"";
+  p.row.clear();
+  if (!dialect_.int_params_as_text) {
+    p.row = "(";
+    for (size_t i = 0; i < t.columns.size(); ++i) p.row += i > 0 ? ", ?" : "?";
+    p.row += ")";
+  }
+  return p;
 }
 
 Status SqliteBackend::Apply(Op* op, const TableSchema* previous) {
