@@ -67,9 +67,10 @@ class SqlConnection {
   // order, before the next statement that answers (Run with rows or
   // count_changes, Exec), in Flush, or in Commit, and reports the first
   // failure there, named by that statement's own `what`; nothing after a
-  // failing statement runs. Rollback drops them. The embedded connection runs
-  // every statement at once (its calls cost no crossing); a host-bound one
-  // (a Durable Object's) sends what it deferred in one call to its host.
+  // failing statement runs. Rollback drops them. The embedded connection
+  // defers only RunRow's puts, to join them (its calls cost no crossing); a
+  // host-bound one (a Durable Object's) sends what it deferred in one call to
+  // its host.
 
   // Runs `head` + `row` (an INSERT's "INSERT ... VALUES " and one row's
   // "(?, ...)") with `params`. A connection that defers writes may join
