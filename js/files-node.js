@@ -6,6 +6,7 @@
 // Parent directories are not created here: the JS open layer does that.
 import fs from "node:fs";
 import { hostname } from "node:os";
+import { dirname } from "node:path";
 
 /**
  * Creates a files object over node:fs.
@@ -18,6 +19,9 @@ import { hostname } from "node:os";
  */
 export function createNodeFiles() {
   const fds = new Map(); // id -> fd
+  // ids of files this object created whose directory entry is not synced
+  // yet: id -> the directory (see sync).
+  const newFiles = new Map();
   let nextId = 1;
   const announced = new Set(); // database paths whose lock this process announced it waits for
 
@@ -41,6 +45,7 @@ export function createNodeFiles() {
     /** Opens path for reading and writing; with `create`, creates it if missing. */
     open(path, create) {
       let fd;
+      let created = false;
       try {
         fd = fs.openSync(path, "r+");
       } catch (e) {
@@ -49,6 +54,7 @@ export function createNodeFiles() {
         // between is never truncated.
         try {
           fd = fs.openSync(path, "wx+");
+          created = true;
         } catch (e2) {
           if (e2 && e2.code === "EEXIST") fd = fs.openSync(path, "r+");
           else throw e2;
@@ -56,6 +62,7 @@ export function createNodeFiles() {
       }
       const id = nextId++;
       fds.set(id, fd);
+      if (created) newFiles.set(id, dirname(path));
       return id;
     },
 
@@ -89,8 +96,23 @@ export function createNodeFiles() {
     // fdatasync is the system call; elsewhere libuv falls back to fsync).
     // A WAL reused after a checkpoint keeps its size, so a commit's sync
     // writes no inode and no file-system journal entry.
+    //
+    // The first sync of a file this object created also syncs its
+    // directory, as SQLite's own VFS does: until then the file's name may
+    // not survive a power cut, and with it every commit in it (a store
+    // makes a new WAL each time it opens).
     sync(id) {
       fs.fdatasyncSync(fdOf(id));
+      const dir = newFiles.get(id);
+      if (dir !== undefined) {
+        const dirFd = fs.openSync(dir, "r");
+        try {
+          fs.fsyncSync(dirFd);
+        } finally {
+          fs.closeSync(dirFd);
+        }
+        newFiles.delete(id);
+      }
     },
 
     size(id) {
@@ -100,6 +122,7 @@ export function createNodeFiles() {
     close(id) {
       const fd = fdOf(id);
       fds.delete(id);
+      newFiles.delete(id);
       fs.closeSync(fd);
     },
 

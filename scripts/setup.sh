@@ -8,6 +8,7 @@
 #                    server with initdb/pg_ctl in a temp folder)
 #                    clang libclang-rt-14-dev (libFuzzer, ASan and UBSan for
 #                    the fuzz targets in tests/fuzz/)
+#                    strace (tests/js/dir-sync.test.js watches the syncs)
 #                    (as root, `apt-get update` once, then `apt-get install -y`)
 #   npm packages:    `npm install` when node_modules is missing or older than
 #                    package.json / package-lock.json
@@ -22,7 +23,7 @@ export DEBIAN_FRONTEND=noninteractive
 
 # Debian package -> a file or command that proves it is installed. dpkg -s is
 # the real check; the probe is a cheap first look.
-APT_PACKAGES=(emscripten nlohmann-json3-dev sqlite3 libgtest-dev cmake g++ chromium
+APT_PACKAGES=(emscripten nlohmann-json3-dev sqlite3 libgtest-dev cmake g++ chromium strace
               postgresql clang libclang-rt-14-dev)
 
 missing=()

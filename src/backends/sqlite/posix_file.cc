@@ -26,7 +26,8 @@ Status PosixError(const std::string& what, const std::string& path, int err) {
 
 class PosixFile : public File {
  public:
-  PosixFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  PosixFile(int fd, std::string path, bool created)
+      : fd_(fd), path_(std::move(path)), sync_dir_(created) {}
   ~PosixFile() override {
     if (fd_ >= 0) ::close(fd_);
   }
@@ -80,6 +81,13 @@ class PosixFile : public File {
 #endif
       if (errno != EINTR) return PosixError("sync", path_, errno);
     }
+    if (sync_dir_) {
+      // The first sync of a file this process created also syncs its
+      // directory, as SQLite's own VFS does: until then the file's name may
+      // not survive a power cut, and with it every commit in it.
+      ONESTORE_RETURN_IF_ERROR(SyncDirectory());
+      sync_dir_ = false;
+    }
     return Status::OK();
   }
 
@@ -99,23 +107,48 @@ class PosixFile : public File {
   }
 
  private:
+  Status SyncDirectory() {
+    size_t slash = path_.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path_.substr(0, slash);
+    int fd;
+    do {
+      fd = ::open(dir.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECTORY);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) return PosixError("open directory", dir, errno);
+    int rc;
+    do {
+      rc = ::fsync(fd);
+    } while (rc != 0 && errno == EINTR);
+    int err = errno;
+    ::close(fd);
+    if (rc != 0) return PosixError("sync directory", dir, err);
+    return Status::OK();
+  }
+
   int fd_;
   std::string path_;
+  bool sync_dir_;  // created by this process; its directory not synced yet
 };
 
 class PosixFs : public FileSystem {
  public:
   Status Open(const std::string& path, bool create, std::unique_ptr<File>* out) override {
-    int flags = O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0);
     int fd;
+    bool created = false;
     do {
-      fd = ::open(path.c_str(), flags, 0644);
+      fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+      if (fd < 0 && errno == ENOENT && create) {
+        // O_EXCL: only a file this call creates gets its directory synced.
+        fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_CREAT | O_EXCL, 0644);
+        created = fd >= 0;
+        if (fd < 0 && errno == EEXIST) errno = EINTR;  // appeared in between: open it
+      }
     } while (fd < 0 && errno == EINTR);
     if (fd < 0) {
       if (errno == ENOENT) return Status::NotFound("no file " + path);
       return PosixError("open", path, errno);
     }
-    *out = std::make_unique<PosixFile>(fd, path);
+    *out = std::make_unique<PosixFile>(fd, path, created);
     return Status::OK();
   }
 
