@@ -112,3 +112,17 @@ test("another application's database with a view is still refused naming its tab
   await rejectsWith(openStore({ backend: "sqlite", path: withTrigger, adoptForeign: true }), "storage_failed", ["CREATE TRIGGER is not in this build of SQLite"]);
   assert.equal(execFileSync("/usr/bin/sqlite3", [withTrigger, "select count(*) from sqlite_master where type = 'trigger'"], { encoding: "utf8" }).trim(), "1");
 });
+
+// Issue 13's budget, measured as the bench measures it (bench/lib/common.mjs):
+// the .wasm gzipped plus every export of the browser root bundled and
+// minified by esbuild, gzipped. A size, not a time: it is the same on every
+// machine for one build.
+test("the download, .wasm plus the bundled JS gzipped, stays within 500 KB", async () => {
+  const { bundledSize, sizeOf } = await import("../../bench/lib/common.mjs");
+  const root = new URL("../../", import.meta.url);
+  const wasm = sizeOf([new URL("dist/onestore-core.wasm", root)]);
+  const js = await bundledSize(root);
+  const total = wasm.gzip + js.gzip;
+  assert.ok(js.gzip > 20_000 && wasm.gzip > 200_000, `measured something: .wasm ${wasm.gzip}, JS ${js.gzip}`);
+  assert.ok(total <= 500_000, `download ${total} bytes gzipped (.wasm ${wasm.gzip} + JS ${js.gzip}) is over the 500,000-byte budget`);
+});
