@@ -180,7 +180,7 @@ struct TableData {
   }
   // Switches to `s`: keeps the indexes whose name and columns are unchanged,
   // builds the new ones, drops the rest.
-  void SetSchema(std::shared_ptr<const TableSchema> s) {
+  ONESTORE_COLD void SetSchema(std::shared_ptr<const TableSchema> s) {
     std::vector<EntrySet> next;
     next.reserve(s->indexes.size());
     for (size_t i = 0; i < s->indexes.size(); ++i) {
@@ -244,6 +244,16 @@ class Changes {
   void ForEach(F f) const {
     for (const Change& c : sorted_) f(c.first, c.second);
     for (const auto& [key, row] : map_) f(key, row);
+  }
+
+  // Rewrites each staged row (not its key) with f: an alter's new columns.
+  ONESTORE_COLD void RemapRows(const std::function<Row(const Row&)>& f) {
+    for (Change& c : sorted_) {
+      if (c.second) c.second = f(*c.second);
+    }
+    for (auto& [key, row] : map_) {
+      if (row) row = f(*row);
+    }
   }
 
   // Calls f(key, row) for each change, in key order, with both free to be
@@ -587,11 +597,7 @@ ONESTORE_COLD Status MemoryBackend::ApplyAlter(const Op& op) {
   }
   base->SetSchema(shared);
   StagedTable& st = staged_[after.name];
-  Changes changes;
-  st.changes.ForEach([&](const Key& key, const std::optional<Row>& row) {
-    changes.Set(key, row ? std::optional<Row>(remap(*row)) : std::nullopt);
-  });
-  st.changes = std::move(changes);
+  st.changes.RemapRows(remap);
   st.base = std::move(base);
   st.schema = shared;
   return Status::OK();
