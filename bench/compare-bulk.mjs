@@ -14,8 +14,12 @@
 // the same columns, an index on (path, at), and _outbox (written here, not
 // read from a store's file as the bench's anchors are).
 //
+// Each store column's CPU time is also split into the put loop (the tx
+// callback) and the commit after it (the core's commit step, steadier on a
+// loaded machine than the whole).
+//
 // Figures only (no assertion); see docs/performance.md, "Issue 13, a second
-// step" and "Issue 13, a fourth step".
+// step", "Issue 13, a fourth step" and "Issue 13, a fifth step".
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -84,13 +88,13 @@ async function once(api) {
   globalThis.gc?.();
   const c0 = process.cpuUsage();
   const t0 = performance.now();
-  let tp = 0;
-  await o.tx(async (tx) => { for (let i = 1000; i < 1000 + N; i++) await tx.put(t, ROW(i)); tp = performance.now() - t0; });
+  let tp = 0, cpuPut = 0;
+  await o.tx(async (tx) => { for (let i = 1000; i < 1000 + N; i++) await tx.put(t, ROW(i)); tp = performance.now() - t0; cpuPut = cpuMs(c0); });
   const ms = performance.now() - t0;
   const cpu = cpuMs(c0);
   await store.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
-  return [ms, tp, cpu];
+  return [ms, tp, cpu, cpu - cpuPut];
 }
 const res = { main: [], mine: [], anchor: [] };
 const keys = ["main", "mine", "anchor"];
@@ -112,3 +116,4 @@ console.log(`CPU time ratios: B/A ${(cpuOf("mine") / cpuOf("main")).toFixed(2)};
 const anchorMs = med(res.anchor.map((x) => x[0]));
 console.log(`better-sqlite3 (${backend === "file" ? "WAL, synchronous=FULL" : ":memory:"}): ${anchorMs.toFixed(1)} ms median (${(N / anchorMs * 1000).toFixed(0)}/s); runs ${res.anchor.map((x) => x[0].toFixed(0)).join(" ")}`);
 console.log(`ratio B/A: ${(med(res.mine.map((x) => x[0])) / med(res.main.map((x) => x[0]))).toFixed(2)}; A/better-sqlite3 ${(med(res.main.map((x) => x[0])) / anchorMs).toFixed(2)}, B/better-sqlite3 ${(med(res.mine.map((x) => x[0])) / anchorMs).toFixed(2)}`);
+for (const k of ["main", "mine"]) console.log(`${k === "main" ? "A" : "B"}: commit CPU ${med(res[k].map((x) => x[3])).toFixed(1)} ms median; put loop CPU ${med(res[k].map((x) => x[2] - x[3])).toFixed(1)} ms (${res[k].map((x) => (x[2] - x[3]).toFixed(0)).join(" ")}); commit runs ${res[k].map((x) => x[3].toFixed(0)).join(" ")}`);

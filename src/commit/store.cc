@@ -626,6 +626,22 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
   // the first commit that has one).
   std::unique_ptr<DocWriter> docs;
   bool doc_tables_created = false;
+  // A commit of puts and declarations (a bulk load's) has an outbox record
+  // that no Apply changes (only a bulk op's count and a document op's
+  // expansion depend on it): written first, it lets the backend take each
+  // put's row instead of copying it, unless the vector cache reads the row
+  // once committed.
+  std::string record;
+  size_t ops_at = 0;
+  const bool record_first = std::all_of(ops->begin(), ops->end(), [](const Op& op) {
+    return op.kind == OpKind::kPut || op.declares();
+  });
+  if (record_first) {
+    record = OutboxRecord(seq, at, owner, actor, *ops, &ops_at);
+    for (Op& op : *ops) {
+      op.row_spent = op.kind == OpKind::kPut && !vector_cache_.Holds(op.table->name);
+    }
+  }
   for (Op& op : *ops) {
     if (op.kind == OpKind::kRestore) continue;  // a restore's marker writes nothing
     if (op.kind == OpKind::kDocument) {
@@ -663,8 +679,7 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
     if (op.declares()) declared[op.table->name] = op.table.get();
     if (op.is_bulk() && op.count < 0) op.count = 0;
   }
-  size_t ops_at = 0;
-  std::string record = OutboxRecord(seq, at, owner, actor, *ops, &ops_at);
+  if (!record_first) record = OutboxRecord(seq, at, owner, actor, *ops, &ops_at);
   st = backend_->AppendOutbox(seq, record);
   if (!st.ok()) {
     backend_->Rollback();

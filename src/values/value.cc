@@ -1,5 +1,6 @@
 #include "values/value.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstring>
 
@@ -75,7 +76,8 @@ void Value::AppendJson(std::string* out, bool unsafe_int_as_string) const {
         out->append(std::to_string(i_));
         out->push_back('"');
       } else {
-        out->append(std::to_string(i_));
+        char buf[24];  // no string made per int (the outbox record has many)
+        out->append(buf, std::to_chars(buf, buf + sizeof buf, i_).ptr - buf);
       }
       break;
     case Type::kNum: {

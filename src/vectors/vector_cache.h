@@ -25,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "onestore/status.h"
@@ -91,6 +92,10 @@ class VectorCache {
 
   // Forgets every column (and every "did not fit").
   void DropAll();
+
+  // True when the cache holds a column of `table`: ApplyCommitted then reads
+  // the rows of the commit's puts to that table.
+  bool Holds(std::string_view table) const { return columns_.find(table) != columns_.end(); }
 
  private:
   void DropTable(const std::string& name);

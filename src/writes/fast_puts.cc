@@ -669,7 +669,8 @@ Status ParseBinaryOps(std::string_view bytes, TableResolver* tables, std::vector
       shape.resolved = false;
       continue;
     }
-    Op op;
+    // Each op is made in its place in `out` (an Op is large: no move).
+    Op& op = out->emplace_back();
     if (tag == 'J') {
       std::string_view text;
       if (!b.Slice(&text)) return fail(Malformed(b));
@@ -702,7 +703,6 @@ Status ParseBinaryOps(std::string_view bytes, TableResolver* tables, std::vector
     } else {
       return fail(Malformed(b));
     }
-    out->push_back(std::move(op));
     ++index;
   }
   return Status::OK();

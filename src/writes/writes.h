@@ -98,6 +98,9 @@ struct Op {
   std::string marker;              // kRestore: the op's JSON text
   int64_t count = -1;              // bulk ops: affected rows, once applied;
                                    // as parsed from a replayed record: the expected count, or -1
+  // kPut: nothing reads `row` after Backend::Apply (the commit's outbox
+  // record is already written), so Apply may move it out instead of copying.
+  bool row_spent = false;
   bool is_bulk() const { return kind == OpKind::kUpdateWhere || kind == OpKind::kDeleteWhere; }
   // True for the ops that give a table its (new) schema: table, alter, index.
   bool declares() const {

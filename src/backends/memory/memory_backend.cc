@@ -8,6 +8,7 @@
 #include "backends/memory/memory_backend.h"
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <set>
@@ -38,6 +39,25 @@ struct IndexView {
   size_t size() const { return columns->size(); }
   const Value& operator[](size_t i) const { return (*row)[(*columns)[i]]; }
 };
+
+// CompareValues's sign, with two strs and two ints compared in place: an
+// index insert compares its row with a dozen others (IndexLess).
+inline int CompareCells(const Value& a, const Value& b) {
+  if (a.type() == b.type()) {
+    if (a.type() == Type::kStr) {
+      const std::string& x = a.text();
+      const std::string& y = b.text();
+      const size_t n = std::min(x.size(), y.size());
+      int c = n ? std::memcmp(x.data(), y.data(), n) : 0;
+      if (c != 0) return c;
+      return x.size() < y.size() ? -1 : (x.size() > y.size() ? 1 : 0);
+    }
+    if (a.type() == Type::kInt) {
+      return a.int_value() < b.int_value() ? -1 : (a.int_value() > b.int_value() ? 1 : 0);
+    }
+  }
+  return CompareValues(a, b);
+}
 
 // Compares two entries (an Entry or an IndexView) value by value; a shorter
 // one that agrees is less.
@@ -85,8 +105,13 @@ struct IndexLess {
   using is_transparent = void;
   std::shared_ptr<const std::vector<int>> columns;  // shared: key_comp() copies it
   IndexView View(const Row* r) const { return IndexView{r, columns.get()}; }
+  // Both entries have every index column: the insert and erase path.
   bool operator()(const Row* a, const Row* b) const {
-    return CompareEntries(View(a), View(b)) < 0;
+    for (int c : *columns) {
+      int d = CompareCells((*a)[c], (*b)[c]);
+      if (d != 0) return d < 0;
+    }
+    return false;
   }
   bool operator()(const Row* a, const Probe& p) const {
     int c = ComparePrefix(View(a), *p.values);
@@ -155,7 +180,7 @@ struct TableData {
   }
   // Switches to `s`: keeps the indexes whose name and columns are unchanged,
   // builds the new ones, drops the rest.
-  void SetSchema(std::shared_ptr<const TableSchema> s) {
+  ONESTORE_COLD void SetSchema(std::shared_ptr<const TableSchema> s) {
     std::vector<EntrySet> next;
     next.reserve(s->indexes.size());
     for (size_t i = 0; i < s->indexes.size(); ++i) {
@@ -178,10 +203,96 @@ struct TableData {
   }
 };
 
+// The changes of the open transaction to one table, by key (nullopt:
+// deleted): a sorted vector while keys come in ascending order (a bulk load's
+// usual case: an append, no tree node per row), a map once one does not.
+class Changes {
+ public:
+  using Change = std::pair<Key, std::optional<Row>>;
+
+  bool empty() const { return sorted_.empty() && map_.empty(); }
+
+  // The change of `key`, or null.
+  const std::optional<Row>* Find(const Key& key) const {
+    if (!map_.empty()) {
+      auto it = map_.find(key);
+      return it == map_.end() ? nullptr : &it->second;
+    }
+    auto it = LowerBound(key);
+    return it != sorted_.end() && CompareValueLists(it->first, key) == 0 ? &it->second : nullptr;
+  }
+
+  // Sets the change of `key` (replacing an earlier one).
+  void Set(Key key, std::optional<Row> row) {
+    if (map_.empty()) {
+      if (sorted_.empty() || CompareValueLists(sorted_.back().first, key) < 0) {
+        sorted_.emplace_back(std::move(key), std::move(row));
+        return;
+      }
+      auto it = LowerBound(key);
+      if (CompareValueLists(it->first, key) == 0) {
+        it->second = std::move(row);
+        return;
+      }
+      ToMap();
+    }
+    map_.insert_or_assign(std::move(key), std::move(row));
+  }
+
+  // Calls f(key, row) for each change, in key order.
+  template <typename F>
+  void ForEach(F f) const {
+    for (const Change& c : sorted_) f(c.first, c.second);
+    for (const auto& [key, row] : map_) f(key, row);
+  }
+
+  // Rewrites each staged row (not its key) with f: an alter's new columns.
+  ONESTORE_COLD void RemapRows(const std::function<Row(const Row&)>& f) {
+    for (Change& c : sorted_) {
+      if (c.second) c.second = f(*c.second);
+    }
+    for (auto& [key, row] : map_) {
+      if (row) row = f(*row);
+    }
+  }
+
+  // Calls f(key, row) for each change, in key order, with both free to be
+  // moved from; then holds none.
+  template <typename F>
+  void Drain(F f) {
+    for (Change& c : sorted_) f(c.first, c.second);
+    sorted_.clear();
+    // Each change is taken out of the map, so that its key can move.
+    while (!map_.empty()) {
+      auto node = map_.extract(map_.begin());
+      f(node.key(), node.mapped());
+    }
+  }
+
+ private:
+  ONESTORE_COLD void ToMap() {
+    for (Change& c : sorted_) map_.emplace_hint(map_.end(), std::move(c.first), std::move(c.second));
+    sorted_.clear();
+  }
+  std::vector<Change>::const_iterator LowerBound(const Key& key) const {
+    return std::lower_bound(sorted_.begin(), sorted_.end(), key, [](const Change& c, const Key& k) {
+      return CompareValueLists(c.first, k) < 0;
+    });
+  }
+  std::vector<Change>::iterator LowerBound(const Key& key) {
+    return std::lower_bound(sorted_.begin(), sorted_.end(), key, [](const Change& c, const Key& k) {
+      return CompareValueLists(c.first, k) < 0;
+    });
+  }
+
+  std::vector<Change> sorted_;                           // ascending keys; empty once map_ is used
+  std::map<Key, std::optional<Row>, EntryLess> map_;
+};
+
 // The changes of the open transaction to one table.
 struct StagedTable {
-  std::shared_ptr<const TableSchema> schema;             // a table record's schema, or null
-  std::map<Key, std::optional<Row>, EntryLess> changes;  // nullopt: deleted
+  std::shared_ptr<const TableSchema> schema;  // a table record's schema, or null
+  Changes changes;
   // After an alter: the committed table with its rows rewritten to the new
   // columns, which replaces the committed one at Commit (the changes above
   // are in the new columns too).
@@ -382,8 +493,7 @@ const TableSchema* MemoryBackend::CurrentSchema(const std::string& name) const {
 const Row* MemoryBackend::MergedRow(const std::string& name, const Key& key) const {
   auto st = staged_.find(name);
   if (st != staged_.end()) {
-    auto c = st->second.changes.find(key);
-    if (c != st->second.changes.end()) return c->second ? &*c->second : nullptr;
+    if (const std::optional<Row>* c = st->second.changes.Find(key)) return *c ? &**c : nullptr;
   }
   const TableData* d = BaseOf(name);
   if (d == nullptr) return nullptr;
@@ -401,15 +511,15 @@ void MemoryBackend::MergedMatches(const std::string& name, const TableSchema& t,
     Walk(d, plan, nullptr, [&](const Row& row) {
       if (!Matches(where, row)) return true;
       Key key = Project(t.key, row);
-      if (st == nullptr || st->changes.find(key) == st->changes.end())
+      if (st == nullptr || st->changes.Find(key) == nullptr)
         out->emplace_back(std::move(key), row);
       return true;
     });
   }
   if (st != nullptr) {
-    for (const auto& [key, row] : st->changes) {
+    st->changes.ForEach([&](const Key& key, const std::optional<Row>& row) {
       if (row && Matches(where, *row)) out->emplace_back(key, *row);
-    }
+    });
   }
 }
 
@@ -487,11 +597,7 @@ ONESTORE_COLD Status MemoryBackend::ApplyAlter(const Op& op) {
   }
   base->SetSchema(shared);
   StagedTable& st = staged_[after.name];
-  std::map<Key, std::optional<Row>, EntryLess> changes;
-  for (auto& [key, row] : st.changes) {
-    changes[key] = row ? std::optional<Row>(remap(*row)) : std::nullopt;
-  }
-  st.changes = std::move(changes);
+  st.changes.RemapRows(remap);
   st.base = std::move(base);
   st.schema = shared;
   return Status::OK();
@@ -522,21 +628,15 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
   switch (op->kind) {
     case OpKind::kPut: {
       ONESTORE_RETURN_IF_ERROR(CheckRow(t, op->row, "put"));
-      Row row = op->row;
+      Row row = op->row_spent ? std::move(op->row) : op->row;
       for (size_t i = 0; i < row.size(); ++i) {  // a REAL column stores an int as a double
         if (t.columns[i].type == Type::kNum && row[i].type() == Type::kInt) {
           row[i] = Value::Num(static_cast<double>(row[i].int_value()));
         }
       }
-      auto& changes = (staged != staged_.end() ? staged->second : staged_[name]).changes;
+      Changes& changes = (staged != staged_.end() ? staged->second : staged_[name]).changes;
       Key key = Project(t.key, row);
-      // A bulk transaction's keys often ascend: then the new change goes at
-      // the end without a walk down the tree.
-      if (changes.empty() || CompareValueLists(changes.rbegin()->first, key) < 0) {
-        changes.emplace_hint(changes.end(), std::move(key), std::move(row));
-      } else {
-        changes[std::move(key)] = std::move(row);
-      }
+      changes.Set(std::move(key), std::move(row));
       return Status::OK();
     }
     case OpKind::kUpdate: {
@@ -551,13 +651,13 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
       if (CompareValueLists(Project(t.key, next), op->key) != 0) {
         return Status::InvalidArgs("update: a set cannot change the key of table \"" + name + "\"");
       }
-      staged_[name].changes[op->key] = std::move(next);
+      staged_[name].changes.Set(op->key, std::move(next));
       op->count = 1;  // the commit's answer: rows affected by a key op
       return Status::OK();
     }
     case OpKind::kDelete: {
       const bool found = MergedRow(name, op->key) != nullptr;
-      if (found) staged_[name].changes[op->key] = std::nullopt;
+      if (found) staged_[name].changes.Set(op->key, std::nullopt);
       op->count = found ? 1 : 0;
       return Status::OK();
     }
@@ -573,7 +673,7 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
         }
       }
       StagedTable& st = staged_[name];
-      for (auto& [key, row] : hits) st.changes[key] = std::move(row);
+      for (auto& [key, row] : hits) st.changes.Set(std::move(key), std::move(row));
       op->count = static_cast<int64_t>(hits.size());
       return Status::OK();
     }
@@ -581,7 +681,7 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
       std::vector<std::pair<Key, Row>> hits;
       MergedMatches(name, t, where, &hits);
       StagedTable& st = staged_[name];
-      for (auto& [key, row] : hits) st.changes[key] = std::nullopt;
+      for (auto& [key, row] : hits) st.changes.Set(std::move(key), std::nullopt);
       op->count = static_cast<int64_t>(hits.size());
       return Status::OK();
     }
@@ -608,12 +708,8 @@ Status MemoryBackend::Commit() {
     if (st.base) tables_[name] = std::move(*st.base);
     TableData& d = tables_[name];
     if (st.schema) d.SetSchema(st.schema);
-    // Each change is taken out of the staging map, so that its key moves
-    // into the committed row's node instead of being copied.
-    while (!st.changes.empty()) {
-      auto change = st.changes.extract(st.changes.begin());
-      Key& key = change.key();
-      std::optional<Row>& row = change.mapped();
+    // Each change's key moves into the committed row's node.
+    st.changes.Drain([&](Key& key, std::optional<Row>& row) {
       // Keys past the last row (a bulk load of ascending keys) need no walk
       // down the tree; others one walk, for the lookup and the insert alike.
       auto it = d.rows.end();
@@ -633,7 +729,7 @@ Status MemoryBackend::Commit() {
       } else if (found) {
         d.rows.erase(it);
       }
-    }
+    });
   }
   for (auto& [seq, record] : staged_outbox_) {
     outbox_[seq] = std::move(record);
