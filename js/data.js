@@ -140,6 +140,18 @@ export function plainData(v, root = "value") {
   return copy(v, root, [], []);
 }
 
+// The row check plainRow and readRow share: a row is an object, not an array.
+function checkRow(row, root) {
+  let isArray = false;
+  try {
+    isArray = Array.isArray(row);
+  } catch { /* a revoked Proxy: the read after says so */ }
+  if (row === null || typeof row !== "object" || isArray) {
+    const shown = isArray ? "an array" : row === null ? "null" : typeof row === "string" ? JSON.stringify(row.slice(0, 60)) : typeof row === "bigint" ? `${row}n` : String(row);
+    throw invalidArgs(`${root}: the row must be an object such as { id: "e1", ... }, got ${shown}`);
+  }
+}
+
 /**
  * The row a put takes: a plain copy of an object's own data (plainData). A
  * row must be an object, not an array.
@@ -148,13 +160,69 @@ export function plainData(v, root = "value") {
  * plainRow({ id: "e1", get path() { return "p"; } }, "tx.put(notes/items): row")   // { id: "e1", path: "p" }
  */
 export function plainRow(row, root = "row") {
-  let isArray = false;
-  try {
-    isArray = Array.isArray(row);
-  } catch { /* a revoked Proxy: copy() says so */ }
-  if (row === null || typeof row !== "object" || isArray) {
-    const shown = isArray ? "an array" : row === null ? "null" : typeof row === "string" ? JSON.stringify(row.slice(0, 60)) : typeof row === "bigint" ? `${row}n` : String(row);
-    throw invalidArgs(`${root}: the row must be an object such as { id: "e1", ... }, got ${shown}`);
-  }
+  checkRow(row, root);
   return copy(row, root, [], []);
+}
+
+// The path and seen arrays of one readRow's copies of object values, kept for
+// the next row (a getter that puts a row meanwhile takes fresh ones).
+let spareWalk = null;
+
+/**
+ * The row a put takes, read by plainRow's rule without copying it into an
+ * object of its own (tx.put's loop, issue 13): returns the row's own
+ * enumerable string-keyed names (a fresh array) and sets vals[i] to the
+ * value of names[i], each property read once, all of them before any is
+ * checked (as plainRow's spread reads them); an object value is copied by
+ * plainData's rule. The same errors as plainRow, in the same order. `vals`
+ * is the caller's scratch array: entries past names.length are stale.
+ *
+ * @example
+ * const vals = [];
+ * readRow({ id: "e1", meta: { a: 1 } }, "row", vals)   // ["id", "meta"], vals: ["e1", { a: 1 } (a copy)]
+ */
+export function readRow(row, root, vals) {
+  checkRow(row, root);
+  let proto;
+  if (row instanceof Float32Array) {
+    row = new Float32Array(row);  // as copy() takes it: a Float32Array copied
+  } else {
+    try {
+      proto = Object.getPrototypeOf(row);
+    } catch (e) {
+      throw userThrew(root, [], e, "reading the value");
+    }
+    if (proto !== Object.prototype && proto !== null) {
+      throw invalidArgs(`${root}: ${kindOf(row, proto)} is not plain data; pass a plain object, array or primitive (a Date as date.getTime() or date.toISOString())`);
+    }
+  }
+  let names;
+  try {
+    names = Object.keys(row);
+    for (let i = 0; i < names.length; i++) vals[i] = row[names[i]];
+  } catch (e) {
+    throw userThrew(root, [], e, "reading its properties");
+  }
+  for (let i = 0; i < names.length; i++) {
+    const item = vals[i];
+    if (item === null || typeof item !== "object") {
+      if (typeof item === "function") {
+        if (names[i] === "toJSON") {
+          throw invalidArgs(`${root}: the object has a toJSON method; the store keeps an object's own data, not what toJSON makes of it: pass the data itself`);
+        }
+        throw invalidArgs(`${where(root, [names[i]])}: a function cannot be stored`);
+      }
+      if (typeof item === "symbol") throw invalidArgs(`${where(root, [names[i]])}: a symbol cannot be stored`);
+      continue;
+    }
+    const walk = spareWalk ?? { path: [], seen: [] };
+    spareWalk = null;
+    walk.path.length = 0;
+    walk.seen.length = 0;
+    walk.path.push(names[i]);
+    walk.seen.push(row);
+    vals[i] = copy(item, root, walk.path, walk.seen);
+    spareWalk = walk;
+  }
+  return names;
 }

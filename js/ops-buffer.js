@@ -67,35 +67,52 @@ export class OpsBuffer {
   }
 
   /**
-   * Appends a put of `row` (the caller's row, already copied and checked by
-   * plainRow) to `table`; false, with nothing written, when a value is one
-   * this encoding leaves to the wire JSON (the caller then writes the op
-   * with json(), whose encoder words any error).
+   * Appends a put of `row` (a plain row, already copied and checked) to
+   * `table`; false, with nothing written, when a value is one this encoding
+   * leaves to the wire JSON (the caller then writes the op with json(),
+   * whose encoder words any error).
    */
   put(table, row) {
+    const names = Object.keys(row);
+    const vals = new Array(names.length);
+    for (let i = 0; i < names.length; i++) vals[i] = row[names[i]];
+    return this.putValues(table, names, vals);
+  }
+
+  /**
+   * put() of a row given as its names and their values (vals[i] the value
+   * of names[i], already read and checked by readRow in js/data.js), so
+   * tx.put's loop writes the caller's row with no object of its own. An
+   * undefined value is left out, as JSON leaves it. `names` may be kept as
+   * the batch's current shape: the caller must not change it afterwards.
+   */
+  putValues(table, names, vals) {
     const at = this.len;
-    const { table: oldTable, names: oldNames } = this;
-    let names = Object.keys(row);
+    const oldTable = this.table;
+    const oldNames = this.names;
+    let shape = names;
     for (let i = 0; i < names.length; i++) {
-      if (row[names[i]] === undefined) {  // as JSON: an undefined member is absent
-        names = names.filter((k) => row[k] !== undefined);
+      if (vals[i] === undefined) {  // as JSON: an undefined member is absent
+        shape = [];
+        for (let j = 0; j < names.length; j++) if (vals[j] !== undefined) shape.push(names[j]);
         break;
       }
     }
-    if (table !== this.table || !sameNames(names, this.names)) {
-      for (let i = 0; i < names.length; i++) if (!wellFormedName(names[i])) return false;
+    if (table !== this.table || !sameNames(shape, this.names)) {
+      for (let i = 0; i < shape.length; i++) if (!wellFormedName(shape[i])) return false;
       this.ensure(1);
       this.bytes[this.len++] = SHAPE;
       this.str(table);
-      this.varint(names.length);
-      for (let i = 0; i < names.length; i++) this.str(names[i]);
+      this.varint(shape.length);
+      for (let i = 0; i < shape.length; i++) this.str(shape[i]);
       this.table = table;
-      this.names = names;
+      this.names = shape;
     }
     this.ensure(1);
     this.bytes[this.len++] = PUT;
     for (let i = 0; i < names.length; i++) {
-      if (!this.value(row[names[i]])) {
+      const v = vals[i];
+      if (v !== undefined && !this.value(v)) {
         this.len = at;
         this.table = oldTable;
         this.names = oldNames;

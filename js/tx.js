@@ -14,11 +14,34 @@ import { OpsBuffer } from "./ops-buffer.js";
 import { isExpr, isPred, toExpr, value } from "./expr.js";
 import { vectorColumns, vectorWire } from "./vectors.js";
 import { resolveWhere } from "./query.js";
-import { plainData, plainRow } from "./data.js";
+import { plainData, readRow } from "./data.js";
 import { commitMeta } from "./core-calls.js";
 import { describe, storedJson, versionedJson } from "./schema.js";
 import { txDocuments } from "./documents.js";
-import { checkKind, edgesWhere } from "./edges.js";
+import { checkKind, edgesWhere, isEdgesDef } from "./edges.js";
+
+// "tx.put(<table>): row", the root of a put's messages, made once per table
+// handle rather than once per put.
+const putRoots = new WeakMap();
+function putRoot(h) {
+  let root = putRoots.get(h);
+  if (root === undefined) {
+    root = `tx.put(${h.name}): row`;
+    putRoots.set(h, root);
+  }
+  return root;
+}
+
+// A put's row as an object, for the wire JSON: the values read, in order
+// ("__proto__" kept as a key).
+function rowOf(names, vals) {
+  const row = {};
+  for (let i = 0; i < names.length; i++) {
+    if (names[i] === "__proto__") Object.defineProperty(row, "__proto__", { value: vals[i], enumerable: true, writable: true, configurable: true });
+    else row[names[i]] = vals[i];
+  }
+  return row;
+}
 
 /**
  * The predicate of a bulk op. A `where` callback that throws gives
@@ -132,6 +155,8 @@ function makeTx(owner, st) {
     }
     return set;
   }
+  // The scratch array of tx.put's values (null while a put holds it).
+  let scratch = [];
   function keyOf(key) {
     return Array.isArray(key) ? [...key] : [key];
   }
@@ -160,21 +185,47 @@ function makeTx(owner, st) {
     async put(t, row) {
       live("tx.put");
       const h = resolveTable(t, "tx.put");
-      const data = plainRow(row, `tx.put(${h.name}): row`);
-      checkKind(h, data.kind, "tx.put");
+      // The row's values, each read once, straight from the caller's row
+      // (no copy of it: issue 13's put loop); `scratch` is handed back at the
+      // end, so a getter that puts a row meanwhile takes an array of its own.
+      const vals = scratch ?? [];
+      scratch = null;
+      const names = readRow(row, putRoot(h), vals);
+      if (isEdgesDef(h.def)) {
+        const k = names.indexOf("kind");
+        checkKind(h, k < 0 ? undefined : vals[k], "tx.put");
+      }
       // Versioned json columns are written in their envelope (a left-out one
       // with its default too, which the core would store bare).
-      for (const [c, col] of versionedJson(h.def)) {
-        if (data[c] === undefined && col.hasDefault) data[c] = col.default;
-        if (data[c] !== undefined) data[c] = storedJson(col, data[c]);
+      const versioned = versionedJson(h.def);
+      for (let j = 0; j < versioned.length; j++) {
+        const [c, col] = versioned[j];
+        const i = names.indexOf(c);
+        let v = i < 0 ? undefined : vals[i];
+        if (v === undefined && col.hasDefault) v = col.default;
+        if (v === undefined) continue;
+        v = storedJson(col, v);
+        if (i < 0) {
+          names.push(c);
+          vals[names.length - 1] = v;
+        } else {
+          vals[i] = v;
+        }
       }
       // Vector columns cross as the base64 of their float32 (js/vectors.js).
-      for (const [c, col] of vectorColumns(h.def)) {
-        if (data[c] !== undefined && data[c] !== null) data[c] = vectorWire(data[c], col.dims, `tx.put(${h.name}): row.${c}`);
+      const vectors = vectorColumns(h.def);
+      for (let j = 0; j < vectors.length; j++) {
+        const [c, col] = vectors[j];
+        const i = names.indexOf(c);
+        if (i >= 0 && vals[i] !== undefined && vals[i] !== null) vals[i] = vectorWire(vals[i], col.dims, `tx.put(${h.name}): row.${c}`);
       }
       // The row straight into the batch; a value it leaves to JSON (a
       // BigInt, NaN...) sends the op as wire JSON, whose encoder words any error.
-      if (!st.ops.put(h.name, data)) st.ops.json(encodeJson({ op: "put", table: h.name, row: data }, "put"));
+      if (!st.ops.putValues(h.name, names, vals)) {
+        st.ops.json(encodeJson({ op: "put", table: h.name, row: rowOf(names, vals) }, "put"));
+      }
+      vals.fill(undefined, 0, names.length);  // holds none of the caller's values
+      scratch = vals;
     },
     /**
      * Sets columns of one row, by key. A plain value means value(v).
