@@ -164,8 +164,8 @@ export function plainRow(row, root = "row") {
   return copy(row, root, [], []);
 }
 
-// The path and seen arrays of one readRow's copies of object values, kept for
-// the next row (a getter that puts a row meanwhile takes fresh ones).
+// The (empty) path and seen arrays of readRow's copies of object values,
+// kept for the next one (a getter that puts a row meanwhile takes fresh ones).
 let spareWalk = null;
 
 /**
@@ -215,13 +215,15 @@ export function readRow(row, root, vals) {
       if (typeof item === "symbol") throw invalidArgs(`${where(root, [names[i]])}: a symbol cannot be stored`);
       continue;
     }
+    // copy() leaves both arrays as it found them, but for a throw: then the
+    // walk is dropped and the next row takes fresh ones.
     const walk = spareWalk ?? { path: [], seen: [] };
     spareWalk = null;
-    walk.path.length = 0;
-    walk.seen.length = 0;
     walk.path.push(names[i]);
     walk.seen.push(row);
     vals[i] = copy(item, root, walk.path, walk.seen);
+    walk.path.pop();
+    walk.seen.pop();
     spareWalk = walk;
   }
   return names;

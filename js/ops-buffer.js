@@ -200,7 +200,8 @@ export class OpsBuffer {
       case "string":
         return this.asciiQuoted(v);
       case "number": {
-        if (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v))) return false;
+        if (Number.isSafeInteger(v)) return this.digits(v);
+        if (!Number.isFinite(v) || Number.isInteger(v)) return false;
         const text = String(v);  // as JSON.stringify writes a finite number
         this.ensure(text.length);
         for (let i = 0; i < text.length; i++) this.bytes[this.len++] = text.charCodeAt(i);
@@ -247,6 +248,25 @@ export class OpsBuffer {
     }
     this.ensure(1);
     this.bytes[this.len++] = 0x7D;  // }
+    return true;
+  }
+
+  // A safe integer's decimal digits, as String(v) writes them ("0" for -0),
+  // with no string made on the way.
+  digits(v) {
+    this.ensure(17);
+    const b = this.bytes;
+    if (v < 0) {
+      b[this.len++] = 0x2D;  // -
+      v = -v;
+    }
+    let end = this.len;
+    for (let t = v; t >= 10; t = Math.floor(t / 10)) end++;
+    this.len = end + 1;
+    do {
+      b[end--] = 0x30 + (v % 10);
+      v = Math.floor(v / 10);
+    } while (v > 0);
     return true;
   }
 

@@ -155,7 +155,8 @@ function makeTx(owner, st) {
     }
     return set;
   }
-  // The scratch array of tx.put's values (null while a put holds it).
+  // The scratch array of tx.put's values (null while a put holds it; it
+  // keeps the last row's values until the next put or the end of the tx).
   let scratch = [];
   function keyOf(key) {
     return Array.isArray(key) ? [...key] : [key];
@@ -224,7 +225,6 @@ function makeTx(owner, st) {
       if (!st.ops.putValues(h.name, names, vals)) {
         st.ops.json(encodeJson({ op: "put", table: h.name, row: rowOf(names, vals) }, "put"));
       }
-      vals.fill(undefined, 0, names.length);  // holds none of the caller's values
       scratch = vals;
     },
     /**
