@@ -126,21 +126,50 @@ export class OpsBuffer {
 
   value(v) {
     switch (typeof v) {
-      case "string":
+      case "string": {
+        // The tag, then str()'s record, with one ensure for a short ASCII string.
+        const n = v.length;
+        if (n < 128) {
+          this.ensure(2 + n);
+          const b = this.bytes;
+          let p = this.len + 2;
+          for (let i = 0; i < n; i++) {
+            const c = v.charCodeAt(i);
+            if (c >= 0x80) {
+              b[this.len++] = STR;
+              this.strWide(v);
+              return true;
+            }
+            b[p++] = c;
+          }
+          b[this.len] = STR;
+          b[this.len + 1] = n;
+          this.len = p;
+          return true;
+        }
         this.ensure(1);
         this.bytes[this.len++] = STR;
-        this.str(v);
+        this.strWide(v);
         return true;
+      }
       case "number":
         if (Number.isSafeInteger(v)) {
           this.ensure(9);
+          const b = this.bytes;
+          let p = this.len;
+          let u = v;
           if (v >= 0) {  // -0 too: JSON writes it as 0
-            this.bytes[this.len++] = UINT;
-            this.varint(v);
+            b[p++] = UINT;
           } else {
-            this.bytes[this.len++] = NEG_INT;
-            this.varint(-v);
+            b[p++] = NEG_INT;
+            u = -v;
           }
+          while (u >= 128) {  // LEB128, as varint() writes it
+            b[p++] = (u % 128) | 0x80;
+            u = Math.floor(u / 128);
+          }
+          b[p++] = u;
+          this.len = p;
           return true;
         }
         if (!Number.isFinite(v)) return false;

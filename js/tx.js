@@ -20,18 +20,6 @@ import { describe, storedJson, versionedJson } from "./schema.js";
 import { txDocuments } from "./documents.js";
 import { checkKind, edgesWhere, isEdgesDef } from "./edges.js";
 
-// "tx.put(<table>): row", the root of a put's messages, made once per table
-// handle rather than once per put.
-const putRoots = new WeakMap();
-function putRoot(h) {
-  let root = putRoots.get(h);
-  if (root === undefined) {
-    root = `tx.put(${h.name}): row`;
-    putRoots.set(h, root);
-  }
-  return root;
-}
-
 // A put's row as an object, for the wire JSON: the values read, in order
 // ("__proto__" kept as a key).
 function rowOf(names, vals) {
@@ -155,6 +143,19 @@ function makeTx(owner, st) {
     }
     return set;
   }
+  // What tx.put needs of the table it last wrote (a bulk loop writes one):
+  // the root of its messages and its versioned json, vector and edge columns.
+  let plan = { h: null, def: null };
+  function putPlan(h) {
+    return {
+      h,
+      def: h.def,
+      root: `tx.put(${h.name}): row`,
+      edges: isEdgesDef(h.def),
+      versioned: versionedJson(h.def),
+      vectors: vectorColumns(h.def),
+    };
+  }
   // The scratch array of tx.put's values (null while a put holds it; it
   // keeps the last row's values until the next put or the end of the tx).
   let scratch = [];
@@ -191,14 +192,15 @@ function makeTx(owner, st) {
       // end, so a getter that puts a row meanwhile takes an array of its own.
       const vals = scratch ?? [];
       scratch = null;
-      const names = readRow(row, putRoot(h), vals);
-      if (isEdgesDef(h.def)) {
+      if (h !== plan.h || h.def !== plan.def) plan = putPlan(h);
+      const names = readRow(row, plan.root, vals);
+      if (plan.edges) {
         const k = names.indexOf("kind");
         checkKind(h, k < 0 ? undefined : vals[k], "tx.put");
       }
       // Versioned json columns are written in their envelope (a left-out one
       // with its default too, which the core would store bare).
-      const versioned = versionedJson(h.def);
+      const { versioned, vectors } = plan;
       for (let j = 0; j < versioned.length; j++) {
         const [c, col] = versioned[j];
         const i = names.indexOf(c);
@@ -214,7 +216,6 @@ function makeTx(owner, st) {
         }
       }
       // Vector columns cross as the base64 of their float32 (js/vectors.js).
-      const vectors = vectorColumns(h.def);
       for (let j = 0; j < vectors.length; j++) {
         const [c, col] = vectors[j];
         const i = names.indexOf(c);
