@@ -1,9 +1,10 @@
 // What a write takes from the caller's values: their own data, read once.
 //
-// A row (and every json value inside it, and the value of a set) is copied
-// into a fresh plain tree before anything else looks at it, so the store, the
-// encoder and the core all see one answer even when the caller's object is a
-// Proxy or has getters. The rule (docs/api.md, "What a row may hold"):
+// A row's properties are each read once (tx.put reads them straight into its
+// batch: readRow), and every json value inside it, and the value of a set, is
+// copied into a fresh plain tree before anything else looks at it, so the
+// store, the encoder and the core all see one answer even when the caller's
+// object is a Proxy or has getters. The rule (docs/api.md, "What a row may hold"):
 // - strings, numbers, booleans, null, BigInts and undefined (an absent
 //   property) are taken as they are (js/encode.js then checks them);
 // - an array: its length and each element, read once;
