@@ -39,13 +39,23 @@ const t0 = Date.now();
 const loadStart = os.loadavg();
 
 // Other work on the machine moves every figure: sample, every 15 s, the load
-// average and how many compilers and test runners are running besides us.
+// average and how many compilers and test runners are running besides us
+// (the Chromium and workerd the bench starts itself, descendants of this
+// process, are not counted).
 const busy = /^(cc1plus|cc1|clang|clang\+\+|clang-\d+|wasm-opt|wasm-ld|ld|emcc|ctest|onestore_tests|chromium|chrome|workerd)$/;
 const samples = [];
 function sample() {
   let others = 0;
   try {
-    others = execFileSync("ps", ["-eo", "comm="], { encoding: "utf8" }).split("\n").filter((c) => busy.test(c.trim())).length;
+    const procs = execFileSync("ps", ["-eo", "pid=,ppid=,comm="], { encoding: "utf8" }).split("\n")
+      .map((l) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(l)).filter(Boolean)
+      .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), comm: m[3].trim() }));
+    const parent = new Map(procs.map((x) => [x.pid, x.ppid]));
+    const ours = (pid) => {
+      for (let at = pid, hops = 0; at > 1 && hops < 64; at = parent.get(at) ?? 0, hops++) if (at === process.pid) return true;
+      return false;
+    };
+    others = procs.filter((x) => busy.test(x.comm) && !ours(x.pid)).length;
   } catch { /* no ps: load average only */ }
   samples.push({ load1: os.loadavg()[0], others });
 }
