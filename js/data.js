@@ -154,8 +154,10 @@ function checkRow(row, root) {
 }
 
 /**
- * The row a put takes: a plain copy of an object's own data (plainData). A
- * row must be an object, not an array.
+ * A row as a plain copy of an object's own data (plainData). A row must be
+ * an object, not an array. tx.put reads rows with readRow, which gives the
+ * same values and errors without the copy; plainRow is that rule written
+ * plainly, the reference the tests hold readRow to.
  *
  * @example
  * plainRow({ id: "e1", get path() { return "p"; } }, "tx.put(notes/items): row")   // { id: "e1", path: "p" }

@@ -102,7 +102,7 @@ function makeTx(owner, st) {
     if (st.poisoned) throw st.poisoned;
     gate.checkOpen(what);
   }
-  // Each value of the caller's is read once, by plainData/plainRow, before
+  // Each value of the caller's is read once, by plainData/readRow, before
   // it is encoded.
   function push(op, what) {
     st.ops.json(encodeJson(plainData(op, what), what));

@@ -96,18 +96,25 @@ std::string ModelRows(const Model& m, bool desc) {
   return out.dump();
 }
 
-TEST(MemoryIndexTest, AnIndexWalkAgreesWithTheRowsThroughReplacesDeletesAndRefusedCommits) {
+// A memory store holding the table t/rows (id, g, n; key id; index byG on
+// g, n), declared and committed.
+void OpenRowsTable(const char* id, std::unique_ptr<Store>* st) {
   OpenOptions o;
   o.backend = "memory";
-  o.id = "index-test";
-  std::unique_ptr<Store> st;
-  ASSERT_TRUE(Store::Open(o, &st).ok());
+  o.id = id;
+  ASSERT_TRUE(Store::Open(o, st).ok());
   std::string out;
-  ASSERT_TRUE(st->Declare(R"({"op":"table","table":"t/rows","columns":{"id":"str","g":"str",)"
-                          R"("n":"int"},"key":["id"],"indexes":{"byG":["g","n"]}})",
-                          &out)
+  ASSERT_TRUE((*st)->Declare(R"({"op":"table","table":"t/rows","columns":{"id":"str","g":"str",)"
+                             R"("n":"int"},"key":["id"],"indexes":{"byG":["g","n"]}})",
+                             &out)
                   .ok());
-  ASSERT_TRUE(st->Commit(out, R"({"owner":"t"})", &out).ok());
+  ASSERT_TRUE((*st)->Commit(out, R"({"owner":"t"})", &out).ok());
+}
+
+TEST(MemoryIndexTest, AnIndexWalkAgreesWithTheRowsThroughReplacesDeletesAndRefusedCommits) {
+  std::unique_ptr<Store> st;
+  ASSERT_NO_FATAL_FAILURE(OpenRowsTable("index-test", &st));
+  std::string out;
   const std::vector<std::string> groups = {"a", "b", "\xc3\xa9", "\xef\xbf\xbf", "\xf0\x9f\x98\x80",
                                            "a long group name past the short string size"};
   std::mt19937 rng(13);
@@ -144,17 +151,9 @@ TEST(MemoryIndexTest, AnIndexWalkAgreesWithTheRowsThroughReplacesDeletesAndRefus
 }
 
 TEST(MemoryStagingTest, AscendingRunsThenEarlierKeysUpdatesDeletesAndBulkOpsLeaveTheModelsRows) {
-  OpenOptions o;
-  o.backend = "memory";
-  o.id = "staging-test";
   std::unique_ptr<Store> st;
-  ASSERT_TRUE(Store::Open(o, &st).ok());
+  ASSERT_NO_FATAL_FAILURE(OpenRowsTable("staging-test", &st));
   std::string out;
-  ASSERT_TRUE(st->Declare(R"({"op":"table","table":"t/rows","columns":{"id":"str","g":"str",)"
-                          R"("n":"int"},"key":["id"],"indexes":{"byG":["g","n"]}})",
-                          &out)
-                  .ok());
-  ASSERT_TRUE(st->Commit(out, R"({"owner":"t"})", &out).ok());
   const std::vector<std::string> groups = {"a", "b", "\xc3\xa9", "a long group name past the short string size"};
   std::mt19937 rng(1305);
   Model model;
