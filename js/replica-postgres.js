@@ -650,6 +650,14 @@ export async function openPostgresReplica(options) {
   const pg = shared === undefined ? await loadPg() : null;
   const pool = shared ?? new pg.Pool({ connectionString: url, max: 2 });
   const own = shared === undefined;
+  // PostgreSQL can end an idle connection at any time (a restart,
+  // pg_terminate_backend, an idle timeout). pg then emits 'error' on the
+  // pool, and an 'error' nobody listens to is thrown as an uncaught
+  // exception that would end the user's process. The pool has already
+  // dropped that client and connects a new one for the next query, so a
+  // pool of our own listens and does nothing more. (A pool the caller gives
+  // is the caller's to listen on, as pg's docs ask.)
+  if (own) pool.on("error", () => {});
   const schema = ident(session);
   const q = (client, text, params) => client.query({ text, values: params, types: rawTypes });
   const storageFailed = (what, e) => (e instanceof StoreError ? e : new StoreError(ErrorCodes.StorageFailed, `${what}: PostgreSQL failed: ${e?.message ?? e}`));
@@ -661,7 +669,7 @@ export async function openPostgresReplica(options) {
   let applying = Promise.resolve();
 
   try {
-    const client = await pool.connect();
+    const { client, release } = await checkout();
     try {
       await q(client, "BEGIN");
       // One schema per session: made once, with its own _meta and _tables.
@@ -682,11 +690,31 @@ export async function openPostgresReplica(options) {
       await client.query("ROLLBACK").catch(() => {});
       throw e;
     } finally {
-      client.release();
+      release();
     }
   } catch (e) {
     if (own) await pool.end().catch(() => {});
     throw storageFailed("openReplica", e);
+  }
+
+  // A client checked out for a transaction. If PostgreSQL ends its
+  // connection between two queries, pg emits 'error' on the client, which
+  // is thrown as an uncaught exception if nothing listens; here the error
+  // is kept, the transaction's next query fails (and reaches the caller as
+  // storage_failed), and the client goes back to the pool as broken, so the
+  // pool drops it instead of handing it out again.
+  async function checkout() {
+    const client = await pool.connect();
+    let broken;
+    const onError = (e) => { broken = e; };
+    client.on("error", onError);
+    return {
+      client,
+      release() {
+        client.removeListener("error", onError);
+        client.release(broken);
+      },
+    };
   }
 
   function checkOpen(what) {
@@ -937,7 +965,7 @@ export async function openPostgresReplica(options) {
     if (diverged !== undefined) {
       throw new StoreError(ErrorCodes.SyncDiverged, `applyBatch: the replica diverged (${diverged}) and takes no more batches until it is restored`);
     }
-    const client = await pool.connect().catch((e) => { throw storageFailed("applyBatch", e); });
+    const { client, release } = await checkout().catch((e) => { throw storageFailed("applyBatch", e); });
     let seq = 0;
     let began = false;
     try {
@@ -1031,7 +1059,7 @@ export async function openPostgresReplica(options) {
       if (e instanceof StoreError) throw e;
       throw storageFailed("applyBatch", e);
     } finally {
-      client.release();
+      release();
     }
   }
 

@@ -30,6 +30,22 @@ export function postgresBin() {
   return join(root, versions[0], "bin");
 }
 
+/**
+ * Ends a pg.Pool and resolves once every one of its connections has closed.
+ * pool.end() resolves as soon as it has asked its idle clients to end, not
+ * when they have; stopping the server in that gap cuts a connection that
+ * is still closing, and pg reports that as an 'error' of the pool.
+ */
+export async function endPool(pool) {
+  let open = pool.totalCount;
+  const closed = new Promise((resolve) => {
+    if (open === 0) resolve();
+    pool.on("remove", () => { if (--open === 0) resolve(); });
+  });
+  await pool.end();
+  await closed;
+}
+
 function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();

@@ -10,7 +10,7 @@
 
 import pg from "pg";
 
-import { startPostgres } from "../../tests/pg-server.js";
+import { endPool, startPostgres } from "../../tests/pg-server.js";
 import { figure, na, repeat, replicaBatches } from "./common.mjs";
 import { openReplica } from "../../js/index.js";
 
@@ -85,7 +85,7 @@ export async function postgresApplyFigure(p, log) {
       vsPlainPg: perMirror / perPlain,
     });
   } finally {
-    await pool.end();
+    await endPool(pool);
     await server.stop();
   }
 }

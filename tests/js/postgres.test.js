@@ -23,7 +23,7 @@ import {
 } from "../../js/index.js";
 import { parseJsonExact } from "../../js/encode.js";
 import { conformanceRunner } from "../conformance/runner.js";
-import { startPostgres } from "../pg-server.js";
+import { endPool, startPostgres } from "../pg-server.js";
 import { rejectsWith, repoRoot } from "./helpers.js";
 
 const vectorDir = join(repoRoot, "tests", "conformance");
@@ -31,18 +31,24 @@ const files = readdirSync(vectorDir).filter((f) => f.endsWith(".json")).sort();
 
 let server;
 let pool;
+// An idle connection the server ended while the tests ran: the pool's
+// 'error'. Nothing here should make the server end one (the test that
+// does uses a pool of its own), so after() fails if one was seen.
+const poolErrors = [];
 let sessions = 0;
 const nextSession = (label = "s") => `${label}${++sessions}`;
 const mirroredDocs = { count: 0 };
 
 before(async () => {
   server = await startPostgres();
-  pool = new pg.Pool({ connectionString: server.url, max: 8 });
+  pool = new pg.Pool({ connectionString: server.url, max: 8, application_name: "onestore-tests" });
+  pool.on("error", (e) => poolErrors.push(e));
 });
 
 after(async () => {
-  await pool?.end();
+  if (pool) await endPool(pool);
   await server?.stop();
+  assert.deepEqual(poolErrors.map((e) => e.message), [], "idle connections the server ended during the tests");
 });
 
 // The package's api with openStore replaced: a memory store whose every
@@ -427,6 +433,33 @@ describe("a PostgreSQL mirror's applyBatch", () => {
     const declared = batch.commits[0].ops[0];
     const changed = { ...declared, version: 2, columns: { ...declared.columns, extra: { type: "int", optional: true } } };
     await rejectsWith(mirror.applyBatch({ from: 2, to: 3, commits: [{ seq: 3, from: 2, at: 1, owner: "app", ops: [changed] }] }), "sync/diverged", ["columns"]);
+    await mirror.close();
+    await store.close();
+  });
+
+  test("of its own pool goes on applying after the server ends its idle connections, and the process sees no uncaught error", async () => {
+    const { store, owner, notes } = await notesStore([row("a", "x/1", 1)]);
+    const session = nextSession();
+    const mirror = await openReplica({ backend: "postgres", url: server.url, session });
+    await mirror.applyBatch(await store.outbox.read(0, 10));
+    const uncaught = [];
+    const onUncaught = (e) => uncaught.push(e);
+    process.on("uncaughtException", onUncaught);
+    try {
+      // What a server restart or an administrator does to every idle
+      // connection: ends it. The mirror's pool holds one, idle.
+      const ended = await pool.query(`SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+        WHERE datname = 'postgres' AND pid <> pg_backend_pid() AND backend_type = 'client backend' AND state = 'idle'
+          AND application_name <> 'onestore-tests'`);
+      assert.ok(ended.rows.length >= 1, "no idle connection to end");
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await owner.tx(async (tx) => { await tx.put(notes, row("b", "x/2", 2)); });
+      assert.deepEqual(await mirror.applyBatch(await store.outbox.read(mirror.head, 10)), { head: 3, applied: 1 });
+      assert.deepEqual(await mirror.table("app/notes").get("b"), row("b", "x/2", 2));
+    } finally {
+      process.removeListener("uncaughtException", onUncaught);
+    }
+    assert.deepEqual(uncaught.map((e) => e.message), [], "uncaught errors");
     await mirror.close();
     await store.close();
   });
