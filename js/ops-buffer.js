@@ -47,13 +47,14 @@ export class OpsBuffer {
 
   /**
    * A buffer for a new transaction: the one the last transaction to end
-   * handed back (release()), or a new one. Reusing it keeps the hidden class
-   * every buffer shares alive: V8 holds that shape only through the live
-   * buffers, and the optimized code of the put path (putValues, value,
-   * jsonInto, ensure...) depends on it; when no buffer outlived a full
-   * collection, the shape died, that code was thrown away and the next bulk
-   * transaction ran its first thousands of puts unoptimized while the path
-   * compiled again (docs/performance.md, "Issue 13, a seventh step").
+   * handed back (release()), or a new one. Reusing it keeps alive the
+   * hidden class a buffer has once written to: V8 holds that shape only
+   * through the live buffers, and the optimized code of the put path
+   * (putValues, value, jsonInto, ensure...) depends on it; when no buffer
+   * outlived a full collection, the shape died, that code was thrown away
+   * and the next bulk transaction ran its first thousands of puts
+   * unoptimized while the path compiled again (docs/performance.md,
+   * "Issue 13, a seventh step").
    */
   static take() {
     const b = spare ?? new OpsBuffer();
