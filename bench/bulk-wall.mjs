@@ -81,7 +81,10 @@ try {
       const inside = gcs.filter((g) => g.startTime >= w.t0 && g.startTime < w.t1);
       const gcMs = inside.reduce((s, g) => s + g.duration, 0);
       const kinds = {};
-      for (const g of inside) kinds[GC_KIND[g.detail?.kind ?? g.kind] ?? "?"] = (kinds[GC_KIND[g.detail?.kind ?? g.kind] ?? "?"] ?? 0) + 1;
+      for (const g of inside) {
+        const kind = GC_KIND[g.detail?.kind ?? g.kind] ?? "?";
+        kinds[kind] = (kinds[kind] ?? 0) + 1;
+      }
       const heapMB = process.memoryUsage().heapUsed / 2 ** 20;
       res[name].push({ wall: f.bulk.value, cpu: w.c1 - w.c0, gc: gcMs, kinds, heapMB });
       console.log(`round ${r} ${name}: wall ${f.bulk.value.toFixed(1)} ms, CPU ${(w.c1 - w.c0).toFixed(1)} ms, GC ${gcMs.toFixed(1)} ms ${JSON.stringify(kinds)}, heap after ${heapMB.toFixed(0)} MB`);
