@@ -18,8 +18,13 @@
 // callback) and the commit after it (the core's commit step, steadier on a
 // loaded machine than the whole).
 //
+// The timed transaction follows a 1,000-put one and a gc() in the same
+// store, unlike the bench's, which is a store's first big transaction after
+// 300 one-put commits: bench/bulk-wall.mjs runs the bench's own columns.
+//
 // Figures only (no assertion); see docs/performance.md, "Issue 13, a second
-// step", "Issue 13, a fourth step" and "Issue 13, a fifth step".
+// step", "Issue 13, a fourth step", "Issue 13, a fifth step" and "Issue 13,
+// a seventh step".
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";

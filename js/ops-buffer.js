@@ -16,6 +16,9 @@ const PUT = 0x50;    // "P": one value per name of the shape
 const JSON_OP = 0x4A;  // "J": one op as wire JSON
 const NULL = 0, FALSE = 1, TRUE = 2, UINT = 3, STR = 4, NUM_TEXT = 5, JSON_TEXT = 6, NEG_INT = 7;
 
+const SPARE_BYTES = 64 * 1024;  // the most a spare buffer keeps (release())
+let spare = null;  // the buffer take() hands out next
+
 const utf8 = new TextEncoder();
 const hasWellFormed = typeof String.prototype.isWellFormed === "function";
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -40,6 +43,40 @@ export class OpsBuffer {
     this.total = 0;     // ops written in all
     this.table = null;  // the current shape: its table and names (null: none in this batch)
     this.names = null;
+  }
+
+  /**
+   * A buffer for a new transaction: the one the last transaction to end
+   * handed back (release()), or a new one. Reusing it keeps alive the
+   * hidden class a buffer has once written to: V8 holds that shape only
+   * through the live buffers, and the optimized code of the put path
+   * (putValues, value, jsonInto, ensure...) depends on it; when no buffer
+   * outlived a full collection, the shape died, that code was thrown away
+   * and the next bulk transaction ran its first thousands of puts
+   * unoptimized while the path compiled again (docs/performance.md,
+   * "Issue 13, a seventh step").
+   */
+  static take() {
+    const b = spare ?? new OpsBuffer();
+    spare = null;
+    return b;
+  }
+
+  /**
+   * Hands this buffer back for the next transaction once its own has ended
+   * (nothing may use it afterwards), emptied; a buffer grown past 64 KiB
+   * gives its bytes up rather than keep them for the life of the process.
+   */
+  release() {
+    if (this.bytes.length > SPARE_BYTES) this.bytes = new Uint8Array(256);
+    this.bytes[0] = MAGIC;
+    this.len = 1;
+    this.start = 0;
+    this.pending = 0;
+    this.total = 0;
+    this.table = null;
+    this.names = null;
+    spare = this;
   }
 
   /** The ops written since the last mark(), as one batch. */

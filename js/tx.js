@@ -63,7 +63,7 @@ export async function runTx(owner, fn, ctx) {
   gate.checkOpen(`${name}.tx`);
   if (typeof fn !== "function") throw invalidArgs(`${name}.tx: expected an async function (tx) => ..., got ${describe(fn)}`);
   // ops: the ops written, in order (what the core has staged is marked).
-  const st = { ops: new OpsBuffer(), txId: 0, open: true, committed: false, poisoned: null };
+  const st = { ops: OpsBuffer.take(), txId: 0, open: true, committed: false, poisoned: null };
   const tx = makeTx(owner, st);
   try {
     const result = await fn(tx);
@@ -90,6 +90,9 @@ export async function runTx(owner, fn, ctx) {
     if (st.txId && !st.committed && !gate.closed && !gate.broken) {
       try { gate.core.txClose(st.txId); } catch { /* the tx is gone with the instance */ }
     }
+    // Every use of st.ops checks st.open first (live()), so the buffer is
+    // free for the next transaction.
+    st.ops.release();
   }
 }
 
