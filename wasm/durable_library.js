@@ -6,6 +6,8 @@
 // registry whose `get(handle)` gives the state of one open store:
 //   { storage,            // ctx.storage of the Durable Object
 //     inTransaction,      // true while the runtime's transactionSync runs
+//     check(text, params, expected),  // a check entry's answer: true when
+//                         // its first cell is `expected` (a string)
 //     began, rollback }   // what the core asked inside it (set here)
 //
 // Statements come in batches (onestore_durable_batch): JSON
@@ -120,15 +122,16 @@ mergeInto(LibraryManager.library, {
         var e = batch[n];
         var text = typeof e[0] === 'number' ? texts[e[0]] : typeof e[0] === 'object' ? e[0][1] : e[0];
         var params = e[1];
+        // A check (the epoch's): the runtime answers it, from what it knows
+        // or by running it (js/loader-workerd.js, `check`).
+        if (e.length > 2) {
+          if (!st.check(text, params, e[2])) return ONESTORE_DURABLE.give('?' + n);
+          continue;
+        }
         for (var p = 0; p < params.length; p++) {
           if (params[p] !== null && typeof params[p] === 'object') params[p] = ONESTORE_DURABLE.param(params[p]);
         }
         var cursor = params.length ? sql.exec.apply(sql, [text].concat(params)) : sql.exec(text);
-        if (e.length > 2) {
-          var first = cursor.raw().next();
-          if (first.done || String(first.value[0]) !== e[2]) return ONESTORE_DURABLE.give('?' + n);
-          continue;
-        }
         if (n === last && mode) return ONESTORE_DURABLE.give(ONESTORE_DURABLE.answer(sql, cursor, mode & 2, mode & 1));
         var rows = cursor.raw();
         while (!rows.next().done) { /* a write's cursor: run it through */ }

@@ -119,6 +119,44 @@ export class TestSession {
     return { error, head, afterHead, rows, outbox, outboxBefore, headAtEnd: this.store.head };
   }
 
+  // Three one-put commits: the sql.exec texts of each.
+  async op_commits() {
+    await this.open();
+    const out = [];
+    for (let id = 1; id <= 3; id++) {
+      const from = this.texts.length;
+      await this.owner.tx(async (tx) => { await tx.put(this.notes, { id, title: `c${id}` }); });
+      out.push(this.texts.slice(from));
+    }
+    return out;
+  }
+
+  // A store that has committed, then a second store opened on the same
+  // Durable Object through another object (ctx.storage itself, not the
+  // counted wrapper) that commits: what the first store's next commits
+  // throw and send, and the rows at the end.
+  async op_fenceAfterCommits() {
+    await this.open();
+    for (let id = 1; id <= 2; id++) await this.owner.tx(async (tx) => { await tx.put(this.notes, { id, title: `first${id}` }); });
+    const second = await openStore({ backend: "durable", storage: this.ctx.storage });
+    const notes2 = second.object({ host: "session", type: "notes" }).table(Notes);
+    await second.object({ host: "session", type: "notes" }).tx(async (tx) => { await tx.put(notes2, { id: 3, title: "second" }); });
+    const attempts = [];
+    for (let id = 4; id <= 5; id++) {
+      const from = this.texts.length;
+      try {
+        await this.owner.tx(async (tx) => { await tx.put(this.notes, { id, title: `fenced${id}` }); });
+        attempts.push({ ok: true });
+      } catch (e) {
+        attempts.push({ code: e.code, message: e.message, texts: this.texts.slice(from) });
+      }
+    }
+    const rows = [];
+    for await (const r of notes2.rows(query(Notes).orderBy((n) => n.id))) rows.push(r.title);
+    await second.close();
+    return { attempts, rows };
+  }
+
   async fetch(request) {
     const op = new URL(request.url).pathname.split("/")[2];
     const args = JSON.parse(await request.text());
