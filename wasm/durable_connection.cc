@@ -23,14 +23,18 @@ extern "C" {
 // [text, params, "expected first cell"]; `text` is the SQL, [id, "SQL"] (the
 // SQL, kept by the JS side under that id for the life of the handle), or an
 // id kept earlier. A parameter is a JSON value: an int as a decimal string,
-// which the SQL reads as CAST(? AS INTEGER); a BLOB as {"hex":"..."}. The
+// which the SQL reads as CAST(? AS INTEGER); a BLOB as {"hex":"..."}; a long
+// text as {"t":i}: its UTF-8 bytes are `beside[2 * i]` (an address in the
+// heap) and `beside[2 * i + 1]` (their length), decoded by JS, not escaped
+// into the batch and parsed again. The
 // answer is a malloc'ed, NUL-terminated string the caller frees: for the
 // last entry "[changes,[row...],...]" (its rows when mode & 1, its changes
 // when mode & 2, else 0; "[0]" for mode 0);
 // "!<n>!" and the host's error text when entry n (from 1) failed; "?<n>" when
 // check n found another first cell (or no row). Nothing after a failing
 // entry runs.
-char* onestore_durable_batch(int handle, const char* batch);
+char* onestore_durable_batch(int handle, const char* batch, const uint32_t* beside,
+                             int beside_count);
 // Runs SQL text of one or more statements without parameters; the answer as
 // above ("[0]" on success).
 char* onestore_durable_exec(int handle, const char* sql);
@@ -54,8 +58,15 @@ std::string TakeAnswer(char* p) {
   return s;
 }
 
-// Appends the params as JSON values separated by commas (no brackets).
-void AppendParamList(const std::vector<Value>& params, std::string* out) {
+// A text at least this long crosses beside the batch, as bytes.
+constexpr size_t kBesideBytes = 1024;
+
+// Appends the params as JSON values separated by commas (no brackets); a
+// long text as {"t":i}, its own copy appended to `beside` (i is its index).
+// Returns the bytes of the texts put beside.
+size_t AppendParamList(const std::vector<Value>& params, std::string* out,
+                       std::vector<std::string>* beside) {
+  size_t beside_bytes = 0;
   for (size_t i = 0; i < params.size(); ++i) {
     if (i > 0) out->push_back(',');
     const Value& v = params[i];
@@ -76,6 +87,14 @@ void AppendParamList(const std::vector<Value>& params, std::string* out) {
         break;
       case Type::kStr:
       case Type::kJson:
+        if (v.text().size() >= kBesideBytes) {
+          out->append("{\"t\":");
+          out->append(std::to_string(beside->size()));
+          out->push_back('}');
+          beside->push_back(v.text());
+          beside_bytes += v.text().size();
+          break;
+        }
         AppendJsonString(v.text(), out);
         break;
       case Type::kVector: {
@@ -91,40 +110,16 @@ void AppendParamList(const std::vector<Value>& params, std::string* out) {
       }
     }
   }
-}
-
-// A JSON cell as the host returned it: null, a number (an integral one as an
-// int), a string.
-Value Cell(const Json& j) {
-  if (j.is_null()) return Value();
-  // JSON.stringify writes an integral double without a fraction, so 1e19 in a
-  // num column arrives as digits beyond int64: keep those a double.
-  if (j.is_number_unsigned()) {
-    const uint64_t u = j.get<uint64_t>();
-    if (u > static_cast<uint64_t>(INT64_MAX)) return Value::Num(static_cast<double>(u));
-    return Value::Int(static_cast<int64_t>(u));
-  }
-  if (j.is_number_integer()) return Value::Int(j.get<int64_t>());
-  if (j.is_number()) return Value::Num(j.get<double>());
-  if (j.is_string()) return Value::Str(j.get<std::string>());
-  if (j.is_object() && j.contains("hex") && j["hex"].is_string()) {
-    // A BLOB (a vector column's bytes), as durable_library.js writes it.
-    const std::string& h = j["hex"].get_ref<const std::string&>();
-    std::string bytes(h.size() / 2, '\0');
-    auto nibble = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
-    for (size_t i = 0; i < bytes.size(); ++i) {
-      bytes[i] = static_cast<char>((nibble(h[2 * i]) << 4) | nibble(h[2 * i + 1]));
-    }
-    return Value::Vector(std::move(bytes));
-  }
-  return Value::Str(j.dump());
+  return beside_bytes;
 }
 
 // Reads an answer "[changes,[cell,...],...]" as durable_library.js writes
 // it (JSON.stringify of null, numbers, strings and {"hex": "..."}) straight
-// into `rows`, cells as Cell reads them, without a JSON document in between.
-// False when the text is not in that shape (the caller then parses it as
-// JSON).
+// into `rows`, without a JSON document in between: null, a number (an
+// integral one that fits int64 as an int: JSON.stringify writes an integral
+// double without a fraction, so 1e19 in a num column arrives as digits beyond
+// int64 and stays a double), a string, a BLOB. False when the text is not in
+// that shape.
 class AnswerReader {
  public:
   explicit AnswerReader(const std::string& text)
@@ -302,20 +297,22 @@ class DurableConnection : public SqlConnection {
     // as before, each within the host's 2 MB per row).
     constexpr size_t kMaxJoinedValueBytes = 256 * 1024;
     std::string p;
-    AppendParamList(params, &p);
+    const size_t beside_bytes = AppendParamList(params, &p, &beside_);
+    const size_t value_bytes = p.size() + beside_bytes;
     if (!queue_.empty()) {
       Entry& last = queue_.back();
       if (!last.head.empty() && last.head == head && last.what == what &&
           last.param_count + params.size() <= limits_.max_params &&
           last.sql.size() + 1 + row.size() <= limits_.max_statement_bytes &&
-          last.params.size() + 1 + p.size() <= kMaxJoinedValueBytes) {
+          last.value_bytes + 1 + value_bytes <= kMaxJoinedValueBytes) {
         const size_t before = last.sql.size() + last.params.size();
         last.sql.push_back(',');
         last.sql.append(row);
         if (last.param_count > 0 && !p.empty()) last.params.push_back(',');
         last.params.append(p);
         last.param_count += params.size();
-        queued_bytes_ += last.sql.size() + last.params.size() - before;
+        last.value_bytes += 1 + value_bytes;
+        queued_bytes_ += last.sql.size() + last.params.size() - before + beside_bytes;
         return MaybeFlush();
       }
     }
@@ -323,9 +320,10 @@ class DurableConnection : public SqlConnection {
     e.sql = head + row;
     e.params = std::move(p);
     e.param_count = params.size();
+    e.value_bytes = value_bytes;
     e.what = what;
     e.head = head;
-    queued_bytes_ += e.sql.size() + e.params.size();
+    queued_bytes_ += e.sql.size() + e.value_bytes;
     queue_.push_back(std::move(e));
     return MaybeFlush();
   }
@@ -368,6 +366,7 @@ class DurableConnection : public SqlConnection {
   }
   void Rollback() override {
     queue_.clear();
+    beside_.clear();
     queued_bytes_ = 0;
     if (!in_tx_) return;
     in_tx_ = false;
@@ -385,6 +384,7 @@ class DurableConnection : public SqlConnection {
     std::string sql;
     std::string params;  // JSON values separated by commas
     size_t param_count = 0;
+    size_t value_bytes = 0;  // its params' bytes, those beside included
     std::string what;
     std::string head;  // a put's head: rows with the same head may join it
     bool check = false;
@@ -396,11 +396,12 @@ class DurableConnection : public SqlConnection {
              const std::string& head) {
     Entry e;
     e.sql = sql;
-    AppendParamList(params, &e.params);
+    const size_t beside_bytes = AppendParamList(params, &e.params, &beside_);
     e.param_count = params.size();
+    e.value_bytes = e.params.size() + beside_bytes;
     e.what = what;
     e.head = head;
-    queued_bytes_ += e.sql.size() + e.params.size();
+    queued_bytes_ += e.sql.size() + e.value_bytes;
     queue_.push_back(std::move(e));
   }
 
@@ -440,6 +441,8 @@ class DurableConnection : public SqlConnection {
     if (queue_.empty()) return Status::OK();
     std::vector<Entry> queue;
     queue.swap(queue_);
+    std::vector<std::string> beside;
+    beside.swap(beside_);
     queued_bytes_ = 0;
     std::string batch;
     batch.reserve(64);
@@ -458,7 +461,14 @@ class DurableConnection : public SqlConnection {
       batch.push_back(']');
     }
     batch.push_back(']');
-    const std::string a = TakeAnswer(onestore_durable_batch(handle_, batch.c_str()));
+    std::vector<uint32_t> spans;
+    spans.reserve(2 * beside.size());
+    for (const std::string& t : beside) {
+      spans.push_back(static_cast<uint32_t>(reinterpret_cast<uintptr_t>(t.data())));
+      spans.push_back(static_cast<uint32_t>(t.size()));
+    }
+    const std::string a = TakeAnswer(onestore_durable_batch(
+        handle_, batch.c_str(), spans.data(), static_cast<int>(beside.size())));
     if (!a.empty() && (a[0] == '!' || a[0] == '?')) {
       // "!<n>!message" or "?<n>": entry n (from 1) failed.
       char* end = nullptr;
@@ -475,34 +485,21 @@ class DurableConnection : public SqlConnection {
     return Answer(a, queue.back().what, rows);
   }
 
+  // The answer of a batch: rows read by AnswerReader (durable_library.js
+  // writes nothing else), or the host's error.
   Status Answer(const std::string& a, const std::string& what, SqlRows* rows) {
     if (!a.empty() && a[0] == '!') return HostSqlError(a.substr(1), what);
-    if (rows == nullptr && a == "[0]") return Status::OK();
-    if (rows != nullptr && AnswerReader(a).Read(rows)) return Status::OK();
-    // [changes, [cell, ...], ...]: two levels (a json cell is text), three
-    // for a blob, which JSON.stringify writes as {}.
-    Json j;
-    bool too_deep = false;
-    if (!TryParseJsonText(a, /*max_depth=*/3, &j, &too_deep) || !j.is_array() || j.empty()) {
-      return Status::StorageFailed(what + ": the durable runtime answered " + a.substr(0, 80));
+    if (rows == nullptr ? (!a.empty() && a[0] == '[') : AnswerReader(a).Read(rows)) {
+      return Status::OK();
     }
-    if (rows == nullptr) return Status::OK();
-    rows->cells.clear();
-    rows->columns = 0;
-    rows->changes = j[0].is_number_integer() ? j[0].get<int64_t>() : 0;
-    for (size_t r = 1; r < j.size(); ++r) {
-      const Json& row = j[r];
-      if (!row.is_array()) continue;
-      rows->columns = row.size();
-      for (const Json& cell : row) rows->cells.push_back(Cell(cell));
-    }
-    return Status::OK();
+    return Status::StorageFailed(what + ": the durable runtime answered " + a.substr(0, 80));
   }
 
   int handle_;
   bool in_tx_ = false;
   HostLimits limits_;
   std::vector<Entry> queue_;
+  std::vector<std::string> beside_;  // the long texts of queue_'s params ({"t":i})
   size_t queued_bytes_ = 0;
   std::unordered_map<std::string, int> ids_;
 };

@@ -18,7 +18,9 @@
 // sql.exec's raw() gives them: null, numbers, strings; a BLOB as
 // {"hex": "..."}), or "!<n>!" and the host's error message for statement n,
 // or "?<n>" for a check that found another value. A parameter
-// {"hex": "..."} is bound as a BLOB. No JS exception
+// {"hex": "..."} is bound as a BLOB; {"t": i} is the text whose UTF-8 bytes
+// the C side put beside the batch (the address and length at beside[2i],
+// beside[2i+1]), decoded here once. No JS exception
 // crosses into wasm. A row is never held across calls, and a view of wasm
 // memory is never kept (memory grows).
 //
@@ -101,13 +103,18 @@ mergeInto(LibraryManager.library, {
   // onestore_durable_batch): the SQL of each from the handle's texts when it
   // comes as an id; every id is resolved before anything runs.
   onestore_durable_batch__deps: ['$ONESTORE_DURABLE'],
-  onestore_durable_batch: function (handle, batchPtr) {
+  onestore_durable_batch: function (handle, batchPtr, besidePtr, besideCount) {
     var n = 0;
     try {
       var st = ONESTORE_DURABLE.state(handle);
       var sql = st.storage.sql;
       var texts = st.texts || (st.texts = []);
       var batch = JSON.parse(UTF8ToString(batchPtr));
+      var beside = [];
+      for (var b = 0; b < besideCount; b++) {
+        var at = HEAPU32[(besidePtr >> 2) + 2 * b];
+        beside.push(UTF8Decoder.decode(HEAPU8.subarray(at, at + HEAPU32[(besidePtr >> 2) + 2 * b + 1])));
+      }
       var mode = batch[0];
       var last = batch.length - 1;
       for (var i = 1; i <= last; i++) {
@@ -129,7 +136,7 @@ mergeInto(LibraryManager.library, {
           continue;
         }
         for (var p = 0; p < params.length; p++) {
-          if (params[p] !== null && typeof params[p] === 'object') params[p] = ONESTORE_DURABLE.param(params[p]);
+          if (params[p] !== null && typeof params[p] === 'object') params[p] = params[p].t === undefined ? ONESTORE_DURABLE.param(params[p]) : beside[params[p].t];
         }
         var cursor = params.length ? sql.exec.apply(sql, [text].concat(params)) : sql.exec(text);
         if (n === last && mode) return ONESTORE_DURABLE.give(ONESTORE_DURABLE.answer(sql, cursor, mode & 2, mode & 1));

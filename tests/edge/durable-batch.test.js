@@ -9,7 +9,8 @@
 // joined (each statement's values stay at most 256 KB). And (issue 13,
 // step three) a commit's epoch check runs no statement once its store has
 // read the epoch, while a store opened since, through any object of the same
-// storage, still fences it.
+// storage, still fences it; and texts of 1 KB and more, which cross beside
+// the batch as bytes, read back as they were written.
 
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -98,4 +99,11 @@ test("a store opened since through another object of the same storage fences the
   assert.ok(!r.attempts[0].texts.some((t) => /^INSERT/.test(t)), r.attempts[0].texts.join("\n"));
   assert.deepEqual(r.attempts[1].texts, []);
   assert.deepEqual(r.rows, ["first1", "first2", "second"]);
+});
+
+test("long texts (1 KB to 70 KB, with quotes, backslashes, a control character, non-ASCII and astral characters) put and updated in a transaction read back whole, and so does the outbox record", async () => {
+  const r = await workerd.call("long", "longTexts", {});
+  assert.deepEqual(r.put, Array(5).fill([true, true]));
+  assert.deepEqual(r.updated, Array(5).fill(true));
+  assert.deepEqual(r.recorded, Array(5).fill(true));
 });
