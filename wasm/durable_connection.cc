@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -27,9 +28,9 @@ extern "C" {
 // text as {"t":i}: its UTF-8 bytes are `beside[2 * i]` (an address in the
 // heap) and `beside[2 * i + 1]` (their length), decoded by JS, not escaped
 // into the batch and parsed again. The
-// answer is a malloc'ed, NUL-terminated string the caller frees: for the
-// last entry "[changes,[row...],...]" (its rows when mode & 1, its changes
-// when mode & 2, else 0; "[0]" for mode 0);
+// answer is a malloc'ed buffer the caller frees, its length (4 bytes) then
+// its bytes: "[0]" for mode 0; for the last entry, binary (BinaryReader):
+// '#', its changes (when mode & 2, else 0) and rows (when mode & 1);
 // "!<n>!" and the host's error text when entry n (from 1) failed; "?<n>" when
 // check n found another first cell (or no row). Nothing after a failing
 // entry runs.
@@ -50,10 +51,12 @@ namespace onestore {
 
 namespace {
 
-// Takes ownership of a malloc'ed answer.
+// Takes ownership of a malloc'ed answer: its length (4 bytes), its bytes.
 std::string TakeAnswer(char* p) {
   if (p == nullptr) return "!the durable runtime returned no answer";
-  std::string s(p);
+  uint32_t n = 0;
+  std::memcpy(&n, p, 4);
+  std::string s(p + 4, n);
   std::free(p);
   return s;
 }
@@ -113,151 +116,64 @@ size_t AppendParamList(const std::vector<Value>& params, std::string* out,
   return beside_bytes;
 }
 
-// Reads an answer "[changes,[cell,...],...]" as durable_library.js writes
-// it (JSON.stringify of null, numbers, strings and {"hex": "..."}) straight
-// into `rows`, without a JSON document in between: null, a number (an
-// integral one that fits int64 as an int: JSON.stringify writes an integral
-// double without a fraction, so 1e19 in a num column arrives as digits beyond
-// int64 and stays a double), a string, a BLOB. False when the text is not in
-// that shape.
-class AnswerReader {
+// Reads a binary answer as durable_library.js writes it (`answer`): '#',
+// the changes count (f64), the columns and the rows (u32 each), then each
+// cell, a tag and its value: 0 null; 1 an int, 2 a num (an f64 each); 3 a
+// text, 4 a BLOB (a u32 length and the bytes). Little-endian, as wasm is.
+// False when the text is not in that shape.
+class BinaryReader {
  public:
-  explicit AnswerReader(const std::string& text)
-      : p_(text.data()), end_(text.data() + text.size()) {}
+  explicit BinaryReader(const std::string& a) : p_(a.data()), end_(a.data() + a.size()) {}
 
   bool Read(SqlRows* rows) {
     rows->cells.clear();
-    rows->columns = 0;
-    rows->changes = 0;
-    // About one cell per 16 bytes of answer: the vector of a page grows once
-    // or twice, not at every power of two.
-    rows->cells.reserve(static_cast<size_t>(end_ - p_) / 16);
-    if (!Eat('[')) return false;
-    Value changes;
-    if (!ReadCell(&changes) || changes.type() != Type::kInt) return false;
-    rows->changes = changes.int_value();
-    while (Eat(',')) {
-      if (!Eat('[')) return false;
-      size_t n = 0;
-      if (!Eat(']')) {
-        for (;;) {
-          rows->cells.emplace_back();
-          if (!ReadCell(&rows->cells.back())) return false;
-          ++n;
-          if (Eat(',')) continue;
-          if (Eat(']')) break;
+    double changes = 0;
+    uint32_t columns = 0, count = 0;
+    if (!Eat('#') || !Take(&changes) || !Take(&columns) || !Take(&count)) return false;
+    rows->changes = static_cast<int64_t>(changes);
+    rows->columns = columns;
+    const uint64_t cells = static_cast<uint64_t>(columns) * count;
+    // Each cell is at least its tag.
+    if (cells > static_cast<uint64_t>(end_ - p_)) return false;
+    rows->cells.resize(cells);
+    for (Value& cell : rows->cells) {
+      if (p_ == end_) return false;
+      const char tag = *p_++;
+      double d = 0;
+      uint32_t n = 0;
+      switch (tag) {
+        case 0:
+          break;
+        case 1:
+        case 2:
+          if (!Take(&d)) return false;
+          cell = tag == 1 ? Value::Int(static_cast<int64_t>(d)) : Value::Num(d);
+          break;
+        case 3:
+        case 4:
+          if (!Take(&n) || n > static_cast<size_t>(end_ - p_)) return false;
+          cell = tag == 3 ? Value::Str(std::string(p_, n)) : Value::Vector(std::string(p_, n));
+          p_ += n;
+          break;
+        default:
           return false;
-        }
       }
-      rows->columns = n;
     }
-    return Eat(']') && p_ == end_;
+    return p_ == end_;
   }
 
  private:
   bool Eat(char c) {
-    if (p_ < end_ && *p_ == c) {
-      ++p_;
-      return true;
-    }
-    return false;
-  }
-
-  bool ReadCell(Value* out) {
-    if (p_ == end_) return false;
-    switch (*p_) {
-      case 'n':
-        if (end_ - p_ < 4 || std::string_view(p_, 4) != "null") return false;
-        p_ += 4;
-        *out = Value();
-        return true;
-      case '"': {
-        std::string text;
-        if (!ReadString(&text)) return false;
-        *out = Value::Str(std::move(text));
-        return true;
-      }
-      case '{': {
-        // {"hex":"..."}: a BLOB's bytes.
-        static constexpr std::string_view kHex = "{\"hex\":";
-        if (static_cast<size_t>(end_ - p_) < kHex.size() ||
-            std::string_view(p_, kHex.size()) != kHex) {
-          return false;
-        }
-        p_ += kHex.size();
-        std::string h;
-        if (!ReadString(&h) || !Eat('}') || h.size() % 2 != 0) return false;
-        std::string bytes(h.size() / 2, '\0');
-        for (size_t i = 0; i < bytes.size(); ++i) {
-          const int hi = Nibble(h[2 * i]);
-          const int lo = Nibble(h[2 * i + 1]);
-          if (hi < 0 || lo < 0) return false;
-          bytes[i] = static_cast<char>((hi << 4) | lo);
-        }
-        *out = Value::Vector(std::move(bytes));
-        return true;
-      }
-      default:
-        return ReadNumber(out);
-    }
-  }
-
-  static int Nibble(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  }
-
-  // A number as Cell reads one: an integer that fits int64 is an int; any
-  // other number (a fraction, an exponent, beyond int64) a num.
-  bool ReadNumber(Value* out) {
-    const char* start = p_;
-    bool negative = false;
-    if (p_ < end_ && *p_ == '-') {
-      negative = true;
-      ++p_;
-    }
-    const char* digits = p_;
-    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
-    if (p_ == digits) return false;
-    bool integral = true;
-    if (p_ < end_ && *p_ == '.') {
-      integral = false;
-      ++p_;
-      const char* f = p_;
-      while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
-      if (p_ == f) return false;
-    }
-    if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
-      integral = false;
-      ++p_;
-      if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
-      const char* e = p_;
-      while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
-      if (p_ == e) return false;
-    }
-    if (integral && p_ - digits <= 19) {
-      uint64_t u = 0;
-      for (const char* d = digits; d < p_; ++d) u = u * 10 + static_cast<uint64_t>(*d - '0');
-      if (!negative && u <= static_cast<uint64_t>(INT64_MAX)) {
-        *out = Value::Int(static_cast<int64_t>(u));
-        return true;
-      }
-      if (negative && u <= static_cast<uint64_t>(INT64_MAX) + 1) {
-        *out = Value::Int(u == static_cast<uint64_t>(INT64_MAX) + 1 ? INT64_MIN
-                                                                    : -static_cast<int64_t>(u));
-        return true;
-      }
-    }
-    *out = Value::Num(std::strtod(std::string(start, p_ - start).c_str(), nullptr));
+    if (p_ == end_ || *p_ != c) return false;
+    ++p_;
     return true;
   }
-
-  // A JSON string, \uXXXX decoded (json_text.h); the host's own text, so
-  // its bytes are not checked to be UTF-8 again.
-  bool ReadString(std::string* out) {
-    return Eat('"') && ReadJsonString(&p_, end_, JsonStringRules{true, false}, out);
+  template <typename T>
+  bool Take(T* out) {
+    if (static_cast<size_t>(end_ - p_) < sizeof(T)) return false;
+    std::memcpy(out, p_, sizeof(T));
+    p_ += sizeof(T);
+    return true;
   }
 
   const char* p_;
@@ -485,11 +401,11 @@ class DurableConnection : public SqlConnection {
     return Answer(a, queue.back().what, rows);
   }
 
-  // The answer of a batch: rows read by AnswerReader (durable_library.js
-  // writes nothing else), or the host's error.
+  // The answer of a batch: "[0]", rows (BinaryReader), or the host's error.
   Status Answer(const std::string& a, const std::string& what, SqlRows* rows) {
     if (!a.empty() && a[0] == '!') return HostSqlError(a.substr(1), what);
-    if (rows == nullptr ? (!a.empty() && a[0] == '[') : AnswerReader(a).Read(rows)) {
+    if (rows == nullptr ? (a == "[0]" || (!a.empty() && a[0] == '#'))
+                        : BinaryReader(a).Read(rows)) {
       return Status::OK();
     }
     return Status::StorageFailed(what + ": the durable runtime answered " + a.substr(0, 80));
