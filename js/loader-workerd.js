@@ -43,15 +43,16 @@ function newState(storage, inTransaction) {
   const state = {
     storage, inTransaction, began: false, rollback: false,
     remember: false,
-    known: new Map(),  // SQL and params of a check -> its first cell (a string, or null: no row)
+    // A check's SQL -> { params (joined by NUL), got: its first cell, a
+    // string, or null for no row }: the last one read for that SQL.
+    known: new Map(),
     check(text, params, expected) {
-      const key = state.remember ? `${text}\u0000${params.join("\u0000")}` : null;
-      let got = key === null ? undefined : state.known.get(key);
-      if (got === undefined) {
-        const first = storage.sql.exec(text, ...params).raw().next();
-        got = first.done ? null : String(first.value[0]);
-        if (key !== null) state.known.set(key, got);
-      }
+      const key = params.join("\u0000");
+      const was = state.remember ? state.known.get(text) : undefined;
+      if (was !== undefined && was.params === key) return was.got === expected;
+      const first = storage.sql.exec(text, ...params).raw().next();
+      const got = first.done ? null : String(first.value[0]);
+      if (state.remember) state.known.set(text, { params: key, got });
       return got === expected;
     },
   };
