@@ -29,13 +29,13 @@ extern "C" {
 // heap) and `beside[2 * i + 1]` (their length), decoded by JS, not escaped
 // into the batch and parsed again. The
 // answer is a malloc'ed buffer the caller frees, its length (4 bytes) then
-// its bytes: "[0]" for mode 0; for the last entry, binary (BinaryReader):
+// its bytes, or the address 1 for "[0]" (mode 0; TakeAnswer); for the last entry, binary (BinaryReader):
 // '#', its changes (when mode & 2, else 0) and rows (when mode & 1);
 // "!<n>!" and the host's error text when entry n (from 1) failed; "?<n>" when
 // check n found another first cell (or no row). Nothing after a failing
 // entry runs.
-char* onestore_durable_batch(int handle, const char* batch, const uint32_t* beside,
-                             int beside_count);
+char* onestore_durable_batch(int handle, const char* batch, int batch_length,
+                             const uint32_t* beside, int beside_count);
 // Runs SQL text of one or more statements without parameters; the answer as
 // above ("[0]" on success).
 char* onestore_durable_exec(int handle, const char* sql);
@@ -52,8 +52,10 @@ namespace onestore {
 namespace {
 
 // Takes ownership of a malloc'ed answer: its length (4 bytes), its bytes.
+// The address 1 (never an allocation) is "[0]" without one.
 std::string TakeAnswer(char* p) {
   if (p == nullptr) return "!the durable runtime returned no answer";
+  if (reinterpret_cast<uintptr_t>(p) == 1) return "[0]";
   uint32_t n = 0;
   std::memcpy(&n, p, 4);
   std::string s(p + 4, n);
@@ -383,8 +385,9 @@ class DurableConnection : public SqlConnection {
       spans.push_back(static_cast<uint32_t>(reinterpret_cast<uintptr_t>(t.data())));
       spans.push_back(static_cast<uint32_t>(t.size()));
     }
-    const std::string a = TakeAnswer(onestore_durable_batch(
-        handle_, batch.c_str(), spans.data(), static_cast<int>(beside.size())));
+    const std::string a = TakeAnswer(
+        onestore_durable_batch(handle_, batch.data(), static_cast<int>(batch.size()), spans.data(),
+                               static_cast<int>(beside.size())));
     if (!a.empty() && (a[0] == '!' || a[0] == '?')) {
       // "!<n>!message" or "?<n>": entry n (from 1) failed.
       char* end = nullptr;

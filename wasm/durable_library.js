@@ -14,7 +14,8 @@
 // [mode, [text, params, expect?], ...], the SQL text of a statement kept in
 // the handle's state (`texts`, by the id the C side gave it) after its first
 // crossing. A batch's answer is one malloc'ed buffer that the C side frees:
-// its length (4 bytes), then "[0]", or the binary answer of its last
+// its length (4 bytes), then "[0]" (or, for a batch, the address 1: "[0]"
+// without an allocation), or the binary answer of its last
 // statement (`answer`: its rows as sql.exec's raw() gives them, its
 // changes), or "!<n>!" and the host's error message for statement n, or
 // "?<n>" for a check that found another value. A parameter
@@ -130,13 +131,13 @@ mergeInto(LibraryManager.library, {
   // onestore_durable_batch): the SQL of each from the handle's texts when it
   // comes as an id; every id is resolved before anything runs.
   onestore_durable_batch__deps: ['$ONESTORE_DURABLE'],
-  onestore_durable_batch: function (handle, batchPtr, besidePtr, besideCount) {
+  onestore_durable_batch: function (handle, batchPtr, batchLength, besidePtr, besideCount) {
     var n = 0;
     try {
       var st = ONESTORE_DURABLE.state(handle);
       var sql = st.storage.sql;
       var texts = st.texts || (st.texts = []);
-      var batch = JSON.parse(UTF8ToString(batchPtr));
+      var batch = JSON.parse(UTF8Decoder.decode(HEAPU8.subarray(batchPtr, batchPtr + batchLength)));
       var beside = [];
       for (var b = 0; b < besideCount; b++) {
         var at = HEAPU32[(besidePtr >> 2) + 2 * b];
@@ -167,10 +168,9 @@ mergeInto(LibraryManager.library, {
         }
         var cursor = params.length ? sql.exec.apply(sql, [text].concat(params)) : sql.exec(text);
         if (n === last && mode) return ONESTORE_DURABLE.answer(sql, cursor, mode & 2, mode & 1);
-        var rows = cursor.raw();
-        while (!rows.next().done) { /* a write's cursor: run it through */ }
+        while (!cursor.next().done) { /* a write's cursor: run it through */ }
       }
-      return ONESTORE_DURABLE.give('[0]');
+      return 1;  // "[0]", without an answer to allocate (durable_connection.cc)
     } catch (e) {
       return ONESTORE_DURABLE.give('!' + n + '!' + ONESTORE_DURABLE.message(e));
     }
