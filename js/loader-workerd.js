@@ -23,9 +23,45 @@ import { durableBlobs } from "./blobs-durable.js";
 import { durableSnapshots } from "./snapshots-durable.js";
 import { memorySnapshots } from "./snapshots.js";
 
-const stores = new Map();  // handle -> { storage, inTransaction, began, rollback }
+const stores = new Map();  // handle -> newState(storage)
 let nextHandle = 1;
 const registry = Object.freeze({ get: (handle) => stores.get(handle) });
+
+// The state of one durable store as wasm/durable_library.js reads it.
+//
+// `check` answers the core's checks: the epoch in _meta, which each commit
+// compares with the one its store's open wrote (fencing: a newer opener
+// fences an older store). Only an open writes the epoch, and every store on
+// a Durable Object's storage lives in its one isolate, so an answer read
+// once stays true until the next open in this isolate: `known` keeps it (a
+// commit's check then runs no statement), and every open forgets what every
+// store knows (`forgetChecks`; a store may be opened through a wrapper of
+// ctx.storage, so the storage object does not tell which stores share a
+// database). A check outside a store's calls (`remember` false) runs its
+// statement. Its params are strings (no BLOB).
+function newState(storage, inTransaction) {
+  const state = {
+    storage, inTransaction, began: false, rollback: false,
+    remember: false,
+    // A check's SQL -> { params (joined by NUL), got: its first cell, a
+    // string, or null for no row }: the last one read for that SQL.
+    known: new Map(),
+    check(text, params, expected) {
+      const key = params.join("\u0000");
+      const was = state.remember ? state.known.get(text) : undefined;
+      if (was !== undefined && was.params === key) return was.got === expected;
+      const first = storage.sql.exec(text, ...params).raw().next();
+      const got = first.done ? null : String(first.value[0]);
+      if (state.remember) state.known.set(text, { params: key, got });
+      return got === expected;
+    },
+  };
+  return state;
+}
+
+function forgetChecks() {
+  for (const st of stores.values()) st.known.clear();
+}
 
 let modulePromise = null;
 
@@ -76,7 +112,7 @@ export async function prepareWorkerdOpen(options) {
         `(new_sqlite_classes in wrangler.toml), got ${describe(out.storage)}`);
     }
     const handle = nextHandle++;
-    stores.set(handle, { storage: out.storage, inTransaction: false, began: false, rollback: false });
+    stores.set(handle, newState(out.storage, false));
     out.handle = handle;
   }
   delete out.storage;
@@ -105,17 +141,22 @@ export function attachWorkerdCore(core, wire) {
   if (wire.backend !== "durable") return core;
   const handle = wire.handle;
   const state = stores.get(handle);
-  const inTransaction = (fn) => () => {
+  // `opens`: the call writes the epoch (an open): every store's checks are
+  // read again (newState). Any other call may answer them from `known`.
+  const inTransaction = (fn, opens) => () => {
     let answer;
+    if (opens) forgetChecks();
     try {
       state.storage.transactionSync(() => {
         state.inTransaction = true;
+        state.remember = !opens;
         state.began = false;
         state.rollback = false;
         try {
           answer = fn();
         } finally {
           state.inTransaction = false;
+          state.remember = false;
         }
         // The core rolled back (or never ended its transaction): undo every
         // statement of the call.
@@ -133,7 +174,7 @@ export function attachWorkerdCore(core, wire) {
     return answer;
   };
   const wrapped = {
-    open: (o) => inTransaction(() => core.open(o))(),
+    open: (o) => inTransaction(() => core.open(o), true)(),
     commit: (ops, meta) => inTransaction(() => core.commit(ops, meta))(),
     txCommit: (tx, ops, meta) => inTransaction(() => core.txCommit(tx, ops, meta))(),
     outboxTrim: (upTo) => inTransaction(() => core.outboxTrim(upTo))(),
@@ -226,7 +267,8 @@ function switchDurable(mod, storage, manifest, outboxText, staged) {
   storage.sql.exec("CREATE TABLE IF NOT EXISTS _blobs_import (hash TEXT NOT NULL, part INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (hash, part)) WITHOUT ROWID");
   storage.sql.exec("ALTER TABLE _blobs_import RENAME TO _blobs");
   const handle = nextHandle++;
-  const state = { storage, inTransaction: true, began: false, rollback: false };
+  const state = newState(storage, true);
+  forgetChecks();  // this open writes the epoch (newState)
   stores.set(handle, state);
   const core = new mod.Core();
   // Each core call ends its own transaction (joined to this one); one that

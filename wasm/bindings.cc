@@ -2,6 +2,8 @@
 // and converts. Every method takes JSON text and returns one string; a
 // failure is "!<code> <message>" (see wasm/ABI.md). No engine logic here.
 #include <emscripten/bind.h>
+#include <emscripten/em_js.h>
+#include <emscripten/em_macros.h>
 #include <emscripten/val.h>
 
 #include <map>
@@ -22,6 +24,14 @@
 #include "sync/replica.h"
 #include "values/vector.h"
 
+// UTF-8 text as a JS string, decoded by TextDecoder in one call. embind's
+// std::string return reads every byte in JS twice (it looks for NULs), which
+// was about 20 us of a page of 100 rows in workerd (docs/performance.md,
+// "Issue 13, Durable Objects, step three").
+EM_JS(emscripten::EM_VAL, onestore_js_text, (const char* p, size_t n), {
+  return Emval.toHandle(UTF8Decoder.decode(HEAPU8.subarray(p, p + n)));
+});
+
 namespace onestore {
 namespace {
 
@@ -29,6 +39,11 @@ namespace {
 std::string Answer(const Status& s, std::string payload = std::string()) {
   if (s.ok()) return payload;
   return "!" + std::string(CodeString(s.code())) + " " + s.message();
+}
+
+// UTF-8 text as a JS string (onestore_js_text).
+emscripten::val JsText(const std::string& text) {
+  return emscripten::val::take_ownership(onestore_js_text(text.data(), text.size()));
 }
 
 // SQLite's files go through the JS object given to the module factory as
@@ -142,14 +157,15 @@ class Core {
     return WithStore([&](Store* st) { return st->Get(table, key_json, &row); }, &row);
   }
 
-  std::string page(const std::string& table, const std::string& query_json, double limit,
-                   const std::string& cursor) {
+  // A string as every method's answer, decoded at once (JsText).
+  emscripten::val page(const std::string& table, const std::string& query_json, double limit,
+                       const std::string& cursor) {
     std::string page;
-    return WithStore(
+    return JsText(WithStore(
         [&](Store* st) {
           return st->Page(table, query_json, static_cast<int64_t>(limit), cursor, &page);
         },
-        &page);
+        &page));
   }
 
   // The k nearest rows of a vector column, one crossing per query

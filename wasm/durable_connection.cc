@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -23,14 +24,18 @@ extern "C" {
 // [text, params, "expected first cell"]; `text` is the SQL, [id, "SQL"] (the
 // SQL, kept by the JS side under that id for the life of the handle), or an
 // id kept earlier. A parameter is a JSON value: an int as a decimal string,
-// which the SQL reads as CAST(? AS INTEGER); a BLOB as {"hex":"..."}. The
-// answer is a malloc'ed, NUL-terminated string the caller frees: for the
-// last entry "[changes,[row...],...]" (its rows when mode & 1, its changes
-// when mode & 2, else 0; "[0]" for mode 0);
+// which the SQL reads as CAST(? AS INTEGER); a BLOB as {"hex":"..."}; a long
+// text as {"t":i}: its UTF-8 bytes are `beside[2 * i]` (an address in the
+// heap) and `beside[2 * i + 1]` (their length), decoded by JS, not escaped
+// into the batch and parsed again. The
+// answer is a malloc'ed buffer the caller frees, its length (4 bytes) then
+// its bytes, or the address 1 for "[0]" (mode 0; TakeAnswer); for the last entry, binary (BinaryReader):
+// '#', its changes (when mode & 2, else 0) and rows (when mode & 1);
 // "!<n>!" and the host's error text when entry n (from 1) failed; "?<n>" when
 // check n found another first cell (or no row). Nothing after a failing
 // entry runs.
-char* onestore_durable_batch(int handle, const char* batch);
+char* onestore_durable_batch(int handle, const char* batch, int batch_length,
+                             const uint32_t* beside, int beside_count);
 // Runs SQL text of one or more statements without parameters; the answer as
 // above ("[0]" on success).
 char* onestore_durable_exec(int handle, const char* sql);
@@ -46,16 +51,27 @@ namespace onestore {
 
 namespace {
 
-// Takes ownership of a malloc'ed answer.
+// Takes ownership of a malloc'ed answer: its length (4 bytes), its bytes.
+// The address 1 (never an allocation) is "[0]" without one.
 std::string TakeAnswer(char* p) {
   if (p == nullptr) return "!the durable runtime returned no answer";
-  std::string s(p);
+  if (reinterpret_cast<uintptr_t>(p) == 1) return "[0]";
+  uint32_t n = 0;
+  std::memcpy(&n, p, 4);
+  std::string s(p + 4, n);
   std::free(p);
   return s;
 }
 
-// Appends the params as JSON values separated by commas (no brackets).
-void AppendParamList(const std::vector<Value>& params, std::string* out) {
+// A text at least this long crosses beside the batch, as bytes.
+constexpr size_t kBesideBytes = 1024;
+
+// Appends the params as JSON values separated by commas (no brackets); a
+// long text as {"t":i}, its own copy appended to `beside` (i is its index).
+// Returns the bytes of the texts put beside.
+size_t AppendParamList(const std::vector<Value>& params, std::string* out,
+                       std::vector<std::string>* beside) {
+  size_t beside_bytes = 0;
   for (size_t i = 0; i < params.size(); ++i) {
     if (i > 0) out->push_back(',');
     const Value& v = params[i];
@@ -76,6 +92,14 @@ void AppendParamList(const std::vector<Value>& params, std::string* out) {
         break;
       case Type::kStr:
       case Type::kJson:
+        if (v.text().size() >= kBesideBytes) {
+          out->append("{\"t\":");
+          out->append(std::to_string(beside->size()));
+          out->push_back('}');
+          beside->push_back(v.text());
+          beside_bytes += v.text().size();
+          break;
+        }
         AppendJsonString(v.text(), out);
         break;
       case Type::kVector: {
@@ -91,178 +115,67 @@ void AppendParamList(const std::vector<Value>& params, std::string* out) {
       }
     }
   }
+  return beside_bytes;
 }
 
-// A JSON cell as the host returned it: null, a number (an integral one as an
-// int), a string.
-Value Cell(const Json& j) {
-  if (j.is_null()) return Value();
-  // JSON.stringify writes an integral double without a fraction, so 1e19 in a
-  // num column arrives as digits beyond int64: keep those a double.
-  if (j.is_number_unsigned()) {
-    const uint64_t u = j.get<uint64_t>();
-    if (u > static_cast<uint64_t>(INT64_MAX)) return Value::Num(static_cast<double>(u));
-    return Value::Int(static_cast<int64_t>(u));
-  }
-  if (j.is_number_integer()) return Value::Int(j.get<int64_t>());
-  if (j.is_number()) return Value::Num(j.get<double>());
-  if (j.is_string()) return Value::Str(j.get<std::string>());
-  if (j.is_object() && j.contains("hex") && j["hex"].is_string()) {
-    // A BLOB (a vector column's bytes), as durable_library.js writes it.
-    const std::string& h = j["hex"].get_ref<const std::string&>();
-    std::string bytes(h.size() / 2, '\0');
-    auto nibble = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
-    for (size_t i = 0; i < bytes.size(); ++i) {
-      bytes[i] = static_cast<char>((nibble(h[2 * i]) << 4) | nibble(h[2 * i + 1]));
-    }
-    return Value::Vector(std::move(bytes));
-  }
-  return Value::Str(j.dump());
-}
-
-// Reads an answer "[changes,[cell,...],...]" as durable_library.js writes
-// it (JSON.stringify of null, numbers, strings and {"hex": "..."}) straight
-// into `rows`, cells as Cell reads them, without a JSON document in between.
-// False when the text is not in that shape (the caller then parses it as
-// JSON).
-class AnswerReader {
+// Reads a binary answer as durable_library.js writes it (`answer`): '#',
+// the changes count (f64), the columns and the rows (u32 each), then each
+// cell, a tag and its value: 0 null; 1 an int, 2 a num (an f64 each); 3 a
+// text, 4 a BLOB (a u32 length and the bytes). Little-endian, as wasm is.
+// False when the text is not in that shape.
+class BinaryReader {
  public:
-  explicit AnswerReader(const std::string& text)
-      : p_(text.data()), end_(text.data() + text.size()) {}
+  explicit BinaryReader(const std::string& a) : p_(a.data()), end_(a.data() + a.size()) {}
 
   bool Read(SqlRows* rows) {
     rows->cells.clear();
-    rows->columns = 0;
-    rows->changes = 0;
-    // About one cell per 16 bytes of answer: the vector of a page grows once
-    // or twice, not at every power of two.
-    rows->cells.reserve(static_cast<size_t>(end_ - p_) / 16);
-    if (!Eat('[')) return false;
-    Value changes;
-    if (!ReadCell(&changes) || changes.type() != Type::kInt) return false;
-    rows->changes = changes.int_value();
-    while (Eat(',')) {
-      if (!Eat('[')) return false;
-      size_t n = 0;
-      if (!Eat(']')) {
-        for (;;) {
-          rows->cells.emplace_back();
-          if (!ReadCell(&rows->cells.back())) return false;
-          ++n;
-          if (Eat(',')) continue;
-          if (Eat(']')) break;
+    double changes = 0;
+    uint32_t columns = 0, count = 0;
+    if (!Eat('#') || !Take(&changes) || !Take(&columns) || !Take(&count)) return false;
+    rows->changes = static_cast<int64_t>(changes);
+    rows->columns = columns;
+    const uint64_t cells = static_cast<uint64_t>(columns) * count;
+    // Each cell is at least its tag.
+    if (cells > static_cast<uint64_t>(end_ - p_)) return false;
+    rows->cells.resize(cells);
+    for (Value& cell : rows->cells) {
+      if (p_ == end_) return false;
+      const char tag = *p_++;
+      double d = 0;
+      uint32_t n = 0;
+      switch (tag) {
+        case 0:
+          break;
+        case 1:
+        case 2:
+          if (!Take(&d)) return false;
+          cell = tag == 1 ? Value::Int(static_cast<int64_t>(d)) : Value::Num(d);
+          break;
+        case 3:
+        case 4:
+          if (!Take(&n) || n > static_cast<size_t>(end_ - p_)) return false;
+          cell = tag == 3 ? Value::Str(std::string(p_, n)) : Value::Vector(std::string(p_, n));
+          p_ += n;
+          break;
+        default:
           return false;
-        }
       }
-      rows->columns = n;
     }
-    return Eat(']') && p_ == end_;
+    return p_ == end_;
   }
 
  private:
   bool Eat(char c) {
-    if (p_ < end_ && *p_ == c) {
-      ++p_;
-      return true;
-    }
-    return false;
-  }
-
-  bool ReadCell(Value* out) {
-    if (p_ == end_) return false;
-    switch (*p_) {
-      case 'n':
-        if (end_ - p_ < 4 || std::string_view(p_, 4) != "null") return false;
-        p_ += 4;
-        *out = Value();
-        return true;
-      case '"': {
-        std::string text;
-        if (!ReadString(&text)) return false;
-        *out = Value::Str(std::move(text));
-        return true;
-      }
-      case '{': {
-        // {"hex":"..."}: a BLOB's bytes.
-        static constexpr std::string_view kHex = "{\"hex\":";
-        if (static_cast<size_t>(end_ - p_) < kHex.size() ||
-            std::string_view(p_, kHex.size()) != kHex) {
-          return false;
-        }
-        p_ += kHex.size();
-        std::string h;
-        if (!ReadString(&h) || !Eat('}') || h.size() % 2 != 0) return false;
-        std::string bytes(h.size() / 2, '\0');
-        for (size_t i = 0; i < bytes.size(); ++i) {
-          const int hi = Nibble(h[2 * i]);
-          const int lo = Nibble(h[2 * i + 1]);
-          if (hi < 0 || lo < 0) return false;
-          bytes[i] = static_cast<char>((hi << 4) | lo);
-        }
-        *out = Value::Vector(std::move(bytes));
-        return true;
-      }
-      default:
-        return ReadNumber(out);
-    }
-  }
-
-  static int Nibble(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  }
-
-  // A number as Cell reads one: an integer that fits int64 is an int; any
-  // other number (a fraction, an exponent, beyond int64) a num.
-  bool ReadNumber(Value* out) {
-    const char* start = p_;
-    bool negative = false;
-    if (p_ < end_ && *p_ == '-') {
-      negative = true;
-      ++p_;
-    }
-    const char* digits = p_;
-    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
-    if (p_ == digits) return false;
-    bool integral = true;
-    if (p_ < end_ && *p_ == '.') {
-      integral = false;
-      ++p_;
-      const char* f = p_;
-      while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
-      if (p_ == f) return false;
-    }
-    if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
-      integral = false;
-      ++p_;
-      if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
-      const char* e = p_;
-      while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
-      if (p_ == e) return false;
-    }
-    if (integral && p_ - digits <= 19) {
-      uint64_t u = 0;
-      for (const char* d = digits; d < p_; ++d) u = u * 10 + static_cast<uint64_t>(*d - '0');
-      if (!negative && u <= static_cast<uint64_t>(INT64_MAX)) {
-        *out = Value::Int(static_cast<int64_t>(u));
-        return true;
-      }
-      if (negative && u <= static_cast<uint64_t>(INT64_MAX) + 1) {
-        *out = Value::Int(u == static_cast<uint64_t>(INT64_MAX) + 1 ? INT64_MIN
-                                                                    : -static_cast<int64_t>(u));
-        return true;
-      }
-    }
-    *out = Value::Num(std::strtod(std::string(start, p_ - start).c_str(), nullptr));
+    if (p_ == end_ || *p_ != c) return false;
+    ++p_;
     return true;
   }
-
-  // A JSON string, \uXXXX decoded (json_text.h); the host's own text, so
-  // its bytes are not checked to be UTF-8 again.
-  bool ReadString(std::string* out) {
-    return Eat('"') && ReadJsonString(&p_, end_, JsonStringRules{true, false}, out);
+  template <typename T>
+  bool Take(T* out) {
+    if (static_cast<size_t>(end_ - p_) < sizeof(T)) return false;
+    std::memcpy(out, p_, sizeof(T));
+    p_ += sizeof(T);
+    return true;
   }
 
   const char* p_;
@@ -302,20 +215,22 @@ class DurableConnection : public SqlConnection {
     // as before, each within the host's 2 MB per row).
     constexpr size_t kMaxJoinedValueBytes = 256 * 1024;
     std::string p;
-    AppendParamList(params, &p);
+    const size_t beside_bytes = AppendParamList(params, &p, &beside_);
+    const size_t value_bytes = p.size() + beside_bytes;
     if (!queue_.empty()) {
       Entry& last = queue_.back();
       if (!last.head.empty() && last.head == head && last.what == what &&
           last.param_count + params.size() <= limits_.max_params &&
           last.sql.size() + 1 + row.size() <= limits_.max_statement_bytes &&
-          last.params.size() + 1 + p.size() <= kMaxJoinedValueBytes) {
+          last.value_bytes + 1 + value_bytes <= kMaxJoinedValueBytes) {
         const size_t before = last.sql.size() + last.params.size();
         last.sql.push_back(',');
         last.sql.append(row);
         if (last.param_count > 0 && !p.empty()) last.params.push_back(',');
         last.params.append(p);
         last.param_count += params.size();
-        queued_bytes_ += last.sql.size() + last.params.size() - before;
+        last.value_bytes += 1 + value_bytes;
+        queued_bytes_ += last.sql.size() + last.params.size() - before + beside_bytes;
         return MaybeFlush();
       }
     }
@@ -323,9 +238,10 @@ class DurableConnection : public SqlConnection {
     e.sql = head + row;
     e.params = std::move(p);
     e.param_count = params.size();
+    e.value_bytes = value_bytes;
     e.what = what;
     e.head = head;
-    queued_bytes_ += e.sql.size() + e.params.size();
+    queued_bytes_ += e.sql.size() + e.value_bytes;
     queue_.push_back(std::move(e));
     return MaybeFlush();
   }
@@ -368,6 +284,7 @@ class DurableConnection : public SqlConnection {
   }
   void Rollback() override {
     queue_.clear();
+    beside_.clear();
     queued_bytes_ = 0;
     if (!in_tx_) return;
     in_tx_ = false;
@@ -385,6 +302,7 @@ class DurableConnection : public SqlConnection {
     std::string sql;
     std::string params;  // JSON values separated by commas
     size_t param_count = 0;
+    size_t value_bytes = 0;  // its params' bytes, those beside included
     std::string what;
     std::string head;  // a put's head: rows with the same head may join it
     bool check = false;
@@ -396,11 +314,12 @@ class DurableConnection : public SqlConnection {
              const std::string& head) {
     Entry e;
     e.sql = sql;
-    AppendParamList(params, &e.params);
+    const size_t beside_bytes = AppendParamList(params, &e.params, &beside_);
     e.param_count = params.size();
+    e.value_bytes = e.params.size() + beside_bytes;
     e.what = what;
     e.head = head;
-    queued_bytes_ += e.sql.size() + e.params.size();
+    queued_bytes_ += e.sql.size() + e.value_bytes;
     queue_.push_back(std::move(e));
   }
 
@@ -440,6 +359,8 @@ class DurableConnection : public SqlConnection {
     if (queue_.empty()) return Status::OK();
     std::vector<Entry> queue;
     queue.swap(queue_);
+    std::vector<std::string> beside;
+    beside.swap(beside_);
     queued_bytes_ = 0;
     std::string batch;
     batch.reserve(64);
@@ -458,7 +379,15 @@ class DurableConnection : public SqlConnection {
       batch.push_back(']');
     }
     batch.push_back(']');
-    const std::string a = TakeAnswer(onestore_durable_batch(handle_, batch.c_str()));
+    std::vector<uint32_t> spans;
+    spans.reserve(2 * beside.size());
+    for (const std::string& t : beside) {
+      spans.push_back(static_cast<uint32_t>(reinterpret_cast<uintptr_t>(t.data())));
+      spans.push_back(static_cast<uint32_t>(t.size()));
+    }
+    const std::string a = TakeAnswer(
+        onestore_durable_batch(handle_, batch.data(), static_cast<int>(batch.size()), spans.data(),
+                               static_cast<int>(beside.size())));
     if (!a.empty() && (a[0] == '!' || a[0] == '?')) {
       // "!<n>!message" or "?<n>": entry n (from 1) failed.
       char* end = nullptr;
@@ -475,34 +404,21 @@ class DurableConnection : public SqlConnection {
     return Answer(a, queue.back().what, rows);
   }
 
+  // The answer of a batch: "[0]", rows (BinaryReader), or the host's error.
   Status Answer(const std::string& a, const std::string& what, SqlRows* rows) {
     if (!a.empty() && a[0] == '!') return HostSqlError(a.substr(1), what);
-    if (rows == nullptr && a == "[0]") return Status::OK();
-    if (rows != nullptr && AnswerReader(a).Read(rows)) return Status::OK();
-    // [changes, [cell, ...], ...]: two levels (a json cell is text), three
-    // for a blob, which JSON.stringify writes as {}.
-    Json j;
-    bool too_deep = false;
-    if (!TryParseJsonText(a, /*max_depth=*/3, &j, &too_deep) || !j.is_array() || j.empty()) {
-      return Status::StorageFailed(what + ": the durable runtime answered " + a.substr(0, 80));
+    if (rows == nullptr ? (a == "[0]" || (!a.empty() && a[0] == '#'))
+                        : BinaryReader(a).Read(rows)) {
+      return Status::OK();
     }
-    if (rows == nullptr) return Status::OK();
-    rows->cells.clear();
-    rows->columns = 0;
-    rows->changes = j[0].is_number_integer() ? j[0].get<int64_t>() : 0;
-    for (size_t r = 1; r < j.size(); ++r) {
-      const Json& row = j[r];
-      if (!row.is_array()) continue;
-      rows->columns = row.size();
-      for (const Json& cell : row) rows->cells.push_back(Cell(cell));
-    }
-    return Status::OK();
+    return Status::StorageFailed(what + ": the durable runtime answered " + a.substr(0, 80));
   }
 
   int handle_;
   bool in_tx_ = false;
   HostLimits limits_;
   std::vector<Entry> queue_;
+  std::vector<std::string> beside_;  // the long texts of queue_'s params ({"t":i})
   size_t queued_bytes_ = 0;
   std::unordered_map<std::string, int> ids_;
 };

@@ -6,17 +6,22 @@
 // registry whose `get(handle)` gives the state of one open store:
 //   { storage,            // ctx.storage of the Durable Object
 //     inTransaction,      // true while the runtime's transactionSync runs
+//     check(text, params, expected),  // a check entry's answer: true when
+//                         // its first cell is `expected` (a string)
 //     began, rollback }   // what the core asked inside it (set here)
 //
 // Statements come in batches (onestore_durable_batch): JSON
 // [mode, [text, params, expect?], ...], the SQL text of a statement kept in
 // the handle's state (`texts`, by the id the C side gave it) after its first
-// crossing. A batch's answer is one malloc'ed UTF-8 string that the C side
-// frees: JSON "[changes,[row],...]" for its last statement (rows as
-// sql.exec's raw() gives them: null, numbers, strings; a BLOB as
-// {"hex": "..."}), or "!<n>!" and the host's error message for statement n,
-// or "?<n>" for a check that found another value. A parameter
-// {"hex": "..."} is bound as a BLOB. No JS exception
+// crossing. A batch's answer is one malloc'ed buffer that the C side frees:
+// its length (4 bytes), then "[0]" (or, for a batch, the address 1: "[0]"
+// without an allocation), or the binary answer of its last
+// statement (`answer`: its rows as sql.exec's raw() gives them, its
+// changes), or "!<n>!" and the host's error message for statement n, or
+// "?<n>" for a check that found another value. A parameter
+// {"hex": "..."} is bound as a BLOB; {"t": i} is the text whose UTF-8 bytes
+// the C side put beside the batch (the address and length at beside[2i],
+// beside[2i+1]), decoded here once. No JS exception
 // crosses into wasm. A row is never held across calls, and a view of wasm
 // memory is never kept (memory grows).
 //
@@ -31,23 +36,18 @@ mergeInto(LibraryManager.library, {
       if (!st) throw new Error('no Durable Object storage is registered as handle ' + handle);
       return st;
     },
-    // Copies `text` into a new malloc'ed NUL-terminated UTF-8 string.
-    // (A long text, a page of rows, is encoded by TextEncoder, native code,
-    // rather than by stringToUTF8's loop over its characters.)
+    // An answer: a new malloc'ed buffer of its length (4 bytes) and `text`'s
+    // UTF-8 bytes.
     give: function (text) {
-      if (text.length < 256 || typeof TextEncoder !== 'function') {
-        var n = lengthBytesUTF8(text) + 1;
-        var p = _malloc(n);
-        if (!p) return 0;
-        stringToUTF8(text, p, n);
-        return p;
-      }
-      var bytes = (ONESTORE_DURABLE.encoder || (ONESTORE_DURABLE.encoder = new TextEncoder())).encode(text);
-      var q = _malloc(bytes.length + 1);
+      var bytes = ONESTORE_DURABLE.encoder().encode(text);
+      var q = _malloc(bytes.length + 4);
       if (!q) return 0;
-      HEAPU8.set(bytes, q);
-      HEAPU8[q + bytes.length] = 0;
+      HEAPU32[q >> 2] = bytes.length;
+      HEAPU8.set(bytes, q + 4);
       return q;
+    },
+    encoder: function () {
+      return ONESTORE_DURABLE.e || (ONESTORE_DURABLE.e = new TextEncoder());
     },
     message: function (e) {
       try {
@@ -59,17 +59,8 @@ mergeInto(LibraryManager.library, {
     fail: function (e) {
       return ONESTORE_DURABLE.give('!' + ONESTORE_DURABLE.message(e));
     },
-    // A BLOB (a vector column's bytes) crosses as {"hex": "..."} both ways,
-    // as durable_connection.cc writes and reads it.
-    hex: function (buffer) {
-      var bytes = ArrayBuffer.isView(buffer)
-        ? new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength)
-        : new Uint8Array(buffer);
-      var digits = '0123456789abcdef';
-      var out = '';
-      for (var i = 0; i < bytes.length; i++) out += digits[bytes[i] >> 4] + digits[bytes[i] & 15];
-      return { hex: out };
-    },
+    // A BLOB parameter (a vector column's bytes) crosses as {"hex": "..."},
+    // as durable_connection.cc writes it.
     param: function (p) {
       if (p === null || typeof p !== 'object') return p;
       var h = String(p.hex);
@@ -77,21 +68,62 @@ mergeInto(LibraryManager.library, {
       for (var i = 0; i < bytes.length; i++) bytes[i] = parseInt(h.substr(2 * i, 2), 16);
       return bytes.buffer;
     },
-    // Rows of a cursor as JSON, after the changes count.
+    // The answer of a cursor, binary (durable_connection.cc, BinaryReader):
+    // '#', the changes count (f64), the columns and the rows (u32 each),
+    // then each cell: 0 null; 1 an int, 2 a num, each an f64 (an integral
+    // number within int64 is an int, as JSON text would read; a number that
+    // is not finite is null, as JSON.stringify writes it); 3 a text, 4 a
+    // BLOB, each its length (u32) and its bytes. Little-endian.
     answer: function (sql, cursor, countChanges, wantRows) {
-      var out = [0];
+      var rows = [], columns = 0, bound = 21;
       var raw = cursor.raw();
       for (var row = raw.next(); !row.done; row = raw.next()) {
         if (!wantRows) continue;
         var cells = row.value;
+        columns = cells.length;
         for (var c = 0; c < cells.length; c++) {
           var v = cells[c];
-          if (v !== null && typeof v === 'object') cells[c] = ONESTORE_DURABLE.hex(v);
+          bound += typeof v === 'string' ? 6 + 3 * v.length : v !== null && typeof v === 'object' ? 5 + v.byteLength : 9;
         }
-        out.push(cells);
+        rows.push(cells);
       }
-      if (countChanges) out[0] = sql.exec('SELECT changes()').raw().next().value[0];
-      return JSON.stringify(out);
+      var changes = countChanges ? sql.exec('SELECT changes()').raw().next().value[0] : 0;
+      var q = _malloc(bound);
+      if (!q) return 0;
+      var dv = new DataView(HEAPU8.buffer), at = q + 4;
+      HEAPU8[at] = 35;
+      dv.setFloat64(at + 1, changes, true);
+      dv.setUint32(at + 9, columns, true);
+      dv.setUint32(at + 13, rows.length, true);
+      at += 17;
+      for (var r = 0; r < rows.length; r++) {
+        cells = rows[r];
+        for (c = 0; c < cells.length; c++) {
+          v = cells[c];
+          if (typeof v === 'string') {
+            // Short texts by the glue's loop; long ones by TextEncoder.
+            var n = v.length < 64 ? stringToUTF8Array(v, HEAPU8, at + 5, 3 * v.length + 1)
+              : ONESTORE_DURABLE.encoder().encodeInto(v, HEAPU8.subarray(at + 5, at + 5 + 3 * v.length)).written;
+            HEAPU8[at] = 3;
+            dv.setUint32(at + 1, n, true);
+            at += 5 + n;
+          } else if (typeof v === 'number' && isFinite(v)) {
+            HEAPU8[at] = Number.isInteger(v) && v >= -9223372036854775808 && v < 9223372036854775808 ? 1 : 2;
+            dv.setFloat64(at + 1, v, true);
+            at += 9;
+          } else if (v !== null && typeof v === 'object') {
+            var b = ArrayBuffer.isView(v) ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : new Uint8Array(v);
+            HEAPU8[at] = 4;
+            dv.setUint32(at + 1, b.length, true);
+            HEAPU8.set(b, at + 5);
+            at += 5 + b.length;
+          } else {
+            HEAPU8[at++] = 0;
+          }
+        }
+      }
+      HEAPU32[q >> 2] = at - q - 4;
+      return q;
     },
   },
 
@@ -99,13 +131,18 @@ mergeInto(LibraryManager.library, {
   // onestore_durable_batch): the SQL of each from the handle's texts when it
   // comes as an id; every id is resolved before anything runs.
   onestore_durable_batch__deps: ['$ONESTORE_DURABLE'],
-  onestore_durable_batch: function (handle, batchPtr) {
+  onestore_durable_batch: function (handle, batchPtr, batchLength, besidePtr, besideCount) {
     var n = 0;
     try {
       var st = ONESTORE_DURABLE.state(handle);
       var sql = st.storage.sql;
       var texts = st.texts || (st.texts = []);
-      var batch = JSON.parse(UTF8ToString(batchPtr));
+      var batch = JSON.parse(UTF8Decoder.decode(HEAPU8.subarray(batchPtr, batchPtr + batchLength)));
+      var beside = [];
+      for (var b = 0; b < besideCount; b++) {
+        var at = HEAPU32[(besidePtr >> 2) + 2 * b];
+        beside.push(UTF8Decoder.decode(HEAPU8.subarray(at, at + HEAPU32[(besidePtr >> 2) + 2 * b + 1])));
+      }
       var mode = batch[0];
       var last = batch.length - 1;
       for (var i = 1; i <= last; i++) {
@@ -120,20 +157,20 @@ mergeInto(LibraryManager.library, {
         var e = batch[n];
         var text = typeof e[0] === 'number' ? texts[e[0]] : typeof e[0] === 'object' ? e[0][1] : e[0];
         var params = e[1];
-        for (var p = 0; p < params.length; p++) {
-          if (params[p] !== null && typeof params[p] === 'object') params[p] = ONESTORE_DURABLE.param(params[p]);
-        }
-        var cursor = params.length ? sql.exec.apply(sql, [text].concat(params)) : sql.exec(text);
+        // A check (the epoch's): the runtime answers it, from what it knows
+        // or by running it (js/loader-workerd.js, `check`).
         if (e.length > 2) {
-          var first = cursor.raw().next();
-          if (first.done || String(first.value[0]) !== e[2]) return ONESTORE_DURABLE.give('?' + n);
+          if (!st.check(text, params, e[2])) return ONESTORE_DURABLE.give('?' + n);
           continue;
         }
-        if (n === last && mode) return ONESTORE_DURABLE.give(ONESTORE_DURABLE.answer(sql, cursor, mode & 2, mode & 1));
-        var rows = cursor.raw();
-        while (!rows.next().done) { /* a write's cursor: run it through */ }
+        for (var p = 0; p < params.length; p++) {
+          if (params[p] !== null && typeof params[p] === 'object') params[p] = params[p].t === undefined ? ONESTORE_DURABLE.param(params[p]) : beside[params[p].t];
+        }
+        var cursor = params.length ? sql.exec.apply(sql, [text].concat(params)) : sql.exec(text);
+        if (n === last && mode) return ONESTORE_DURABLE.answer(sql, cursor, mode & 2, mode & 1);
+        while (!cursor.next().done) { /* a write's cursor: run it through */ }
       }
-      return ONESTORE_DURABLE.give('[0]');
+      return 1;  // "[0]", without an answer to allocate (durable_connection.cc)
     } catch (e) {
       return ONESTORE_DURABLE.give('!' + n + '!' + ONESTORE_DURABLE.message(e));
     }

@@ -49,8 +49,8 @@ struct SqlDialect {
   // connection binds them as decimal text: a host that binds every JS number
   // as a double (so 2^53 + 1 would not survive, and 1 would be REAL).
   bool int_params_as_text = false;
-  // Int results are read as CAST(x AS TEXT): a host that returns integers as
-  // doubles. The backend applies it (IntResultSql).
+  // Int results beyond 2^53 are read as CAST(x AS TEXT): a host that returns
+  // integers as doubles. The backend applies it (IntResultSql).
   bool int_results_as_text = false;
   // Longer inArray lists go through in_list_table (kMaxInlineInList by
   // default; lower where the host allows fewer bound parameters per

@@ -219,15 +219,53 @@ TEST(PrefixUpperBoundUtf8, IsTheNextCodePointAndAlwaysValidUtf8) {
   EXPECT_EQ(PrefixUpperBoundUtf8("\xF4\x8F\xBF\xBF"), "");
 }
 
-TEST(SqlDialect, HostBoundBindsIntsThroughCastAndReadsThemAsText) {
+TEST(SqlDialect, HostBoundBindsIntsThroughCastAndReadsSafeOnesAsNumbersAndOthersAsText) {
   SqlBuilder b(SqlDialect::HostBound());
   b.Append("SELECT ").AppendParam(Value::Int(1)).Append(", ").AppendParam(Value::Str("s"));
   EXPECT_EQ(b.sql(), "SELECT CAST(? AS INTEGER), ?");
   SqlBuilder e;
   e.Append("SELECT ").AppendParam(Value::Int(1));
   EXPECT_EQ(e.sql(), "SELECT ?");
-  EXPECT_EQ(IntResultSql(SqlDialect::HostBound(), "seq"), "CAST(seq AS TEXT)");
+  EXPECT_EQ(IntResultSql(SqlDialect::HostBound(), "seq"),
+            "CASE WHEN seq BETWEEN -9007199254740991 AND 9007199254740991 THEN seq "
+            "ELSE CAST(seq AS TEXT) END");
   EXPECT_EQ(IntResultSql(SqlDialect::Embedded(), "seq"), "seq");
+}
+
+// Issue 13 (Durable Objects, step three): an int result crosses a host that
+// returns doubles as a number when a double holds it exactly, as its text
+// otherwise, and reads back exact either way.
+TEST(SqlDialect, HostBoundIntResultsReadBackExactOnBothSidesOf2To53) {
+  HostBoundTestConnection c;
+  ASSERT_TRUE(c.Open().ok());
+  ASSERT_TRUE(c.Exec("CREATE TABLE t (n INTEGER) STRICT").ok());
+  const std::vector<int64_t> values = {0,
+                                       -1,
+                                       9007199254740991,
+                                       -9007199254740991,
+                                       9007199254740992,
+                                       -9007199254740992,
+                                       9007199254740993,
+                                       INT64_MAX,
+                                       INT64_MIN};
+  for (int64_t v : values) {
+    SqlBuilder b(SqlDialect::HostBound());
+    b.Append("INSERT INTO t (n) VALUES (").AppendParam(Value::Int(v)).Append(")");
+    ASSERT_TRUE(c.Run(b.sql(), b.params(), "insert", nullptr, false).ok());
+  }
+  SqlRows rows;
+  ASSERT_TRUE(c.Run("SELECT " + IntResultSql(SqlDialect::HostBound(), "n") + " FROM t ORDER BY rowid",
+                    {}, "select", &rows, false)
+                  .ok());
+  ASSERT_EQ(rows.size(), values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    bool ok = false;
+    EXPECT_EQ(SqlCellInt(rows.at(i, 0), &ok), values[i]) << i;
+    EXPECT_TRUE(ok) << i;
+    // Safe integers came as numbers, the others as text.
+    const bool safe = values[i] >= -9007199254740991 && values[i] <= 9007199254740991;
+    EXPECT_EQ(rows.at(i, 0).type() == Type::kStr, !safe) << i;
+  }
 }
 
 // --- the embedded connection's joined puts ------------------------------------

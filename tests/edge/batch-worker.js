@@ -119,6 +119,68 @@ export class TestSession {
     return { error, head, afterHead, rows, outbox, outboxBefore, headAtEnd: this.store.head };
   }
 
+  // Three one-put commits: the sql.exec texts of each.
+  async op_commits() {
+    await this.open();
+    const out = [];
+    for (let id = 1; id <= 3; id++) {
+      const from = this.texts.length;
+      await this.owner.tx(async (tx) => { await tx.put(this.notes, { id, title: `c${id}` }); });
+      out.push(this.texts.slice(from));
+    }
+    return out;
+  }
+
+  // A store that has committed, then a second store opened on the same
+  // Durable Object through another object (ctx.storage itself, not the
+  // counted wrapper) that commits: what the first store's next commits
+  // throw and send, and the rows at the end.
+  async op_fenceAfterCommits() {
+    await this.open();
+    for (let id = 1; id <= 2; id++) await this.owner.tx(async (tx) => { await tx.put(this.notes, { id, title: `first${id}` }); });
+    const second = await openStore({ backend: "durable", storage: this.ctx.storage });
+    const notes2 = second.object({ host: "session", type: "notes" }).table(Notes);
+    await second.object({ host: "session", type: "notes" }).tx(async (tx) => { await tx.put(notes2, { id: 3, title: "second" }); });
+    const attempts = [];
+    for (let id = 4; id <= 5; id++) {
+      const from = this.texts.length;
+      try {
+        await this.owner.tx(async (tx) => { await tx.put(this.notes, { id, title: `fenced${id}` }); });
+        attempts.push({ ok: true });
+      } catch (e) {
+        attempts.push({ code: e.code, message: e.message, texts: this.texts.slice(from) });
+      }
+    }
+    const rows = [];
+    for await (const r of notes2.rows(query(Notes).orderBy((n) => n.id))) rows.push(r.title);
+    await second.close();
+    return { attempts, rows };
+  }
+
+  // Puts, then updates, rows whose texts are long (from 1,023 to 70,000
+  // UTF-8 bytes) and hold what JSON escapes (a control character too), non-ASCII and astral
+  // characters: the texts as they read back, and as the outbox recorded them.
+  async op_longTexts() {
+    await this.open();
+    const piece = 'a"b\\c\u0001d\ne\u00e9\u4e2d\ud83d\ude00/\u2028';
+    const texts = [1023, 1024, 1025, 4000, 70000].map((n, i) => {
+      let t = `${i}:`;
+      while (new TextEncoder().encode(t).length < n) t += piece;
+      return t;
+    });
+    await this.owner.tx(async (tx) => {
+      for (let i = 0; i < texts.length; i++) await tx.put(this.notes, { id: i + 1, title: texts[i], body: texts[texts.length - 1 - i] });
+    });
+    const put = (await this.rows()).map((r) => [r.title === texts[r.id - 1], r.body === texts[texts.length - r.id]]);
+    await this.owner.tx(async (tx) => {
+      for (let i = 0; i < texts.length; i++) await tx.update(this.notes, [i + 1], { title: texts[texts.length - 1 - i] });
+    });
+    const updated = (await this.rows()).map((r) => r.title === texts[texts.length - r.id]);
+    const { commits } = await this.store.outbox.read(this.store.head - 2, 2);
+    const recorded = commits[0].ops.map((o) => o.row.title === texts[o.row.id - 1]);
+    return { put, updated, recorded };
+  }
+
   async fetch(request) {
     const op = new URL(request.url).pathname.split("/")[2];
     const args = JSON.parse(await request.text());

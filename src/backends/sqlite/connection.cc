@@ -53,7 +53,11 @@ Status SqlConnection::RunCheck(const std::string& sql, const std::vector<Value>&
 }
 
 std::string IntResultSql(const SqlDialect& d, const std::string& expr) {
-  return d.int_results_as_text ? "CAST(" + expr + " AS TEXT)" : expr;
+  if (!d.int_results_as_text) return expr;
+  // A safe integer comes back as a number (a double holds it exactly, and
+  // the host makes no string of it); any other as its decimal text.
+  return "CASE WHEN " + expr + " BETWEEN -9007199254740991 AND 9007199254740991 THEN " + expr +
+         " ELSE CAST(" + expr + " AS TEXT) END";
 }
 
 Status CheckHostLimits(const HostLimits& limits, const std::string& sql,

@@ -24,7 +24,7 @@ namespace onestore {
 // int, num (REAL), str (TEXT) or, for a BLOB (a vector column's bytes), a
 // kVector Value holding the blob's bytes. A host-bound connection returns an integer
 // that it cannot tell from a double as int when it is integral, num
-// otherwise; the backend reads int results through CAST(x AS TEXT) there
+// otherwise; the backend reads int results beyond 2^53 through CAST(x AS TEXT) there
 // (SqlDialect::int_results_as_text) and a num column accepts an int cell.
 struct SqlRows {
   size_t columns = 0;
@@ -114,15 +114,16 @@ class SqlConnection {
 };
 
 // Reads an int cell: an int, or the decimal text of CAST(x AS TEXT) (exact to
-// 64 bits), or an integral num. Anything else (null included) is 0 with
+// 64 bits), or an integral num (a safe integer a host returned as a double). Anything else (null included) is 0 with
 // *ok false.
 int64_t SqlCellInt(const Value& cell, bool* ok = nullptr);
 
 // Reads a num cell: a num, or an int (a host returns integral REALs as ints).
 double SqlCellNum(const Value& cell);
 
-// "x", or "CAST(x AS TEXT)" when the dialect reads ints as text: the one
-// place an int result is wrapped.
+// "x", or, when the dialect reads ints as text, x itself when it is a safe
+// integer (|x| < 2^53) and CAST(x AS TEXT) otherwise: the one place an int
+// result is wrapped.
 std::string IntResultSql(const SqlDialect& d, const std::string& expr);
 
 // The limits of a host-bound SQLite (a Durable Object's: 100 bound
