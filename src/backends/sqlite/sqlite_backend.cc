@@ -6,7 +6,9 @@
 // _tables. One owner: Open bumps the epoch in _meta, and each write
 // transaction checks it, so an earlier owner of the same file is fenced.
 // NORMAL locking mode makes every transaction re-read the file header, so an
-// owner sees a newer epoch written by another.
+// owner sees a newer epoch written by another. A connection that holds the
+// lock for life (exclusive mode) skips the check: no other owner can open
+// meanwhile, and its reads would not see one anyway (SqlBackendOptions).
 #include "backends/sqlite/sqlite_backend.h"
 
 #include <algorithm>
@@ -113,8 +115,12 @@ class SqliteBackend : public Backend {
  public:
   // `foreign_path`: refuse a database that is not a store, naming this path
   // (SqliteOptions::adopt_foreign); empty: no check.
-  SqliteBackend(std::unique_ptr<SqlConnection> conn, std::string foreign_path)
-      : conn_(std::move(conn)), dialect_(conn_->dialect()), foreign_path_(std::move(foreign_path)) {}
+  SqliteBackend(std::unique_ptr<SqlConnection> conn, std::string foreign_path,
+                const SqlBackendOptions& options)
+      : conn_(std::move(conn)),
+        dialect_(conn_->dialect()),
+        foreign_path_(std::move(foreign_path)),
+        options_(options) {}
   ~SqliteBackend() override { Close(); }
 
   Status Open(const std::string& new_id, BackendState* state) override;
@@ -228,6 +234,7 @@ class SqliteBackend : public Backend {
   std::unique_ptr<SqlConnection> conn_;
   const SqlDialect& dialect_;
   const std::string foreign_path_;
+  const SqlBackendOptions options_;
   bool open_ = false;
   int64_t epoch_ = 0;
 };
@@ -420,6 +427,11 @@ Status SqliteBackend::Begin() {
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
   if (conn_->InTransaction()) return Status::InvalidArgs("sqlite: a transaction is already open");
   ONESTORE_RETURN_IF_ERROR(conn_->Begin());
+  // With the lock held for life the epoch read back would be this owner's
+  // own (its page cache, its WAL index): only Open writes it, and no other
+  // owner opens until this one has closed (docs/architecture.md, "One
+  // writer").
+  if (options_.lock_for_life) return Status::OK();
   Status s = CheckEpoch();
   if (!s.ok()) Rollback();
   return s;
@@ -1057,15 +1069,18 @@ ONESTORE_COLD Status SqliteBackend::Close() {
 
 }  // namespace
 
-std::unique_ptr<Backend> NewSqlBackend(std::unique_ptr<SqlConnection> connection) {
-  return std::make_unique<SqliteBackend>(std::move(connection), std::string());
+std::unique_ptr<Backend> NewSqlBackend(std::unique_ptr<SqlConnection> connection,
+                                       const SqlBackendOptions& options) {
+  return std::make_unique<SqliteBackend>(std::move(connection), std::string(), options);
 }
 
 std::unique_ptr<Backend> NewSqliteBackend(const SqliteOptions& options) {
   // ":memory:" is always new; any file may hold another application's data.
   const bool check = !options.adopt_foreign && options.path != ":memory:";
+  SqlBackendOptions backend;
+  backend.lock_for_life = options.exclusive;
   return std::make_unique<SqliteBackend>(NewEmbeddedConnection(options),
-                                         check ? options.path : std::string());
+                                         check ? options.path : std::string(), backend);
 }
 
 }  // namespace onestore

@@ -44,12 +44,24 @@ struct SqliteOptions {
 // The sqlite backend over the embedded connection to options.path.
 std::unique_ptr<Backend> NewSqliteBackend(const SqliteOptions& options);
 
+// How the sqlite backend keeps ownership and the head over a connection.
+struct SqlBackendOptions {
+  // The connection holds the database's lock from Open to Close and no
+  // other owner can take it meanwhile (SqliteOptions::exclusive: a Node
+  // store file with holdLock, an opfs store): a commit does not read the
+  // epoch back (docs/architecture.md, "One writer"). Otherwise each write
+  // transaction checks it, and fails with `fenced` when another owner has
+  // opened the store since.
+  bool lock_for_life = false;
+};
+
 // The sqlite backend over any connection (not yet open; Backend::Open opens
 // it). Its SQL is built in connection->dialect(). It does not refuse a
 // database with other tables (SqliteOptions::adopt_foreign): a host's
 // database, such as a Durable Object's, may keep its class's own tables
 // beside the store's.
-std::unique_ptr<Backend> NewSqlBackend(std::unique_ptr<SqlConnection> connection);
+std::unique_ptr<Backend> NewSqlBackend(std::unique_ptr<SqlConnection> connection,
+                                       const SqlBackendOptions& options = SqlBackendOptions());
 
 // What listStores tells of a sqlite file without opening it as a store
 // (which would take it over): its session id and head, read from _meta by a
