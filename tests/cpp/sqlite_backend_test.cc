@@ -680,6 +680,29 @@ TEST(CommitStatementsTest, AStoreHoldingItsLockForLifeReadsNoEpochInItsCommits) 
   RegisterVfs(PosixFileSystem());
 }
 
+// Lever two: a commit on an embedded store (a Node store file, an opfs or a
+// native one) writes its rows and its outbox record and no _meta row (head
+// format 2: the head is the outbox's largest seq). Before this change each
+// commit also ran "UPDATE _meta SET value = ? WHERE key = 'head'".
+TEST(CommitStatementsTest, AStoreFileCommitWritesItsRowAndRecordAndNoMetaRow) {
+  MemFileSystem mem;
+  ASSERT_TRUE(RegisterVfs(&mem).ok());
+  SqliteOptions options;
+  options.path = "/stores/format2.sqlite";
+  options.exclusive = true;
+  SqlBackendOptions file;  // as NewSqliteBackend makes it for `options`
+  file.lock_for_life = true;
+  file.head_per_commit = false;
+  std::vector<std::string> texts = OnePutCommitTexts(options, file);
+  ASSERT_EQ(texts.size(), 6u);
+  for (size_t i = 0; i < texts.size(); i += 2) {
+    EXPECT_EQ(texts[i].rfind("INSERT OR REPLACE INTO \"file-history/edits\"", 0), 0u) << texts[i];
+    EXPECT_EQ(texts[i + 1].rfind("INSERT INTO _outbox", 0), 0u) << texts[i + 1];
+  }
+  EXPECT_EQ(CountContaining(texts, "_meta"), 0u);
+  RegisterVfs(PosixFileSystem());
+}
+
 // --- the store file is a plain SQLite file --------------------------------------
 
 std::string RunCommand(const std::string& cmd) {
@@ -692,6 +715,12 @@ std::string RunCommand(const std::string& cmd) {
   ::pclose(p);
   return out;
 }
+
+// The head of a store file as docs/formats.md ("The head") gives it to a
+// reader of the file.
+const char kHeadSql[] =
+    "SELECT max(coalesce((SELECT value FROM _meta WHERE key = 'head'), 0), "
+    "coalesce((SELECT max(seq) FROM _outbox), 0))";
 
 TEST(StoreFileTest, TheSqlite3CommandReadsTablesByTheirNames) {
   // scripts/setup.sh installs the sqlite3 command; without it this test fails.
@@ -714,7 +743,9 @@ TEST(StoreFileTest, TheSqlite3CommandReadsTablesByTheirNames) {
   EXPECT_EQ(RunCommand(cli + "'select * from \"file-history/edits\"' 2>&1"),
             "e1|a/x.ts|812|1|{}|1|2.5|\n");
   EXPECT_EQ(RunCommand(cli + "'pragma integrity_check' 2>&1"), "ok\n");
-  EXPECT_EQ(RunCommand(cli + "\"select value from _meta where key = 'head'\" 2>&1"), "1\n");
+  // The head as docs/formats.md ("The head") reads it: a store that takes the
+  // lock per transaction leaves _meta.head to its next open or trim.
+  EXPECT_EQ(RunCommand(cli + "\"" + kHeadSql + "\" 2>&1"), "1\n");
   EXPECT_EQ(RunCommand(cli + "'select seq from _outbox' 2>&1"), "1\n");
   EXPECT_EQ(
       RunCommand(
@@ -766,6 +797,128 @@ TEST(StoreFileTest, AnExclusiveStoreFileIsAPlainRollbackFileOnceClosed) {
     Driver d(NewSqliteBackend(options));
     ASSERT_TRUE(d.Open("again").ok());
     EXPECT_EQ(d.state().head, 1);
+    d->Close();
+  }
+  RemoveStoreFiles(path);
+}
+
+// Head format 2 on a file, read by the sqlite3 command between the store's
+// transactions (a store that takes the lock per transaction): commits leave
+// _meta.head alone, a trim writes it before its records go, an open raises a
+// _meta.head left behind (as a crash leaves it) to the outbox's head, and
+// PeekSqliteStore (listStores) reads the head the same way. A file of the
+// format before (_meta.head written by each commit) opens at its head. On
+// the code before this change _meta.head read 4 after the commits, and a
+// head set back to 1 reopened (and peeked) as 1.
+TEST(StoreFileTest, TheHeadIsTheOutboxsAndMetaHeadCatchesUpAtTrimAndOpen) {
+  ASSERT_EQ(::access("/usr/bin/sqlite3", X_OK), 0) << "no /usr/bin/sqlite3: run npm run setup";
+  ASSERT_TRUE(RegisterVfs(PosixFileSystem()).ok());
+  const std::string path = TempPath("head2.sqlite");
+  RemoveStoreFiles(path);
+  const std::string cli = "/usr/bin/sqlite3 '" + path + "' ";
+  auto meta_head = [&] {
+    return RunCommand(cli + "\"select value from _meta where key = 'head'\" 2>&1");
+  };
+  TablePtr edits = MakeTable(kEdits);
+  SqliteOptions options;
+  options.path = path;
+  {
+    Driver d(NewSqliteBackend(options));
+    ASSERT_TRUE(d.Open("h").ok());
+    ASSERT_TRUE(d.Commit({TableOp(edits)}).ok());
+    for (int i = 1; i <= 3; ++i) {
+      ASSERT_TRUE(d.Commit({Put(edits, Edit("e" + std::to_string(i), "p", i, i))}).ok());
+    }
+    EXPECT_EQ(meta_head(), "0\n") << "no commit wrote _meta.head";
+    EXPECT_EQ(RunCommand(cli + "\"" + kHeadSql + "\" 2>&1"), "4\n");
+    int64_t removed = 0;
+    ASSERT_TRUE(d->TrimOutbox(4, &removed).ok());
+    EXPECT_EQ(removed, 4);
+    EXPECT_EQ(meta_head(), "4\n") << "the trim kept the head";
+    ASSERT_TRUE(d.Commit({Put(edits, Edit("e5", "p", 5, 5))}).ok());
+    EXPECT_EQ(meta_head(), "4\n");
+    d->Close();
+  }
+  {
+    Driver d(NewSqliteBackend(options));
+    ASSERT_TRUE(d.Open("ignored").ok());
+    EXPECT_EQ(d.state().head, 5);
+    EXPECT_EQ(meta_head(), "5\n") << "the open caught up";
+    EXPECT_EQ(RunCommand(cli + "\"select value from _meta where key = 'head_format'\" 2>&1"),
+              "2\n");
+    d->Close();
+  }
+  // A _meta.head behind the outbox, as a crash before the close leaves it.
+  ASSERT_EQ(RunCommand(cli + "\"update _meta set value = 1 where key = 'head'\" 2>&1"), "");
+  StorePeek peek;
+  ASSERT_TRUE(PeekSqliteStore(path, false, &peek).ok());
+  EXPECT_EQ(peek.id, "h");
+  EXPECT_EQ(peek.head, 5);
+  {
+    Driver d(NewSqliteBackend(options));
+    ASSERT_TRUE(d.Open("ignored").ok());
+    EXPECT_EQ(d.state().head, 5);
+    ASSERT_TRUE(d.Commit({Put(edits, Edit("e6", "p", 6, 6))}).ok()) << "seq 6, not 2";
+    d->Close();
+  }
+  // A file of head format 1: _meta.head written by every commit (6), no
+  // head_format, the outbox (5 and 6) trimmed up to 4.
+  ASSERT_EQ(RunCommand(cli + "\"update _meta set value = 6 where key = 'head'; "
+                             "delete from _meta where key = 'head_format'\" 2>&1"),
+            "");
+  {
+    Driver d(NewSqliteBackend(options));
+    ASSERT_TRUE(d.Open("ignored").ok());
+    EXPECT_EQ(d.state().head, 6);
+    ASSERT_TRUE(d.Commit({Put(edits, Edit("e7", "p", 7, 7))}).ok());
+    d->Close();
+  }
+  EXPECT_EQ(RunCommand(cli + "\"" + kHeadSql + "\" 2>&1"), "7\n");
+  EXPECT_EQ(RunCommand(cli + "'select seq from _outbox' 2>&1"), "5\n6\n7\n");
+  RemoveStoreFiles(path);
+}
+
+// A store that holds its lock for life (a Node store file) writes
+// _meta.head when it closes, so a closed file's _meta.head is its head, as a
+// reader of head format 1 (an older onestore, a script) reads it. The head
+// survives a trim of the whole outbox. Before this change the file had no
+// head_format.
+TEST(StoreFileTest, AStoreFileHeldForLifeWritesItsHeadWhenItCloses) {
+  ASSERT_EQ(::access("/usr/bin/sqlite3", X_OK), 0) << "no /usr/bin/sqlite3: run npm run setup";
+  ASSERT_TRUE(RegisterVfs(PosixFileSystem()).ok());
+  const std::string path = TempPath("closehead.sqlite");
+  RemoveStoreFiles(path);
+  const std::string cli = "/usr/bin/sqlite3 -readonly '" + path + "' ";
+  TablePtr edits = MakeTable(kEdits);
+  SqliteOptions options;
+  options.path = path;
+  options.exclusive = true;
+  options.plain_when_closed = true;
+  {
+    Driver d(NewSqliteBackend(options));
+    ASSERT_TRUE(d.Open("held").ok());
+    ASSERT_TRUE(d.Commit({TableOp(edits)}).ok());
+    ASSERT_TRUE(d.Commit({Put(edits, Edit("e1", "p", 1, 1))}).ok());
+    ASSERT_TRUE(d.Commit({Put(edits, Edit("e2", "p", 2, 2))}).ok());
+    d->Close();
+  }
+  EXPECT_EQ(RunCommand(cli + "\"select value from _meta where key = 'head'\" 2>&1"), "3\n");
+  EXPECT_EQ(RunCommand(cli + "\"select value from _meta where key = 'head_format'\" 2>&1"),
+            "2\n");
+  {
+    Driver d(NewSqliteBackend(options));
+    ASSERT_TRUE(d.Open("again").ok());
+    EXPECT_EQ(d.state().head, 3);
+    int64_t removed = 0;
+    ASSERT_TRUE(d->TrimOutbox(3, &removed).ok());
+    EXPECT_EQ(removed, 3);
+    d->Close();
+  }
+  EXPECT_EQ(RunCommand(cli + "'select count(*) from _outbox' 2>&1"), "0\n");
+  {
+    Driver d(NewSqliteBackend(options));
+    ASSERT_TRUE(d.Open("again").ok());
+    EXPECT_EQ(d.state().head, 3);
     d->Close();
   }
   RemoveStoreFiles(path);
