@@ -318,7 +318,7 @@ ONESTORE_COLD Status SqliteBackend::WriteMeta(const char* key, const Value& v) {
 }
 
 ONESTORE_COLD Status SqliteBackend::ReadHead(int64_t* head) {
-  SqlRows rows;  // an int, or a whole num on a host that reads ints so
+  SqlRows rows;  // ('head', n); SqlCellInt also reads a host's whole num
   ONESTORE_RETURN_IF_ERROR(conn_->Run(kHeadSql, {}, "reading the head", &rows));
   *head = rows.size() > 0 ? SqlCellInt(rows.at(0, 1)) : 0;
   return Status::OK();
