@@ -1,9 +1,11 @@
 // Checks the sqlite backend: real STRICT tables and indexes, every Backend
 // call on SQLite's in-memory database, the in-memory file system and real
 // files; a store file read by the real `sqlite3` command; fencing of an
-// earlier owner; and, with failures injected into the k-th write or sync,
-// that every acknowledged commit survives (a crash included) and a failed
-// one is there whole or not at all.
+// earlier owner; the statements a commit runs (no epoch read with the lock
+// held for life, no _meta row) and the head of head format 2 (the outbox's,
+// _meta.head caught up at open, trim and close); and, with failures
+// injected into the k-th write or sync, that every acknowledged commit
+// survives (a crash included) and a failed one is there whole or not at all.
 #include "backends/sqlite/sqlite_backend.h"
 
 #include <gtest/gtest.h>
