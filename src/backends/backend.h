@@ -53,7 +53,8 @@ class Backend {
   // not_found. A kTable op creates the table, or changes its indexes to
   // the declared ones (`previous` is the stored schema, or null).
   virtual Status Apply(Op* op, const TableSchema* previous) = 0;
-  // Writes the commit's outbox record and the new head.
+  // Writes the commit's outbox record, which makes `seq` the head (the
+  // sqlite backend: docs/formats.md, "The head").
   virtual Status AppendOutbox(int64_t seq, const std::string& record) = 0;
   // Makes the transaction durable. Any failure here is storage_failed: the
   // outcome is unknown and the store stops.

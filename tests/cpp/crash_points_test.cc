@@ -3,8 +3,9 @@
 // after COMMIT's sync (item 2), in every journal mode and durability the
 // store uses; after each, checks that the store reopens, integrity_check is
 // ok, every acknowledged commit is there (with `full`), no commit is
-// partial, the outbox is contiguous, and the tables equal a replay of the
-// outbox on a memory store.
+// partial, the outbox is contiguous (from seq 1, or after the workload's
+// trim of the whole outbox, whose head _meta.head then holds: head format
+// 2), and the tables equal a replay of the outbox on a memory store.
 //
 // The short form samples crash points and seeds; ONESTORE_CRASH_POINTS=all
 // (tests/torture/crash-points.sh) runs every crash point with 10 damage
@@ -77,6 +78,7 @@ OpenOptions OptionsOf(const Mode& m) {
 
 struct Step {
   bool reopen = false;  // close the store and open it again
+  bool trim = false;    // with reopen: first trim the whole outbox
   std::string ops;      // else: one commit
 };
 
@@ -91,10 +93,11 @@ std::string PutKv(const std::string& k, int v, const std::string& s) {
 // and index records, vectors, edges and documents (create, change, retire),
 // a transaction big enough to spill SQLite's page cache (2 MB) before
 // COMMIT, a large bulk delete, and a close and reopen in the middle (a Node
-// store file goes back to rollback mode and to WAL again).
+// store file goes back to rollback mode and to WAL again) after a trim of the
+// whole outbox (the head is then _meta.head's alone: head format 2).
 std::vector<Step> Workload() {
   std::vector<Step> w;
-  auto commit = [&](const std::string& ops) { w.push_back({false, "[" + ops + "]"}); };
+  auto commit = [&](const std::string& ops) { w.push_back({false, false, "[" + ops + "]"}); };
   commit(R"({"op":"table","table":"t/kv","version":1,"columns":{"k":{"type":"str"},"v":{"type":"int"},)"
          R"("s":{"type":"str","optional":true}},"key":["k"],"indexes":{"byV":["v"]}})");
   commit(R"({"op":"table","table":"t/log","version":1,"columns":{"id":{"type":"int"},"text":{"type":"str"}},)"
@@ -115,7 +118,7 @@ std::vector<Step> Workload() {
     }
     commit(big + "," + PutKv("big", 1, "big"));
   }
-  w.push_back({true, ""});
+  w.push_back({true, true, ""});
   // Vectors (a vector column: base64 float32s, a BLOB in SQLite), edges (the
   // table shape defineEdges makes: key from, kind, to and a reverse index;
   // deleteEdges is a delete by a where) and documents (their own tables).
@@ -146,6 +149,20 @@ std::vector<Step> Workload() {
   return w;
 }
 
+// The commits before the workload's trim: its outbox then starts at seq 1,
+// or after them once the trim committed.
+int TrimmedUpTo() {
+  static const int n = [] {
+    int commits = 0;
+    for (const Step& step : Workload()) {
+      if (step.trim) return commits;
+      if (!step.reopen) ++commits;
+    }
+    return 0;
+  }();
+  return n;
+}
+
 // What a run of the workload did.
 struct Outcome {
   int acked = 0;      // commits acknowledged (the first `acked` of the workload)
@@ -169,6 +186,9 @@ Outcome RunWorkload(const Mode& mode, const std::vector<Step>& steps,
   for (size_t i = 0; i < steps.size(); ++i) {
     if (before_step) before_step(i);
     if (steps[i].reopen) {
+      int64_t removed = 0;
+      if (steps[i].trim) run.failure = run.store->TrimOutbox(run.store->head(), &removed);
+      if (!run.failure.ok()) return run;
       run.store.reset();
       run.failure = Store::Open(OptionsOf(mode), &run.store);
       if (!run.failure.ok()) {
@@ -278,11 +298,19 @@ std::string CheckReopened(const Mode& mode, Reference* ref, int lo, int hi, int*
   std::vector<OutboxEntry> entries;
   s = store->ReadOutboxEntries(0, 100000, &entries);
   if (!s.ok()) return "outbox read failed: " + s.ToString();
-  if (static_cast<int64_t>(entries.size()) != head)
+  // The outbox is whole (seqs 1 ... head) or, once the workload's trim
+  // committed, seqs TrimmedUpTo() + 1 ... head: the head of an emptied
+  // outbox is _meta.head's.
+  const int64_t first = entries.empty() ? head + 1 : entries[0].seq;
+  if (first != 1 && first != TrimmedUpTo() + 1)
+    return "the outbox starts at seq " + std::to_string(first) + " (head " +
+           std::to_string(head) + ")";
+  if (static_cast<int64_t>(entries.size()) != head - first + 1)
     return "head " + std::to_string(head) + " but " + std::to_string(entries.size()) +
-           " outbox records";
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const OutboxEntry& e = entries[i];
+           " outbox records from seq " + std::to_string(first);
+  for (size_t k = 0; k < entries.size(); ++k) {
+    const OutboxEntry& e = entries[k];
+    const size_t i = static_cast<size_t>(first - 1) + k;  // the commit's index
     const std::string where = "outbox record " + std::to_string(i + 1);
     if (e.seq != static_cast<int64_t>(i + 1))
       return where + " has seq " + std::to_string(e.seq) + ": the outbox is not contiguous";
@@ -347,10 +375,18 @@ Traced TraceWorkload(const Mode& mode, const std::vector<Step>& steps) {
   t.end_of_steps = static_cast<int64_t>(t.calls.size());
   run.store.reset();  // the final close is part of the workload
   fault.Trace(nullptr);
-  // The outbox, read from the files the run left, through a VFS that counts
-  // nothing: the trace holds the workload's calls and nothing else, as a
-  // crashed run makes them.
-  RegisterVfs(&mem);
+  // The outbox of every commit, from a run of the same workload without its
+  // trim (the records are the same: a trim takes no seq) on files of its
+  // own, through a VFS that counts nothing: the trace holds the workload's
+  // calls and nothing else, as a crashed run makes them.
+  MemFileSystem whole;
+  RegisterVfs(&whole);
+  std::vector<Step> untrimmed = steps;
+  for (Step& step : untrimmed) step.trim = false;
+  {
+    Outcome plain = RunWorkload(mode, untrimmed);
+    EXPECT_TRUE(plain.failure.ok()) << plain.failure.ToString();
+  }
   std::vector<OutboxEntry> entries;
   std::vector<std::string> batches;  // the outbox of the first n commits, n = 1..head
   {

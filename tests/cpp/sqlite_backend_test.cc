@@ -1,9 +1,11 @@
 // Checks the sqlite backend: real STRICT tables and indexes, every Backend
 // call on SQLite's in-memory database, the in-memory file system and real
 // files; a store file read by the real `sqlite3` command; fencing of an
-// earlier owner; and, with failures injected into the k-th write or sync,
-// that every acknowledged commit survives (a crash included) and a failed
-// one is there whole or not at all.
+// earlier owner; the statements a commit runs (no epoch read with the lock
+// held for life, no _meta row) and the head of head format 2 (the outbox's,
+// _meta.head caught up at open, trim and close); and, with failures
+// injected into the k-th write or sync, that every acknowledged commit
+// survives (a crash included) and a failed one is there whole or not at all.
 #include "backends/sqlite/sqlite_backend.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/sqlite/embedded_connection.h"
 #include "backends/sqlite/mem_file.h"
 #include "backends/sqlite/vfs.h"
 #include "predicates.h"
@@ -587,6 +590,121 @@ INSTANTIATE_TEST_SUITE_P(Files, FencingTest, testing::Values(Storage::kMemFs, St
                            return info.param == Storage::kMemFs ? "MemFs" : "Posix";
                          });
 
+// --- what a commit runs: the statements, by text ------------------------------------
+
+// The embedded connection, recording the text of every statement the backend
+// runs through it (RunRow's as head + row, RunCheck's as "check: " + text).
+class RecordingConnection : public SqlConnection {
+ public:
+  RecordingConnection(std::unique_ptr<SqlConnection> inner, std::vector<std::string>* texts)
+      : inner_(std::move(inner)), texts_(texts) {}
+  const SqlDialect& dialect() const override { return inner_->dialect(); }
+  Status Open() override { return inner_->Open(); }
+  Status Run(const std::string& sql, const std::vector<Value>& params, const std::string& what,
+             SqlRows* rows, bool count_changes) override {
+    texts_->push_back(sql);
+    return inner_->Run(sql, params, what, rows, count_changes);
+  }
+  Status RunRow(const std::string& head, const std::string& row, std::vector<Value> params,
+                const std::string& what) override {
+    texts_->push_back(head + row);
+    return inner_->RunRow(head, row, std::move(params), what);
+  }
+  Status RunCheck(const std::string& sql, const std::vector<Value>& params,
+                  const std::string& what, int64_t expect, const Status& mismatch) override {
+    texts_->push_back("check: " + sql);
+    return inner_->RunCheck(sql, params, what, expect, mismatch);
+  }
+  Status Flush() override { return inner_->Flush(); }
+  Status Exec(const std::string& sql) override {
+    texts_->push_back(sql);
+    return inner_->Exec(sql);
+  }
+  Status Begin() override { return inner_->Begin(); }
+  Status Commit() override { return inner_->Commit(); }
+  void Rollback() override { inner_->Rollback(); }
+  bool InTransaction() const override { return inner_->InTransaction(); }
+  Status Close() override { return inner_->Close(); }
+
+ private:
+  std::unique_ptr<SqlConnection> inner_;
+  std::vector<std::string>* texts_;
+};
+
+// The statements of three one-put commits on an embedded store over the
+// in-memory file system, in the mode `options` gives, through a backend made
+// with `backend` (NewSqliteBackend makes the one of `options`).
+std::vector<std::string> OnePutCommitTexts(const SqliteOptions& options,
+                                           const SqlBackendOptions& backend) {
+  std::vector<std::string> texts;
+  TablePtr edits = MakeTable(kEdits);
+  Driver d(NewSqlBackend(
+      std::make_unique<RecordingConnection>(NewEmbeddedConnection(options), &texts), backend));
+  EXPECT_TRUE(d.Open("s").ok());
+  EXPECT_TRUE(d.Commit({TableOp(edits)}).ok());
+  texts.clear();
+  for (int i = 0; i < 3; ++i) {
+    Status s = d.Commit({Put(edits, Edit("e" + std::to_string(i), "a/x.ts", i, i))});
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  }
+  std::vector<std::string> commits = texts;  // not the close's
+  d->Close();
+  return commits;
+}
+
+size_t CountContaining(const std::vector<std::string>& texts, const std::string& part) {
+  return std::count_if(texts.begin(), texts.end(), [&](const std::string& t) {
+    return t.find(part) != std::string::npos;
+  });
+}
+
+// Lever one of issue 13's "two statements fewer": a store that holds its
+// file's lock from open to close (a Node store file, an opfs store) cannot
+// meet another owner's epoch in a commit, so it reads none; a store that
+// takes the lock per transaction reads it in every commit (FencingTest shows
+// why). Before this change each of the three commits read the epoch in both.
+TEST(CommitStatementsTest, AStoreHoldingItsLockForLifeReadsNoEpochInItsCommits) {
+  MemFileSystem mem;
+  ASSERT_TRUE(RegisterVfs(&mem).ok());
+  SqliteOptions options;
+  options.path = "/stores/held.sqlite";
+  options.exclusive = true;
+  SqlBackendOptions held;
+  held.lock_for_life = true;
+  std::vector<std::string> texts = OnePutCommitTexts(options, held);
+  EXPECT_EQ(CountContaining(texts, "INSERT OR REPLACE INTO \"file-history/edits\""), 3u);
+  EXPECT_EQ(CountContaining(texts, "check: "), 0u) << "an epoch check";
+
+  options.path = "/stores/per-transaction.sqlite";
+  options.exclusive = false;
+  texts = OnePutCommitTexts(options, SqlBackendOptions());
+  EXPECT_EQ(CountContaining(texts, "check: SELECT value FROM _meta WHERE key = ?"), 3u);
+  RegisterVfs(PosixFileSystem());
+}
+
+// Lever two: a commit on an embedded store (a Node store file, an opfs or a
+// native one) writes its rows and its outbox record and no _meta row (head
+// format 2: the head is the outbox's largest seq). Before this change each
+// commit also ran "UPDATE _meta SET value = ? WHERE key = 'head'".
+TEST(CommitStatementsTest, AStoreFileCommitWritesItsRowAndRecordAndNoMetaRow) {
+  MemFileSystem mem;
+  ASSERT_TRUE(RegisterVfs(&mem).ok());
+  SqliteOptions options;
+  options.path = "/stores/format2.sqlite";
+  options.exclusive = true;
+  SqlBackendOptions file;  // as NewSqliteBackend makes it for `options`
+  file.lock_for_life = true;
+  file.head_per_commit = false;
+  std::vector<std::string> texts = OnePutCommitTexts(options, file);
+  ASSERT_EQ(texts.size(), 6u);
+  for (size_t i = 0; i < texts.size(); i += 2) {
+    EXPECT_EQ(texts[i].rfind("INSERT OR REPLACE INTO \"file-history/edits\"", 0), 0u) << texts[i];
+    EXPECT_EQ(texts[i + 1].rfind("INSERT INTO _outbox", 0), 0u) << texts[i + 1];
+  }
+  EXPECT_EQ(CountContaining(texts, "_meta"), 0u);
+  RegisterVfs(PosixFileSystem());
+}
+
 // --- the store file is a plain SQLite file --------------------------------------
 
 std::string RunCommand(const std::string& cmd) {
@@ -599,6 +717,12 @@ std::string RunCommand(const std::string& cmd) {
   ::pclose(p);
   return out;
 }
+
+// The head of a store file as docs/formats.md ("The head") gives it to a
+// reader of the file.
+const char kHeadSql[] =
+    "SELECT max(coalesce((SELECT value FROM _meta WHERE key = 'head'), 0), "
+    "coalesce((SELECT max(seq) FROM _outbox), 0))";
 
 TEST(StoreFileTest, TheSqlite3CommandReadsTablesByTheirNames) {
   // scripts/setup.sh installs the sqlite3 command; without it this test fails.
@@ -621,7 +745,9 @@ TEST(StoreFileTest, TheSqlite3CommandReadsTablesByTheirNames) {
   EXPECT_EQ(RunCommand(cli + "'select * from \"file-history/edits\"' 2>&1"),
             "e1|a/x.ts|812|1|{}|1|2.5|\n");
   EXPECT_EQ(RunCommand(cli + "'pragma integrity_check' 2>&1"), "ok\n");
-  EXPECT_EQ(RunCommand(cli + "\"select value from _meta where key = 'head'\" 2>&1"), "1\n");
+  // The head as docs/formats.md ("The head") reads it: a store that takes the
+  // lock per transaction leaves _meta.head to its next open or trim.
+  EXPECT_EQ(RunCommand(cli + "\"" + kHeadSql + "\" 2>&1"), "1\n");
   EXPECT_EQ(RunCommand(cli + "'select seq from _outbox' 2>&1"), "1\n");
   EXPECT_EQ(
       RunCommand(
@@ -673,6 +799,128 @@ TEST(StoreFileTest, AnExclusiveStoreFileIsAPlainRollbackFileOnceClosed) {
     Driver d(NewSqliteBackend(options));
     ASSERT_TRUE(d.Open("again").ok());
     EXPECT_EQ(d.state().head, 1);
+    d->Close();
+  }
+  RemoveStoreFiles(path);
+}
+
+// Head format 2 on a file, read by the sqlite3 command between the store's
+// transactions (a store that takes the lock per transaction): commits leave
+// _meta.head alone, a trim writes it before its records go, an open raises a
+// _meta.head left behind (as a crash leaves it) to the outbox's head, and
+// PeekSqliteStore (listStores) reads the head the same way. A file of the
+// format before (_meta.head written by each commit) opens at its head. On
+// the code before this change _meta.head read 4 after the commits, and a
+// head set back to 1 reopened (and peeked) as 1.
+TEST(StoreFileTest, TheHeadIsTheOutboxsAndMetaHeadCatchesUpAtTrimAndOpen) {
+  ASSERT_EQ(::access("/usr/bin/sqlite3", X_OK), 0) << "no /usr/bin/sqlite3: run npm run setup";
+  ASSERT_TRUE(RegisterVfs(PosixFileSystem()).ok());
+  const std::string path = TempPath("head2.sqlite");
+  RemoveStoreFiles(path);
+  const std::string cli = "/usr/bin/sqlite3 '" + path + "' ";
+  auto meta_head = [&] {
+    return RunCommand(cli + "\"select value from _meta where key = 'head'\" 2>&1");
+  };
+  TablePtr edits = MakeTable(kEdits);
+  SqliteOptions options;
+  options.path = path;
+  {
+    Driver d(NewSqliteBackend(options));
+    ASSERT_TRUE(d.Open("h").ok());
+    ASSERT_TRUE(d.Commit({TableOp(edits)}).ok());
+    for (int i = 1; i <= 3; ++i) {
+      ASSERT_TRUE(d.Commit({Put(edits, Edit("e" + std::to_string(i), "p", i, i))}).ok());
+    }
+    EXPECT_EQ(meta_head(), "0\n") << "no commit wrote _meta.head";
+    EXPECT_EQ(RunCommand(cli + "\"" + kHeadSql + "\" 2>&1"), "4\n");
+    int64_t removed = 0;
+    ASSERT_TRUE(d->TrimOutbox(4, &removed).ok());
+    EXPECT_EQ(removed, 4);
+    EXPECT_EQ(meta_head(), "4\n") << "the trim kept the head";
+    ASSERT_TRUE(d.Commit({Put(edits, Edit("e5", "p", 5, 5))}).ok());
+    EXPECT_EQ(meta_head(), "4\n");
+    d->Close();
+  }
+  {
+    Driver d(NewSqliteBackend(options));
+    ASSERT_TRUE(d.Open("ignored").ok());
+    EXPECT_EQ(d.state().head, 5);
+    EXPECT_EQ(meta_head(), "5\n") << "the open caught up";
+    EXPECT_EQ(RunCommand(cli + "\"select value from _meta where key = 'head_format'\" 2>&1"),
+              "2\n");
+    d->Close();
+  }
+  // A _meta.head behind the outbox, as a crash before the close leaves it.
+  ASSERT_EQ(RunCommand(cli + "\"update _meta set value = 1 where key = 'head'\" 2>&1"), "");
+  StorePeek peek;
+  ASSERT_TRUE(PeekSqliteStore(path, false, &peek).ok());
+  EXPECT_EQ(peek.id, "h");
+  EXPECT_EQ(peek.head, 5);
+  {
+    Driver d(NewSqliteBackend(options));
+    ASSERT_TRUE(d.Open("ignored").ok());
+    EXPECT_EQ(d.state().head, 5);
+    ASSERT_TRUE(d.Commit({Put(edits, Edit("e6", "p", 6, 6))}).ok()) << "seq 6, not 2";
+    d->Close();
+  }
+  // A file of head format 1: _meta.head written by every commit (6), no
+  // head_format, the outbox (5 and 6) trimmed up to 4.
+  ASSERT_EQ(RunCommand(cli + "\"update _meta set value = 6 where key = 'head'; "
+                             "delete from _meta where key = 'head_format'\" 2>&1"),
+            "");
+  {
+    Driver d(NewSqliteBackend(options));
+    ASSERT_TRUE(d.Open("ignored").ok());
+    EXPECT_EQ(d.state().head, 6);
+    ASSERT_TRUE(d.Commit({Put(edits, Edit("e7", "p", 7, 7))}).ok());
+    d->Close();
+  }
+  EXPECT_EQ(RunCommand(cli + "\"" + kHeadSql + "\" 2>&1"), "7\n");
+  EXPECT_EQ(RunCommand(cli + "'select seq from _outbox' 2>&1"), "5\n6\n7\n");
+  RemoveStoreFiles(path);
+}
+
+// A store that holds its lock for life (a Node store file) writes
+// _meta.head when it closes, so a closed file's _meta.head is its head, as a
+// reader of head format 1 (an older onestore, a script) reads it. The head
+// survives a trim of the whole outbox. Before this change the file had no
+// head_format.
+TEST(StoreFileTest, AStoreFileHeldForLifeWritesItsHeadWhenItCloses) {
+  ASSERT_EQ(::access("/usr/bin/sqlite3", X_OK), 0) << "no /usr/bin/sqlite3: run npm run setup";
+  ASSERT_TRUE(RegisterVfs(PosixFileSystem()).ok());
+  const std::string path = TempPath("closehead.sqlite");
+  RemoveStoreFiles(path);
+  const std::string cli = "/usr/bin/sqlite3 -readonly '" + path + "' ";
+  TablePtr edits = MakeTable(kEdits);
+  SqliteOptions options;
+  options.path = path;
+  options.exclusive = true;
+  options.plain_when_closed = true;
+  {
+    Driver d(NewSqliteBackend(options));
+    ASSERT_TRUE(d.Open("held").ok());
+    ASSERT_TRUE(d.Commit({TableOp(edits)}).ok());
+    ASSERT_TRUE(d.Commit({Put(edits, Edit("e1", "p", 1, 1))}).ok());
+    ASSERT_TRUE(d.Commit({Put(edits, Edit("e2", "p", 2, 2))}).ok());
+    d->Close();
+  }
+  EXPECT_EQ(RunCommand(cli + "\"select value from _meta where key = 'head'\" 2>&1"), "3\n");
+  EXPECT_EQ(RunCommand(cli + "\"select value from _meta where key = 'head_format'\" 2>&1"),
+            "2\n");
+  {
+    Driver d(NewSqliteBackend(options));
+    ASSERT_TRUE(d.Open("again").ok());
+    EXPECT_EQ(d.state().head, 3);
+    int64_t removed = 0;
+    ASSERT_TRUE(d->TrimOutbox(3, &removed).ok());
+    EXPECT_EQ(removed, 3);
+    d->Close();
+  }
+  EXPECT_EQ(RunCommand(cli + "'select count(*) from _outbox' 2>&1"), "0\n");
+  {
+    Driver d(NewSqliteBackend(options));
+    ASSERT_TRUE(d.Open("again").ok());
+    EXPECT_EQ(d.state().head, 3);
     d->Close();
   }
   RemoveStoreFiles(path);

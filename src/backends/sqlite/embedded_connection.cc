@@ -511,13 +511,17 @@ ONESTORE_COLD Status PeekSqliteStore(const std::string& path, bool private_copy,
   } else {
     sqlite3_busy_timeout(db, 2000);
     sqlite3_stmt* stmt = nullptr;
+    // The head as head format 2 has it (docs/formats.md): _meta.head may be
+    // behind the outbox.
     rc = sqlite3_prepare_v2(db,
-                            "SELECT key, value FROM _meta WHERE key IN ('id', 'head', 'note:role')",
+                            "SELECT key, value FROM _meta WHERE key IN ('id', 'note:role') "
+                            "UNION ALL " ONESTORE_HEAD_SQL,
                             -1, &stmt, nullptr);
     if (rc != SQLITE_OK) {
       const std::string msg = sqlite3_errmsg(db);
       st = msg.rfind("no such table", 0) == 0
-               ? Status::NotFound(path + " is a SQLite database, not a store (no _meta)")
+               ? Status::NotFound(path +
+                                  " is a SQLite database, not a store (no _meta or _outbox)")
                : Status::StorageFailed(path + ": " + msg);
     } else {
       bool has_id = false;

@@ -6,7 +6,12 @@
 // _tables. One owner: Open bumps the epoch in _meta, and each write
 // transaction checks it, so an earlier owner of the same file is fenced.
 // NORMAL locking mode makes every transaction re-read the file header, so an
-// owner sees a newer epoch written by another.
+// owner sees a newer epoch written by another. A connection that holds the
+// lock for life (exclusive mode) skips the check: no other owner can open
+// meanwhile, and its reads would not see one anyway (SqlBackendOptions).
+// The head is the largest seq of _outbox, or _meta.head when that is larger
+// (the outbox trimmed): an embedded store writes _meta.head only at open, at
+// a trim and at close (head format 2, docs/formats.md).
 #include "backends/sqlite/sqlite_backend.h"
 
 #include <algorithm>
@@ -113,8 +118,12 @@ class SqliteBackend : public Backend {
  public:
   // `foreign_path`: refuse a database that is not a store, naming this path
   // (SqliteOptions::adopt_foreign); empty: no check.
-  SqliteBackend(std::unique_ptr<SqlConnection> conn, std::string foreign_path)
-      : conn_(std::move(conn)), dialect_(conn_->dialect()), foreign_path_(std::move(foreign_path)) {}
+  SqliteBackend(std::unique_ptr<SqlConnection> conn, std::string foreign_path,
+                const SqlBackendOptions& options)
+      : conn_(std::move(conn)),
+        dialect_(conn_->dialect()),
+        foreign_path_(std::move(foreign_path)),
+        options_(options) {}
   ~SqliteBackend() override { Close(); }
 
   Status Open(const std::string& new_id, BackendState* state) override;
@@ -135,11 +144,11 @@ class SqliteBackend : public Backend {
   Status TrimOutbox(int64_t up_to, int64_t* removed) override;
   Status ReadNote(const std::string& key, std::string* value) override;
   Status WriteNote(const std::string& key, const std::string& value) override;
-  Status CopyTo(const std::string& path) override {
+  ONESTORE_COLD Status CopyTo(const std::string& path) override {
     ONESTORE_RETURN_IF_ERROR(CheckOpen());
     return conn_->CopyTo(path);
   }
-  Status BeginRead(int64_t* head) override {
+  ONESTORE_COLD Status BeginRead(int64_t* head) override {
     ONESTORE_RETURN_IF_ERROR(CheckOpen());
     if (conn_->InTransaction()) return Status::InvalidArgs("a read hold: a transaction is open");
     // A store file held open runs a WAL (exclusive mode): its newest commits
@@ -147,8 +156,7 @@ class SqliteBackend : public Backend {
     // file first (a no-op in rollback mode), so the copy is the whole store.
     ONESTORE_RETURN_IF_ERROR(conn_->Exec("PRAGMA wal_checkpoint(TRUNCATE)"));
     ONESTORE_RETURN_IF_ERROR(conn_->Exec("BEGIN DEFERRED"));
-    bool found = false;
-    Status st = ReadMetaInt("head", head, &found);  // takes SQLite's shared lock
+    Status st = ReadHead(head);  // takes SQLite's shared lock
     if (!st.ok()) conn_->Rollback();
     return st;
   }
@@ -187,6 +195,12 @@ class SqliteBackend : public Backend {
   Status ReadMetaInt(const char* key, int64_t* value, bool* found);
   // Sets _meta.key to v (inserting the row if missing).
   Status WriteMeta(const char* key, const Value& v);
+  // The head: max(_meta.head, max(_outbox.seq)).
+  Status ReadHead(int64_t* head);
+  // Inside a write transaction: raises _meta.head to the outbox's largest
+  // seq when it is behind (head format 2), so that it holds the head once
+  // the outbox is trimmed, and for a reader of format 1.
+  Status StoreHead();
   // Checks, inside a transaction, that this backend still owns the store.
   Status CheckEpoch();
   // Inside the open's transaction, before anything is created: refuses a
@@ -228,7 +242,10 @@ class SqliteBackend : public Backend {
   std::unique_ptr<SqlConnection> conn_;
   const SqlDialect& dialect_;
   const std::string foreign_path_;
+  const SqlBackendOptions options_;
   bool open_ = false;
+  // A commit since Open: Close brings _meta.head up to date.
+  bool committed_ = false;
   int64_t epoch_ = 0;
 };
 
@@ -298,6 +315,19 @@ ONESTORE_COLD Status SqliteBackend::WriteMeta(const char* key, const Value& v) {
       .AppendParam(v)
       .Append(")");
   return Run(b, std::string("writing _meta.") + key);
+}
+
+ONESTORE_COLD Status SqliteBackend::ReadHead(int64_t* head) {
+  SqlRows rows;  // ('head', n); SqlCellInt also reads a host's whole num
+  ONESTORE_RETURN_IF_ERROR(conn_->Run(kHeadSql, {}, "reading the head", &rows));
+  *head = rows.size() > 0 ? SqlCellInt(rows.at(0, 1)) : 0;
+  return Status::OK();
+}
+
+ONESTORE_COLD Status SqliteBackend::StoreHead() {
+  return conn_->Exec(
+      "UPDATE _meta SET value = (SELECT max(seq) FROM _outbox) WHERE key = 'head' AND "
+      "value < (SELECT max(seq) FROM _outbox)");
 }
 
 Status SqliteBackend::CheckEpoch() {
@@ -375,6 +405,13 @@ ONESTORE_COLD Status SqliteBackend::Open(const std::string& new_id, BackendState
     }
     if (s.ok()) s = ReadMetaInt("head", &head, &found);
     if (s.ok() && !found) s = WriteMeta("head", Value::Int(0));
+    if (s.ok() && !options_.head_per_commit) {
+      // Head format 2: a commit wrote no _meta.head, so after a crash it may
+      // be behind the outbox; it catches up here, and is then the head.
+      s = StoreHead();
+      if (s.ok()) s = ReadMetaInt("head", &head, &found);
+      if (s.ok()) s = WriteMeta("head_format", Value::Int(2));
+    }
     if (s.ok()) {
       // The id is text; ReadMetaInt only tells whether it is there.
       s = ReadMetaInt("id", &unused, &found);
@@ -420,6 +457,11 @@ Status SqliteBackend::Begin() {
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
   if (conn_->InTransaction()) return Status::InvalidArgs("sqlite: a transaction is already open");
   ONESTORE_RETURN_IF_ERROR(conn_->Begin());
+  // With the lock held for life the epoch read back would be this owner's
+  // own (its page cache, its WAL index): only Open writes it, and no other
+  // owner opens until this one has closed (docs/architecture.md, "One
+  // writer").
+  if (options_.lock_for_life) return Status::OK();
   Status s = CheckEpoch();
   if (!s.ok()) Rollback();
   return s;
@@ -725,9 +767,11 @@ Status SqliteBackend::AppendOutbox(int64_t seq, const std::string& record) {
                                         " of outbox record " + std::to_string(seq)));
     at += n;
   }
-  SqlBuilder b = Builder();
-  b.Append("UPDATE _meta SET value = ").AppendParam(Value::Int(seq)).Append(" WHERE key = 'head'");
-  ONESTORE_RETURN_IF_ERROR(Run(b, "writing the head"));
+  if (options_.head_per_commit) {
+    SqlBuilder b = Builder();
+    b.Append("UPDATE _meta SET value = ").AppendParam(Value::Int(seq)).Append(" WHERE key = 'head'");
+    ONESTORE_RETURN_IF_ERROR(Run(b, "writing the head"));
+  }
   // The last write of a commit: what the connection deferred runs now, so
   // that its failure is the commit's (with its own code), not COMMIT's.
   return conn_->Flush();
@@ -740,6 +784,7 @@ Status SqliteBackend::Commit() {
   ONESTORE_RETURN_IF_ERROR(conn_->Flush());
   Status s = conn_->Commit();
   if (!s.ok()) return Status::StorageFailed(s.message());
+  committed_ = true;
   return Status::OK();
 }
 
@@ -944,10 +989,12 @@ Status SqliteBackend::ReadOutbox(int64_t after, int64_t limit, std::vector<Outbo
 
 ONESTORE_COLD Status SqliteBackend::TrimOutbox(int64_t up_to, int64_t* removed) {
   ONESTORE_RETURN_IF_ERROR(Begin());
+  // Head format 2: the head is kept in _meta before its records go.
+  Status st = options_.head_per_commit ? Status::OK() : StoreHead();
   SqlBuilder b = Builder();
   b.Append("DELETE FROM _outbox WHERE seq <= ").AppendParam(Value::Int(up_to));
   SqlRows rows;
-  Status st = Run(b, "trimming the outbox", &rows, true);
+  if (st.ok()) st = Run(b, "trimming the outbox", &rows, true);
   if (st.ok() && dialect_.max_outbox_part > 0) {
     SqlBuilder p = Builder();
     p.Append("DELETE FROM _outbox_parts WHERE seq <= ").AppendParam(Value::Int(up_to));
@@ -963,7 +1010,7 @@ ONESTORE_COLD Status SqliteBackend::TrimOutbox(int64_t up_to, int64_t* removed) 
 }
 
 // Notes live in _meta under "note:<key>", apart from id, head and epoch.
-Status SqliteBackend::ReadNote(const std::string& key, std::string* value) {
+ONESTORE_COLD Status SqliteBackend::ReadNote(const std::string& key, std::string* value) {
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
   SqlBuilder b = Builder();
   b.Append("SELECT value FROM _meta WHERE key = ").AppendParam(Value::Str("note:" + key));
@@ -974,7 +1021,7 @@ Status SqliteBackend::ReadNote(const std::string& key, std::string* value) {
   return Status::OK();
 }
 
-Status SqliteBackend::WriteNote(const std::string& key, const std::string& value) {
+ONESTORE_COLD Status SqliteBackend::WriteNote(const std::string& key, const std::string& value) {
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
   if (!conn_->InTransaction()) {
     return Status::InvalidArgs("sqlite: a note is written inside a write transaction");
@@ -1051,21 +1098,32 @@ ONESTORE_COLD Status SqliteBackend::DiffWithCopy(const TableSchema& t, const std
 ONESTORE_COLD Status SqliteBackend::Close() {
   if (!open_) return conn_->Close();
   Rollback();
+  // Head format 2: a closed file's _meta.head is its head, as a reader of
+  // format 1 expects. Only with the lock held for life, so closing never
+  // waits for another process's lock; a failure leaves the head to the next
+  // open (the outbox holds it).
+  if (committed_ && options_.lock_for_life && !options_.head_per_commit && conn_->Begin().ok()) {
+    if (!StoreHead().ok() || !conn_->Commit().ok()) conn_->Rollback();
+  }
   open_ = false;
   return conn_->Close();
 }
 
 }  // namespace
 
-std::unique_ptr<Backend> NewSqlBackend(std::unique_ptr<SqlConnection> connection) {
-  return std::make_unique<SqliteBackend>(std::move(connection), std::string());
+std::unique_ptr<Backend> NewSqlBackend(std::unique_ptr<SqlConnection> connection,
+                                       const SqlBackendOptions& options) {
+  return std::make_unique<SqliteBackend>(std::move(connection), std::string(), options);
 }
 
 std::unique_ptr<Backend> NewSqliteBackend(const SqliteOptions& options) {
   // ":memory:" is always new; any file may hold another application's data.
   const bool check = !options.adopt_foreign && options.path != ":memory:";
+  SqlBackendOptions backend;
+  backend.lock_for_life = options.exclusive;
+  backend.head_per_commit = false;
   return std::make_unique<SqliteBackend>(NewEmbeddedConnection(options),
-                                         check ? options.path : std::string());
+                                         check ? options.path : std::string(), backend);
 }
 
 }  // namespace onestore

@@ -44,12 +44,37 @@ struct SqliteOptions {
 // The sqlite backend over the embedded connection to options.path.
 std::unique_ptr<Backend> NewSqliteBackend(const SqliteOptions& options);
 
+// How the sqlite backend keeps ownership and the head over a connection.
+struct SqlBackendOptions {
+  // The connection holds the database's lock from Open to Close and no
+  // other owner can take it meanwhile (SqliteOptions::exclusive: a Node
+  // store file with holdLock, an opfs store): a commit does not read the
+  // epoch back (docs/architecture.md, "One writer"). Otherwise each write
+  // transaction checks it, and fails with `fenced` when another owner has
+  // opened the store since.
+  bool lock_for_life = false;
+  // Each commit writes _meta.head (head format 1: a Durable Object's store).
+  // False (head format 2, docs/formats.md): a commit writes no _meta row;
+  // the head is max(_meta.head, max(_outbox.seq)), and _meta.head catches
+  // up at open, in the transaction that trims the outbox, and at close when
+  // the lock is held for life. It never runs ahead of the outbox.
+  bool head_per_commit = true;
+};
+
+// The head of a store (head format 2, docs/formats.md) as one row
+// ('head', n): max(_meta.head, max(_outbox.seq)).
+#define ONESTORE_HEAD_SQL                                                         \
+  "SELECT 'head', max(coalesce((SELECT value FROM _meta WHERE key = 'head'), 0), " \
+  "coalesce((SELECT max(seq) FROM _outbox), 0))"
+constexpr char kHeadSql[] = ONESTORE_HEAD_SQL;
+
 // The sqlite backend over any connection (not yet open; Backend::Open opens
 // it). Its SQL is built in connection->dialect(). It does not refuse a
 // database with other tables (SqliteOptions::adopt_foreign): a host's
 // database, such as a Durable Object's, may keep its class's own tables
 // beside the store's.
-std::unique_ptr<Backend> NewSqlBackend(std::unique_ptr<SqlConnection> connection);
+std::unique_ptr<Backend> NewSqlBackend(std::unique_ptr<SqlConnection> connection,
+                                       const SqlBackendOptions& options = SqlBackendOptions());
 
 // What listStores tells of a sqlite file without opening it as a store
 // (which would take it over): its session id and head, read from _meta by a
