@@ -3,8 +3,8 @@
 // dist/onestore-core.wasm but in the bench-only build
 // (build/wasm/bench/onestore-bench.*), which is the same core plus it and
 // runs SQL on the same SQLite, VFS and Node files as the store; and the glue
-// has no JS strftime, SQLite's CURRENT_* formatting through the core's own
-// (wasm/strftime.cc); and SQLite is built without the statements no store
+// has no JS strftime, gmtime or tzset, SQLite's CURRENT_* formatting through
+// the core's own (wasm/strftime.cc); and SQLite is built without the statements no store
 // SQL uses (views, triggers, ANALYZE, REINDEX, ATTACH, VACUUM), which it
 // refuses with an error, while UNIONs and multi-row VALUES still answer in
 // full (src/backends/sqlite/sqlite3_unit.c, cmake/sqlite_options.cmake).
@@ -47,9 +47,10 @@ test("the bench build's RawSqlite reads a store file the shipped core wrote, thr
   }
 });
 
-test("the shipped glue has no strftime of its own, and SQLite's CURRENT_TIMESTAMP, CURRENT_DATE and CURRENT_TIME format through the core's", async () => {
+test("the shipped glue has no strftime, gmtime or tzset of its own, and SQLite's CURRENT_TIMESTAMP, CURRENT_DATE and CURRENT_TIME format through the core's", async () => {
   const glue = readFileSync(new URL("../../dist/onestore-core.mjs", import.meta.url), "utf8");
   assert.ok(!glue.includes("strftime"), "dist/onestore-core.mjs still carries Emscripten's JS strftime");
+  assert.ok(!/gmtime|tzset/.test(glue), "dist/onestore-core.mjs still carries Emscripten's JS gmtime and tzset");
   const bench = await loadBenchCore();
   const db = new bench.RawSqlite();
   try {
