@@ -36,6 +36,12 @@ const wellFormedName = (s) => (hasWellFormed ? s.isWellFormed() : !loneSurrogate
 export class OpsBuffer {
   constructor() {
     this.bytes = new Uint8Array(256);  // grows by doubling
+    this.empty();
+  }
+
+  // Empties the buffer: its magic byte, and no ops. (The fields are made
+  // here, in this order, for a new buffer and a released one alike.)
+  empty() {
     this.bytes[0] = MAGIC;
     this.len = 1;
     this.start = 0;     // where the batch not yet sent to the core begins (at its magic byte)
@@ -69,13 +75,7 @@ export class OpsBuffer {
    */
   release() {
     if (this.bytes.length > SPARE_BYTES) this.bytes = new Uint8Array(256);
-    this.bytes[0] = MAGIC;
-    this.len = 1;
-    this.start = 0;
-    this.pending = 0;
-    this.total = 0;
-    this.table = null;
-    this.names = null;
+    this.empty();
     spare = this;
   }
 
