@@ -45,6 +45,9 @@ function newState(storage, inTransaction) {
     // The SQL of the store's statements, by the id the C side gave each
     // (its first crossing carries [id, "SQL"]; later ones the id).
     texts: [],
+    // The rows of the page being read, kept here (answerRows) for `page`
+    // in attachWorkerdCore.
+    held: null,
     // A check's SQL -> { params (joined by NUL), got: its first cell, a
     // string, or null for no row }: the last one read for that SQL.
     known: new Map(),
@@ -133,8 +136,11 @@ function putText(heap, at, v) {
 // cell: 0 null; 1 an int, 2 a num, each an f64 (an integral number within
 // int64 is an int, as JSON text would read; a number that is not finite is
 // null, as JSON.stringify writes it); 3 a text, 4 a BLOB, each its length
-// (u32) and its bytes. Little-endian.
-function answerRows(mod, sql, cursor, countChanges, wantRows) {
+// (u32) and its bytes. Little-endian. `st` given (a page whose rows stay
+// here, SqlRows::hold): the rows are kept in st.held for the page's wrapper
+// (attachWorkerdCore) and the answer is 'H', the changes, the columns, the
+// rows kept, then the last two rows only, as above.
+function answerRows(mod, sql, cursor, countChanges, wantRows, st) {
   const rows = [];
   let columns = 0;
   let bound = 21;
@@ -150,17 +156,24 @@ function answerRows(mod, sql, cursor, countChanges, wantRows) {
     rows.push(cells);
   }
   const changes = countChanges ? sql.exec("SELECT changes()").raw().next().value[0] : 0;
-  const q = mod._malloc(bound);
+  const first = st ? Math.max(0, rows.length - 2) : 0;
+  const q = mod._malloc(bound + 4);
   if (!q) return 0;
   const heap = mod.HEAPU8;
   const dv = new DataView(heap.buffer);
   let at = q + 4;
-  heap[at] = 35;
+  heap[at] = st ? 72 : 35;
   dv.setFloat64(at + 1, changes, true);
   dv.setUint32(at + 9, columns, true);
-  dv.setUint32(at + 13, rows.length, true);
-  at += 17;
-  for (let r = 0; r < rows.length; r++) {
+  at += 13;
+  if (st) {
+    st.held = rows;
+    dv.setUint32(at, rows.length, true);
+    at += 4;
+  }
+  dv.setUint32(at, rows.length - first, true);
+  at += 4;
+  for (let r = first; r < rows.length; r++) {
     const cells = rows[r];
     for (let c = 0; c < cells.length; c++) {
       const v = cells[c];
@@ -236,7 +249,7 @@ const durableRuntime = Object.freeze({
           if (v !== null && typeof v === "object") params[p] = v.t === undefined ? blobParam(v) : beside[v.t];
         }
         const cursor = params.length ? sql.exec(text, ...params) : sql.exec(text);
-        if (n === last && mode) return answerRows(mod, sql, cursor, mode & 2, mode & 1);
+        if (n === last && mode) return answerRows(mod, sql, cursor, mode & 2, mode & 1, mode & 4 ? st : null);
         while (!cursor.next().done) { /* a write's cursor: run it through */ }
       }
       return 1;  // "[0]", without an answer to allocate (durable_connection.cc)
@@ -387,6 +400,26 @@ export function attachWorkerdCore(core, wire) {
     return answer;
   };
   const wrapped = {
+    // A page whose rows stayed here (the core answers {"held":n,"next"?}:
+    // SqliteBackend::HoldNextPage) is given as { rows, next? }, its rows the
+    // host's own arrays (ints within 2^53 as numbers, beyond as text; json as
+    // its text), as the core's JSON page would read; any other answer as it
+    // is.
+    page: (table, queryText, limit, after) => {
+      state.held = null;
+      let answer;
+      let rows;
+      try {
+        answer = core.page(table, queryText, limit, after);
+        rows = state.held;
+      } finally {
+        state.held = null;
+      }
+      if (rows === null || typeof answer !== "string" || !answer.startsWith('{"held":')) return answer;
+      const { held, next } = JSON.parse(answer);
+      rows.length = held;  // the core asked for one row more
+      return next === undefined ? { rows } : { rows, next };
+    },
     open: (o) => inTransaction(() => core.open(o), true)(),
     commit: (ops, meta) => inTransaction(() => core.commit(ops, meta))(),
     txCommit: (tx, ops, meta) => inTransaction(() => core.txCommit(tx, ops, meta))(),

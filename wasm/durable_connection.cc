@@ -31,7 +31,9 @@ extern "C" {
 // into the batch and parsed again. The
 // answer is a malloc'ed buffer the caller frees, its length (4 bytes) then
 // its bytes, or the address 1 for "[0]" (mode 0; HostAnswer); for the last entry, binary (BinaryReader):
-// '#', its changes (when mode & 2, else 0) and rows (when mode & 1);
+// '#', its changes (when mode & 2, else 0) and rows (when mode & 1); with
+// mode & 4 (SqlRows::hold), 'H' and the same, the number of rows the JS
+// side keeps after the columns, and the cells of the last two only;
 // "!<n>!" and the host's error text when entry n (from 1) failed; "?<n>" when
 // check n found another first cell (or no row). Nothing after a failing
 // entry runs.
@@ -144,7 +146,9 @@ size_t AppendParamList(const std::vector<Value>& params, std::string* out,
 // the changes count (f64), the columns and the rows (u32 each), then each
 // cell, a tag and its value: 0 null; 1 an int, 2 a num (an f64 each); 3 a
 // text, 4 a BLOB (a u32 length and the bytes). Little-endian, as wasm is.
-// False when the text is not in that shape.
+// For rows->hold, 'H', and the rows the JS side keeps (u32) before the rows
+// given (the last of them, at most two). False when the text is not in that
+// shape.
 class BinaryReader {
  public:
   explicit BinaryReader(std::string_view a) : p_(a.data()), end_(a.data() + a.size()) {}
@@ -152,9 +156,13 @@ class BinaryReader {
   bool Read(SqlRows* rows) {
     rows->cells.clear();
     double changes = 0;
-    uint32_t columns = 0, count = 0;
-    if (!Eat('#') || !Take(&changes) || !Take(&columns) || !Take(&count)) return false;
+    uint32_t columns = 0, count = 0, held = 0;
+    if (!Eat(rows->hold ? 'H' : '#') || !Take(&changes) || !Take(&columns) ||
+        (rows->hold && !Take(&held)) || !Take(&count) || (rows->hold && held < count)) {
+      return false;
+    }
     rows->changes = static_cast<int64_t>(changes);
+    rows->held = held;
     rows->columns = columns;
     const uint64_t cells = static_cast<uint64_t>(columns) * count;
     // Each cell is at least its tag.
@@ -223,7 +231,7 @@ class DurableConnection : public SqlConnection {
     ONESTORE_RETURN_IF_ERROR(CheckHostLimits(limits_, sql, params, what));
     Queue(sql, params, what, std::string());
     if (in_tx_ && rows == nullptr && !count_changes) return MaybeFlush();
-    return Send((rows != nullptr ? 1 : 0) | (count_changes ? 2 : 0), rows);
+    return Send((rows != nullptr ? (rows->hold ? 5 : 1) : 0) | (count_changes ? 2 : 0), rows);
   }
 
   Status RunRow(const std::string& head, const std::string& row, std::vector<Value> params,
@@ -280,6 +288,7 @@ class DurableConnection : public SqlConnection {
   }
 
   Status Flush() override { return Send(0, nullptr); }
+  bool CanHoldRows() const override { return true; }
 
   Status Exec(const std::string& sql) override {
     ONESTORE_RETURN_IF_ERROR(CheckHostLimits(limits_, sql, {}, "running SQL"));
