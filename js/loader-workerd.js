@@ -25,9 +25,8 @@ import { memorySnapshots } from "./snapshots.js";
 
 const stores = new Map();  // handle -> newState(storage)
 let nextHandle = 1;
-const registry = Object.freeze({ get: (handle) => stores.get(handle) });
 
-// The state of one durable store as wasm/durable_library.js reads it.
+// The state of one durable store as the durable runtime below reads it.
 //
 // `check` answers the core's checks: the epoch in _meta, which each commit
 // compares with the one its store's open wrote (fencing: a newer opener
@@ -43,6 +42,12 @@ function newState(storage, inTransaction) {
   const state = {
     storage, inTransaction, began: false, rollback: false,
     remember: false,
+    // The SQL of the store's statements, by the id the C side gave each
+    // (its first crossing carries [id, "SQL"]; later ones the id).
+    texts: [],
+    // The rows of the page being read, kept here (answerRows) for `page`
+    // in attachWorkerdCore.
+    held: null,
     // A check's SQL -> { params (joined by NUL), got: its first cell, a
     // string, or null for no row }: the last one read for that SQL.
     known: new Map(),
@@ -63,6 +68,227 @@ function forgetChecks() {
   for (const st of stores.values()) st.known.clear();
 }
 
+// ---- the calls of wasm/durable_connection.cc (through wasm/durable_library.js) ----
+//
+// `mod` is the module: its heap (mod.HEAPU8, replaced when memory grows, so
+// read again after every malloc), mod._malloc. An answer is a malloc'ed
+// buffer that the C side frees: its length (4 bytes), then "[0]", the binary
+// answer of a batch's last statement (`answerRows`), "!<n>!" and the host's
+// error message for statement n, or "?<n>" for a check that found another
+// value; or the address 1, "[0]" without an allocation. No exception leaves
+// these functions (it would cross into wasm).
+
+const utf8 = new TextDecoder();
+const encoder = new TextEncoder();
+
+function stateOf(handle) {
+  const st = stores.get(handle);
+  if (!st) throw new Error(`no Durable Object storage is registered as handle ${handle}`);
+  return st;
+}
+
+function errorText(e) {
+  try {
+    return e?.message ? String(e.message) : String(e);
+  } catch {
+    return "unknown JS error";
+  }
+}
+
+// A text answer: a new malloc'ed buffer of its length and its UTF-8 bytes.
+function give(mod, text) {
+  const bytes = encoder.encode(text);
+  const q = mod._malloc(bytes.length + 4);
+  if (!q) return 0;
+  mod.HEAPU32[q >> 2] = bytes.length;
+  mod.HEAPU8.set(bytes, q + 4);
+  return q;
+}
+
+// A BLOB parameter (a vector column's bytes) crosses as {"hex": "..."}, as
+// durable_connection.cc writes it.
+function blobParam(p) {
+  const h = String(p.hex);
+  const bytes = new Uint8Array(h.length >> 1);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(h.substr(2 * i, 2), 16);
+  return bytes.buffer;
+}
+
+// Writes text `v` at heap[at...] (room: 3 bytes a UTF-16 unit); its byte
+// count. A short ASCII text (the common cell) by a loop, anything else by
+// TextEncoder.encodeInto (one call costs more than a short loop).
+function putText(heap, at, v) {
+  const n = v.length;
+  if (n < 64) {
+    let i = 0;
+    for (; i < n; i++) {
+      const u = v.charCodeAt(i);
+      if (u > 127) break;
+      heap[at + i] = u;
+    }
+    if (i === n) return n;
+  }
+  return encoder.encodeInto(v, heap.subarray(at, at + 3 * n)).written;
+}
+
+// The answer of a cursor, binary (durable_connection.cc, BinaryReader): '#',
+// the changes count (f64), the columns and the rows (u32 each), then each
+// cell: 0 null; 1 an int, 2 a num, each an f64 (an integral number within
+// int64 is an int, as JSON text would read; a number that is not finite is
+// null, as JSON.stringify writes it); 3 a text, 4 a BLOB, each its length
+// (u32) and its bytes. Little-endian. `st` given (a page whose rows stay
+// here, SqlRows::hold): the rows are kept in st.held for the page's wrapper
+// (attachWorkerdCore) and the answer is 'H', the changes, the columns, the
+// rows kept, then the last two rows only, as above.
+function answerRows(mod, sql, cursor, countChanges, wantRows, st) {
+  const rows = [];
+  let columns = 0;
+  let bound = 21;
+  const raw = cursor.raw();
+  for (let row = raw.next(); !row.done; row = raw.next()) {
+    if (!wantRows) continue;
+    const cells = row.value;
+    columns = cells.length;
+    for (let c = 0; c < cells.length; c++) {
+      const v = cells[c];
+      bound += typeof v === "string" ? 6 + 3 * v.length : v !== null && typeof v === "object" ? 5 + v.byteLength : 9;
+    }
+    rows.push(cells);
+  }
+  const changes = countChanges ? sql.exec("SELECT changes()").raw().next().value[0] : 0;
+  const first = st ? Math.max(0, rows.length - 2) : 0;
+  const q = mod._malloc(bound + 4);
+  if (!q) return 0;
+  const heap = mod.HEAPU8;
+  const dv = new DataView(heap.buffer);
+  let at = q + 4;
+  heap[at] = st ? 72 : 35;
+  dv.setFloat64(at + 1, changes, true);
+  dv.setUint32(at + 9, columns, true);
+  at += 13;
+  if (st) {
+    st.held = rows;
+    dv.setUint32(at, rows.length, true);
+    at += 4;
+  }
+  dv.setUint32(at, rows.length - first, true);
+  at += 4;
+  for (let r = first; r < rows.length; r++) {
+    const cells = rows[r];
+    for (let c = 0; c < cells.length; c++) {
+      const v = cells[c];
+      if (typeof v === "string") {
+        const n = putText(heap, at + 5, v);
+        heap[at] = 3;
+        dv.setUint32(at + 1, n, true);
+        at += 5 + n;
+      } else if (typeof v === "number" && Number.isFinite(v)) {
+        heap[at] = Number.isInteger(v) && v >= -9223372036854775808 && v < 9223372036854775808 ? 1 : 2;
+        dv.setFloat64(at + 1, v, true);
+        at += 9;
+      } else if (v !== null && typeof v === "object") {
+        const b = ArrayBuffer.isView(v) ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : new Uint8Array(v);
+        heap[at] = 4;
+        dv.setUint32(at + 1, b.length, true);
+        heap.set(b, at + 5);
+        at += 5 + b.length;
+      } else {
+        heap[at++] = 0;
+      }
+    }
+  }
+  mod.HEAPU32[q >> 2] = at - q - 4;
+  return q;
+}
+
+// The runtime the module factory gets as `onestoreDurable`.
+const durableRuntime = Object.freeze({
+  // A batch of statements, run in order (durable_connection.cc,
+  // onestore_durable_batch): JSON [mode, [text, params, expect?], ...]; the
+  // SQL of each from the handle's texts when it comes as an id ([id, "SQL"]
+  // the first time); every id is resolved before anything runs. A parameter
+  // {"hex": "..."} is bound as a BLOB; {"t": i} is the text whose UTF-8
+  // bytes the C side put beside the batch (the address and length at
+  // beside[2i], beside[2i+1]), decoded here once.
+  batch(mod, handle, batchPtr, batchLength, besidePtr, besideCount) {
+    let n = 0;
+    try {
+      const st = stateOf(handle);
+      const sql = st.storage.sql;
+      const texts = st.texts;
+      const heap = mod.HEAPU8;
+      const batch = JSON.parse(utf8.decode(heap.subarray(batchPtr, batchPtr + batchLength)));
+      const beside = [];
+      const spans = mod.HEAPU32;
+      for (let b = 0; b < besideCount; b++) {
+        const at = spans[(besidePtr >> 2) + 2 * b];
+        beside.push(utf8.decode(heap.subarray(at, at + spans[(besidePtr >> 2) + 2 * b + 1])));
+      }
+      const mode = batch[0];
+      const last = batch.length - 1;
+      for (let i = 1; i <= last; i++) {
+        const t = batch[i][0];
+        if (typeof t === "number") {
+          if (texts[t] === undefined) throw new Error(`durable: no statement text kept under id ${t}`);
+        } else if (typeof t === "object") {
+          texts[t[0]] = t[1];
+        }
+      }
+      for (n = 1; n <= last; n++) {
+        const e = batch[n];
+        const text = typeof e[0] === "number" ? texts[e[0]] : typeof e[0] === "object" ? e[0][1] : e[0];
+        const params = e[1];
+        // A check (the epoch's): the runtime answers it, from what it knows
+        // or by running it (`check`).
+        if (e.length > 2) {
+          if (!st.check(text, params, e[2])) return give(mod, `?${n}`);
+          continue;
+        }
+        for (let p = 0; p < params.length; p++) {
+          const v = params[p];
+          if (v !== null && typeof v === "object") params[p] = v.t === undefined ? blobParam(v) : beside[v.t];
+        }
+        const cursor = params.length ? sql.exec(text, ...params) : sql.exec(text);
+        if (n === last && mode) return answerRows(mod, sql, cursor, mode & 2, mode & 1, mode & 4 ? st : null);
+        while (!cursor.next().done) { /* a write's cursor: run it through */ }
+      }
+      return 1;  // "[0]", without an answer to allocate (durable_connection.cc)
+    } catch (e) {
+      return give(mod, `!${n}!${errorText(e)}`);
+    }
+  },
+
+  // SQL text of one or more statements without parameters.
+  exec(mod, handle, sqlPtr) {
+    try {
+      const heap = mod.HEAPU8;
+      let end = sqlPtr;
+      while (heap[end]) end++;
+      // Consume the cursor: a multi-statement text runs as it is read.
+      stateOf(handle).storage.sql.exec(utf8.decode(heap.subarray(sqlPtr, end))).toArray();
+      return give(mod, "[0]");
+    } catch (e) {
+      return give(mod, `!${errorText(e)}`);
+    }
+  },
+
+  // 0 when the runtime has a transactionSync open around this call.
+  begin(handle) {
+    const st = stores.get(handle);
+    if (!st || !st.inTransaction) return -1;
+    st.began = true;
+    st.rollback = false;
+    return 0;
+  },
+
+  end(handle, commit) {
+    const st = stores.get(handle);
+    if (!st) return;  // the store is gone; nothing to end
+    st.began = false;
+    if (!commit) st.rollback = true;
+  },
+});
+
 let modulePromise = null;
 
 /**
@@ -75,7 +301,7 @@ let modulePromise = null;
 export function loadWorkerdCore() {
   if (!modulePromise) {
     modulePromise = factory({
-      onestoreDurable: registry,
+      onestoreDurable: durableRuntime,
       // No locateFile: the glue has no import.meta (wasm/flags.cmake), so it
       // builds no URL that workerd, whose import.meta.url is no base URL,
       // would refuse.
@@ -174,6 +400,26 @@ export function attachWorkerdCore(core, wire) {
     return answer;
   };
   const wrapped = {
+    // A page whose rows stayed here (the core answers {"held":n,"next"?}:
+    // SqliteBackend::HoldNextPage) is given as { rows, next? }, its rows the
+    // host's own arrays (ints within 2^53 as numbers, beyond as text; json as
+    // its text), as the core's JSON page would read; any other answer as it
+    // is.
+    page: (table, queryText, limit, after) => {
+      state.held = null;
+      let answer;
+      let rows;
+      try {
+        answer = core.page(table, queryText, limit, after);
+        rows = state.held;
+      } finally {
+        state.held = null;
+      }
+      if (rows === null || typeof answer !== "string" || !answer.startsWith('{"held":')) return answer;
+      const { held, next } = JSON.parse(answer);
+      rows.length = held;  // the core asked for one row more
+      return next === undefined ? { rows } : { rows, next };
+    },
     open: (o) => inTransaction(() => core.open(o), true)(),
     commit: (ops, meta) => inTransaction(() => core.commit(ops, meta))(),
     txCommit: (tx, ops, meta) => inTransaction(() => core.txCommit(tx, ops, meta))(),

@@ -108,7 +108,8 @@ function rewriteRows({ gate, what, full, total, decode, storedKey, chain, versio
   let after = "";
   let done = 0;
   for (;;) {
-    const answer = JSON.parse(gate.call(what, () => core.page(full, "{}", PAGE, after)));
+    const got = gate.call(what, () => core.page(full, "{}", PAGE, after));
+    const answer = typeof got === "string" ? JSON.parse(got) : got;  // as in js/reads.js
     const ops = [];
     for (const raw of answer.rows) {
       let row = decode(raw);

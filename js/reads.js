@@ -126,7 +126,10 @@ export function makeReads(gate) {
       throw new StoreError(ErrorCodes.InvalidCursor, `${h.name}.page: ${describe(after)} is not a cursor (use the next of an earlier page)`);
     }
     const text = queryText(h, q);
-    const answer = JSON.parse(gate.call(`${h.name}.page`, () => core.page(h.name, text, limit, after)));
+    // A page whose rows stayed with the host comes as { rows, next? }
+    // (js/loader-workerd.js).
+    const got = gate.call(`${h.name}.page`, () => core.page(h.name, text, limit, after));
+    const answer = typeof got === "string" ? JSON.parse(got) : got;
     const decode = columnsOf(h);
     const page = { rows: answer.rows.map(decode) };
     if (answer.next !== undefined && answer.next !== null && answer.next !== "") page.next = answer.next;

@@ -23,14 +23,17 @@ extern "C" {
 // [mode, entry, ...], each entry [text, params] or, for a check,
 // [text, params, "expected first cell"]; `text` is the SQL, [id, "SQL"] (the
 // SQL, kept by the JS side under that id for the life of the handle), or an
-// id kept earlier. A parameter is a JSON value: an int as a decimal string,
-// which the SQL reads as CAST(? AS INTEGER); a BLOB as {"hex":"..."}; a long
+// id kept earlier. A parameter is a JSON value: an int (the SQL reads
+// CAST(? AS INTEGER)) as a number within ±(2^53 - 1), else as a decimal
+// string; a bool as 1 or 0; a BLOB as {"hex":"..."}; a long
 // text as {"t":i}: its UTF-8 bytes are `beside[2 * i]` (an address in the
 // heap) and `beside[2 * i + 1]` (their length), decoded by JS, not escaped
 // into the batch and parsed again. The
 // answer is a malloc'ed buffer the caller frees, its length (4 bytes) then
-// its bytes, or the address 1 for "[0]" (mode 0; TakeAnswer); for the last entry, binary (BinaryReader):
-// '#', its changes (when mode & 2, else 0) and rows (when mode & 1);
+// its bytes, or the address 1 for "[0]" (mode 0; HostAnswer); for the last entry, binary (BinaryReader):
+// '#', its changes (when mode & 2, else 0) and rows (when mode & 1); with
+// mode & 4 (SqlRows::hold), 'H' and the same, the number of rows the JS
+// side keeps after the columns, and the cells of the last two only;
 // "!<n>!" and the host's error text when entry n (from 1) failed; "?<n>" when
 // check n found another first cell (or no row). Nothing after a failing
 // entry runs.
@@ -51,17 +54,32 @@ namespace onestore {
 
 namespace {
 
-// Takes ownership of a malloc'ed answer: its length (4 bytes), its bytes.
-// The address 1 (never an allocation) is "[0]" without one.
-std::string TakeAnswer(char* p) {
-  if (p == nullptr) return "!the durable runtime returned no answer";
-  if (reinterpret_cast<uintptr_t>(p) == 1) return "[0]";
-  uint32_t n = 0;
-  std::memcpy(&n, p, 4);
-  std::string s(p + 4, n);
-  std::free(p);
-  return s;
-}
+// A malloc'ed answer, owned: its length (4 bytes), its bytes; read in place
+// and freed when this goes. The address 1 (never an allocation) is "[0]"
+// without one.
+class HostAnswer {
+ public:
+  explicit HostAnswer(char* p) : p_(p) {}
+  HostAnswer(const HostAnswer&) = delete;
+  HostAnswer& operator=(const HostAnswer&) = delete;
+  ~HostAnswer() {
+    if (reinterpret_cast<uintptr_t>(p_) > 1) std::free(p_);
+  }
+
+  std::string_view text() const {
+    if (p_ == nullptr) return "!the durable runtime returned no answer";
+    if (reinterpret_cast<uintptr_t>(p_) == 1) return "[0]";
+    uint32_t n = 0;
+    std::memcpy(&n, p_, 4);
+    return std::string_view(p_ + 4, n);
+  }
+
+ private:
+  char* p_;
+};
+
+// The largest int a JS number holds exactly (2^53 - 1).
+constexpr int64_t kMaxSafeInt = 9007199254740991;
 
 // A text at least this long crosses beside the batch, as bytes.
 constexpr size_t kBesideBytes = 1024;
@@ -80,13 +98,19 @@ size_t AppendParamList(const std::vector<Value>& params, std::string* out,
         out->append("null");
         break;
       case Type::kBool:
-        out->append(v.bool_value() ? "\"1\"" : "\"0\"");
+        out->push_back(v.bool_value() ? '1' : '0');
         break;
-      case Type::kInt:
-        out->push_back('"');
-        out->append(std::to_string(v.int_value()));
-        out->push_back('"');
+      case Type::kInt: {
+        // A safe int as a number (workerd binds it without making a string;
+        // the SQL reads CAST(? AS INTEGER)); beyond 2^53 as a decimal
+        // string, exact.
+        const int64_t i = v.int_value();
+        const bool safe = i >= -kMaxSafeInt && i <= kMaxSafeInt;
+        if (!safe) out->push_back('"');
+        out->append(std::to_string(i));
+        if (!safe) out->push_back('"');
         break;
+      }
       case Type::kNum:
         out->append(Json(v.num_value()).dump());
         break;
@@ -103,7 +127,7 @@ size_t AppendParamList(const std::vector<Value>& params, std::string* out,
         AppendJsonString(v.text(), out);
         break;
       case Type::kVector: {
-        // A BLOB: {"hex": "..."}, bound as an ArrayBuffer by durable_library.js.
+        // A BLOB: {"hex": "..."}, bound as an ArrayBuffer by js/loader-workerd.js.
         static const char kHex[] = "0123456789abcdef";
         out->append("{\"hex\":\"");
         for (unsigned char c : v.text()) {
@@ -118,21 +142,27 @@ size_t AppendParamList(const std::vector<Value>& params, std::string* out,
   return beside_bytes;
 }
 
-// Reads a binary answer as durable_library.js writes it (`answer`): '#',
+// Reads a binary answer as js/loader-workerd.js writes it (`answerRows`): '#',
 // the changes count (f64), the columns and the rows (u32 each), then each
 // cell, a tag and its value: 0 null; 1 an int, 2 a num (an f64 each); 3 a
 // text, 4 a BLOB (a u32 length and the bytes). Little-endian, as wasm is.
-// False when the text is not in that shape.
+// For rows->hold, 'H', and the rows the JS side keeps (u32) before the rows
+// given (the last of them, at most two). False when the text is not in that
+// shape.
 class BinaryReader {
  public:
-  explicit BinaryReader(const std::string& a) : p_(a.data()), end_(a.data() + a.size()) {}
+  explicit BinaryReader(std::string_view a) : p_(a.data()), end_(a.data() + a.size()) {}
 
   bool Read(SqlRows* rows) {
     rows->cells.clear();
     double changes = 0;
-    uint32_t columns = 0, count = 0;
-    if (!Eat('#') || !Take(&changes) || !Take(&columns) || !Take(&count)) return false;
+    uint32_t columns = 0, count = 0, held = 0;
+    if (!Eat(rows->hold ? 'H' : '#') || !Take(&changes) || !Take(&columns) ||
+        (rows->hold && !Take(&held)) || !Take(&count) || (rows->hold && held < count)) {
+      return false;
+    }
     rows->changes = static_cast<int64_t>(changes);
+    rows->held = held;
     rows->columns = columns;
     const uint64_t cells = static_cast<uint64_t>(columns) * count;
     // Each cell is at least its tag.
@@ -201,7 +231,7 @@ class DurableConnection : public SqlConnection {
     ONESTORE_RETURN_IF_ERROR(CheckHostLimits(limits_, sql, params, what));
     Queue(sql, params, what, std::string());
     if (in_tx_ && rows == nullptr && !count_changes) return MaybeFlush();
-    return Send((rows != nullptr ? 1 : 0) | (count_changes ? 2 : 0), rows);
+    return Send((rows != nullptr ? (rows->hold ? 5 : 1) : 0) | (count_changes ? 2 : 0), rows);
   }
 
   Status RunRow(const std::string& head, const std::string& row, std::vector<Value> params,
@@ -258,11 +288,13 @@ class DurableConnection : public SqlConnection {
   }
 
   Status Flush() override { return Send(0, nullptr); }
+  bool CanHoldRows() const override { return true; }
 
   Status Exec(const std::string& sql) override {
     ONESTORE_RETURN_IF_ERROR(CheckHostLimits(limits_, sql, {}, "running SQL"));
     ONESTORE_RETURN_IF_ERROR(Flush());
-    return Answer(TakeAnswer(onestore_durable_exec(handle_, sql.c_str())), sql, nullptr);
+    const HostAnswer a(onestore_durable_exec(handle_, sql.c_str()));
+    return Answer(a.text(), sql, nullptr);
   }
 
   Status Begin() override {
@@ -385,11 +417,13 @@ class DurableConnection : public SqlConnection {
       spans.push_back(static_cast<uint32_t>(reinterpret_cast<uintptr_t>(t.data())));
       spans.push_back(static_cast<uint32_t>(t.size()));
     }
-    const std::string a = TakeAnswer(
+    const HostAnswer answer(
         onestore_durable_batch(handle_, batch.data(), static_cast<int>(batch.size()), spans.data(),
                                static_cast<int>(beside.size())));
-    if (!a.empty() && (a[0] == '!' || a[0] == '?')) {
+    const std::string_view view = answer.text();
+    if (!view.empty() && (view[0] == '!' || view[0] == '?')) {
       // "!<n>!message" or "?<n>": entry n (from 1) failed.
+      const std::string a(view);
       char* end = nullptr;
       const long n = std::strtol(a.c_str() + 1, &end, 10);
       if (n >= 1 && static_cast<size_t>(n) <= queue.size()) {
@@ -401,17 +435,18 @@ class DurableConnection : public SqlConnection {
       return Status::StorageFailed(queue.back().what + ": the durable runtime answered " +
                                    a.substr(0, 80));
     }
-    return Answer(a, queue.back().what, rows);
+    return Answer(view, queue.back().what, rows);
   }
 
   // The answer of a batch: "[0]", rows (BinaryReader), or the host's error.
-  Status Answer(const std::string& a, const std::string& what, SqlRows* rows) {
-    if (!a.empty() && a[0] == '!') return HostSqlError(a.substr(1), what);
+  Status Answer(std::string_view a, const std::string& what, SqlRows* rows) {
+    if (!a.empty() && a[0] == '!') return HostSqlError(std::string(a.substr(1)), what);
     if (rows == nullptr ? (a == "[0]" || (!a.empty() && a[0] == '#'))
                         : BinaryReader(a).Read(rows)) {
       return Status::OK();
     }
-    return Status::StorageFailed(what + ": the durable runtime answered " + a.substr(0, 80));
+    return Status::StorageFailed(what + ": the durable runtime answered " +
+                                 std::string(a.substr(0, 80)));
   }
 
   int handle_;

@@ -68,6 +68,11 @@ class Backend {
   // position in q's order values) when given.
   virtual Status Page(const Query& q, const std::vector<Value>* after, int64_t limit,
                       std::vector<Row>* rows) = 0;
+  // Asks the next Page, which must follow at once, to leave the rows of a
+  // page of `t` with the host: true when it will. Such a Page gives as many
+  // rows, only the last two filled (the cursor's), and the host hands the
+  // page to the package (Store::Page's {"held":n}; a Durable Object).
+  virtual bool HoldNextPage(const TableSchema& t) { return false; }
   virtual Status Count(const TableSchema& t, const Predicate* where, int64_t* count) = 0;
   // Calls `visit` with each committed row of q.table that matches q.where,
   // in no promised order, until visit returns false. The row lives only

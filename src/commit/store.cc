@@ -897,17 +897,25 @@ Status Store::Page(const std::string& table, const std::string& query_json, int6
   std::vector<Value> after;
   if (!cursor.empty()) ONESTORE_RETURN_IF_ERROR(DecodeCursor(q, cursor, &after));
   std::vector<Row> rows;
+  // A host that keeps the rows (a Durable Object's, HoldNextPage) hands
+  // them to the package itself: the answer is {"held":n,"next"?}.
+  const bool held = backend_->HoldNextPage(*t);
   ONESTORE_RETURN_IF_ERROR(backend_->Page(q, cursor.empty() ? nullptr : &after, limit + 1, &rows));
   bool more = static_cast<int64_t>(rows.size()) > limit;
   if (more) rows.resize(limit);
   page->clear();
-  page->reserve(rows.size() * 64 + 32);
-  *page += "{\"rows\":[";
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (i) page->push_back(',');
-    AppendRowArray(rows[i], page);
+  if (held) {
+    *page += "{\"held\":";
+    *page += std::to_string(rows.size());
+  } else {
+    page->reserve(rows.size() * 64 + 32);
+    *page += "{\"rows\":[";
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (i) page->push_back(',');
+      AppendRowArray(rows[i], page);
+    }
+    page->push_back(']');
   }
-  page->push_back(']');
   if (more) {
     *page += ",\"next\":";
     AppendJsonString(EncodeCursor(q, q.OrderValues(rows.back())), page);

@@ -5,11 +5,15 @@
 // 2^53 stay exact, the host's limits fail a commit with `limit` and leave
 // nothing, and workerd's own error texts map to their codes; the embedded
 // connection joins a transaction's puts into multi-row statements that
-// write what one statement per put wrote, and fail as they did.
+// write what one statement per put wrote, and fail as they did; and a page
+// over a connection that keeps its rows with the host answers their number
+// and the same cursors (issue 13, Durable Objects, step four).
 #include "backends/sqlite/connection.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <string>
@@ -266,6 +270,86 @@ TEST(SqlDialect, HostBoundIntResultsReadBackExactOnBothSidesOf2To53) {
     const bool safe = values[i] >= -9007199254740991 && values[i] <= 9007199254740991;
     EXPECT_EQ(rows.at(i, 0).type() == Type::kStr, !safe) << i;
   }
+}
+
+// --- pages whose rows stay with the host (a Durable Object's) -----------------
+
+// HostBoundTestConnection that keeps a held read's rows, as the durable
+// runtime does (js/loader-workerd.js): it answers their number and the cells
+// of the last two only.
+class HoldingConnection : public HostBoundTestConnection {
+ public:
+  bool CanHoldRows() const override { return true; }
+  Status Run(const std::string& sql, const std::vector<Value>& params, const std::string& what,
+             SqlRows* rows, bool count_changes) override {
+    ONESTORE_RETURN_IF_ERROR(
+        HostBoundTestConnection::Run(sql, params, what, rows, count_changes));
+    if (rows != nullptr && rows->hold) {
+      ++holds;
+      rows->held = rows->size();
+      const size_t keep = std::min<size_t>(rows->held, 2);
+      rows->cells.erase(rows->cells.begin(),
+                        rows->cells.end() - static_cast<std::ptrdiff_t>(keep * rows->columns));
+    }
+    return Status::OK();
+  }
+  int holds = 0;
+};
+
+TEST(HeldPages, APageOfAHoldingHostAnswersItsRowCountAndTheSameCursorsAsOneThatDoesNot) {
+  auto c = std::make_unique<HoldingConnection>();
+  HoldingConnection* holding = c.get();
+  std::unique_ptr<Store> held, plain;
+  ASSERT_TRUE(Store::OpenWith(NewSqlBackend(std::move(c)), "s", &held).ok());
+  ASSERT_TRUE(Store::OpenWith(NewSqlBackend(std::make_unique<HostBoundTestConnection>()), "s",
+                              &plain)
+                  .ok());
+  const char kFlags[] =
+      R"({"op":"table","table":"t/flags","columns":{"n":{"type":"int"},"on":{"type":"bool"}},)"
+      R"("key":["n"]})";
+  for (Store* s : {held.get(), plain.get()}) {
+    std::string records, result;
+    ASSERT_TRUE(s->Declare(kCounter, &records).ok());
+    ASSERT_TRUE(s->Commit(records, R"({"owner":"t"})", &result).ok());
+    ASSERT_TRUE(s->Declare(kFlags, &records).ok());
+    ASSERT_TRUE(s->Commit(records, R"({"owner":"t"})", &result).ok());
+    std::string ops = "[";
+    for (int i = 0; i < 5; ++i) {
+      if (i > 0) ops += ",";
+      ops += R"({"op":"put","table":"t/counter","row":{"n":)" + std::to_string(10 - i) +
+             R"(,"v":"v)" + std::to_string(i) + R"("}},{"op":"put","table":"t/flags","row":{"n":)" +
+             std::to_string(i) + R"(,"on":true}})";
+    }
+    Status st = s->Commit(ops + "]", R"({"owner":"t"})", &result);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+  // Pages of 2 in the order of v: 2 rows and a cursor, 2 and a cursor, 1.
+  const std::string q = R"({"orderBy":[["v","asc"]]})";
+  std::string after_held, after_plain;
+  for (int page = 0; page < 3; ++page) {
+    std::string a, b;
+    ASSERT_TRUE(held->Page("t/counter", q, 2, after_held, &a).ok());
+    ASSERT_TRUE(plain->Page("t/counter", q, 2, after_plain, &b).ok());
+    const Json ja = Parse(a), jb = Parse(b);
+    EXPECT_FALSE(ja.contains("rows")) << a;
+    EXPECT_EQ(ja["held"], jb["rows"].size()) << a << " " << b;
+    EXPECT_EQ(ja.contains("next"), page < 2) << a;
+    EXPECT_EQ(ja.value("next", ""), jb.value("next", "")) << a << " " << b;
+    after_held = ja.value("next", "");
+    after_plain = jb.value("next", "");
+  }
+  EXPECT_EQ(holding->holds, 3);
+  // A table with a bool column (the host has 0 or 1, the package true or
+  // false) is answered as rows.
+  std::string a;
+  ASSERT_TRUE(held->Page("t/flags", "", 10, "", &a).ok());
+  EXPECT_EQ(Parse(a)["rows"].size(), 5u) << a;
+  EXPECT_EQ(holding->holds, 3);
+  // Reads other than a page (a get, a count) are never held.
+  std::string row;
+  ASSERT_TRUE(held->Get("t/counter", "[10]", &row).ok());
+  EXPECT_EQ(Parse(row)[1], "v0") << row;
+  EXPECT_EQ(holding->holds, 3);
 }
 
 // --- the embedded connection's joined puts ------------------------------------

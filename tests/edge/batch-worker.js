@@ -5,7 +5,7 @@
 
 import * as api from "../../js/workerd.js";
 
-const { openStore, defineTable, int, num, str, query } = api;
+const { openStore, defineTable, bool, int, json, num, str, query } = api;
 
 const Notes = defineTable("notes", {
   columns: { id: int(), title: str(), body: str().optional(), n: int({ default: 0 }), score: num().optional() },
@@ -13,11 +13,35 @@ const Notes = defineTable("notes", {
   indexes: { byTitle: ["title"] },
 });
 
-// The storage with each sql.exec's text recorded; the calls go to the real storage.
-function counted(storage, texts) {
+const Flags = defineTable("flags", {
+  columns: { id: int(), big: int(), on: bool() },
+  key: ["id"],
+});
+
+// Every kind of value a held page gives back as the host's own (str, int on
+// both sides of 2^53, num, json), and nulls.
+const Kinds = defineTable("kinds", {
+  columns: { id: str(), n: int().optional(), x: num().optional(), j: json().optional(), s: str().optional() },
+  key: ["id"],
+  indexes: { byN: ["n"] },
+});
+
+// A value as JSON text that keeps what JSON would lose: BigInts ("<n>n")
+// and -0 ("-0").
+const wire = (v) => JSON.stringify(v, (k, x) => (typeof x === "bigint" ? `${x}n` : Object.is(x, -0) ? "-0" : x));
+
+// The storage with each sql.exec's text recorded (and, given `types`, the
+// typeof of each of its parameters); the calls go to the real storage.
+function counted(storage, texts, types) {
   const sql = new Proxy(storage.sql, {
     get(target, prop) {
-      if (prop === "exec") return (text, ...params) => { texts.push(text); return target.exec(text, ...params); };
+      if (prop === "exec") {
+        return (text, ...params) => {
+          texts.push(text);
+          types?.push(params.map((p) => typeof p));
+          return target.exec(text, ...params);
+        };
+      }
       const v = target[prop];
       return typeof v === "function" ? v.bind(target) : v;
     },
@@ -35,11 +59,12 @@ export class TestSession {
   constructor(ctx) {
     this.ctx = ctx;
     this.texts = [];
+    this.types = [];
   }
 
   async open() {
     if (!this.store) {
-      this.store = await openStore({ backend: "durable", storage: counted(this.ctx.storage, this.texts) });
+      this.store = await openStore({ backend: "durable", storage: counted(this.ctx.storage, this.texts, this.types) });
       this.owner = this.store.object({ host: "session", type: "notes" });
       this.notes = this.owner.table(Notes);
       await this.notes.count();
@@ -179,6 +204,58 @@ export class TestSession {
     const { commits } = await this.store.outbox.read(this.store.head - 2, 2);
     const recorded = commits[0].ops.map((o) => o.row.title === texts[o.row.id - 1]);
     return { put, updated, recorded };
+  }
+
+  // Two rows put in one transaction into a table of an int key, an int
+  // beyond 2^53 and a bool: the typeof of each parameter of their INSERT,
+  // and the rows as they read back (wire).
+  async op_intParams() {
+    await this.open();
+    const flags = this.owner.table(Flags);
+    const from = this.texts.length;
+    await this.owner.tx(async (tx) => {
+      await tx.put(flags, { id: 7, big: 2n ** 60n + 1n, on: true });
+      await tx.put(flags, { id: -9007199254740991, big: -(2n ** 53n) - 1n, on: false });
+    });
+    const at = this.texts.slice(from).findIndex((t) => t.startsWith('INSERT OR REPLACE INTO "notes/flags"'));
+    return { types: at < 0 ? this.texts.slice(from) : this.types[from + at], rows: wire([await flags.get(7), await flags.get(-9007199254740991)]) };
+  }
+
+  // The same rows of Kinds in this durable store and in a memory store:
+  // each store's pages of 3, in key order and in the order of n, as wire
+  // text (rows and whether a next cursor came), and the sql.exec texts the
+  // durable pages sent.
+  async op_pageKinds() {
+    await this.open();
+    const memory = await openStore({ backend: "memory" });
+    const rows = [
+      { id: "a", n: 1, x: 0.5, j: { deep: [1, "two", null, { t: true }] }, s: "plain" },
+      { id: "b", n: 9007199254740991, x: -1e300, j: "a json string", s: "\u00e9 \u00fcn\u00ef \ud83d\ude00 \u4e2d" },
+      { id: "c", n: 2n ** 60n, x: 3, j: { big: 2n ** 60n }, s: 'quote " and \\ backslash\n' },
+      { id: "d", n: -(2n ** 53n) - 1n, x: -2.5, j: [1, 2.5, -3], s: "" },
+      { id: "e" },
+      { id: "f", n: 0, x: 1e-7, j: 12, s: "x".repeat(2000) },
+      { id: "g", n: -9007199254740991, s: "null" },
+    ];
+    const pages = async (store) => {
+      const owner = store.object({ host: "session", type: "notes" });
+      const kinds = owner.table(Kinds);
+      await owner.tx(async (tx) => { for (const r of rows) await tx.put(kinds, r); });
+      const out = [];
+      for (const q of [query(Kinds), query(Kinds).orderBy((k) => k.n)]) {
+        let after;
+        do {
+          const page = await kinds.page(q, 3, undefined, after ? { after } : undefined);
+          out.push(wire({ rows: page.rows, next: page.next !== undefined }));
+          after = page.next;
+        } while (after);
+      }
+      return out;
+    };
+    const durable = await pages(this.store);
+    const inMemory = await pages(memory);
+    await memory.close();
+    return { durable, memory: inMemory };
   }
 
   async fetch(request) {

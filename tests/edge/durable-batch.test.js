@@ -10,7 +10,10 @@
 // step three) a commit's epoch check runs no statement once its store has
 // read the epoch, while a store opened since, through any object of the same
 // storage, still fences it; and texts of 1 KB and more, which cross beside
-// the batch as bytes, read back as they were written.
+// the batch as bytes, read back as they were written. And (step four) safe
+// ints and bools cross to sql.exec as numbers, ints beyond 2^53 as their
+// exact text, and a page whose rows stay in JS (the host's own values)
+// reads every kind of value as a memory store's page does.
 
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -106,4 +109,23 @@ test("long texts (1 KB to 70 KB, with quotes, backslashes, a control character, 
   assert.deepEqual(r.put, Array(5).fill([true, true]));
   assert.deepEqual(r.updated, Array(5).fill(true));
   assert.deepEqual(r.recorded, Array(5).fill(true));
+});
+
+test("a put's safe ints and bools reach sql.exec as numbers and ints beyond 2^53 as exact text, and read back as they were put", async () => {
+  const r = await workerd.call("ints", "intParams", {});
+  // Two rows joined in one INSERT: (id, big, on) twice.
+  assert.deepEqual(r.types, ["number", "string", "number", "number", "string", "number"]);
+  assert.equal(r.rows, JSON.stringify([
+    { id: 7, big: "1152921504606846977n", on: true },
+    { id: -9007199254740991, big: "-9007199254740993n", on: false },
+  ]));
+});
+
+test("pages of a durable store whose rows stay in JS give every kind of value (str, int on both sides of 2^53, num, json, null) as a memory store's pages do", async () => {
+  const r = await workerd.call("kinds", "pageKinds", {});
+  assert.equal(r.durable.length, 6, r.durable.join("\n"));  // 7 rows in pages of 3, in two orders
+  assert.deepEqual(r.durable, r.memory);
+  assert.match(r.durable[0], /"j":\{"deep":\[1,"two",null,\{"t":true\}\]\}/);
+  assert.match(r.durable.join(""), /"n":"1152921504606846976n"/);
+  assert.match(r.durable.join(""), /"n":-9007199254740991/);
 });

@@ -31,6 +31,11 @@ struct SqlRows {
   std::vector<Value> cells;
   // Rows changed by the statement (sqlite3_changes), when asked for.
   int64_t changes = 0;
+  // Asked by the caller: a host that can (SqlConnection::CanHoldRows) keeps
+  // the rows on its side, answers their number in `held` and gives `cells`
+  // of the last two only (all of them when fewer).
+  bool hold = false;
+  size_t held = 0;
 
   size_t size() const { return columns == 0 ? 0 : cells.size() / columns; }
   const Value& at(size_t row, size_t column) const { return cells[row * columns + column]; }
@@ -90,6 +95,10 @@ class SqlConnection {
 
   // Runs what was deferred (OK when nothing was); its first failure.
   virtual Status Flush() { return Status::OK(); }
+
+  // Whether a read's rows can stay with the host (SqlRows::hold): a page
+  // the package reads from the host's own values (js/loader-workerd.js).
+  virtual bool CanHoldRows() const { return false; }
 
   // A write transaction. Begin fails with storage_failed when it cannot start
   // one (the file is locked; the host has no transaction around the call).

@@ -136,6 +136,7 @@ class SqliteBackend : public Backend {
   Status Get(const TableSchema& t, const Key& key, std::optional<Row>* row) override;
   Status Page(const Query& q, const std::vector<Value>* after, int64_t limit,
               std::vector<Row>* rows) override;
+  bool HoldNextPage(const TableSchema& t) override;
   Status Count(const TableSchema& t, const Predicate* where, int64_t* count) override;
   Status ScanKeys(const Query& q, const std::function<void(const Key&)>& visit) override;
   Status MaxIntKey(const TableSchema& t, int64_t* max) override;
@@ -244,6 +245,8 @@ class SqliteBackend : public Backend {
   const std::string foreign_path_;
   const SqlBackendOptions options_;
   bool open_ = false;
+  // The next Page leaves its rows with the host (HoldNextPage).
+  bool hold_next_ = false;
   // A commit since Open: Close brings _meta.head up to date.
   bool committed_ = false;
   int64_t epoch_ = 0;
@@ -840,8 +843,21 @@ Status SqliteBackend::Get(const TableSchema& t, const Key& key, std::optional<Ro
   return Status::OK();
 }
 
+// Only where the host's own values are the package's: str, int (a safe one
+// a number, else its text), num, json (its text); not bool (0 or 1) or
+// vector (bytes).
+bool SqliteBackend::HoldNextPage(const TableSchema& t) {
+  hold_next_ = conn_->CanHoldRows();
+  for (const Column& c : t.columns) {
+    if (c.type == Type::kBool || c.type == Type::kVector) hold_next_ = false;
+  }
+  return hold_next_;
+}
+
 Status SqliteBackend::Page(const Query& q, const std::vector<Value>* after, int64_t limit,
                            std::vector<Row>* rows) {
+  const bool hold = hold_next_;
+  hold_next_ = false;
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
   rows->clear();
   if (q.table == nullptr) return Status::InvalidArgs("sqlite: a query without a table");
@@ -873,9 +889,12 @@ Status SqliteBackend::Page(const Query& q, const std::vector<Value>* after, int6
   // gets"). A text per limit is one cached statement per limit a caller uses.
   b.Append(" LIMIT ").Append(std::to_string(limit));
   SqlRows result;
+  result.hold = hold;
   ONESTORE_RETURN_IF_ERROR(Run(b, "page of table \"" + t.name + "\"", &result));
-  rows->resize(result.size());
-  for (size_t r = 0; r < result.size(); ++r) ReadRow(&result, r, t, &(*rows)[r]);
+  // Held: the last rows' cells only (HoldNextPage).
+  const size_t skip = hold ? result.held - result.size() : 0;
+  rows->resize(skip + result.size());
+  for (size_t r = 0; r < result.size(); ++r) ReadRow(&result, r, t, &(*rows)[skip + r]);
   return Status::OK();
 }
 
