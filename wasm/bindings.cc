@@ -79,8 +79,11 @@ class Core {
     Status s = ParseOpenOptions(options_json, &options);
     if (s.ok() && options.backend == "durable") {
       // A Durable Object's SQLite, through wasm/durable_library.js.
-      s = Store::OpenWith(NewSqlBackend(NewDurableConnection(options.handle)), options.id, &store_,
-                          options.replica);
+      // Head format 1, written by a trigger (docs/formats.md).
+      SqlBackendOptions durable;
+      durable.head_by_trigger = true;
+      s = Store::OpenWith(NewSqlBackend(NewDurableConnection(options.handle), durable), options.id,
+                          &store_, options.replica);
       if (s.ok()) {
         store_->SetVectorCacheBudget(options.vector_cache_bytes >= 0
                                          ? options.vector_cache_bytes
