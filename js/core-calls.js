@@ -149,6 +149,10 @@ export function fenceWith(gate, session) {
   if (typeof session.poll === "function") gate.poll = session.poll;
 }
 
+// commitMeta's text up to the time, for the owner of the last commit.
+let metaOwner = null;
+let metaHead = "";
+
 /**
  * The commit context the core records with a commit: { owner, at, actor? }
  * as JSON text. `ctx` is the caller's { actor? }.
@@ -166,7 +170,14 @@ export function commitMeta(owner, ctx, what) {
   }
   // Without an actor the text is written directly: what encodeJson would
   // write for { owner, at }, without its walk (about 4% of a one-put
-  // commit's time in Node).
-  if (actor === undefined) return `{"owner":${JSON.stringify(wellFormed(owner))},"at":${Date.now()}}`;
+  // commit's time in Node), its owner part kept for the owner of the last
+  // commit.
+  if (actor === undefined) {
+    if (owner !== metaOwner) {
+      metaOwner = owner;
+      metaHead = `{"owner":${JSON.stringify(wellFormed(owner))},"at":`;
+    }
+    return `${metaHead}${Date.now()}}`;
+  }
   return encodeJson({ owner, at: Date.now(), actor }, "meta");
 }

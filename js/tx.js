@@ -166,28 +166,22 @@ function makeTx(owner, st) {
     return Array.isArray(key) ? [...key] : [key];
   }
 
-  // tx.documents, made on first use: most transactions write rows only
-  // (issue 13, the commit's fixed cost).
-  let documents;
   const tx = {
     /**
      * The owner's documents: create, change (RFC 6902 JSON Patch), retire,
      * in this transaction's commit (js/documents.js).
      * @example const id = await tx.documents.create({ kind: "note", key: "n1" }, { title: "Plan" });
      */
-    get documents() {
-      documents ??= txDocuments({
-        name: owner.name,
-        checkpoint: owner.checkpoint,
-        live,
-        push: (op, what) => st.ops.json(encodeJson(op, what)),
-        mint: () => {
-          const v = gate.call(`${owner.name}: tx.documents.create`, () => core.mintId("_documents"));
-          return typeof v === "string" ? Number(v) : v;
-        },
-      });
-      return documents;
-    },
+    documents: txDocuments({
+      name: owner.name,
+      checkpoint: owner.checkpoint,
+      live,
+      push: (op, what) => st.ops.json(encodeJson(op, what)),
+      mint: () => {
+        const v = gate.call(`${owner.name}: tx.documents.create`, () => core.mintId("_documents"));
+        return typeof v === "string" ? Number(v) : v;
+      },
+    }),
     /**
      * Writes a whole row (insert or replace). The row's own data is read
      * once (docs/api.md, "What a row may hold").
