@@ -31,6 +31,21 @@ export function makeCommitQueue({ flush }) {
     }
   }
 
+  // One step: the commit, its adopt, the flush. Returns the seq; throws
+  // the commit's error (nothing else ran) or adopt's (after the flush).
+  function runStep(commit, adopt) {
+    const done = commit();
+    let failed = null;
+    try {
+      if (adopt) adopt(done.seq, done.ops);
+    } catch (e) {
+      failed = e;
+    }
+    flush(done.seq, done.ops);
+    if (failed) throw failed;
+    return done.seq;
+  }
+
   return {
     /**
      * Queues one commit step. `commit()` makes the commit and returns
@@ -40,24 +55,33 @@ export function makeCommitQueue({ flush }) {
      * rejects with adopt's error (the commit stays: it is durable).
      */
     step(commit, adopt) {
+      if (!running && holds === 0 && queue.length === 0) {
+        // An idle queue: the step runs now, in this call, as drain() would
+        // run it, without a Promise executor and a queued closure (issue 13,
+        // the commit's fixed cost); steps that its adopt hook or the flush
+        // asked for run right after it.
+        running = true;
+        let answer;
+        try {
+          answer = Promise.resolve(runStep(commit, adopt));
+        } catch (e) {
+          answer = Promise.reject(e);
+        } finally {
+          running = false;
+        }
+        drain();
+        return answer;
+      }
       return new Promise((resolve, reject) => {
         queue.push(() => {
-          let done;
+          let seq;
           try {
-            done = commit();
+            seq = runStep(commit, adopt);
           } catch (e) {
             reject(e);
             return;
           }
-          let failed = null;
-          try {
-            if (adopt) adopt(done.seq, done.ops);
-          } catch (e) {
-            failed = e;
-          }
-          flush(done.seq, done.ops);
-          if (failed) reject(failed);
-          else resolve(done.seq);
+          resolve(seq);
         });
         drain();
       });

@@ -32,6 +32,19 @@ EM_JS(emscripten::EM_VAL, onestore_js_text, (const char* p, size_t n), {
   return Emval.toHandle(UTF8Decoder.decode(HEAPU8.subarray(p, p + n)));
 });
 
+// The ops of a commit (OpsBytes): the length of a Uint8Array, or -1 for
+// anything else; then its bytes copied to `p`. Two plain calls, where
+// embind's val made five a commit (isString, instanceof, the "length"
+// property, the view, the "set" method, whose name it decoded from the
+// heap each time: about 5% of a one-put commit's profile).
+EM_JS(int, onestore_ops_length, (emscripten::EM_VAL ops), {
+  var v = Emval.toValue(ops);
+  return v instanceof Uint8Array ? v.length : -1;
+});
+EM_JS(void, onestore_ops_copy, (emscripten::EM_VAL ops, char* p), {
+  HEAPU8.set(Emval.toValue(ops), p);
+});
+
 namespace onestore {
 namespace {
 
@@ -60,14 +73,10 @@ Status UseJsFiles() {
 // a Uint8Array byte by byte in JS). Anything else converts as a std::string
 // argument always did (a string, another typed array, or embind's error).
 std::string OpsBytes(const emscripten::val& ops) {
-  static const emscripten::val kUint8Array = emscripten::val::global("Uint8Array");
-  if (ops.isString() || !ops.instanceof(kUint8Array)) return ops.as<std::string>();
-  const size_t n = ops["length"].as<size_t>();
-  std::string bytes(n, '\0');
-  if (n > 0) {
-    emscripten::val(emscripten::typed_memory_view(n, reinterpret_cast<unsigned char*>(bytes.data())))
-        .call<void>("set", ops);
-  }
+  const int n = onestore_ops_length(ops.as_handle());
+  if (n < 0) return ops.as<std::string>();
+  std::string bytes(static_cast<size_t>(n), '\0');
+  if (n > 0) onestore_ops_copy(ops.as_handle(), bytes.data());
   return bytes;
 }
 
@@ -79,8 +88,11 @@ class Core {
     Status s = ParseOpenOptions(options_json, &options);
     if (s.ok() && options.backend == "durable") {
       // A Durable Object's SQLite, through wasm/durable_library.js.
-      s = Store::OpenWith(NewSqlBackend(NewDurableConnection(options.handle)), options.id, &store_,
-                          options.replica);
+      // Head format 1, written by a trigger (docs/formats.md).
+      SqlBackendOptions durable;
+      durable.head_by_trigger = true;
+      s = Store::OpenWith(NewSqlBackend(NewDurableConnection(options.handle), durable), options.id,
+                          &store_, options.replica);
       if (s.ok()) {
         store_->SetVectorCacheBudget(options.vector_cache_bytes >= 0
                                          ? options.vector_cache_bytes

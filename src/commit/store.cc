@@ -1,6 +1,7 @@
 #include "commit/store.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <string_view>
 
@@ -15,6 +16,13 @@
 namespace onestore {
 
 namespace {
+
+// Appends the digits of n (no temporary string: the record's and the
+// answer's numbers are written on every commit).
+void AppendInt(int64_t n, std::string* out) {
+  char buf[24];
+  out->append(buf, std::to_chars(buf, buf + sizeof buf, n).ptr - buf);
+}
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -32,23 +40,6 @@ std::string NewId() {
   std::string s = "s-";
   for (int i = 0; i < 16; ++i, x >>= 4) s.push_back(kHex[x & 15]);
   return s;
-}
-
-// The commit context: {"owner","at"} through the fast reader (a DOM parse of
-// those few bytes was a sixth of a one-put commit), anything else (an actor,
-// another shape, bad JSON) through the DOM.
-Status ParseCommitMeta(const std::string& text, Json* out);
-
-Status ParseCommitMeta(const std::string& text, Json* out) {
-  std::string owner;
-  int64_t at = 0;
-  if (ParseCommitMetaFast(text, &owner, &at)) {
-    *out = Json::object();
-    (*out)["owner"] = std::move(owner);
-    (*out)["at"] = at;
-    return Status::OK();
-  }
-  return ParseJsonText(text.empty() ? "{}" : text, "commit context", out);
 }
 
 // The _meta note that marks a replica's store (Backend::WriteNote).
@@ -148,12 +139,64 @@ Status CheckActor(const Json& a, const std::string& where) {
   return Status::OK();
 }
 
+namespace {
+
+// The context of a parsed {owner?, at?, actor?}, checked.
+ONESTORE_COLD Status ContextOf(const Json& meta, CommitContext* out) {
+  if (!meta.is_object()) return Status::InvalidArgs("commit context: must be an object");
+  if (meta.contains("owner")) {
+    if (!meta["owner"].is_string())
+      return Status::InvalidArgs("commit context: owner must be a string");
+    out->owner = meta["owner"].get<std::string>();
+  }
+  if (meta.contains("actor") && !meta["actor"].is_null()) {
+    ONESTORE_RETURN_IF_ERROR(CheckActor(meta["actor"], "ctx.actor"));
+    out->actor = meta["actor"];
+  }
+  if (meta.contains("at") && meta["at"].is_number()) {
+    // Milliseconds as an int64; a number beyond that range is refused (its
+    // conversion was undefined, and a trap in wasm: UBSan found it).
+    const Json& a = meta["at"];
+    const bool fits = a.is_number_unsigned()  ? a.get<uint64_t>() <= INT64_MAX
+                      : a.is_number_integer() ? true
+                                              : a.get<double>() > -9.2e18 && a.get<double>() < 9.2e18;
+    if (!fits) {
+      return Status::InvalidArgs("commit context: at " + DescribeJson(a) +
+                                 " is not a time in milliseconds (a 64-bit integer)");
+    }
+    out->at = a.get<int64_t>();
+    out->has_at = true;
+  }
+  return Status::OK();
+}
+
+// The commit context: {"owner","at"} through the fast reader (a DOM parse of
+// those few bytes was a sixth of a one-put commit; its Json object, built
+// and read again, 6% of one), anything else (an actor, another shape, bad
+// JSON) through the DOM and ContextOf's checks.
+Status ParseCommitMeta(const std::string& text, CommitContext* out) {
+  if (ParseCommitMetaFast(text, &out->owner, &out->at)) {
+    out->has_at = true;
+    return Status::OK();
+  }
+  Json meta;
+  ONESTORE_RETURN_IF_ERROR(ParseJsonText(text.empty() ? "{}" : text, "commit context", &meta));
+  return ContextOf(meta, out);
+}
+
+}  // namespace
+
 std::string OutboxRecord(int64_t seq, int64_t at, const std::string& owner, const Json* actor,
                          const std::vector<Op>& ops, size_t* ops_at) {
   std::string record;
   record.reserve(128 + ops.size() * 96);
-  record += "{\"seq\":" + std::to_string(seq) + ",\"from\":" + std::to_string(seq - 1) +
-            ",\"at\":" + std::to_string(at) + ",\"owner\":";
+  record += "{\"seq\":";
+  AppendInt(seq, &record);
+  record += ",\"from\":";
+  AppendInt(seq - 1, &record);
+  record += ",\"at\":";
+  AppendInt(at, &record);
+  record += ",\"owner\":";
   AppendJsonString(owner, &record);
   if (actor != nullptr) {
     record += ",\"actor\":";
@@ -578,39 +621,23 @@ Status Store::Commit(const std::string& ops_json, const std::string& meta_json,
   if (binary) ONESTORE_RETURN_IF_ERROR(ParseBinaryOps(ops_json, &tables, &ops));
   bool fast = binary || ParsePutsFast(ops_json, &tables, &ops);
   if (!fast) ONESTORE_RETURN_IF_ERROR(ParseJsonText(ops_json, "ops", &j));
-  Json meta;
-  ONESTORE_RETURN_IF_ERROR(ParseCommitMeta(meta_json, &meta));
+  CommitContext context;
+  ONESTORE_RETURN_IF_ERROR(ParseCommitMeta(meta_json, &context));
   if (!fast) ONESTORE_RETURN_IF_ERROR(ParseOps(j, &tables, &ops));
-  return CommitParsed(&ops, meta, result);
+  return CommitOps(&ops, context, result);
 }
 
-Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* result) {
-  if (!meta.is_object()) return Status::InvalidArgs("commit context: must be an object");
-  std::string owner = "store";
-  if (meta.contains("owner")) {
-    if (!meta["owner"].is_string())
-      return Status::InvalidArgs("commit context: owner must be a string");
-    owner = meta["owner"].get<std::string>();
-  }
-  const Json* actor = nullptr;
-  if (meta.contains("actor") && !meta["actor"].is_null()) {
-    ONESTORE_RETURN_IF_ERROR(CheckActor(meta["actor"], "ctx.actor"));
-    actor = &meta["actor"];
-  }
-  int64_t at = NowMs();
-  if (meta.contains("at") && meta["at"].is_number()) {
-    // Milliseconds as an int64; a number beyond that range is refused (its
-    // conversion was undefined, and a trap in wasm: UBSan found it).
-    const Json& a = meta["at"];
-    const bool fits = a.is_number_unsigned()  ? a.get<uint64_t>() <= INT64_MAX
-                      : a.is_number_integer() ? true
-                                              : a.get<double>() > -9.2e18 && a.get<double>() < 9.2e18;
-    if (!fits) {
-      return Status::InvalidArgs("commit context: at " + DescribeJson(a) +
-                                 " is not a time in milliseconds (a 64-bit integer)");
-    }
-    at = a.get<int64_t>();
-  }
+ONESTORE_COLD Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta,
+                                         std::string* result) {
+  CommitContext context;
+  ONESTORE_RETURN_IF_ERROR(ContextOf(meta, &context));
+  return CommitOps(ops, context, result);
+}
+
+Status Store::CommitOps(std::vector<Op>* ops, const CommitContext& context, std::string* result) {
+  const std::string& owner = context.owner;
+  const Json* actor = context.actor.is_null() ? nullptr : &context.actor;
+  const int64_t at = context.has_at ? context.at : NowMs();
 
   // Until COMMIT, a failure leaves a known outcome (nothing written), so only
   // fencing stops the store here; a failed COMMIT stops it below.
@@ -710,11 +737,15 @@ Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* 
   last_record_ = std::move(record);
   last_ops_at_ = ops_at;
   result->clear();
-  *result += "{\"seq\":" + std::to_string(seq) + ",\"at\":" + std::to_string(at) + ",\"counts\":[";
+  *result += "{\"seq\":";
+  AppendInt(seq, result);
+  *result += ",\"at\":";
+  AppendInt(at, result);
+  *result += ",\"counts\":[";
   for (size_t i = 0; i < ops->size(); ++i) {
     if (i) result->push_back(',');
     const Op& op = (*ops)[i];
-    *result += std::to_string(op.count >= 0 ? op.count : (op.declares() ? 0 : 1));
+    AppendInt(op.count >= 0 ? op.count : (op.declares() ? 0 : 1), result);
   }
   *result += "]}";
   return Status::OK();
@@ -859,9 +890,9 @@ Status Store::TxCommit(int tx_id, const std::string& ops_json, const std::string
   Status st = CheckUsable(true);
   if (st.ok()) st = CheckOwnerWrite("tx");
   if (st.ok()) st = StageInto(&it->second, ops_json);
-  Json meta;
-  if (st.ok()) st = ParseCommitMeta(meta_json, &meta);
-  if (st.ok()) st = CommitParsed(&it->second.ops, meta, result);
+  CommitContext context;
+  if (st.ok()) st = ParseCommitMeta(meta_json, &context);
+  if (st.ok()) st = CommitOps(&it->second.ops, context, result);
   txs_.erase(tx_id);
   return st;
 }

@@ -86,6 +86,16 @@ std::string OutboxRecord(int64_t seq, int64_t at, const std::string& owner, cons
 // names it in the error.
 Status CheckActor(const Json& actor, const std::string& where);
 
+// A commit's context, from its {owner?, at?, actor?}: the owner ("store"
+// when not given), its time (the clock's when not given) and its actor
+// (null when none).
+struct CommitContext {
+  std::string owner = "store";
+  int64_t at = 0;
+  bool has_at = false;
+  Json actor;
+};
+
 class Store {
  public:
   // Opens a store over a backend made from `options` (memory or sqlite).
@@ -233,6 +243,7 @@ class Store {
   // StageInto, then brings the tx's overlay up to date for tx.get.
   Status StageWithOverlay(Tx* tx, const std::string& ops_json);
   Status CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* result);
+  Status CommitOps(std::vector<Op>* ops, const CommitContext& context, std::string* result);
   // The query `query_json` over table `t` (found in the catalog as `table`),
   // parsed and checked once and kept (queries_): a derive or a link reads
   // the same query after every commit. *q stays valid until the next call.

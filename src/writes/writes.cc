@@ -565,6 +565,21 @@ void AppendOpsJson(const std::vector<Op>& ops, std::string* out) {
       continue;
     }
     const TableSchema& t = *op.table;
+    if (&t != table && (i + 1 == ops.size() || ops[i + 1].table.get() != &t)) {
+      // A put alone of its table here (a one-put commit's): written
+      // straight, without the names made for the puts that follow.
+      out->append("{\"op\":\"put\",\"table\":");
+      AppendJsonString(t.name, out);
+      out->append(",\"row\":{");
+      for (size_t c = 0; c < t.columns.size(); ++c) {
+        if (c) out->push_back(',');
+        AppendJsonString(t.columns[c].name, out);
+        out->push_back(':');
+        op.row[c].AppendJson(out);
+      }
+      out->append("}}");
+      continue;
+    }
     if (&t != table) {
       table = &t;
       head = "{\"op\":\"put\",\"table\":";

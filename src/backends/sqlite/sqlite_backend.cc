@@ -399,6 +399,15 @@ ONESTORE_COLD Status SqliteBackend::Open(const std::string& new_id, BackendState
           "text TEXT NOT NULL, PRIMARY KEY (seq, part)) STRICT;");
       if (s.ok()) s = WriteMeta("outbox_format", Value::Int(2));
     }
+    if (s.ok() && options_.head_per_commit && options_.head_by_trigger) {
+      // Head format 1 kept by SQLite (docs/formats.md, "The head on a
+      // Durable Object"): each outbox row sets _meta.head to its seq, in
+      // the statement that inserts it. Made again by every open, since a
+      // switch that drops the store's tables (an import) drops it too.
+      s = conn_->Exec(
+          "CREATE TRIGGER IF NOT EXISTS _outbox_head AFTER INSERT ON _outbox BEGIN "
+          "UPDATE _meta SET value = NEW.seq WHERE key = 'head'; END;");
+    }
     int64_t epoch = 0, head = 0, unused = 0;
     bool found = false;
     if (s.ok()) s = ReadMetaInt("epoch", &epoch, &found);
@@ -770,7 +779,7 @@ Status SqliteBackend::AppendOutbox(int64_t seq, const std::string& record) {
                                         " of outbox record " + std::to_string(seq)));
     at += n;
   }
-  if (options_.head_per_commit) {
+  if (options_.head_per_commit && !options_.head_by_trigger) {
     SqlBuilder b = Builder();
     b.Append("UPDATE _meta SET value = ").AppendParam(Value::Int(seq)).Append(" WHERE key = 'head'");
     ONESTORE_RETURN_IF_ERROR(Run(b, "writing the head"));

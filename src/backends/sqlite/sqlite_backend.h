@@ -59,6 +59,14 @@ struct SqlBackendOptions {
   // up at open, in the transaction that trims the outbox, and at close when
   // the lock is held for life. It never runs ahead of the outbox.
   bool head_per_commit = true;
+  // With head_per_commit: _meta.head is written by SQLite itself, by the
+  // trigger _outbox_head (AFTER INSERT ON _outbox, created by every open),
+  // not by a statement of each commit. The tables hold what they held
+  // (head format 1: an older version reads them as before, and its own
+  // head write sets what the trigger set); a commit sends one statement
+  // fewer (a Durable Object's store; docs/formats.md, "The head on a Durable
+  // Object").
+  bool head_by_trigger = false;
 };
 
 // The head of a store (head format 2, docs/formats.md) as one row
