@@ -1,14 +1,20 @@
-// Checks that the wasm core reads a number's decimal text as the double
-// JavaScript's Number() reads it, bit for bit: the nearest double, ties to
-// even, subnormals and the largest finite included. The core reads numbers
-// with its own strtod (wasm/strtod.cc: an exact fast path for short
-// decimals, Number() for the rest), both in the fast put reader (a put's
-// num column in wire JSON) and in nlohmann's lexer (a query's operand).
+// Checks the wasm core's number texts: it reads a number's decimal text as
+// the double JavaScript's Number() reads it, bit for bit (the nearest
+// double, ties to even, subnormals and the largest finite included), in the
+// fast put reader (a put's num column in wire JSON) and in nlohmann's lexer
+// (a query's operand), through its own strtod (wasm/strtod.cc); and it
+// writes a num column's default into the table's SQL as C's "%.17g" does,
+// through its own snprintf (wasm/snprintf.cc).
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+import { join } from "node:path";
+import Database from "better-sqlite3";
+
+import { defineTable, num, openStore, str } from "../../js/index.js";
 import { loadNodeCore } from "../../js/loader-node.js";
+import { tempDir } from "./helpers.js";
 
 const BY_ID = "t/by_id";
 const RECORDS = [
@@ -88,4 +94,38 @@ test("a num operand in a query's JSON matches the row put with the same number w
   }
   c.close();
   c.delete();
+});
+
+test("a num column an alter adds with a default gets it in the table's SQL with 17 significant digits, as C's %.17g writes it, and the row reads back the same double", async () => {
+  // [default, its text in the SQL]: plain, exponent forms on both sides,
+  // a tie at the 18th digit (to even), a whole number (".0" keeps it REAL),
+  // the subnormal and largest ends.
+  const cases = [
+    [0.1, "0.10000000000000001"], [0.5, "0.5"], [-2.5, "-2.5"], [1e22, "1e+22"], [1e-5, "1.0000000000000001e-05"],
+    [1e-4, "0.0001"], [1 / 3, "0.33333333333333331"], [100000000000000.125, "100000000000000.12"],
+    [100000000000000.375, "100000000000000.38"], [12345678901234567, "12345678901234568.0"],
+    [5e-324, "4.9406564584124654e-324"], [1.7976931348623157e308, "1.7976931348623157e+308"],
+  ];
+  const added = {};
+  cases.forEach(([d], i) => { added[`n${i}`] = num({ default: d }); });
+  const V1 = defineTable("defaults", { columns: { id: str() }, key: ["id"] });
+  const V2 = defineTable("defaults", {
+    version: 2, columns: { id: str(), ...added }, key: ["id"], migrations: { 2: { alter: { add: added } } },
+  });
+  const path = join(tempDir(), "s.sqlite");
+  let store = await openStore({ backend: "sqlite", path });
+  let owner = store.object({ type: "t" });
+  await owner.tx(async (tx) => { await tx.put(owner.table(V1), { id: "a" }); });
+  await store.close();
+  store = await openStore({ backend: "sqlite", path });
+  owner = store.object({ type: "t" });
+  const row = await owner.table(V2).get("a");
+  await store.close();
+  const db = new Database(path, { readonly: true });
+  const sql = db.prepare("SELECT sql FROM sqlite_master WHERE sql LIKE '%DEFAULT%'").all().map((r) => r.sql).join("\n");
+  db.close();
+  cases.forEach(([d, text], i) => {
+    assert.match(sql, new RegExp(`"n${i}" REAL[^,]* DEFAULT ${text.replace(/[.+]/g, "\\$&")}[,)]`), `n${i} (${d}) is not written as ${text} in ${sql}`);
+    assert.ok(Object.is(row[`n${i}`], d), `n${i} read back as ${row[`n${i}`]}, not ${d}`);
+  });
 });
