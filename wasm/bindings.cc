@@ -114,7 +114,7 @@ class Core {
     return out;
   }
 
-  std::string declare(const std::string& table_json) {
+  ONESTORE_COLD std::string declare(const std::string& table_json) {
     std::string records;
     return WithStore([&](Store* st) { return st->Declare(table_json, &records); }, &records);
   }
@@ -182,14 +182,14 @@ class Core {
 
   // The k nearest rows of a vector column, one crossing per query
   // (src/vectors/nearest.h).
-  std::string nearest(const std::string& table, const std::string& request_json) {
+  ONESTORE_COLD std::string nearest(const std::string& table, const std::string& request_json) {
     std::string out;
     return WithStore([&](Store* st) { return st->Nearest(table, request_json, &out); }, &out);
   }
 
   // What the vector cache of nearest holds (src/vectors/vector_cache.h):
   // {"budget":bytes,"bytes":n,"builds":n}.
-  std::string vectorCache() {
+  ONESTORE_COLD std::string vectorCache() {
     std::string out;
     return WithStore(
         [&](Store* st) {
@@ -203,7 +203,7 @@ class Core {
 
   // Tests only: the bytes AppendBase64 moved growing its output, since the
   // module started (src/values/vector.h, Base64GrowthBytes).
-  std::string debugBase64GrowthBytes() { return std::to_string(Base64GrowthBytes()); }
+  ONESTORE_COLD std::string debugBase64GrowthBytes() { return std::to_string(Base64GrowthBytes()); }
 
   std::string count(const std::string& table, const std::string& query_json) {
     std::string out;
@@ -245,12 +245,12 @@ class Core {
   }
 
   // The log: one commit ({"seq":n}) or a filtered page (src/history/log.h).
-  std::string log(const std::string& request_json) {
+  ONESTORE_COLD std::string log(const std::string& request_json) {
     std::string out;
     return WithStore([&](Store* st) { return ReadLog(st, request_json, &out); }, &out);
   }
 
-  std::string outboxTrim(double up_to) {
+  ONESTORE_COLD std::string outboxTrim(double up_to) {
     std::string out;
     return WithStore(
         [&](Store* st) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "onestore/cold.h"
 #include "values/vector.h"
 
 namespace onestore {
@@ -158,7 +159,7 @@ bool AppendNonFinite(double d, std::string* out) {
 // Appends j in short JSON form until out holds more than `budget` bytes.
 // Every level of nesting writes a byte first, so the recursion is at most
 // `budget` deep whatever the nesting of j.
-void DescribeInto(const Json& j, size_t budget, std::string* out) {
+ONESTORE_COLD void DescribeInto(const Json& j, size_t budget, std::string* out) {
   if (out->size() > budget) return;
   switch (j.type()) {
     case Json::value_t::number_float:
@@ -281,7 +282,7 @@ std::string PrefixUpperBound(std::string_view p) {
   return up;
 }
 
-std::string DescribeJson(const Json& j) {
+ONESTORE_COLD std::string DescribeJson(const Json& j) {
   std::string s;
   DescribeInto(j, 80, &s);
   if (s.size() > 80) s = s.substr(0, 77) + "...";

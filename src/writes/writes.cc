@@ -388,7 +388,7 @@ void TableResolver::Declare(std::shared_ptr<const TableSchema> t) {
   declared_.push_back(std::move(t));
 }
 
-Status TableResolver::CheckCaseTwin(std::string_view name, const std::string& where) const {
+ONESTORE_COLD Status TableResolver::CheckCaseTwin(std::string_view name, const std::string& where) const {
   const std::string folded = FoldName(name);
   std::string twin;
   for (const auto& t : declared_) {
