@@ -7,7 +7,8 @@
 // backend's staged changes (a sorted vector while keys ascend, a map after)
 // and the rows it takes from a put-only commit's ops leave the rows a model
 // holds, through ascending runs, earlier keys, updates, deletes and bulk ops
-// in one commit.
+// in one commit. Issue 13's eighth step: index entries that carry their first
+// str cell's text keep the value order, nulls and ints included.
 
 #include <gtest/gtest.h>
 
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <tuple>
@@ -147,6 +149,80 @@ TEST(MemoryIndexTest, AnIndexWalkAgreesWithTheRowsThroughReplacesDeletesAndRefus
         << "after commit " << commit;
     ASSERT_EQ(PageRows(st.get(), R"([["g","desc"],["n","desc"]])"), ModelRows(model, true))
         << "after commit " << commit;
+  }
+}
+
+// Issue 13's eighth step: an index entry keeps its first column's text in
+// place when that cell is a str (and compares it first), and the index is a
+// multiset. The order must stay CompareValues's where the first column is an
+// optional str (nulls, which have no text, sort first, beside strs short and
+// long, equal ones ordered by the next column) and where it is an int (no
+// entry has text), through rows whose indexed str changes to and from null,
+// and deletes.
+TEST(MemoryIndexTest, IndexesOnAnOptionalStrAndOnAnIntKeepTheValueOrderThroughNullsAndChanges) {
+  OpenOptions o;
+  o.backend = "memory";
+  o.id = "index-text";
+  std::unique_ptr<Store> st;
+  ASSERT_TRUE(Store::Open(o, &st).ok());
+  std::string out;
+  ASSERT_TRUE(st->Declare(R"({"op":"table","table":"t/opt","columns":{"id":"str",)"
+                          R"("g":{"type":"str","optional":true},"n":"int"},"key":["id"],)"
+                          R"("indexes":{"byG":["g","n"],"byN":["n","g"]}})",
+                          &out)
+                  .ok());
+  ASSERT_TRUE(st->Commit(out, R"({"owner":"t"})", &out).ok());
+  const std::vector<std::optional<std::string>> groups = {
+      std::nullopt, "", "a", "ab", "\xc3\xa9", "a long group name past the short string size",
+      "a long group name past the short string size, longer"};
+  std::mt19937 rng(813);
+  // id -> (g, n)
+  std::map<std::string, std::pair<std::optional<std::string>, int64_t>> model;
+  auto want = [&](bool by_n) {
+    std::vector<std::tuple<int64_t, std::optional<std::string>, int64_t, std::string>> rows;
+    for (const auto& [id, v] : model) {
+      // std::optional orders nullopt first, then by value: CompareValues's order.
+      if (by_n) rows.emplace_back(v.second, v.first, 0, id);
+      else rows.emplace_back(0, v.first, v.second, id);
+    }
+    std::sort(rows.begin(), rows.end());
+    Json page = Json::array();
+    for (const auto& [a, g, b, id] : rows) {
+      page.push_back(Json::array({id, g ? Json(*g) : Json(nullptr), by_n ? a : b}));
+    }
+    return page.dump();
+  };
+  auto got = [&](const char* order) {
+    std::string page;
+    Status s = st->Page("t/opt", std::string(R"({"orderBy":)") + order + "}", 1000, "", &page);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return Json::parse(page)["rows"].dump();
+  };
+  for (int commit = 0; commit < 50; ++commit) {
+    Json ops = Json::array();
+    const int n = 1 + static_cast<int>(rng() % 40);
+    for (int k = 0; k < n; ++k) {
+      const std::string id = "r" + std::to_string(rng() % 60);
+      const auto& g = groups[rng() % groups.size()];
+      const int64_t v = static_cast<int64_t>(rng() % 5) - 2;
+      const unsigned r = rng() % 6;
+      if (r == 0) {
+        ops.push_back({{"op", "delete"}, {"table", "t/opt"}, {"key", Json::array({id})}});
+        model.erase(id);
+      } else if (r == 1 && model.count(id)) {
+        ops.push_back({{"op", "update"}, {"table", "t/opt"}, {"key", Json::array({id})},
+                       {"set", {{"g", {{"value", g ? Json(*g) : Json(nullptr)}}}}}});
+        model[id].first = g;
+      } else {
+        ops.push_back({{"op", "put"}, {"table", "t/opt"},
+                       {"row", {{"id", id}, {"g", g ? Json(*g) : Json(nullptr)}, {"n", v}}}});
+        model[id] = {g, v};
+      }
+    }
+    Status s = st->Commit(ops.dump(), R"({"owner":"t"})", &out);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_EQ(got(R"([["g","asc"],["n","asc"],["id","asc"]])"), want(false)) << "after commit " << commit;
+    ASSERT_EQ(got(R"([["n","asc"],["g","asc"],["id","asc"]])"), want(true)) << "after commit " << commit;
   }
 }
 

@@ -1,6 +1,7 @@
 // The memory backend. Committed state: per table an ordered map key -> row
-// and one ordered set of entries per secondary index (the index columns'
-// values, which end with the key). A write transaction collects its changes
+// and one ordered multiset of entries per secondary index (each a pointer to
+// its row, ordered by the index's columns, which end with the key's; see
+// IndexEntry). A write transaction collects its changes
 // in a staging area (per table: key -> new row or deleted, a declared schema,
 // outbox records); Commit moves them into the committed maps in a loop that
 // cannot fail, Rollback drops them.
@@ -97,34 +98,65 @@ struct EntryLess {
   }
 };
 
-// The order of one secondary index: its entries are pointers to committed
-// rows (nodes of the table's RowMap, which do not move while the row is
-// there), compared through the index's columns. An entry costs a pointer in
-// a set node, with no copy of the row's values.
+// An entry of a secondary index: a pointer to a committed row (in its node
+// of the table's RowMap, which does not move while the row is there) and,
+// when the index's first column holds a str, that text's bytes in place
+// (they live in the row's cell, which does not change while the entry is in
+// the index). An insert compares its row with about twenty others on its
+// way down the tree: with the text at hand, a compare reads the other
+// entry's bytes rather than its row, then the row's cells, then the bytes.
+struct IndexEntry {
+  const Row* row;
+  const char* text;  // null: the first column's cell is not a str
+  size_t size;
+};
+
+// The entry of row `r` in an index of `columns`.
+IndexEntry EntryOf(const Row& r, const std::vector<int>& columns) {
+  const Value& v = r[columns[0]];
+  if (v.type() != Type::kStr) return IndexEntry{&r, nullptr, 0};
+  return IndexEntry{&r, v.text().data(), v.text().size()};
+}
+
+// The order of one secondary index: its entries' rows compared through the
+// index's columns. An entry costs a set node, with no copy of the row's
+// values.
 struct IndexLess {
   using is_transparent = void;
   std::shared_ptr<const std::vector<int>> columns;  // shared: key_comp() copies it
   IndexView View(const Row* r) const { return IndexView{r, columns.get()}; }
   // Both entries have every index column: the insert and erase path.
-  bool operator()(const Row* a, const Row* b) const {
-    for (int c : *columns) {
-      int d = CompareCells((*a)[c], (*b)[c]);
+  bool operator()(const IndexEntry& a, const IndexEntry& b) const {
+    size_t from = 0;
+    if (a.text != nullptr && b.text != nullptr) {  // two strs: CompareCells's order
+      const size_t n = std::min(a.size, b.size);
+      int c = n ? std::memcmp(a.text, b.text, n) : 0;
+      if (c == 0 && a.size != b.size) c = a.size < b.size ? -1 : 1;
+      if (c != 0) return c < 0;
+      from = 1;
+    }
+    for (size_t i = from; i < columns->size(); ++i) {
+      const int c = (*columns)[i];
+      int d = CompareCells((*a.row)[c], (*b.row)[c]);
       if (d != 0) return d < 0;
     }
     return false;
   }
-  bool operator()(const Row* a, const Probe& p) const {
-    int c = ComparePrefix(View(a), *p.values);
+  bool operator()(const IndexEntry& a, const Probe& p) const {
+    int c = ComparePrefix(View(a.row), *p.values);
     return c < 0 || (c == 0 && p.after);
   }
-  bool operator()(const Probe& p, const Row* a) const {
-    int c = ComparePrefix(View(a), *p.values);
+  bool operator()(const Probe& p, const IndexEntry& a) const {
+    int c = ComparePrefix(View(a.row), *p.values);
     return c > 0 || (c == 0 && !p.after);
   }
 };
 
 using RowMap = std::map<Key, Row, EntryLess>;
-using EntrySet = std::set<const Row*, IndexLess>;
+// A multiset, though no two entries are equal (an index's columns end with
+// the key's): its insert walks down with one compare a level, where a set's
+// asks both ways at each level on its way right.
+using EntrySet = std::multiset<IndexEntry, IndexLess>;
 
 EntrySet NewIndexSet(const std::vector<int>& columns) {
   return EntrySet(IndexLess{std::make_shared<const std::vector<int>>(columns)});
@@ -172,11 +204,15 @@ struct TableData {
 
   // `row` must be the row in its node of `rows`.
   void AddEntries(const Row& row) {
-    for (EntrySet& set : indexes) set.insert(&row);
+    for (size_t i = 0; i < indexes.size(); ++i)
+      indexes[i].insert(EntryOf(row, schema->indexes[i].columns));
   }
   // Before `row` (in its node) changes or is erased.
   void RemoveEntries(const Row& row) {
-    for (EntrySet& set : indexes) set.erase(&row);
+    for (size_t i = 0; i < indexes.size(); ++i) {
+      auto it = indexes[i].find(EntryOf(row, schema->indexes[i].columns));  // one walk
+      if (it != indexes[i].end()) indexes[i].erase(it);
+    }
   }
   // Switches to `s`: keeps the indexes whose name and columns are unchanged,
   // builds the new ones, drops the rest.
@@ -195,7 +231,7 @@ struct TableData {
       if (!kept) {
         next.push_back(NewIndexSet(ix.columns));
         EntrySet& set = next.back();
-        for (const auto& [key, row] : rows) set.insert(set.end(), &row);
+        for (const auto& [key, row] : rows) set.insert(set.end(), EntryOf(row, ix.columns));
       }
     }
     indexes = std::move(next);
@@ -453,8 +489,8 @@ void MemoryBackend::Walk(const TableData& d, const ScanPlan& plan, const Entry* 
     const EntrySet& set = d.indexes[plan.index];
     const IndexLess less = set.key_comp();  // holds the columns for the walk
     WalkRange(
-        set, plan, seek, [&](EntrySet::const_iterator it) { return less.View(*it); },
-        [](EntrySet::const_iterator it) -> const Row& { return **it; }, visit,
+        set, plan, seek, [&](EntrySet::const_iterator it) { return less.View(it->row); },
+        [](EntrySet::const_iterator it) -> const Row& { return *it->row; }, visit,
         &stats_.rows_visited);
   }
 }
