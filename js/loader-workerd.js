@@ -43,8 +43,11 @@ function newState(storage, inTransaction) {
     storage, inTransaction, began: false, rollback: false,
     remember: false,
     // The SQL of the store's statements, by the id the C side gave each
-    // (its first crossing carries [id, "SQL"]; later ones the id).
+    // (its first crossing carries [id, "SQL"]; later ones the id), and
+    // whether each is a write whose cursor has nothing left to run
+    // (`writesAtExec`), read once per id.
     texts: [],
+    done: [],
     // The rows of the page being read, kept here (answerRows) for `page`
     // in attachWorkerdCore.
     held: null,
@@ -52,16 +55,34 @@ function newState(storage, inTransaction) {
     // string, or null for no row }: the last one read for that SQL.
     known: new Map(),
     check(text, params, expected) {
-      const key = params.join("\u0000");
       const was = state.remember ? state.known.get(text) : undefined;
-      if (was !== undefined && was.params === key) return was.got === expected;
+      if (was !== undefined && sameParams(was.params, params)) return was.got === expected;
       const first = storage.sql.exec(text, ...params).raw().next();
       const got = first.done ? null : String(first.value[0]);
-      if (state.remember) state.known.set(text, { params: key, got });
+      if (state.remember) state.known.set(text, { params, got });
       return got === expected;
     },
   };
   return state;
+}
+
+// A check's params (strings) equal those it was last read with.
+function sameParams(a, b) {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+// Whether `sql.exec` of this SQL leaves its cursor nothing to run: an
+// INSERT, UPDATE, DELETE or REPLACE alone (no `;`) without RETURNING.
+// workerd runs a statement's first step inside `exec` (its writes are made
+// and its errors thrown there), and SQLite runs such a statement to its end
+// in that step, so reading its cursor, one more call into the runtime per
+// statement, adds nothing. Anything else (a SELECT, a PRAGMA, a statement
+// with RETURNING, any text the pattern does not match) is read to its end
+// as before. tests/edge/durable-batch.test.js checks both kinds.
+function writesAtExec(sql) {
+  return /^\s*(INSERT|UPDATE|DELETE|REPLACE)\b/i.test(sql) && !/\bRETURNING\b|;/i.test(sql);
 }
 
 function forgetChecks() {
@@ -216,13 +237,17 @@ const durableRuntime = Object.freeze({
       const st = stateOf(handle);
       const sql = st.storage.sql;
       const texts = st.texts;
+      const done = st.done;
       const heap = mod.HEAPU8;
       const batch = JSON.parse(utf8.decode(heap.subarray(batchPtr, batchPtr + batchLength)));
-      const beside = [];
-      const spans = mod.HEAPU32;
-      for (let b = 0; b < besideCount; b++) {
-        const at = spans[(besidePtr >> 2) + 2 * b];
-        beside.push(utf8.decode(heap.subarray(at, at + spans[(besidePtr >> 2) + 2 * b + 1])));
+      let beside = null;
+      if (besideCount > 0) {
+        beside = [];
+        const spans = mod.HEAPU32;
+        for (let b = 0; b < besideCount; b++) {
+          const at = spans[(besidePtr >> 2) + 2 * b];
+          beside.push(utf8.decode(heap.subarray(at, at + spans[(besidePtr >> 2) + 2 * b + 1])));
+        }
       }
       const mode = batch[0];
       const last = batch.length - 1;
@@ -232,11 +257,13 @@ const durableRuntime = Object.freeze({
           if (texts[t] === undefined) throw new Error(`durable: no statement text kept under id ${t}`);
         } else if (typeof t === "object") {
           texts[t[0]] = t[1];
+          done[t[0]] = writesAtExec(t[1]);
         }
       }
       for (n = 1; n <= last; n++) {
         const e = batch[n];
-        const text = typeof e[0] === "number" ? texts[e[0]] : typeof e[0] === "object" ? e[0][1] : e[0];
+        const t = e[0];
+        const text = typeof t === "number" ? texts[t] : typeof t === "object" ? t[1] : t;
         const params = e[1];
         // A check (the epoch's): the runtime answers it, from what it knows
         // or by running it (`check`).
@@ -250,7 +277,8 @@ const durableRuntime = Object.freeze({
         }
         const cursor = params.length ? sql.exec(text, ...params) : sql.exec(text);
         if (n === last && mode) return answerRows(mod, sql, cursor, mode & 2, mode & 1, mode & 4 ? st : null);
-        while (!cursor.next().done) { /* a write's cursor: run it through */ }
+        if (typeof t === "string" ? writesAtExec(t) : done[typeof t === "number" ? t : t[0]]) continue;
+        while (!cursor.next().done) { /* a cursor with rows: run it through */ }
       }
       return 1;  // "[0]", without an answer to allocate (durable_connection.cc)
     } catch (e) {

@@ -31,15 +31,26 @@ const Kinds = defineTable("kinds", {
 const wire = (v) => JSON.stringify(v, (k, x) => (typeof x === "bigint" ? `${x}n` : Object.is(x, -0) ? "-0" : x));
 
 // The storage with each sql.exec's text recorded (and, given `types`, the
-// typeof of each of its parameters); the calls go to the real storage.
-function counted(storage, texts, types) {
+// typeof of each of its parameters; given `reads`, the number of calls made
+// on each exec's cursor: next, raw, toArray, ...); the calls go to the real
+// storage.
+function counted(storage, texts, types, reads) {
   const sql = new Proxy(storage.sql, {
     get(target, prop) {
       if (prop === "exec") {
         return (text, ...params) => {
           texts.push(text);
           types?.push(params.map((p) => typeof p));
-          return target.exec(text, ...params);
+          const cursor = target.exec(text, ...params);
+          if (!reads) return cursor;
+          const i = reads.push(0) - 1;
+          return new Proxy(cursor, {
+            get(c, key) {
+              const v = c[key];
+              if (typeof v !== "function") return v;
+              return (...args) => { reads[i]++; return v.apply(c, args); };
+            },
+          });
         };
       }
       const v = target[prop];
@@ -60,11 +71,12 @@ export class TestSession {
     this.ctx = ctx;
     this.texts = [];
     this.types = [];
+    this.reads = [];
   }
 
   async open() {
     if (!this.store) {
-      this.store = await openStore({ backend: "durable", storage: counted(this.ctx.storage, this.texts, this.types) });
+      this.store = await openStore({ backend: "durable", storage: counted(this.ctx.storage, this.texts, this.types, this.reads) });
       this.owner = this.store.object({ host: "session", type: "notes" });
       this.notes = this.owner.table(Notes);
       await this.notes.count();
@@ -158,9 +170,15 @@ export class TestSession {
     for (let id = 1; id <= 3; id++) {
       const from = this.texts.length;
       await this.owner.tx(async (tx) => { await tx.put(this.notes, { id, title: `c${id}` }); });
-      out.push({ texts: this.texts.slice(from), head: this.store.head, metaHead: this.metaHead() });
+      out.push({ texts: this.texts.slice(from), reads: this.reads.slice(from), head: this.store.head, metaHead: this.metaHead() });
     }
-    return out;
+    const from = this.texts.length;
+    const rows = (await this.rows()).map((r) => [r.id, r.title]);
+    const { commits } = await this.store.outbox.read(this.store.head - 3, 3);
+    return {
+      commits: out, rows, outbox: commits.map((c) => [c.seq, c.ops[0].row.title]),
+      readTexts: this.texts.slice(from), readReads: this.reads.slice(from),
+    };
   }
 
   // Two commits, the store exported, closed and imported over the same

@@ -17,6 +17,8 @@
 // And (issue 13, the commit's fixed cost) a commit writes no _meta row:
 // SQLite's trigger on _outbox keeps _meta.head, which an older version reads,
 // exact, also after an import has dropped and remade the store's tables.
+// And (the commit's fixed cost, step two) a commit's writes are not read
+// past sql.exec, which has run them; a read's cursor still is.
 
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -85,7 +87,7 @@ test("a row too big for the platform, joined with 30 others in one statement, fa
 });
 
 test("a one-put commit after the store's first sends two statements, the row and the outbox record, and _meta.head still holds the head after each", async () => {
-  const commits = await workerd.call("commits", "commits", {});
+  const { commits } = await workerd.call("commits", "commits", {});
   assert.equal(commits.length, 3);
   for (const { texts } of commits.slice(1)) {
     assert.equal(texts.filter((t) => /_meta/.test(t)).length, 0, texts.join("\n"));
@@ -96,6 +98,19 @@ test("a one-put commit after the store's first sends two statements, the row and
   // Head format 1: an older version of the package reads _meta.head alone.
   for (const { head, metaHead } of commits) assert.equal(metaHead, head);
   assert.deepEqual(commits.map((c) => c.head), [2, 3, 4]);
+});
+
+test("a one-put commit makes no call on its two writes' cursors (workerd ran them inside exec), and its row and outbox record read back; a read's cursor is read", async () => {
+  const { commits, rows, outbox, readTexts, readReads } = await workerd.call("commitReads", "commits", {});
+  for (const { texts, reads } of commits.slice(1)) {
+    assert.equal(texts.length, 2, texts.join("\n"));
+    assert.deepEqual(reads, [0, 0], texts.join("\n"));
+  }
+  assert.deepEqual(rows, [[1, "c1"], [2, "c2"], [3, "c3"]]);
+  assert.deepEqual(outbox, [[2, "c1"], [3, "c2"], [4, "c3"]]);
+  // The page's SELECT: its cursor is read, as before.
+  assert.ok(readTexts.length >= 1 && readTexts.every((t) => /^SELECT /.test(t)), readTexts.join("\n"));
+  assert.ok(readReads.every((n) => n > 0), JSON.stringify(readReads));
 });
 
 test("after importStore over the Durable Object (its switch drops every table of the old store), _meta.head still follows each commit", async () => {
