@@ -151,6 +151,16 @@ export function targets(report) {
     const [a, b] = pair(os, bs, "get");
     if (a && b) add("walGet", "a get on a file ≤ 2× better-sqlite3 in WAL mode and ≤ 10 µs (issue 13)", `${os} vs ${bs}`, a.value / b.value, a.value / b.value <= 2 && a.value <= 0.01, `${x(a.value / b.value)} (${ms(a.value)} vs ${ms(b.value)})`);
   }
+  // Issue 13: the Durable Object against raw sql.exec in the same workerd,
+  // and OPFS against sqlite-wasm's opfs-sahpool in the same Chromium.
+  for (const [w, limit, what] of [["commit", 2, "one-put commit"], ["bulk", 1.5, "puts in one transaction"], ["page", 1.5, "page(100)"]]) {
+    const [a, b] = pair("workerd-onestore-durable", "workerd-raw-sql-exec", w);
+    if (a && b) add("durable", `${what} on a Durable Object ≤ ${limit}× raw sql.exec (issue 13)`, "workerd-onestore-durable vs workerd-raw-sql-exec", a.value / b.value, a.value / b.value <= limit, `${x(a.value / b.value)} (${ms(a.value)} vs ${ms(b.value)})`);
+  }
+  {
+    const [a, b] = pair("chromium-onestore-opfs-full", "chromium-sahpool-defaults", "commit");
+    if (a && b) add("opfsCommit", "a full commit on OPFS ≤ 0.5× opfs-sahpool's defaults (issue 13)", "chromium-onestore-opfs-full vs chromium-sahpool-defaults", a.value / b.value, a.value / b.value <= 0.5, `${x(a.value / b.value)} (${ms(a.value)} vs ${ms(b.value)})`);
+  }
   return out;
 }
 
