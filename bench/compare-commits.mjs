@@ -12,10 +12,9 @@
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { join } from "node:path";
 
-import { ROW, median } from "./lib/common.mjs";
+import { loadBuild, median, ROW } from "./lib/common.mjs";
 
 const [rootA, rootB, runsArg, commitsArg] = process.argv.slice(2);
 if (!rootA || !rootB) {
@@ -26,16 +25,7 @@ const runs = Number(runsArg ?? 11);
 const COMMITS = Number(commitsArg ?? 2000);
 const dir = mkdtempSync(join(tmpdir(), "onestore-compare-commits-"));
 
-async function load(root) {
-  const base = pathToFileURL(`${resolve(root)}/`);
-  const api = await import(new URL("js/index.js", base).href);
-  const Edits = api.defineTable("edits", {
-    columns: { id: api.str(), path: api.str(), entry: api.int(), at: api.int(), meta: api.json() },
-    key: ["id"],
-    indexes: { byPath: ["path", "at"] },
-  });
-  return { root, api, Edits };
-}
+const load = loadBuild;
 
 let files = 0;
 async function once(b, out) {

@@ -14,10 +14,9 @@
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { join } from "node:path";
 
-import { ROW, median } from "./lib/common.mjs";
+import { loadBuild, median, ROW } from "./lib/common.mjs";
 
 const [rootA, rootB, runsArg, relaxedArg] = process.argv.slice(2);
 if (!rootA || !rootB) {
@@ -29,16 +28,7 @@ const COMMITS = { relaxed: Number(relaxedArg ?? 1000), full: 100 };
 const BULK = 25_000;
 const dir = mkdtempSync(join(tmpdir(), "onestore-compare-file-commits-"));
 
-async function load(root) {
-  const base = pathToFileURL(`${resolve(root)}/`);
-  const api = await import(new URL("js/index.js", base).href);
-  const Edits = api.defineTable("edits", {
-    columns: { id: api.str(), path: api.str(), entry: api.int(), at: api.int(), meta: api.json() },
-    key: ["id"],
-    indexes: { byPath: ["path", "at"] },
-  });
-  return { root, api, Edits };
-}
+const load = loadBuild;
 
 // Times `fn` (wall and CPU, ms) over `per` units; pushes both per unit.
 async function timed(out, name, per, fn) {

@@ -11,10 +11,9 @@
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { join } from "node:path";
 
-import { ROW, getKeys, median } from "./lib/common.mjs";
+import { getKeys, loadBuild, median, ROW } from "./lib/common.mjs";
 
 const [rootA, rootB, runsArg] = process.argv.slice(2);
 if (!rootA || !rootB) {
@@ -24,16 +23,7 @@ if (!rootA || !rootB) {
 const runs = Number(runsArg ?? 5);
 const dir = mkdtempSync(join(tmpdir(), "onestore-compare-files-"));
 
-async function load(root) {
-  const base = pathToFileURL(`${resolve(root)}/`);
-  const api = await import(new URL("js/index.js", base).href);
-  const Edits = api.defineTable("edits", {
-    columns: { id: api.str(), path: api.str(), entry: api.int(), at: api.int(), meta: api.json() },
-    key: ["id"],
-    indexes: { byPath: ["path", "at"] },
-  });
-  return { root, api, Edits };
-}
+const load = loadBuild;
 
 const COMMITS = 100;
 const ROWS = 5000;

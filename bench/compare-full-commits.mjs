@@ -9,10 +9,9 @@
 //   node bench/compare-full-commits.mjs <root A> <root B> [rounds] [commits] [full|relaxed]
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { join } from "node:path";
 
-import { ROW, median } from "./lib/common.mjs";
+import { loadBuild, median, ROW } from "./lib/common.mjs";
 
 const [rootA, rootB, roundsArg, perArg, durArg] = process.argv.slice(2);
 if (!rootA || !rootB) {
@@ -21,11 +20,7 @@ if (!rootA || !rootB) {
 }
 const rounds = Number(roundsArg ?? 10), per = Number(perArg ?? 200), durability = durArg ?? "full";
 const dir = mkdtempSync(join(tmpdir(), "onestore-compare-full-commits-"));
-async function load(root) {
-  const api = await import(pathToFileURL(`${resolve(root)}/js/index.js`).href);
-  const Edits = api.defineTable("edits", { columns: { id: api.str(), path: api.str(), entry: api.int(), at: api.int(), meta: api.json() }, key: ["id"], indexes: { byPath: ["path", "at"] } });
-  return { root, api, Edits };
-}
+const load = loadBuild;
 let files = 0;
 async function once(b, out) {
   const store = await b.api.openStore({ backend: "sqlite", path: join(dir, `s${files++}.sqlite`), durability });

@@ -4,7 +4,8 @@
 // a script that plugs in, see bench/README.md) does the same work from these.
 
 import { gzipSync } from "node:zlib";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { resolve } from "node:path";
 import { readFileSync } from "node:fs";
 
 import * as api from "../../js/index.js";
@@ -14,6 +15,14 @@ import { OWNER, editsTable, median, replicaCommits, rowChanges } from "./work.mj
 
 // The table, built with the Node root's builders.
 export const Edits = editsTable(api);
+
+// A build of the package at `root` (a checkout with js/ and dist/), for the
+// bench/compare-*.mjs scripts that run two builds side by side: its API and
+// the bench's table defined with it.
+export async function loadBuild(root) {
+  const built = await import(pathToFileURL(`${resolve(root)}/js/index.js`).href);
+  return { root, api: built, Edits: editsTable(built) };
+}
 
 // Workload 14: the same table at version 2, with one column added by an
 // alter (its default is read by SQLite for the rows stored before; nothing
