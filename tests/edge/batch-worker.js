@@ -196,6 +196,45 @@ export class TestSession {
     return out;
   }
 
+  // A host transaction that fails after the core's commit (its callback ran,
+  // then transactionSync throws and the host rolls back): a numeric commit
+  // that answered a seq is storage_failed (the outcome is unknown to the
+  // core); one that answered 0 (refused before writing) gives the host's
+  // error as it is.
+  async op_numericHostFailure() {
+    let failing = false;
+    const storage = new Proxy(this.ctx.storage, {
+      get(target, prop) {
+        if (prop === "transactionSync") {
+          return (fn) => target.transactionSync(() => {
+            const answer = fn();
+            if (failing) throw new Error("the host's COMMIT failed");
+            return answer;
+          });
+        }
+        const v = target[prop];
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    const { core } = await openCore(workerdRuntime, { backend: "durable", storage }, "test");
+    const outcome = (f) => {
+      try { return { answer: f() }; } catch (e) { return { code: e.code ?? null, message: String(e.message) }; }
+    };
+    try {
+      const a = core.ownerId("a");
+      const table = '[{"op":"table","table":"t/t","version":1,"columns":{"id":{"type":"str"}},"key":["id"]}]';
+      const declared = core.commitAs(table, a, 1);
+      failing = true;
+      const refused = outcome(() => core.commitAs('[{"op":"put","table":"t/t","row":{"id":5}}]', a, 2));
+      const committed = outcome(() => core.commitAs('[{"op":"put","table":"t/t","row":{"id":"x"}}]', a, 3));
+      failing = false;
+      const rows = this.ctx.storage.sql.exec('SELECT count(*) AS n FROM "t/t"').one().n;
+      return { declared, refused, committed, rows };
+    } finally {
+      core.close();
+    }
+  }
+
   // Two owners of one store commit in turn through the public API, without
   // an actor (the numeric commit), a failing transaction among them: the
   // owner of every outbox record, and the failures' codes.

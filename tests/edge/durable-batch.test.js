@@ -21,8 +21,9 @@
 // past sql.exec, which has run them; a read's cursor still is. And (issue
 // 13, the commit's answer and meta without text) the numeric commit runs
 // inside transactionSync: its seq, or 0 and lastError's code, a commit
-// refused inside the transaction leaving nothing; two owners of one store
-// keep their names in every outbox record.
+// refused inside the transaction leaving nothing; a host transaction that
+// fails after it is storage_failed only when the core answered a seq; two
+// owners of one store keep their names in every outbox record.
 
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -190,4 +191,14 @@ test("two owners of one store commit without an actor and keep their names in ev
   assert.deepEqual(r.owners, ["a", "b", ...Array.from({ length: rounds }, () => ["a", "b"]).flat(), "store"]);
   assert.deepEqual(r.lost, [null, null, null]);
   assert.deepEqual(r.counts, [rounds + 1, rounds]);
+});
+
+test("a host transaction that fails after a numeric commit answered its seq is storage_failed; after a commit that answered 0 it is the host's own error", async () => {
+  const r = await workerd.call("host-failure", "numericHostFailure");
+  assert.equal(r.declared, 1);
+  assert.equal(r.refused.code, null, JSON.stringify(r.refused));
+  assert.match(r.refused.message, /the host's COMMIT failed/);
+  assert.equal(r.committed.code, "storage_failed", JSON.stringify(r.committed));
+  assert.match(r.committed.message, /failed to commit: the host's COMMIT failed/);
+  assert.equal(r.rows, 0, "the host rolled the put back");
 });
