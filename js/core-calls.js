@@ -6,7 +6,9 @@
 // store: every later call rejects with that error. A commit's answer becomes
 // `{ seq, ops }` where `ops()` hands over the commit's ops as the core
 // recorded them in the outbox (Core.lastOps), parsed once, on first use: a
-// commit that nobody listens to never crosses for them.
+// commit that nobody listens to never crosses for them. A commit without an
+// actor crosses its context as numbers (Core.commitAs: the owner's number,
+// registered once per core, and the time) and gets its seq back as a number.
 
 import { asStoreError, ErrorCodes, invalidArgs, StoreError, unwrap } from "./errors.js";
 import { encodeJson, parseJsonExact, wellFormed } from "./encode.js";
@@ -33,6 +35,7 @@ export function closedError(what, kind = "store") {
  */
 export function makeGate(core, head, kind = "store") {
   let commits = 0;  // commits made through this gate: the lazy ops of an older one are gone
+  const ownerIds = new Map();  // owner name -> the core's number for it (Core.ownerId)
 
   const gate = {
     core,
@@ -74,15 +77,54 @@ export function makeGate(core, head, kind = "store") {
     },
 
     /**
-     * Makes one commit: `fn` calls core.commit or core.txCommit. Returns
-     * { seq, ops } where ops() is the commit's ops from the core, fetched
-     * and parsed on the first call (only valid within the commit step).
+     * The core's number for the owner `name` (Core.ownerId), registered on
+     * the first commit of that owner through this gate. Call it inside a
+     * gate.call (it does not check the gate itself).
+     */
+    ownerId(name) {
+      let id = ownerIds.get(name);
+      if (id === undefined) {
+        id = core.ownerId(wellFormed(name));
+        if (id > 0) ownerIds.set(name, id);  // 0: no store (commitAs then answers why)
+      }
+      return id;
+    },
+
+    /**
+     * Makes one commit of `ops` (a binary batch or wire JSON text) for the
+     * owner `owner` in the core's transaction `tx` (0: none), with `meta`
+     * from commitContext: null crosses the context as numbers
+     * (Core.commitAs, Core.txCommitAs), a text as it is (Core.commit,
+     * Core.txCommit). Returns as gate.commit.
+     */
+    commitOps(what, owner, meta, ops, tx = 0) {
+      if (meta !== null) return gate.commit(what, tx ? () => core.txCommit(tx, ops, meta) : () => core.commit(ops, meta));
+      return gate.commit(what, tx
+        ? () => core.txCommitAs(tx, ops, gate.ownerId(owner), Date.now())
+        : () => core.commitAs(ops, gate.ownerId(owner), Date.now()));
+    },
+
+    /**
+     * Makes one commit: `fn` calls core.commit, core.txCommit (a text
+     * answer) or core.commitAs, core.txCommitAs (a number: the seq, or 0
+     * with the failure in core.lastError()). Returns { seq, ops } where
+     * ops() is the commit's ops from the core, fetched and parsed on the
+     * first call (only valid within the commit step).
      */
     commit(what, fn) {
-      // The answer is {"seq":n,"at":ms,"counts":[…]} (wasm/ABI.md): only the
-      // seq is used, read without a JSON parse.
-      const text = gate.call(what, fn);
-      const seq = text.startsWith('{"seq":') ? Number(text.slice(7, text.indexOf(",", 7))) : JSON.parse(text).seq;
+      const answer = gate.call(what, fn);
+      let seq;
+      if (typeof answer === "number") {
+        if (!(answer > 0)) {
+          unwrap(core.lastError());  // throws the failure's StoreError
+          throw new StoreError(ErrorCodes.StorageFailed, `${what}: the core answered seq ${answer} without an error`);
+        }
+        seq = answer;
+      } else {
+        // {"seq":n,"at":ms,"counts":[…]} (wasm/ABI.md): only the seq is
+        // used, read without a JSON parse.
+        seq = answer.startsWith('{"seq":') ? Number(answer.slice(7, answer.indexOf(",", 7))) : JSON.parse(answer).seq;
+      }
       const mine = ++commits;
       gate.lastHead = seq;
       let ops;
@@ -149,10 +191,6 @@ export function fenceWith(gate, session) {
   if (typeof session.poll === "function") gate.poll = session.poll;
 }
 
-// commitMeta's text up to the time, for the owner of the last commit.
-let metaOwner = null;
-let metaHead = "";
-
 /**
  * The commit context the core records with a commit: { owner, at, actor? }
  * as JSON text. `ctx` is the caller's { actor? }.
@@ -161,6 +199,23 @@ let metaHead = "";
  * core.commit(ops, commitMeta("notes", { actor: { kind: "person", id: "ana" } }, "notes.tx"))
  */
 export function commitMeta(owner, ctx, what) {
+  const actor = checkedActor(ctx, what);
+  return encodeJson(actor === undefined ? { owner, at: Date.now() } : { owner, at: Date.now(), actor }, "meta");
+}
+
+/**
+ * What gate.commitOps takes for the caller's `ctx` ({ actor? }): null
+ * without an actor (the commit crosses its owner and time as numbers),
+ * else the context's JSON text (commitMeta).
+ *
+ * @example
+ * const meta = commitContext("notes", ctx, "notes.tx");   // null for ctx undefined
+ */
+export function commitContext(owner, ctx, what) {
+  return checkedActor(ctx, what) === undefined ? null : commitMeta(owner, ctx, what);
+}
+
+function checkedActor(ctx, what) {
   if (ctx !== undefined && ctx !== null && typeof ctx !== "object") {
     throw invalidArgs(`${what}: the context must be an object such as { actor: { kind: "person", id: "ana" } }, got ${describe(ctx)}`);
   }
@@ -168,16 +223,5 @@ export function commitMeta(owner, ctx, what) {
   if (actor !== undefined && (actor === null || typeof actor !== "object" || typeof actor.kind !== "string" || typeof actor.id !== "string")) {
     throw invalidArgs(`${what}: ctx.actor must be { kind, id, for?, via? } with string kind and id (for: another actor), got ${describe(actor)}`);
   }
-  // Without an actor the text is written directly: what encodeJson would
-  // write for { owner, at }, without its walk (about 4% of a one-put
-  // commit's time in Node), its owner part kept for the owner of the last
-  // commit.
-  if (actor === undefined) {
-    if (owner !== metaOwner) {
-      metaOwner = owner;
-      metaHead = `{"owner":${JSON.stringify(wellFormed(owner))},"at":`;
-    }
-    return `${metaHead}${Date.now()}}`;
-  }
-  return encodeJson({ owner, at: Date.now(), actor }, "meta");
+  return actor;
 }

@@ -6,7 +6,7 @@
 //
 // Each durable store registers its ctx.storage here under a number (the
 // handle the core's open options carry). Every core call that writes (open,
-// commit, txCommit, outboxTrim, and a replica's applyBatch,
+// commit, txCommit, commitAs, txCommitAs, outboxTrim, and a replica's applyBatch,
 // recordDivergence and setHostNote) runs inside ctx.storage.transactionSync: the core's
 // transaction joins it, and a core that rolls back makes the callback throw,
 // so the host rolls back the data and the outbox record together.
@@ -387,6 +387,14 @@ const dropped = typeof FinalizationRegistry === "function"
   })
   : null;
 
+// Whether a writing call's answer says the core committed: a seq above 0
+// (commitAs, txCommitAs: 0 is a failure, told by lastError), or any text but
+// a failure ("!<code> <message>"; wasm/ABI.md).
+function committed(answer) {
+  if (typeof answer === "number") return answer > 0;
+  return answer !== undefined && !String(answer).startsWith("!");
+}
+
 /**
  * The core as the store calls it: for a durable store, the writing calls run
  * inside ctx.storage.transactionSync; closing forgets the storage.
@@ -418,7 +426,7 @@ export function attachWorkerdCore(core, wire) {
       });
     } catch (e) {
       if (e === ROLLBACK) return answer;
-      if (answer !== undefined && !String(answer).startsWith("!")) {
+      if (committed(answer)) {
         // The core committed, then the host's COMMIT failed: the outcome is
         // unknown and the store stops.
         throw new StoreError(ErrorCodes.StorageFailed, `durable: the Durable Object's transaction failed to commit: ${e?.message ?? e}`, { cause: e });
@@ -451,6 +459,8 @@ export function attachWorkerdCore(core, wire) {
     open: (o) => inTransaction(() => core.open(o), true)(),
     commit: (ops, meta) => inTransaction(() => core.commit(ops, meta))(),
     txCommit: (tx, ops, meta) => inTransaction(() => core.txCommit(tx, ops, meta))(),
+    commitAs: (ops, owner, at) => inTransaction(() => core.commitAs(ops, owner, at))(),
+    txCommitAs: (tx, ops, owner, at) => inTransaction(() => core.txCommitAs(tx, ops, owner, at))(),
     outboxTrim: (upTo) => inTransaction(() => core.outboxTrim(upTo))(),
     applyBatch: (batch) => inTransaction(() => core.applyBatch(batch))(),
     recordDivergence: () => inTransaction(() => core.recordDivergence())(),

@@ -52,9 +52,9 @@ function same(a, b) {
  * after each page of each `rows` step.
  *
  * @example
- * const done = migrateRows({ gate, owner: "notes", full: "notes/items", def, records, meta, onProgress });
+ * const done = migrateRows({ gate, owner: "notes", full: "notes/items", def, records, onProgress });
  */
-export function migrateRows({ gate, owner, full, def, records, meta, onProgress }) {
+export function migrateRows({ gate, owner, full, def, records, onProgress }) {
   const { core } = gate;
   const what = `${owner}.table(${def.name})`;
   const stored = JSON.parse(gate.call(what, () => core.tables())).find((t) => t.table === full);
@@ -84,7 +84,7 @@ export function migrateRows({ gate, owner, full, def, records, meta, onProgress 
       chain.push({ rows: fn });
     }
     flush();
-    return gate.commit(what, () => core.txCommit(tx, "[]", meta));
+    return gate.commitOps(what, owner, null, "[]", tx);
   } finally {
     try { core.txClose(tx); } catch { /* gone with the instance */ }
   }

@@ -8,7 +8,6 @@
 
 import { invalidArgs } from "./errors.js";
 import { encodeJson, parseJsonExact } from "./encode.js";
-import { commitMeta } from "./core-calls.js";
 import { declaration, describe, isTableDef, tableName } from "./schema.js";
 import { hasRowsStep, migrateRows } from "./migrate.js";
 import { runTx } from "./tx.js";
@@ -149,15 +148,15 @@ export function makeOwner(parts, name, address, hooks) {
     handles.add(handle, h);
     tables.set(def.name, handle);
     if (records !== "") {
-      const meta = commitMeta(name, undefined, `${name}.table`);
+
       h.settled = false;
       h.pending = queue.step(
         () => {
           try {
             const what = `${name}.table(${def.name})`;
             const seq = hasRowsStep(records)
-              ? migrateRows({ gate, owner: name, full, def, records: parseJsonExact(records), meta, onProgress })
-              : gate.commit(what, () => gate.core.commit(records, meta));
+              ? migrateRows({ gate, owner: name, full, def, records: parseJsonExact(records), onProgress })
+              : gate.commitOps(what, name, null, records);
             gate.schema++;
             return seq;
           } catch (e) {

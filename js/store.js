@@ -18,7 +18,7 @@ import { openCore } from "./open.js";
 import { MAX_BATCH_DEPTH, encodeJson, parseJsonExact, toWire } from "./encode.js";
 import { describe, ownerName } from "./schema.js";
 import { makeLive } from "./live.js";
-import { closeCoreOf, commitMeta, fenceWith, makeGate } from "./core-calls.js";
+import { closeCoreOf, commitContext, fenceWith, makeGate } from "./core-calls.js";
 
 // The ops that give a table new columns: the row decoders follow them.
 const SCHEMA_OPS = new Set(["table", "alter", "index"]);
@@ -223,12 +223,12 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
           throw invalidArgs(`store.commit: adopt must be a function (seq) => void, got ${describe(adopt)}`);
         }
         const ops = encodeJson(plainData(writes, "ops"), "ops");
-        const meta = commitMeta("store", ctx, "store.commit");
+        const meta = commitContext("store", ctx, "store.commit");
         if (ops === "[]") return queue.after(() => gate.lastHead);
         const schema = writes.some((w) => w !== null && typeof w === "object" && SCHEMA_OPS.has(w.op));
         return queue.step(
           () => {
-            const seq = gate.commit("store.commit", () => core.commit(toWire(ops), meta));
+            const seq = gate.commitOps("store.commit", "store", meta, toWire(ops));
             if (schema) gate.schema++;
             return seq;
           },

@@ -15,7 +15,7 @@ import { isExpr, isPred, toExpr, value } from "./expr.js";
 import { vectorColumns, vectorWire } from "./vectors.js";
 import { resolveWhere } from "./query.js";
 import { plainData, readRow } from "./data.js";
-import { commitMeta } from "./core-calls.js";
+import { commitContext } from "./core-calls.js";
 import { describe, storedJson, versionedJson } from "./schema.js";
 import { txDocuments } from "./documents.js";
 import { checkKind, edgesWhere, isEdgesDef } from "./edges.js";
@@ -71,13 +71,10 @@ export async function runTx(owner, fn, ctx) {
     if (st.poisoned) throw st.poisoned;
     if (st.ops.total > 0) {
       gate.checkOpen(`${name}.tx`);
-      const meta = commitMeta(name, ctx, `${name}.tx`);
+      const meta = commitContext(name, ctx, `${name}.tx`);
       await queue.step(
         () => {
-          const batch = st.ops.batch();
-          const done = gate.commit(`${name}.tx`, st.txId
-            ? () => gate.core.txCommit(st.txId, batch, meta)
-            : () => gate.core.commit(batch, meta));
+          const done = gate.commitOps(`${name}.tx`, name, meta, st.ops.batch(), st.txId);
           st.committed = true;
           return done;
         },

@@ -1,6 +1,8 @@
 // The embind surface of the wasm module: one class, Core, that only declares
 // and converts. Every method takes JSON text and returns one string; a
-// failure is "!<code> <message>" (see wasm/ABI.md). No engine logic here.
+// failure is "!<code> <message>" (see wasm/ABI.md). The common commit
+// (commitAs, txCommitAs) crosses numbers instead: the seq, or 0 and the
+// failure in lastError(). No engine logic here.
 #include <emscripten/bind.h>
 #include <emscripten/em_js.h>
 #include <emscripten/em_macros.h>
@@ -125,6 +127,21 @@ class Core {
     return WithStore([&](Store* st) { return st->Commit(ops_json, meta_json, &result); }, &result);
   }
 
+  // The common commit (Store::CommitAs): the owner's number from ownerId,
+  // the time in ms, no actor. Answers the seq, or 0 with the failure in
+  // lastError(): no text crosses either way.
+  double commitAs(const emscripten::val& ops, int owner, double at) {
+    const std::string ops_bytes = OpsBytes(ops);
+    return WithSeq([&](Store* st, int64_t* seq) { return st->CommitAs(ops_bytes, owner, at, seq); });
+  }
+
+  // Store::OwnerId; 0 when no store is open (commitAs then says why).
+  int ownerId(const std::string& name) { return store_ ? store_->OwnerId(name) : 0; }
+
+  // The failure of the last call that answered 0 (commitAs, txCommitAs), as
+  // "!<code> <message>".
+  std::string lastError() { return last_error_; }
+
   // The last commit's ops as its outbox record holds them (Store::LastOps).
   std::string lastOps() {
     std::string ops;
@@ -157,6 +174,13 @@ class Core {
     std::string result;
     return WithStore([&](Store* st) { return st->TxCommit(tx, ops_json, meta_json, &result); },
                      &result);
+  }
+
+  // txCommit with the context of commitAs; answers as commitAs.
+  double txCommitAs(int tx, const emscripten::val& ops, int owner, double at) {
+    const std::string ops_bytes = OpsBytes(ops);
+    return WithSeq(
+        [&](Store* st, int64_t* seq) { return st->TxCommitAs(tx, ops_bytes, owner, at, seq); });
   }
 
   std::string txClose(int tx) {
@@ -577,6 +601,18 @@ class Core {
     return s.ok() ? std::move(*payload) : Answer(s);
   }
 
+  // WithStore for a call that answers a seq: the seq, or 0 with the
+  // failure kept for lastError().
+  template <typename F>
+  double WithSeq(F&& f) {
+    int64_t seq = 0;
+    std::string none;
+    std::string failed = WithStore([&](Store* st) { return f(st, &seq); }, &none);
+    if (failed.empty()) return static_cast<double>(seq);
+    last_error_ = std::move(failed);
+    return 0;
+  }
+
   template <typename F>
   std::string WithReplica(F&& f, std::string* payload) {
     if (store_ && !replica_) {
@@ -607,6 +643,7 @@ class Core {
   std::unique_ptr<Replica> replica_;  // set for a replica; refers to *store_
   std::map<std::string, std::unique_ptr<Store>> memory_snapshots_;  // snapshotTake with no path
   bool closed_ = false;
+  std::string last_error_;  // lastError()
 };
 
 // listStores: {"id":..,"head":n,"replica":bool} of the sqlite store at
@@ -651,11 +688,15 @@ EMSCRIPTEN_BINDINGS(onestore) {
       .function("open", &Core::open)
       .function("declare", &Core::declare)
       .function("commit", &Core::commit)
+      .function("commitAs", &Core::commitAs)
+      .function("ownerId", &Core::ownerId)
+      .function("lastError", &Core::lastError)
       .function("lastOps", &Core::lastOps)
       .function("txOpen", &Core::txOpen)
       .function("txStage", &Core::txStage)
       .function("txGet", &Core::txGet)
       .function("txCommit", &Core::txCommit)
+      .function("txCommitAs", &Core::txCommitAs)
       .function("txClose", &Core::txClose)
       .function("get", &Core::get)
       .function("page", &Core::page)

@@ -610,21 +610,65 @@ ONESTORE_COLD Status Store::Declare(const std::string& table_json, std::string* 
   return Status::OK();
 }
 
+Status Store::ParseCommit(const std::string& ops_json, const std::string* meta_json,
+                          CommitContext* context, std::vector<Op>* ops) {
+  TableResolver tables(&catalog_);
+  Json j;
+  const bool binary = IsBinaryOps(ops_json);
+  if (binary) ONESTORE_RETURN_IF_ERROR(ParseBinaryOps(ops_json, &tables, ops));
+  bool fast = binary || ParsePutsFast(ops_json, &tables, ops);
+  if (!fast) ONESTORE_RETURN_IF_ERROR(ParseJsonText(ops_json, "ops", &j));
+  if (meta_json != nullptr) ONESTORE_RETURN_IF_ERROR(ParseCommitMeta(*meta_json, context));
+  if (!fast) ONESTORE_RETURN_IF_ERROR(ParseOps(j, &tables, ops));
+  return Status::OK();
+}
+
 Status Store::Commit(const std::string& ops_json, const std::string& meta_json,
                      std::string* result) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
   ONESTORE_RETURN_IF_ERROR(CheckOwnerWrite("commit"));
   std::vector<Op> ops;
-  TableResolver tables(&catalog_);
-  Json j;
-  const bool binary = IsBinaryOps(ops_json);
-  if (binary) ONESTORE_RETURN_IF_ERROR(ParseBinaryOps(ops_json, &tables, &ops));
-  bool fast = binary || ParsePutsFast(ops_json, &tables, &ops);
-  if (!fast) ONESTORE_RETURN_IF_ERROR(ParseJsonText(ops_json, "ops", &j));
   CommitContext context;
-  ONESTORE_RETURN_IF_ERROR(ParseCommitMeta(meta_json, &context));
-  if (!fast) ONESTORE_RETURN_IF_ERROR(ParseOps(j, &tables, &ops));
+  ONESTORE_RETURN_IF_ERROR(ParseCommit(ops_json, &meta_json, &context, &ops));
   return CommitOps(&ops, context, result);
+}
+
+int Store::OwnerId(const std::string& name) {
+  auto it = owner_ids_.find(name);
+  if (it != owner_ids_.end()) return it->second;
+  owner_names_.push_back(name);
+  const int id = static_cast<int>(owner_names_.size());
+  owner_ids_.emplace(name, id);
+  return id;
+}
+
+Status Store::ContextAs(int owner, double at, const std::string** name, int64_t* at_ms) const {
+  if (owner < 1 || static_cast<size_t>(owner) > owner_names_.size()) {
+    return Status::InvalidArgs("commit: owner " + std::to_string(owner) +
+                               " is not an owner number of this store (Core.ownerId gives them)");
+  }
+  // Milliseconds as an int64, as ContextOf takes them from the text.
+  if (!(at > -9.2e18 && at < 9.2e18) || at != static_cast<double>(static_cast<int64_t>(at))) {
+    const std::string shown = at != at ? std::string("NaN") : DescribeJson(Json(at));
+    return Status::InvalidArgs("commit context: at " + shown +
+                               " is not a time in milliseconds (a 64-bit integer)");
+  }
+  *name = &owner_names_[static_cast<size_t>(owner) - 1];
+  *at_ms = static_cast<int64_t>(at);
+  return Status::OK();
+}
+
+Status Store::CommitAs(const std::string& ops_json, int owner, double at, int64_t* seq) {
+  ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
+  ONESTORE_RETURN_IF_ERROR(CheckOwnerWrite("commit"));
+  const std::string* name = nullptr;
+  int64_t at_ms = 0;
+  ONESTORE_RETURN_IF_ERROR(ContextAs(owner, at, &name, &at_ms));
+  std::vector<Op> ops;
+  ONESTORE_RETURN_IF_ERROR(ParseCommit(ops_json, nullptr, nullptr, &ops));
+  ONESTORE_RETURN_IF_ERROR(CommitOps(&ops, *name, at_ms, nullptr, nullptr));
+  *seq = head_;
+  return Status::OK();
 }
 
 ONESTORE_COLD Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta,
@@ -635,9 +679,12 @@ ONESTORE_COLD Status Store::CommitParsed(std::vector<Op>* ops, const Json& meta,
 }
 
 Status Store::CommitOps(std::vector<Op>* ops, const CommitContext& context, std::string* result) {
-  const std::string& owner = context.owner;
-  const Json* actor = context.actor.is_null() ? nullptr : &context.actor;
-  const int64_t at = context.has_at ? context.at : NowMs();
+  return CommitOps(ops, context.owner, context.has_at ? context.at : NowMs(),
+                   context.actor.is_null() ? nullptr : &context.actor, result);
+}
+
+Status Store::CommitOps(std::vector<Op>* ops, const std::string& owner, int64_t at,
+                        const Json* actor, std::string* result) {
 
   // Until COMMIT, a failure leaves a known outcome (nothing written), so only
   // fencing stops the store here; a failed COMMIT stops it below.
@@ -736,6 +783,7 @@ Status Store::CommitOps(std::vector<Op>* ops, const CommitContext& context, std:
   }
   last_record_ = std::move(record);
   last_ops_at_ = ops_at;
+  if (result == nullptr) return Status::OK();  // CommitAs: the seq is the head
   result->clear();
   *result += "{\"seq\":";
   AppendInt(seq, result);
@@ -893,6 +941,23 @@ Status Store::TxCommit(int tx_id, const std::string& ops_json, const std::string
   CommitContext context;
   if (st.ok()) st = ParseCommitMeta(meta_json, &context);
   if (st.ok()) st = CommitOps(&it->second.ops, context, result);
+  txs_.erase(tx_id);
+  return st;
+}
+
+Status Store::TxCommitAs(int tx_id, const std::string& ops_json, int owner, double at,
+                         int64_t* seq) {
+  auto it = txs_.find(tx_id);
+  if (it == txs_.end())
+    return Status::InvalidArgs("transaction " + std::to_string(tx_id) + " is not open");
+  const std::string* name = nullptr;
+  int64_t at_ms = 0;
+  Status st = CheckUsable(true);
+  if (st.ok()) st = CheckOwnerWrite("tx");
+  if (st.ok()) st = StageInto(&it->second, ops_json);
+  if (st.ok()) st = ContextAs(owner, at, &name, &at_ms);
+  if (st.ok()) st = CommitOps(&it->second.ops, *name, at_ms, nullptr, nullptr);
+  if (st.ok()) *seq = head_;
   txs_.erase(tx_id);
   return st;
 }

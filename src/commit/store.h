@@ -135,6 +135,19 @@ class Store {
   // stops the store (every later call fails with storage_failed).
   Status Commit(const std::string& ops_json, const std::string& meta_json, std::string* result);
 
+  // The common commit with its context as numbers: the owner registered by
+  // OwnerId, the time in milliseconds, no actor (a commit with an actor
+  // takes Commit's text). Commits as Commit does and sets *seq; writes no
+  // answer text (no counts). Fails with invalid/args for an owner number
+  // OwnerId did not give or a time that is not an integer of 64 bits.
+  Status CommitAs(const std::string& ops_json, int owner, double at, int64_t* seq);
+
+  // The number of the owner `name` for CommitAs and TxCommitAs, the same
+  // one for the same name for the life of this object (1, 2, ...). Any
+  // name is taken, as Commit takes any owner string; the names stay
+  // registered (one per owner a program opens).
+  int OwnerId(const std::string& name);
+
   // Transactions that stage ops so that tx.get sees them. Staged ops are
   // checked when staged; they reach the backend only in TxCommit.
   int TxOpen();
@@ -148,6 +161,8 @@ class Store {
                const std::string& key_json, std::string* row);
   Status TxCommit(int tx, const std::string& ops_json, const std::string& meta_json,
                   std::string* result);
+  // TxCommit with the context of CommitAs.
+  Status TxCommitAs(int tx, const std::string& ops_json, int owner, double at, int64_t* seq);
   void TxClose(int tx);
 
   // The ops of the last commit this store made, exactly as its outbox record
@@ -243,7 +258,18 @@ class Store {
   // StageInto, then brings the tx's overlay up to date for tx.get.
   Status StageWithOverlay(Tx* tx, const std::string& ops_json);
   Status CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* result);
+  // Parses a commit's ops (a binary batch, JSON text of puts through the
+  // fast reader, or any JSON text); the meta text, when given, is parsed
+  // into *context between the JSON text's syntax and its ops' checks, so
+  // that errors come in the order they always did.
+  Status ParseCommit(const std::string& ops_json, const std::string* meta_json,
+                     CommitContext* context, std::vector<Op>* ops);
+  // The context of CommitAs: the owner's name and the time, checked.
+  Status ContextAs(int owner, double at, const std::string** name, int64_t* at_ms) const;
+  // Writes a commit. *result, when given, gets {"seq":n,"at":ms,"counts":[..]}.
   Status CommitOps(std::vector<Op>* ops, const CommitContext& context, std::string* result);
+  Status CommitOps(std::vector<Op>* ops, const std::string& owner, int64_t at, const Json* actor,
+                   std::string* result);
   // The query `query_json` over table `t` (found in the catalog as `table`),
   // parsed and checked once and kept (queries_): a derive or a link reads
   // the same query after every commit. *q stays valid until the next call.
@@ -256,6 +282,9 @@ class Store {
   Catalog catalog_;
   std::map<std::string, int64_t, std::less<>> minted_;
   std::map<int, Tx> txs_;
+  // OwnerId's names: owner n is owner_names_[n - 1].
+  std::vector<std::string> owner_names_;
+  std::unordered_map<std::string, int> owner_ids_;
   int next_tx_ = 1;
   bool closed_ = false;
   bool replica_ = false;

@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <ctime>
+#include <limits>
 #include <string>
 
 #include "backends/memory/memory_backend.h"
@@ -115,6 +116,61 @@ TEST_P(StoreTest, EveryCommitGetsTheNextSeqAndOneOutboxRecord) {
   // The put is recorded whole, defaults filled and optional columns null.
   EXPECT_EQ(rec["ops"], Json::parse(R"([{"op":"put","table":"file-history/edits","row":
       {"id":"e1","path":"a/x.ts","entry":812,"at":0,"meta":null}}])"));
+}
+
+// The numeric commit (wasm/ABI.md, commitAs): owners by number, the seq
+// back, the same outbox record as the text path writes for {owner, at}.
+TEST_P(StoreTest, CommitAsWritesTheRecordOfItsOwnerNumberAndTime) {
+  const int a = store_->OwnerId("file-history");
+  const int b = store_->OwnerId("other");
+  EXPECT_EQ(store_->OwnerId("file-history"), a);
+  EXPECT_NE(a, b);
+  int64_t seq = 0;
+  Status s = store_->CommitAs("[" + Put("e1", "a/x.ts", 1) + "]", a, 1764412345123.0, &seq);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(seq, 2);
+  const int tx = store_->TxOpen();
+  ASSERT_TRUE(store_->TxStage(tx, "[" + Put("e2", "a/y.ts", 2) + "]").ok());
+  s = store_->TxCommitAs(tx, "[" + Put("e3", "a/z.ts", 3) + "]", b, 7, &seq);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(seq, 3);
+  MustCommit("[" + Put("e4", "a/w.ts", 4) + "]", R"({"owner":"other","at":7})");
+  std::string batch;
+  ASSERT_TRUE(store_->ReadOutbox(1, 10, &batch).ok());
+  Json commits = ParseOrDie(batch)["commits"];
+  ASSERT_EQ(commits.size(), 3u);
+  EXPECT_EQ(commits[0]["owner"], "file-history");
+  EXPECT_EQ(commits[0]["at"], 1764412345123LL);
+  EXPECT_EQ(commits[1]["ops"].size(), 2u);
+  // The text path writes the same record for the same context.
+  Json numeric = commits[1], text = commits[2];
+  EXPECT_EQ(numeric["owner"], text["owner"]);
+  EXPECT_EQ(numeric["at"], text["at"]);
+  EXPECT_FALSE(numeric.contains("actor"));
+  EXPECT_EQ(numeric.size(), text.size());
+}
+
+TEST_P(StoreTest, CommitAsRefusesAnUnknownOwnerNumberAndATimeThatIsNoInteger) {
+  const int a = store_->OwnerId("file-history");
+  const std::string ops = "[" + Put("e1", "a/x.ts", 1) + "]";
+  int64_t seq = 0;
+  for (int owner : {0, -1, a + 1}) {
+    Status s = store_->CommitAs(ops, owner, 1, &seq);
+    EXPECT_EQ(s.code(), Code::kInvalidArgs) << owner;
+    EXPECT_NE(s.message().find("owner " + std::to_string(owner)), std::string::npos) << s.message();
+  }
+  for (double at : {0.5, 1e19, -1e19, std::numeric_limits<double>::quiet_NaN(),
+                    std::numeric_limits<double>::infinity()}) {
+    Status s = store_->CommitAs(ops, a, at, &seq);
+    EXPECT_EQ(s.code(), Code::kInvalidArgs) << at;
+    EXPECT_NE(s.message().find("is not a time in milliseconds"), std::string::npos) << s.message();
+  }
+  // A refused op names its place, as through Commit; nothing was written.
+  Status s = store_->CommitAs(R"([{"op":"update","table":"file-history/edits","key":["nope"],"set":{"entry":{"value":1}}}])", a, 1, &seq);
+  EXPECT_EQ(s.code(), Code::kNotFound) << s.ToString();
+  EXPECT_EQ(store_->head(), 1);
+  ASSERT_TRUE(store_->CommitAs(ops, a, -5, &seq).ok());
+  EXPECT_EQ(seq, 2);
 }
 
 TEST_P(StoreTest, APrefixRenameIsOneSmallOpWithItsCount) {

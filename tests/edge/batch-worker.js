@@ -4,6 +4,8 @@
 // with a JSON body; answers { ok, result } or { ok: false, code, message }.
 
 import * as api from "../../js/workerd.js";
+import { openCore } from "../../js/open.js";
+import { workerdRuntime } from "../../js/loader-workerd.js";
 
 const { openStore, defineTable, bool, int, json, num, str, query } = api;
 
@@ -154,6 +156,121 @@ export class TestSession {
     const outbox = (await this.store.outbox.read(0, 100)).commits.map((c) => c.seq);
     await this.owner.tx(async (tx) => { await tx.put(this.notes, { id: 1001, title: "after" }); });
     return { error, head, afterHead, rows, outbox, outboxBefore, headAtEnd: this.store.head };
+  }
+
+  // The numeric commit (wasm/ABI.md) on a core of this object's storage,
+  // called as the package calls it (the runtime's wrapper runs commitAs and
+  // txCommitAs inside transactionSync): each answer, lastError after each 0,
+  // and what the SQLite holds after.
+  async op_numericCore() {
+    const storage = counted(this.ctx.storage, this.texts);
+    const { core } = await openCore(workerdRuntime, { backend: "durable", storage }, "test");
+    const sql = this.ctx.storage.sql;
+    const rows = () => sql.exec('SELECT count(*) AS n FROM "t/t"').one().n;
+    const out = {};
+    try {
+      const a = core.ownerId("a");
+      const b = core.ownerId("b");
+      out.ids = [a, b, core.ownerId("a")];
+      const table = '[{"op":"table","table":"t/t","version":1,"columns":{"id":{"type":"str"},"n":{"type":"int"}},"key":["id"]}]';
+      const answer = (seq) => ({ seq, error: seq === 0 ? core.lastError() : null });
+      out.table = answer(core.commitAs(table, a, 1000));
+      out.putA = answer(core.commitAs('[{"op":"put","table":"t/t","row":{"id":"x","n":1}}]', a, 1001));
+      const tx = core.txOpen();
+      core.txStage(tx, '[{"op":"put","table":"t/t","row":{"id":"y","n":2}}]');
+      out.txB = answer(core.txCommitAs(tx, '[{"op":"put","table":"t/t","row":{"id":"z","n":3}}]', b, 1002));
+      // Refused inside the transaction (the core rolled back: the put before it is gone too).
+      out.inside = answer(core.commitAs('[{"op":"put","table":"t/t","row":{"id":"w","n":4}},{"op":"update","table":"t/t","key":["missing"],"set":{"n":{"value":5}}}]', a, 1003));
+      // Refused before it: a value, an owner number, a time.
+      out.value = answer(core.commitAs('[{"op":"put","table":"t/t","row":{"id":"w","n":"no"}}]', a, 1004));
+      out.owner = answer(core.commitAs('[{"op":"put","table":"t/t","row":{"id":"w","n":4}}]', 9, 1005));
+      out.at = answer(core.commitAs('[{"op":"put","table":"t/t","row":{"id":"w","n":4}}]', a, 0.5));
+      out.rows = rows();
+      out.after = answer(core.commitAs('[{"op":"put","table":"t/t","row":{"id":"v","n":6}}]', b, 1006));
+      out.records = JSON.parse(core.outboxRead(0, 10)).commits.map((c) => [c.seq, c.owner, c.at, c.ops.length]);
+      out.head = core.head();
+      out.metaHead = this.metaHead();
+    } finally {
+      core.close();
+    }
+    return out;
+  }
+
+  // A host transaction that fails after the core's commit (its callback ran,
+  // then transactionSync throws and the host rolls back): a numeric commit
+  // that answered a seq is storage_failed (the outcome is unknown to the
+  // core); one that answered 0 (refused before writing) gives the host's
+  // error as it is.
+  async op_numericHostFailure() {
+    let failing = false;
+    const storage = new Proxy(this.ctx.storage, {
+      get(target, prop) {
+        if (prop === "transactionSync") {
+          return (fn) => target.transactionSync(() => {
+            const answer = fn();
+            if (failing) throw new Error("the host's COMMIT failed");
+            return answer;
+          });
+        }
+        const v = target[prop];
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    const { core } = await openCore(workerdRuntime, { backend: "durable", storage }, "test");
+    const outcome = (f) => {
+      try { return { answer: f() }; } catch (e) { return { code: e.code ?? null, message: String(e.message) }; }
+    };
+    try {
+      const a = core.ownerId("a");
+      const table = '[{"op":"table","table":"t/t","version":1,"columns":{"id":{"type":"str"}},"key":["id"]}]';
+      const declared = core.commitAs(table, a, 1);
+      failing = true;
+      const refused = outcome(() => core.commitAs('[{"op":"put","table":"t/t","row":{"id":5}}]', a, 2));
+      const committed = outcome(() => core.commitAs('[{"op":"put","table":"t/t","row":{"id":"x"}}]', a, 3));
+      failing = false;
+      const rows = this.ctx.storage.sql.exec('SELECT count(*) AS n FROM "t/t"').one().n;
+      return { declared, refused, committed, rows };
+    } finally {
+      core.close();
+    }
+  }
+
+  // Two owners of one store commit in turn through the public API, without
+  // an actor (the numeric commit), a failing transaction among them: the
+  // owner of every outbox record, and the failures' codes.
+  async op_twoOwners({ rounds }) {
+    const store = await openStore({ backend: "durable", storage: this.ctx.storage });
+    try {
+      const a = store.object({ type: "a" });
+      const b = store.object({ type: "b" });
+      const ta = a.table(Notes);
+      const tb = b.table(Notes);
+      await ta.count();
+      await tb.count();
+      for (let i = 1; i <= rounds; i++) {
+        await a.tx(async (tx) => { await tx.put(ta, { id: i, title: `a${i}` }); });
+        await b.tx(async (tx) => { await tx.get(tb, [0]); await tx.put(tb, { id: i, title: `b${i}` }); });
+      }
+      const codes = [];
+      const head = store.head;
+      for (const fail of [
+        () => a.tx(async (tx) => { await tx.put(ta, { id: 99, title: "lost" }); await tx.update(ta, [12345], { title: "x" }); }),
+        () => b.tx(async (tx) => { await tx.get(tb, [1]); await tx.put(tb, { id: 99, title: 5 }); }),
+        () => store.commit([{ op: "put", table: ta.name, row: { id: 98, title: "t", n: 0.5 } }]),
+      ]) {
+        try { await fail(); codes.push(null); } catch (e) { codes.push(e.code); }
+      }
+      const headAfterFailures = store.head;
+      await store.commit([{ op: "put", table: ta.name, row: { id: 97, title: "raw" } }]);
+      const { commits } = await store.outbox.read(0, 1000);
+      return {
+        head, headAfterFailures, codes, owners: commits.map((c) => c.owner),
+        lost: [await ta.get([99]), await tb.get([99]), await ta.get([98])],
+        counts: [await ta.count(), await tb.count()],
+      };
+    } finally {
+      await store.close();
+    }
   }
 
   // _meta.head as the Durable Object's SQLite holds it (read past the

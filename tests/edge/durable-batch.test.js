@@ -18,7 +18,12 @@
 // SQLite's trigger on _outbox keeps _meta.head, which an older version reads,
 // exact, also after an import has dropped and remade the store's tables.
 // And (the commit's fixed cost, step two) a commit's writes are not read
-// past sql.exec, which has run them; a read's cursor still is.
+// past sql.exec, which has run them; a read's cursor still is. And (issue
+// 13, the commit's answer and meta without text) the numeric commit runs
+// inside transactionSync: its seq, or 0 and lastError's code, a commit
+// refused inside the transaction leaving nothing; a host transaction that
+// fails after it is storage_failed only when the core answered a seq; two
+// owners of one store keep their names in every outbox record.
 
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -158,4 +163,42 @@ test("pages of a durable store whose rows stay in JS give every kind of value (s
   assert.match(r.durable[0], /"j":\{"deep":\[1,"two",null,\{"t":true\}\]\}/);
   assert.match(r.durable.join(""), /"n":"1152921504606846976n"/);
   assert.match(r.durable.join(""), /"n":-9007199254740991/);
+});
+
+test("the numeric commit (commitAs, txCommitAs) answers seqs, or 0 with lastError's code; one refused inside transactionSync leaves nothing", async () => {
+  const r = await workerd.call("numeric", "numericCore");
+  assert.deepEqual(r.ids, [1, 2, 1]);
+  assert.deepEqual([r.table, r.putA, r.txB], [{ seq: 1, error: null }, { seq: 2, error: null }, { seq: 3, error: null }]);
+  assert.equal(r.inside.seq, 0);
+  assert.match(r.inside.error, /^!not_found /);
+  assert.equal(r.value.seq, 0);
+  assert.match(r.value.error, /^!invalid\/args /);
+  assert.match(r.owner.error, /^!invalid\/args commit: owner 9 is not an owner number/);
+  assert.match(r.at.error, /^!invalid\/args commit context: at 0\.5 is not a time/);
+  assert.equal(r.rows, 3, "x, y and z; nothing of the refused commits");
+  assert.deepEqual(r.after, { seq: 4, error: null });
+  assert.deepEqual(r.records, [[1, "a", 1000, 1], [2, "a", 1001, 1], [3, "b", 1002, 2], [4, "b", 1006, 1]]);
+  assert.equal(r.head, 4);
+  assert.equal(r.metaHead, 4);
+});
+
+test("two owners of one store commit without an actor and keep their names in every outbox record; failed commits give their codes and leave nothing", async () => {
+  const rounds = 15;
+  const r = await workerd.call("owners", "twoOwners", { rounds });
+  assert.equal(r.head, 2 + 2 * rounds);
+  assert.deepEqual(r.codes, ["not_found", "invalid/args", "invalid/args"]);
+  assert.equal(r.headAfterFailures, r.head);
+  assert.deepEqual(r.owners, ["a", "b", ...Array.from({ length: rounds }, () => ["a", "b"]).flat(), "store"]);
+  assert.deepEqual(r.lost, [null, null, null]);
+  assert.deepEqual(r.counts, [rounds + 1, rounds]);
+});
+
+test("a host transaction that fails after a numeric commit answered its seq is storage_failed; after a commit that answered 0 it is the host's own error", async () => {
+  const r = await workerd.call("host-failure", "numericHostFailure");
+  assert.equal(r.declared, 1);
+  assert.equal(r.refused.code, null, JSON.stringify(r.refused));
+  assert.match(r.refused.message, /the host's COMMIT failed/);
+  assert.equal(r.committed.code, "storage_failed", JSON.stringify(r.committed));
+  assert.match(r.committed.message, /failed to commit: the host's COMMIT failed/);
+  assert.equal(r.rows, 0, "the host rolled the put back");
 });

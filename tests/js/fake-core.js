@@ -16,6 +16,7 @@ export function fakeCore(answers = {}) {
   let head = 0;
   let last = "[]";
   let nextTx = 1;
+  const owners = [];
   const base = {
     head: () => head,
     tables: () => "[]",
@@ -25,10 +26,24 @@ export function fakeCore(answers = {}) {
       last = batchToJson(ops);
       return JSON.stringify({ seq: head, at: 1, counts: [] });
     },
+    // The numeric commit (wasm/ABI.md): the seq, or 0 with lastError().
+    ownerId(name) {
+      if (!owners.includes(name)) owners.push(name);
+      return owners.indexOf(name) + 1;
+    },
+    commitAs(ops, owner, at) {
+      head++;
+      last = batchToJson(ops);
+      return head;
+    },
+    lastError: () => "",
     txOpen: () => nextTx++,
     txGet: () => "null",
     txCommit(tx, ops, meta) {
       return base.commit(ops, meta);
+    },
+    txCommitAs(tx, ops, owner, at) {
+      return base.commitAs(ops, owner, at);
     },
     txClose: () => "",
     lastOps: () => last,

@@ -1,0 +1,152 @@
+// Checks the numeric commit (wasm/ABI.md, "The numeric commit") through the
+// public API on a memory store and a Node store file, with the real core
+// behind a spy: a commit without an actor crosses as commitAs/txCommitAs (its
+// owner registered once per core, the seq back as a number), a commit with an
+// actor as commit's text; every owner's name reaches its outbox records; a
+// failed numeric commit rejects with its own StoreError code and leaves
+// nothing behind; and the core's numeric calls refuse an owner number it did
+// not give and a time that is no integer.
+
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
+
+import { defineTable, int, str } from "../../js/index.js";
+import { nodeRuntime } from "../../js/loader-node.js";
+import { openStoreWith } from "../../js/store.js";
+import { rejectsWith } from "./helpers.js";
+
+const Notes = defineTable("notes", { columns: { id: str(), n: int() }, key: ["id"] });
+
+const dir = mkdtempSync(join(tmpdir(), "onestore-commit-as-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+// openStore through a runtime whose cores log the name of every commit call
+// and owner registration.
+async function spiedStore(options) {
+  const calls = [];
+  const watchedNames = new Set(["commit", "txCommit", "commitAs", "txCommitAs", "ownerId"]);
+  const runtime = {
+    ...nodeRuntime,
+    attach(core, wire) {
+      const inner = nodeRuntime.attach ? nodeRuntime.attach(core, wire) : core;
+      return new Proxy(inner, {
+        get(target, prop) {
+          const v = target[prop];
+          if (typeof v !== "function") return v;
+          if (!watchedNames.has(prop)) return v.bind(target);
+          return (...args) => {
+            calls.push(prop === "ownerId" ? `ownerId(${args[0]})` : prop);
+            return v.apply(target, args);
+          };
+        },
+      });
+    },
+  };
+  return { store: await openStoreWith(runtime, options), calls };
+}
+
+let files = 0;
+const backends = {
+  memory: () => ({ backend: "memory" }),
+  "a Node file": () => ({ backend: "sqlite", path: join(dir, `s${files++}.sqlite`) }),
+};
+
+for (const [label, options] of Object.entries(backends)) {
+  test(`${label}: two owners commit as numbers, each registered once, and keep their names in the outbox; an actor's commit crosses as text`, async () => {
+    const { store, calls } = await spiedStore(options());
+    const a = store.object({ type: "a" });
+    const b = store.object({ type: "b" });
+    const ta = a.table(Notes);
+    const tb = b.table(Notes);
+    await ta.count();
+    await tb.count();
+    for (let i = 0; i < 20; i++) {
+      await a.tx(async (tx) => { await tx.put(ta, { id: `a${i}`, n: i }); });
+      await b.tx(async (tx) => { await tx.get(tb, "none"); await tx.put(tb, { id: `b${i}`, n: i }); });
+    }
+    await a.tx(async (tx) => { await tx.put(ta, { id: "by-ana", n: 0 }); }, { actor: { kind: "person", id: "ana" } });
+    const seq = await store.commit([{ op: "put", table: ta.name, row: { id: "raw", n: 1 } }]);
+    assert.equal(seq, store.head);
+
+    // Each owner's name crossed once; only the actor's commit crossed as text.
+    assert.deepEqual(calls.filter((c) => c.startsWith("ownerId")), ["ownerId(a)", "ownerId(b)", "ownerId(store)"]);
+    assert.deepEqual(calls.filter((c) => c === "commit" || c === "txCommit"), ["commit"]);
+    assert.equal(calls.filter((c) => c === "commitAs").length, 2 + 20 + 1);
+    assert.equal(calls.filter((c) => c === "txCommitAs").length, 20);
+
+    const { commits } = await store.outbox.read(0, 1000);
+    assert.equal(commits.length, store.head);
+    const owners = commits.map((c) => c.owner);
+    assert.deepEqual(owners.slice(0, 2), ["a", "b"]);
+    for (let i = 0; i < 20; i++) assert.deepEqual(owners.slice(2 + 2 * i, 4 + 2 * i), ["a", "b"], `commits of round ${i}`);
+    assert.deepEqual(commits.at(-2).actor, { kind: "person", id: "ana" });
+    assert.deepEqual(owners.slice(-2), ["a", "store"]);
+    for (const c of commits) {
+      assert.equal(typeof c.at, "number");
+      if (c !== commits.at(-2)) assert.equal(c.actor, undefined);
+    }
+    assert.deepEqual(commits[5].ops, [{ op: "put", table: tb.name, row: { id: "b1", n: 1 } }]);
+    await store.close();
+  });
+
+  test(`${label}: a failed numeric commit rejects with its own code and leaves nothing behind; the store goes on`, async () => {
+    const { store, calls } = await spiedStore(options());
+    const a = store.object({ type: "a" });
+    const notes = a.table(Notes);
+    await a.tx(async (tx) => { await tx.put(notes, { id: "x", n: 1 }); });
+    const head = store.head;
+    const before = calls.length;
+    // Refused inside the core's transaction (after BEGIN)...
+    await rejectsWith(a.tx(async (tx) => { await tx.put(notes, { id: "y", n: 2 }); await tx.update(notes, "missing", { n: 3 }); }), "not_found");
+    // ...and before it (the put's value), in a transaction the core staged.
+    await rejectsWith(a.tx(async (tx) => { await tx.get(notes, "x"); await tx.put(notes, { id: "z", n: 1.5 }); }), "invalid/args", ["n"]);
+    await rejectsWith(store.commit([{ op: "put", table: notes.name, row: { id: "w", n: "no" } }]), "invalid/args");
+    assert.deepEqual(calls.slice(before).filter((c) => !c.startsWith("ownerId")), ["commitAs", "txCommitAs", "commitAs"]);
+    assert.equal(store.head, head);
+    assert.equal(await notes.get("y"), undefined);
+    assert.equal(await notes.count(), 1);
+    await a.tx(async (tx) => { await tx.put(notes, { id: "after", n: 4 }); });
+    assert.equal(store.head, head + 1);
+    assert.equal((await store.outbox.read(head, 10)).commits[0].owner, "a");
+    await store.close();
+  });
+}
+
+test("the core's numeric commit refuses an owner number it did not give and a time that is no integer, and answers 0 with lastError", async () => {
+  const mod = await nodeRuntime.load();
+  const core = new mod.Core();
+  try {
+    assert.equal(core.commitAs("[]", 1, 1), 0);
+    assert.match(core.lastError(), /^!invalid\/args the store is not open/);
+    assert.equal(core.ownerId("a"), 0, "no store: no owner numbers");
+    core.open('{"backend":"memory"}');
+    const a = core.ownerId("a");
+    assert.equal(a, 1);
+    assert.equal(core.ownerId("b"), 2);
+    assert.equal(core.ownerId("a"), a);
+    const table = '[{"op":"table","table":"t/t","version":1,"columns":{"id":{"type":"str"}},"key":["id"]}]';
+    assert.equal(core.commitAs(table, a, 1000), 1);
+    const put = '[{"op":"put","table":"t/t","row":{"id":"k"}}]';
+    assert.equal(core.commitAs(put, 3, 1000), 0);
+    assert.match(core.lastError(), /^!invalid\/args commit: owner 3 is not an owner number/);
+    assert.equal(core.commitAs(put, 0, 1000), 0);
+    assert.match(core.lastError(), /owner 0/);
+    for (const at of [1.5, NaN, Infinity, 1e19]) {
+      assert.equal(core.commitAs(put, a, at), 0, `at ${at}`);
+      assert.match(core.lastError(), /^!invalid\/args commit context: at .* is not a time in milliseconds/);
+    }
+    const tx = core.txOpen();
+    assert.equal(core.txCommitAs(tx, put, 2, 1234), 2);
+    assert.equal(core.txCommitAs(tx, put, 2, 1234), 0, "the transaction is closed by its commit");
+    assert.match(core.lastError(), /^!invalid\/args transaction \d+ is not open/);
+    const { commits } = JSON.parse(core.outboxRead(0, 10));
+    assert.deepEqual(commits.map((c) => [c.seq, c.owner, c.at]), [[1, "a", 1000], [2, "b", 1234]]);
+    assert.equal(core.head(), 2);
+  } finally {
+    core.close();
+    core.delete();
+  }
+});
