@@ -16,7 +16,7 @@ import { vectorColumns, vectorWire } from "./vectors.js";
 import { resolveWhere } from "./query.js";
 import { plainData, readRow } from "./data.js";
 import { commitMeta } from "./core-calls.js";
-import { describe, isTableDef, storedJson, versionedJson } from "./schema.js";
+import { describe, storedJson, versionedJson } from "./schema.js";
 import { txDocuments } from "./documents.js";
 import { checkKind, edgesWhere, isEdgesDef } from "./edges.js";
 
@@ -198,7 +198,7 @@ function makeTx(owner, st) {
       let h = lastH;
       if (t !== lastHandle || t === null) {
         h = resolveTable(t, "tx.put");
-        if (!isTableDef(t)) {
+        if (h.def !== t) {  // a handle (a definition resolves to the state of its handle, whose def it is)
           lastHandle = t;
           lastH = h;
         }
