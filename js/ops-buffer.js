@@ -124,6 +124,26 @@ export class OpsBuffer {
    * the batch's current shape: the caller must not change it afterwards.
    */
   putValues(table, names, vals) {
+    // A bulk loop's rows have the shape of the one before: then the values
+    // are written with no other pass over them (an undefined one, which
+    // changes the shape, undoes this and takes the general path below).
+    if (table === this.table && sameNames(names, this.names)) {
+      const at = this.len;
+      this.ensure(1);
+      this.bytes[this.len++] = PUT;
+      let i = 0;
+      for (; i < names.length; i++) {
+        const v = vals[i];
+        if (v === undefined || !this.value(v)) break;
+      }
+      if (i === names.length) {
+        this.pending++;
+        this.total++;
+        return true;
+      }
+      this.len = at;
+      if (vals[i] !== undefined) return false;
+    }
     const at = this.len;
     const oldTable = this.table;
     const oldNames = this.names;

@@ -159,6 +159,12 @@ function makeTx(owner, st) {
   // The scratch array of tx.put's values (null while a put holds it; it
   // keeps the last row's values until the next put or the end of the tx).
   let scratch = [];
+  // The handle tx.put resolved last and its state (a handle's state is the
+  // one object its owner made it with, for the life of the handle), so a
+  // bulk loop resolves its table once. A table definition passed instead of
+  // a handle is resolved each time (owner.table checks it).
+  let lastHandle = null;
+  let lastH = null;
   function keyOf(key) {
     return Array.isArray(key) ? [...key] : [key];
   }
@@ -186,7 +192,14 @@ function makeTx(owner, st) {
      */
     async put(t, row) {
       live("tx.put");
-      const h = resolveTable(t, "tx.put");
+      let h = lastH;
+      if (t !== lastHandle || t === null) {
+        h = resolveTable(t, "tx.put");
+        if (h.def !== t) {  // a handle (a definition resolves to the state of its handle, whose def it is)
+          lastHandle = t;
+          lastH = h;
+        }
+      }
       // The row's values, each read once, straight from the caller's row
       // (no copy of it: issue 13's put loop); `scratch` is handed back at the
       // end, so a getter that puts a row meanwhile takes an array of its own.

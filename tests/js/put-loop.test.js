@@ -151,3 +151,81 @@ test("a getter that puts another row meanwhile leaves both rows as they were rea
     await store.close();
   }
 });
+
+// Issue 13, "a ninth step": tx.put keeps the table handle it resolved last,
+// and OpsBuffer.putValues writes a row of the last row's shape in one pass.
+// These guard those two shortcuts: the handle kept must never stand in for
+// another value passed as the table, and a row that leaves the shape in the
+// middle of a run (an undefined value, a value left to the wire JSON, other
+// names) must be written as the general path writes it.
+
+const Others = defineTable("others", { columns: { id: str(), n: int() }, key: ["id"] });
+const Optional = defineTable("optional", { columns: { id: str(), path: str().optional(), at: int(), meta: json() }, key: ["id"] });
+
+test("tx.put resolves each table it is given: another table, another owner's handle, a definition, a non-handle after a run of puts", async () => {
+  const store = await openStore({ backend: "memory" });
+  try {
+    const o = store.object({ type: "t" });
+    const p = store.object({ type: "p" });
+    const t = o.table(Edits);
+    const u = o.table(Others);
+    const theirs = p.table(Edits);
+    await o.tx(async (tx) => {
+      for (let i = 0; i < 3; i++) await tx.put(t, { id: `e${i}`, path: "a", at: i, meta: {} });
+      await tx.put(u, { id: "u1", n: 1 });  // another table of the same owner, after a run
+      await tx.put(t, { id: "e3", path: "b", at: 3, meta: {} });
+      await tx.put(Edits, { id: "e4", path: "c", at: 4, meta: {} });  // the definition, not the handle
+      await assert.rejects(tx.put(theirs, { id: "x", path: "x", at: 0, meta: {} }), (e) => e.code === "invalid/args" && /belongs to owner "p"/.test(e.message));
+      await assert.rejects(tx.put({ name: t.name }, { id: "x", path: "x", at: 0, meta: {} }), (e) => e.code === "invalid/args" && /expected a table handle/.test(e.message));
+      await assert.rejects(tx.put(null, { id: "x" }), (e) => e.code === "invalid/args");
+      await tx.put(t, { id: "e5", path: "d", at: 5, meta: {} });
+    });
+    const got = [];
+    for (const id of ["e0", "e1", "e2", "e3", "e4", "e5"]) got.push([id, (await t.get(id))?.path]);
+    assert.deepEqual(got, [["e0", "a"], ["e1", "a"], ["e2", "a"], ["e3", "b"], ["e4", "c"], ["e5", "d"]]);
+    assert.deepEqual(await u.get("u1"), { id: "u1", n: 1 });
+    assert.equal(await theirs.get("x"), undefined);
+  } finally {
+    await store.close();
+  }
+});
+
+test("a run of rows of one shape, broken by an undefined value, a value left to JSON and other names, stores each row as put", async () => {
+  const rows = [
+    { id: "a1", path: "p/1", at: 1, meta: { n: 1 } },
+    { id: "a2", path: "p/2", at: 2, meta: { n: 2 } },
+    { id: "a3", path: undefined, at: 3, meta: { n: 3 } },        // the same names, one undefined: another shape
+    { id: "a4", path: "p/4", at: 4, meta: { n: 4 } },
+    { id: "a5", path: "p/5", at: 5, meta: { big: 2n ** 62n } },  // the same shape, a BigInt: the wire JSON
+    { id: "a6", path: "p/6", at: 6, meta: { n: 6 } },
+    { id: "a7", path: "p/\u00e9", at: 7, meta: ["\u00e9"] },     // the same shape, non-ASCII text
+    { at: 8, id: "a8", meta: [], path: "p/8" },                   // other names' order: another shape
+    { id: "a9", path: "p/9", at: 9, meta: { n: 9 } },
+  ];
+  const store = await openStore({ backend: "memory" });
+  try {
+    const o = store.object({ type: "t" });
+    const t = o.table(Optional);
+    await o.tx(async (tx) => { for (const r of rows) await tx.put(t, r); });
+    for (const r of rows) {
+      const want = { ...r };
+      if (want.path === undefined) want.path = null;
+      assert.deepEqual(await t.get(r.id), { id: want.id, path: want.path, at: want.at, meta: want.meta }, r.id);
+    }
+    // The batch putValues wrote is the one the general path writes row by row.
+    const fast = new OpsBuffer();
+    const slow = new OpsBuffer();
+    for (const r of rows.filter((x) => x.id !== "a5")) {
+      const names = Object.keys(r);
+      assert.equal(fast.putValues("t/optional", names, names.map((k) => r[k])), true);
+      slow.table = null;  // no shape kept: each row takes the general path
+      slow.names = null;
+      assert.equal(slow.putValues("t/optional", names, names.map((k) => r[k])), true);
+    }
+    const shapes = (b) => [...b.batch()].filter((x) => x === 0x53).length;
+    assert.ok(shapes(fast) < shapes(slow));
+    assert.equal(fast.total, slow.total);
+  } finally {
+    await store.close();
+  }
+});
