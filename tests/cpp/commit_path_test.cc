@@ -8,7 +8,9 @@
 // and the rows it takes from a put-only commit's ops leave the rows a model
 // holds, through ascending runs, earlier keys, updates, deletes and bulk ops
 // in one commit. Issue 13's eighth step: index entries that carry their first
-// str cell's text keep the value order, nulls and ints included.
+// str cell's text keep the value order, nulls and ints included. Issue 13's
+// tenth step: entries that carry the text's first 16 bytes as two numbers
+// keep the byte order at the edges of those 16 bytes.
 
 #include <gtest/gtest.h>
 
@@ -152,19 +154,16 @@ TEST(MemoryIndexTest, AnIndexWalkAgreesWithTheRowsThroughReplacesDeletesAndRefus
   }
 }
 
-// Issue 13's eighth step: an index entry keeps its first column's text in
-// place when that cell is a str (and compares it first), and the index is a
-// multiset. The order must stay CompareValues's where the first column is an
-// optional str (nulls, which have no text, sort first, beside strs short and
-// long, equal ones ordered by the next column) and where it is an int (no
-// entry has text), through rows whose indexed str changes to and from null,
-// and deletes.
-TEST(MemoryIndexTest, IndexesOnAnOptionalStrAndOnAnIntKeepTheValueOrderThroughNullsAndChanges) {
+// Puts, updates and deletes rows of t/opt (an optional str g and an int n,
+// indexed both ways) whose g is drawn from `groups`, walking both indexes
+// against a model after each commit.
+void CheckIndexOrder(const char* store_id, const std::vector<std::optional<std::string>>& groups,
+                     unsigned seed) {
   OpenOptions o;
   o.backend = "memory";
-  o.id = "index-text";
+  o.id = store_id;
   std::unique_ptr<Store> st;
-  ASSERT_TRUE(Store::Open(o, &st).ok());
+  ASSERT_TRUE(Store::Open(o, &st).ok()) << store_id;
   std::string out;
   ASSERT_TRUE(st->Declare(R"({"op":"table","table":"t/opt","columns":{"id":"str",)"
                           R"("g":{"type":"str","optional":true},"n":"int"},"key":["id"],)"
@@ -172,10 +171,7 @@ TEST(MemoryIndexTest, IndexesOnAnOptionalStrAndOnAnIntKeepTheValueOrderThroughNu
                           &out)
                   .ok());
   ASSERT_TRUE(st->Commit(out, R"({"owner":"t"})", &out).ok());
-  const std::vector<std::optional<std::string>> groups = {
-      std::nullopt, "", "a", "ab", "\xc3\xa9", "a long group name past the short string size",
-      "a long group name past the short string size, longer"};
-  std::mt19937 rng(813);
+  std::mt19937 rng(seed);
   // id -> (g, n)
   std::map<std::string, std::pair<std::optional<std::string>, int64_t>> model;
   auto want = [&](bool by_n) {
@@ -224,6 +220,40 @@ TEST(MemoryIndexTest, IndexesOnAnOptionalStrAndOnAnIntKeepTheValueOrderThroughNu
     ASSERT_EQ(got(R"([["g","asc"],["n","asc"],["id","asc"]])"), want(false)) << "after commit " << commit;
     ASSERT_EQ(got(R"([["n","asc"],["g","asc"],["id","asc"]])"), want(true)) << "after commit " << commit;
   }
+}
+
+// Issue 13's eighth step: an index entry keeps its first column's text in
+// place when that cell is a str (and compares it first), and the index is a
+// multiset. The order must stay CompareValues's where the first column is an
+// optional str (nulls, which have no text, sort first, beside strs short and
+// long, equal ones ordered by the next column) and where it is an int (no
+// entry has text), through rows whose indexed str changes to and from null,
+// and deletes.
+TEST(MemoryIndexTest, IndexesOnAnOptionalStrAndOnAnIntKeepTheValueOrderThroughNullsAndChanges) {
+  CheckIndexOrder("index-text",
+                  {std::nullopt, "", "a", "ab", "\xc3\xa9",
+                   "a long group name past the short string size",
+                   "a long group name past the short string size, longer"},
+                  813);
+}
+
+// This step: an index entry carries its str's first 16 bytes as two
+// big-endian numbers, compared before the bytes. The order must stay the
+// bytes' (unsigned, then the shorter first) for texts that end inside the
+// numbers or at their edges (7, 8, 9, 15, 16, 17 bytes), that tie through
+// them and differ just past them, that differ at bytes 0, 7, 8 and 15, with
+// bytes of 0x80 and up there (a signed compare would put them first) and
+// with a byte 0x01 where a shorter text's padding is (a str holds no NUL).
+TEST(MemoryIndexTest, AStrIndexKeepsTheByteOrderAtTheEdgesOfItsSixteenBytePrefix) {
+  const std::string p16 = "0123456789abcdef";
+  CheckIndexOrder(
+      "index-prefix",
+      {std::nullopt, "", "\x01", "a", "a\x01", "a\x01\x01",
+       "abcdefg", "abcdefg\x01", "abcdefgh", "abcdefgh\x7f", "abcdefgh\xc3\xa9", "abcdefg\xc3\xa9",
+       "\xc3\xa9", "\xf0\x9f\x98\x80", p16.substr(0, 15), p16.substr(0, 15) + "\xc3\xa9", p16,
+       p16 + "\x01", p16 + "0", p16 + "\xc3\xa9", p16 + "01", p16 + "0\x7f",
+       p16 + "0\xc3\xa9 past the short string size", p16.substr(0, 8) + "\xc3\xa9" + p16.substr(10)},
+      1316);
 }
 
 TEST(MemoryStagingTest, AscendingRunsThenEarlierKeysUpdatesDeletesAndBulkOpsLeaveTheModelsRows) {
