@@ -405,7 +405,7 @@ export function attachWorkerdCore(core, wire) {
   const state = stores.get(handle);
   // `opens`: the call writes the epoch (an open): every store's checks are
   // read again (newState). Any other call may answer them from `known`.
-  const inTransaction = (fn, opens) => () => {
+  const inTransaction = (fn, opens) => {
     let answer;
     if (opens) forgetChecks();
     try {
@@ -456,19 +456,19 @@ export function attachWorkerdCore(core, wire) {
       rows.length = held;  // the core asked for one row more
       return next === undefined ? { rows } : { rows, next };
     },
-    open: (o) => inTransaction(() => core.open(o), true)(),
-    commit: (ops, meta) => inTransaction(() => core.commit(ops, meta))(),
-    txCommit: (tx, ops, meta) => inTransaction(() => core.txCommit(tx, ops, meta))(),
-    commitAs: (ops, owner, at) => inTransaction(() => core.commitAs(ops, owner, at))(),
-    txCommitAs: (tx, ops, owner, at) => inTransaction(() => core.txCommitAs(tx, ops, owner, at))(),
-    outboxTrim: (upTo) => inTransaction(() => core.outboxTrim(upTo))(),
-    applyBatch: (batch) => inTransaction(() => core.applyBatch(batch))(),
-    recordDivergence: () => inTransaction(() => core.recordDivergence())(),
-    promote: () => inTransaction(() => core.promote())(),
-    split: (id, origin) => inTransaction(() => core.split(id, origin))(),
-    restoreBatch: (batch) => inTransaction(() => core.restoreBatch(batch))(),
-    snapshotRestoreCopies: (copies, marker, meta) => inTransaction(() => core.snapshotRestoreCopies(copies, marker, meta))(),
-    setHostNote: (name, value) => inTransaction(() => core.setHostNote(name, value))(),
+    open: (o) => inTransaction(() => core.open(o), true),
+    commit: (ops, meta) => inTransaction(() => core.commit(ops, meta)),
+    txCommit: (tx, ops, meta) => inTransaction(() => core.txCommit(tx, ops, meta)),
+    commitAs: (ops, owner, at) => inTransaction(() => core.commitAs(ops, owner, at)),
+    txCommitAs: (tx, ops, owner, at) => inTransaction(() => core.txCommitAs(tx, ops, owner, at)),
+    outboxTrim: (upTo) => inTransaction(() => core.outboxTrim(upTo)),
+    applyBatch: (batch) => inTransaction(() => core.applyBatch(batch)),
+    recordDivergence: () => inTransaction(() => core.recordDivergence()),
+    promote: () => inTransaction(() => core.promote()),
+    split: (id, origin) => inTransaction(() => core.split(id, origin)),
+    restoreBatch: (batch) => inTransaction(() => core.restoreBatch(batch)),
+    snapshotRestoreCopies: (copies, marker, meta) => inTransaction(() => core.snapshotRestoreCopies(copies, marker, meta)),
+    setHostNote: (name, value) => inTransaction(() => core.setHostNote(name, value)),
     close: () => {
       try { return core.close(); } finally { stores.delete(handle); }
     },

@@ -394,8 +394,12 @@ class DurableConnection : public SqlConnection {
     std::vector<std::string> beside;
     beside.swap(beside_);
     queued_bytes_ = 0;
+    // The batch's room: the params and, per entry, an id, the brackets and a
+    // check's expected value (a text's first crossing may grow it once).
+    size_t room = 16;
+    for (const Entry& e : queue) room += e.params.size() + e.expect.size() + 24;
     std::string batch;
-    batch.reserve(64);
+    batch.reserve(room);
     batch.push_back('[');
     batch.append(std::to_string(mode));
     for (const Entry& e : queue) {

@@ -291,37 +291,56 @@ ONESTORE_COLD std::string DescribeJson(const Json& j) {
 
 void AppendJsonString(std::string_view s, std::string* out) {
   static const char kHex[] = "0123456789abcdef";
-  out->push_back('"');
-  size_t start = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
+  // The escapes' extra bytes first, so that the text is written in place
+  // with one resize (a text of JSON, such as an outbox record, has a quote
+  // every few bytes: an append per piece grew the string many times).
+  size_t extra = 0;
+  for (const char ch : s) {
+    const unsigned char c = static_cast<unsigned char>(ch);
     if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out->append(s.data() + start, i - start);
-    start = i + 1;
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      default:
-        out->append("\\u00");
-        out->push_back(kHex[c >> 4]);
-        out->push_back(kHex[c & 15]);
+    extra += (c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t') ? 1 : 5;
+  }
+  const size_t at = out->size();
+  out->resize(at + s.size() + extra + 2);
+  char* p = &(*out)[at];
+  *p++ = '"';
+  if (extra == 0) {
+    if (!s.empty()) std::memcpy(p, s.data(), s.size());
+    p += s.size();
+  } else {
+    for (const char ch : s) {
+      const unsigned char c = static_cast<unsigned char>(ch);
+      if (c >= 0x20 && c != '"' && c != '\\') {
+        *p++ = ch;
+        continue;
+      }
+      *p++ = '\\';
+      switch (c) {
+        case '"':
+          *p++ = '"';
+          break;
+        case '\\':
+          *p++ = '\\';
+          break;
+        case '\n':
+          *p++ = 'n';
+          break;
+        case '\r':
+          *p++ = 'r';
+          break;
+        case '\t':
+          *p++ = 't';
+          break;
+        default:
+          *p++ = 'u';
+          *p++ = '0';
+          *p++ = '0';
+          *p++ = kHex[c >> 4];
+          *p++ = kHex[c & 15];
+      }
     }
   }
-  out->append(s.data() + start, s.size() - start);
-  out->push_back('"');
+  *p = '"';
 }
 
 Status ValueFromJson(const Json& j, Type t, const std::string& where, Value* out, int dims) {

@@ -250,6 +250,13 @@ class SqliteBackend : public Backend {
   // A commit since Open: Close brings _meta.head up to date.
   bool committed_ = false;
   int64_t epoch_ = 0;
+  // CheckEpoch's statement, built on its first use.
+  struct EpochCheck {
+    std::string sql;
+    std::vector<Value> params;
+    std::string what;
+    Status fenced = Status::OK();
+  } epoch_check_;
 };
 
 void SqliteBackend::AppendSelectRow(const TableSchema& t, SqlBuilder* b) const {
@@ -337,13 +344,21 @@ Status SqliteBackend::CheckEpoch() {
   // A check the connection may defer: on a Durable Object it goes to the
   // host with the transaction's first writes, and none of them runs when
   // another owner's epoch is there.
-  SqlBuilder b = Builder();
-  b.Append("SELECT ")
-      .Append(IntResultSql(dialect_, "value"))
-      .Append(" FROM _meta WHERE key = ")
-      .AppendParam(Value::Str("epoch"));
-  return conn_->RunCheck(b.sql(), b.params(), "reading _meta.epoch", epoch_,
-                         Status::Fenced("another owner holds the store"));
+  // Its SQL, params and failure are the same every time: built once (a
+  // commit pays this check).
+  if (epoch_check_.sql.empty()) {
+    SqlBuilder b = Builder();
+    b.Append("SELECT ")
+        .Append(IntResultSql(dialect_, "value"))
+        .Append(" FROM _meta WHERE key = ")
+        .AppendParam(Value::Str("epoch"));
+    epoch_check_.sql = b.sql();
+    epoch_check_.params = b.params();
+    epoch_check_.what = "reading _meta.epoch";
+    epoch_check_.fenced = Status::Fenced("another owner holds the store");
+  }
+  return conn_->RunCheck(epoch_check_.sql, epoch_check_.params, epoch_check_.what, epoch_,
+                         epoch_check_.fenced);
 }
 
 ONESTORE_COLD Status SqliteBackend::CheckIsStore() {
