@@ -1,15 +1,20 @@
-// Before and after, inside workerd: one-put commits of the durable backend
-// (bench/edge-worker.js's "main" phase with no bulk puts) on two package
-// trees, beside the raw sql.exec anchor, in rounds whose order rotates. Each
-// request runs `commits` commits on a fresh Durable Object; a request of
-// none on another fresh object is subtracted, so the open and the first
-// declaration drop out. Two figures per request: the wall time by Node's
-// clock and the CPU time of the tree's own workerd process (/proc, 10 ms
-// ticks: keep `commits` large), the steadier one on a loaded machine.
-// Medians per commit, in us. Not a test; docs/performance.md, "Issue 13, the
-// commit's fixed cost".
+// Before and after, inside workerd: the durable backend on two package
+// trees, beside the raw sql.exec anchor, in rounds whose order rotates.
+// Two works of bench/edge-worker.js's "main" phase:
+// - one-put commits (default): each request runs `commits` commits on a
+//   fresh Durable Object; figures in us a commit (docs/performance.md,
+//   "Issue 13, the commit's fixed cost");
+// - `--bulk`: each request runs `txs` transactions of `puts` puts (the
+//   issue's 10k-put goal); figures in ms a transaction ("Issue 13, a ninth
+//   step").
+// A request of none on another fresh object is subtracted, so the open and
+// the first declaration drop out. Two figures per request: the wall time by
+// Node's clock and the CPU time of the tree's own workerd process (/proc,
+// 10 ms ticks: keep the work large), the steadier one on a loaded machine.
+// Medians. Not a test.
 //
 //   node bench/edge-commits-ab.mjs --before /tmp/main-copy --after . [--rounds 9] [--commits 3000]
+//   node bench/edge-commits-ab.mjs --bulk --before /tmp/main-copy --after . [--rounds 9] [--puts 10000] [--txs 3]
 
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -23,8 +28,11 @@ const arg = (name, dflt) => {
 };
 const trees = { before: resolve(arg("--before", ".")), after: resolve(arg("--after", ".")) };
 const ROUNDS = Number(arg("--rounds", 9));
-const COMMITS = Number(arg("--commits", 3000));
-const dir = mkdtempSync(join(tmpdir(), "onestore-edge-commits-ab-"));
+const BULK = process.argv.includes("--bulk");
+const PUTS = Number(arg("--puts", 10000));
+// What one request does: N commits, or N bulk transactions of PUTS puts.
+const N = Number(BULK ? arg("--txs", 3) : arg("--commits", 3000));
+const dir = mkdtempSync(join(tmpdir(), "onestore-edge-ab-"));
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
@@ -59,19 +67,21 @@ async function start(root, name) {
   return { mf, pid };
 }
 
-const W = { commitsBatch: 0, edgeBulk: 0, bulkRuns: 0 };
+const W = { commitsBatch: 0, edgeBulk: BULK ? PUTS : 0, bulkRuns: 0 };
 let objects = 0;
-async function request(w, impl, commits) {
+async function request(w, impl, n) {
   const c0 = cpuMs(w.pid);
   const t0 = performance.now();
-  await runPhase(w.mf, "main", impl, `o${objects++}`, { W: { ...W, commitsBatch: commits } });
+  await runPhase(w.mf, "main", impl, `o${objects++}`, { W: { ...W, [BULK ? "bulkRuns" : "commitsBatch"]: n } });
   return { wall: performance.now() - t0, cpu: cpuMs(w.pid) - c0 };
 }
-// One figure: a request of COMMITS commits less one of none, per commit (us).
+// One figure: a request of N less one of none, per commit (us) or per
+// bulk transaction (ms).
+const unit = BULK ? 1 : 1000;
 async function figure(w, impl) {
   const none = await request(w, impl, 0);
-  const some = await request(w, impl, COMMITS);
-  return { wall: ((some.wall - none.wall) * 1000) / COMMITS, cpu: ((some.cpu - none.cpu) * 1000) / COMMITS };
+  const some = await request(w, impl, N);
+  return { wall: ((some.wall - none.wall) * unit) / N, cpu: ((some.cpu - none.cpu) * unit) / N };
 }
 
 const workers = { before: await start(trees.before, "before"), after: await start(trees.after, "after") };
@@ -93,7 +103,10 @@ try {
   await Promise.all(Object.values(workers).map((w) => w.mf.dispose()));
   rmSync(dir, { recursive: true, force: true });
 }
-console.log(`one-put commits on a Durable Object, ${COMMITS} a request, ${ROUNDS} rounds, medians in us a commit; 1-min load ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}`);
+const what = BULK
+  ? `bulk puts on a Durable Object, ${N} transactions of ${PUTS} puts a request, ${ROUNDS} rounds, medians in ms a transaction`
+  : `one-put commits on a Durable Object, ${N} a request, ${ROUNDS} rounds, medians in us a commit`;
+console.log(`${what}; 1-min load ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}`);
 const raw = out["after raw"];
 for (const [k, v] of Object.entries(out)) {
   const w = median(v.wall);
