@@ -289,22 +289,37 @@ ONESTORE_COLD std::string DescribeJson(const Json& j) {
   return s;
 }
 
-void AppendJsonString(std::string_view s, std::string* out) {
-  static const char kHex[] = "0123456789abcdef";
-  // The escapes' extra bytes first, so that the text is written in place
-  // with one resize (a text of JSON, such as an outbox record, has a quote
-  // every few bytes: an append per piece grew the string many times).
+size_t JsonStringSize(std::string_view s) {
+  // Eight bytes at a time while none needs an escape (the usual text): a
+  // byte below 0x20 sets its high bit in x - 0x20.., a quote or backslash
+  // makes a zero byte of x ^ 0x22.. or x ^ 0x5c.. (the first such byte is
+  // always seen; a later one may be flagged wrongly, which only hands the
+  // rest to the byte loop, which counts exactly).
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHigh = 0x8080808080808080ULL;
+  const char* p = s.data();
+  const char* end = p + s.size();
+  while (end - p >= 8) {
+    uint64_t x;
+    std::memcpy(&x, p, 8);
+    const uint64_t q = x ^ (kOnes * '"');
+    const uint64_t b = x ^ (kOnes * '\\');
+    if ((((x - kOnes * 0x20) & ~x) | ((q - kOnes) & ~q) | ((b - kOnes) & ~b)) & kHigh) break;
+    p += 8;
+  }
   size_t extra = 0;
-  for (const char ch : s) {
-    const unsigned char c = static_cast<unsigned char>(ch);
+  for (; p < end; ++p) {
+    const unsigned char c = static_cast<unsigned char>(*p);
     if (c >= 0x20 && c != '"' && c != '\\') continue;
     extra += (c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t') ? 1 : 5;
   }
-  const size_t at = out->size();
-  out->resize(at + s.size() + extra + 2);
-  char* p = &(*out)[at];
+  return s.size() + extra + 2;
+}
+
+char* WriteJsonString(std::string_view s, size_t size, char* p) {
+  static const char kHex[] = "0123456789abcdef";
   *p++ = '"';
-  if (extra == 0) {
+  if (size == s.size() + 2) {  // nothing to escape
     if (!s.empty()) std::memcpy(p, s.data(), s.size());
     p += s.size();
   } else {
@@ -340,7 +355,18 @@ void AppendJsonString(std::string_view s, std::string* out) {
       }
     }
   }
-  *p = '"';
+  *p++ = '"';
+  return p;
+}
+
+void AppendJsonString(std::string_view s, std::string* out) {
+  // The escapes' extra bytes first, so that the text is written in place
+  // with one resize (a text of JSON, such as an outbox record, has a quote
+  // every few bytes: an append per piece grew the string many times).
+  const size_t size = JsonStringSize(s);
+  const size_t at = out->size();
+  out->resize(at + size);
+  WriteJsonString(s, size, &(*out)[at]);
 }
 
 Status ValueFromJson(const Json& j, Type t, const std::string& where, Value* out, int dims) {

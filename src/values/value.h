@@ -148,6 +148,11 @@ std::string DescribeJson(const Json& j);
 
 // Appends s as a JSON string literal (quoted, escaped) to out.
 void AppendJsonString(std::string_view s, std::string* out);
+// The bytes AppendJsonString writes for s (quotes and escapes included).
+size_t JsonStringSize(std::string_view s);
+// Writes what AppendJsonString appends for s at p, `size` (JsonStringSize(s))
+// bytes, and returns the end: for a writer that sizes its text first.
+char* WriteJsonString(std::string_view s, size_t size, char* p);
 
 // Largest integer that a JS number holds exactly: 2^53 - 1.
 constexpr int64_t kMaxSafeInteger = 9007199254740991LL;

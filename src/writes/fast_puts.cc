@@ -51,6 +51,14 @@ class Reader {
   // Whether the rest of the text is valid UTF-8 (as RawString checks it).
   bool Utf8Text() {
     while (p_ < end_) {
+      // Eight ASCII bytes at a time (most text), then byte by byte.
+      while (end_ - p_ >= 8) {
+        uint64_t x;
+        std::memcpy(&x, p_, 8);
+        if (x & 0x8080808080808080ULL) break;
+        p_ += 8;
+      }
+      if (p_ == end_) break;
       if (static_cast<unsigned char>(*p_) < 0x80) {
         ++p_;
       } else if (!Utf8()) {

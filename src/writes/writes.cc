@@ -1,5 +1,8 @@
 #include "writes/writes.h"
 
+#include <charconv>
+#include <cstring>
+
 #include "documents/documents.h"
 #include "onestore/cold.h"
 
@@ -551,53 +554,142 @@ void AppendRowObject(const TableSchema& t, const Row& row, std::string* out) {
   out->push_back('}');
 }
 
+namespace {
+
+// A put that AppendOpsJson writes with the run writer below: a complete row
+// of its table.
+bool IsRunPut(const Op& op) {
+  return op.kind == OpKind::kPut && op.table != nullptr &&
+         op.row.size() == op.table->columns.size();
+}
+
+// The digits (and sign) std::to_chars writes for i.
+size_t IntJsonSize(int64_t i) {
+  uint64_t u = i < 0 ? 0 - static_cast<uint64_t>(i) : static_cast<uint64_t>(i);
+  size_t n = i < 0 ? 2 : 1;
+  while (u >= 10) {
+    u /= 10;
+    ++n;
+  }
+  return n;
+}
+
+// The bytes Value::AppendJson (the record's form: no unsafe-int strings)
+// writes for `v`. A num's and a vector's text is made here, by AppendJson,
+// and kept in `side` for WriteCell.
+size_t CellJsonSize(const Value& v, std::string* side) {
+  switch (v.type()) {
+    case Type::kNull:
+      return 4;
+    case Type::kBool:
+      return v.bool_value() ? 4 : 5;
+    case Type::kInt:
+      return IntJsonSize(v.int_value());
+    case Type::kStr:
+      return JsonStringSize(v.text());
+    case Type::kJson:
+      return v.text().size();
+    default: {
+      const size_t at = side->size();
+      v.AppendJson(side);
+      return side->size() - at;
+    }
+  }
+}
+
+// Writes the `size` bytes (CellJsonSize's) of `v` at p; returns the end.
+// A num's or a vector's are read from *side, which moves past them.
+char* WriteCell(const Value& v, size_t size, const char** side, char* p) {
+  switch (v.type()) {
+    case Type::kNull:
+      std::memcpy(p, "null", 4);
+      return p + 4;
+    case Type::kBool:
+      std::memcpy(p, v.bool_value() ? "true" : "false", size);
+      return p + size;
+    case Type::kInt:
+      return std::to_chars(p, p + size, v.int_value()).ptr;
+    case Type::kStr:
+      return WriteJsonString(v.text(), size, p);
+    case Type::kJson:
+      std::memcpy(p, v.text().data(), size);
+      return p + size;
+    default:
+      std::memcpy(p, *side, size);
+      *side += size;
+      return p + size;
+  }
+}
+
+// Appends ops[from, to), puts of one table with complete rows, each as
+// Op::AppendJson writes it (a comma before each but the list's first op),
+// with one resize of `out`: the texts' sizes first, then their bytes in
+// place. A bulk transaction's record is mostly this: an append per piece
+// was a call per piece in wasm.
+void AppendPutRun(const std::vector<Op>& ops, size_t from, size_t to, std::string* out) {
+  const TableSchema& t = *ops[from].table;
+  const size_t n = t.columns.size();
+  // The run's constant pieces: {"op":"put","table":<name>,"row":{"<c0>":
+  // then ,"<c>": for each further column.
+  std::string pieces = "{\"op\":\"put\",\"table\":";
+  AppendJsonString(t.name, &pieces);
+  pieces.append(",\"row\":{");
+  std::vector<size_t> ends(n);  // where each column's piece ends in `pieces`
+  for (size_t c = 0; c < n; ++c) {
+    if (c) pieces.push_back(',');
+    AppendJsonString(t.columns[c].name, &pieces);
+    pieces.push_back(':');
+    ends[c] = pieces.size();
+  }
+  std::string side;  // nums' and vectors' texts
+  // Each cell's size, in order: the writing pass reads them back rather
+  // than scan each str for escapes (and count each int's digits) twice.
+  std::vector<uint32_t> sizes;
+  sizes.reserve((to - from) * n);
+  size_t total = (to - from) * (pieces.size() + 2) + (from == 0 ? to - from - 1 : to - from);
+  for (size_t i = from; i < to; ++i) {
+    for (const Value& v : ops[i].row) {
+      const size_t size = CellJsonSize(v, &side);
+      sizes.push_back(static_cast<uint32_t>(size));
+      total += size;
+    }
+  }
+  const size_t at = out->size();
+  out->resize(at + total);
+  char* p = &(*out)[at];
+  const char* side_at = side.data();
+  const uint32_t* size = sizes.data();
+  for (size_t i = from; i < to; ++i) {
+    if (i) *p++ = ',';
+    const Row& row = ops[i].row;
+    size_t begin = 0;
+    for (size_t c = 0; c < n; ++c) {
+      std::memcpy(p, pieces.data() + begin, ends[c] - begin);
+      p += ends[c] - begin;
+      begin = ends[c];
+      p = WriteCell(row[c], *size++, &side_at, p);
+    }
+    *p++ = '}';
+    *p++ = '}';
+  }
+}
+
+}  // namespace
+
 void AppendOpsJson(const std::vector<Op>& ops, std::string* out) {
-  const TableSchema* table = nullptr;  // the table `head` and `names` were written for
-  std::string head;                    // {"op":"put","table":"<name>","row":{
-  std::vector<std::string> names;      // per column: "<name>": (after a comma but the first)
   out->push_back('[');
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (i) out->push_back(',');
+  for (size_t i = 0; i < ops.size();) {
     const Op& op = ops[i];
-    if (op.kind != OpKind::kPut || op.table == nullptr ||
-        op.row.size() != op.table->columns.size()) {
+    if (!IsRunPut(op)) {
+      if (i) out->push_back(',');
       op.AppendJson(out);
+      ++i;
       continue;
     }
-    const TableSchema& t = *op.table;
-    if (&t != table && (i + 1 == ops.size() || ops[i + 1].table.get() != &t)) {
-      // A put alone of its table here (a one-put commit's): written
-      // straight, without the names made for the puts that follow.
-      out->append("{\"op\":\"put\",\"table\":");
-      AppendJsonString(t.name, out);
-      out->append(",\"row\":{");
-      for (size_t c = 0; c < t.columns.size(); ++c) {
-        if (c) out->push_back(',');
-        AppendJsonString(t.columns[c].name, out);
-        out->push_back(':');
-        op.row[c].AppendJson(out);
-      }
-      out->append("}}");
-      continue;
-    }
-    if (&t != table) {
-      table = &t;
-      head = "{\"op\":\"put\",\"table\":";
-      AppendJsonString(t.name, &head);
-      head.append(",\"row\":{");
-      names.assign(t.columns.size(), std::string());
-      for (size_t c = 0; c < t.columns.size(); ++c) {
-        if (c) names[c].push_back(',');
-        AppendJsonString(t.columns[c].name, &names[c]);
-        names[c].push_back(':');
-      }
-    }
-    out->append(head);
-    for (size_t c = 0; c < names.size(); ++c) {
-      out->append(names[c]);
-      op.row[c].AppendJson(out);
-    }
-    out->append("}}");
+    size_t end = i + 1;
+    while (end < ops.size() && ops[end].table == op.table && IsRunPut(ops[end])) ++end;
+    AppendPutRun(ops, i, end, out);
+    i = end;
   }
   out->push_back(']');
 }

@@ -80,6 +80,128 @@ TEST(AppendOpsJsonTest, WritesTheTextOpByOpAppendJsonWritesForAMixOfOpsAndTables
   EXPECT_EQ(none, "[]");
 }
 
+// Issue 13's eleventh step: AppendOpsJson writes a run of puts with its
+// texts sized first and then written in place (AppendPutRun), no longer
+// through Value::AppendJson; the text must stay the one Op::AppendJson
+// writes, for every cell type and at the edges of the sizes: ints at each
+// power of ten and the int64 limits, strs that need every escape, unicode,
+// nums and vectors (whose texts the run writer keeps aside), nulls, runs
+// of one put, runs first in the list, after another op and of two tables in
+// turn, and non-ASCII names.
+TEST(AppendOpsJsonTest, TheRunWriterWritesOpByOpAppendJsonsTextForEveryCellAndSize) {
+  auto a = ParseSchema(
+      R"({"op":"table","table":"t/a\u00e9","columns":{"id":"str",)"
+      R"("i":{"type":"int","optional":true},"n":{"type":"num","optional":true},)"
+      R"("b":{"type":"bool","optional":true},"j":{"type":"json","optional":true},)"
+      R"("v":{"type":"vector","dims":2,"optional":true},"s\u00fc":{"type":"str","optional":true}},)"
+      R"("key":["id"]})");
+  auto b = ParseSchema(R"({"op":"table","table":"t/one","columns":{"k":"int"},"key":["k"]})");
+  std::vector<Value> cells_i = {Value(), Value::Int(0), Value::Int(-1),
+                                Value::Int(INT64_MIN), Value::Int(INT64_MAX),
+                                Value::Int(9007199254740993LL), Value::Int(-9007199254740993LL)};
+  for (int64_t p = 1, k = 0; k < 19; ++k, p *= 10) {
+    for (int64_t d : {p - 1, p, p + 1}) {
+      cells_i.push_back(Value::Int(d));
+      cells_i.push_back(Value::Int(-d));
+    }
+  }
+  const std::vector<Value> cells_n = {Value(), Value::Num(0), Value::Num(1.5), Value::Num(-1e300),
+                                      Value::Num(3), Value::Num(0.1), Value::Num(5e-324)};
+  std::vector<Value> cells_s = {
+      Value(), Value::Str(""), Value::Str("plain"), Value::Str("\"\\\n\r\t\b\f\x01\x1f"),
+      Value::Str("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"), Value::Str(std::string(300, 'x') + "\""),
+      Value::Str("src/dir3/file12345.ts")};
+  // Each char that needs an escape, at each edge of the eight-byte words
+  // JsonStringSize reads plain text in.
+  for (const char* ch : {"\"", "\\", "\x1f", "\x01", "\n", " ", "\x7f", "\xc3\xa9"}) {
+    for (size_t at : {0, 1, 7, 8, 9, 15, 16, 17, 23}) {
+      cells_s.push_back(Value::Str(std::string(at, 'a') + ch + std::string(24 - at, 'b')));
+    }
+  }
+  // JsonStringSize (which both sides below use) against a byte-by-byte
+  // escaper of the record's rules.
+  for (const Value& v : cells_s) {
+    if (v.is_null()) continue;
+    std::string want = "\"";
+    for (unsigned char c : v.text()) {
+      static const char kHex[] = "0123456789abcdef";
+      if (c == '"' || c == '\\') {
+        want += {'\\', static_cast<char>(c)};
+      } else if (c == '\n' || c == '\r' || c == '\t') {
+        want += {'\\', c == '\n' ? 'n' : c == '\r' ? 'r' : 't'};
+      } else if (c < 0x20) {
+        want += {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+      } else {
+        want.push_back(static_cast<char>(c));
+      }
+    }
+    want.push_back('"');
+    std::string got;
+    AppendJsonString(v.text(), &got);
+    ASSERT_EQ(got, want);
+    ASSERT_EQ(JsonStringSize(v.text()), want.size());
+  }
+  const std::vector<Value> cells_j = {Value(), Value::JsonText("null"), Value::JsonText("\"s\""),
+                                      Value::JsonText(R"({"a":[1,2.5,"\u0000"]})")};
+  const std::vector<Value> cells_v = {Value(), Value::Vector(std::string(8, '\0')),
+                                      Value::Vector(std::string("\x00\x00\x80\x3f\x00\x00\x00\xc0", 8))};
+  std::mt19937 rng(13);
+  auto pick = [&](const std::vector<Value>& from) { return from[rng() % from.size()]; };
+  auto put = [](std::shared_ptr<const TableSchema> t, Row row) {
+    Op op;
+    op.kind = OpKind::kPut;
+    op.table = std::move(t);
+    op.row = std::move(row);
+    return op;
+  };
+  auto row_a = [&](int i) {
+    return Row{Value::Str("k" + std::to_string(i)), pick(cells_i), pick(cells_n),
+               i % 3 ? Value::Bool(i % 2) : Value(), pick(cells_j), pick(cells_v), pick(cells_s)};
+  };
+  std::vector<std::vector<Op>> lists;
+  for (int round = 0; round < 40; ++round) {
+    std::vector<Op> ops;
+    const int n = static_cast<int>(rng() % 12);
+    for (int i = 0; i < n; ++i) {
+      switch (rng() % 5) {
+        case 0:
+          ops.push_back(put(b, {pick(cells_i).is_null() ? Value::Int(i) : pick(cells_i)}));
+          break;
+        case 1: {
+          Op del;
+          del.kind = OpKind::kDelete;
+          del.table = a;
+          del.key = {Value::Str("gone")};
+          ops.push_back(std::move(del));
+          break;
+        }
+        default:
+          ops.push_back(put(a, row_a(i)));
+      }
+    }
+    lists.push_back(std::move(ops));
+  }
+  std::vector<Op> every;  // each value of each list once, in a long run
+  for (size_t i = 0; i < std::max({cells_i.size(), cells_n.size(), cells_s.size()}); ++i) {
+    every.push_back(put(a, {Value::Str("e"), cells_i[i % cells_i.size()], cells_n[i % cells_n.size()],
+                            Value::Bool(true), cells_j[i % cells_j.size()],
+                            cells_v[i % cells_v.size()], cells_s[i % cells_s.size()]}));
+  }
+  lists.push_back(std::move(every));
+  for (const std::vector<Op>& ops : lists) {
+    std::string want = "{";
+    want.push_back('[');
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (i) want.push_back(',');
+      ops[i].AppendJson(&want);
+    }
+    want.push_back(']');
+    std::string got = "{";  // appended after text, as the record's ops are
+    AppendOpsJson(ops, &got);
+    ASSERT_EQ(got, want);
+  }
+}
+
 // Rows as the model keeps them: id -> (g, n).
 using Model = std::map<std::string, std::pair<std::string, int64_t>>;
 
