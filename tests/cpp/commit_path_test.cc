@@ -10,7 +10,9 @@
 // in one commit. Issue 13's eighth step: index entries that carry their first
 // str cell's text keep the value order, nulls and ints included. Issue 13's
 // tenth step: entries that carry the text's first 16 bytes as two numbers
-// keep the byte order at the edges of those 16 bytes.
+// keep the byte order at the edges of those 16 bytes. Issue 13's eleventh
+// step: a run of puts' record text, sized first and written in place, is
+// still Op::AppendJson's, for every cell type and at the sizes' edges.
 
 #include <gtest/gtest.h>
 
