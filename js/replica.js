@@ -23,6 +23,10 @@ import { query as makeQuery } from "./query.js";
 import { bool, defineTable, describe, int, json, num, str, vector } from "./schema.js";
 import { vectorOf } from "./vectors.js";
 
+const utf8 = new TextEncoder();
+const lone = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const isWellFormed = typeof String.prototype.isWellFormed === "function" ? (s) => s.isWellFormed() : (s) => !lone.test(s);
+
 const builders = { str, int, bool, num, json };
 
 /**
@@ -191,7 +195,11 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
       }
       let answer;
       try {
-        answer = call("replica.applyBatch", () => core.applyBatch(text));
+        // Its UTF-8 bytes: one copy into the heap (wasm/ABI.md, "applyBatch").
+        // A text with a lone surrogate goes as a string, which the core
+        // refuses as before (TextEncoder would write U+FFFD in its place).
+        const bytes = isWellFormed(text) ? utf8.encode(text) : text;
+        answer = call("replica.applyBatch", () => core.applyBatch(bytes));
       } catch (e) {
         // A divergence is recorded in the store's own transaction, after the
         // batch's rolled back (a Durable Object rolls a call back whole).
