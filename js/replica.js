@@ -184,6 +184,9 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
       let text;
       try {
         text = typeof batch === "string" ? batch : encodeJson(batch, "batch", MAX_BATCH_DEPTH);
+        // Not UTF-8 text: a lone surrogate would reach the core mangled
+        // (embind's encoder) or replaced (TextEncoder).
+        if (!isWellFormed(text)) throw invalidArgs("applyBatch: the batch text holds a lone surrogate (a UTF-16 half without its pair), which is not text");
       } catch (e) {
         // A diverged replica answers every batch with sync/diverged, one it
         // cannot even encode too (the core does the same for malformed text).
@@ -196,9 +199,7 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
       let answer;
       try {
         // Its UTF-8 bytes: one copy into the heap (wasm/ABI.md, "applyBatch").
-        // A text with a lone surrogate goes as a string, which the core
-        // refuses as before (TextEncoder would write U+FFFD in its place).
-        const bytes = isWellFormed(text) ? utf8.encode(text) : text;
+        const bytes = utf8.encode(text);
         answer = call("replica.applyBatch", () => core.applyBatch(bytes));
       } catch (e) {
         // A divergence is recorded in the store's own transaction, after the
