@@ -23,6 +23,10 @@ import { query as makeQuery } from "./query.js";
 import { bool, defineTable, describe, int, json, num, str, vector } from "./schema.js";
 import { vectorOf } from "./vectors.js";
 
+const utf8 = new TextEncoder();
+const lone = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const isWellFormed = typeof String.prototype.isWellFormed === "function" ? (s) => s.isWellFormed() : (s) => !lone.test(s);
+
 const builders = { str, int, bool, num, json };
 
 /**
@@ -180,6 +184,9 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
       let text;
       try {
         text = typeof batch === "string" ? batch : encodeJson(batch, "batch", MAX_BATCH_DEPTH);
+        // Not UTF-8 text: a lone surrogate would reach the core mangled
+        // (embind's encoder) or replaced (TextEncoder).
+        if (!isWellFormed(text)) throw invalidArgs("applyBatch: the batch text holds a lone surrogate (a UTF-16 half without its pair), which is not text");
       } catch (e) {
         // A diverged replica answers every batch with sync/diverged, one it
         // cannot even encode too (the core does the same for malformed text).
@@ -191,7 +198,9 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
       }
       let answer;
       try {
-        answer = call("replica.applyBatch", () => core.applyBatch(text));
+        // Its UTF-8 bytes: one copy into the heap (wasm/ABI.md, "applyBatch").
+        const bytes = utf8.encode(text);
+        answer = call("replica.applyBatch", () => core.applyBatch(bytes));
       } catch (e) {
         // A divergence is recorded in the store's own transaction, after the
         // batch's rolled back (a Durable Object rolls a call back whole).

@@ -110,66 +110,83 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
     return Status::SyncDiverged("applyBatch: the replica diverged (" + diverged_ +
                                 ") and takes no more batches until it is restored");
   }
-  // The shape of the whole batch first: a malformed batch changes nothing.
-  // Read with the one reader's nesting limit (json_text.h), plus the three
-  // levels a batch adds around a commit's ops ({commits:[{ops:..}]}): a
-  // value the store took is 1000 levels deep in its ops text, 1003 here.
-  // Deeper text is refused before anything recursive sees it.
-  Json batch;
-  bool too_deep = false;
-  if (!TryParseJsonText(batch_json, kMaxJsonDepth + 3, &batch, &too_deep)) {
-    if (too_deep) {
-      return Status::InvalidArgs("applyBatch: the batch is nested deeper than " +
-                                 std::to_string(kMaxJsonDepth + 3) + " levels");
-    }
-    return Status::InvalidArgs("applyBatch: the batch is not valid JSON: " +
-                               batch_json.substr(0, 60));
-  }
-  if (!batch.is_object()) {
-    return Status::InvalidArgs(
-        "applyBatch: a batch is {from, to, commits} as store.outbox.read gives it, got " +
-        DescribeJson(batch));
-  }
-  for (auto it = batch.begin(); it != batch.end(); ++it) {
-    if (it.key() != "from" && it.key() != "to" && it.key() != "commits") {
-      return Status::InvalidArgs("applyBatch: unknown batch field \"" + it.key() + "\"");
-    }
-  }
-  int64_t from = 0, to = 0;
-  if (!batch.contains("from") || !ReadSeq(batch["from"], &from)) {
-    return Status::InvalidArgs("applyBatch: from must be a seq (an integer >= 0), got " +
-                               (batch.contains("from") ? DescribeJson(batch["from"]) : "nothing"));
-  }
-  if (!batch.contains("to") || !ReadSeq(batch["to"], &to) || to < from) {
-    return Status::InvalidArgs("applyBatch: to must be a seq >= from (" + std::to_string(from) +
-                               "), got " +
-                               (batch.contains("to") ? DescribeJson(batch["to"]) : "nothing"));
-  }
-  if (!batch.contains("commits") || !batch["commits"].is_array()) {
-    return Status::InvalidArgs(
-        "applyBatch: commits must be a list of records, got " +
-        (batch.contains("commits") ? DescribeJson(batch["commits"]) : "nothing"));
-  }
-  const Json& commits = batch["commits"];
-  if (static_cast<int64_t>(commits.size()) != to - from) {
-    return Status::InvalidArgs("applyBatch: a batch from " + std::to_string(from) + " to " +
-                               std::to_string(to) + " holds " + std::to_string(to - from) +
-                               " commits, this one " + std::to_string(commits.size()));
-  }
-  for (size_t i = 0; i < commits.size(); ++i) {
-    ONESTORE_RETURN_IF_ERROR(CheckRecord(commits[i], from + static_cast<int64_t>(i) + 1,
-                                         "applyBatch: commits[" + std::to_string(i) + "]"));
-  }
-
   const int64_t head = store_->head_;
-  if (to <= head) {
-    *result = "{\"head\":" + std::to_string(head) + ",\"applied\":0}";
-    return Status::OK();
+  // The batch as the store writes it, starting at the head (every batch of a
+  // replica that keeps up), goes through the fast reader (writes.h,
+  // ParseBatchFast): its puts straight into rows, no DOM of the whole batch.
+  // Anything else, a malformed batch included, takes the DOM path below,
+  // which gives the same ops or the worded error; both check everything
+  // before the transaction begins.
+  int64_t from = head, to = 0;
+  std::vector<FastRecord> fast;
+  TableResolver fast_tables(&store_->catalog_);
+  fast_tables.AllowRestore();
+  bool taken = ParseBatchFast(batch_json, head, &fast_tables, &to, &fast);
+  for (size_t i = 0; taken && i < fast.size(); ++i) {
+    if (!fast[i].actor.is_null() && !CheckActor(fast[i].actor, std::string()).ok()) taken = false;
   }
-  if (from > head) {
-    return Status::SyncGap("applyBatch: the batch starts after seq " + std::to_string(from) +
-                           ", but the replica's head is " + std::to_string(head) +
-                           "; apply the commits after " + std::to_string(head) + " first");
+  Json batch;
+  const Json* commits = nullptr;
+  if (!taken) {
+    fast.clear();
+    // The shape of the whole batch first: a malformed batch changes nothing.
+    // Read with the one reader's nesting limit (json_text.h), plus the three
+    // levels a batch adds around a commit's ops ({commits:[{ops:..}]}): a
+    // value the store took is 1000 levels deep in its ops text, 1003 here.
+    // Deeper text is refused before anything recursive sees it.
+    bool too_deep = false;
+    if (!TryParseJsonText(batch_json, kMaxJsonDepth + 3, &batch, &too_deep)) {
+      if (too_deep) {
+        return Status::InvalidArgs("applyBatch: the batch is nested deeper than " +
+                                   std::to_string(kMaxJsonDepth + 3) + " levels");
+      }
+      return Status::InvalidArgs("applyBatch: the batch is not valid JSON: " +
+                                 batch_json.substr(0, 60));
+    }
+    if (!batch.is_object()) {
+      return Status::InvalidArgs(
+          "applyBatch: a batch is {from, to, commits} as store.outbox.read gives it, got " +
+          DescribeJson(batch));
+    }
+    for (auto it = batch.begin(); it != batch.end(); ++it) {
+      if (it.key() != "from" && it.key() != "to" && it.key() != "commits") {
+        return Status::InvalidArgs("applyBatch: unknown batch field \"" + it.key() + "\"");
+      }
+    }
+    if (!batch.contains("from") || !ReadSeq(batch["from"], &from)) {
+      return Status::InvalidArgs("applyBatch: from must be a seq (an integer >= 0), got " +
+                                 (batch.contains("from") ? DescribeJson(batch["from"]) : "nothing"));
+    }
+    if (!batch.contains("to") || !ReadSeq(batch["to"], &to) || to < from) {
+      return Status::InvalidArgs("applyBatch: to must be a seq >= from (" + std::to_string(from) +
+                                 "), got " +
+                                 (batch.contains("to") ? DescribeJson(batch["to"]) : "nothing"));
+    }
+    if (!batch.contains("commits") || !batch["commits"].is_array()) {
+      return Status::InvalidArgs(
+          "applyBatch: commits must be a list of records, got " +
+          (batch.contains("commits") ? DescribeJson(batch["commits"]) : "nothing"));
+    }
+    commits = &batch["commits"];
+    if (static_cast<int64_t>(commits->size()) != to - from) {
+      return Status::InvalidArgs("applyBatch: a batch from " + std::to_string(from) + " to " +
+                                 std::to_string(to) + " holds " + std::to_string(to - from) +
+                                 " commits, this one " + std::to_string(commits->size()));
+    }
+    for (size_t i = 0; i < commits->size(); ++i) {
+      ONESTORE_RETURN_IF_ERROR(CheckRecord((*commits)[i], from + static_cast<int64_t>(i) + 1,
+                                           "applyBatch: commits[" + std::to_string(i) + "]"));
+    }
+
+    if (to <= head) {
+      *result = "{\"head\":" + std::to_string(head) + ",\"applied\":0}";
+      return Status::OK();
+    }
+    if (from > head) {
+      return Status::SyncGap("applyBatch: the batch starts after seq " + std::to_string(from) +
+                             ", but the replica's head is " + std::to_string(head) +
+                             "; apply the commits after " + std::to_string(head) + " first");
+    }
   }
 
   Backend* backend = store_->backend_.get();
@@ -188,28 +205,20 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
                                 "; it takes no more batches until it is restored (from a "
                                 "snapshot, an archive or the relay)");
   };
-  TableResolver tables(&store_->catalog_);
-  tables.AllowRestore();  // a driver's restore (src/snapshot/snapshot.h) is recorded as one
   // Tables declared by this batch, for later ops' Apply calls and, once
   // committed, for the catalog.
   std::map<std::string, std::shared_ptr<const TableSchema>, std::less<>> declared;
-  std::vector<Op> ops;
   // Document ops, expanded as the commit step does (one writer per batch:
   // it keeps the state of the documents the batch touched).
   std::unique_ptr<DocWriter> docs;
   bool doc_tables_created = false;
-  for (size_t i = static_cast<size_t>(head - from); i < commits.size(); ++i) {
-    const Json& rec = commits[i];
-    seq = from + static_cast<int64_t>(i) + 1;
+  // Applies record `i` (seq `seq`) and writes its outbox record; a failure
+  // has rolled the batch back. A key op's recorded count comes from its op
+  // in `ops_json` (the DOM path) or from `counts` (the fast reader's).
+  auto apply_record = [&](size_t i, int64_t at, const std::string& owner, const Json* actor,
+                          std::vector<Op>& ops, const Json* ops_json,
+                          const std::vector<int64_t>* counts) -> Status {
     const std::string where = "applyBatch: commits[" + std::to_string(i) + "]";
-    const Json& ops_json = rec["ops"];
-    ops.clear();
-    st = ParseOps(ops_json, &tables, &ops);
-    if (!st.ok()) {
-      backend->Rollback();
-      return Status(st.code(), where + "." + st.message());
-    }
-    const auto actor = rec.find("actor");
     for (size_t k = 0; k < ops.size(); ++k) {
       Op& op = ops[k];
       if (op.kind == OpKind::kRestore) continue;  // a restore's marker; its puts and deletes follow
@@ -222,7 +231,7 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
           }
           docs = std::make_unique<DocWriter>(backend, doc_tables_created, seq, 0, nullptr);
         }
-        docs->SetCommit(seq, rec["at"].get<int64_t>(), actor != rec.end() ? &*actor : nullptr);
+        docs->SetCommit(seq, at, actor);
         std::vector<Op> writes;
         // The record says which version the op makes and whether it wrote a
         // base; a document that is not where the record expects it diverges.
@@ -253,11 +262,15 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
                                      ": a bulk op in a record carries its count");
         }
       } else if (!op.declares()) {
-        auto c = ops_json[k].find("count");
-        if (c != ops_json[k].end() && !ReadSeq(*c, &expected)) {
-          backend->Rollback();
-          return Status::InvalidArgs(where + "." + op_where + ".count: " + DescribeJson(*c) +
-                                     " is not a row count");
+        if (ops_json == nullptr) {
+          expected = (*counts)[k];
+        } else {
+          auto c = (*ops_json)[k].find("count");
+          if (c != (*ops_json)[k].end() && !ReadSeq(*c, &expected)) {
+            backend->Rollback();
+            return Status::InvalidArgs(where + "." + op_where + ".count: " + DescribeJson(*c) +
+                                       " is not a row count");
+          }
         }
       }
       const TableSchema* previous = nullptr;
@@ -289,11 +302,39 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
       }
     }
     st = backend->AppendOutbox(
-        seq, OutboxRecord(seq, rec["at"].get<int64_t>(), rec["owner"].get<std::string>(),
-                          actor != rec.end() ? &*actor : nullptr, ops));
+        seq, OutboxRecord(seq, at, owner, actor, ops));
     if (!st.ok()) {
       backend->Rollback();
       return st;
+    }
+    return Status::OK();
+  };
+  if (taken) {
+    for (size_t i = 0; i < fast.size(); ++i) {
+      FastRecord& rec = fast[i];
+      seq = from + static_cast<int64_t>(i) + 1;
+      st = apply_record(i, rec.at, rec.owner, rec.actor.is_null() ? nullptr : &rec.actor, rec.ops,
+                        nullptr, &rec.counts);
+      if (!st.ok()) return st;
+    }
+  } else {
+    TableResolver tables(&store_->catalog_);
+    tables.AllowRestore();  // a driver's restore (src/snapshot/snapshot.h) is recorded as one
+    std::vector<Op> ops;
+    for (size_t i = static_cast<size_t>(head - from); i < commits->size(); ++i) {
+      const Json& rec = (*commits)[i];
+      seq = from + static_cast<int64_t>(i) + 1;
+      const Json& ops_json = rec["ops"];
+      ops.clear();
+      st = ParseOps(ops_json, &tables, &ops);
+      if (!st.ok()) {
+        backend->Rollback();
+        return Status(st.code(), "applyBatch: commits[" + std::to_string(i) + "]." + st.message());
+      }
+      const auto actor = rec.find("actor");
+      st = apply_record(i, rec["at"].get<int64_t>(), rec["owner"].get_ref<const std::string&>(),
+                        actor != rec.end() ? &*actor : nullptr, ops, &ops_json, nullptr);
+      if (!st.ok()) return st;
     }
   }
   st = backend->Commit();

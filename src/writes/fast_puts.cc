@@ -8,6 +8,7 @@
 // anything else (another op, an escape it does not decode, a fraction in an
 // int column, an unknown column, bad JSON...) it declines and the caller
 // parses the text with the DOM, which also words every error.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -47,6 +48,7 @@ class Reader {
     return p_ < end_ ? *p_ : '\0';
   }
   const char* pos() const { return p_; }
+  void Reset(const char* p) { p_ = p; }
 
   // Whether the rest of the text is valid UTF-8 (as RawString checks it).
   bool Utf8Text() {
@@ -236,6 +238,47 @@ class Reader {
     return false;
   }
 
+  // Skips one JSON value (whitespace first) and gives its text: strings
+  // with their escapes, nested lists and objects by bracket count (at most
+  // `max_depth` open), any other token up to a delimiter. It only finds
+  // where a well-formed value ends: the caller parses the span with the DOM,
+  // which checks everything else.
+  bool SkipValue(int max_depth, std::string_view* out) {
+    Ws();
+    const char* start = p_;
+    int depth = 0;
+    while (p_ < end_) {
+      const char c = *p_;
+      if (c == '"') {
+        for (++p_;; ++p_) {
+          if (p_ >= end_) return false;
+          if (*p_ == '\\') {
+            ++p_;
+          } else if (*p_ == '"') {
+            break;
+          }
+        }
+        ++p_;
+      } else if (c == '[' || c == '{') {
+        if (++depth > max_depth) return false;
+        ++p_;
+      } else if (c == ']' || c == '}') {
+        if (depth == 0) break;
+        --depth;
+        ++p_;
+      } else if (c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == ':') {
+        if (depth == 0) break;
+        ++p_;
+      } else {
+        ++p_;
+      }
+      if (depth == 0 && (c == '"' || c == ']' || c == '}')) break;
+    }
+    if (depth != 0 || p_ == start) return false;
+    *out = std::string_view(start, p_ - start);
+    return true;
+  }
+
  private:
   bool LiteralHere(const char* word) {
     size_t n = std::strlen(word);
@@ -275,6 +318,57 @@ class Reader {
   const char* end_;
 };
 
+// A non-null cell of column `c`, exactly as the DOM path (ValueFromJson)
+// gives it, or false when this reader does not take it.
+bool ReadCell(Reader* r, const Column& c, Value* out) {
+  switch (c.type) {
+    case Type::kStr: {
+      std::string s;
+      if (!r->String(&s) || std::memchr(s.data(), 0, s.size()) != nullptr) return false;
+      *out = Value::Str(std::move(s));
+      break;
+    }
+    case Type::kInt: {
+      int64_t v;
+      if (!r->Int(&v)) return false;
+      *out = Value::Int(v);
+      break;
+    }
+    case Type::kNum: {
+      double d;
+      if (!r->Num(&d)) return false;
+      *out = Value::Num(d);
+      break;
+    }
+    case Type::kBool:
+      if (r->Literal("true")) {
+        *out = Value::Bool(true);
+      } else if (r->Literal("false")) {
+        *out = Value::Bool(false);
+      } else {
+        return false;
+      }
+      break;
+    case Type::kJson: {
+      r->Ws();
+      const char* start = r->pos();
+      if (!r->CanonicalJson(0)) return false;
+      *out = Value::JsonText(std::string(start, r->pos() - start));
+      break;
+    }
+    case Type::kVector: {
+      // The base64 form (js/vectors.js writes it); an array of numbers
+      // and every error go the DOM way.
+      std::string_view b64;
+      if (!r->RawString(&b64) || !VectorFromBase64(b64, c.dims, &*out)) return false;
+      break;
+    }
+    case Type::kNull:
+      return false;
+  }
+  return true;
+}
+
 bool ReadRow(Reader* r, const TableSchema& t, Row* out) {
   const size_t n = t.columns.size();
   if (n > 64 || !r->Eat('{')) return false;
@@ -291,51 +385,7 @@ bool ReadRow(Reader* r, const TableSchema& t, Row* out) {
       if (r->Peek() == 'n') {
         if (!c.optional || !r->Literal("null")) return false;
       } else {
-        switch (c.type) {
-          case Type::kStr: {
-            std::string s;
-            if (!r->String(&s) || std::memchr(s.data(), 0, s.size()) != nullptr) return false;
-            row[i] = Value::Str(std::move(s));
-            break;
-          }
-          case Type::kInt: {
-            int64_t v;
-            if (!r->Int(&v)) return false;
-            row[i] = Value::Int(v);
-            break;
-          }
-          case Type::kNum: {
-            double d;
-            if (!r->Num(&d)) return false;
-            row[i] = Value::Num(d);
-            break;
-          }
-          case Type::kBool:
-            if (r->Literal("true")) {
-              row[i] = Value::Bool(true);
-            } else if (r->Literal("false")) {
-              row[i] = Value::Bool(false);
-            } else {
-              return false;
-            }
-            break;
-          case Type::kJson: {
-            r->Ws();
-            const char* start = r->pos();
-            if (!r->CanonicalJson(0)) return false;
-            row[i] = Value::JsonText(std::string(start, r->pos() - start));
-            break;
-          }
-          case Type::kVector: {
-            // The base64 form (js/vectors.js writes it); an array of numbers
-            // and every error go the DOM way.
-            std::string_view b64;
-            if (!r->RawString(&b64) || !VectorFromBase64(b64, c.dims, &row[i])) return false;
-            break;
-          }
-          case Type::kNull:
-            return false;
-        }
+        if (!ReadCell(r, c, &row[i])) return false;
       }
       if (r->Eat(',')) continue;
       if (r->Eat('}')) break;
@@ -714,6 +764,198 @@ Status ParseBinaryOps(std::string_view bytes, TableResolver* tables, std::vector
     ++index;
   }
   return Status::OK();
+}
+
+namespace {
+
+// A count as a record gives it (src/sync/replica.cc, ReadSeq): an integer
+// from 0 to 2^63 - 1.
+bool RecordCount(const Json& j, int64_t* out) {
+  if (!j.is_number_integer()) return false;
+  if (j.is_number_unsigned()) {
+    if (j.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return false;
+  } else if (j.get<int64_t>() < 0) {
+    return false;
+  }
+  *out = j.get<int64_t>();
+  return true;
+}
+
+// An update or a delete by key as the store writes it in a record
+// (Op::AppendJson): {"op":"update"|"delete","table":t,"key":[...]} and, for
+// an update, "set":{column:{"value":v},...}; key columns str or int, no
+// count. The same op as ParseOp gives, or false (nothing to say: the DOM
+// path reads it).
+bool ReadKeyOp(Reader* r, TableResolver* tables, Op* op) {
+  std::string_view v, name;
+  if (!r->Eat('{') || !MemberName(r, "op") || !r->RawString(&v) ||
+      (v != "update" && v != "delete") || !r->Eat(',') || !MemberName(r, "table") ||
+      !r->RawString(&name) || name.empty() || name[0] == '_' || !r->Eat(',') ||
+      !MemberName(r, "key") || !r->Eat('[')) {
+    return false;
+  }
+  const bool update = v == "update";
+  std::shared_ptr<const TableSchema> t;
+  if (!tables->Lookup(name, std::string(), &t).ok()) return false;
+  Key key;
+  for (size_t i = 0; i < t->key.size(); ++i) {
+    const Column& c = t->columns[t->key[i]];
+    if ((i > 0 && !r->Eat(',')) || (c.type != Type::kStr && c.type != Type::kInt)) return false;
+    Value k;
+    if (r->Peek() == 'n' || !ReadCell(r, c, &k)) return false;
+    key.push_back(std::move(k));
+  }
+  if (!r->Eat(']')) return false;
+  std::vector<SetItem> set;
+  if (update) {
+    if (t->columns.size() > 64 || !r->Eat(',') || !MemberName(r, "set") || !r->Eat('{')) return false;
+    uint64_t seen = 0;
+    for (;;) {
+      std::string_view col;
+      if (!r->RawString(&col) || !r->Eat(':')) return false;
+      const int i = t->ColumnIndex(col);
+      if (i < 0 || (seen >> i) & 1) return false;
+      seen |= uint64_t{1} << i;
+      for (int k : t->key) {
+        if (k == i) return false;
+      }
+      const Column& c = t->columns[i];
+      SetItem item;
+      item.column = i;
+      item.expr.op = ExprOp::kValue;
+      item.expr.type = c.type;
+      if (!r->Eat('{') || !MemberName(r, "value")) return false;
+      if (r->Peek() == 'n') {
+        if (!c.optional || !r->Literal("null")) return false;
+      } else if (!ReadCell(r, c, &item.expr.value)) {
+        return false;
+      }
+      if (!r->Eat('}')) return false;
+      set.push_back(std::move(item));
+      if (r->Eat(',')) continue;
+      if (r->Eat('}')) break;
+      return false;
+    }
+  }
+  if (!r->Eat('}')) return false;
+  op->kind = update ? OpKind::kUpdate : OpKind::kDelete;
+  op->table = std::move(t);
+  op->key = std::move(key);
+  op->set = std::move(set);
+  return true;
+}
+
+// One op of a record: a put read straight into its row, or any other op (or
+// a put this reader does not take) parsed alone with the DOM as the batch's
+// DOM would parse it in place (DomOp's depth).
+bool ReadRecordOp(Reader* r, TableResolver* tables, std::string_view* last_name,
+                  std::shared_ptr<const TableSchema>* last, Op* op, int64_t* count) {
+  r->Ws();
+  const char* start = r->pos();
+  std::string_view v;
+  if (r->Eat('{') && MemberName(r, "op") && r->RawString(&v) && v == "put" && r->Eat(',') &&
+      MemberName(r, "table") && r->RawString(&v) && r->Eat(',') && MemberName(r, "row") &&
+      !v.empty() && v[0] != '_') {
+    bool known = *last && v == *last_name;
+    if (!known) {
+      std::shared_ptr<const TableSchema> t;
+      if (tables->Lookup(v, std::string(), &t).ok()) {
+        *last = std::move(t);
+        *last_name = v;
+        known = true;
+      }
+    }
+    if (known) {
+      op->kind = OpKind::kPut;
+      op->table = *last;
+      if (ReadRow(r, **last, &op->row) && r->Eat('}')) {
+        *count = -1;
+        return true;
+      }
+    }
+  }
+  r->Reset(start);
+  if (ReadKeyOp(r, tables, op)) {
+    *count = -1;
+    return true;
+  }
+  r->Reset(start);
+  *op = Op();
+  std::string_view span;
+  if (!r->SkipValue(kMaxJsonDepth, &span)) return false;
+  Json j;
+  bool too_deep = false;
+  if (!TryParseJsonText(span, kMaxJsonDepth - 1, &j, &too_deep)) return false;
+  *op = Op();
+  if (!ParseOp(j, tables, std::string(), op).ok()) return false;
+  // A declaration changes what a table's name resolves to.
+  if (op->declares()) last->reset();
+  *count = -1;
+  if (!op->is_bulk() && !op->declares() && j.is_object()) {
+    auto c = j.find("count");
+    if (c != j.end() && !RecordCount(*c, count)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ParseBatchFast(std::string_view text, int64_t head, TableResolver* tables, int64_t* to,
+                    std::vector<FastRecord>* out) {
+  Reader r(text);
+  int64_t from = 0;
+  if (!r.Eat('{') || !MemberName(&r, "from") || !r.Int(&from) || from != head || !r.Eat(',') ||
+      !MemberName(&r, "to") || !r.Int(to) || *to <= from || !r.Eat(',') ||
+      !MemberName(&r, "commits") || !r.Eat('[')) {
+    return false;
+  }
+  std::vector<FastRecord> records;
+  records.reserve(static_cast<size_t>(std::min<int64_t>(*to - from, 100000)));
+  std::string_view last_name;
+  std::shared_ptr<const TableSchema> last;
+  for (int64_t seq = from + 1;; ++seq) {
+    if (seq > *to) return false;
+    FastRecord rec;
+    int64_t n = 0;
+    std::string_view owner, k;
+    if (!r.Eat('{') || !MemberName(&r, "seq") || !r.Int(&n) || n != seq || !r.Eat(',') ||
+        !MemberName(&r, "from") || !r.Int(&n) || n != seq - 1 || !r.Eat(',') ||
+        !MemberName(&r, "at") || !r.Int(&rec.at) || !r.Eat(',') || !MemberName(&r, "owner") ||
+        !r.RawString(&owner) || !r.Eat(',') || !r.RawString(&k)) {
+      return false;
+    }
+    rec.owner.assign(owner.data(), owner.size());
+    if (k == "actor") {
+      std::string_view span;
+      bool too_deep = false;
+      if (!r.Eat(':') || !r.SkipValue(kMaxJsonDepth, &span) ||
+          !TryParseJsonText(span, kMaxJsonDepth - 1, &rec.actor, &too_deep) ||
+          rec.actor.is_null() || !r.Eat(',') || !r.RawString(&k)) {
+        return false;
+      }
+    }
+    if (k != "ops" || !r.Eat(':') || !r.Eat('[')) return false;
+    if (!r.Eat(']')) {
+      for (;;) {
+        Op op;
+        int64_t count = -1;
+        if (!ReadRecordOp(&r, tables, &last_name, &last, &op, &count)) return false;
+        rec.ops.push_back(std::move(op));
+        rec.counts.push_back(count);
+        if (r.Eat(',')) continue;
+        if (r.Eat(']')) break;
+        return false;
+      }
+    }
+    if (!r.Eat('}')) return false;
+    records.push_back(std::move(rec));
+    if (r.Eat(',')) continue;
+    if (r.Eat(']')) break;
+    return false;
+  }
+  if (static_cast<int64_t>(records.size()) != *to - from || !r.Eat('}') || !r.AtEnd()) return false;
+  *out = std::move(records);
+  return true;
 }
 
 }  // namespace onestore

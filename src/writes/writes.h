@@ -10,7 +10,9 @@
 
 #include <memory>
 #include <optional>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "onestore/status.h"
@@ -163,6 +165,26 @@ bool ParsePutsFast(std::string_view text, TableResolver* tables, std::vector<Op>
 // given: exactly {"owner":"<text without escapes>","at":<integer>}. Returns
 // false on any other text (the caller then parses it with the DOM).
 bool ParseCommitMetaFast(std::string_view text, std::string* owner, int64_t* at);
+
+// A replica's fast reader of a batch (src/sync/replica.cc): reads `text`,
+// {"from":head,"to":m,"commits":[record,...]} with every record in the shape
+// the store writes it ({"seq","from","at","owner"[,"actor"],"ops"}, in that
+// order, seqs contiguous from head + 1), each put straight into its row and
+// every other op parsed alone with the DOM. Returns true with one FastRecord
+// a record, in order (tables declared by a record visible to the later ones
+// through `tables`, as ParseOps leaves them), or false on anything else (a
+// batch that starts elsewhere than `head`, another shape, an error of any
+// kind): then the caller parses the batch with the DOM, which gives the
+// same ops or the worded error. The actor is parsed, not checked.
+struct FastRecord {
+  int64_t at = 0;
+  std::string owner;
+  Json actor;                   // null: none
+  std::vector<Op> ops;
+  std::vector<int64_t> counts;  // per op: the count the record gives a key op, -1 none
+};
+bool ParseBatchFast(std::string_view text, int64_t head, TableResolver* tables, int64_t* to,
+                    std::vector<FastRecord>* out);
 
 // The key of a complete row.
 Key KeyOf(const TableSchema& t, const Row& row);

@@ -172,6 +172,25 @@ describe("a replica", () => {
     await store.close();
   });
 
+  test("takes a batch as its JSON text (sent to the core as UTF-8 bytes), and refuses a text with a lone surrogate", async () => {
+    const { store } = await sourceStore();
+    const replica = await openReplica({ backend: "memory" });
+    const text = JSON.stringify(await store.outbox.read(0, 100));
+    // A lone surrogate in the owner's name is not text: embind's encoder
+    // folded it into the next character (U+D800 "s" became U+1006F), and
+    // TextEncoder would write U+FFFD.
+    const lone = text.replace('"owner":"', '"owner":"\uD800');
+    assert.notEqual(lone, text);
+    await rejectsWith(replica.applyBatch(lone), "invalid/args", ["lone surrogate"]);
+    assert.equal(replica.head, 0);
+    assert.deepEqual(await replica.applyBatch(text.replaceAll('"owner":"', '"owner":"\u00e9\uD83D\uDE00')), { head: 3, applied: 3 });
+    const records = (await replica.outbox.read(0, 100)).commits;
+    assert.ok(records.every((r) => r.owner.startsWith("\u00e9\uD83D\uDE00")), JSON.stringify(records));
+    assert.equal(await replica.fingerprint(), await store.fingerprint());
+    await replica.close();
+    await store.close();
+  });
+
   test("diverges on a mutated count: nothing of the batch applied, later batches refused, also after reopening", async () => {
     const { store, owner, notes } = await sourceStore();
     const options = fileOptions("diverge");
