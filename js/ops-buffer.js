@@ -124,17 +124,29 @@ export class OpsBuffer {
    * the batch's current shape: the caller must not change it afterwards.
    */
   putValues(table, names, vals) {
+    const at = this.len;
+    const oldTable = this.table;
+    const oldNames = this.names;
     // A bulk loop's rows have the shape of the one before: then the values
-    // are written with no other pass over them (an undefined one, which
-    // changes the shape, undoes this and takes the general path below).
-    if (table === this.table && sameNames(names, this.names)) {
-      const at = this.len;
+    // are written with no other pass over them. `fitted`: the shape was
+    // made from these values (an undefined one left out, as JSON leaves out
+    // an undefined member).
+    let fitted = false;
+    if (table !== this.table || !sameNames(names, this.names)) {
+      if (!this.shape(table, names, vals)) return false;
+      fitted = true;
+    }
+    for (;;) {
       this.ensure(1);
       this.bytes[this.len++] = PUT;
       let i = 0;
       for (; i < names.length; i++) {
         const v = vals[i];
-        if (v === undefined || !this.value(v)) break;
+        if (v === undefined) {
+          if (fitted) continue;
+          break;
+        }
+        if (!this.value(v)) break;
       }
       if (i === names.length) {
         this.pending++;
@@ -142,42 +154,39 @@ export class OpsBuffer {
         return true;
       }
       this.len = at;
-      if (vals[i] !== undefined) return false;
+      if (vals[i] !== undefined) {  // a value this encoding leaves to JSON
+        this.table = oldTable;
+        this.names = oldNames;
+        return false;
+      }
+      // An undefined value in a row of the current shape's names: the
+      // shape without it, then the row again.
+      if (!this.shape(table, names, vals)) return false;
+      fitted = true;
     }
-    const at = this.len;
-    const oldTable = this.table;
-    const oldNames = this.names;
+  }
+
+  // The SHAPE record of `table` and the names whose values are not
+  // undefined, unless that is the current shape; false, with nothing
+  // written, for a name the encoding leaves to JSON (a lone surrogate).
+  shape(table, names, vals) {
     let shape = names;
     for (let i = 0; i < names.length; i++) {
-      if (vals[i] === undefined) {  // as JSON: an undefined member is absent
+      if (vals[i] === undefined) {
         shape = [];
         for (let j = 0; j < names.length; j++) if (vals[j] !== undefined) shape.push(names[j]);
         break;
       }
     }
-    if (table !== this.table || !sameNames(shape, this.names)) {
-      for (let i = 0; i < shape.length; i++) if (!wellFormedName(shape[i])) return false;
-      this.ensure(1);
-      this.bytes[this.len++] = SHAPE;
-      this.str(table);
-      this.varint(shape.length);
-      for (let i = 0; i < shape.length; i++) this.str(shape[i]);
-      this.table = table;
-      this.names = shape;
-    }
+    if (table === this.table && sameNames(shape, this.names)) return true;
+    for (let i = 0; i < shape.length; i++) if (!wellFormedName(shape[i])) return false;
     this.ensure(1);
-    this.bytes[this.len++] = PUT;
-    for (let i = 0; i < names.length; i++) {
-      const v = vals[i];
-      if (v !== undefined && !this.value(v)) {
-        this.len = at;
-        this.table = oldTable;
-        this.names = oldNames;
-        return false;
-      }
-    }
-    this.pending++;
-    this.total++;
+    this.bytes[this.len++] = SHAPE;
+    this.str(table);
+    this.varint(shape.length);
+    for (let i = 0; i < shape.length; i++) this.str(shape[i]);
+    this.table = table;
+    this.names = shape;
     return true;
   }
 
