@@ -124,46 +124,45 @@ export class OpsBuffer {
    * the batch's current shape: the caller must not change it afterwards.
    */
   putValues(table, names, vals) {
+    // A bulk loop's rows have the shape of the one before: then the values
+    // are written with no other pass over them (an undefined one, which
+    // changes the shape, undoes this and takes the general path below).
+    if (table === this.table && sameNames(names, this.names)) {
+      const done = this.row(names, vals, false);
+      if (done >= 0) return done === 1;
+    }
     const at = this.len;
     const oldTable = this.table;
     const oldNames = this.names;
-    // A bulk loop's rows have the shape of the one before: then the values
-    // are written with no other pass over them. `fitted`: the shape was
-    // made from these values (an undefined one left out, as JSON leaves out
-    // an undefined member).
-    let fitted = false;
-    if (table !== this.table || !sameNames(names, this.names)) {
-      if (!this.shape(table, names, vals)) return false;
-      fitted = true;
+    if (this.shape(table, names, vals) && this.row(names, vals, true) === 1) return true;
+    this.len = at;
+    this.table = oldTable;
+    this.names = oldNames;
+    return false;
+  }
+
+  // A PUT record of the current shape: 1. Else, with nothing written, 0 for
+  // a value this encoding leaves to JSON, -1 for an undefined value (which
+  // the shape leaves out when `fitted`: it was made from these values).
+  row(names, vals, fitted) {
+    const at = this.len;
+    this.ensure(1);
+    this.bytes[this.len++] = PUT;
+    for (let i = 0; i < names.length; i++) {
+      const v = vals[i];
+      if (v === undefined) {
+        if (fitted) continue;
+        this.len = at;
+        return -1;
+      }
+      if (!this.value(v)) {
+        this.len = at;
+        return 0;
+      }
     }
-    for (;;) {
-      this.ensure(1);
-      this.bytes[this.len++] = PUT;
-      let i = 0;
-      for (; i < names.length; i++) {
-        const v = vals[i];
-        if (v === undefined) {
-          if (fitted) continue;
-          break;
-        }
-        if (!this.value(v)) break;
-      }
-      if (i === names.length) {
-        this.pending++;
-        this.total++;
-        return true;
-      }
-      this.len = at;
-      if (vals[i] !== undefined) {  // a value this encoding leaves to JSON
-        this.table = oldTable;
-        this.names = oldNames;
-        return false;
-      }
-      // An undefined value in a row of the current shape's names: the
-      // shape without it, then the row again.
-      if (!this.shape(table, names, vals)) return false;
-      fitted = true;
-    }
+    this.pending++;
+    this.total++;
+    return 1;
   }
 
   // The SHAPE record of `table` and the names whose values are not
