@@ -26,6 +26,42 @@ export function closedError(what, kind = "store") {
 }
 
 /**
+ * Gives `core` (a new mod.Core) its common commit without embind: its own
+ * commitAs and txCommitAs write a binary batch into the core's room in the
+ * heap (one TypedArray.set) and commit it with two plain exports
+ * (wasm/ABI.md, "The raw commit"), where embind's generic invoker, the
+ * ops' handle and two more calls back into JS went before (issue 13,
+ * Durable Objects, step six). Ops of any other kind (JSON text), a core
+ * deleted, or a module without the exports: embind's methods, as before.
+ * Returns `core`.
+ *
+ * @example
+ * const core = withRawCommits(mod, new mod.Core());
+ */
+export function withRawCommits(mod, core) {
+  const room = mod._onestore_ops_room;
+  const commitRoom = mod._onestore_commit_room;
+  if (typeof room !== "function" || typeof commitRoom !== "function" || typeof core.address !== "function") return core;
+  const address = core.address();
+  const { commitAs, txCommitAs } = core;  // embind's, on the prototype
+  const free = core.delete;
+  let live = true;
+  const commitIn = (tx, ops, owner, at) => {
+    if (!live || !(ops instanceof Uint8Array)) return tx ? txCommitAs.call(core, tx, ops, owner, at) : commitAs.call(core, ops, owner, at);
+    const at0 = room(address, ops.length);
+    mod.HEAPU8.set(ops, at0);  // the heap as it is after room() (it may have grown)
+    return commitRoom(address, tx, owner, at);
+  };
+  core.commitAs = (ops, owner, at) => commitIn(0, ops, owner, at);
+  core.txCommitAs = (tx, ops, owner, at) => commitIn(tx, ops, owner, at);
+  core.delete = () => {
+    live = false;
+    return free.call(core);
+  };
+  return core;
+}
+
+/**
  * The gate in front of one opened core. `head` is the head at open; `kind`
  * ("store" or "replica") names it in the `closed` error.
  *
