@@ -26,6 +26,42 @@ export function closedError(what, kind = "store") {
 }
 
 /**
+ * Gives `core` (a new mod.Core) its common commit without embind: its own
+ * commitAs and txCommitAs write a binary batch into the core's room in the
+ * heap (one TypedArray.set) and commit it with two plain exports
+ * (wasm/ABI.md, "The raw commit"), where embind's generic invoker, the
+ * ops' handle and two more calls back into JS went before (issue 13,
+ * Durable Objects, step six). Ops of any other kind (JSON text), a core
+ * deleted, or a module without the exports: embind's methods, as before.
+ * Returns `core`.
+ *
+ * @example
+ * const core = withRawCommits(mod, new mod.Core());
+ */
+export function withRawCommits(mod, core) {
+  const room = mod._onestore_ops_room;
+  const commitRoom = mod._onestore_commit_room;
+  if (typeof room !== "function" || typeof commitRoom !== "function" || typeof core.address !== "function") return core;
+  const address = core.address();
+  const { commitAs, txCommitAs } = core;  // embind's, on the prototype
+  const free = core.delete;
+  let live = true;
+  const commitIn = (tx, ops, owner, at) => {
+    if (!live || !(ops instanceof Uint8Array)) return tx ? txCommitAs.call(core, tx, ops, owner, at) : commitAs.call(core, ops, owner, at);
+    const at0 = room(address, ops.length);
+    mod.HEAPU8.set(ops, at0);  // the heap as it is after room() (it may have grown)
+    return commitRoom(address, tx, owner, at);
+  };
+  core.commitAs = (ops, owner, at) => commitIn(0, ops, owner, at);
+  core.txCommitAs = (tx, ops, owner, at) => commitIn(tx, ops, owner, at);
+  core.delete = () => {
+    live = false;
+    return free.call(core);
+  };
+  return core;
+}
+
+/**
  * The gate in front of one opened core. `head` is the head at open; `kind`
  * ("store" or "replica") names it in the `closed` error.
  *
@@ -64,11 +100,16 @@ export function makeGate(core, head, kind = "store") {
       try {
         answer = fn();
       } catch (e) {
-        const err = asStoreError(e, what);
-        if (err.code === ErrorCodes.StorageFailed) gate.broken = err;
-        throw err;
+        throw gate.failed(e, what);
       }
       return unwrap(answer);
+    },
+
+    /** The StoreError of a call's throw `e`; a storage_failed one breaks the gate. */
+    failed(e, what) {
+      const err = asStoreError(e, what);
+      if (err.code === ErrorCodes.StorageFailed) gate.broken = err;
+      return err;
     },
 
     /** Throws `closed` once close() was asked for. */
@@ -99,9 +140,19 @@ export function makeGate(core, head, kind = "store") {
      */
     commitOps(what, owner, meta, ops, tx = 0) {
       if (meta !== null) return gate.commit(what, tx ? () => core.txCommit(tx, ops, meta) : () => core.commit(ops, meta));
-      return gate.commit(what, tx
-        ? () => core.txCommitAs(tx, ops, gate.ownerId(owner), Date.now())
-        : () => core.commitAs(ops, gate.ownerId(owner), Date.now()));
+      // gate.call's checks and catch, written out: the usual commit (no
+      // actor) makes no closure (issue 13, Durable Objects, step six).
+      if (gate.poll !== null && !gate.closed && !gate.broken) gate.poll();
+      if (gate.closed) throw closedError(what, kind);
+      if (gate.broken) throw gate.broken;
+      let answer;
+      try {
+        const id = gate.ownerId(owner);
+        answer = tx ? core.txCommitAs(tx, ops, id, Date.now()) : core.commitAs(ops, id, Date.now());
+      } catch (e) {
+        throw gate.failed(e, what);
+      }
+      return committedAs(what, unwrap(answer));
     },
 
     /**
@@ -112,34 +163,38 @@ export function makeGate(core, head, kind = "store") {
      * first call (only valid within the commit step).
      */
     commit(what, fn) {
-      const answer = gate.call(what, fn);
-      let seq;
-      if (typeof answer === "number") {
-        if (!(answer > 0)) {
-          unwrap(core.lastError());  // throws the failure's StoreError
-          throw new StoreError(ErrorCodes.StorageFailed, `${what}: the core answered seq ${answer} without an error`);
-        }
-        seq = answer;
-      } else {
-        // {"seq":n,"at":ms,"counts":[…]} (wasm/ABI.md): only the seq is
-        // used, read without a JSON parse.
-        seq = answer.startsWith('{"seq":') ? Number(answer.slice(7, answer.indexOf(",", 7))) : JSON.parse(answer).seq;
-      }
-      const mine = ++commits;
-      gate.lastHead = seq;
-      let ops;
-      return {
-        seq,
-        ops() {
-          if (ops === undefined) {
-            if (mine !== commits) throw new StoreError(ErrorCodes.InvalidArgs, `${what}: the ops of seq ${seq} were asked for after a later commit; read them inside the commit step`);
-            ops = parseJsonExact(gate.call(`${what}: its ops`, () => core.lastOps()));
-          }
-          return ops;
-        },
-      };
+      return committedAs(what, gate.call(what, fn));
     },
   };
+
+  // The { seq, ops } of a commit's unwrapped answer (gate.commit).
+  function committedAs(what, answer) {
+    let seq;
+    if (typeof answer === "number") {
+      if (!(answer > 0)) {
+        unwrap(core.lastError());  // throws the failure's StoreError
+        throw new StoreError(ErrorCodes.StorageFailed, `${what}: the core answered seq ${answer} without an error`);
+      }
+      seq = answer;
+    } else {
+      // {"seq":n,"at":ms,"counts":[…]} (wasm/ABI.md): only the seq is
+      // used, read without a JSON parse.
+      seq = answer.startsWith('{"seq":') ? Number(answer.slice(7, answer.indexOf(",", 7))) : JSON.parse(answer).seq;
+    }
+    const mine = ++commits;
+    gate.lastHead = seq;
+    let ops;
+    return {
+      seq,
+      ops() {
+        if (ops === undefined) {
+          if (mine !== commits) throw new StoreError(ErrorCodes.InvalidArgs, `${what}: the ops of seq ${seq} were asked for after a later commit; read them inside the commit step`);
+          ops = parseJsonExact(gate.call(`${what}: its ops`, () => core.lastOps()));
+        }
+        return ops;
+      },
+    };
+  }
   return gate;
 }
 
@@ -199,7 +254,10 @@ export function fenceWith(gate, session) {
  * core.commit(ops, commitMeta("notes", { actor: { kind: "person", id: "ana" } }, "notes.tx"))
  */
 export function commitMeta(owner, ctx, what) {
-  const actor = checkedActor(ctx, what);
+  return metaText(owner, checkedActor(ctx, what));
+}
+
+function metaText(owner, actor) {
   return encodeJson(actor === undefined ? { owner, at: Date.now() } : { owner, at: Date.now(), actor }, "meta");
 }
 
@@ -212,7 +270,10 @@ export function commitMeta(owner, ctx, what) {
  * const meta = commitContext("notes", ctx, "notes.tx");   // null for ctx undefined
  */
 export function commitContext(owner, ctx, what) {
-  return checkedActor(ctx, what) === undefined ? null : commitMeta(owner, ctx, what);
+  // The actor is checked once (it was twice, through commitMeta).
+  if (ctx === undefined) return null;
+  const actor = checkedActor(ctx, what);
+  return actor === undefined ? null : metaText(owner, actor);
 }
 
 function checkedActor(ctx, what) {

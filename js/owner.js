@@ -62,6 +62,7 @@ export function makeOwner(parts, name, address, hooks) {
   const { gate, queue, reads, handles, watches } = parts;
   const tables = new Map();
   let line = Promise.resolve();
+  const settled = () => undefined;  // the line goes on whatever a tx gave
 
   // The owner's hook gets the commit's ops: fetched from the core only when
   // there is a hook to give them to.
@@ -219,7 +220,7 @@ export function makeOwner(parts, name, address, hooks) {
      */
     tx(fn, ctx) {
       const run = line.then(() => runTx(txParts, fn, ctx));
-      line = run.then(() => undefined, () => undefined);
+      line = run.then(settled, settled);
       return run;
     },
     /**

@@ -60,7 +60,8 @@ export function whereOf(def, where, what) {
  */
 export async function runTx(owner, fn, ctx) {
   const { name, gate, queue } = owner;
-  gate.checkOpen(`${name}.tx`);
+  const what = `${name}.tx`;
+  gate.checkOpen(what);
   if (typeof fn !== "function") throw invalidArgs(`${name}.tx: expected an async function (tx) => ..., got ${describe(fn)}`);
   // ops: the ops written, in order (what the core has staged is marked).
   const st = { ops: OpsBuffer.take(), txId: 0, open: true, committed: false, poisoned: null };
@@ -70,11 +71,11 @@ export async function runTx(owner, fn, ctx) {
     st.open = false;
     if (st.poisoned) throw st.poisoned;
     if (st.ops.total > 0) {
-      gate.checkOpen(`${name}.tx`);
-      const meta = commitContext(name, ctx, `${name}.tx`);
+      gate.checkOpen(what);
+      const meta = commitContext(name, ctx, what);
       await queue.step(
         () => {
-          const done = gate.commitOps(`${name}.tx`, name, meta, st.ops.batch(), st.txId);
+          const done = gate.commitOps(what, name, meta, st.ops.batch(), st.txId);
           st.committed = true;
           return done;
         },

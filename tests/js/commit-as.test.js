@@ -14,6 +14,8 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 
 import { defineTable, int, str } from "../../js/index.js";
+import { withRawCommits } from "../../js/core-calls.js";
+import { OpsBuffer } from "../../js/ops-buffer.js";
 import { nodeRuntime } from "../../js/loader-node.js";
 import { openStoreWith } from "../../js/store.js";
 import { rejectsWith } from "./helpers.js";
@@ -149,4 +151,42 @@ test("the core's numeric commit refuses an owner number it did not give and a ti
     core.close();
     core.delete();
   }
+});
+
+test("the raw commit (Core.address, onestore_ops_room, onestore_commit_room) commits a binary batch as commitAs does; text ops, a closed core and a deleted one answer as embind's commitAs", async () => {
+  const mod = await nodeRuntime.load();
+  assert.equal(typeof mod._onestore_ops_room, "function");
+  assert.equal(typeof mod._onestore_commit_room, "function");
+  const core = withRawCommits(mod, new mod.Core());
+  assert.equal(typeof core.address(), "number");
+  core.open('{"backend":"memory"}');
+  const a = core.ownerId("a");
+  const table = '[{"op":"table","table":"t/t","version":1,"columns":{"id":{"type":"str"},"n":{"type":"int"}},"key":["id"]}]';
+  assert.equal(core.commitAs(table, a, 1000), 1);  // text: embind's method
+  const ops = new OpsBuffer();
+  // A batch over the room's 64 KiB (given back after its commit), then small ones.
+  for (let i = 0; i < 3000; i++) assert.ok(ops.putValues("t/t", ["id", "n"], [`k${i}`.padEnd(40, "x"), i]));
+  assert.ok(ops.batch().length > 64 << 10);
+  assert.equal(core.commitAs(ops.batch(), a, 1001), 2);
+  assert.equal(JSON.parse(core.lastOps()).length, 3000);
+  for (let s = 3; s < 6; s++) {
+    ops.empty();
+    ops.putValues("t/t", ["id", "n"], [`s${s}`, s]);
+    assert.equal(core.commitAs(ops.batch(), a, 1000 + s), s);
+    assert.deepEqual(JSON.parse(core.lastOps()), [{ op: "put", table: "t/t", row: { id: `s${s}`, n: s } }]);
+  }
+  const tx = core.txOpen();
+  ops.empty();
+  ops.putValues("t/t", ["id", "n"], ["in-tx", 7]);
+  assert.equal(core.txCommitAs(tx, ops.batch(), a, 2000), 6);
+  assert.deepEqual(JSON.parse(core.get("t/t", '["in-tx"]')), ["in-tx", 7]);
+  assert.deepEqual(JSON.parse(core.get("t/t", `["${"k2999".padEnd(40, "x")}"]`)), ["k2999".padEnd(40, "x"), 2999]);
+  // A bad batch fails inside the core, as embind's commitAs fails.
+  assert.equal(core.commitAs(Uint8Array.of(1, 2, 3), a, 3000), 0);
+  assert.match(core.lastError(), /^!invalid\/args/);
+  core.close();
+  assert.equal(core.commitAs(ops.batch(), a, 3001), 0);
+  assert.match(core.lastError(), /^!closed/);
+  core.delete();
+  assert.throws(() => core.commitAs(ops.batch(), a, 3002), /deleted/);
 });

@@ -72,6 +72,16 @@ test("a commit without an actor crosses as numbers: the owner is registered once
   assert.equal(gate.lastHead, 3);
 });
 
+test("commitContext reads the caller's ctx.actor once", () => {
+  let reads = 0;
+  const ctx = { get actor() { reads++; return { kind: "person", id: "ana" }; } };
+  assert.deepEqual(JSON.parse(commitContext("n", ctx, "n.tx")).actor, { kind: "person", id: "ana" });
+  assert.equal(reads, 1);
+  reads = 0;
+  assert.equal(commitContext("n", { get actor() { reads++; return undefined; } }, "n.tx"), null);
+  assert.equal(reads, 1);
+});
+
 test("a commit with an actor crosses its context as text", () => {
   const f = fakeCore();
   const gate = makeGate(f.core, 0);
