@@ -128,64 +128,56 @@ export class OpsBuffer {
     // are written with no other pass over them (an undefined one, which
     // changes the shape, undoes this and takes the general path below).
     if (table === this.table && sameNames(names, this.names)) {
-      const done = this.row(names, vals, false);
-      if (done >= 0) return done === 1;
+      const at = this.len;
+      this.ensure(1);
+      this.bytes[this.len++] = PUT;
+      let i = 0;
+      for (; i < names.length; i++) {
+        const v = vals[i];
+        if (v === undefined || !this.value(v)) break;
+      }
+      if (i === names.length) {
+        this.pending++;
+        this.total++;
+        return true;
+      }
+      this.len = at;
+      if (vals[i] !== undefined) return false;
     }
     const at = this.len;
     const oldTable = this.table;
     const oldNames = this.names;
-    if (this.shape(table, names, vals) && this.row(names, vals, true) === 1) return true;
-    this.len = at;
-    this.table = oldTable;
-    this.names = oldNames;
-    return false;
-  }
-
-  // A PUT record of the current shape: 1. Else, with nothing written, 0 for
-  // a value this encoding leaves to JSON, -1 for an undefined value (which
-  // the shape leaves out when `fitted`: it was made from these values).
-  row(names, vals, fitted) {
-    const at = this.len;
-    this.ensure(1);
-    this.bytes[this.len++] = PUT;
-    for (let i = 0; i < names.length; i++) {
-      const v = vals[i];
-      if (v === undefined) {
-        if (fitted) continue;
-        this.len = at;
-        return -1;
-      }
-      if (!this.value(v)) {
-        this.len = at;
-        return 0;
-      }
-    }
-    this.pending++;
-    this.total++;
-    return 1;
-  }
-
-  // The SHAPE record of `table` and the names whose values are not
-  // undefined, unless that is the current shape; false, with nothing
-  // written, for a name the encoding leaves to JSON (a lone surrogate).
-  shape(table, names, vals) {
     let shape = names;
     for (let i = 0; i < names.length; i++) {
-      if (vals[i] === undefined) {
+      if (vals[i] === undefined) {  // as JSON: an undefined member is absent
         shape = [];
         for (let j = 0; j < names.length; j++) if (vals[j] !== undefined) shape.push(names[j]);
         break;
       }
     }
-    if (table === this.table && sameNames(shape, this.names)) return true;
-    for (let i = 0; i < shape.length; i++) if (!wellFormedName(shape[i])) return false;
+    if (table !== this.table || !sameNames(shape, this.names)) {
+      for (let i = 0; i < shape.length; i++) if (!wellFormedName(shape[i])) return false;
+      this.ensure(1);
+      this.bytes[this.len++] = SHAPE;
+      this.str(table);
+      this.varint(shape.length);
+      for (let i = 0; i < shape.length; i++) this.str(shape[i]);
+      this.table = table;
+      this.names = shape;
+    }
     this.ensure(1);
-    this.bytes[this.len++] = SHAPE;
-    this.str(table);
-    this.varint(shape.length);
-    for (let i = 0; i < shape.length; i++) this.str(shape[i]);
-    this.table = table;
-    this.names = shape;
+    this.bytes[this.len++] = PUT;
+    for (let i = 0; i < names.length; i++) {
+      const v = vals[i];
+      if (v !== undefined && !this.value(v)) {
+        this.len = at;
+        this.table = oldTable;
+        this.names = oldNames;
+        return false;
+      }
+    }
+    this.pending++;
+    this.total++;
     return true;
   }
 

@@ -16,18 +16,6 @@ namespace {
 // The _meta note that holds a replica's divergence (Backend::WriteNote).
 constexpr char kDivergedNote[] = "diverged";
 
-// A seq or a count: a JSON integer from 0 to 2^63 - 1.
-bool ReadSeq(const Json& j, int64_t* out) {
-  if (!j.is_number_integer()) return false;
-  if (j.is_number_unsigned()) {
-    if (j.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return false;
-  } else if (j.get<int64_t>() < 0) {
-    return false;
-  }
-  *out = j.get<int64_t>();
-  return true;
-}
-
 // Checks one record's shape (docs/formats.md, "The record"): seq, from, at,
 // owner, actor?, ops, and nothing else. Its ops are checked when parsed.
 Status CheckRecord(const Json& rec, int64_t seq, const std::string& where) {
@@ -42,14 +30,14 @@ Status CheckRecord(const Json& rec, int64_t seq, const std::string& where) {
   }
   int64_t n = 0;
   auto seq_it = rec.find("seq");
-  if (seq_it == rec.end() || !ReadSeq(*seq_it, &n) || n != seq) {
+  if (seq_it == rec.end() || !ReadRecordInt(*seq_it, &n) || n != seq) {
     return Status::InvalidArgs(
         where + ".seq: expected " + std::to_string(seq) +
         " (the batch's seqs are contiguous), got " +
         (seq_it == rec.end() ? std::string("nothing") : DescribeJson(*seq_it)));
   }
   auto from_it = rec.find("from");
-  if (from_it == rec.end() || !ReadSeq(*from_it, &n) || n != seq - 1) {
+  if (from_it == rec.end() || !ReadRecordInt(*from_it, &n) || n != seq - 1) {
     return Status::InvalidArgs(
         where + ".from: expected " + std::to_string(seq - 1) + " (the previous seq), got " +
         (from_it == rec.end() ? std::string("nothing") : DescribeJson(*from_it)));
@@ -153,11 +141,11 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
         return Status::InvalidArgs("applyBatch: unknown batch field \"" + it.key() + "\"");
       }
     }
-    if (!batch.contains("from") || !ReadSeq(batch["from"], &from)) {
+    if (!batch.contains("from") || !ReadRecordInt(batch["from"], &from)) {
       return Status::InvalidArgs("applyBatch: from must be a seq (an integer >= 0), got " +
                                  (batch.contains("from") ? DescribeJson(batch["from"]) : "nothing"));
     }
-    if (!batch.contains("to") || !ReadSeq(batch["to"], &to) || to < from) {
+    if (!batch.contains("to") || !ReadRecordInt(batch["to"], &to) || to < from) {
       return Status::InvalidArgs("applyBatch: to must be a seq >= from (" + std::to_string(from) +
                                  "), got " +
                                  (batch.contains("to") ? DescribeJson(batch["to"]) : "nothing"));
@@ -266,7 +254,7 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
           expected = (*counts)[k];
         } else {
           auto c = (*ops_json)[k].find("count");
-          if (c != (*ops_json)[k].end() && !ReadSeq(*c, &expected)) {
+          if (c != (*ops_json)[k].end() && !ReadRecordInt(*c, &expected)) {
             backend->Rollback();
             return Status::InvalidArgs(where + "." + op_where + ".count: " + DescribeJson(*c) +
                                        " is not a row count");

@@ -766,11 +766,7 @@ Status ParseBinaryOps(std::string_view bytes, TableResolver* tables, std::vector
   return Status::OK();
 }
 
-namespace {
-
-// A count as a record gives it (src/sync/replica.cc, ReadSeq): an integer
-// from 0 to 2^63 - 1.
-bool RecordCount(const Json& j, int64_t* out) {
+bool ReadRecordInt(const Json& j, int64_t* out) {
   if (!j.is_number_integer()) return false;
   if (j.is_number_unsigned()) {
     if (j.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return false;
@@ -780,6 +776,8 @@ bool RecordCount(const Json& j, int64_t* out) {
   *out = j.get<int64_t>();
   return true;
 }
+
+namespace {
 
 // An update or a delete by key as the store writes it in a record
 // (Op::AppendJson): {"op":"update"|"delete","table":t,"key":[...]} and, for
@@ -893,7 +891,7 @@ bool ReadRecordOp(Reader* r, TableResolver* tables, std::string_view* last_name,
   *count = -1;
   if (!op->is_bulk() && !op->declares() && j.is_object()) {
     auto c = j.find("count");
-    if (c != j.end() && !RecordCount(*c, count)) return false;
+    if (c != j.end() && !ReadRecordInt(*c, count)) return false;
   }
   return true;
 }

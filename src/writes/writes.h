@@ -151,6 +151,9 @@ class TableResolver {
 Status ParseOp(const Json& j, TableResolver* tables, const std::string& where, Op* out);
 // Parses a JSON array of ops.
 Status ParseOps(const Json& j, TableResolver* tables, std::vector<Op>* out);
+// A seq or a count as a record gives it (docs/formats.md, "The record"): a
+// JSON integer from 0 to 2^63 - 1, into `out`; false on anything else.
+bool ReadRecordInt(const Json& j, int64_t* out);
 
 // The fast path of a batch of puts (writes/fast_puts.cc): reads `text`
 // ([{"op":"put","table":t,"row":{...}},...], as the JS package writes it)

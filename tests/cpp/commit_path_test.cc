@@ -40,33 +40,35 @@ std::shared_ptr<const TableSchema> ParseSchema(const std::string& text) {
   return t;
 }
 
+// A put of `row` into table `t`, as ParseBinaryOps makes one.
+Op PutOp(std::shared_ptr<const TableSchema> t, Row row) {
+  Op op;
+  op.kind = OpKind::kPut;
+  op.table = std::move(t);
+  op.row = std::move(row);
+  return op;
+}
+
 TEST(AppendOpsJsonTest, WritesTheTextOpByOpAppendJsonWritesForAMixOfOpsAndTables) {
   auto a = ParseSchema(
       R"({"op":"table","table":"t/a","columns":{"id":"str","n":{"type":"num","optional":true},)"
       R"("b":{"type":"bool","optional":true},"j":{"type":"json","optional":true},"i":"int"},"key":["id"]})");
   auto b = ParseSchema(
       R"({"op":"table","table":"t/b\u00e9","columns":{"k\u00fc":"int","v":"str"},"key":["k\u00fc"]})");
-  auto put = [](std::shared_ptr<const TableSchema> t, Row row) {
-    Op op;
-    op.kind = OpKind::kPut;
-    op.table = std::move(t);
-    op.row = std::move(row);
-    return op;
-  };
   std::vector<Op> ops;
-  ops.push_back(put(a, {Value::Str("x\"\\\x01\xc3\xa9"), Value::Num(-0.0), Value::Bool(true),
+  ops.push_back(PutOp(a, {Value::Str("x\"\\\x01\xc3\xa9"), Value::Num(-0.0), Value::Bool(true),
                         Value::JsonText(R"({"a":[1,2]})"), Value::Int(9007199254740993)}));
-  ops.push_back(put(a, {Value::Str(""), Value(), Value(), Value(), Value::Int(-5)}));
-  ops.push_back(put(b, {Value::Int(1), Value::Str("\xf0\x9f\x98\x80")}));
+  ops.push_back(PutOp(a, {Value::Str(""), Value(), Value(), Value(), Value::Int(-5)}));
+  ops.push_back(PutOp(b, {Value::Int(1), Value::Str("\xf0\x9f\x98\x80")}));
   Op del;
   del.kind = OpKind::kDelete;
   del.table = a;
   del.key = {Value::Str("gone")};
   ops.push_back(std::move(del));
-  ops.push_back(put(a, {Value::Str("y"), Value::Num(1.5), Value::Bool(false), Value::JsonText("null"),
+  ops.push_back(PutOp(a, {Value::Str("y"), Value::Num(1.5), Value::Bool(false), Value::JsonText("null"),
                         Value::Int(0)}));
-  ops.push_back(put(b, {Value::Int(2), Value::Str("w")}));
-  ops.push_back(put(a, {Value::Str("z"), Value::Num(1e300), Value(), Value(), Value::Int(7)}));
+  ops.push_back(PutOp(b, {Value::Int(2), Value::Str("w")}));
+  ops.push_back(PutOp(a, {Value::Str("z"), Value::Num(1e300), Value(), Value(), Value::Int(7)}));
 
   std::string want = "[";
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -149,13 +151,6 @@ TEST(AppendOpsJsonTest, TheRunWriterWritesOpByOpAppendJsonsTextForEveryCellAndSi
                                       Value::Vector(std::string("\x00\x00\x80\x3f\x00\x00\x00\xc0", 8))};
   std::mt19937 rng(13);
   auto pick = [&](const std::vector<Value>& from) { return from[rng() % from.size()]; };
-  auto put = [](std::shared_ptr<const TableSchema> t, Row row) {
-    Op op;
-    op.kind = OpKind::kPut;
-    op.table = std::move(t);
-    op.row = std::move(row);
-    return op;
-  };
   auto row_a = [&](int i) {
     return Row{Value::Str("k" + std::to_string(i)), pick(cells_i), pick(cells_n),
                i % 3 ? Value::Bool(i % 2) : Value(), pick(cells_j), pick(cells_v), pick(cells_s)};
@@ -167,7 +162,7 @@ TEST(AppendOpsJsonTest, TheRunWriterWritesOpByOpAppendJsonsTextForEveryCellAndSi
     for (int i = 0; i < n; ++i) {
       switch (rng() % 5) {
         case 0:
-          ops.push_back(put(b, {pick(cells_i).is_null() ? Value::Int(i) : pick(cells_i)}));
+          ops.push_back(PutOp(b, {pick(cells_i).is_null() ? Value::Int(i) : pick(cells_i)}));
           break;
         case 1: {
           Op del;
@@ -178,14 +173,14 @@ TEST(AppendOpsJsonTest, TheRunWriterWritesOpByOpAppendJsonsTextForEveryCellAndSi
           break;
         }
         default:
-          ops.push_back(put(a, row_a(i)));
+          ops.push_back(PutOp(a, row_a(i)));
       }
     }
     lists.push_back(std::move(ops));
   }
   std::vector<Op> every;  // each value of each list once, in a long run
   for (size_t i = 0; i < std::max({cells_i.size(), cells_n.size(), cells_s.size()}); ++i) {
-    every.push_back(put(a, {Value::Str("e"), cells_i[i % cells_i.size()], cells_n[i % cells_n.size()],
+    every.push_back(PutOp(a, {Value::Str("e"), cells_i[i % cells_i.size()], cells_n[i % cells_n.size()],
                             Value::Bool(true), cells_j[i % cells_j.size()],
                             cells_v[i % cells_v.size()], cells_s[i % cells_s.size()]}));
   }
