@@ -100,16 +100,11 @@ export function makeGate(core, head, kind = "store") {
       try {
         answer = fn();
       } catch (e) {
-        throw gate.failed(e, what);
+        const err = asStoreError(e, what);
+        if (err.code === ErrorCodes.StorageFailed) gate.broken = err;
+        throw err;
       }
       return unwrap(answer);
-    },
-
-    /** The StoreError of a call's throw `e`; a storage_failed one breaks the gate. */
-    failed(e, what) {
-      const err = asStoreError(e, what);
-      if (err.code === ErrorCodes.StorageFailed) gate.broken = err;
-      return err;
     },
 
     /** Throws `closed` once close() was asked for. */
@@ -140,19 +135,9 @@ export function makeGate(core, head, kind = "store") {
      */
     commitOps(what, owner, meta, ops, tx = 0) {
       if (meta !== null) return gate.commit(what, tx ? () => core.txCommit(tx, ops, meta) : () => core.commit(ops, meta));
-      // gate.call's checks and catch, written out: the usual commit (no
-      // actor) makes no closure (issue 13, Durable Objects, step six).
-      if (gate.poll !== null && !gate.closed && !gate.broken) gate.poll();
-      if (gate.closed) throw closedError(what, kind);
-      if (gate.broken) throw gate.broken;
-      let answer;
-      try {
-        const id = gate.ownerId(owner);
-        answer = tx ? core.txCommitAs(tx, ops, id, Date.now()) : core.commitAs(ops, id, Date.now());
-      } catch (e) {
-        throw gate.failed(e, what);
-      }
-      return committedAs(what, unwrap(answer));
+      return gate.commit(what, tx
+        ? () => core.txCommitAs(tx, ops, gate.ownerId(owner), Date.now())
+        : () => core.commitAs(ops, gate.ownerId(owner), Date.now()));
     },
 
     /**
@@ -163,38 +148,34 @@ export function makeGate(core, head, kind = "store") {
      * first call (only valid within the commit step).
      */
     commit(what, fn) {
-      return committedAs(what, gate.call(what, fn));
+      const answer = gate.call(what, fn);
+      let seq;
+      if (typeof answer === "number") {
+        if (!(answer > 0)) {
+          unwrap(core.lastError());  // throws the failure's StoreError
+          throw new StoreError(ErrorCodes.StorageFailed, `${what}: the core answered seq ${answer} without an error`);
+        }
+        seq = answer;
+      } else {
+        // {"seq":n,"at":ms,"counts":[…]} (wasm/ABI.md): only the seq is
+        // used, read without a JSON parse.
+        seq = answer.startsWith('{"seq":') ? Number(answer.slice(7, answer.indexOf(",", 7))) : JSON.parse(answer).seq;
+      }
+      const mine = ++commits;
+      gate.lastHead = seq;
+      let ops;
+      return {
+        seq,
+        ops() {
+          if (ops === undefined) {
+            if (mine !== commits) throw new StoreError(ErrorCodes.InvalidArgs, `${what}: the ops of seq ${seq} were asked for after a later commit; read them inside the commit step`);
+            ops = parseJsonExact(gate.call(`${what}: its ops`, () => core.lastOps()));
+          }
+          return ops;
+        },
+      };
     },
   };
-
-  // The { seq, ops } of a commit's unwrapped answer (gate.commit).
-  function committedAs(what, answer) {
-    let seq;
-    if (typeof answer === "number") {
-      if (!(answer > 0)) {
-        unwrap(core.lastError());  // throws the failure's StoreError
-        throw new StoreError(ErrorCodes.StorageFailed, `${what}: the core answered seq ${answer} without an error`);
-      }
-      seq = answer;
-    } else {
-      // {"seq":n,"at":ms,"counts":[…]} (wasm/ABI.md): only the seq is
-      // used, read without a JSON parse.
-      seq = answer.startsWith('{"seq":') ? Number(answer.slice(7, answer.indexOf(",", 7))) : JSON.parse(answer).seq;
-    }
-    const mine = ++commits;
-    gate.lastHead = seq;
-    let ops;
-    return {
-      seq,
-      ops() {
-        if (ops === undefined) {
-          if (mine !== commits) throw new StoreError(ErrorCodes.InvalidArgs, `${what}: the ops of seq ${seq} were asked for after a later commit; read them inside the commit step`);
-          ops = parseJsonExact(gate.call(`${what}: its ops`, () => core.lastOps()));
-        }
-        return ops;
-      },
-    };
-  }
   return gate;
 }
 

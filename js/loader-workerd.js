@@ -405,43 +405,25 @@ export function attachWorkerdCore(core, wire) {
   const state = stores.get(handle);
   // `opens`: the call writes the epoch (an open): every store's checks are
   // read again (newState). Any other call may answer them from `known`.
-  // The body transactionSync runs (made once): the call `run.fn`, its
-  // answer in `run.answer`.
-  const run = { fn: null, opens: false, answer: undefined };
-  const body = () => {
-    state.inTransaction = true;
-    state.remember = !run.opens;
-    state.began = false;
-    state.rollback = false;
-    try {
-      run.answer = run.fn();
-    } finally {
-      state.inTransaction = false;
-      state.remember = false;
-    }
-    // The core rolled back (or never ended its transaction): undo every
-    // statement of the call.
-    if (state.rollback || state.began) throw ROLLBACK;
-  };
   const inTransaction = (fn, opens) => {
     let answer;
     if (opens) forgetChecks();
-    // A call inside a call (none makes one today) gives the outer one its
-    // own back.
-    const outerFn = run.fn;
-    const outerOpens = run.opens;
-    run.fn = fn;
-    run.opens = opens === true;
-    run.answer = undefined;
     try {
-      try {
-        state.storage.transactionSync(body);
-      } finally {
-        answer = run.answer;
-        run.fn = outerFn;
-        run.opens = outerOpens;
-        run.answer = undefined;
-      }
+      state.storage.transactionSync(() => {
+        state.inTransaction = true;
+        state.remember = !opens;
+        state.began = false;
+        state.rollback = false;
+        try {
+          answer = fn();
+        } finally {
+          state.inTransaction = false;
+          state.remember = false;
+        }
+        // The core rolled back (or never ended its transaction): undo every
+        // statement of the call.
+        if (state.rollback || state.began) throw ROLLBACK;
+      });
     } catch (e) {
       if (e === ROLLBACK) return answer;
       if (committed(answer)) {
@@ -453,14 +435,6 @@ export function attachWorkerdCore(core, wire) {
     }
     return answer;
   };
-  // The usual commit (commitAs, txCommitAs) passes its arguments here to
-  // one body made once, instead of a closure per commit; a call is
-  // synchronous, so no two use `args` at once (a nested one would fail
-  // earlier: the core's transaction is open).
-  const args = { tx: 0, ops: null, owner: 0, at: 0 };
-  const commitAsBody = () => (args.tx
-    ? core.txCommitAs(args.tx, args.ops, args.owner, args.at)
-    : core.commitAs(args.ops, args.owner, args.at));
   const wrapped = {
     // A page whose rows stayed here (the core answers {"held":n,"next"?}:
     // SqliteBackend::HoldNextPage) is given as { rows, next? }, its rows the
@@ -485,14 +459,8 @@ export function attachWorkerdCore(core, wire) {
     open: (o) => inTransaction(() => core.open(o), true),
     commit: (ops, meta) => inTransaction(() => core.commit(ops, meta)),
     txCommit: (tx, ops, meta) => inTransaction(() => core.txCommit(tx, ops, meta)),
-    commitAs: (ops, owner, at) => {
-      args.tx = 0; args.ops = ops; args.owner = owner; args.at = at;
-      try { return inTransaction(commitAsBody); } finally { args.ops = null; }
-    },
-    txCommitAs: (tx, ops, owner, at) => {
-      args.tx = tx; args.ops = ops; args.owner = owner; args.at = at;
-      try { return inTransaction(commitAsBody); } finally { args.ops = null; }
-    },
+    commitAs: (ops, owner, at) => inTransaction(() => core.commitAs(ops, owner, at)),
+    txCommitAs: (tx, ops, owner, at) => inTransaction(() => core.txCommitAs(tx, ops, owner, at)),
     outboxTrim: (upTo) => inTransaction(() => core.outboxTrim(upTo)),
     applyBatch: (batch) => inTransaction(() => core.applyBatch(batch)),
     recordDivergence: () => inTransaction(() => core.recordDivergence()),
@@ -505,19 +473,11 @@ export function attachWorkerdCore(core, wire) {
       try { return core.close(); } finally { stores.delete(handle); }
     },
   };
-  // The core's other methods, bound once each (not on every access).
-  const bound = new Map();
   const proxy = new Proxy(core, {
     get(target, prop) {
       if (Object.prototype.hasOwnProperty.call(wrapped, prop)) return wrapped[prop];
       const v = target[prop];
-      if (typeof v !== "function") return v;
-      let b = bound.get(prop);
-      if (b === undefined || b.of !== v) {
-        b = { of: v, fn: v.bind(target) };
-        bound.set(prop, b);
-      }
-      return b.fn;
+      return typeof v === "function" ? v.bind(target) : v;
     },
   });
   dropped?.register(proxy, { core, handle }, proxy);
