@@ -42,11 +42,24 @@ export async function runPhase(mf, phase, impl, object, body) {
 // this times a "main" request of `commits` commits, less one of none, each on
 // a fresh object (so both pay the open and the first declaration).
 export async function commitWall(mf, impl, W, commits, name) {
-  const wall = async (n) => {
+  return requestWall(mf, impl, W, "commitsBatch", commits, name);
+}
+
+// The transaction of W.edgeBulk puts in ms, by Node's clock, the same way:
+// a "main" request of `txs` such transactions (and no one-put commits) less
+// one of none, each on a fresh object.
+export async function bulkWall(mf, impl, W, txs, name) {
+  return requestWall(mf, impl, W, "bulkRuns", txs, `bulk-${name}`);
+}
+
+// A request of `n` of what `field` of W counts (the rest of the "main"
+// phase's work turned off) less one of none, per unit, in ms.
+async function requestWall(mf, impl, W, field, n, name) {
+  const wall = async (k) => {
     const t0 = performance.now();
-    await runPhase(mf, "main", impl, `wall-${n}-${name}`, { W: { ...W, commitsBatch: n, bulkRuns: 0 } });
+    await runPhase(mf, "main", impl, `wall-${k}-${name}`, { W: { ...W, commitsBatch: 0, bulkRuns: 0, [field]: k } });
     return performance.now() - t0;
   };
   const none = await wall(0);
-  return (await wall(commits) - none) / commits;
+  return (await wall(n) - none) / n;
 }
