@@ -2,17 +2,126 @@
 // synchronously from committed tables.
 //
 // `read` is a small synchronous reader over committed state (the core's reads
-// are synchronous wasm calls). It records which tables a derive read; the
-// flush after each commit step marks the derives over a touched table dirty
-// and recomputes, right there, the dirty ones that someone holds (an
-// in-process hold or a link). A derive that throws fails only itself: its
-// holders get { error } and the commit and every other derive go on.
+// are synchronous wasm calls). It records what a derive read: of each table,
+// every row, or only the rows of some keys (see `rangeOf`). The flush after
+// each commit step marks dirty the derives whose reads a commit's ops may
+// have changed, and recomputes, right there, the dirty ones that someone
+// holds (an in-process hold or a link). A derive that throws fails only
+// itself: its holders get { error } and the commit and every other derive go
+// on.
 
 import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
 import { describe } from "./schema.js";
+import { isQuery } from "./query.js";
 import { makeLine } from "./watch.js";
 
 const PAGE_SIZE = 100;
+
+// ---- what a read depends on ----
+//
+// A read of a table depends on every row of it (null), or only on the rows
+// whose first key column, a str, equals one of `eqs` or starts with one of
+// `prefixes`: a `get` by key, or a query whose where pins that column
+// (eq, prefix or inArray, alone, in an `and`, or every branch of an `or`). A
+// row outside the range is outside the read's answer before and after any
+// write to it (key columns cannot be set, so a row never moves between
+// keys), so a commit whose ops on the table all name keys outside every
+// range its derive read cannot change the derive's value. Anything else (a
+// bulk op, a schema op, a key that is not a well-formed str) touches every
+// range. str order and prefix are by code point in the core; for
+// well-formed strings that is JS's `===` and `startsWith`.
+
+const wellFormed = (v) => typeof v === "string" && typeof v.isWellFormed === "function" && v.isWellFormed();
+
+// { eqs, prefixes } of a where (its wire form) on column `col`, or null
+// (every row).
+function whereRange(col, w) {
+  if (w === null || typeof w !== "object" || Array.isArray(w)) return null;
+  const names = Object.keys(w);
+  if (names.length !== 1) return null;
+  const a = w[names[0]];
+  switch (names[0]) {
+    case "eq":
+      return Array.isArray(a) && a[0] === col && wellFormed(a[1]) ? { eqs: [a[1]], prefixes: [] } : null;
+    case "prefix":
+      return Array.isArray(a) && a[0] === col && wellFormed(a[1]) ? { eqs: [], prefixes: [a[1]] } : null;
+    case "inArray":
+      return Array.isArray(a) && a[0] === col && Array.isArray(a[1]) && a[1].every(wellFormed) ? { eqs: [...a[1]], prefixes: [] } : null;
+    case "and":
+      // Every row of the conjunction is in the range of any of its parts.
+      if (!Array.isArray(a)) return null;
+      for (const p of a) {
+        const r = whereRange(col, p);
+        if (r) return r;
+      }
+      return null;
+    case "or": {
+      if (!Array.isArray(a) || a.length === 0) return null;
+      const out = { eqs: [], prefixes: [] };
+      for (const p of a) {
+        const r = whereRange(col, p);
+        if (!r) return null;
+        out.eqs.push(...r.eqs);
+        out.prefixes.push(...r.prefixes);
+      }
+      return out;
+    }
+    default:
+      return null;
+  }
+}
+
+// The first key column of handle `h` when it is a str (else no range).
+function rangeColumn(h) {
+  const col = h.def?.key?.[0];
+  return col !== undefined && h.def.columns?.[col]?.type === "str" ? col : undefined;
+}
+
+const queryRanges = new WeakMap();  // query -> { eqs, prefixes } | null, per key column
+
+// The range of a query's read of `h`, or null.
+function queryRange(h, q) {
+  const col = rangeColumn(h);
+  if (col === undefined || !isQuery(q)) return null;
+  let byCol = queryRanges.get(q);
+  if (!byCol) queryRanges.set(q, (byCol = new Map()));
+  if (!byCol.has(col)) byCol.set(col, whereRange(col, q.toJSON().where));
+  return byCol.get(col);
+}
+
+// The range of a get of `key` on `h`, or null.
+function keyRange(h, key) {
+  const first = Array.isArray(key) ? key[0] : key;
+  return rangeColumn(h) !== undefined && wellFormed(first) ? { eqs: [first], prefixes: [] } : null;
+}
+
+// Adds a read of table `name` with range `r` (null: every row) to deps.
+function depend(deps, name, col, r) {
+  const had = deps.get(name);
+  if (had === null) return;
+  if (r === null) {
+    deps.set(name, null);
+    return;
+  }
+  const into = had ?? { col, eqs: new Set(), prefixes: [] };
+  for (const k of r.eqs) into.eqs.add(k);
+  into.prefixes.push(...r.prefixes);
+  if (!had) deps.set(name, into);
+}
+
+// Whether `ops` (one table's, from a commit) may change a read of range `r`.
+function touches(r, ops) {
+  if (r === null) return true;
+  for (const op of ops) {
+    let k;
+    if (op.op === "put") k = op.row?.[r.col];
+    else if ((op.op === "delete" || op.op === "update") && op.where === undefined && Array.isArray(op.key)) k = op.key[0];
+    else return true;
+    if (!wellFormed(k) || r.eqs.has(k)) return true;
+    for (const p of r.prefixes) if (k.startsWith(p)) return true;
+  }
+  return false;
+}
 
 /**
  * The derives of one store. `io` holds the store's synchronous reads:
@@ -44,10 +153,12 @@ export function makeDerives(io) {
     const use = (what) => {
       if (!open) throw invalidArgs(`derive(${d.name}): ${what} was called after the derive returned; read only inside it, synchronously`);
     };
-    const table = (t, what) => {
+    // The table's handle, its read (with the range `range(h)` gives: every
+    // row by default) added to what `d` depends on.
+    const table = (t, what, range) => {
       use(what);
       const h = settled(t, `derive(${d.name}): ${what}`);
-      d.deps.add(h.name);
+      depend(d.deps, h.name, rangeColumn(h), range ? range(h) : null);
       return h;
     };
     const reader = Object.freeze({
@@ -55,23 +166,23 @@ export function makeDerives(io) {
        * The row with this key, or undefined.
        * @example read.get(notes, ["n1"])
        */
-      get: (t, key) => io.getNow(table(t, "read.get"), key),
+      get: (t, key) => io.getNow(table(t, "read.get", (h) => keyRange(h, key)), key),
       /**
        * One page of a query: { rows, next? }.
        * @example read.page(notes, query(Notes), 20, { after })
        */
-      page: (t, q, limit, options) => io.pageNow(table(t, "read.page"), q, limit, options),
+      page: (t, q, limit, options) => io.pageNow(table(t, "read.page", (h) => queryRange(h, q)), q, limit, options),
       /**
        * The number of rows of a query (every row without one).
        * @example read.count(notes)
        */
-      count: (t, q) => io.countNow(table(t, "read.count"), q),
+      count: (t, q) => io.countNow(table(t, "read.count", (h) => queryRange(h, q)), q),
       /**
        * Every row of a query, as an array (read page by page).
        * @example read.all(notes, query(Notes).where((n) => eq(n.done, false)))
        */
       all: (t, q) => {
-        const h = table(t, "read.all");
+        const h = table(t, "read.all", (hh) => queryRange(hh, q));
         const rows = [];
         let after;
         for (;;) {
@@ -140,7 +251,7 @@ export function makeDerives(io) {
     }
     if (typeof fn !== "function") throw invalidArgs(`store.derive(${name}): expected a function (read) => value, got ${describe(fn)}`);
     if (byName.has(name)) throw invalidArgs(`store.derive: a derive named ${JSON.stringify(name)} already exists; close it first or pick another name`);
-    const d = { name, fn, deps: new Set(), every: false, dirty: true, result: null, holds: 0, listeners: new Set(), closed: false, reader: null };
+    const d = { name, fn, deps: new Map(), every: false, dirty: true, result: null, holds: 0, listeners: new Set(), closed: false, reader: null };
     byName.set(name, d);
     const member = Object.freeze({
       /** The derive's name (links hold it by this name). */
@@ -211,15 +322,21 @@ export function makeDerives(io) {
     acquire,
     release,
     /**
-     * Marks the derives over touched tables dirty and recomputes the held
-     * ones. Returns the set of derives recomputed for this commit.
+     * Marks dirty the derives whose reads the commit's ops may have changed
+     * (js/derive.js, "what a read depends on") and recomputes the held ones.
+     * Returns the set of derives recomputed for this commit.
      */
     flush(opsByTable) {
       const recomputed = new Set();
       for (const d of byName.values()) {
         if (!d.dirty) {
           if (d.every) d.dirty = true;
-          else for (const t of d.deps) if (opsByTable.has(t)) { d.dirty = true; break; }
+          else {
+            for (const [t, r] of d.deps) {
+              const ops = opsByTable.get(t);
+              if (ops !== undefined && touches(r, ops)) { d.dirty = true; break; }
+            }
+          }
         }
         if (d.dirty && d.holds > 0) {
           compute(d);

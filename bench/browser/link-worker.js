@@ -1,21 +1,29 @@
 // The store side of the link-latency workload (bench/link-figures.mjs drives
 // it through link.html): a dedicated Worker serves a store with 100 derives
-// to its page. Each derive reads one small slice of the items table (the
-// first 10 rows of its group, as a list component would), so every write to
-// the table makes all 100 dirty, and the commit's flush recomputes them and
-// sends the page one message holding all 100 values.
+// to its page. Each derive reads one small slice of the items table, the
+// first 10 rows of its group, as a list component would. Two shapes:
+// - "one": the slice is read by key (a prefix of the id), so a write to one
+//   group makes only that group's derive dirty (js/derive.js, "what a read
+//   depends on"), and the commit's flush recomputes it alone. This is the
+//   shape of Replicache's own figure (a write with 64 or 128 subscriptions,
+//   a few of them dirty).
+// - "all": the slice is read by a column that is not the key (grp, through
+//   its index, so each read costs what the key prefix's does), so every
+//   write to the table makes all 100 dirty, and the flush recomputes them
+//   all and sends the page one message holding all 100 values: what every
+//   write cost before derives tracked keys.
 //
-// Message { backend, durability } opens the store and answers { ready }.
-import { defineTable, deleteStore, int, openStore, prefix, query, serve, str } from "../../js/browser.js";
+// Message { backend, durability, shape } opens the store and answers { ready }.
+import { defineTable, deleteStore, eq, int, openStore, prefix, query, serve, str } from "../../js/browser.js";
 
 export const DERIVES = 100;
 const ROWS_PER_GROUP = 20;
 
-const Items = defineTable("items", { columns: { id: str(), n: int() }, key: ["id"] });
+const Items = defineTable("items", { columns: { id: str(), grp: str(), n: int() }, key: ["id"], indexes: { byGrp: ["grp"] } });
 const groupOf = (g) => `g${String(g).padStart(3, "0")}/`;
 
 self.onmessage = async (e) => {
-  const { backend, durability } = e.data;
+  const { backend, durability, shape } = e.data;
   try {
     const name = "bench-link";
     if (backend === "opfs") await deleteStore({ backend, name });
@@ -24,21 +32,21 @@ self.onmessage = async (e) => {
     const items = owner.table(Items);
     await owner.tx(async (tx) => {
       for (let g = 0; g < DERIVES; g++) {
-        for (let i = 0; i < ROWS_PER_GROUP; i++) await tx.put(items, { id: `${groupOf(g)}${String(i).padStart(3, "0")}`, n: 0 });
+        for (let i = 0; i < ROWS_PER_GROUP; i++) await tx.put(items, { id: `${groupOf(g)}${String(i).padStart(3, "0")}`, grp: groupOf(g), n: 0 });
       }
     });
     for (let g = 0; g < DERIVES; g++) {
-      const q = query(Items).where((r) => prefix(r.id, groupOf(g)));
+      const q = query(Items).where((r) => (shape === "all" ? eq(r.grp, groupOf(g)) : prefix(r.id, groupOf(g))));
       store.derive(`slice${g}`, (read) => read.page(items, q, 10).rows.reduce((sum, r) => sum + r.n, 0));
     }
     let n = 0;
     serve(store, {
       methods: {
-        // One put into one group's first rows: every derive reads the table,
-        // so all 100 are recomputed; group `g`'s value changes.
+        // One put into one group's first rows: group `g`'s value changes;
+        // its derive alone is recomputed ("one"), or all 100 are ("all").
         async write({ g }) {
           n++;
-          await owner.tx((tx) => tx.put(items, { id: `${groupOf(g % DERIVES)}000`, n }));
+          await owner.tx((tx) => tx.put(items, { id: `${groupOf(g % DERIVES)}000`, grp: groupOf(g % DERIVES), n }));
           return store.head;
         },
       },

@@ -123,11 +123,13 @@ test("the real Chromium and workerd column sources give well-formed columns", { 
   // each with a p50 and a p99 over its writes.
   const link = sources[2];
   assert.equal(link.ok, true, `${link.script}: ${link.error}\n${logs.join("\n")}`);
-  assert.deepEqual(link.columns.map((c) => c.id), ["chromium-link-memory", "chromium-link-opfs-full", "chromium-link-opfs-relaxed"]);
+  // Two shapes: the written derive alone dirty, and all 100 dirty.
+  assert.deepEqual(link.columns.map((c) => c.id), ["chromium-link-memory", "chromium-link-opfs-full", "chromium-link-opfs-relaxed", "chromium-link-memory-all-dirty", "chromium-link-opfs-full-all-dirty"]);
   for (const c of link.columns) {
     const f = c.figures.link;
     checkFigure(f, `${c.id}.link`);
     assert.ok(f.p50 > 0 && f.p99 >= f.p50 && f.writes > 0 && f.derives === 100, `${c.id}.link: ${JSON.stringify(f)}`);
+    assert.equal(f.dirty, c.id.endsWith("-all-dirty") ? 100 : 1, `${c.id}.link.dirty`);
   }
   for (const s of sources.slice(0, 2)) {
     assert.equal(s.ok, true, `${s.script}: ${s.error}\n${logs.join("\n")}`);

@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { defineTable, eq, int, openStore, query, str } from "../../js/index.js";
+import { and, defineTable, eq, gte, inArray, int, openStore, or, prefix, query, str } from "../../js/index.js";
 import { throwsWith } from "./helpers.js";
 
 const Notes = defineTable("notes", { columns: { id: str(), text: str(), done: int({ default: 0 }) }, key: ["id"] });
@@ -167,4 +167,147 @@ test("derive refuses bad names, duplicates, non-functions, promises and late rea
   store.derive("closing", () => 2);  // the name is free again
   await store.close();
   throwsWith(() => store.derive("late", () => 1), "closed");
+});
+
+// ---- what a read depends on: keys, not whole tables ----
+
+const Msgs = defineTable("msgs", { columns: { id: str(), n: int({ default: 0 }), tag: str({ default: "" }) }, key: ["id"] });
+const Counts = defineTable("counts", { columns: { id: int(), n: int({ default: 0 }) }, key: ["id"] });
+
+// A store with msgs (a str key) and counts (an int key), and a derive
+// factory that counts its runs.
+async function keyed() {
+  const store = await openStore({ backend: "memory" });
+  const owner = store.object({ type: "chat" });
+  const msgs = owner.table(Msgs);
+  const counts = owner.table(Counts);
+  await msgs.count();
+  await counts.count();
+  const tx = (fn) => owner.tx(fn);
+  const runs = {};
+  const held = (name, fn) => {
+    runs[name] = 0;
+    const d = store.derive(name, (read) => { runs[name]++; return fn(read); });
+    d.hold(() => {});
+    return d;
+  };
+  return { store, msgs, counts, tx, runs, held };
+}
+
+test("a derive reading a key range is recomputed only by writes to keys in it", async () => {
+  const { store, msgs, counts, tx, runs, held } = await keyed();
+  const c1 = (m) => prefix(m.id, "c1/");
+  held("page", (read) => read.page(msgs, query(Msgs).where(c1), 10).rows.map((r) => r.n));
+  held("count", (read) => read.count(msgs, query(Msgs).where((m) => and(c1(m), eq(m.tag, "x")))));
+  held("all", (read) => read.all(msgs, query(Msgs).where((m) => or(eq(m.id, "c2/a"), prefix(m.id, "c3/")))).length);
+  held("get", (read) => read.get(msgs, ["c4/a"])?.n ?? null);
+  held("inArray", (read) => read.count(msgs, query(Msgs).where((m) => inArray(m.id, ["c5/a", "c5/b"]))));
+  held("whole", (read) => read.count(msgs, query(Msgs).where((m) => eq(m.tag, "x"))));
+  held("intKey", (read) => read.count(counts, query(Counts).where((c) => eq(c.id, 1))));
+  const base = { ...runs };
+  const after = (expect) => assert.deepEqual(Object.fromEntries(Object.keys(runs).map((k) => [k, runs[k] - base[k]])), expect);
+  await tx(async (t) => { await t.put(msgs, { id: "c9/a" }); });  // in no range
+  after({ page: 0, count: 0, all: 0, get: 0, inArray: 0, whole: 1, intKey: 0 });
+  await tx(async (t) => { await t.put(msgs, { id: "c1/a", n: 1 }); });
+  after({ page: 1, count: 1, all: 0, get: 0, inArray: 0, whole: 2, intKey: 0 });
+  await tx(async (t) => { await t.put(msgs, { id: "c3/z" }); await t.put(msgs, { id: "c2/b" }); });
+  after({ page: 1, count: 1, all: 1, get: 0, inArray: 0, whole: 3, intKey: 0 });
+  await tx(async (t) => { await t.put(msgs, { id: "c2/a" }); });
+  after({ page: 1, count: 1, all: 2, get: 0, inArray: 0, whole: 4, intKey: 0 });
+  await tx(async (t) => { await t.put(msgs, { id: "c4/a", n: 4 }); await t.put(msgs, { id: "c4/ab" }); });
+  after({ page: 1, count: 1, all: 2, get: 1, inArray: 0, whole: 5, intKey: 0 });
+  await tx(async (t) => { await t.put(msgs, { id: "c5/b" }); });
+  after({ page: 1, count: 1, all: 2, get: 1, inArray: 1, whole: 6, intKey: 0 });
+  // An update and a delete by key: by their key.
+  await tx(async (t) => { await t.update(msgs, ["c1/a"], { n: 2 }); });
+  after({ page: 2, count: 2, all: 2, get: 1, inArray: 1, whole: 7, intKey: 0 });
+  await tx(async (t) => { await t.delete(msgs, ["c9/a"]); });
+  after({ page: 2, count: 2, all: 2, get: 1, inArray: 1, whole: 8, intKey: 0 });
+  await tx(async (t) => { await t.delete(msgs, ["c4/a"]); });
+  after({ page: 2, count: 2, all: 2, get: 2, inArray: 1, whole: 9, intKey: 0 });
+  // A bulk op touches every read of its table, wherever its rows are.
+  await tx(async (t) => { await t.updateWhere(msgs, (m) => prefix(m.id, "c9/"), { n: 9 }); });
+  after({ page: 3, count: 3, all: 3, get: 3, inArray: 2, whole: 10, intKey: 0 });
+  await tx(async (t) => { await t.deleteWhere(msgs, (m) => eq(m.id, "nothing")); });
+  after({ page: 4, count: 4, all: 4, get: 4, inArray: 3, whole: 11, intKey: 0 });
+  // An int key has no range: any write to the table.
+  await tx(async (t) => { await t.put(counts, { id: 7 }); });
+  after({ page: 4, count: 4, all: 4, get: 4, inArray: 3, whole: 11, intKey: 1 });
+  await store.close();
+});
+
+test("a derive's dependencies are those of its last computation, merged over its reads", async () => {
+  const { store, msgs, tx, runs, held } = await keyed();
+  // The first computation reads c1/ only; once c1/a exists it also reads c2/.
+  held("d", (read) => {
+    const one = read.count(msgs, query(Msgs).where((m) => prefix(m.id, "c1/")));
+    return one > 0 ? one + read.count(msgs, query(Msgs).where((m) => prefix(m.id, "c2/"))) : 0;
+  });
+  await tx(async (t) => { await t.put(msgs, { id: "c2/a" }); });
+  assert.equal(runs.d, 1);
+  await tx(async (t) => { await t.put(msgs, { id: "c1/a" }); });
+  assert.equal(runs.d, 2);
+  await tx(async (t) => { await t.put(msgs, { id: "c2/b" }); });
+  assert.equal(runs.d, 3);
+  // A whole-table read among them makes every write count, before or after
+  // a range read.
+  held("w1", (read) => read.get(msgs, ["c1/a"]) && read.count(msgs));
+  held("w2", (read) => read.count(msgs) + read.count(msgs, query(Msgs).where((m) => prefix(m.id, "c1/"))));
+  // An `or` with a branch that does not pin the key reads every row.
+  held("w3", (read) => read.count(msgs, query(Msgs).where((m) => or(prefix(m.id, "c1/"), eq(m.tag, "x")))));
+  // Two gets: both keys.
+  held("g2", (read) => [read.get(msgs, "c6/a"), read.get(msgs, ["c7/a"])].filter(Boolean).length);
+  await tx(async (t) => { await t.put(msgs, { id: "c8/a" }); });
+  assert.deepEqual([runs.d, runs.w1, runs.w2, runs.w3, runs.g2], [3, 2, 2, 2, 1]);
+  await tx(async (t) => { await t.put(msgs, { id: "c7/a" }); });
+  assert.deepEqual([runs.d, runs.w1, runs.w2, runs.w3, runs.g2], [3, 3, 3, 3, 2]);
+  await tx(async (t) => { await t.put(msgs, { id: "c6/a" }); });
+  assert.deepEqual([runs.d, runs.w1, runs.w2, runs.w3, runs.g2], [3, 4, 4, 4, 3]);
+  await tx(async (t) => { await t.put(msgs, { id: "c6/b" }); });
+  assert.deepEqual([runs.d, runs.w1, runs.w2, runs.w3, runs.g2], [3, 5, 5, 5, 3]);
+  await store.close();
+});
+
+test("held derives over key ranges always hold what a fresh read gives (random writes)", async () => {
+  const { store, msgs, tx, held } = await keyed();
+  const groups = ["a/", "a/b", "b/", "é/", "😀/", ""];
+  const queries = [
+    query(Msgs).where((m) => prefix(m.id, "a/")),
+    query(Msgs).where((m) => prefix(m.id, "a/b")),
+    query(Msgs).where((m) => or(prefix(m.id, "é/"), eq(m.id, "b/1"))),
+    query(Msgs).where((m) => and(prefix(m.id, "😀/"), eq(m.tag, "x"))),
+    query(Msgs).where((m) => inArray(m.id, ["b/2", "a/b3"])),
+    query(Msgs).where((m) => or(prefix(m.id, "a/"), eq(m.tag, "x"))),
+    query(Msgs).where((m) => prefix(m.tag, "x")),
+    query(Msgs).where((m) => and(inArray(m.tag, ["x"]), gte(m.n, 0))),
+  ];
+  const values = new Map();
+  queries.forEach((q, i) => {
+    const d = store.derive(`q${i}`, (read) => read.all(msgs, q).map((r) => `${r.id}=${r.n}${r.tag}`).join(","));
+    d.hold(({ value }) => values.set(i, value));
+  });
+  held("g", (read) => JSON.stringify(read.get(msgs, "b/1") ?? null));
+  let seed = 7;
+  const rand = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+  const key = () => `${groups[rand(groups.length)]}${rand(4)}`;
+  for (let i = 0; i < 150; i++) {
+    await tx(async (t) => {
+      for (let k = rand(3) + 1; k > 0; k--) {
+        const pick = rand(10);
+        if (pick < 6) await t.put(msgs, { id: key(), n: i, tag: rand(2) ? "x" : "" });
+        else if (pick < 8) await t.delete(msgs, [key()]);
+        else if (pick < 9) await t.updateWhere(msgs, (m) => prefix(m.id, groups[rand(groups.length)]), { n: i });
+        else {
+          const id = key();
+          if (await t.get(msgs, [id])) await t.update(msgs, [id], { n: -i });
+        }
+      }
+    });
+    await tick();
+    for (let q = 0; q < queries.length; q++) {
+      const fresh = (await msgs.page(queries[q], 1000)).rows.map((r) => `${r.id}=${r.n}${r.tag}`).join(",");
+      assert.equal(values.get(q), fresh, `derive q${q} after commit ${i}`);
+    }
+  }
+  await store.close();
 });
