@@ -697,6 +697,36 @@ Status DomOp(std::string_view text, TableResolver* tables, size_t index, Op* op)
   return ParseOp(j, tables, "ops[" + std::to_string(index) + "]", op);
 }
 
+// The number of ops of a batch read by `b` (just past its magic byte), or 0
+// when it is malformed (the parse then says where): a pass that reads no
+// value, so that the list of ops is allocated once (an Op is large, and its
+// moves as a vector grows cost a bulk as much as its cells' copies).
+size_t CountBinaryOps(Bytes b) {
+  size_t n = 0;
+  uint64_t names = 0;
+  unsigned char tag;
+  std::string_view text;
+  BinValue v;
+  while (b.Byte(&tag)) {
+    if (tag == 'S') {
+      if (!b.Slice(&text) || !b.Varint(&names)) return 0;
+      for (uint64_t k = 0; k < names; ++k) {
+        if (!b.Slice(&text)) return 0;
+      }
+      continue;
+    }
+    if (tag == 'P') {
+      for (uint64_t k = 0; k < names; ++k) {
+        if (!ReadBinValue(&b, &v)) return 0;
+      }
+    } else if (tag != 'J' || !b.Slice(&text)) {
+      return 0;
+    }
+    ++n;
+  }
+  return n;
+}
+
 }  // namespace
 
 bool IsBinaryOps(std::string_view bytes) {
@@ -712,6 +742,10 @@ Status ParseBinaryOps(std::string_view bytes, TableResolver* tables, std::vector
     out->resize(first);
     return st;
   };
+  // Growth stays geometric when a transaction stages its ops in many
+  // batches (each tx.get stages the ops before it).
+  const size_t need = first + CountBinaryOps(b);
+  if (need > out->capacity()) out->reserve(std::max(need, 2 * out->capacity()));
   Shape shape;
   std::vector<BinValue> values;
   size_t index = 0;

@@ -87,6 +87,9 @@ enum class OpKind {
 struct DocOp;
 
 struct Op {
+  // Not `= default`: a value-initialized Op (a vector's emplace_back()) is
+  // then not zeroed whole before its members' initializers run.
+  Op() {}
   OpKind kind = OpKind::kPut;
   // The table the op writes (for kTable: the declared schema; for kAlter and
   // kIndex: the schema after the change).

@@ -13,6 +13,10 @@
 // keep the byte order at the edges of those 16 bytes. Issue 13's eleventh
 // step: a run of puts' record text, sized first and written in place, is
 // still Op::AppendJson's, for every cell type and at the sizes' edges.
+// Issue 13's thirteenth step: a binary batch counted before it is parsed
+// (its list of ops allocated once) parses to the same ops, or the same
+// refusal, at every length, and staged in pieces grows the list as a vector
+// does.
 
 #include <gtest/gtest.h>
 
@@ -28,6 +32,7 @@
 
 #include "commit/store.h"
 #include "schema/schema.h"
+#include "writes/binary_ops.h"
 #include "writes/writes.h"
 
 namespace onestore {
@@ -442,6 +447,133 @@ TEST(MemoryStagingTest, AscendingRunsThenEarlierKeysUpdatesDeletesAndBulkOpsLeav
   }
   EXPECT_GT(switched, 60);
   EXPECT_GT(next_id, 1000);
+}
+
+// A binary batch as js/ops-buffer.js writes one (wasm/ABI.md, "Binary ops").
+struct BatchWriter {
+  std::string bytes = std::string(1, '\xb1');
+  std::vector<size_t> ends;  // where each record ends
+  void Varint(uint64_t v) {
+    while (v >= 128) {
+      bytes.push_back(static_cast<char>((v & 127) | 128));
+      v >>= 7;
+    }
+    bytes.push_back(static_cast<char>(v));
+  }
+  void Str(const std::string& s) {
+    Varint(s.size());
+    bytes += s;
+  }
+  void Shape(const std::string& table, const std::vector<std::string>& names) {
+    bytes.push_back('S');
+    Str(table);
+    Varint(names.size());
+    for (const auto& n : names) Str(n);
+    ends.push_back(bytes.size());
+  }
+  // Values: a str (tag 4), a non-negative int (tag 3) or JSON text (tag 6).
+  void Put(const std::vector<std::pair<int, std::string>>& values) {
+    bytes.push_back('P');
+    for (const auto& [tag, v] : values) {
+      bytes.push_back(static_cast<char>(tag));
+      if (tag == 3) {
+        Varint(std::stoull(v));
+      } else {
+        Str(v);
+      }
+    }
+    ends.push_back(bytes.size());
+  }
+  void JsonOp(const std::string& text) {
+    bytes.push_back('J');
+    Str(text);
+    ends.push_back(bytes.size());
+  }
+};
+
+std::string OpsText(const std::vector<Op>& ops, size_t n) {
+  std::string out;
+  for (size_t i = 0; i < n; ++i) ops[i].AppendJson(&out);
+  return out;
+}
+
+TEST(BinaryBatchTest, EveryPrefixGivesItsWholeRecordsOpsOrTheRefusalAndPiecesGrowTheListGeometrically) {
+  Catalog catalog;
+  catalog.Put(ParseSchema(R"({"op":"table","table":"t/a","version":1,"columns":{"id":{"type":"str"},)"
+                          R"("n":{"type":"int"},"doc":{"type":"json","optional":true}},"key":["id"]})"));
+  catalog.Put(ParseSchema(R"({"op":"table","table":"t/b","version":1,"columns":{"k":{"type":"int"},)"
+                          R"("s":{"type":"str"}},"key":["k"],"indexes":{"byS":["s"]}})"));
+  BatchWriter w;
+  w.Shape("t/a", {"id", "n", "doc"});
+  w.Put({{4, "x2"}, {3, "7"}, {6, R"({"lines":3})"}});
+  w.Put({{4, "x1"}, {3, "300"}, {6, "[1,2]"}});  // keys out of order
+  w.Put({{4, "x2"}, {3, "8"}, {6, "{ }"}});       // the same key again; JSON text the DOM path reads
+  w.JsonOp(R"({"op":"delete","table":"t/a","key":["x1"]})");
+  w.Shape("t/b", {"s", "k"});  // names in another order than the columns'
+  w.Put({{4, "a long str past any short string's size"}, {3, "1"}});
+  w.Put({{4, "\xc3\xa9t\xc3\xa9"}, {3, "100000"}});
+  w.JsonOp(R"({"op":"update","table":"t/a","key":["x2"],"set":{"n":{"add":[{"col":"n"},1]}}})");
+  w.Shape("t/a", {"id", "n"});
+  w.Put({{4, "x3"}, {3, "0"}});
+  const std::string& batch = w.bytes;
+
+  std::vector<Op> all;
+  {
+    TableResolver tables(&catalog);
+    Status s = ParseBinaryOps(batch, &tables, &all);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  ASSERT_EQ(all.size(), 8u);
+  // Every length: the ops of the records it holds whole, or a refusal that
+  // leaves the list as it was.
+  for (size_t len = 1; len <= batch.size(); ++len) {
+    TableResolver tables(&catalog);
+    std::vector<Op> ops(2);  // ops staged before this batch stay
+    Status s = ParseBinaryOps(std::string_view(batch).substr(0, len), &tables, &ops);
+    size_t whole_ops = 0;
+    bool boundary = len == 1;
+    size_t records = 0;
+    for (size_t e : w.ends) {
+      if (e > len) break;
+      ++records;
+      boundary = boundary || e == len;
+    }
+    // Shape records hold no op: count the op records among the whole ones.
+    for (size_t r = 0; r < records; ++r) whole_ops += batch[r == 0 ? 1 : w.ends[r - 1]] != 'S';
+    if (boundary) {
+      ASSERT_TRUE(s.ok()) << len << ": " << s.ToString();
+      ASSERT_EQ(ops.size(), 2 + whole_ops) << len;
+      std::vector<Op> got(std::make_move_iterator(ops.begin() + 2), std::make_move_iterator(ops.end()));
+      EXPECT_EQ(OpsText(got, got.size()), OpsText(all, whole_ops)) << len;
+    } else {
+      EXPECT_EQ(s.code(), Code::kInvalidArgs) << len;
+      EXPECT_NE(s.message().find("the binary batch is malformed at byte"), std::string::npos)
+          << len << ": " << s.ToString();
+      EXPECT_EQ(ops.size(), 2u) << len;
+    }
+  }
+
+  // Staged in pieces (a tx.get between puts sends what was written since
+  // the last as a batch of its own): the same ops, and the list grows as a
+  // vector does (a capacity of exactly each piece's need would move every
+  // op staged so far at each piece).
+  std::vector<Op> pieces;
+  TableResolver tables(&catalog);
+  int grew = 0;
+  for (int i = 0; i < 400; ++i) {
+    BatchWriter piece;
+    piece.Shape("t/a", {"id", "n"});
+    char id[16];
+    std::snprintf(id, sizeof id, "p%04d", (i * 7919) % 400);
+    piece.Put({{4, id}, {3, std::to_string(i)}});
+    const size_t capacity = pieces.capacity();
+    Status s = ParseBinaryOps(piece.bytes, &tables, &pieces);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    grew += pieces.capacity() != capacity;
+  }
+  ASSERT_EQ(pieces.size(), 400u);
+  EXPECT_LE(grew, 12);
+  EXPECT_EQ(pieces[1].row[0].text(), "p0319");
 }
 
 }  // namespace
