@@ -38,6 +38,8 @@ const Params = defineTable("params", {
   },
   key: ["id"],
 });
+// A str key: a get's only text param is the first of its batch's texts.
+const Keyed = defineTable("keyed", { columns: { k: str(), n: int() }, key: ["k"] });
 
 // A value as JSON text that keeps what JSON would lose: BigInts ("<n>n")
 // and -0 ("-0").
@@ -424,6 +426,10 @@ export class TestSession {
       const [id, ...cells] = row;
       out[id] = Object.fromEntries(cols.map((c, i) => [c, [cells[2 * i], cells[2 * i + 1]]]));
     }
+    // A get by a key that starts with U+FEFF (alone in its batch's texts).
+    const keyed = this.owner.table(Keyed);
+    await this.owner.tx(async (t) => { await t.put(keyed, { k: "\ufeffkey", n: 7 }); });
+    out.get = [(await keyed.get(["\ufeffkey"]))?.n ?? null, (await keyed.get(["key"]))?.n ?? null];
     return wire(out);
   }
 
