@@ -99,8 +99,17 @@ function forgetChecks() {
 // value; or the address 1, "[0]" without an allocation. No exception leaves
 // these functions (it would cross into wasm).
 
-const utf8 = new TextDecoder();
+// ignoreBOM: a text that starts with U+FEFF keeps it.
+const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 const encoder = new TextEncoder();
+
+// A DataView of the module's heap, made again when memory grows (the heap's
+// buffer is then another one).
+let heapView = null;
+function viewOf(heap) {
+  if (heapView === null || heapView.buffer !== heap.buffer) heapView = new DataView(heap.buffer);
+  return heapView;
+}
 
 function stateOf(handle) {
   const st = stores.get(handle);
@@ -124,15 +133,6 @@ function give(mod, text) {
   mod.HEAPU32[q >> 2] = bytes.length;
   mod.HEAPU8.set(bytes, q + 4);
   return q;
-}
-
-// A BLOB parameter (a vector column's bytes) crosses as {"hex": "..."}, as
-// durable_connection.cc writes it.
-function blobParam(p) {
-  const h = String(p.hex);
-  const bytes = new Uint8Array(h.length >> 1);
-  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(h.substr(2 * i, 2), 16);
-  return bytes.buffer;
 }
 
 // Writes text `v` at heap[at...] (room: 3 bytes a UTF-16 unit); its byte
@@ -225,13 +225,16 @@ function answerRows(mod, sql, cursor, countChanges, wantRows, st) {
 // The runtime the module factory gets as `onestoreDurable`.
 const durableRuntime = Object.freeze({
   // A batch of statements, run in order (durable_connection.cc,
-  // onestore_durable_batch): JSON [mode, [text, params, expect?], ...]; the
-  // SQL of each from the handle's texts when it comes as an id ([id, "SQL"]
-  // the first time); every id is resolved before anything runs. A parameter
-  // {"hex": "..."} is bound as a BLOB; {"t": i} is the text whose UTF-8
-  // bytes the C side put beside the batch (the address and length at
-  // beside[2i], beside[2i+1]), decoded here once.
-  batch(mod, handle, batchPtr, batchLength, besidePtr, besideCount) {
+  // onestore_durable_batch; wasm/ABI.md "The durable batch"): binary, at
+  // heap[at, at + length): the mode, the entry count, a statement word an
+  // entry (its SQL's id; the SQL itself follows the words on the id's first
+  // crossing), then each entry's params, each a tag and its value: 0 null,
+  // 1 a number (f64), 2 a text (its start and end in `chars`, the UTF-8
+  // bytes at heap[charsAt, charsAt + charsLength] decoded with one call), 3
+  // a BLOB (bound as an ArrayBuffer of its bytes), 4 a text decoded alone;
+  // a check's expected text after its params. Every id is resolved before
+  // anything runs.
+  batch(mod, handle, at, length, charsAt, charsLength) {
     let n = 0;
     try {
       const st = stateOf(handle);
@@ -239,45 +242,65 @@ const durableRuntime = Object.freeze({
       const texts = st.texts;
       const done = st.done;
       const heap = mod.HEAPU8;
-      const batch = JSON.parse(utf8.decode(heap.subarray(batchPtr, batchPtr + batchLength)));
-      let beside = null;
-      if (besideCount > 0) {
-        beside = [];
-        const spans = mod.HEAPU32;
-        for (let b = 0; b < besideCount; b++) {
-          const at = spans[(besidePtr >> 2) + 2 * b];
-          beside.push(utf8.decode(heap.subarray(at, at + spans[(besidePtr >> 2) + 2 * b + 1])));
+      const dv = viewOf(heap);
+      const mode = dv.getUint32(at, true);
+      const count = dv.getUint32(at + 4, true);
+      const words = at + 8;
+      let p = words + 4 * count;
+      const sqls = new Array(count);
+      for (let i = 0; i < count; i++) {
+        const w = dv.getUint32(words + 4 * i, true);
+        const id = w & 0x3fffffff;
+        if (w & 0x40000000) {
+          const len = dv.getUint32(p, true);
+          const text = utf8.decode(heap.subarray(p + 4, p + 4 + len));
+          p += 4 + len;
+          if (id !== 0x3fffffff) {
+            texts[id] = text;
+            done[id] = writesAtExec(text);
+          }
+          sqls[i] = text;
+        } else {
+          if (texts[id] === undefined) throw new Error(`durable: no statement text kept under id ${id}`);
+          sqls[i] = texts[id];
         }
       }
-      const mode = batch[0];
-      const last = batch.length - 1;
-      for (let i = 1; i <= last; i++) {
-        const t = batch[i][0];
-        if (typeof t === "number") {
-          if (texts[t] === undefined) throw new Error(`durable: no statement text kept under id ${t}`);
-        } else if (typeof t === "object") {
-          texts[t[0]] = t[1];
-          done[t[0]] = writesAtExec(t[1]);
+      const chars = charsLength > 0 ? utf8.decode(heap.subarray(charsAt, charsAt + charsLength)) : "";
+      for (n = 1; n <= count; n++) {
+        const w = dv.getUint32(words + 4 * (n - 1), true);
+        const text = sqls[n - 1];
+        const pc = dv.getUint32(p, true);
+        p += 4;
+        const params = [];
+        for (let k = 0; k < pc; k++) {
+          const tag = heap[p];
+          if (tag === 2) {
+            params.push(chars.substring(dv.getUint32(p + 1, true), dv.getUint32(p + 5, true)));
+            p += 9;
+          } else if (tag === 1) {
+            params.push(dv.getFloat64(p + 1, true));
+            p += 9;
+          } else if (tag === 0) {
+            params.push(null);
+            p += 1;
+          } else {
+            const from = p + 5;
+            p = from + dv.getUint32(p + 1, true);
+            params.push(tag === 3 ? heap.slice(from, p).buffer : utf8.decode(heap.subarray(from, p)));
+          }
         }
-      }
-      for (n = 1; n <= last; n++) {
-        const e = batch[n];
-        const t = e[0];
-        const text = typeof t === "number" ? texts[t] : typeof t === "object" ? t[1] : t;
-        const params = e[1];
         // A check (the epoch's): the runtime answers it, from what it knows
         // or by running it (`check`).
-        if (e.length > 2) {
-          if (!st.check(text, params, e[2])) return give(mod, `?${n}`);
+        if (w & 0x80000000) {
+          const expected = chars.substring(dv.getUint32(p, true), dv.getUint32(p + 4, true));
+          p += 8;
+          if (!st.check(text, params, expected)) return give(mod, `?${n}`);
           continue;
         }
-        for (let p = 0; p < params.length; p++) {
-          const v = params[p];
-          if (v !== null && typeof v === "object") params[p] = v.t === undefined ? blobParam(v) : beside[v.t];
-        }
-        const cursor = params.length ? sql.exec(text, ...params) : sql.exec(text);
-        if (n === last && mode) return answerRows(mod, sql, cursor, mode & 2, mode & 1, mode & 4 ? st : null);
-        if (typeof t === "string" ? writesAtExec(t) : done[typeof t === "number" ? t : t[0]]) continue;
+        const cursor = pc ? sql.exec(text, ...params) : sql.exec(text);
+        if (n === count && mode) return answerRows(mod, sql, cursor, mode & 2, mode & 1, mode & 4 ? st : null);
+        const id = w & 0x3fffffff;
+        if (id === 0x3fffffff ? writesAtExec(text) : done[id]) continue;
         while (!cursor.next().done) { /* a cursor with rows: run it through */ }
       }
       return 1;  // "[0]", without an answer to allocate (durable_connection.cc)

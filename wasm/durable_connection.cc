@@ -6,6 +6,7 @@
 // step: same names, same arguments, same answers.
 #include "durable_connection.h"  // wasm/ sources include their neighbours by name
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -19,26 +20,30 @@
 #include "values/value.h"
 
 extern "C" {
-// Runs a batch of statements in order, inside the call: `batch` is the JSON
-// [mode, entry, ...], each entry [text, params] or, for a check,
-// [text, params, "expected first cell"]; `text` is the SQL, [id, "SQL"] (the
-// SQL, kept by the JS side under that id for the life of the handle), or an
-// id kept earlier. A parameter is a JSON value: an int (the SQL reads
-// CAST(? AS INTEGER)) as a number within ±(2^53 - 1), else as a decimal
-// string; a bool as 1 or 0; a BLOB as {"hex":"..."}; a long
-// text as {"t":i}: its UTF-8 bytes are `beside[2 * i]` (an address in the
-// heap) and `beside[2 * i + 1]` (their length), decoded by JS, not escaped
-// into the batch and parsed again. The
-// answer is a malloc'ed buffer the caller frees, its length (4 bytes) then
-// its bytes, or the address 1 for "[0]" (mode 0; HostAnswer); for the last entry, binary (BinaryReader):
-// '#', its changes (when mode & 2, else 0) and rows (when mode & 1); with
-// mode & 4 (SqlRows::hold), 'H' and the same, the number of rows the JS
-// side keeps after the columns, and the cells of the last two only;
-// "!<n>!" and the host's error text when entry n (from 1) failed; "?<n>" when
-// check n found another first cell (or no row). Nothing after a failing
-// entry runs.
+// Runs a batch of statements in order, inside the call. `batch` is binary
+// (little-endian, as wasm is; wasm/ABI.md "The durable batch"): the mode
+// (u32) and the entry count n (u32); n statement words (u32): the id the JS
+// side keeps the statement's SQL under (bits 0-29), 1 << 30 when the SQL
+// crosses here (the id's first crossing; id 0x3FFFFFFF: not kept, the cache
+// is full), 1 << 31 for a check; then each SQL that crosses, in entry order:
+// its length (u32) and its UTF-8 bytes; then each entry: its param count
+// (u32), each param a tag and its value: 0 null; 1 an f64 (an int within
+// ±(2^53 - 1), a bool as 1 or 0, a finite num); 2 a text: its start and end
+// (u32 each) in UTF-16 units of `chars` decoded as one string (an int
+// beyond 2^53 as its decimal text; the SQL reads CAST(? AS INTEGER)); 3 a
+// BLOB, 4 a text that is not valid UTF-8: its length (u32) and its bytes;
+// and after a check's params, its expected first cell as a text's start and
+// end. `chars` is the UTF-8 bytes of every text of tag 2, one after another.
+// The answer is a malloc'ed buffer the caller frees, its length (4 bytes)
+// then its bytes, or the address 1 for "[0]" (mode 0; HostAnswer); for the
+// last entry, binary (BinaryReader): '#', its changes (when mode & 2, else
+// 0) and rows (when mode & 1); with mode & 4 (SqlRows::hold), 'H' and the
+// same, the number of rows the JS side keeps after the columns, and the
+// cells of the last two only; "!<n>!" and the host's error text when entry
+// n (from 1) failed; "?<n>" when check n found another first cell (or no
+// row). Nothing after a failing entry runs.
 char* onestore_durable_batch(int handle, const char* batch, int batch_length,
-                             const uint32_t* beside, int beside_count);
+                             const char* chars, int chars_length);
 // Runs SQL text of one or more statements without parameters; the answer as
 // above ("[0]" on success).
 char* onestore_durable_exec(int handle, const char* sql);
@@ -81,65 +86,111 @@ class HostAnswer {
 // The largest int a JS number holds exactly (2^53 - 1).
 constexpr int64_t kMaxSafeInt = 9007199254740991;
 
-// A text at least this long crosses beside the batch, as bytes.
-constexpr size_t kBesideBytes = 1024;
+// Appends `v` as 4 bytes, little-endian (as wasm is).
+void PutU32(uint32_t v, std::string* out) {
+  char b[4];
+  std::memcpy(b, &v, 4);
+  out->append(b, 4);
+}
 
-// Appends the params as JSON values separated by commas (no brackets); a
-// long text as {"t":i}, its own copy appended to `beside` (i is its index).
-// Returns the bytes of the texts put beside.
-size_t AppendParamList(const std::vector<Value>& params, std::string* out,
-                       std::vector<std::string>* beside) {
-  size_t beside_bytes = 0;
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (i > 0) out->push_back(',');
-    const Value& v = params[i];
+// The UTF-16 units of `s` as TextDecoder reads it when it is valid UTF-8
+// (one a sequence, two for a 4-byte one), else -1.
+int64_t Utf16Units(std::string_view s) {
+  const char* p = s.data();
+  const char* const end = p + s.size();
+  int64_t units = 0;
+  while (p < end) {
+    if (static_cast<unsigned char>(*p) < 0x80) {
+      ++p;
+      ++units;
+      continue;
+    }
+    const int n = Utf8SequenceLength(p, end);
+    if (n == 0) return -1;
+    p += n;
+    units += n == 4 ? 2 : 1;
+  }
+  return units;
+}
+
+// The texts of a batch's params: their UTF-8 bytes one after another, which
+// JS decodes with one call, and their length in UTF-16 units so far.
+struct BatchChars {
+  std::string bytes;
+  uint32_t units = 0;
+
+  // Appends a text's start and end (u32 each) to `out` and its bytes here;
+  // false (nothing appended) when it is not valid UTF-8.
+  bool Append(std::string_view t, std::string* out) {
+    const int64_t u = Utf16Units(t);
+    if (u < 0) return false;
+    PutU32(units, out);
+    units += static_cast<uint32_t>(u);
+    PutU32(units, out);
+    bytes.append(t);
+    return true;
+  }
+  void Clear() {
+    bytes.clear();
+    units = 0;
+  }
+};
+
+// Appends the params in the batch's form (onestore_durable_batch): a tag and
+// the value each, a text's bytes in `chars`. Returns the bytes put there.
+size_t AppendParamList(const std::vector<Value>& params, std::string* out, BatchChars* chars) {
+  const size_t before = chars->bytes.size();
+  for (const Value& v : params) {
     switch (v.type()) {
       case Type::kNull:
-        out->append("null");
+        out->push_back(0);
         break;
       case Type::kBool:
-        out->push_back(v.bool_value() ? '1' : '0');
-        break;
-      case Type::kInt: {
-        // A safe int as a number (workerd binds it without making a string;
-        // the SQL reads CAST(? AS INTEGER)); beyond 2^53 as a decimal
-        // string, exact.
-        const int64_t i = v.int_value();
-        const bool safe = i >= -kMaxSafeInt && i <= kMaxSafeInt;
-        if (!safe) out->push_back('"');
-        out->append(std::to_string(i));
-        if (!safe) out->push_back('"');
+      case Type::kInt:
+      case Type::kNum: {
+        double d = 0;
+        if (v.type() == Type::kBool) {
+          d = v.bool_value() ? 1 : 0;
+        } else if (v.type() == Type::kNum) {
+          d = v.num_value();
+          if (!std::isfinite(d)) {  // as JSON writes it
+            out->push_back(0);
+            break;
+          }
+        } else {
+          // A safe int as a number (the SQL reads CAST(? AS INTEGER));
+          // beyond 2^53 as its decimal text, exact.
+          const int64_t i = v.int_value();
+          if (i < -kMaxSafeInt || i > kMaxSafeInt) {
+            out->push_back(2);
+            chars->Append(std::to_string(i), out);
+            break;
+          }
+          d = static_cast<double>(i);
+        }
+        char b[9];
+        b[0] = 1;
+        std::memcpy(b + 1, &d, 8);
+        out->append(b, 9);
         break;
       }
-      case Type::kNum:
-        out->append(Json(v.num_value()).dump());
-        break;
       case Type::kStr:
       case Type::kJson:
-        if (v.text().size() >= kBesideBytes) {
-          out->append("{\"t\":");
-          out->append(std::to_string(beside->size()));
-          out->push_back('}');
-          beside->push_back(v.text());
-          beside_bytes += v.text().size();
-          break;
-        }
-        AppendJsonString(v.text(), out);
+        out->push_back(2);
+        if (chars->Append(v.text(), out)) break;
+        out->back() = 4;
+        PutU32(static_cast<uint32_t>(v.text().size()), out);
+        out->append(v.text());
         break;
-      case Type::kVector: {
-        // A BLOB: {"hex": "..."}, bound as an ArrayBuffer by js/loader-workerd.js.
-        static const char kHex[] = "0123456789abcdef";
-        out->append("{\"hex\":\"");
-        for (unsigned char c : v.text()) {
-          out->push_back(kHex[c >> 4]);
-          out->push_back(kHex[c & 15]);
-        }
-        out->append("\"}");
+      case Type::kVector:
+        // A BLOB: its bytes, bound as an ArrayBuffer by js/loader-workerd.js.
+        out->push_back(3);
+        PutU32(static_cast<uint32_t>(v.text().size()), out);
+        out->append(v.text());
         break;
-      }
     }
   }
-  return beside_bytes;
+  return chars->bytes.size() - before;
 }
 
 // Reads a binary answer as js/loader-workerd.js writes it (`answerRows`): '#',
@@ -245,22 +296,20 @@ class DurableConnection : public SqlConnection {
     // as before, each within the host's 2 MB per row).
     constexpr size_t kMaxJoinedValueBytes = 256 * 1024;
     std::string p;
-    const size_t beside_bytes = AppendParamList(params, &p, &beside_);
-    const size_t value_bytes = p.size() + beside_bytes;
+    const size_t text_bytes = AppendParamList(params, &p, &chars_);
+    const size_t value_bytes = p.size() + text_bytes;
     if (!queue_.empty()) {
       Entry& last = queue_.back();
       if (!last.head.empty() && last.head == head && last.what == what &&
           last.param_count + params.size() <= limits_.max_params &&
           last.sql.size() + 1 + row.size() <= limits_.max_statement_bytes &&
           last.value_bytes + 1 + value_bytes <= kMaxJoinedValueBytes) {
-        const size_t before = last.sql.size() + last.params.size();
         last.sql.push_back(',');
         last.sql.append(row);
-        if (last.param_count > 0 && !p.empty()) last.params.push_back(',');
         last.params.append(p);
         last.param_count += params.size();
         last.value_bytes += 1 + value_bytes;
-        queued_bytes_ += last.sql.size() + last.params.size() - before + beside_bytes;
+        queued_bytes_ += 1 + row.size() + value_bytes;
         return MaybeFlush();
       }
     }
@@ -280,9 +329,10 @@ class DurableConnection : public SqlConnection {
                   const std::string& what, int64_t expect, const Status& mismatch) override {
     ONESTORE_RETURN_IF_ERROR(CheckHostLimits(limits_, sql, params, what));
     Queue(sql, params, what, std::string());
-    queue_.back().check = true;
-    queue_.back().expect = std::to_string(expect);
-    queue_.back().mismatch = mismatch;
+    Entry& e = queue_.back();
+    e.check = true;
+    chars_.Append(std::to_string(expect), &e.params);  // ASCII: always appended
+    e.mismatch = mismatch;
     if (in_tx_) return Status::OK();
     return Send(0, nullptr);
   }
@@ -316,7 +366,7 @@ class DurableConnection : public SqlConnection {
   }
   void Rollback() override {
     queue_.clear();
-    beside_.clear();
+    chars_.Clear();
     queued_bytes_ = 0;
     if (!in_tx_) return;
     in_tx_ = false;
@@ -332,13 +382,12 @@ class DurableConnection : public SqlConnection {
   // A statement waiting for the next crossing.
   struct Entry {
     std::string sql;
-    std::string params;  // JSON values separated by commas
+    std::string params;  // in the batch's form (AppendParamList); a check's expected text after
     size_t param_count = 0;
-    size_t value_bytes = 0;  // its params' bytes, those beside included
+    size_t value_bytes = 0;  // its params' bytes, their texts' included
     std::string what;
     std::string head;  // a put's head: rows with the same head may join it
     bool check = false;
-    std::string expect;
     Status mismatch;
   };
 
@@ -346,9 +395,9 @@ class DurableConnection : public SqlConnection {
              const std::string& head) {
     Entry e;
     e.sql = sql;
-    const size_t beside_bytes = AppendParamList(params, &e.params, &beside_);
+    const size_t text_bytes = AppendParamList(params, &e.params, &chars_);
     e.param_count = params.size();
-    e.value_bytes = e.params.size() + beside_bytes;
+    e.value_bytes = e.params.size() + text_bytes;
     e.what = what;
     e.head = head;
     queued_bytes_ += e.sql.size() + e.value_bytes;
@@ -356,33 +405,28 @@ class DurableConnection : public SqlConnection {
   }
 
   // Sends the queue early when it has grown large (a transaction of many
-  // puts), so that the batch text stays a few MB at most.
+  // puts), so that the batch stays a few MB at most.
   Status MaybeFlush() {
     constexpr size_t kMaxQueuedBytes = 4 << 20;
     if (queued_bytes_ < kMaxQueuedBytes || queue_.size() < 2) return Status::OK();
     return Send(0, nullptr);
   }
 
-  // The SQL of an entry as the batch carries it: an id the JS side keeps,
-  // [id, "SQL"] the first time, or the SQL itself once the cache is full.
-  void AppendText(const std::string& sql, std::string* out) {
+  // The statement word of an entry (onestore_durable_batch): the id the JS
+  // side keeps its SQL under; on the id's first crossing, or without an id
+  // once the cache is full, the SQL's length and bytes go to `sqls`.
+  uint32_t StatementWord(const std::string& sql, std::string* sqls) {
     constexpr size_t kMaxCachedTexts = 1024;
+    constexpr uint32_t kCrosses = 1u << 30;
+    constexpr uint32_t kNotKept = kCrosses - 1;
     auto it = ids_.find(sql);
-    if (it != ids_.end()) {
-      out->append(std::to_string(it->second));
-      return;
-    }
-    if (ids_.size() >= kMaxCachedTexts) {
-      AppendJsonString(sql, out);
-      return;
-    }
+    if (it != ids_.end()) return static_cast<uint32_t>(it->second);
+    PutU32(static_cast<uint32_t>(sql.size()), sqls);
+    sqls->append(sql);
+    if (ids_.size() >= kMaxCachedTexts) return kCrosses | kNotKept;
     const int id = static_cast<int>(ids_.size());
     ids_.emplace(sql, id);
-    out->push_back('[');
-    out->append(std::to_string(id));
-    out->push_back(',');
-    AppendJsonString(sql, out);
-    out->push_back(']');
+    return kCrosses | static_cast<uint32_t>(id);
   }
 
   // Runs the queue in one crossing; `mode` asks for the last entry's rows
@@ -391,39 +435,27 @@ class DurableConnection : public SqlConnection {
     if (queue_.empty()) return Status::OK();
     std::vector<Entry> queue;
     queue.swap(queue_);
-    std::vector<std::string> beside;
-    beside.swap(beside_);
+    BatchChars chars;
+    std::swap(chars, chars_);
     queued_bytes_ = 0;
-    // The batch's room: the params and, per entry, an id, the brackets and a
-    // check's expected value (a text's first crossing may grow it once).
-    size_t room = 16;
-    for (const Entry& e : queue) room += e.params.size() + e.expect.size() + 24;
+    std::string sqls;  // the SQL that crosses
     std::string batch;
+    size_t room = 8 + 8 * queue.size();
+    for (const Entry& e : queue) room += e.params.size();
     batch.reserve(room);
-    batch.push_back('[');
-    batch.append(std::to_string(mode));
+    PutU32(static_cast<uint32_t>(mode), &batch);
+    PutU32(static_cast<uint32_t>(queue.size()), &batch);
     for (const Entry& e : queue) {
-      batch.append(",[");
-      AppendText(e.sql, &batch);
-      batch.append(",[");
+      PutU32(StatementWord(e.sql, &sqls) | (e.check ? 1u << 31 : 0), &batch);
+    }
+    batch.append(sqls);
+    for (const Entry& e : queue) {
+      PutU32(static_cast<uint32_t>(e.param_count), &batch);
       batch.append(e.params);
-      batch.push_back(']');
-      if (e.check) {
-        batch.push_back(',');
-        AppendJsonString(e.expect, &batch);
-      }
-      batch.push_back(']');
     }
-    batch.push_back(']');
-    std::vector<uint32_t> spans;
-    spans.reserve(2 * beside.size());
-    for (const std::string& t : beside) {
-      spans.push_back(static_cast<uint32_t>(reinterpret_cast<uintptr_t>(t.data())));
-      spans.push_back(static_cast<uint32_t>(t.size()));
-    }
-    const HostAnswer answer(
-        onestore_durable_batch(handle_, batch.data(), static_cast<int>(batch.size()), spans.data(),
-                               static_cast<int>(beside.size())));
+    const HostAnswer answer(onestore_durable_batch(
+        handle_, batch.data(), static_cast<int>(batch.size()), chars.bytes.data(),
+        static_cast<int>(chars.bytes.size())));
     const std::string_view view = answer.text();
     if (!view.empty() && (view[0] == '!' || view[0] == '?')) {
       // "!<n>!message" or "?<n>": entry n (from 1) failed.
@@ -457,7 +489,7 @@ class DurableConnection : public SqlConnection {
   bool in_tx_ = false;
   HostLimits limits_;
   std::vector<Entry> queue_;
-  std::vector<std::string> beside_;  // the long texts of queue_'s params ({"t":i})
+  BatchChars chars_;  // the texts of queue_'s params
   size_t queued_bytes_ = 0;
   std::unordered_map<std::string, int> ids_;
 };

@@ -17,9 +17,9 @@
 // These functions and the extern "C" list in wasm/durable_connection.cc must
 // stay in step: same names, same arguments, same answers.
 mergeInto(LibraryManager.library, {
-  onestore_durable_batch: function (handle, batch, length, beside, count) {
+  onestore_durable_batch: function (handle, batch, length, chars, charsLength) {
     var d = Module['onestoreDurable'];
-    return d ? d.batch(Module, handle, batch, length, beside, count) : 0;
+    return d ? d.batch(Module, handle, batch, length, chars, charsLength) : 0;
   },
   onestore_durable_exec: function (handle, sql) {
     var d = Module['onestoreDurable'];

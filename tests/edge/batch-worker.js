@@ -7,7 +7,7 @@ import * as api from "../../js/workerd.js";
 import { openCore } from "../../js/open.js";
 import { workerdRuntime } from "../../js/loader-workerd.js";
 
-const { openStore, defineTable, bool, int, json, num, str, query } = api;
+const { openStore, defineTable, bool, int, json, num, str, vector, query } = api;
 
 const Notes = defineTable("notes", {
   columns: { id: int(), title: str(), body: str().optional(), n: int({ default: 0 }), score: num().optional() },
@@ -27,6 +27,19 @@ const Kinds = defineTable("kinds", {
   key: ["id"],
   indexes: { byN: ["n"] },
 });
+
+// Every kind of param the durable batch carries (wasm/ABI.md, "The durable
+// batch"): texts, ints on both sides of 2^53, nums, bools, json, a vector
+// column's bytes (a BLOB), and nulls.
+const Params = defineTable("params", {
+  columns: {
+    id: int(), t: str().optional(), u: str().optional(), n: int().optional(), x: num().optional(),
+    b: bool().optional(), j: json().optional(), v: vector(3).optional(),
+  },
+  key: ["id"],
+});
+// A str key: a get's only text param is the first of its batch's texts.
+const Keyed = defineTable("keyed", { columns: { k: str(), n: int() }, key: ["k"] });
 
 // A value as JSON text that keeps what JSON would lose: BigInts ("<n>n")
 // and -0 ("-0").
@@ -385,6 +398,39 @@ export class TestSession {
     });
     const at = this.texts.slice(from).findIndex((t) => t.startsWith('INSERT OR REPLACE INTO "notes/flags"'));
     return { types: at < 0 ? this.texts.slice(from) : this.types[from + at], rows: wire([await flags.get(7), await flags.get(-9007199254740991)]) };
+  }
+
+  // Rows of Params (given as wire text: "<n>n" a BigInt, a vector as an
+  // array), put in one transaction of several puts (joined into multi-row
+  // INSERTs) when `tx`, else one commit each: each column as SQLite holds it,
+  // read with raw SQL past the store: its typeof(), and hex() of a text or a
+  // BLOB, the decimal text of an int, a real as a number.
+  async op_paramKinds({ rows, tx }) {
+    await this.open();
+    const table = this.owner.table(Params);
+    const parsed = rows.map((text) => {
+      const r = JSON.parse(text, (k, x) => (typeof x === "string" && /^-?\d+n$/.test(x) ? BigInt(x.slice(0, -1)) : x));
+      if (r.v) r.v = new Float32Array(r.v);
+      return r;
+    });
+    if (tx) {
+      await this.owner.tx(async (t) => { for (const r of parsed) await t.put(table, r); });
+    } else {
+      for (const r of parsed) await this.owner.tx(async (t) => { await t.put(table, r); });
+    }
+    const name = this.ctx.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '%params'").raw().next().value[0];
+    const cols = ["t", "u", "n", "x", "b", "j", "v"];
+    const select = cols.map((c) => `typeof("${c}"), CASE typeof("${c}") WHEN 'text' THEN hex("${c}") WHEN 'blob' THEN hex("${c}") WHEN 'integer' THEN CAST("${c}" AS TEXT) ELSE "${c}" END`).join(", ");
+    const out = {};
+    for (const row of this.ctx.storage.sql.exec(`SELECT CAST("id" AS TEXT), ${select} FROM "${name}" ORDER BY "id"`).raw()) {
+      const [id, ...cells] = row;
+      out[id] = Object.fromEntries(cols.map((c, i) => [c, [cells[2 * i], cells[2 * i + 1]]]));
+    }
+    // A get by a key that starts with U+FEFF (alone in its batch's texts).
+    const keyed = this.owner.table(Keyed);
+    await this.owner.tx(async (t) => { await t.put(keyed, { k: "\ufeffkey", n: 7 }); });
+    out.get = [(await keyed.get(["\ufeffkey"]))?.n ?? null, (await keyed.get(["key"]))?.n ?? null];
+    return wire(out);
   }
 
   // The same rows of Kinds in this durable store and in a memory store:

@@ -9,8 +9,8 @@
 // joined (each statement's values stay at most 256 KB). And (issue 13,
 // step three) a commit's epoch check runs no statement once its store has
 // read the epoch, while a store opened since, through any object of the same
-// storage, still fences it; and texts of 1 KB and more, which cross beside
-// the batch as bytes, read back as they were written. And (step four) safe
+// storage, still fences it; and texts of 1 KB and more read back as they were
+// written. And (step four) safe
 // ints and bools cross to sql.exec as numbers, ints beyond 2^53 as their
 // exact text, and a page whose rows stay in JS (the host's own values)
 // reads every kind of value as a memory store's page does.
@@ -23,7 +23,9 @@
 // inside transactionSync: its seq, or 0 and lastError's code, a commit
 // refused inside the transaction leaving nothing; a host transaction that
 // fails after it is storage_failed only when the core answered a seq; two
-// owners of one store keep their names in every outbox record.
+// owners of one store keep their names in every outbox record. And (step
+// seven, the batch without JSON text) every param kind and text shape
+// reaches SQLite exactly.
 
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -202,3 +204,58 @@ test("a host transaction that fails after a numeric commit answered its seq is s
   assert.match(r.committed.message, /failed to commit: the host's COMMIT failed/);
   assert.equal(r.rows, 0, "the host rolled the put back");
 });
+
+// Issue 13, Durable Objects, step seven: the batch crosses without JSON text
+// (wasm/ABI.md, "The durable batch"): numbers as f64, every text's UTF-8
+// bytes in one region decoded once and cut at UTF-16 offsets the C side
+// computes, a BLOB's bytes as they are. Each param kind and text shape, read
+// back with raw SQL past the store (SQLite's typeof() and hex(), an int's
+// decimal text), in a transaction of several puts (joined INSERTs: many texts
+// in one region) and in one-put commits.
+const long = (piece, bytes) => {
+  let t = "";
+  while (Buffer.byteLength(t) < bytes) t += piece;
+  return t;
+};
+const paramRows = [
+  { id: 1, t: "", u: "plain ascii", n: 0, x: 0.5, b: true, j: { k: [1, "two", null] }, v: [1, -2.5, 3.25] },
+  { id: 2, t: "a\u0001b\u007f", u: "\ufeffBOM first", n: 9007199254740991, x: -1e300, b: false, j: "\u00e9", v: [0.1, 1e-30, -7] },
+  { id: 3, t: "\ud83d\ude00x\ud83d\ude00", u: "\u00e9\u4e2d\ud83d\ude00", n: -9007199254740991, x: 3, b: null, j: null, v: null },
+  { id: 4, t: long("\u00e9\u4e2d\ud83d\ude00a", 2000), u: "\ufeff" + long("abc", 1500), n: "9007199254740992n", x: 1.25e-300 },
+  { id: 5, t: "\ud83d\ude00", u: "", n: "9223372036854775807n", x: null },
+  { id: 6, t: long("0123456789", 5000), u: null, n: "-9223372036854775808n", b: true },
+  { id: 7, t: 'quote " backslash \\ newline \n control \u0001 separator \u2028 \ud83d\ude00', n: "-9007199254740993n", j: ["\u0000", "\ud83d\ude00"] },
+];
+// Each column as SQLite should hold it: [typeof(), hex of a text or BLOB
+// (upper case) / an int's decimal / a real].
+const hex = (bytes) => Buffer.from(bytes).toString("hex").toUpperCase();
+function expectedParams(r) {
+  const text = (s) => (s === null || s === undefined ? ["null", null] : ["text", hex(Buffer.from(s, "utf8"))]);
+  const n = r.n === null || r.n === undefined ? ["null", null] : ["integer", String(r.n).replace(/n$/, "")];
+  return {
+    t: text(r.t), u: text(r.u), n,
+    x: r.x === null || r.x === undefined ? ["null", null] : ["real", r.x],
+    b: r.b === null || r.b === undefined ? ["null", null] : ["integer", r.b ? "1" : "0"],
+    j: r.j === null || r.j === undefined ? ["null", null] : text(JSON.stringify(r.j)),
+    v: r.v === null || r.v === undefined ? ["null", null] : ["blob", hex(new Uint8Array(new Float32Array(r.v).buffer))],
+  };
+}
+
+for (const tx of [true, false]) {
+  test(`every param kind and text shape (${tx ? "one transaction of several puts" : "one-put commits"}: empty, NUL (in json; a str refuses it), controls, a leading U+FEFF, 4-byte UTF-8, over 1 KiB; ints on both sides of 2^53 and at ±2^63; reals; bools; json; a vector's BLOB; nulls) reaches SQLite exactly`, async () => {
+    const r = await workerd.call(`params-${tx}`, "paramKinds", { rows: paramRows.map((row) => JSON.stringify(row)), tx });
+    const got = JSON.parse(r);
+    // Differences, cut short (a text's hex runs to 10,000 characters).
+    const cut = (cell) => JSON.stringify(cell).slice(0, 120);
+    const wrong = [];
+    for (const row of paramRows) {
+      for (const [column, cell] of Object.entries(expectedParams(row))) {
+        const at = got[row.id]?.[column];
+        if (JSON.stringify(at) !== JSON.stringify(cell)) wrong.push(`row ${row.id} ${column}: got ${cut(at)} (${String(at?.[1]).length} chars), expected ${cut(cell)} (${String(cell[1]).length} chars)`);
+      }
+    }
+    assert.deepEqual(wrong, []);
+    assert.deepEqual(got.get, [7, null], "a get by a key that starts with U+FEFF finds its row");
+    assert.equal(Object.keys(got).length, paramRows.length + 1);
+  });
+}
