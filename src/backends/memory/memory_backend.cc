@@ -122,11 +122,11 @@ struct IndexEntry {
 };
 
 // Bytes [from, from + 8) of s, big-endian, zero past its end.
-// (A byte loop: a memcpy of a variable size is a call in wasm.)
 inline uint64_t BigEndianAt(const std::string& s, size_t from) {
+  unsigned char b[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  if (from < s.size()) std::memcpy(b, s.data() + from, std::min<size_t>(8, s.size() - from));
   uint64_t v = 0;
-  for (size_t i = from; i < from + 8; ++i)
-    v = (v << 8) | (i < s.size() ? static_cast<unsigned char>(s[i]) : 0);
+  for (unsigned char c : b) v = (v << 8) | c;
   return v;
 }
 
