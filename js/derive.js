@@ -77,22 +77,21 @@ function rangeColumn(h) {
   return col !== undefined && h.def.columns?.[col]?.type === "str" ? col : undefined;
 }
 
-const queryRanges = new WeakMap();  // query -> { eqs, prefixes } | null, per key column
+// query -> { eqs, prefixes } | null. A query is over one table (a read
+// refuses it on another), so its key column is always the same.
+const queryRanges = new WeakMap();
 
-// The range of a query's read of `h`, or null.
-function queryRange(h, q) {
-  const col = rangeColumn(h);
-  if (col === undefined || !isQuery(q)) return null;
-  let byCol = queryRanges.get(q);
-  if (!byCol) queryRanges.set(q, (byCol = new Map()));
-  if (!byCol.has(col)) byCol.set(col, whereRange(col, q.toJSON().where));
-  return byCol.get(col);
+// The range of a query's read on key column `col`, or null.
+function queryRange(col, q) {
+  if (!isQuery(q)) return null;
+  if (!queryRanges.has(q)) queryRanges.set(q, whereRange(col, q.toJSON().where));
+  return queryRanges.get(q);
 }
 
-// The range of a get of `key` on `h`, or null.
-function keyRange(h, key) {
+// The range of a get of `key` on key column `col`, or null.
+function keyRange(col, key) {
   const first = Array.isArray(key) ? key[0] : key;
-  return rangeColumn(h) !== undefined && wellFormed(first) ? { eqs: [first], prefixes: [] } : null;
+  return wellFormed(first) ? { eqs: [first], prefixes: [] } : null;
 }
 
 // Adds a read of table `name` with range `r` (null: every row) to deps.
@@ -153,12 +152,13 @@ export function makeDerives(io) {
     const use = (what) => {
       if (!open) throw invalidArgs(`derive(${d.name}): ${what} was called after the derive returned; read only inside it, synchronously`);
     };
-    // The table's handle, its read (with the range `range(h)` gives: every
-    // row by default) added to what `d` depends on.
+    // The table's handle, its read added to what `d` depends on: the range
+    // `range(col)` gives for a str key column `col`, else every row.
     const table = (t, what, range) => {
       use(what);
       const h = settled(t, `derive(${d.name}): ${what}`);
-      depend(d.deps, h.name, rangeColumn(h), range ? range(h) : null);
+      const col = rangeColumn(h);
+      depend(d.deps, h.name, col, col !== undefined && range ? range(col) : null);
       return h;
     };
     const reader = Object.freeze({
@@ -166,23 +166,23 @@ export function makeDerives(io) {
        * The row with this key, or undefined.
        * @example read.get(notes, ["n1"])
        */
-      get: (t, key) => io.getNow(table(t, "read.get", (h) => keyRange(h, key)), key),
+      get: (t, key) => io.getNow(table(t, "read.get", (col) => keyRange(col, key)), key),
       /**
        * One page of a query: { rows, next? }.
        * @example read.page(notes, query(Notes), 20, { after })
        */
-      page: (t, q, limit, options) => io.pageNow(table(t, "read.page", (h) => queryRange(h, q)), q, limit, options),
+      page: (t, q, limit, options) => io.pageNow(table(t, "read.page", (col) => queryRange(col, q)), q, limit, options),
       /**
        * The number of rows of a query (every row without one).
        * @example read.count(notes)
        */
-      count: (t, q) => io.countNow(table(t, "read.count", (h) => queryRange(h, q)), q),
+      count: (t, q) => io.countNow(table(t, "read.count", (col) => queryRange(col, q)), q),
       /**
        * Every row of a query, as an array (read page by page).
        * @example read.all(notes, query(Notes).where((n) => eq(n.done, false)))
        */
       all: (t, q) => {
-        const h = table(t, "read.all", (hh) => queryRange(hh, q));
+        const h = table(t, "read.all", (col) => queryRange(col, q));
         const rows = [];
         let after;
         for (;;) {
