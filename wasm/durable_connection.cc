@@ -295,11 +295,12 @@ class DurableConnection : public SqlConnection {
     // 100 KB of SQL, and 256 KB of values (rows of long texts go one by one,
     // as before, each within the host's 2 MB per row).
     constexpr size_t kMaxJoinedValueBytes = 256 * 1024;
-    std::string p;
+    std::string& p = row_params_;
+    p.clear();
     const size_t text_bytes = AppendParamList(params, &p, &chars_);
     const size_t value_bytes = p.size() + text_bytes;
-    if (!queue_.empty()) {
-      Entry& last = queue_.back();
+    if (queued_ > 0) {
+      Entry& last = queue_[queued_ - 1];
       if (!last.head.empty() && last.head == head && last.what == what &&
           last.param_count + params.size() <= limits_.max_params &&
           last.sql.size() + 1 + row.size() <= limits_.max_statement_bytes &&
@@ -313,23 +314,21 @@ class DurableConnection : public SqlConnection {
         return MaybeFlush();
       }
     }
-    Entry e;
-    e.sql = head + row;
-    e.params = std::move(p);
+    Entry& e = NextEntry();
+    e.sql.assign(head).append(row);
+    e.params.assign(p);
     e.param_count = params.size();
     e.value_bytes = value_bytes;
-    e.what = what;
-    e.head = head;
+    e.what.assign(what);
+    e.head.assign(head);
     queued_bytes_ += e.sql.size() + e.value_bytes;
-    queue_.push_back(std::move(e));
     return MaybeFlush();
   }
 
   Status RunCheck(const std::string& sql, const std::vector<Value>& params,
                   const std::string& what, int64_t expect, const Status& mismatch) override {
     ONESTORE_RETURN_IF_ERROR(CheckHostLimits(limits_, sql, params, what));
-    Queue(sql, params, what, std::string());
-    Entry& e = queue_.back();
+    Entry& e = Queue(sql, params, what, std::string());
     e.check = true;
     chars_.Append(std::to_string(expect), &e.params);  // ASCII: always appended
     e.mismatch = mismatch;
@@ -365,9 +364,7 @@ class DurableConnection : public SqlConnection {
     return s;
   }
   void Rollback() override {
-    queue_.clear();
-    chars_.Clear();
-    queued_bytes_ = 0;
+    Drop();
     if (!in_tx_) return;
     in_tx_ = false;
     onestore_durable_end(handle_, 0);
@@ -379,7 +376,10 @@ class DurableConnection : public SqlConnection {
   }
 
  private:
-  // A statement waiting for the next crossing.
+  // A statement waiting for the next crossing. The first `queued_` of
+  // `queue_` are waiting; the rest are kept with their strings' room, so a
+  // commit's statements are written without allocating once the first few
+  // commits have grown them (issue 13, "Durable Objects, step eight").
   struct Entry {
     std::string sql;
     std::string params;  // in the batch's form (AppendParamList); a check's expected text after
@@ -391,24 +391,57 @@ class DurableConnection : public SqlConnection {
     Status mismatch;
   };
 
-  void Queue(const std::string& sql, const std::vector<Value>& params, const std::string& what,
-             const std::string& head) {
-    Entry e;
-    e.sql = sql;
+  // The next waiting entry, emptied: a kept one, or a new one.
+  Entry& NextEntry() {
+    if (queued_ == queue_.size()) queue_.emplace_back();
+    Entry& e = queue_[queued_++];
+    e.sql.clear();
+    e.params.clear();
+    e.param_count = 0;
+    e.value_bytes = 0;
+    e.check = false;
+    return e;
+  }
+
+  Entry& Queue(const std::string& sql, const std::vector<Value>& params, const std::string& what,
+               const std::string& head) {
+    Entry& e = NextEntry();
+    e.sql.assign(sql);
     const size_t text_bytes = AppendParamList(params, &e.params, &chars_);
     e.param_count = params.size();
     e.value_bytes = e.params.size() + text_bytes;
-    e.what = what;
-    e.head = head;
+    e.what.assign(what);
+    e.head.assign(head);
     queued_bytes_ += e.sql.size() + e.value_bytes;
-    queue_.push_back(std::move(e));
+    return e;
+  }
+
+  // A batch up to this size keeps its room for the next (a commit of a few
+  // statements); a larger one (a transaction of many puts) gives it back.
+  static constexpr size_t kKeptBatchBytes = 64 * 1024;
+  void GiveRoomBack() {
+    if (queue_.size() > 8) queue_.resize(8);
+    for (Entry& e : queue_) {
+      if (e.sql.capacity() + e.params.capacity() > kKeptBatchBytes / 8) e = Entry();
+    }
+    std::string().swap(row_params_);
+    std::string().swap(sqls_);
+    std::string().swap(batch_);
+    std::string().swap(chars_.bytes);
+  }
+
+  // Nothing waits any more (the entries and the buffers keep their room).
+  void Drop() {
+    queued_ = 0;
+    chars_.Clear();
+    queued_bytes_ = 0;
   }
 
   // Sends the queue early when it has grown large (a transaction of many
   // puts), so that the batch stays a few MB at most.
   Status MaybeFlush() {
     constexpr size_t kMaxQueuedBytes = 4 << 20;
-    if (queued_bytes_ < kMaxQueuedBytes || queue_.size() < 2) return Status::OK();
+    if (queued_bytes_ < kMaxQueuedBytes || queued_ < 2) return Status::OK();
     return Send(0, nullptr);
   }
 
@@ -432,46 +465,56 @@ class DurableConnection : public SqlConnection {
   // Runs the queue in one crossing; `mode` asks for the last entry's rows
   // (1) and changes (2).
   Status Send(int mode, SqlRows* rows) {
-    if (queue_.empty()) return Status::OK();
-    std::vector<Entry> queue;
-    queue.swap(queue_);
-    BatchChars chars;
-    std::swap(chars, chars_);
-    queued_bytes_ = 0;
-    std::string sqls;  // the SQL that crosses
-    std::string batch;
-    size_t room = 8 + 8 * queue.size();
-    for (const Entry& e : queue) room += e.params.size();
+    const size_t count = queued_;
+    if (count == 0) return Status::OK();
+    // The entries stay readable below (an answer names one); the next
+    // statement queued starts a new batch.
+    const Entry* const queue = queue_.data();
+    std::string& sqls = sqls_;  // the SQL that crosses
+    std::string& batch = batch_;
+    sqls.clear();
+    batch.clear();
+    size_t room = 8 + 8 * count;
+    for (size_t i = 0; i < count; ++i) room += queue[i].params.size();
     batch.reserve(room);
     PutU32(static_cast<uint32_t>(mode), &batch);
-    PutU32(static_cast<uint32_t>(queue.size()), &batch);
-    for (const Entry& e : queue) {
-      PutU32(StatementWord(e.sql, &sqls) | (e.check ? 1u << 31 : 0), &batch);
+    PutU32(static_cast<uint32_t>(count), &batch);
+    for (size_t i = 0; i < count; ++i) {
+      PutU32(StatementWord(queue[i].sql, &sqls) | (queue[i].check ? 1u << 31 : 0), &batch);
     }
     batch.append(sqls);
-    for (const Entry& e : queue) {
-      PutU32(static_cast<uint32_t>(e.param_count), &batch);
-      batch.append(e.params);
+    for (size_t i = 0; i < count; ++i) {
+      PutU32(static_cast<uint32_t>(queue[i].param_count), &batch);
+      batch.append(queue[i].params);
     }
     const HostAnswer answer(onestore_durable_batch(
-        handle_, batch.data(), static_cast<int>(batch.size()), chars.bytes.data(),
-        static_cast<int>(chars.bytes.size())));
-    const std::string_view view = answer.text();
+        handle_, batch.data(), static_cast<int>(batch.size()), chars_.bytes.data(),
+        static_cast<int>(chars_.bytes.size())));
+    const size_t sent = batch.size() + chars_.bytes.size();
+    Drop();
+    Status s = Answered(answer.text(), queue, count, rows);
+    if (sent > kKeptBatchBytes) GiveRoomBack();
+    return s;
+  }
+
+  // What a batch's answer says: entry n of `queue` failed, or the last
+  // entry's rows (Answer).
+  Status Answered(std::string_view view, const Entry* queue, size_t count, SqlRows* rows) {
     if (!view.empty() && (view[0] == '!' || view[0] == '?')) {
       // "!<n>!message" or "?<n>": entry n (from 1) failed.
       const std::string a(view);
       char* end = nullptr;
       const long n = std::strtol(a.c_str() + 1, &end, 10);
-      if (n >= 1 && static_cast<size_t>(n) <= queue.size()) {
+      if (n >= 1 && static_cast<size_t>(n) <= count) {
         const Entry& e = queue[n - 1];
         if (a[0] == '?') return e.mismatch;
         if (end != nullptr && *end == '!') return HostSqlError(std::string(end + 1), e.what);
       }
-      if (a[0] == '!') return HostSqlError(a.substr(1), queue.back().what);
-      return Status::StorageFailed(queue.back().what + ": the durable runtime answered " +
+      if (a[0] == '!') return HostSqlError(a.substr(1), queue[count - 1].what);
+      return Status::StorageFailed(queue[count - 1].what + ": the durable runtime answered " +
                                    a.substr(0, 80));
     }
-    return Answer(view, queue.back().what, rows);
+    return Answer(view, queue[count - 1].what, rows);
   }
 
   // The answer of a batch: "[0]", rows (BinaryReader), or the host's error.
@@ -489,7 +532,11 @@ class DurableConnection : public SqlConnection {
   bool in_tx_ = false;
   HostLimits limits_;
   std::vector<Entry> queue_;
-  BatchChars chars_;  // the texts of queue_'s params
+  size_t queued_ = 0;  // the entries of queue_ that wait
+  BatchChars chars_;  // the texts of the waiting entries' params
+  std::string row_params_;  // RunRow's params, before they join an entry
+  std::string sqls_;  // Send's: the SQL texts that cross
+  std::string batch_;  // Send's: the batch
   size_t queued_bytes_ = 0;
   std::unordered_map<std::string, int> ids_;
 };

@@ -339,6 +339,52 @@ export class TestSession {
   // Durable Object through another object (ctx.storage itself, not the
   // counted wrapper) that commits: what the first store's next commits
   // throw and send, and the rows at the end.
+  // Rounds of commits on one store, each unlike the one before (issue 13,
+  // Durable Objects, step eight: the connection keeps its statements' room
+  // from one batch to the next, and a batch over 64 KiB gives it back):
+  // one-put commits of 10 B to 70 KB; a transaction whose tx.get sends its
+  // first writes mid-way, then 50 more puts; a commit refused at its second
+  // put (a row too big for the platform), then a one-put commit. Returns
+  // what each refusal said and how the rows and the outbox read back.
+  async op_keptRoom({ rounds }) {
+    await this.open();
+    const expected = new Map();
+    const put = (tx, row) => { expected.set(row.id, row.title); return tx.put(this.notes, row); };
+    const refusals = [];
+    const gets = [];
+    let id = 5000;
+    for (let round = 0; round < rounds; round++) {
+      for (const size of [10, 1000, 70_000, 10]) {
+        await this.owner.tx(async (tx) => { await put(tx, { id: id++, title: `${round}:${"a".repeat(size)}` }); });
+      }
+      await this.owner.tx(async (tx) => {
+        await put(tx, { id: id++, title: `before the get ${round}` });
+        gets.push((await tx.get(this.notes, id - 1))?.title);
+        for (let k = 0; k < 50; k++) await put(tx, { id: id++, title: `after the get ${round}.${k}` });
+      });
+      const head = this.store.head;
+      try {
+        await this.owner.tx(async (tx) => {
+          await tx.put(this.notes, { id: 900_000 + round, title: "never" });
+          await tx.put(this.notes, { id: 900_100 + round, title: "y".repeat(1_200_000), body: "z".repeat(1_200_000) });
+        });
+        refusals.push(null);
+      } catch (e) {
+        refusals.push({ code: e.code, message: String(e.message).slice(0, 200), headKept: this.store.head === head });
+      }
+      await this.owner.tx(async (tx) => { await put(tx, { id: id++, title: `after the refusal ${round}` }); });
+    }
+    const rows = await this.rows();
+    const mine = rows.filter((r) => r.id >= 5000);
+    const wrong = mine.filter((r) => expected.get(r.id) !== r.title).map((r) => r.id);
+    const missing = [...expected.keys()].filter((k) => !mine.some((r) => r.id === k));
+    const outbox = (await this.store.outbox.read(0, 10_000)).commits;
+    const recorded = new Map();
+    for (const c of outbox) for (const op of c.ops) if (op.op === "put" && op.row.id >= 5000) recorded.set(op.row.id, op.row.title);
+    const unrecorded = [...expected].filter(([k, t]) => recorded.get(k) !== t).map(([k]) => k);
+    return { refusals, gets, rows: mine.length, expected: expected.size, wrong, missing, unrecorded, head: this.store.head, lastSeq: outbox.at(-1)?.seq };
+  }
+
   async op_fenceAfterCommits() {
     await this.open();
     for (let id = 1; id <= 2; id++) await this.owner.tx(async (tx) => { await tx.put(this.notes, { id, title: `first${id}` }); });

@@ -93,6 +93,25 @@ test("a row too big for the platform, joined with 30 others in one statement, fa
   assert.equal(r.headAtEnd, r.head + 1, "the store still commits");
 });
 
+test("commits of every size in turn, a transaction read mid-way and refused commits on one store: each statement crosses with its own params, check and name", async () => {
+  const rounds = 4;
+  const r = await workerd.call("kept", "keptRoom", { rounds });
+  // Each round: 4 one-put commits, a transaction of 51 puts, a refused one, one more.
+  assert.equal(r.expected, rounds * (4 + 51 + 1));
+  assert.equal(r.rows, r.expected);
+  assert.deepEqual(r.wrong, []);
+  assert.deepEqual(r.missing, []);
+  assert.deepEqual(r.unrecorded, [], "every put is in its outbox record");
+  assert.deepEqual(r.gets, Array.from({ length: rounds }, (_, i) => `before the get ${i}`));
+  assert.equal(r.refusals.length, rounds);
+  for (const f of r.refusals) {
+    assert.equal(f?.code, "limit", JSON.stringify(f));
+    assert.match(f.message, /put into table/);
+    assert.ok(f.headKept, "a refused commit takes no seq");
+  }
+  assert.equal(r.lastSeq, r.head);
+});
+
 test("a one-put commit after the store's first sends two statements, the row and the outbox record, and _meta.head still holds the head after each", async () => {
   const { commits } = await workerd.call("commits", "commits", {});
   assert.equal(commits.length, 3);
