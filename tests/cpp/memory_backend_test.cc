@@ -1,7 +1,9 @@
 // Checks the memory backend: the planner walks an index when one gives the
 // query's order (and visits only the rows in range), pages with cursors over
 // ties and nulls agree with a brute-force sort, a commit is staged and
-// swapped in whole, and the outbox keeps its records in seq order.
+// swapped in whole, and the outbox keeps its records in seq order (a shared
+// record held, not copied). A run of puts finds its staged table once and
+// its rows land in their table and transaction.
 
 #include "backends/memory/memory_backend.h"
 
