@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,6 +57,12 @@ class Backend {
   // Writes the commit's outbox record, which makes `seq` the head (the
   // sqlite backend: docs/formats.md, "The head").
   virtual Status AppendOutbox(int64_t seq, const std::string& record) = 0;
+  // AppendOutbox of a record the caller keeps reading (the store's LastOps):
+  // a backend that keeps its records in memory holds this one without a
+  // copy (a bulk commit's is megabytes). The default copies it.
+  virtual Status AppendOutboxShared(int64_t seq, const std::shared_ptr<const std::string>& record) {
+    return AppendOutbox(seq, *record);
+  }
   // Makes the transaction durable. Any failure here is storage_failed: the
   // outcome is unknown and the store stops.
   virtual Status Commit() = 0;

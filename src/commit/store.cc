@@ -754,7 +754,10 @@ Status Store::CommitOps(std::vector<Op>* ops, const std::string& owner, int64_t 
     if (op.is_bulk() && op.count < 0) op.count = 0;
   }
   if (!record_first) record = OutboxRecord(seq, at, owner, actor, *ops, &ops_at);
-  st = backend_->AppendOutbox(seq, record);
+  // Shared with the backend (the memory backend keeps it without a copy)
+  // and kept for LastOps.
+  auto shared = std::make_shared<const std::string>(std::move(record));
+  st = backend_->AppendOutboxShared(seq, shared);
   if (!st.ok()) {
     backend_->Rollback();
     return st;
@@ -781,7 +784,7 @@ Status Store::CommitOps(std::vector<Op>* ops, const std::string& owner, int64_t 
     catalog_.Put(DocumentsTable());
     catalog_.Put(DeltasTable());
   }
-  last_record_ = std::move(record);
+  last_record_ = std::move(shared);
   last_ops_at_ = ops_at;
   if (result == nullptr) return Status::OK();  // CommitAs: the seq is the head
   result->clear();
@@ -800,9 +803,10 @@ Status Store::CommitOps(std::vector<Op>* ops, const std::string& owner, int64_t 
 }
 
 std::string Store::LastOps() const {
-  if (last_record_.empty()) return "[]";
+  if (last_record_ == nullptr || last_record_->empty()) return "[]";
   // The record ends with the ops array and the record's closing brace.
-  return last_record_.substr(last_ops_at_, last_record_.size() - last_ops_at_ - 1);
+  const std::string& r = *last_record_;
+  return r.substr(last_ops_at_, r.size() - last_ops_at_ - 1);
 }
 
 int Store::TxOpen() {

@@ -291,8 +291,10 @@ class Store {
   std::string origin_;  // "" unless the store split off another session
   Status stopped_;  // storage_failed or fenced: the store takes no more writes
   // The outbox record of the last commit, and where its ops array starts in
-  // it (see LastOps). Moved in after COMMIT: a commit pays no copy for it.
-  std::string last_record_;
+  // it (see LastOps). Shared with the backend's outbox (the memory backend
+  // holds the same string): a commit pays no copy for it. Null before the
+  // first commit.
+  std::shared_ptr<const std::string> last_record_;
   size_t last_ops_at_ = 0;
   // Parsed queries by table name and wire text (ParsedQuery). Each holds its
   // table's schema: a table changed by an alter or an index change is a new

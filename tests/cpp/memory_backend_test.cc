@@ -1,7 +1,9 @@
 // Checks the memory backend: the planner walks an index when one gives the
 // query's order (and visits only the rows in range), pages with cursors over
 // ties and nulls agree with a brute-force sort, a commit is staged and
-// swapped in whole, and the outbox keeps its records in seq order.
+// swapped in whole, and the outbox keeps its records in seq order (a shared
+// record held, not copied). A run of puts finds its staged table once and
+// its rows land in their table and transaction.
 
 #include "backends/memory/memory_backend.h"
 
@@ -620,6 +622,78 @@ TEST_F(MemoryBackendTest, TheOutboxKeepsRecordsInSeqOrderAndTrims) {
   ASSERT_TRUE(backend_->ReadOutbox(0, 100, &out).ok());
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].seq, 4);
+}
+
+// Issue 13's fourteenth step: a run of puts to one table finds its staged
+// table once (the backend keeps it while the transaction is open). Puts that
+// switch tables, a table declared in the transaction, a second schema object
+// of the same table, a rollback and a commit between transactions of puts
+// with the same schema object: each row lands in its own table and
+// transaction, and nothing of a rolled-back one.
+TEST_F(MemoryBackendTest, RunsOfPutsLandInTheirTableAndTransactionThroughSwitchesRollbacksAndCommits) {
+  auto other = std::make_shared<TableSchema>(*Edits());
+  other->name = "file-history/other";
+  std::shared_ptr<const TableSchema> o = other;
+  auto same = std::make_shared<const TableSchema>(*t_);  // t_'s table, another object
+  auto ids = [&](const TableSchema& t) {
+    std::vector<std::string> out;
+    for (const Row& r : All(MakeQuery(&t, std::nullopt, {}))) out.push_back(r[kId].text());
+    return out;
+  };
+  using V = std::vector<std::string>;
+  Commit({Put(t_, Edit("e1", "a", 1, Value())), TableOp(o), Put(o, Edit("o1", "x", 1, Value())),
+          Put(t_, Edit("e2", "b", 2, Value())), Put(t_, Edit("e3", "c", 3, Value())),
+          Put(o, Edit("o2", "y", 2, Value())), Put(same, Edit("e0", "z", 0, Value())),
+          Put(t_, Edit("e4", "d", 4, Value()))});
+  EXPECT_EQ(ids(*t_), (V{"e0", "e1", "e2", "e3", "e4"}));
+  EXPECT_EQ(ids(*o), (V{"o1", "o2"}));
+
+  ASSERT_TRUE(backend_->Begin().ok());  // rolled back: none of it lands
+  for (Op op : {Put(t_, Edit("r1", "a", 1, Value())), Put(o, Edit("r2", "a", 1, Value())),
+                Put(t_, Edit("r3", "a", 1, Value()))}) {
+    ASSERT_TRUE(backend_->Apply(&op, nullptr).ok());
+  }
+  backend_->Rollback();
+  Commit({Put(t_, Edit("e5", "e", 5, Value())), Put(t_, Edit("e6", "f", 6, Value()))});
+  Commit({Put(t_, Edit("e7", "g", 7, Value()))});
+  Commit({Put(o, Edit("o3", "w", 3, Value())), Put(t_, Edit("e8", "h", 8, Value()))});
+  EXPECT_EQ(ids(*t_), (V{"e0", "e1", "e2", "e3", "e4", "e5", "e6", "e7", "e8"}));
+  EXPECT_EQ(ids(*o), (V{"o1", "o2", "o3"}));
+  // The byPath index holds each row once.
+  std::vector<Row> by_path = All(MakeQuery(t_.get(), std::nullopt, {OrderTerm{kPath, false}}));
+  ASSERT_EQ(by_path.size(), 9u);
+  EXPECT_NE(MemoryStats(backend_.get())->last_plan.find("byPath"), std::string::npos)
+      << MemoryStats(backend_.get())->last_plan;
+  std::string paths;
+  for (const Row& r : by_path) paths += r[kPath].text();
+  EXPECT_EQ(paths, "abcdefghz");
+}
+
+// Issue 13's fourteenth step: a record handed over shared is held, not
+// copied, and reads back as written, before and after later commits.
+TEST_F(MemoryBackendTest, ASharedRecordIsHeldNotCopiedAndReadsBackAsWritten) {
+  auto first = std::make_shared<const std::string>(std::string(5000, 'x') + "1");
+  ASSERT_TRUE(backend_->Begin().ok());
+  ASSERT_TRUE(backend_->AppendOutboxShared(1, first).ok());
+  ASSERT_TRUE(backend_->Commit().ok());
+  EXPECT_EQ(first.use_count(), 2);  // the backend's outbox holds this string
+  ASSERT_TRUE(backend_->Begin().ok());
+  ASSERT_TRUE(backend_->AppendOutbox(2, "r2").ok());
+  ASSERT_TRUE(backend_->Commit().ok());
+  auto rolled = std::make_shared<const std::string>("r3");
+  ASSERT_TRUE(backend_->Begin().ok());
+  ASSERT_TRUE(backend_->AppendOutboxShared(3, rolled).ok());
+  backend_->Rollback();
+  EXPECT_EQ(rolled.use_count(), 1);
+  std::vector<OutboxEntry> out;
+  ASSERT_TRUE(backend_->ReadOutbox(0, 10, &out).ok());
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].record, *first);
+  EXPECT_EQ(out[1].record, "r2");
+  int64_t removed = 0;
+  ASSERT_TRUE(backend_->TrimOutbox(1, &removed).ok());
+  EXPECT_EQ(first.use_count(), 1);
+  EXPECT_EQ(*first, std::string(5000, 'x') + "1");
 }
 
 TEST_F(MemoryBackendTest, MaxIntKeyIsZeroWhenEmptyAndRefusesAStrKey) {

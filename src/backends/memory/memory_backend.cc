@@ -435,6 +435,7 @@ class MemoryBackend : public Backend {
   Status Begin() override;
   Status Apply(Op* op, const TableSchema* previous) override;
   Status AppendOutbox(int64_t seq, const std::string& record) override;
+  Status AppendOutboxShared(int64_t seq, const std::shared_ptr<const std::string>& record) override;
   Status Commit() override;
   void Rollback() override;
   Status Get(const TableSchema& t, const Key& key, std::optional<Row>* row) override;
@@ -485,16 +486,25 @@ class MemoryBackend : public Backend {
   // copy, else the committed one), or null.
   const TableData* BaseOf(const std::string& name) const;
   Status CheckRow(const TableSchema& t, const Row& row, const char* what) const;
+  // Stages put `op` of table `t` into `changes` (its table's).
+  Status StagePut(Op* op, const TableSchema& t, Changes* changes);
 
   bool closed_ = false;
   bool in_tx_ = false;
   std::string id_;
   int64_t head_ = 0;
   std::map<std::string, TableData, std::less<>> tables_;
-  std::map<int64_t, std::string> outbox_;
+  // Records are shared with the store that wrote them (its LastOps reads the
+  // last one): held, not copied.
+  std::map<int64_t, std::shared_ptr<const std::string>> outbox_;
 
   std::map<std::string, StagedTable, std::less<>> staged_;
-  std::map<int64_t, std::string> staged_outbox_;
+  std::map<int64_t, std::shared_ptr<const std::string>> staged_outbox_;
+  // The staged table of the last put's table, while the transaction is open:
+  // a run of puts to one table looks it up by name once. The schema is held
+  // (not only its address), so no other schema can come to have its address.
+  std::shared_ptr<const TableSchema> run_table_;
+  StagedTable* run_staged_ = nullptr;
   std::map<std::string, std::string, std::less<>> notes_;
   std::map<std::string, std::string, std::less<>> staged_notes_;
 
@@ -672,6 +682,10 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
 
   const TableSchema& t = *op->table;
   const std::string& name = t.name;
+  if (op->kind == OpKind::kPut && op->table == run_table_) {  // the run's next put
+    ONESTORE_RETURN_IF_ERROR(CheckRow(t, op->row, "put"));
+    return StagePut(op, t, &run_staged_->changes);
+  }
   // A table with staged changes exists (an entry is made only by a declare
   // or by a write to an existing table): no second look for a bulk's puts.
   auto staged = staged_.find(name);
@@ -688,16 +702,10 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
   switch (op->kind) {
     case OpKind::kPut: {
       ONESTORE_RETURN_IF_ERROR(CheckRow(t, op->row, "put"));
-      Row row = op->row_spent ? std::move(op->row) : op->row;
-      for (size_t i = 0; i < row.size(); ++i) {  // a REAL column stores an int as a double
-        if (t.columns[i].type == Type::kNum && row[i].type() == Type::kInt) {
-          row[i] = Value::Num(static_cast<double>(row[i].int_value()));
-        }
-      }
-      Changes& changes = (staged != staged_.end() ? staged->second : staged_[name]).changes;
-      Key key = Project(t.key, row);
-      changes.Set(std::move(key), std::move(row));
-      return Status::OK();
+      StagedTable& st = staged != staged_.end() ? staged->second : staged_[name];
+      run_table_ = op->table;
+      run_staged_ = &st;
+      return StagePut(op, t, &st.changes);
     }
     case OpKind::kUpdate: {
       const Row* row = MergedRow(name, op->key);
@@ -755,7 +763,24 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
   return Status::InvalidArgs("Apply: unknown op kind");
 }
 
+Status MemoryBackend::StagePut(Op* op, const TableSchema& t, Changes* changes) {
+  Row row = op->row_spent ? std::move(op->row) : op->row;
+  for (size_t i = 0; i < row.size(); ++i) {  // a REAL column stores an int as a double
+    if (t.columns[i].type == Type::kNum && row[i].type() == Type::kInt) {
+      row[i] = Value::Num(static_cast<double>(row[i].int_value()));
+    }
+  }
+  Key key = Project(t.key, row);
+  changes->Set(std::move(key), std::move(row));
+  return Status::OK();
+}
+
 Status MemoryBackend::AppendOutbox(int64_t seq, const std::string& record) {
+  return AppendOutboxShared(seq, std::make_shared<const std::string>(record));
+}
+
+Status MemoryBackend::AppendOutboxShared(int64_t seq,
+                                         const std::shared_ptr<const std::string>& record) {
   ONESTORE_RETURN_IF_ERROR(CheckTx("AppendOutbox"));
   staged_outbox_[seq] = record;
   return Status::OK();
@@ -799,6 +824,8 @@ Status MemoryBackend::Commit() {
   staged_.clear();
   staged_outbox_.clear();
   staged_notes_.clear();
+  run_table_.reset();
+  run_staged_ = nullptr;
   in_tx_ = false;
   return Status::OK();
 }
@@ -807,6 +834,8 @@ void MemoryBackend::Rollback() {
   staged_.clear();
   staged_outbox_.clear();
   staged_notes_.clear();
+  run_table_.reset();
+  run_staged_ = nullptr;
   in_tx_ = false;
 }
 
@@ -964,7 +993,7 @@ Status MemoryBackend::ReadOutbox(int64_t after, int64_t limit, std::vector<Outbo
   out->clear();
   for (auto it = outbox_.upper_bound(after);
        it != outbox_.end() && (limit < 0 || static_cast<int64_t>(out->size()) < limit); ++it) {
-    out->push_back(OutboxEntry{it->first, it->second});
+    out->push_back(OutboxEntry{it->first, *it->second});
   }
   return Status::OK();
 }
