@@ -200,7 +200,13 @@ seed("archive", ["[]", "--", "t/none", "[1]", "--", "-1"]);
       }
     }
     pieces.push(Uint8Array.from(ops.batch()));
-    if (pieces.length === 1) return seedBin(pieces[0]);
+    if (pieces.length === 1) {
+      // The batch, and the batch one byte short (a copy cut short: its last
+      // record's length then runs one byte past the end).
+      seedBin(pieces[0]);
+      if (pieces[0].length > 2) seedBin(pieces[0].subarray(0, pieces[0].length - 1));
+      return;
+    }
     const [a, b] = pieces;  // two pieces: the split point is where the second began
     seedBin(Buffer.concat([a, b.subarray(1)]), a.length);
   };
@@ -268,6 +274,18 @@ seed("archive", ["[]", "--", "t/none", "[1]", "--", "-1"]);
   seedBin([0xb1, 0x53, 7, ...Buffer.from("t/items"), 1, 2, ...Buffer.from("id"), 0x50, 4, 0x81, 0x80, 0x80, 0x80, 0, ...Buffer.from("p")]);
   seedBin([0xb1, 0x53, 6, ...Buffer.from("t/nums"), 2, 1, ...Buffer.from("k"), 1, ...Buffer.from("s"), 0x50, 3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 4, 0]);
   seedBin([0xb1, 0x4a, 0x90, ...Buffer.from('{"op":"delete"')]);
+  // A shape that names a column twice (the encoder never writes one).
+  seedBin([0xb1, 0x53, 7, ...Buffer.from("t/items"), 3, 2, ...Buffer.from("id"), 1, 0x6e, 1, 0x6e, 0x50, 4, 1, 0x61, 3, 1, 3, 2]);
+  // Varints just past the safe integers (2^53, 2^53 + 1: the encoder writes
+  // them as a number's text), unsigned and negative, in int and num columns.
+  const nums = [0xb1, 0x53, 6, ...Buffer.from("t/nums"), 3, 1, ...Buffer.from("k"), 1, ...Buffer.from("s"), 1, ...Buffer.from("x")];
+  const p53 = [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10], p53plus1 = [0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10];
+  for (const tag of [3, 7]) {
+    for (const big of [p53, p53plus1]) {
+      seedBin([...nums, 0x50, tag, ...big, 4, 1, 0x61, 3, 1]);
+      seedBin([...nums, 0x50, 3, 5, 4, 1, 0x61, tag, ...big]);
+    }
+  }
 }
 
 let total = 0;
