@@ -17,6 +17,9 @@ import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 
 import * as api from "../../js/index.js";
+import { encodeJson } from "../../js/encode.js";
+import { OpsBuffer } from "../../js/ops-buffer.js";
+import { vectorWire } from "../../js/vectors.js";
 import { conformanceRunner } from "../conformance/runner.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -168,6 +171,123 @@ seed("documents", ['[]', '[{"op":"move","from":"/a/0","path":"/d/e"},{"op":"test
 seed("log", ['[]', '{"seq":-1}']);
 seed("archive", ["[]", "--", "t/none", "[1]", "--", "-1"]);
 
+// binops: binary batches written by the package's own encoder
+// (js/ops-buffer.js, as tx.put and the other tx ops write them: js/tx.js),
+// for the tables of tests/fuzz/binops.cc. A seed is two bytes, the split
+// point (little-endian; 0: none), then the batch; a split seed is a tx.get
+// between writes: its first batch, then the second without its magic byte
+// (OpsBuffer.mark()), split where the second began.
+{
+  const seedBin = (batch, split = 0) => {
+    const bytes = Buffer.concat([Buffer.from([split & 255, split >> 8]), Buffer.from(batch)]);
+    seed("binops", bytes.toString("latin1"));
+  };
+  // One transaction's writes: put(table, row), json(op) (update, delete,
+  // bulk, a declaration), get() (a tx.get: the batch so far goes alone).
+  const tx = (writes) => {
+    const ops = new OpsBuffer();
+    const pieces = [];
+    for (const w of writes) {
+      if (w.get) {
+        pieces.push(Uint8Array.from(ops.batch()));
+        ops.mark();
+      } else if (w.put) {
+        const row = { ...w.row };
+        if (w.put === "t/items" && Array.isArray(row.v)) row.v = vectorWire(row.v, 2, "row.v");
+        if (!ops.put(w.put, row)) ops.json(encodeJson({ op: "put", table: w.put, row }, "put"));
+      } else {
+        ops.json(encodeJson(w, "op"));
+      }
+    }
+    pieces.push(Uint8Array.from(ops.batch()));
+    if (pieces.length === 1) {
+      // The batch, and the batch one byte short (a copy cut short: its last
+      // record's length then runs one byte past the end).
+      seedBin(pieces[0]);
+      if (pieces[0].length > 2) seedBin(pieces[0].subarray(0, pieces[0].length - 1));
+      return;
+    }
+    const [a, b] = pieces;  // two pieces: the split point is where the second began
+    seedBin(Buffer.concat([a, b.subarray(1)]), a.length);
+  };
+  const item = (id, more = {}) => ({ put: "t/items", row: { id, ...more } });
+  const full = (i) => item(`i${i}`, { n: i, x: i / 4, b: i % 2 === 0, j: { k: [i, "x"], o: { d: i } }, s: `s${i}`, v: [i, -i / 2] });
+  // Kept shapes: a bulk of one shape, per table.
+  tx(Array.from({ length: 24 }, (_, i) => full(i)));
+  tx(Array.from({ length: 30 }, (_, i) => ({ put: "t/nums", row: { k: i * 37 - 500, s: `n${i}`, x: i * 1.25, f: i % 3 === 0 } })));
+  tx(Array.from({ length: 20 }, (_, i) => ({ put: "t/pairs", row: { g: `g${i % 3}`, n: i, val: i % 2 ? null : { i }, note: "n" } })));
+  // Shape changes: left-out optional columns, another member order, tables in turn.
+  tx([item("a", { n: 2 }), item("c"), { put: "t/items", row: { n: 5, id: "d", s: "rev" } }, item("e", { x: undefined, b: false }),
+    { put: "t/nums", row: { k: 3, s: "three" } }, item("f", { n: 6 }), { put: "t/pairs", row: { g: "g", n: 2 } }, item("g", { n: 7 })]);
+  tx([item("a", { j: null, x: null, b: null, s: null, v: null }), item("b", { n: 0 })]);
+  // json cells: nested, non-ASCII, escapes, fractions, big and small values.
+  tx([item("j1", { j: { a: [1, 2.5, -3, true, null], b: { c: "d" } } }), item("j2", { j: "a \"quoted\" \\ string\n" }),
+    item("j3", { j: { "é": ["ü", "日本"] } }), item("j4", { j: [[[[[[[[[1]]]]]]]]] }), item("j5", { j: 1e300 }),
+    item("j6", { j: { k: -0, f: 0.1, e: 1e-7 } }), item("j7", { j: [] }), item("j8", { j: {} }), item("j9", { j: false })]);
+  // Strings: non-ASCII, a lone surrogate (U+FFFD), control characters, long.
+  tx([item("été", { s: "日本語 🎉" }), item("\uD800x", { s: "a\uDC00" }), item("tab\there", { s: "nl\ncr\r\u0001" }),
+    item("l".repeat(200), { s: "é".repeat(150) }), { put: "t/nums", row: { k: 9, s: "x".repeat(1000) } }]);
+  // Ints at the edges: 0, -0, 7-bit and 14-bit boundaries, the safe limits,
+  // unsafe ones (a number's text; a BigInt: the put as wire JSON).
+  tx([0, -0, 127, 128, -128, 16383, 16384, 2 ** 31, -(2 ** 31), 2 ** 53 - 1, -(2 ** 53 - 1)].map((k, i) => ({ put: "t/nums", row: { k, s: `e${i}`, x: k } })));
+  tx([{ put: "t/nums", row: { k: 2n ** 60n, s: "big" } }, { put: "t/nums", row: { k: 1, s: "x", x: 2 ** 60 } }, { put: "t/nums", row: { k: 2, s: "y", x: -(2 ** 70) } }]);
+  tx([{ put: "t/nums", row: { k: 3, s: "ok" } }, { put: "t/nums", row: { k: 2 ** 53, s: "unsafe" } }]);
+  // Nums: fractions, tiny and huge, as the encoder writes them.
+  tx([1.5, -2.25, 1e-7, 1e300, 5e-324, 0.1 + 0.2, -1e-300].map((x, i) => ({ put: "t/nums", row: { k: 100 + i, s: "f", x } })));
+  // Vectors.
+  tx([item("v1", { v: [1, 0] }), item("v2", { v: [0.5, -3.25e38] }), item("v3", { v: [1e-45, 0] })]);
+  // Deletes, updates, bulk ops, composite keys.
+  tx([{ op: "delete", table: "t/items", key: ["a"] }, { op: "delete", table: "t/pairs", key: ["g", 1] }, item("a", { n: 3 }),
+    { op: "update", table: "t/items", key: ["b"], set: { n: { add: [{ col: "n" }, 1] }, s: { value: "upd" } } },
+    { op: "update", table: "t/nums", key: [1], set: { x: { value: 2.5 }, f: { value: true } } }]);
+  tx([{ op: "update", table: "t/items", where: { gt: ["n", 0] }, set: { n: { add: [{ col: "n" }, 10] } } },
+    { op: "delete", table: "t/nums", where: { lt: ["k", 0] } }, { put: "t/nums", row: { k: -5, s: "after" } },
+    { op: "update", table: "t/pairs", where: null, set: { note: { concat: [{ col: "note" }, { value: "!" }] } } },
+    { op: "delete", table: "t/items", where: { prefix: ["id", "i"] } }]);
+  // A table declared in the batch, then puts to it; a new version of a stored table.
+  tx([{ op: "table", table: "t/new", version: 1, columns: { id: { type: "int" }, t: { type: "str", optional: true } }, key: ["id"] },
+    { put: "t/new", row: { id: 1, t: "one" } }, { put: "t/new", row: { id: 2 } }, item("z", { n: 1 })]);
+  tx([{ op: "table", table: "t/nums", version: 2, columns: { k: { type: "int" }, s: { type: "str" }, x: { type: "num", default: 1.5 }, f: { type: "bool", default: false }, extra: { type: "int", default: 7 } }, key: ["k"], indexes: { byS: ["s"] }, migrations: { 2: { alter: { add: { extra: { type: "int", default: 7 } } } } } },
+    { put: "t/nums", row: { k: 50, s: "v2", extra: 8 } }, { put: "t/nums", row: { k: 51, s: "v2" } }]);
+  // Refused: an unknown table or column, a null or a wrong type, a missing
+  // key, NUL in a str, an unsafe int, a bad vector, a key twice in a row.
+  tx([item("ok"), { put: "t/none", row: { id: "a" } }]);
+  tx([item("ok"), item("x", { nope: 1 })]);
+  tx([item("ok"), { put: "t/nums", row: { k: 1, s: null } }]);
+  tx([item("ok"), item("x", { n: "7" })]);
+  tx([item("ok"), item("x", { n: 1.5 })]);
+  tx([item("ok"), { put: "t/items", row: { n: 1 } }]);
+  tx([item("ok"), item("a\u0000b")]);
+  tx([item("ok"), { put: "t/items", row: { id: "v", v: "AAAA" } }]);
+  tx([item("ok"), { op: "update", table: "t/items", key: ["a"], set: { id: { value: "b" } } }]);
+  tx([item("ok"), { op: "update", table: "t/nums", key: [1], set: { k: { add: [{ col: "k" }, 1] } } }, { op: "delete", table: "t/pairs", key: ["g"] }]);
+  // Transactions with a tx.get between writes: two batches.
+  tx([full(1), full(2), { get: true }, full(3), { op: "delete", table: "t/items", key: ["i1"] }]);
+  tx([item("a", { n: 9 }), { op: "update", table: "t/items", key: ["a"], set: { n: { add: [{ col: "n" }, 1] } } }, { get: true }, item("a", { n: 11 }), { put: "t/nums", row: { k: 8, s: "eight" } }]);
+  tx([{ op: "table", table: "t/new", version: 1, columns: { id: { type: "int" } }, key: ["id"] }, { get: true }, { put: "t/new", row: { id: 1 } }]);
+  tx([{ put: "t/pairs", row: { g: "p", n: 1 } }, { get: true }, { put: "t/pairs", row: { g: "p", n: 2, val: [1] } }, { op: "update", table: "t/items", where: null, set: { n: { value: 0 } } }]);
+  // Hand-written framing edges: an empty batch, a put before any shape, a
+  // shape of no names, padded varints, a truncated length.
+  seedBin([0xb1]);
+  seedBin([0xb1, 0x50]);
+  seedBin([0xb1, 0x53, 7, ...Buffer.from("t/items"), 0, 0x50]);
+  seedBin([0xb1, 0x53, 7, ...Buffer.from("t/items"), 1, 2, ...Buffer.from("id"), 0x50, 4, 0x81, 0x80, 0x80, 0x80, 0, ...Buffer.from("p")]);
+  seedBin([0xb1, 0x53, 6, ...Buffer.from("t/nums"), 2, 1, ...Buffer.from("k"), 1, ...Buffer.from("s"), 0x50, 3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 4, 0]);
+  seedBin([0xb1, 0x4a, 0x90, ...Buffer.from('{"op":"delete"')]);
+  // A shape that names a column twice (the encoder never writes one).
+  seedBin([0xb1, 0x53, 7, ...Buffer.from("t/items"), 3, 2, ...Buffer.from("id"), 1, 0x6e, 1, 0x6e, 0x50, 4, 1, 0x61, 3, 1, 3, 2]);
+  // Varints just past the safe integers (2^53, 2^53 + 1: the encoder writes
+  // them as a number's text), unsigned and negative, in int and num columns.
+  const nums = [0xb1, 0x53, 6, ...Buffer.from("t/nums"), 3, 1, ...Buffer.from("k"), 1, ...Buffer.from("s"), 1, ...Buffer.from("x")];
+  const p53 = [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10], p53plus1 = [0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10];
+  for (const tag of [3, 7]) {
+    for (const big of [p53, p53plus1]) {
+      seedBin([...nums, 0x50, tag, ...big, 4, 1, 0x61, 3, 1]);
+      seedBin([...nums, 0x50, 3, 5, 4, 1, 0x61, tag, ...big]);
+    }
+  }
+}
+
 let total = 0;
 for (const [target, texts] of [...seeds].sort()) {
   const dir = join(corpus, target);
@@ -183,7 +303,8 @@ for (const [target, texts] of [...seeds].sort()) {
   for (const text of handWritten.get(target) ?? []) picked.add(text);
   for (const text of picked) {
     const name = createHash("sha256").update(text).digest("hex").slice(0, 16);
-    writeFileSync(join(dir, `seed-${name}`), text);
+    // binops' seeds are bytes (held as latin1 text); the others are UTF-8 text.
+    writeFileSync(join(dir, `seed-${name}`), target === "binops" ? Buffer.from(text, "latin1") : text);
   }
   total += picked.size;
   console.log(`make-seeds: ${target}: ${picked.size} seeds (of ${texts.size})`);
