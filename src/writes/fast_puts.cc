@@ -743,8 +743,13 @@ Status ParseBinaryOps(std::string_view bytes, TableResolver* tables, std::vector
     return st;
   };
   // Growth stays geometric when a transaction stages its ops in many
-  // batches (each tx.get stages the ops before it).
-  const size_t need = first + CountBinaryOps(b);
+  // batches (each tx.get stages the ops before it). The reservation is at
+  // most an Op per 3 bytes of batch, the size of the shortest put a table
+  // takes ('P', a tag, a byte): records of one byte (puts of a shape without
+  // names, refused at the first unless every column is optional) reserved
+  // an Op of 176 bytes a byte, three times a real batch of the same size
+  // (found by the binops fuzz target, docs/reliability.md).
+  const size_t need = first + std::min(CountBinaryOps(b), bytes.size() / 3 + 1);
   if (need > out->capacity()) out->reserve(std::max(need, 2 * out->capacity()));
   Shape shape;
   std::vector<BinValue> values;

@@ -614,5 +614,39 @@ TEST(BinaryBatchTest, EveryPrefixGivesItsWholeRecordsOpsOrTheRefusalAndPiecesGro
   EXPECT_EQ(pieces[1].row[0].text(), "p0319");
 }
 
+// A batch of one-byte records (puts of a shape without names) reserves at
+// most an Op per 3 bytes (the shortest put a table takes) before its first
+// put is refused: an Op per byte was three times what a batch of real puts
+// of its size reserves (the binops fuzz target's note, docs/reliability.md).
+TEST(BinaryBatchTest, ABatchOfOneByteRecordsReservesAtMostAnOpPerThreeBytes) {
+  Catalog catalog;
+  catalog.Put(ParseSchema(R"({"op":"table","table":"t/a","version":1,"columns":{"id":{"type":"str"},)"
+                          R"("n":{"type":"int"}},"key":["id"]})"));
+  BatchWriter w;
+  w.Shape("t/a", {});
+  const size_t puts = 200000;
+  w.bytes.append(puts, 'P');
+  TableResolver tables(&catalog);
+  std::vector<Op> ops;
+  Status s = ParseBinaryOps(w.bytes, &tables, &ops);
+  EXPECT_EQ(s.code(), Code::kInvalidArgs) << s.ToString();  // a put without its key
+  EXPECT_TRUE(ops.empty());
+  EXPECT_LE(ops.capacity(), w.bytes.size() / 3 + 1);
+  // A batch of real puts, the shortest a table takes among them ('P', a
+  // tag, a byte), is still reserved once, whole.
+  catalog.Put(ParseSchema(R"({"op":"table","table":"t/i","version":1,"columns":{"k":{"type":"int"}},"key":["k"]})"));
+  BatchWriter real;
+  real.Shape("t/a", {"id", "n"});
+  for (int i = 0; i < 500; ++i) real.Put({{4, "k" + std::to_string(i)}, {3, std::to_string(i)}});
+  real.Shape("t/i", {"k"});
+  for (int i = 0; i < 500; ++i) real.Put({{3, std::to_string(i % 128)}});
+  std::vector<Op> got;
+  TableResolver both(&catalog);
+  Status r = ParseBinaryOps(real.bytes, &both, &got);
+  ASSERT_TRUE(r.ok()) << r.ToString();
+  EXPECT_EQ(got.size(), 1000u);
+  EXPECT_EQ(got.capacity(), 1000u);
+}
+
 }  // namespace
 }  // namespace onestore
