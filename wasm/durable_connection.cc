@@ -391,14 +391,13 @@ class DurableConnection : public SqlConnection {
     Status mismatch;
   };
 
-  // The next waiting entry, emptied: a kept one, or a new one.
+  // The next waiting entry: a kept one, or a new one. Its params are
+  // emptied (Queue appends to them) and it is no check; its caller sets
+  // every other field.
   Entry& NextEntry() {
     if (queued_ == queue_.size()) queue_.emplace_back();
     Entry& e = queue_[queued_++];
-    e.sql.clear();
     e.params.clear();
-    e.param_count = 0;
-    e.value_bytes = 0;
     e.check = false;
     return e;
   }
