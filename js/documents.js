@@ -59,74 +59,53 @@ function atOf(options, what) {
   return at;
 }
 
-// TxDocuments' state, under a symbol (its methods find it through `this`).
-const TX = Symbol("onestore.tx.documents");
-
-function partsOf(docs, method) {
-  const p = docs !== null && typeof docs === "object" ? docs[TX] : undefined;
-  if (p === undefined) throw invalidArgs(`tx.documents.${method}: call it on tx.documents (tx.documents.${method}(...)), not as a function taken off it`);
-  return p;
-}
-
 /**
- * The `tx.documents` of one transaction: `tx` is the transaction's state,
- * handed back to `parts` (js/tx.js): `live(tx, what)` checks it is still
- * open, `push(tx, op, what)` adds a wire op to it, `mint(tx)` gives a new
- * document id. Its methods are shared by every transaction, as tx's are.
+ * The `tx.documents` of one transaction. `push(op, what)` adds a wire op to
+ * the transaction; `mint()` gives a new document id.
  *
  * @example
- * const docs = txDocuments(st, "notes", checkpoint, parts);
+ * const docs = txDocuments({ name: "notes", checkpoint, live, push, mint });
  */
-const txDocumentMethods = {
-  /**
-   * Creates a document at an address of this owner; resolves to its id.
-   * A second live document at the address fails the commit (invalid/args).
-   * @example const id = await tx.documents.create({ kind: "note", key: "n1" }, { title: "Plan" });
-   */
-  async create(address, value) {
-    const { tx, name, parts } = partsOf(this, "create");
-    const what = `${name}: tx.documents.create`;
-    parts.live(tx, what);
-    const addr = addressOf(address, what);
-    if (value === undefined) throw invalidArgs(`${what}: a document needs a value (any JSON value), got undefined`);
-    const data = plainData(value, `${what}: value`);
-    const id = parts.mint(tx);
-    parts.push(tx, { op: "doc.create", owner: name, id, ...addr, value: data }, what);
-    return id;
-  },
-
-  /**
-   * Changes a live document with an RFC 6902 JSON Patch. A patch that does
-   * not apply fails the commit (invalid/args) and changes nothing.
-   * @example await tx.documents.change(id, [{ op: "replace", path: "/title", value: "Plan v2" }]);
-   */
-  async change(id, patch) {
-    const { tx, name, checkpoint, parts } = partsOf(this, "change");
-    const what = `${name}: tx.documents.change`;
-    parts.live(tx, what);
-    idOf(id, what);
-    if (!Array.isArray(patch)) throw invalidArgs(`${what}: the patch must be an array of JSON Patch ops (RFC 6902), got ${describe(patch)}`);
-    parts.push(tx, { op: "doc.change", owner: name, id, patch: plainData(patch, `${what}: patch`), checkpointWhen: checkpoint }, what);
-  },
-
-  /**
-   * Retires a live document: its address is free again; its versions stay.
-   * @example await tx.documents.retire(id);
-   */
-  async retire(id) {
-    const { tx, name, parts } = partsOf(this, "retire");
-    const what = `${name}: tx.documents.retire`;
-    parts.live(tx, what);
-    idOf(id, what);
-    parts.push(tx, { op: "doc.retire", owner: name, id }, what);
-  },
-};
-
-export function txDocuments(tx, name, checkpoint, parts) {
-  const m = txDocumentMethods;
-  const docs = { create: m.create, change: m.change, retire: m.retire };
-  docs[TX] = { tx, name, checkpoint, parts };
-  return Object.freeze(docs);
+export function txDocuments({ name, checkpoint, live, push, mint }) {
+  return Object.freeze({
+    /**
+     * Creates a document at an address of this owner; resolves to its id.
+     * A second live document at the address fails the commit (invalid/args).
+     * @example const id = await tx.documents.create({ kind: "note", key: "n1" }, { title: "Plan" });
+     */
+    async create(address, value) {
+      const what = `${name}: tx.documents.create`;
+      live(what);
+      const addr = addressOf(address, what);
+      if (value === undefined) throw invalidArgs(`${what}: a document needs a value (any JSON value), got undefined`);
+      const data = plainData(value, `${what}: value`);
+      const id = mint();
+      push({ op: "doc.create", owner: name, id, ...addr, value: data }, what);
+      return id;
+    },
+    /**
+     * Changes a live document with an RFC 6902 JSON Patch. A patch that does
+     * not apply fails the commit (invalid/args) and changes nothing.
+     * @example await tx.documents.change(id, [{ op: "replace", path: "/title", value: "Plan v2" }]);
+     */
+    async change(id, patch) {
+      const what = `${name}: tx.documents.change`;
+      live(what);
+      idOf(id, what);
+      if (!Array.isArray(patch)) throw invalidArgs(`${what}: the patch must be an array of JSON Patch ops (RFC 6902), got ${describe(patch)}`);
+      push({ op: "doc.change", owner: name, id, patch: plainData(patch, `${what}: patch`), checkpointWhen: checkpoint }, what);
+    },
+    /**
+     * Retires a live document: its address is free again; its versions stay.
+     * @example await tx.documents.retire(id);
+     */
+    async retire(id) {
+      const what = `${name}: tx.documents.retire`;
+      live(what);
+      idOf(id, what);
+      push({ op: "doc.retire", owner: name, id }, what);
+    },
+  });
 }
 
 /**

@@ -64,8 +64,8 @@ export async function runTx(owner, fn, ctx) {
   gate.checkOpen(what);
   if (typeof fn !== "function") throw invalidArgs(`${name}.tx: expected an async function (tx) => ..., got ${describe(fn)}`);
   // ops: the ops written, in order (what the core has staged is marked).
-  const st = { ops: OpsBuffer.take(), txId: 0, open: true, committed: false, poisoned: null, owner, scratch: null, lastHandle: null, lastH: null, plan: NO_PLAN };
-  const tx = makeTx(st);
+  const st = { ops: OpsBuffer.take(), txId: 0, open: true, committed: false, poisoned: null };
+  const tx = makeTx(owner, st);
   try {
     const result = await fn(tx);
     st.open = false;
@@ -94,335 +94,273 @@ export async function runTx(owner, fn, ctx) {
   }
 }
 
-// A transaction's state lives in `st` (runTx's: its ops, txId, open,
-// committed, poisoned; here also the owner's parts and tx.put's caches),
-// under a symbol of the tx object. The methods (txMethods) are shared by
-// every transaction (issue 13: a transaction made about 30 closures and
-// 2.7 KB of garbage before its first op); they find their transaction
-// through `this`, so a method taken off `tx` (`const { put } = tx`) says
-// so with invalid/args instead of writing anywhere. The symbol is an own
-// enumerable key of tx, so a spread copy of tx ({ ...tx }) still works.
-const STATE = Symbol("onestore.tx");
+function makeTx(owner, st) {
+  const { gate, reads, resolveTable } = owner;
+  const { core } = gate;
 
-function stateOf(tx, what) {
-  const st = tx !== null && typeof tx === "object" ? tx[STATE] : undefined;
-  if (st === undefined) throw invalidArgs(`${what}: call it on its transaction (tx.${what.slice(3)}(...)), not as a function taken off tx`);
-  return st;
-}
-
-function live(st, what) {
-  if (!st.open) throw invalidArgs(`${what}: the transaction has ended; use tx only inside its callback`);
-  if (st.poisoned) throw st.poisoned;
-  st.owner.gate.checkOpen(what);
-}
-
-// Each value of the caller's is read once, by plainData/readRow, before
-// it is encoded.
-function push(st, op, what) {
-  st.ops.json(encodeJson(plainData(op, what), what));
-}
-
-function setOf(set, what) {
-  if (set === null || typeof set !== "object" || Array.isArray(set) || isPred(set)) {
-    throw invalidArgs(`${what}: set must be an object of column: value or expression, got ${describe(set)}`);
+  function live(what) {
+    if (!st.open) throw invalidArgs(`${what}: the transaction has ended; use tx only inside its callback`);
+    if (st.poisoned) throw st.poisoned;
+    gate.checkOpen(what);
   }
-  const out = {};
-  for (const [c, v] of Object.entries(plainSet(set, what))) {
-    if (v === undefined) continue;
-    out[c] = toExpr(v);
+  // Each value of the caller's is read once, by plainData/readRow, before
+  // it is encoded.
+  function push(op, what) {
+    st.ops.json(encodeJson(plainData(op, what), what));
   }
-  return out;
-}
-
-// The set's own entries, each read once (an expression is kept as it is).
-function plainSet(set, what) {
-  let entries;
-  try {
-    entries = Object.entries(set);
-  } catch (e) {
-    const text = e && typeof e === "object" && "message" in e ? e.message : String(e);
-    throw invalidArgs(`${what}: reading set threw: ${text}`, { cause: e });
-  }
-  return Object.fromEntries(entries);
-}
-
-// A set's literal values of versioned json columns, in their envelope;
-// of vector columns, in their wire form.
-function versionedSet(h, set, what) {
-  for (const [c, col] of versionedJson(h.def)) {
-    if (set[c] !== undefined) set[c] = storedJson(col, set[c]);
-  }
-  for (const [c, col] of vectorColumns(h.def)) {
-    const e = set[c];
-    if (e !== undefined && isExpr(e) && Object.prototype.hasOwnProperty.call(e, "value") && e.value !== null) {
-      set[c] = value(vectorWire(e.value, col.dims, `${what}: set.${c}`));
+  function setOf(set, what) {
+    if (set === null || typeof set !== "object" || Array.isArray(set) || isPred(set)) {
+      throw invalidArgs(`${what}: set must be an object of column: value or expression, got ${describe(set)}`);
     }
-  }
-  return set;
-}
-
-// What tx.put needs of the table it last wrote (a bulk loop writes one):
-// the root of its messages and its versioned json, vector and edge columns.
-const NO_PLAN = Object.freeze({ h: null, def: null });
-function putPlan(h) {
-  return {
-    h,
-    def: h.def,
-    root: `tx.put(${h.name}): row`,
-    edges: isEdgesDef(h.def),
-    versioned: versionedJson(h.def),
-    vectors: vectorColumns(h.def),
-  };
-}
-
-function keyOf(key) {
-  return Array.isArray(key) ? [...key] : [key];
-}
-
-// What tx.documents (js/documents.js) asks of its transaction.
-const documentParts = Object.freeze({
-  live,
-  push: (st, op, what) => st.ops.json(encodeJson(op, what)),
-  mint(st) {
-    const { gate } = st.owner;
-    const v = gate.call(`${st.owner.name}: tx.documents.create`, () => gate.core.mintId("_documents"));
-    return typeof v === "string" ? Number(v) : v;
-  },
-});
-
-const txMethods = {
-  /**
-   * Writes a whole row (insert or replace). The row's own data is read
-   * once (docs/api.md, "What a row may hold").
-   * @example await tx.put(edits, { id: "e1", path: "a/x.ts", entry: 812, at: 1, meta: {} });
-   */
-  async put(t, row) {
-    const st = stateOf(this, "tx.put");
-    live(st, "tx.put");
-    // The handle tx.put resolved last and its state (a handle's state is
-    // the one object its owner made it with, for the life of the handle),
-    // so a bulk loop resolves its table once. A table definition passed
-    // instead of a handle is resolved each time (owner.table checks it).
-    let h = st.lastH;
-    if (t !== st.lastHandle || t === null) {
-      h = st.owner.resolveTable(t, "tx.put");
-      if (h.def !== t) {  // a handle (a definition resolves to the state of its handle, whose def it is)
-        st.lastHandle = t;
-        st.lastH = h;
-      }
-    }
-    // The row's values, each read once, straight from the caller's row
-    // (no copy of it: issue 13's put loop); the scratch array is handed
-    // back at the end (it keeps the last row's values until the next put or
-    // the end of the tx), so a getter that puts a row meanwhile takes an
-    // array of its own.
-    const vals = st.scratch ?? [];
-    st.scratch = null;
-    let plan = st.plan;
-    if (h !== plan.h || h.def !== plan.def) st.plan = plan = putPlan(h);
-    const names = readRow(row, plan.root, vals);
-    if (plan.edges) {
-      const k = names.indexOf("kind");
-      checkKind(h, k < 0 ? undefined : vals[k], "tx.put");
-    }
-    // Versioned json columns are written in their envelope (a left-out one
-    // with its default too, which the core would store bare).
-    const { versioned, vectors } = plan;
-    for (let j = 0; j < versioned.length; j++) {
-      const [c, col] = versioned[j];
-      const i = names.indexOf(c);
-      let v = i < 0 ? undefined : vals[i];
-      if (v === undefined && col.hasDefault) v = col.default;
+    const out = {};
+    for (const [c, v] of Object.entries(plainSet(set, what))) {
       if (v === undefined) continue;
-      v = storedJson(col, v);
-      if (i < 0) {
-        names.push(c);
-        vals[names.length - 1] = v;
-      } else {
-        vals[i] = v;
+      out[c] = toExpr(v);
+    }
+    return out;
+  }
+  // The set's own entries, each read once (an expression is kept as it is).
+  function plainSet(set, what) {
+    let entries;
+    try {
+      entries = Object.entries(set);
+    } catch (e) {
+      const text = e && typeof e === "object" && "message" in e ? e.message : String(e);
+      throw invalidArgs(`${what}: reading set threw: ${text}`, { cause: e });
+    }
+    return Object.fromEntries(entries);
+  }
+  // A set's literal values of versioned json columns, in their envelope;
+  // of vector columns, in their wire form.
+  function versionedSet(h, set, what) {
+    for (const [c, col] of versionedJson(h.def)) {
+      if (set[c] !== undefined) set[c] = storedJson(col, set[c]);
+    }
+    for (const [c, col] of vectorColumns(h.def)) {
+      const e = set[c];
+      if (e !== undefined && isExpr(e) && Object.prototype.hasOwnProperty.call(e, "value") && e.value !== null) {
+        set[c] = value(vectorWire(e.value, col.dims, `${what}: set.${c}`));
       }
     }
-    // Vector columns cross as the base64 of their float32 (js/vectors.js).
-    for (let j = 0; j < vectors.length; j++) {
-      const [c, col] = vectors[j];
-      const i = names.indexOf(c);
-      if (i >= 0 && vals[i] !== undefined && vals[i] !== null) vals[i] = vectorWire(vals[i], col.dims, `tx.put(${h.name}): row.${c}`);
-    }
-    // The row straight into the batch; a value it leaves to JSON (a
-    // BigInt, NaN...) sends the op as wire JSON, whose encoder words any error.
-    if (!st.ops.putValues(h.name, names, vals)) {
-      st.ops.json(encodeJson({ op: "put", table: h.name, row: rowOf(names, vals) }, "put"));
-    }
-    st.scratch = vals;
-  },
+    return set;
+  }
+  // What tx.put needs of the table it last wrote (a bulk loop writes one):
+  // the root of its messages and its versioned json, vector and edge columns.
+  let plan = { h: null, def: null };
+  function putPlan(h) {
+    return {
+      h,
+      def: h.def,
+      root: `tx.put(${h.name}): row`,
+      edges: isEdgesDef(h.def),
+      versioned: versionedJson(h.def),
+      vectors: vectorColumns(h.def),
+    };
+  }
+  // The scratch array of tx.put's values (null while a put holds it; it
+  // keeps the last row's values until the next put or the end of the tx).
+  let scratch = [];
+  // The handle tx.put resolved last and its state (a handle's state is the
+  // one object its owner made it with, for the life of the handle), so a
+  // bulk loop resolves its table once. A table definition passed instead of
+  // a handle is resolved each time (owner.table checks it).
+  let lastHandle = null;
+  let lastH = null;
+  function keyOf(key) {
+    return Array.isArray(key) ? [...key] : [key];
+  }
 
-  /**
-   * Sets columns of one row, by key. A plain value means value(v).
-   * @example await tx.update(edits, ["e1"], { at: add(col("at"), 1) });
-   */
-  async update(t, key, set) {
-    const st = stateOf(this, "tx.update");
-    live(st, "tx.update");
-    const h = st.owner.resolveTable(t, "tx.update");
-    push(st, { op: "update", table: h.name, key: keyOf(key), set: versionedSet(h, setOf(set, `tx.update(${h.name})`), `tx.update(${h.name})`) }, "update");
-  },
-
-  /**
-   * Deletes one row, by key.
-   * @example await tx.delete(edits, ["e1"]);
-   */
-  async delete(t, key) {
-    const st = stateOf(this, "tx.delete");
-    live(st, "tx.delete");
-    const h = st.owner.resolveTable(t, "tx.delete");
-    push(st, { op: "delete", table: h.name, key: keyOf(key) }, "delete");
-  },
-
-  /**
-   * Sets columns of every row matching a predicate: one op in the outbox,
-   * whatever the row count. `where` undefined means every row.
-   * @example await tx.updateWhere(edits, (e) => prefix(e.path, "a/"), { path: replacePrefix("a/", "b/") });
-   */
-  async updateWhere(t, where, set) {
-    const st = stateOf(this, "tx.updateWhere");
-    live(st, "tx.updateWhere");
-    const h = st.owner.resolveTable(t, "tx.updateWhere");
-    const w = whereOf(h.def, where, `tx.updateWhere(${h.name})`);
-    // No predicate (where: null) means every row.
-    push(st, { op: "update", table: h.name, where: w ?? null, set: versionedSet(h, setOf(set, `tx.updateWhere(${h.name})`), `tx.updateWhere(${h.name})`) }, "update");
-  },
-
-  /**
-   * Deletes every row matching a predicate: one op in the outbox.
-   * @example await tx.deleteWhere(edits, (e) => lt(e.at, 10));
-   */
-  async deleteWhere(t, where) {
-    const st = stateOf(this, "tx.deleteWhere");
-    live(st, "tx.deleteWhere");
-    const h = st.owner.resolveTable(t, "tx.deleteWhere");
-    const w = whereOf(h.def, where, `tx.deleteWhere(${h.name})`);
-    push(st, { op: "delete", table: h.name, where: w ?? null }, "delete");
-  },
-
-  /**
-   * Deletes the edges of a node (a table made by defineEdges): out (from
-   * = node), in (to = node) or both (the default), of one kind when
-   * given. One `delete … where` op in the outbox, with its count.
-   * @example await tx.deleteEdges(links, "a", { direction: "both" });
-   */
-  async deleteEdges(t, node, options) {
-    const st = stateOf(this, "tx.deleteEdges");
-    live(st, "tx.deleteEdges");
-    const h = st.owner.resolveTable(t, "tx.deleteEdges");
-    push(st, { op: "delete", table: h.name, where: edgesWhere(h, node, options, "tx.deleteEdges") }, "delete");
-  },
-
-  /**
-   * The row with this key as this transaction sees it (its own writes
-   * included), or undefined. Throws read_after_bulk after an
-   * updateWhere or deleteWhere on the table in this transaction.
-   * @example const mine = await tx.get(edits, ["e2"]);
-   */
-  async get(t, key) {
-    const st = stateOf(this, "tx.get");
-    live(st, "tx.get");
-    const { gate, reads } = st.owner;
-    const h = st.owner.resolveTable(t, "tx.get");
-    if (!h.settled || h.failed) await reads.ready(h);
-    live(st, "tx.get");
-    const kt = reads.keyText(h, key);
-    if (!st.txId) st.txId = Number(gate.call("tx.get", () => gate.core.txOpen()));
-    const batch = st.ops.batch();
-    let answer;
-    try {
-      answer = gate.call(`tx.get(${h.name})`, () => gate.core.txGet(st.txId, batch, h.name, kt));
-    } catch (e) {
-      // read_after_bulk comes after the ops were staged; any other
-      // failure leaves the staged state unknown, so the tx cannot commit.
-      if (e instanceof StoreError && e.code === ErrorCodes.ReadAfterBulk) st.ops.mark();
-      else st.poisoned = e;
-      throw e;
-    }
-    st.ops.mark();
-    return reads.rowOf(h, answer);
-  },
-
-  /**
-   * A page of committed rows (not this transaction's own writes).
-   * @example const { rows, next } = await tx.page(edits, q, 100);
-   */
-  async page(t, q, limit, options) {
-    const st = stateOf(this, "tx.page");
-    live(st, "tx.page");
-    const h = st.owner.resolveTable(t, "tx.page");
-    if (!h.settled || h.failed) await st.owner.reads.ready(h);
-    return st.owner.reads.pageNow(h, q, limit, options);
-  },
-
-  /**
-   * Every committed row of a query, page by page.
-   * @example for await (const row of tx.rows(edits, q)) await tx.update(edits, [row.id], { dir: "a" });
-   */
-  rows(t, q) {
-    const st = stateOf(this, "tx.rows");
-    live(st, "tx.rows");
-    const h = st.owner.resolveTable(t, "tx.rows");
-    return st.owner.reads.rows(h, q);
-  },
-
-  /**
-   * The number of committed rows of a query.
-   * @example const n = await tx.count(edits, q);
-   */
-  async count(t, q) {
-    const st = stateOf(this, "tx.count");
-    live(st, "tx.count");
-    const h = st.owner.resolveTable(t, "tx.count");
-    if (!h.settled || h.failed) await st.owner.reads.ready(h);
-    return st.owner.reads.countNow(h, q);
-  },
-
-  /**
-   * A new id for an int-keyed table: above every stored id and every id
-   * minted before. Synchronous.
-   * @example const id = tx.mintId(tasks); await tx.put(tasks, { id, title: "x" });
-   */
-  mintId(t) {
-    const st = stateOf(this, "tx.mintId");
-    live(st, "tx.mintId");
-    const h = st.owner.resolveTable(t, "tx.mintId");
-    if (!h.settled) throw invalidArgs(`tx.mintId(${h.name}): the table is still being declared; await a read on it first`);
-    const { gate } = st.owner;
-    const v = gate.call(`tx.mintId(${h.name})`, () => gate.core.mintId(h.name));
-    return typeof v === "string" ? Number(v) : v;
-  },
-};
-
-// A transaction: a frozen object of the shared methods and its state (the
-// keys, in this order, are what they were when each tx made its own
-// closures, so code that lists or spreads tx sees the same).
-function makeTx(st) {
-  const m = txMethods;
   const tx = {
     /**
      * The owner's documents: create, change (RFC 6902 JSON Patch), retire,
      * in this transaction's commit (js/documents.js).
      * @example const id = await tx.documents.create({ kind: "note", key: "n1" }, { title: "Plan" });
      */
-    documents: null,
-    put: m.put,
-    update: m.update,
-    delete: m.delete,
-    updateWhere: m.updateWhere,
-    deleteWhere: m.deleteWhere,
-    deleteEdges: m.deleteEdges,
-    get: m.get,
-    page: m.page,
-    rows: m.rows,
-    count: m.count,
-    mintId: m.mintId,
+    documents: txDocuments({
+      name: owner.name,
+      checkpoint: owner.checkpoint,
+      live,
+      push: (op, what) => st.ops.json(encodeJson(op, what)),
+      mint: () => {
+        const v = gate.call(`${owner.name}: tx.documents.create`, () => core.mintId("_documents"));
+        return typeof v === "string" ? Number(v) : v;
+      },
+    }),
+    /**
+     * Writes a whole row (insert or replace). The row's own data is read
+     * once (docs/api.md, "What a row may hold").
+     * @example await tx.put(edits, { id: "e1", path: "a/x.ts", entry: 812, at: 1, meta: {} });
+     */
+    async put(t, row) {
+      live("tx.put");
+      let h = lastH;
+      if (t !== lastHandle || t === null) {
+        h = resolveTable(t, "tx.put");
+        if (h.def !== t) {  // a handle (a definition resolves to the state of its handle, whose def it is)
+          lastHandle = t;
+          lastH = h;
+        }
+      }
+      // The row's values, each read once, straight from the caller's row
+      // (no copy of it: issue 13's put loop); `scratch` is handed back at the
+      // end, so a getter that puts a row meanwhile takes an array of its own.
+      const vals = scratch ?? [];
+      scratch = null;
+      if (h !== plan.h || h.def !== plan.def) plan = putPlan(h);
+      const names = readRow(row, plan.root, vals);
+      if (plan.edges) {
+        const k = names.indexOf("kind");
+        checkKind(h, k < 0 ? undefined : vals[k], "tx.put");
+      }
+      // Versioned json columns are written in their envelope (a left-out one
+      // with its default too, which the core would store bare).
+      const { versioned, vectors } = plan;
+      for (let j = 0; j < versioned.length; j++) {
+        const [c, col] = versioned[j];
+        const i = names.indexOf(c);
+        let v = i < 0 ? undefined : vals[i];
+        if (v === undefined && col.hasDefault) v = col.default;
+        if (v === undefined) continue;
+        v = storedJson(col, v);
+        if (i < 0) {
+          names.push(c);
+          vals[names.length - 1] = v;
+        } else {
+          vals[i] = v;
+        }
+      }
+      // Vector columns cross as the base64 of their float32 (js/vectors.js).
+      for (let j = 0; j < vectors.length; j++) {
+        const [c, col] = vectors[j];
+        const i = names.indexOf(c);
+        if (i >= 0 && vals[i] !== undefined && vals[i] !== null) vals[i] = vectorWire(vals[i], col.dims, `tx.put(${h.name}): row.${c}`);
+      }
+      // The row straight into the batch; a value it leaves to JSON (a
+      // BigInt, NaN...) sends the op as wire JSON, whose encoder words any error.
+      if (!st.ops.putValues(h.name, names, vals)) {
+        st.ops.json(encodeJson({ op: "put", table: h.name, row: rowOf(names, vals) }, "put"));
+      }
+      scratch = vals;
+    },
+    /**
+     * Sets columns of one row, by key. A plain value means value(v).
+     * @example await tx.update(edits, ["e1"], { at: add(col("at"), 1) });
+     */
+    async update(t, key, set) {
+      live("tx.update");
+      const h = resolveTable(t, "tx.update");
+      push({ op: "update", table: h.name, key: keyOf(key), set: versionedSet(h, setOf(set, `tx.update(${h.name})`), `tx.update(${h.name})`) }, "update");
+    },
+    /**
+     * Deletes one row, by key.
+     * @example await tx.delete(edits, ["e1"]);
+     */
+    async delete(t, key) {
+      live("tx.delete");
+      const h = resolveTable(t, "tx.delete");
+      push({ op: "delete", table: h.name, key: keyOf(key) }, "delete");
+    },
+    /**
+     * Sets columns of every row matching a predicate: one op in the outbox,
+     * whatever the row count. `where` undefined means every row.
+     * @example await tx.updateWhere(edits, (e) => prefix(e.path, "a/"), { path: replacePrefix("a/", "b/") });
+     */
+    async updateWhere(t, where, set) {
+      live("tx.updateWhere");
+      const h = resolveTable(t, "tx.updateWhere");
+      const w = whereOf(h.def, where, `tx.updateWhere(${h.name})`);
+      // No predicate (where: null) means every row.
+      push({ op: "update", table: h.name, where: w ?? null, set: versionedSet(h, setOf(set, `tx.updateWhere(${h.name})`), `tx.updateWhere(${h.name})`) }, "update");
+    },
+    /**
+     * Deletes every row matching a predicate: one op in the outbox.
+     * @example await tx.deleteWhere(edits, (e) => lt(e.at, 10));
+     */
+    async deleteWhere(t, where) {
+      live("tx.deleteWhere");
+      const h = resolveTable(t, "tx.deleteWhere");
+      const w = whereOf(h.def, where, `tx.deleteWhere(${h.name})`);
+      push({ op: "delete", table: h.name, where: w ?? null }, "delete");
+    },
+    /**
+     * Deletes the edges of a node (a table made by defineEdges): out (from
+     * = node), in (to = node) or both (the default), of one kind when
+     * given. One `delete … where` op in the outbox, with its count.
+     * @example await tx.deleteEdges(links, "a", { direction: "both" });
+     */
+    async deleteEdges(t, node, options) {
+      live("tx.deleteEdges");
+      const h = resolveTable(t, "tx.deleteEdges");
+      push({ op: "delete", table: h.name, where: edgesWhere(h, node, options, "tx.deleteEdges") }, "delete");
+    },
+    /**
+     * The row with this key as this transaction sees it (its own writes
+     * included), or undefined. Throws read_after_bulk after an
+     * updateWhere or deleteWhere on the table in this transaction.
+     * @example const mine = await tx.get(edits, ["e2"]);
+     */
+    async get(t, key) {
+      live("tx.get");
+      const h = resolveTable(t, "tx.get");
+      if (!h.settled || h.failed) await reads.ready(h);
+      live("tx.get");
+      const kt = reads.keyText(h, key);
+      if (!st.txId) st.txId = Number(gate.call("tx.get", () => core.txOpen()));
+      const batch = st.ops.batch();
+      let answer;
+      try {
+        answer = gate.call(`tx.get(${h.name})`, () => core.txGet(st.txId, batch, h.name, kt));
+      } catch (e) {
+        // read_after_bulk comes after the ops were staged; any other
+        // failure leaves the staged state unknown, so the tx cannot commit.
+        if (e instanceof StoreError && e.code === ErrorCodes.ReadAfterBulk) st.ops.mark();
+        else st.poisoned = e;
+        throw e;
+      }
+      st.ops.mark();
+      return reads.rowOf(h, answer);
+    },
+    /**
+     * A page of committed rows (not this transaction's own writes).
+     * @example const { rows, next } = await tx.page(edits, q, 100);
+     */
+    async page(t, q, limit, options) {
+      live("tx.page");
+      const h = resolveTable(t, "tx.page");
+      if (!h.settled || h.failed) await reads.ready(h);
+      return reads.pageNow(h, q, limit, options);
+    },
+    /**
+     * Every committed row of a query, page by page.
+     * @example for await (const row of tx.rows(edits, q)) await tx.update(edits, [row.id], { dir: "a" });
+     */
+    rows(t, q) {
+      live("tx.rows");
+      const h = resolveTable(t, "tx.rows");
+      return reads.rows(h, q);
+    },
+    /**
+     * The number of committed rows of a query.
+     * @example const n = await tx.count(edits, q);
+     */
+    async count(t, q) {
+      live("tx.count");
+      const h = resolveTable(t, "tx.count");
+      if (!h.settled || h.failed) await reads.ready(h);
+      return reads.countNow(h, q);
+    },
+    /**
+     * A new id for an int-keyed table: above every stored id and every id
+     * minted before. Synchronous.
+     * @example const id = tx.mintId(tasks); await tx.put(tasks, { id, title: "x" });
+     */
+    mintId(t) {
+      live("tx.mintId");
+      const h = resolveTable(t, "tx.mintId");
+      if (!h.settled) throw invalidArgs(`tx.mintId(${h.name}): the table is still being declared; await a read on it first`);
+      const v = gate.call(`tx.mintId(${h.name})`, () => core.mintId(h.name));
+      return typeof v === "string" ? Number(v) : v;
+    },
   };
-  tx.documents = txDocuments(st, st.owner.name, st.owner.checkpoint, documentParts);
-  tx[STATE] = st;
   return Object.freeze(tx);
 }
