@@ -652,22 +652,40 @@ void ResizeUninitialized(S* s, size_t n) {
 void AppendPutRun(const std::vector<Op>& ops, size_t from, size_t to, std::string* out) {
   const TableSchema& t = *ops[from].table;
   const size_t n = t.columns.size();
+  // The buffers below, kept from the last run with their capacity (a
+  // commit of one put allocated five times for them; issue 13, the
+  // fifteenth step); a bulk's, megabytes, are let go.
+  struct Kept {
+    std::string pieces, side;
+    std::vector<size_t> ends;
+    std::vector<uint32_t> sizes;
+  };
+  static thread_local Kept kept;
+  struct Release {
+    ~Release() {
+      if (kept.sizes.capacity() > 4096 || kept.side.capacity() > 65536) kept = Kept();
+    }
+  } release;
   // The run's constant pieces: {"op":"put","table":<name>,"row":{"<c0>":
   // then ,"<c>": for each further column.
-  std::string pieces = "{\"op\":\"put\",\"table\":";
+  std::string& pieces = kept.pieces;
+  pieces.assign("{\"op\":\"put\",\"table\":");
   AppendJsonString(t.name, &pieces);
   pieces.append(",\"row\":{");
-  std::vector<size_t> ends(n);  // where each column's piece ends in `pieces`
+  std::vector<size_t>& ends = kept.ends;  // where each column's piece ends in `pieces`
+  ends.resize(n);
   for (size_t c = 0; c < n; ++c) {
     if (c) pieces.push_back(',');
     AppendJsonString(t.columns[c].name, &pieces);
     pieces.push_back(':');
     ends[c] = pieces.size();
   }
-  std::string side;  // nums' and vectors' texts
+  std::string& side = kept.side;  // nums' and vectors' texts
+  side.clear();
   // Each cell's size, in order: the writing pass reads them back rather
   // than scan each str for escapes (and count each int's digits) twice.
-  std::vector<uint32_t> sizes;
+  std::vector<uint32_t>& sizes = kept.sizes;
+  sizes.clear();
   sizes.reserve((to - from) * n);
   size_t total = (to - from) * (pieces.size() + 2) + (from == 0 ? to - from - 1 : to - from);
   for (size_t i = from; i < to; ++i) {

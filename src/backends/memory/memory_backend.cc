@@ -272,6 +272,13 @@ class Changes {
 
   bool empty() const { return sorted_.empty() && map_.empty(); }
 
+  // Holds none; keeps the sorted vector's room unless a bulk's.
+  void Clear() {
+    sorted_.clear();
+    if (sorted_.capacity() > 64) std::vector<Change>().swap(sorted_);
+    map_.clear();
+  }
+
   // The change of `key`, or null.
   const std::optional<Row>* Find(const Key& key) const {
     if (!map_.empty()) {
@@ -480,6 +487,12 @@ class MemoryBackend : public Backend {
   void MergedMatches(const std::string& name, const TableSchema& t, const Predicate* where,
                      std::vector<std::pair<Key, Row>>* out);
 
+  // The staged table of `name`, made (in the spare node when there is one)
+  // when the transaction has none.
+  StagedTable& StagedFor(const std::string& name);
+  // Drops the staged tables, keeping one node as the spare.
+  void ClearStaged();
+
   Status ApplyTable(const Op& op);
   Status ApplyAlter(const Op& op);
   // The committed table a write in the open transaction sees (an altered
@@ -499,6 +512,11 @@ class MemoryBackend : public Backend {
   std::map<int64_t, std::shared_ptr<const std::string>> outbox_;
 
   std::map<std::string, StagedTable, std::less<>> staged_;
+  // A node of staged_ kept from the last transaction (ClearStaged), with its
+  // name's and its changes' room: the next transaction's first table takes
+  // it (StagedFor) rather than allocate both (issue 13, the fifteenth step).
+  std::map<std::string, StagedTable, std::less<>>::node_type spare_staged_;
+  // Each record's node moves into outbox_ at Commit.
   std::map<int64_t, std::shared_ptr<const std::string>> staged_outbox_;
   // The staged table of the last put's table, while the transaction is open:
   // a run of puts to one table looks it up by name once. The schema is held
@@ -624,7 +642,7 @@ ONESTORE_COLD Status MemoryBackend::ApplyTable(const Op& op) {
                                  "a column change needs a migration");
     }
   }
-  staged_[decl.name].schema = op.table;
+  StagedFor(decl.name).schema = op.table;
   return Status::OK();
 }
 
@@ -666,7 +684,7 @@ ONESTORE_COLD Status MemoryBackend::ApplyAlter(const Op& op) {
     }
   }
   base->SetSchema(shared);
-  StagedTable& st = staged_[after.name];
+  StagedTable& st = StagedFor(after.name);
   st.changes.RemapRows(remap);
   st.base = std::move(base);
   st.schema = shared;
@@ -702,7 +720,7 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
   switch (op->kind) {
     case OpKind::kPut: {
       ONESTORE_RETURN_IF_ERROR(CheckRow(t, op->row, "put"));
-      StagedTable& st = staged != staged_.end() ? staged->second : staged_[name];
+      StagedTable& st = staged != staged_.end() ? staged->second : StagedFor(name);
       run_table_ = op->table;
       run_staged_ = &st;
       return StagePut(op, t, &st.changes);
@@ -719,13 +737,13 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
       if (CompareValueLists(Project(t.key, next), op->key) != 0) {
         return Status::InvalidArgs("update: a set cannot change the key of table \"" + name + "\"");
       }
-      staged_[name].changes.Set(op->key, std::move(next));
+      StagedFor(name).changes.Set(op->key, std::move(next));
       op->count = 1;  // the commit's answer: rows affected by a key op
       return Status::OK();
     }
     case OpKind::kDelete: {
       const bool found = MergedRow(name, op->key) != nullptr;
-      if (found) staged_[name].changes.Set(op->key, std::nullopt);
+      if (found) StagedFor(name).changes.Set(op->key, std::nullopt);
       op->count = found ? 1 : 0;
       return Status::OK();
     }
@@ -740,7 +758,7 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
                                      "\"");
         }
       }
-      StagedTable& st = staged_[name];
+      StagedTable& st = StagedFor(name);
       for (auto& [key, row] : hits) st.changes.Set(std::move(key), std::move(row));
       op->count = static_cast<int64_t>(hits.size());
       return Status::OK();
@@ -748,7 +766,7 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
     case OpKind::kDeleteWhere: {
       std::vector<std::pair<Key, Row>> hits;
       MergedMatches(name, t, where, &hits);
-      StagedTable& st = staged_[name];
+      StagedTable& st = StagedFor(name);
       for (auto& [key, row] : hits) st.changes.Set(std::move(key), std::nullopt);
       op->count = static_cast<int64_t>(hits.size());
       return Status::OK();
@@ -773,6 +791,25 @@ Status MemoryBackend::StagePut(Op* op, const TableSchema& t, Changes* changes) {
   Key key = Project(t.key, row);
   changes->Set(std::move(key), std::move(row));
   return Status::OK();
+}
+
+StagedTable& MemoryBackend::StagedFor(const std::string& name) {
+  auto it = staged_.find(name);
+  if (it != staged_.end()) return it->second;
+  if (spare_staged_.empty()) return staged_[name];
+  spare_staged_.key() = name;
+  return staged_.insert(std::move(spare_staged_)).position->second;
+}
+
+void MemoryBackend::ClearStaged() {
+  if (!staged_.empty() && spare_staged_.empty()) {
+    spare_staged_ = staged_.extract(staged_.begin());
+    StagedTable& t = spare_staged_.mapped();
+    t.schema.reset();
+    t.changes.Clear();
+    t.base.reset();
+  }
+  staged_.clear();
 }
 
 Status MemoryBackend::AppendOutbox(int64_t seq, const std::string& record) {
@@ -816,13 +853,14 @@ Status MemoryBackend::Commit() {
       }
     });
   }
-  for (auto& [seq, record] : staged_outbox_) {
-    outbox_[seq] = std::move(record);
-    head_ = seq;
+  while (!staged_outbox_.empty()) {  // each node moves: no new one
+    auto node = staged_outbox_.extract(staged_outbox_.begin());
+    head_ = node.key();
+    auto put = outbox_.insert(std::move(node));
+    if (!put.inserted) put.position->second = std::move(put.node.mapped());
   }
   for (auto& [key, value] : staged_notes_) notes_[key] = std::move(value);
-  staged_.clear();
-  staged_outbox_.clear();
+  ClearStaged();
   staged_notes_.clear();
   run_table_.reset();
   run_staged_ = nullptr;
@@ -831,7 +869,7 @@ Status MemoryBackend::Commit() {
 }
 
 void MemoryBackend::Rollback() {
-  staged_.clear();
+  ClearStaged();
   staged_outbox_.clear();
   staged_notes_.clear();
   run_table_.reset();
