@@ -338,7 +338,7 @@ ONESTORE_COLD int64_t DefaultVectorCacheBytes(const OpenOptions& options) {
   return 0;
 }
 
-Store::~Store() { Close(); }
+ONESTORE_COLD Store::~Store() { Close(); }
 
 ONESTORE_COLD Status Store::Open(const OpenOptions& options, std::unique_ptr<Store>* out) {
   std::unique_ptr<Backend> backend;

@@ -646,7 +646,7 @@ void Resolve(TableResolver* tables, Shape* shape) {
     return;
   }
   uint64_t seen = 0;
-  shape->columns.reserve(shape->names.size());
+  shape->columns.reserve(shape->names.size());  // one allocation, not one a doubling
   for (std::string_view name : shape->names) {
     int i = t->ColumnIndex(name);
     if (i < 0 || (seen >> i) & 1) return;
@@ -752,28 +752,8 @@ Status ParseBinaryOps(std::string_view bytes, TableResolver* tables, std::vector
   // (found by the binops fuzz target, docs/reliability.md).
   const size_t need = first + std::min(CountBinaryOps(b), bytes.size() / 3 + 1);
   if (need > out->capacity()) out->reserve(std::max(need, 2 * out->capacity()));
-  // The shape's lists and the put's values, kept from the last batch with
-  // their capacity (a commit of one put allocated four times for them; issue
-  // 13, the fifteenth step). Nothing here parses another batch meanwhile.
-  static thread_local Shape kept_shape;
-  static thread_local std::vector<BinValue> kept_values;
-  Shape& shape = kept_shape;
-  std::vector<BinValue>& values = kept_values;
-  shape.table = {};
-  shape.names.clear();
-  shape.resolved = false;
-  struct Release {  // nor the schema, nor the room of a wide (or malformed) shape
-    Shape* shape;
-    std::vector<BinValue>* values;
-    ~Release() {
-      shape->schema.reset();
-      if (shape->names.capacity() > 64) {
-        std::vector<std::string_view>().swap(shape->names);
-        std::vector<int>().swap(shape->columns);
-        std::vector<BinValue>().swap(*values);
-      }
-    }
-  } release{&shape, &values};
+  Shape shape;
+  std::vector<BinValue> values;
   size_t index = 0;
   while (!b.AtEnd()) {
     b.Byte(&tag);

@@ -644,6 +644,13 @@ void ResizeUninitialized(S* s, size_t n) {
   }
 }
 
+// AppendPutRun's buffers, kept from one run to the next with their room (a
+// commit of one put allocated five times for them; issue 13, the fifteenth
+// step).
+ONESTORE_KEPT std::string run_pieces;
+ONESTORE_KEPT std::vector<size_t> run_ends;
+ONESTORE_KEPT std::vector<uint32_t> run_sizes;
+
 // Appends ops[from, to), puts of one table with complete rows, each as
 // Op::AppendJson writes it (a comma before each but the list's first op),
 // with one resize of `out`: the texts' sizes first, then their bytes in
@@ -652,27 +659,13 @@ void ResizeUninitialized(S* s, size_t n) {
 void AppendPutRun(const std::vector<Op>& ops, size_t from, size_t to, std::string* out) {
   const TableSchema& t = *ops[from].table;
   const size_t n = t.columns.size();
-  // The buffers below, kept from the last run with their capacity (a
-  // commit of one put allocated five times for them; issue 13, the
-  // fifteenth step); a bulk's, megabytes, are let go.
-  struct Kept {
-    std::string pieces, side;
-    std::vector<size_t> ends;
-    std::vector<uint32_t> sizes;
-  };
-  static thread_local Kept kept;
-  struct Release {
-    ~Release() {
-      if (kept.sizes.capacity() > 4096 || kept.side.capacity() > 65536) kept = Kept();
-    }
-  } release;
   // The run's constant pieces: {"op":"put","table":<name>,"row":{"<c0>":
   // then ,"<c>": for each further column.
-  std::string& pieces = kept.pieces;
+  std::string& pieces = run_pieces;
   pieces.assign("{\"op\":\"put\",\"table\":");
   AppendJsonString(t.name, &pieces);
   pieces.append(",\"row\":{");
-  std::vector<size_t>& ends = kept.ends;  // where each column's piece ends in `pieces`
+  std::vector<size_t>& ends = run_ends;  // where each column's piece ends in `pieces`
   ends.resize(n);
   for (size_t c = 0; c < n; ++c) {
     if (c) pieces.push_back(',');
@@ -680,12 +673,12 @@ void AppendPutRun(const std::vector<Op>& ops, size_t from, size_t to, std::strin
     pieces.push_back(':');
     ends[c] = pieces.size();
   }
-  std::string& side = kept.side;  // nums' and vectors' texts
-  side.clear();
+  std::string side;  // nums' and vectors' texts
   // Each cell's size, in order: the writing pass reads them back rather
   // than scan each str for escapes (and count each int's digits) twice.
-  std::vector<uint32_t>& sizes = kept.sizes;
+  std::vector<uint32_t>& sizes = run_sizes;
   sizes.clear();
+  if (sizes.capacity() > 4096) std::vector<uint32_t>().swap(sizes);  // a bulk's is let go
   sizes.reserve((to - from) * n);
   size_t total = (to - from) * (pieces.size() + 2) + (from == 0 ? to - from - 1 : to - from);
   for (size_t i = from; i < to; ++i) {

@@ -272,13 +272,6 @@ class Changes {
 
   bool empty() const { return sorted_.empty() && map_.empty(); }
 
-  // Holds none; keeps the sorted vector's room unless a bulk's.
-  void Clear() {
-    sorted_.clear();
-    if (sorted_.capacity() > 64) std::vector<Change>().swap(sorted_);
-    map_.clear();
-  }
-
   // The change of `key`, or null.
   const std::optional<Row>* Find(const Key& key) const {
     if (!map_.empty()) {
@@ -328,7 +321,8 @@ class Changes {
   template <typename F>
   void Drain(F f) {
     for (Change& c : sorted_) f(c.first, c.second);
-    sorted_.clear();
+    sorted_.clear();  // its room stays for the next transaction, unless a bulk's
+    if (sorted_.capacity() > 64) std::vector<Change>().swap(sorted_);
     // Each change is taken out of the map, so that its key can move.
     while (!map_.empty()) {
       auto node = map_.extract(map_.begin());
@@ -487,12 +481,6 @@ class MemoryBackend : public Backend {
   void MergedMatches(const std::string& name, const TableSchema& t, const Predicate* where,
                      std::vector<std::pair<Key, Row>>* out);
 
-  // The staged table of `name`, made (in the spare node when there is one)
-  // when the transaction has none.
-  StagedTable& StagedFor(const std::string& name);
-  // Drops the staged tables, keeping one node as the spare.
-  void ClearStaged();
-
   Status ApplyTable(const Op& op);
   Status ApplyAlter(const Op& op);
   // The committed table a write in the open transaction sees (an altered
@@ -511,11 +499,8 @@ class MemoryBackend : public Backend {
   // last one): held, not copied.
   std::map<int64_t, std::shared_ptr<const std::string>> outbox_;
 
+  // Kept, drained, after a commit of writes to one table (Commit).
   std::map<std::string, StagedTable, std::less<>> staged_;
-  // A node of staged_ kept from the last transaction (ClearStaged), with its
-  // name's and its changes' room: the next transaction's first table takes
-  // it (StagedFor) rather than allocate both (issue 13, the fifteenth step).
-  std::map<std::string, StagedTable, std::less<>>::node_type spare_staged_;
   // Each record's node moves into outbox_ at Commit.
   std::map<int64_t, std::shared_ptr<const std::string>> staged_outbox_;
   // The staged table of the last put's table, while the transaction is open:
@@ -642,7 +627,7 @@ ONESTORE_COLD Status MemoryBackend::ApplyTable(const Op& op) {
                                  "a column change needs a migration");
     }
   }
-  StagedFor(decl.name).schema = op.table;
+  staged_[decl.name].schema = op.table;
   return Status::OK();
 }
 
@@ -684,7 +669,7 @@ ONESTORE_COLD Status MemoryBackend::ApplyAlter(const Op& op) {
     }
   }
   base->SetSchema(shared);
-  StagedTable& st = StagedFor(after.name);
+  StagedTable& st = staged_[after.name];
   st.changes.RemapRows(remap);
   st.base = std::move(base);
   st.schema = shared;
@@ -720,7 +705,7 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
   switch (op->kind) {
     case OpKind::kPut: {
       ONESTORE_RETURN_IF_ERROR(CheckRow(t, op->row, "put"));
-      StagedTable& st = staged != staged_.end() ? staged->second : StagedFor(name);
+      StagedTable& st = staged != staged_.end() ? staged->second : staged_[name];
       run_table_ = op->table;
       run_staged_ = &st;
       return StagePut(op, t, &st.changes);
@@ -737,13 +722,13 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
       if (CompareValueLists(Project(t.key, next), op->key) != 0) {
         return Status::InvalidArgs("update: a set cannot change the key of table \"" + name + "\"");
       }
-      StagedFor(name).changes.Set(op->key, std::move(next));
+      staged_[name].changes.Set(op->key, std::move(next));
       op->count = 1;  // the commit's answer: rows affected by a key op
       return Status::OK();
     }
     case OpKind::kDelete: {
       const bool found = MergedRow(name, op->key) != nullptr;
-      if (found) StagedFor(name).changes.Set(op->key, std::nullopt);
+      if (found) staged_[name].changes.Set(op->key, std::nullopt);
       op->count = found ? 1 : 0;
       return Status::OK();
     }
@@ -758,7 +743,7 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
                                      "\"");
         }
       }
-      StagedTable& st = StagedFor(name);
+      StagedTable& st = staged_[name];
       for (auto& [key, row] : hits) st.changes.Set(std::move(key), std::move(row));
       op->count = static_cast<int64_t>(hits.size());
       return Status::OK();
@@ -766,7 +751,7 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
     case OpKind::kDeleteWhere: {
       std::vector<std::pair<Key, Row>> hits;
       MergedMatches(name, t, where, &hits);
-      StagedTable& st = StagedFor(name);
+      StagedTable& st = staged_[name];
       for (auto& [key, row] : hits) st.changes.Set(std::move(key), std::nullopt);
       op->count = static_cast<int64_t>(hits.size());
       return Status::OK();
@@ -791,25 +776,6 @@ Status MemoryBackend::StagePut(Op* op, const TableSchema& t, Changes* changes) {
   Key key = Project(t.key, row);
   changes->Set(std::move(key), std::move(row));
   return Status::OK();
-}
-
-StagedTable& MemoryBackend::StagedFor(const std::string& name) {
-  auto it = staged_.find(name);
-  if (it != staged_.end()) return it->second;
-  if (spare_staged_.empty()) return staged_[name];
-  spare_staged_.key() = name;
-  return staged_.insert(std::move(spare_staged_)).position->second;
-}
-
-void MemoryBackend::ClearStaged() {
-  if (!staged_.empty() && spare_staged_.empty()) {
-    spare_staged_ = staged_.extract(staged_.begin());
-    StagedTable& t = spare_staged_.mapped();
-    t.schema.reset();
-    t.changes.Clear();
-    t.base.reset();
-  }
-  staged_.clear();
 }
 
 Status MemoryBackend::AppendOutbox(int64_t seq, const std::string& record) {
@@ -860,7 +826,13 @@ Status MemoryBackend::Commit() {
     if (!put.inserted) put.position->second = std::move(put.node.mapped());
   }
   for (auto& [key, value] : staged_notes_) notes_[key] = std::move(value);
-  ClearStaged();
+  // The entry of a commit's one table of writes (no declare, no alter)
+  // stays, drained: the next transaction's writes to it allocate neither
+  // its node nor its name (issue 13, the fifteenth step). Such an entry
+  // reads as the committed table everywhere.
+  const bool keep = staged_.size() == 1 && !staged_.begin()->second.schema &&
+                    !staged_.begin()->second.base;
+  if (!keep) staged_.clear();
   staged_notes_.clear();
   run_table_.reset();
   run_staged_ = nullptr;
@@ -869,7 +841,7 @@ Status MemoryBackend::Commit() {
 }
 
 void MemoryBackend::Rollback() {
-  ClearStaged();
+  staged_.clear();
   staged_outbox_.clear();
   staged_notes_.clear();
   run_table_.reset();

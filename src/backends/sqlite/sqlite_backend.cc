@@ -124,7 +124,7 @@ class SqliteBackend : public Backend {
         dialect_(conn_->dialect()),
         foreign_path_(std::move(foreign_path)),
         options_(options) {}
-  ~SqliteBackend() override { Close(); }
+  ONESTORE_COLD ~SqliteBackend() override { Close(); }
 
   Status Open(const std::string& new_id, BackendState* state) override;
   Status Begin() override;
