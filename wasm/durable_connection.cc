@@ -285,8 +285,9 @@ class DurableConnection : public SqlConnection {
     return Send((rows != nullptr ? (rows->hold ? 5 : 1) : 0) | (count_changes ? 2 : 0), rows);
   }
 
-  Status RunRow(const std::string& head, const std::string& row, std::vector<Value> params,
+  Status RunRow(const std::string& head, const std::string& row, std::vector<Value>* values,
                 const std::string& what) override {
+    const std::vector<Value>& params = *values;
     if (!in_tx_ || head.size() + row.size() > limits_.max_statement_bytes) {
       return Run(head + row, params, what, nullptr, false);
     }

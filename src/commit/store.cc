@@ -184,11 +184,22 @@ Status ParseCommitMeta(const std::string& text, CommitContext* out) {
   return ContextOf(meta, out);
 }
 
-}  // namespace
+// Clears a commit's list of ops once the commit is done, keeping its room
+// for the next commit (a bulk's is let go): a commit of one put allocated
+// it each time (issue 13, the fifteenth step).
+struct ClearAfter {
+  std::vector<Op>* ops;
+  ~ClearAfter() {
+    ops->clear();
+    if (ops->capacity() > 64) std::vector<Op>().swap(*ops);
+  }
+};
 
-std::string OutboxRecord(int64_t seq, int64_t at, const std::string& owner, const Json* actor,
-                         const std::vector<Op>& ops, size_t* ops_at) {
-  std::string record;
+// OutboxRecord's text, written over *out (whose room it reuses).
+void WriteOutboxRecord(int64_t seq, int64_t at, const std::string& owner, const Json* actor,
+                       const std::vector<Op>& ops, std::string* out, size_t* ops_at) {
+  std::string& record = *out;
+  record.clear();
   record.reserve(128 + ops.size() * 96);
   record += "{\"seq\":";
   AppendInt(seq, &record);
@@ -206,6 +217,14 @@ std::string OutboxRecord(int64_t seq, int64_t at, const std::string& owner, cons
   if (ops_at != nullptr) *ops_at = record.size();
   AppendOpsJson(ops, &record);
   record.push_back('}');
+}
+
+}  // namespace
+
+std::string OutboxRecord(int64_t seq, int64_t at, const std::string& owner, const Json* actor,
+                         const std::vector<Op>& ops, size_t* ops_at) {
+  std::string record;
+  WriteOutboxRecord(seq, at, owner, actor, ops, &record, ops_at);
   return record;
 }
 
@@ -319,7 +338,7 @@ ONESTORE_COLD int64_t DefaultVectorCacheBytes(const OpenOptions& options) {
   return 0;
 }
 
-Store::~Store() { Close(); }
+ONESTORE_COLD Store::~Store() { Close(); }
 
 ONESTORE_COLD Status Store::Open(const OpenOptions& options, std::unique_ptr<Store>* out) {
   std::unique_ptr<Backend> backend;
@@ -627,7 +646,8 @@ Status Store::Commit(const std::string& ops_json, const std::string& meta_json,
                      std::string* result) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
   ONESTORE_RETURN_IF_ERROR(CheckOwnerWrite("commit"));
-  std::vector<Op> ops;
+  std::vector<Op>& ops = commit_ops_;
+  ClearAfter clear_after{&ops};
   CommitContext context;
   ONESTORE_RETURN_IF_ERROR(ParseCommit(ops_json, &meta_json, &context, &ops));
   return CommitOps(&ops, context, result);
@@ -664,7 +684,8 @@ Status Store::CommitAs(const std::string& ops_json, int owner, double at, int64_
   const std::string* name = nullptr;
   int64_t at_ms = 0;
   ONESTORE_RETURN_IF_ERROR(ContextAs(owner, at, &name, &at_ms));
-  std::vector<Op> ops;
+  std::vector<Op>& ops = commit_ops_;
+  ClearAfter clear_after{&ops};
   ONESTORE_RETURN_IF_ERROR(ParseCommit(ops_json, nullptr, nullptr, &ops));
   ONESTORE_RETURN_IF_ERROR(CommitOps(&ops, *name, at_ms, nullptr, nullptr));
   *seq = head_;
@@ -705,13 +726,17 @@ Status Store::CommitOps(std::vector<Op>* ops, const std::string& owner, int64_t 
   // expansion depend on it): written first, it lets the backend take each
   // put's row instead of copying it, unless the vector cache reads the row
   // once committed.
-  std::string record;
+  // The record's room: the spare one (the last-but-one record, when the
+  // backend kept no share of it: the sqlite backends write it and let go),
+  // or a new one (the memory backend's outbox holds each record).
+  std::shared_ptr<std::string> record = std::move(spare_record_);
+  if (record == nullptr) record = std::make_shared<std::string>();
   size_t ops_at = 0;
   const bool record_first = std::all_of(ops->begin(), ops->end(), [](const Op& op) {
     return op.kind == OpKind::kPut || op.declares();
   });
   if (record_first) {
-    record = OutboxRecord(seq, at, owner, actor, *ops, &ops_at);
+    WriteOutboxRecord(seq, at, owner, actor, *ops, record.get(), &ops_at);
     for (Op& op : *ops) {
       op.row_spent = op.kind == OpKind::kPut && !vector_cache_.Holds(op.table->name);
     }
@@ -753,11 +778,10 @@ Status Store::CommitOps(std::vector<Op>* ops, const std::string& owner, int64_t 
     if (op.declares()) declared[op.table->name] = op.table.get();
     if (op.is_bulk() && op.count < 0) op.count = 0;
   }
-  if (!record_first) record = OutboxRecord(seq, at, owner, actor, *ops, &ops_at);
+  if (!record_first) WriteOutboxRecord(seq, at, owner, actor, *ops, record.get(), &ops_at);
   // Shared with the backend (the memory backend keeps it without a copy)
   // and kept for LastOps.
-  auto shared = std::make_shared<const std::string>(std::move(record));
-  st = backend_->AppendOutboxShared(seq, shared);
+  st = backend_->AppendOutboxShared(seq, record);
   if (!st.ok()) {
     backend_->Rollback();
     return st;
@@ -784,7 +808,13 @@ Status Store::CommitOps(std::vector<Op>* ops, const std::string& owner, int64_t 
     catalog_.Put(DocumentsTable());
     catalog_.Put(DeltasTable());
   }
-  last_record_ = std::move(shared);
+  // The last record is the next commit's room when nothing else holds it
+  // and it is no bulk's.
+  if (last_record_ != nullptr && last_record_.use_count() == 1 &&
+      last_record_->capacity() <= kMaxSpareRecord) {
+    spare_record_ = std::move(last_record_);
+  }
+  last_record_ = std::move(record);
   last_ops_at_ = ops_at;
   if (result == nullptr) return Status::OK();  // CommitAs: the seq is the head
   result->clear();

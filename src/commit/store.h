@@ -294,8 +294,15 @@ class Store {
   // it (see LastOps). Shared with the backend's outbox (the memory backend
   // holds the same string): a commit pays no copy for it. Null before the
   // first commit.
-  std::shared_ptr<const std::string> last_record_;
+  std::shared_ptr<std::string> last_record_;
   size_t last_ops_at_ = 0;
+  // The room of the next commit's record (CommitOps): the record before the
+  // last, when no backend held a share of it, up to kMaxSpareRecord bytes.
+  std::shared_ptr<std::string> spare_record_;
+  static constexpr size_t kMaxSpareRecord = 64 * 1024;
+  // The list of ops of Commit and CommitAs, kept empty between commits with
+  // its room (src/commit/store.cc, ClearAfter).
+  std::vector<Op> commit_ops_;
   // Parsed queries by table name and wire text (ParsedQuery). Each holds its
   // table's schema: a table changed by an alter or an index change is a new
   // object in the catalog, so an entry made before the change is parsed

@@ -106,6 +106,15 @@ class SqlBuilder {
   const std::vector<Value>& params() const { return params_; }
   // Moves the parameters out (the builder keeps its SQL text).
   std::vector<Value> TakeParams() { return std::move(params_); }
+  // The parameters, which the caller may move from.
+  std::vector<Value>* mutable_params() { return &params_; }
+  // Empties the text and the parameters, keeping their room (a builder
+  // kept for the next statement).
+  void Clear() {
+    sql_.clear();
+    params_.clear();
+    marks_.clear();
+  }
 
   // Writes every null, bool, int and short str or json parameter into the
   // SQL text as a literal that SQLite reads as the same value (a text

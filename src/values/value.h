@@ -78,6 +78,13 @@ class Value {
     return v;
   }
 
+  // Makes this value the str `s`, written in this value's room for its text
+  // (a kept statement's parameter: no allocation once it is large enough).
+  void AssignStr(std::string_view s) {
+    type_ = Type::kStr;
+    s_.assign(s.data(), s.size());
+  }
+
   Type type() const { return type_; }
   bool is_null() const { return type_ == Type::kNull; }
   bool bool_value() const { return i_ != 0; }

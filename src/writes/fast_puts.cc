@@ -646,6 +646,7 @@ void Resolve(TableResolver* tables, Shape* shape) {
     return;
   }
   uint64_t seen = 0;
+  shape->columns.reserve(shape->names.size());  // one allocation, not one a doubling
   for (std::string_view name : shape->names) {
     int i = t->ColumnIndex(name);
     if (i < 0 || (seen >> i) & 1) return;

@@ -644,6 +644,13 @@ void ResizeUninitialized(S* s, size_t n) {
   }
 }
 
+// AppendPutRun's buffers, kept from one run to the next with their room (a
+// commit of one put allocated five times for them; issue 13, the fifteenth
+// step).
+ONESTORE_KEPT std::string run_pieces;
+ONESTORE_KEPT std::vector<size_t> run_ends;
+ONESTORE_KEPT std::vector<uint32_t> run_sizes;
+
 // Appends ops[from, to), puts of one table with complete rows, each as
 // Op::AppendJson writes it (a comma before each but the list's first op),
 // with one resize of `out`: the texts' sizes first, then their bytes in
@@ -654,10 +661,12 @@ void AppendPutRun(const std::vector<Op>& ops, size_t from, size_t to, std::strin
   const size_t n = t.columns.size();
   // The run's constant pieces: {"op":"put","table":<name>,"row":{"<c0>":
   // then ,"<c>": for each further column.
-  std::string pieces = "{\"op\":\"put\",\"table\":";
+  std::string& pieces = run_pieces;
+  pieces.assign("{\"op\":\"put\",\"table\":");
   AppendJsonString(t.name, &pieces);
   pieces.append(",\"row\":{");
-  std::vector<size_t> ends(n);  // where each column's piece ends in `pieces`
+  std::vector<size_t>& ends = run_ends;  // where each column's piece ends in `pieces`
+  ends.resize(n);
   for (size_t c = 0; c < n; ++c) {
     if (c) pieces.push_back(',');
     AppendJsonString(t.columns[c].name, &pieces);
@@ -667,7 +676,9 @@ void AppendPutRun(const std::vector<Op>& ops, size_t from, size_t to, std::strin
   std::string side;  // nums' and vectors' texts
   // Each cell's size, in order: the writing pass reads them back rather
   // than scan each str for escapes (and count each int's digits) twice.
-  std::vector<uint32_t> sizes;
+  std::vector<uint32_t>& sizes = run_sizes;
+  sizes.clear();
+  if (sizes.capacity() > 4096) std::vector<uint32_t>().swap(sizes);  // a bulk's is let go
   sizes.reserve((to - from) * n);
   size_t total = (to - from) * (pieces.size() + 2) + (from == 0 ? to - from - 1 : to - from);
   for (size_t i = from; i < to; ++i) {

@@ -367,12 +367,14 @@ class JoinedPutsTest : public testing::Test {
                     .ok());
   }
   Status PutT(const std::string& k, Value n, const std::string& s) {
-    return conn_->RunRow("INSERT OR REPLACE INTO t (k, n, s) VALUES ", "(?, ?, ?)",
-                         {Value::Str(k), std::move(n), Value::Str(s)}, "put into table \"t\"");
+    std::vector<Value> params = {Value::Str(k), std::move(n), Value::Str(s)};
+    return conn_->RunRow("INSERT OR REPLACE INTO t (k, n, s) VALUES ", "(?, ?, ?)", &params,
+                         "put into table \"t\"");
   }
   Status PutU(int64_t k, const std::string& v) {
-    return conn_->RunRow("INSERT OR REPLACE INTO u (k, v) VALUES ", "(?, ?)",
-                         {Value::Int(k), Value::Str(v)}, "put into table \"u\"");
+    std::vector<Value> params = {Value::Int(k), Value::Str(v)};
+    return conn_->RunRow("INSERT OR REPLACE INTO u (k, v) VALUES ", "(?, ?)", &params,
+                         "put into table \"u\"");
   }
   // Every row of `sql` as "a|b|c" lines.
   std::string Rows(const std::string& sql) {

@@ -605,10 +605,10 @@ class RecordingConnection : public SqlConnection {
     texts_->push_back(sql);
     return inner_->Run(sql, params, what, rows, count_changes);
   }
-  Status RunRow(const std::string& head, const std::string& row, std::vector<Value> params,
+  Status RunRow(const std::string& head, const std::string& row, std::vector<Value>* params,
                 const std::string& what) override {
     texts_->push_back(head + row);
-    return inner_->RunRow(head, row, std::move(params), what);
+    return inner_->RunRow(head, row, params, what);
   }
   Status RunCheck(const std::string& sql, const std::vector<Value>& params,
                   const std::string& what, int64_t expect, const Status& mismatch) override {

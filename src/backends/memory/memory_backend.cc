@@ -321,7 +321,8 @@ class Changes {
   template <typename F>
   void Drain(F f) {
     for (Change& c : sorted_) f(c.first, c.second);
-    sorted_.clear();
+    sorted_.clear();  // its room stays for the next transaction, unless a bulk's
+    if (sorted_.capacity() > 64) std::vector<Change>().swap(sorted_);
     // Each change is taken out of the map, so that its key can move.
     while (!map_.empty()) {
       auto node = map_.extract(map_.begin());
@@ -498,7 +499,9 @@ class MemoryBackend : public Backend {
   // last one): held, not copied.
   std::map<int64_t, std::shared_ptr<const std::string>> outbox_;
 
+  // Kept, drained, after a commit of writes to one table (Commit).
   std::map<std::string, StagedTable, std::less<>> staged_;
+  // Each record's node moves into outbox_ at Commit.
   std::map<int64_t, std::shared_ptr<const std::string>> staged_outbox_;
   // The staged table of the last put's table, while the transaction is open:
   // a run of puts to one table looks it up by name once. The schema is held
@@ -816,13 +819,20 @@ Status MemoryBackend::Commit() {
       }
     });
   }
-  for (auto& [seq, record] : staged_outbox_) {
-    outbox_[seq] = std::move(record);
-    head_ = seq;
+  while (!staged_outbox_.empty()) {  // each node moves: no new one
+    auto node = staged_outbox_.extract(staged_outbox_.begin());
+    head_ = node.key();
+    auto put = outbox_.insert(std::move(node));
+    if (!put.inserted) put.position->second = std::move(put.node.mapped());
   }
   for (auto& [key, value] : staged_notes_) notes_[key] = std::move(value);
-  staged_.clear();
-  staged_outbox_.clear();
+  // The entry of a commit's one table of writes (no declare, no alter)
+  // stays, drained: the next transaction's writes to it allocate neither
+  // its node nor its name (issue 13, the fifteenth step). Such an entry
+  // reads as the committed table everywhere.
+  const bool keep = staged_.size() == 1 && !staged_.begin()->second.schema &&
+                    !staged_.begin()->second.base;
+  if (!keep) staged_.clear();
   staged_notes_.clear();
   run_table_.reset();
   run_staged_ = nullptr;

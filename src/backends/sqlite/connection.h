@@ -81,9 +81,11 @@ class SqlConnection {
   // "(?, ...)") with `params`. A connection that defers writes may join
   // consecutive calls with the same head into one statement "head row, row,
   // ..." within its host's limits: the same rows written in the same order.
-  virtual Status RunRow(const std::string& head, const std::string& row, std::vector<Value> params,
-                        const std::string& what) {
-    return Run(head + row, params, what, nullptr);
+  // The values of *params may be moved from; the vector stays the caller's
+  // (a put's list of values, kept with its room from one put to the next).
+  virtual Status RunRow(const std::string& head, const std::string& row,
+                        std::vector<Value>* params, const std::string& what) {
+    return Run(head + row, *params, what, nullptr);
   }
 
   // Runs a statement whose first cell must be the int `expect` (as

@@ -32,7 +32,7 @@ class EmbeddedConnection : public SqlConnection {
   Status Open() override;
   Status Run(const std::string& sql, const std::vector<Value>& params, const std::string& what,
              SqlRows* rows, bool count_changes) override;
-  Status RunRow(const std::string& head, const std::string& row, std::vector<Value> params,
+  Status RunRow(const std::string& head, const std::string& row, std::vector<Value>* params,
                 const std::string& what) override;
   Status Flush() override;
   Status Exec(const std::string& sql) override;
@@ -92,6 +92,7 @@ class EmbeddedConnection : public SqlConnection {
     size_t width = 0;  // values per row
     size_t count = 0;  // rows waiting
     std::vector<Value> params;
+    std::string sql;  // Flush's statement text, kept with its room
   };
   JoinedRows joined_;
   SqliteOptions options_;
@@ -262,8 +263,9 @@ constexpr size_t kJoinedRowSizes[] = {64, 16, 4, 1};
 constexpr size_t kMaxJoinedValues = 999;
 
 Status EmbeddedConnection::RunRow(const std::string& head, const std::string& row,
-                                  std::vector<Value> params, const std::string& what) {
+                                  std::vector<Value>* values, const std::string& what) {
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  std::vector<Value>& params = *values;
   if (!InTransaction() || params.empty() || params.size() > kMaxJoinedValues) {
     ONESTORE_RETURN_IF_ERROR(Flush());
     return RunNow(head + row, params.data(), params.size(), what, nullptr, false);
@@ -292,7 +294,7 @@ Status EmbeddedConnection::Flush() {
   JoinedRows& j = joined_;
   Status s;
   size_t done = 0;  // rows run
-  std::string sql;
+  std::string& sql = j.sql;
   for (size_t size : kJoinedRowSizes) {
     if (size * j.width > kMaxJoinedValues) continue;
     if (s.ok() && j.count - done >= size) {

@@ -124,7 +124,7 @@ class SqliteBackend : public Backend {
         dialect_(conn_->dialect()),
         foreign_path_(std::move(foreign_path)),
         options_(options) {}
-  ~SqliteBackend() override { Close(); }
+  ONESTORE_COLD ~SqliteBackend() override { Close(); }
 
   Status Open(const std::string& new_id, BackendState* state) override;
   Status Begin() override;
@@ -211,7 +211,7 @@ class SqliteBackend : public Backend {
   void AppendKeyWhere(const TableSchema& t, const Key& key, SqlBuilder* b) const;
   Status ApplyTable(const TableSchema& t, const TableSchema* previous);
   Status ApplyAlter(const TableSchema& t, const SchemaChange& change);
-  Status ApplyPut(const Op& op);
+  Status ApplyPut(Op* op);
 
   // The statement of a get by key (SELECT every column WHERE the key), by
   // table, with the shape it was built for: built again when the table's
@@ -257,6 +257,17 @@ class SqliteBackend : public Backend {
     std::string what;
     Status fenced = Status::OK();
   } epoch_check_;
+  // A put's values and, for a dialect that writes a row's text per put, its
+  // row: kept with their room from one put to the next, and the outbox
+  // record's INSERT (AppendOutbox), built on its first use (issue 13, the
+  // fifteenth step: a commit allocated each anew).
+  std::vector<Value> put_params_;
+  SqlBuilder put_row_{dialect_};
+  struct OutboxInsert {
+    std::string sql;
+    std::vector<Value> params;  // the seq and the record's text
+    std::string what;
+  } outbox_insert_;
 };
 
 void SqliteBackend::AppendSelectRow(const TableSchema& t, SqlBuilder* b) const {
@@ -595,54 +606,52 @@ ONESTORE_COLD Status SqliteBackend::ApplyAlter(const TableSchema& t, const Schem
   return Run(b, "recording table " + t.name);
 }
 
-Status SqliteBackend::ApplyPut(const Op& op) {
-  const TableSchema& t = *op.table;
-  if (op.row.size() != t.columns.size()) {
+Status SqliteBackend::ApplyPut(Op* op) {
+  const TableSchema& t = *op->table;
+  if (op->row.size() != t.columns.size()) {
     return Status::InvalidArgs("put into table \"" + t.name + "\": the row has " +
-                               std::to_string(op.row.size()) + " values for " +
+                               std::to_string(op->row.size()) + " values for " +
                                std::to_string(t.columns.size()) + " columns");
   }
   // The head "INSERT OR REPLACE INTO t (c1, ...) VALUES " and the row
   // "(?, ...)": a connection joins the puts of a transaction into one table
   // into multi-row statements (RunRow).
   const PutHead& cached = PutHeadOf(t);
-  if (!cached.row.empty() && (dialect_.max_params == 0 || op.row.size() <= dialect_.max_params)) {
-    // The row's text is the table's: only its values are new.
-    std::vector<Value> params;
-    params.reserve(op.row.size());
-    for (size_t i = 0; i < t.columns.size(); ++i) {
-      const Value& v = op.row[i];
-      if (t.columns[i].type == Type::kNum && v.type() == Type::kInt) {
-        params.push_back(Value::Num(static_cast<double>(v.int_value())));
-      } else {
-        params.push_back(v);
-      }
+  // The row's values, moved out of the op when nothing reads it after this
+  // (Op::row_spent), else copied.
+  std::vector<Value>& params = put_params_;
+  params.clear();
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    Value& v = op->row[i];
+    if (t.columns[i].type == Type::kNum && v.type() == Type::kInt) {
+      params.push_back(Value::Num(static_cast<double>(v.int_value())));
+    } else if (op->row_spent) {
+      params.push_back(std::move(v));
+    } else {
+      params.push_back(v);
     }
-    return conn_->RunRow(cached.head, cached.row, std::move(params), cached.what);
   }
+  const bool wide = dialect_.max_params > 0 && params.size() > dialect_.max_params;
+  // The row's text is the table's: only its values are new.
+  if (!cached.row.empty() && !wide) return conn_->RunRow(cached.head, cached.row, &params, cached.what);
   auto append_row = [&](SqlBuilder* b) {
     b->Append("(");
-    for (size_t i = 0; i < t.columns.size(); ++i) {
+    for (size_t i = 0; i < params.size(); ++i) {
       if (i > 0) b->Append(", ");
-      const Value& v = op.row[i];
-      if (t.columns[i].type == Type::kNum && v.type() == Type::kInt) {
-        b->AppendParam(Value::Num(static_cast<double>(v.int_value())));
-      } else {
-        b->AppendParam(v);
-      }
+      b->AppendParam(std::move(params[i]));
     }
     b->Append(")");
   };
-  SqlBuilder b = Builder();
-  append_row(&b);
-  if (dialect_.max_params > 0 && b.params().size() > dialect_.max_params) {
+  if (wide) {
     // A wide row: its small values written into the text (Run).
     SqlBuilder head = Builder();
     head.Append(cached.head);
     append_row(&head);
     return Run(head, cached.what);
   }
-  return conn_->RunRow(cached.head, b.sql(), b.TakeParams(), cached.what);
+  put_row_.Clear();
+  append_row(&put_row_);
+  return conn_->RunRow(cached.head, put_row_.sql(), put_row_.mutable_params(), cached.what);
 }
 
 ONESTORE_COLD const SqliteBackend::PutHead& SqliteBackend::PutHeadOf(const TableSchema& t) {
@@ -687,7 +696,7 @@ Status SqliteBackend::Apply(Op* op, const TableSchema* previous) {
     case OpKind::kAlter:
       return ApplyAlter(t, *op->change);
     case OpKind::kPut:
-      return ApplyPut(*op);
+      return ApplyPut(op);
     case OpKind::kUpdate:
     case OpKind::kDelete: {
       if (op->key.size() != t.key.size()) {
@@ -770,13 +779,26 @@ Status SqliteBackend::AppendOutbox(int64_t seq, const std::string& record) {
   const size_t max = dialect_.max_outbox_part;
   const size_t first = max > 0 ? PartLength(record, 0, max) : record.size();
   {
-    SqlBuilder b = Builder();
-    b.Append("INSERT INTO _outbox (seq, record) VALUES (")
-        .AppendParam(Value::Int(seq))
-        .Append(", ")
-        .AppendParam(Value::Str(first == record.size() ? record : record.substr(0, first)))
-        .Append(")");
-    ONESTORE_RETURN_IF_ERROR(Run(b, "writing outbox record " + std::to_string(seq)));
+    // The statement is the same for every record: built once, its text
+    // parameter written in its own room.
+    OutboxInsert& o = outbox_insert_;
+    if (o.sql.empty()) {
+      SqlBuilder b = Builder();
+      b.Append("INSERT INTO _outbox (seq, record) VALUES (")
+          .AppendParam(Value::Int(0))
+          .Append(", ")
+          .AppendParam(Value::Str(std::string()))
+          .Append(")");
+      o.sql = b.sql();
+      o.params = b.TakeParams();
+    }
+    o.params[0] = Value::Int(seq);
+    o.params[1].AssignStr(std::string_view(record).substr(0, first));
+    o.what.assign("writing outbox record ");
+    o.what += std::to_string(seq);
+    Status s = conn_->Run(o.sql, o.params, o.what, nullptr);
+    if (first > 65536) o.params[1] = Value();  // a bulk's text is let go
+    ONESTORE_RETURN_IF_ERROR(s);
   }
   // Outbox format 2: the rest of a long record, part by part.
   int64_t part = 0;
