@@ -31,6 +31,7 @@
 #include <tuple>
 #include <vector>
 
+#include "binary_batch_writer.h"
 #include "commit/store.h"
 #include "schema/schema.h"
 #include "writes/binary_ops.h"
@@ -486,48 +487,6 @@ TEST(MemoryStagingTest, LastOpsAndTheOutboxGiveEachCommitsRecordThroughLaterComm
   ASSERT_EQ(all.size(), records.size());
   for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i].record, records[i]) << i;
 }
-
-// A binary batch as js/ops-buffer.js writes one (wasm/ABI.md, "Binary ops").
-struct BatchWriter {
-  std::string bytes = std::string(1, '\xb1');
-  std::vector<size_t> ends;  // where each record ends
-  void Varint(uint64_t v) {
-    while (v >= 128) {
-      bytes.push_back(static_cast<char>((v & 127) | 128));
-      v >>= 7;
-    }
-    bytes.push_back(static_cast<char>(v));
-  }
-  void Str(const std::string& s) {
-    Varint(s.size());
-    bytes += s;
-  }
-  void Shape(const std::string& table, const std::vector<std::string>& names) {
-    bytes.push_back('S');
-    Str(table);
-    Varint(names.size());
-    for (const auto& n : names) Str(n);
-    ends.push_back(bytes.size());
-  }
-  // Values: a str (tag 4), a non-negative int (tag 3) or JSON text (tag 6).
-  void Put(const std::vector<std::pair<int, std::string>>& values) {
-    bytes.push_back('P');
-    for (const auto& [tag, v] : values) {
-      bytes.push_back(static_cast<char>(tag));
-      if (tag == 3) {
-        Varint(std::stoull(v));
-      } else {
-        Str(v);
-      }
-    }
-    ends.push_back(bytes.size());
-  }
-  void JsonOp(const std::string& text) {
-    bytes.push_back('J');
-    Str(text);
-    ends.push_back(bytes.size());
-  }
-};
 
 std::string OpsText(const std::vector<Op>& ops, size_t n) {
   std::string out;

@@ -23,6 +23,7 @@
 #include <new>
 #include <string>
 
+#include "../binary_batch_writer.h"
 #include "commit/store.h"
 
 extern "C" void* __libc_malloc(size_t);
@@ -97,45 +98,20 @@ Counts Count(F f) {
   return Counts{g_news.load() - n0, g_mallocs.load() - m0};
 }
 
-// A binary batch as js/ops-buffer.js writes one (wasm/ABI.md, "Binary
-// ops"): the shape of the bench's rows, then `n` puts of rows from `first`.
-struct Batch {
-  std::string bytes = std::string(1, '\xb1');
-  void Varint(uint64_t v) {
-    while (v >= 128) {
-      bytes.push_back(static_cast<char>((v & 127) | 128));
-      v >>= 7;
-    }
-    bytes.push_back(static_cast<char>(v));
-  }
-  void Str(const std::string& s) {
-    Varint(s.size());
-    bytes += s;
-  }
-};
-
-// Row i of bench/lib/work.mjs (ROW): id e0000123, path src/dir3/file123.ts,
-// entry i, at i, meta {"lines":i%7}.
+// The shape of the bench's rows, then `n` puts of row i of
+// bench/lib/work.mjs (ROW) from `first`: id e0000123, path
+// src/dir3/file123.ts, entry i, at i, meta {"lines":i%7}.
 std::string BenchBatch(int first, int n) {
-  Batch b;
-  b.bytes.push_back('S');
-  b.Str("bench/edits");
-  b.Varint(5);
-  for (const char* name : {"id", "path", "entry", "at", "meta"}) b.Str(name);
+  BatchWriter b;
+  b.Shape("bench/edits", {"id", "path", "entry", "at", "meta"});
   for (int i = first; i < first + n; ++i) {
     char id[16];
     std::snprintf(id, sizeof id, "e%07d", i);
-    b.bytes.push_back('P');
-    b.bytes.push_back(4);
-    b.Str(id);
-    b.bytes.push_back(4);
-    b.Str("src/dir" + std::to_string(i % 10) + "/file" + std::to_string(i) + ".ts");
-    b.bytes.push_back(3);
-    b.Varint(i);
-    b.bytes.push_back(3);
-    b.Varint(i);
-    b.bytes.push_back(6);
-    b.Str("{\"lines\":" + std::to_string(i % 7) + "}");
+    b.Put({{4, id},
+           {4, "src/dir" + std::to_string(i % 10) + "/file" + std::to_string(i) + ".ts"},
+           {3, std::to_string(i)},
+           {3, std::to_string(i)},
+           {6, "{\"lines\":" + std::to_string(i % 7) + "}"}});
   }
   return b.bytes;
 }
