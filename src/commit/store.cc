@@ -9,6 +9,7 @@
 #include "backends/sqlite/sqlite_backend.h"
 #include "documents/documents.h"
 #include "onestore/cold.h"
+#include "onestore/kept.h"
 #include "values/json_text.h"
 #include "vectors/nearest.h"
 #include "writes/binary_ops.h"
@@ -189,10 +190,7 @@ Status ParseCommitMeta(const std::string& text, CommitContext* out) {
 // it each time (issue 13, the fifteenth step).
 struct ClearAfter {
   std::vector<Op>* ops;
-  ~ClearAfter() {
-    ops->clear();
-    if (ops->capacity() > 64) std::vector<Op>().swap(*ops);
-  }
+  ~ClearAfter() { ClearKeepingRoom(ops, 64); }
 };
 
 // OutboxRecord's text, written over *out (whose room it reuses).

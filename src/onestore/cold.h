@@ -12,14 +12,4 @@
 #define ONESTORE_COLD
 #endif
 
-// ONESTORE_KEPT: the storage of a buffer a function keeps from one call to
-// the next (its room reused: issue 13, the fifteenth step), one per thread
-// natively. The wasm core runs on one thread, where a thread_local would
-// only cost the registration of its destructor.
-#if defined(__wasm__)
-#define ONESTORE_KEPT static
-#else
-#define ONESTORE_KEPT static thread_local
-#endif
-
 #endif  // ONESTORE_ONESTORE_COLD_H_

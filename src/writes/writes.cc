@@ -7,6 +7,7 @@
 
 #include "documents/documents.h"
 #include "onestore/cold.h"
+#include "onestore/kept.h"
 
 namespace onestore {
 
@@ -677,8 +678,7 @@ void AppendPutRun(const std::vector<Op>& ops, size_t from, size_t to, std::strin
   // Each cell's size, in order: the writing pass reads them back rather
   // than scan each str for escapes (and count each int's digits) twice.
   std::vector<uint32_t>& sizes = run_sizes;
-  sizes.clear();
-  if (sizes.capacity() > 4096) std::vector<uint32_t>().swap(sizes);  // a bulk's is let go
+  ClearKeepingRoom(&sizes, 4096);
   sizes.reserve((to - from) * n);
   size_t total = (to - from) * (pieces.size() + 2) + (from == 0 ? to - from - 1 : to - from);
   for (size_t i = from; i < to; ++i) {

@@ -19,6 +19,7 @@
 #include "backends/memory/memory_testing.h"
 #include "backends/memory/plan.h"
 #include "onestore/cold.h"
+#include "onestore/kept.h"
 
 namespace onestore {
 
@@ -321,8 +322,7 @@ class Changes {
   template <typename F>
   void Drain(F f) {
     for (Change& c : sorted_) f(c.first, c.second);
-    sorted_.clear();  // its room stays for the next transaction, unless a bulk's
-    if (sorted_.capacity() > 64) std::vector<Change>().swap(sorted_);
+    ClearKeepingRoom(&sorted_, 64);  // its room stays for the next transaction
     // Each change is taken out of the map, so that its key can move.
     while (!map_.empty()) {
       auto node = map_.extract(map_.begin());

@@ -24,6 +24,7 @@
 #include <string>
 
 #include "../binary_batch_writer.h"
+#include "../store_fixtures.h"
 #include "commit/store.h"
 
 extern "C" void* __libc_malloc(size_t);
@@ -119,13 +120,11 @@ std::string BenchBatch(int first, int n) {
 class CommitAllocsTest : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
-    OpenOptions o;
-    o.backend = GetParam();
-    if (o.backend == "sqlite") o.path = ":memory:";
-    Status s = Store::Open(o, &store_);
-    ASSERT_TRUE(s.ok()) << s.message();
+    const std::string backend = GetParam();
+    store_ = test::OpenTestStore(backend, backend == "sqlite" ? ":memory:" : "");
+    ASSERT_NE(store_, nullptr);
     std::string result;
-    s = store_->Commit(
+    Status s = store_->Commit(
         R"([{"op":"table","table":"bench/edits","version":1,"columns":{"id":{"type":"str"},)"
         R"("path":{"type":"str"},"entry":{"type":"int"},"at":{"type":"int"},"meta":{"type":"json"}},)"
         R"("key":["id"],"indexes":{"byPath":["path","at"]}})"
