@@ -804,6 +804,29 @@ TEST(StoreFileTest, AnExclusiveStoreFileIsAPlainRollbackFileOnceClosed) {
   RemoveStoreFiles(path);
 }
 
+// A connection that holds its file's lock for life (exclusive: a Node store
+// file, opfs) keeps 16 MiB of pages (its reads stay valid between
+// transactions); one that takes the lock per transaction keeps SQLite's own
+// 2 MB. PRAGMA cache_size answers a negative number: KiB.
+TEST(StoreFileTest, AConnectionThatHoldsItsLockKeepsSixteenMiBOfPages) {
+  ASSERT_TRUE(RegisterVfs(PosixFileSystem()).ok());
+  for (const bool exclusive : {true, false}) {
+    const std::string path = TempPath(exclusive ? "cache-held.sqlite" : "cache-shared.sqlite");
+    RemoveStoreFiles(path);
+    SqliteOptions options;
+    options.path = path;
+    options.exclusive = exclusive;
+    std::unique_ptr<SqlConnection> conn = NewEmbeddedConnection(options);
+    ASSERT_TRUE(conn->Open().ok());
+    SqlRows rows;
+    ASSERT_TRUE(conn->Run("PRAGMA cache_size", {}, "reading cache_size", &rows).ok());
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows.at(0, 0).int_value(), exclusive ? -16384 : -2000) << "exclusive " << exclusive;
+    ASSERT_TRUE(conn->Close().ok());
+    RemoveStoreFiles(path);
+  }
+}
+
 // Head format 2 on a file, read by the sqlite3 command between the store's
 // transactions (a store that takes the lock per transaction): commits leave
 // _meta.head alone, a trim writes it before its records go, an open raises a

@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, rmSync, writeFileSync } from "node:fs";
+import fs, { existsSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -147,6 +147,41 @@ test("an open store holds its file's lock between transactions and runs a WAL; c
   const b = await openEdits(path);
   assert.equal((await b.edits.get("e1")).at, 1);
   await b.store.close();
+});
+
+// The store keeps 16 MiB of its file's pages in memory (SQLite's own default
+// is 2 MB) and keeps them between transactions (it holds the file's lock for
+// life): once a table of about 5 MB has been read, reading it again reads
+// nothing from the file. Counted at Node's fs.readSync, which the store's
+// file runtime (js/files-node.js) reads every page through.
+test("a table of a few MB read once is read again without reading the file", async () => {
+  const path = join(dir, "page-cache.sqlite");
+  const { store, owner, edits } = await openEdits(path);
+  const N = 30000;
+  const id = (i) => `e${String(i).padStart(6, "0")}`;
+  const pad = "x".repeat(120);
+  for (let at = 0; at < N; at += 10000) {
+    await owner.tx(async (tx) => { for (let i = at; i < at + 10000; i++) await tx.put(edits, { id: id(i), path: `src/${pad}/${i}.ts`, at: i }); });
+  }
+  await store.close();
+  assert.ok(statSync(path).size > 6_000_000, `the file is ${statSync(path).size} bytes, more than SQLite's default cache`);
+  const again = await openEdits(path);
+  const readSync = fs.readSync;
+  let reads = 0;
+  fs.readSync = (...args) => { reads++; return readSync(...args); };
+  try {
+    const pass = async () => {
+      for (let i = 0; i < N; i += 7) assert.equal((await again.edits.get(id(i)))?.at, i);
+    };
+    await pass();
+    assert.ok(reads > 100, `the first pass reads the table from the file (${reads} reads)`);
+    reads = 0;
+    await pass();
+    assert.equal(reads, 0, "the second pass finds every page in memory");
+  } finally {
+    fs.readSync = readSync;
+    await again.store.close();
+  }
 });
 
 test("a lock file left by a process that ended is taken over; a live holder makes an open wait, then fail, and the next open works", async () => {
