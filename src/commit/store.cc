@@ -356,6 +356,7 @@ ONESTORE_COLD Status Store::Open(const OpenOptions& options, std::unique_ptr<Sto
     so.durability_full = options.durability_full;
     so.lock_timeout_ms = options.lock_timeout_ms;
     so.adopt_foreign = options.adopt_foreign;
+    so.small_page_cache = options.small_page_cache;
     backend = NewSqliteBackend(so);
   } else if (options.backend == "durable") {
     return Status::InvalidArgs(

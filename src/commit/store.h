@@ -59,6 +59,9 @@ struct OpenOptions {
   // (src/vectors/vector_cache.h); -1: the backend's default
   // (kDefaultVectorCacheBytes), 0: none.
   int64_t vector_cache_bytes = -1;
+  // sqlite and opfs: SQLite's own 2 MB page cache instead of 16 MiB
+  // (SqliteOptions::small_page_cache; native tests only).
+  bool small_page_cache = false;
 };
 
 // The default budget of the vector cache by backend: sqlite (a file this

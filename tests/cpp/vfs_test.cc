@@ -507,8 +507,10 @@ TEST_F(OpfsModeTest, AFailedWalWriteBeforeCommitFailsOnlyItsTransaction) {
   ASSERT_NE(store, nullptr);
   Commit(store.get(), kOpfsTable);
   Commit(store.get(), PutKv(1));
+  // More dirty pages than the 16 MiB page cache holds (its rows and its
+  // outbox record are about 9 and 10 MB), so that SQLite spills before COMMIT.
   std::string big = "[";
-  for (int i = 0; i < 20000; ++i) {
+  for (int i = 0; i < 40000; ++i) {
     if (i) big += ",";
     big += R"({"op":"put","table":"t/kv","row":{"k":"big)" + std::to_string(i) + R"(-)" +
            std::string(200, 'x') + R"(","v":1}})";

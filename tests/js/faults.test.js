@@ -64,11 +64,13 @@ test("a write failing before COMMIT fails only its own commit", async () => {
   const s = await open(path);
   await put(s, 1);
   const head = s.store.head;
-  // A transaction big enough that SQLite writes pages before COMMIT.
+  // A transaction big enough that SQLite writes pages before COMMIT: more
+  // dirty pages (its rows and outbox record, about 24 MB) than the store's
+  // 16 MiB page cache holds.
   failFrom("write", "ENOSPC: no space left on device, write (injected)");
   await assert.rejects(
     s.owner.tx(async (tx) => {
-      for (let id = 100; id < 20100; id++) await tx.put(s.notes, { id, text: "x".repeat(200) });
+      for (let id = 100; id < 50100; id++) await tx.put(s.notes, { id, text: "x".repeat(200) });
     }),
     (err) => err.code === "storage_failed" && /ENOSPC/.test(err.message),
   );

@@ -471,9 +471,11 @@ ONESTORE_COLD Status ConfigureEmbeddedConnection(sqlite3* db, const SqliteOption
     // SQLite's 2 MB: the pages a get of a 100k-row table touches stay in
     // memory (docs/performance.md, "Issue 13, the page cache"). It fills only
     // as pages are read.
-    s = ExecOn(db,
-               "PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = MEMORY; "
-               "PRAGMA cache_size = -16384");
+    // (small_page_cache: SQLite's default; tests that need a spill.)
+    s = ExecOn(db, options.small_page_cache
+                       ? "PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = MEMORY"
+                       : "PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = MEMORY; "
+                         "PRAGMA cache_size = -16384");
     std::string mode;  // SQLite answers with the mode it is in
     auto keep = [](void* out, int, char** values, char**) {
       *static_cast<std::string*>(out) = values[0] != nullptr ? values[0] : "";

@@ -39,6 +39,11 @@ struct SqliteOptions {
   // application's database. With adopt_foreign the store's tables are added
   // beside the others.
   bool adopt_foreign = false;
+  // A connection that holds its lock (exclusive) keeps 16 MiB of pages
+  // (ConfigureEmbeddedConnection); with small_page_cache, SQLite's own 2 MB,
+  // as one without the lock: for tests whose big transaction must spill
+  // pages before COMMIT (tests/cpp/crash_points_test.cc).
+  bool small_page_cache = false;
 };
 
 // The sqlite backend over the embedded connection to options.path.
