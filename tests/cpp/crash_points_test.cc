@@ -53,9 +53,10 @@ struct Mode {
   const char* backend;  // "sqlite" or "opfs"
   bool hold_lock;       // a Node store file: WAL in exclusive mode, rollback once closed
   bool full;            // durability
-  // SQLite's 2 MB page cache (OptionsOf), so that the workload's big
-  // transaction spills pages before COMMIT; false: the 16 MiB a store that
-  // holds its lock keeps, where it does not.
+  // SQLite's 2 MB page cache (OpenOptions::small_page_cache), so that the
+  // workload's transaction of 2,600 rows of 1 KB spills pages before COMMIT;
+  // false: the 16 MiB a store that holds its lock keeps, which it does not
+  // fill.
   bool small_cache = true;
 };
 
@@ -83,9 +84,6 @@ OpenOptions OptionsOf(const Mode& m) {
   o.id = kId;
   o.durability_full = m.full;
   o.hold_lock = m.hold_lock;
-  // SQLite's 2 MB page cache, so that the workload's transaction of 2,600
-  // rows of 1 KB spills pages before COMMIT (a store that holds its lock
-  // keeps 16 MiB, which it would not fill).
   o.small_page_cache = m.small_cache;
   return o;
 }
