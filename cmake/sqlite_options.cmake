@@ -105,6 +105,24 @@ set(ONESTORE_SQLITE_OPTIONS
   SQLITE_OMIT_VIEW
   SQLITE_OMIT_ANALYZE
   SQLITE_OMIT_REINDEX
+  # Issue 13, the memory backend's row keys (docs/performance.md): 1,407
+  # bytes gzipped that pay for them, none of which a store's SQL reaches but
+  # the last. No memory-mapped I/O (none of the VFSs maps a file); no TEMP
+  # database (temp_store is memory, and the store makes no TEMP table); no
+  # hex integer literals (values are bound); no AUTOINCREMENT (the store's
+  # tables have none); no sorter threads (SQLITE_THREADSAFE=0 starts none);
+  # no index use for BETWEEN (the store's SQL writes ranges as >= and <).
+  SQLITE_MAX_MMAP_SIZE=0
+  SQLITE_OMIT_TEMPDB
+  SQLITE_OMIT_HEX_INTEGER
+  SQLITE_OMIT_AUTOINCREMENT
+  SQLITE_MAX_WORKER_THREADS=0
+  SQLITE_OMIT_BETWEEN_OPTIMIZATION
+  # No lookaside allocator: SQLite's small allocations go to malloc. 478
+  # bytes; a Node file's one-put commit read 1.01x (relaxed) and 1.03x
+  # (full) the CPU time with it, 25,000 puts 1.03x, within the noise
+  # (bench/compare-file-commits.mjs, 9 runs).
+  SQLITE_OMIT_LOOKASIDE
   # Not omitted on purpose: SQLITE_OMIT_AUTOINIT (sqlite3_initialize stays
   # automatic). Not enabled: SQLITE_ENABLE_MATH_FUNCTIONS (not needed).
 )

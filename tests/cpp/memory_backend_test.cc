@@ -710,6 +710,91 @@ TEST_F(MemoryBackendTest, MaxIntKeyIsZeroWhenEmptyAndRefusesAStrKey) {
   EXPECT_EQ(backend_->MaxIntKey(*t_, &max).code(), Code::kInvalidArgs);
 }
 
+// The rows' map tells most keys apart by a number made of the first value's
+// first 8 bytes (a str) or its bits (an int), and falls back to comparing the
+// values when the numbers tie: keys that agree for 8 bytes and then differ,
+// that end inside them, hold zero bytes or UTF-8, and ints of both signs keep
+// the values' order, and each is found by a get, through commits that append
+// past the last key, land in between, replace and delete.
+TEST_F(MemoryBackendTest, KeysKeepTheirOrderWhereTheirFirstEightBytesTieOrTheyAreIntsOfEitherSign) {
+  const std::vector<std::string> strs = {
+      "", "a", std::string("a\0", 2), std::string("a\0\0", 3), "a\x01", "ab", "abcdefg",
+      "abcdefgh", std::string("abcdefgh\0", 9), "abcdefgha", "abcdefghi", "abcdefghij", "abcdefgi",
+      "A", "~", "\xC3\xA9", "\xF0\x9F\x98\x80", "zzzzzzzzzzzzzzzz", "zzzzzzzzzzzzzzzy"};
+  std::vector<std::string> order = strs;
+  std::mt19937 rng(7);
+  std::shuffle(order.begin(), order.end(), rng);
+  // In three commits: the last ones land among the first, not past them.
+  for (size_t from = 0; from < order.size(); from += 7) {
+    std::vector<Op> ops;
+    for (size_t i = from; i < std::min(order.size(), from + 7); ++i) {
+      ops.push_back(Put(t_, Edit(order[i], "p/" + std::to_string(i), static_cast<int64_t>(i), Value())));
+    }
+    Commit(std::move(ops));
+  }
+  auto ids_in_order = [&] {
+    std::vector<std::string> ids;
+    for (const Row& r : All(MakeQuery(t_.get(), std::nullopt, {}))) ids.push_back(r[kId].text());
+    return ids;
+  };
+  std::vector<std::string> sorted = strs;
+  std::sort(sorted.begin(), sorted.end(),
+            [](const std::string& a, const std::string& b) { return CompareText(a, b) < 0; });
+  EXPECT_EQ(ids_in_order(), sorted);
+  for (size_t i = 0; i < order.size(); ++i) {
+    std::optional<Row> row = Get(order[i]);
+    ASSERT_TRUE(row.has_value()) << i;
+    EXPECT_EQ((*row)[kEntry].int_value(), static_cast<int64_t>(i));
+  }
+  EXPECT_FALSE(Get(std::string("abcdefgh\x01", 9)).has_value());
+  EXPECT_FALSE(Get("abcdefgj").has_value());
+  EXPECT_FALSE(Get("b").has_value());
+  // Replaced in place and deleted where the numbers tie.
+  Op gone;
+  gone.kind = OpKind::kDelete;
+  gone.table = t_;
+  gone.key = {Value::Str("abcdefghi")};
+  Commit({Put(t_, Edit("abcdefgh", "replaced", 100, Value())), std::move(gone)});
+  sorted.erase(std::find(sorted.begin(), sorted.end(), "abcdefghi"));
+  EXPECT_EQ(ids_in_order(), sorted);
+  EXPECT_EQ((*Get("abcdefgh"))[kEntry].int_value(), 100);
+  EXPECT_FALSE(Get("abcdefghi").has_value());
+  EXPECT_TRUE(Get("abcdefghij").has_value());
+
+  auto ints = std::make_shared<TableSchema>(*Schema("{}", R"({"n":"int"})", R"(["n"])"));
+  ints->name = "ints/t";
+  Commit({TableOp(ints)});
+  const std::vector<int64_t> ns = {kMaxSafeInteger, -1, 0, 256, -kMaxSafeInteger, 1, -256, 255};
+  for (int64_t n : ns) Commit({Put(ints, Row{Value::Int(n)})});
+  std::vector<int64_t> got;
+  for (const Row& r : All(MakeQuery(ints.get(), std::nullopt, {}))) got.push_back(r[0].int_value());
+  std::vector<int64_t> want = ns;
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(got, want);
+  for (int64_t n : ns) {
+    std::optional<Row> row;
+    ASSERT_TRUE(backend_->Get(*ints, {Value::Int(n)}, &row).ok());
+    EXPECT_TRUE(row.has_value()) << n;
+  }
+  std::optional<Row> none;
+  ASSERT_TRUE(backend_->Get(*ints, {Value::Int(2)}, &none).ok());
+  EXPECT_FALSE(none.has_value());
+
+  // Two-column keys whose first values tie in the number: the rest decides.
+  auto pairs = std::make_shared<TableSchema>(
+      *Schema("{}", R"({"s":"str","n":"int"})", R"(["s","n"])"));
+  pairs->name = "pairs/t";
+  Commit({TableOp(pairs)});
+  Commit({Put(pairs, Row{Value::Str("abcdefghX"), Value::Int(0)}),
+          Put(pairs, Row{Value::Str("abcdefgh"), Value::Int(2)}),
+          Put(pairs, Row{Value::Str("abcdefgh"), Value::Int(-1)})});
+  std::vector<std::string> pair_order;
+  for (const Row& r : All(MakeQuery(pairs.get(), std::nullopt, {}))) {
+    pair_order.push_back(r[0].text() + "/" + std::to_string(r[1].int_value()));
+  }
+  EXPECT_EQ(pair_order, (std::vector<std::string>{"abcdefgh/-1", "abcdefgh/2", "abcdefghX/0"}));
+}
+
 TEST_F(MemoryBackendTest, ACloseStoreRefusesCalls) {
   backend_->Close();
   EXPECT_EQ(backend_->Begin().code(), Code::kClosed);
