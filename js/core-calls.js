@@ -26,18 +26,21 @@ export function closedError(what, kind = "store") {
 }
 
 /**
- * Gives `core` (a new mod.Core) its common commit without embind: its own
- * commitAs and txCommitAs write a binary batch into the core's room in the
- * heap (one TypedArray.set) and commit it with two plain exports
+ * Gives `core` (a new mod.Core) its common commit and get without embind:
+ * its own commitAs and txCommitAs write a binary batch into the core's room
+ * in the heap (one TypedArray.set) and commit it with two plain exports
  * (wasm/ABI.md, "The raw commit"), where embind's generic invoker, the
  * ops' handle and two more calls back into JS went before (issue 13,
- * Durable Objects, step six). Ops of any other kind (JSON text), a core
- * deleted, or a module without the exports: embind's methods, as before.
- * Returns `core`.
+ * Durable Objects, step six); its get writes the table and key into the
+ * room and reads the answer from it ("The raw get"). Ops of any other kind
+ * (JSON text), text that is not ASCII, a core deleted, or a module without
+ * the exports: embind's methods, as before. Returns `core`.
  *
  * @example
  * const core = withRawCommits(mod, new mod.Core());
  */
+const utf8 = new TextDecoder();
+
 export function withRawCommits(mod, core) {
   const room = mod._onestore_ops_room;
   const commitRoom = mod._onestore_commit_room;
@@ -52,6 +55,30 @@ export function withRawCommits(mod, core) {
     mod.HEAPU8.set(ops, at0);  // the heap as it is after room() (it may have grown)
     return commitRoom(address, tx, owner, at);
   };
+  // get(): the table's name and the key's JSON written into the room when
+  // both are ASCII (a key's JSON almost always is: JSON.stringify escapes
+  // lone surrogates), the answer read back from it (its length, then its
+  // UTF-8); other text goes through embind's get.
+  const getRoom = mod._onestore_get_room;
+  const { get } = core;
+  const ascii = (s, h, at) => {
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c > 127) return false;
+      h[at + i] = c;
+    }
+    return true;
+  };
+  if (typeof getRoom === "function") {
+    core.get = (table, key) => {
+      const at0 = live ? room(address, table.length + key.length) : 0;
+      let h = mod.HEAPU8;
+      if (!live || !ascii(table, h, at0) || !ascii(key, h, at0 + table.length)) return get.call(core, table, key);
+      const p = getRoom(address, table.length);
+      h = mod.HEAPU8;  // the answer may have grown the heap
+      return utf8.decode(h.subarray(p + 4, p + 4 + h[p] + h[p + 1] * 256 + h[p + 2] * 65536 + h[p + 3] * 16777216));
+    };
+  }
   core.commitAs = (ops, owner, at) => commitIn(0, ops, owner, at);
   core.txCommitAs = (tx, ops, owner, at) => commitIn(tx, ops, owner, at);
   core.delete = () => {

@@ -157,6 +157,20 @@ class Core {
     return seq;
   }
 
+  // get() of what JS wrote into the room (js/core-calls.js): the table's
+  // name, its first `table_len` bytes, then the key's JSON text. The answer
+  // replaces them in the room, whose address is returned: its length as 4
+  // bytes, little-endian, then its UTF-8 (wasm/ABI.md, "The raw get").
+  char* GetRoom(int table_len) {
+    const size_t n = std::min(ops_room_.size(), static_cast<size_t>(table_len < 0 ? 0 : table_len));
+    const std::string answer = get(ops_room_.substr(0, n), ops_room_.substr(n));
+    const size_t size = answer.size();
+    ops_room_.assign(4, '\0');
+    for (int i = 0; i < 4; ++i) ops_room_[i] = static_cast<char>((size >> (8 * i)) & 0xFF);
+    ops_room_ += answer;
+    return ops_room_.data();
+  }
+
   // Store::OwnerId; 0 when no store is open (commitAs then says why).
   int ownerId(const std::string& name) { return store_ ? store_->OwnerId(name) : 0; }
 
@@ -670,7 +684,7 @@ class Core {
   std::map<std::string, std::unique_ptr<Store>> memory_snapshots_;  // snapshotTake with no path
   bool closed_ = false;
   std::string last_error_;  // lastError()
-  std::string ops_room_;    // OpsRoom, CommitRoom
+  std::string ops_room_;    // OpsRoom, CommitRoom, GetRoom
 };
 
 // listStores: {"id":..,"head":n,"replica":bool} of the sqlite store at
@@ -721,6 +735,11 @@ EMSCRIPTEN_KEEPALIVE char* onestore_ops_room(double core, int n) {
 }
 EMSCRIPTEN_KEEPALIVE double onestore_commit_room(double core, int tx, int owner, double at) {
   return reinterpret_cast<onestore::Core*>(static_cast<uintptr_t>(core))->CommitRoom(tx, owner, at);
+}
+// The common get without embind either (issue 13, the raw get): js/core-calls.js
+// gives Core.get this export for ASCII text.
+EMSCRIPTEN_KEEPALIVE char* onestore_get_room(double core, int table_len) {
+  return reinterpret_cast<onestore::Core*>(static_cast<uintptr_t>(core))->GetRoom(table_len);
 }
 }
 

@@ -190,3 +190,54 @@ test("the raw commit (Core.address, onestore_ops_room, onestore_commit_room) com
   core.delete();
   assert.throws(() => core.commitAs(ops.batch(), a, 3002), /deleted/);
 });
+
+test("the raw get (onestore_get_room) answers as embind's get: rows of any size and text, a missing key, an unknown table, a closed core; text that is not ASCII goes through embind's get", async () => {
+  const loaded = await nodeRuntime.load();
+  let raw = 0;
+  // The module as withRawCommits sees it, counting the raw gets.
+  const mod = new Proxy(loaded, {
+    get(target, prop) {
+      const v = target[prop];
+      if (prop !== "_onestore_get_room") return v;
+      return (...args) => {
+        raw++;
+        return v(...args);
+      };
+    },
+  });
+  const core = withRawCommits(mod, new loaded.Core());
+  const embindGet = (table, key) => loaded.Core.prototype.get.call(core, table, key);
+  core.open('{"backend":"memory"}');
+  const a = core.ownerId("a");
+  const table = '[{"op":"table","table":"t/t","version":1,"columns":{"id":{"type":"str"},"s":{"type":"str"}},"key":["id"]}]';
+  assert.equal(core.commitAs(table, a, 1000), 1);
+  const big = "é😀x".repeat(70000);  // 490,000 bytes of UTF-8: the length's third byte is used
+  const ops = new OpsBuffer();
+  for (const [id, s] of [["plain", "text"], ["wide", "é😀 – ok"], ["big", big], ["clé", "non-ASCII key"]]) ops.putValues("t/t", ["id", "s"], [id, s]);
+  assert.equal(core.commitAs(ops.batch(), a, 1001), 2);
+  const cases = [
+    ["t/t", '["plain"]', ["plain", "text"], 1],
+    ["t/t", '["wide"]', ["wide", "é😀 – ok"], 1],
+    ["t/t", '["big"]', ["big", big], 1],
+    ["t/t", '["clé"]', ["clé", "non-ASCII key"], 0],  // embind's get
+    ["t/t", '["none"]', null, 1],
+  ];
+  for (const [t, key, row, rawCalls] of cases) {
+    const before = raw;
+    const answer = core.get(t, key);
+    assert.equal(raw - before, rawCalls, key);
+    assert.equal(answer, embindGet(t, key), key);
+    assert.deepEqual(JSON.parse(answer), row, key);
+  }
+  // After the big answer, a small one reads its own length, not the room's.
+  assert.equal(core.get("t/t", '["plain"]'), '["plain","text"]');
+  assert.match(core.get("t/none", '["plain"]'), /^!invalid\/args .*t\/none/);
+  assert.equal(core.get("t/none", '["plain"]'), embindGet("t/none", '["plain"]'));
+  assert.match(core.get("t/t", "not json"), /^!invalid\/args/);
+  core.close();
+  assert.match(core.get("t/t", '["plain"]'), /^!closed/);
+  core.delete();
+  const before = raw;
+  assert.throws(() => core.get("t/t", '["plain"]'), /deleted/);
+  assert.equal(raw, before);
+});
