@@ -857,17 +857,17 @@ Status MemoryBackend::Commit() {
       // down the tree; others one walk, for the lookup and the insert alike.
       auto it = d.rows.end();
       bool found = false;
-      const KeyProbe probe(key);
-      if (!d.rows.empty() && !d.rows.key_comp()(d.rows.rbegin()->first, probe)) {
-        it = d.rows.lower_bound(probe);
-        found = it != d.rows.end() && !d.rows.key_comp()(probe, it->first);
+      RowKey k(std::move(key));  // its head made once, for the walk and the node
+      if (!d.rows.empty() && !d.rows.key_comp()(d.rows.rbegin()->first, k)) {
+        it = d.rows.lower_bound(k);
+        found = it != d.rows.end() && !d.rows.key_comp()(k, it->first);
       }
       if (found) d.RemoveEntries(it->second);
       if (row) {
         if (found) {
           it->second = std::move(*row);
         } else {
-          it = d.rows.emplace_hint(it, RowKey(std::move(key)), std::move(*row));
+          it = d.rows.emplace_hint(it, std::move(k), std::move(*row));
         }
         d.AddEntries(it->second);
       } else if (found) {
