@@ -105,12 +105,13 @@ set(ONESTORE_SQLITE_OPTIONS
   SQLITE_OMIT_VIEW
   SQLITE_OMIT_ANALYZE
   SQLITE_OMIT_REINDEX
-  # Issue 13, the memory backend's row keys (docs/performance.md): 1,407
-  # bytes gzipped that pay for them, none of which a store's SQL reaches but
-  # the last. No memory-mapped I/O (none of the VFSs maps a file); no
-  # hex integer literals (values are bound); no AUTOINCREMENT (the store's
-  # tables have none); no sorter threads (SQLITE_THREADSAFE=0 starts none);
-  # no index use for BETWEEN (the store's SQL writes ranges as >= and <).
+  # Issue 13, memory tables' keys and a get without embind
+  # (docs/performance.md): 1,405 bytes gzipped that pay for them, none of
+  # which a store's SQL reaches but the last. No memory-mapped I/O (none of
+  # the VFSs maps a file); no hex integer literals (values are bound); no
+  # AUTOINCREMENT (the store's tables have none); no sorter threads
+  # (SQLITE_THREADSAFE=0 starts none); no index use for BETWEEN (the
+  # store's SQL writes ranges as >= and <).
   # Not SQLITE_OMIT_TEMPDB: it compiles, but ALTER TABLE ... DROP COLUMN
   # then opens the missing temp database's B-tree and crashes (the fuzz
   # corpus's batch target found it).
