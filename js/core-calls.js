@@ -37,14 +37,15 @@ export function closedError(what, kind = "store") {
  * the exports: embind's methods, as before. Returns `core`.
  *
  * @example
- * const core = withRawCommits(mod, new mod.Core());
+ * const core = withRawCalls(mod, new mod.Core());
  */
 const utf8 = new TextDecoder();
 
-export function withRawCommits(mod, core) {
+export function withRawCalls(mod, core) {
   const room = mod._onestore_ops_room;
   const commitRoom = mod._onestore_commit_room;
-  if (typeof room !== "function" || typeof commitRoom !== "function" || typeof core.address !== "function") return core;
+  const getRoom = mod._onestore_get_room;
+  if ([room, commitRoom, getRoom, core.address].some((f) => typeof f !== "function")) return core;
   const address = core.address();
   const { commitAs, txCommitAs } = core;  // embind's, on the prototype
   const free = core.delete;
@@ -59,7 +60,6 @@ export function withRawCommits(mod, core) {
   // both are ASCII (a key's JSON almost always is: JSON.stringify escapes
   // lone surrogates), the answer read back from it (its length, then its
   // UTF-8); other text goes through embind's get.
-  const getRoom = mod._onestore_get_room;
   const { get } = core;
   const ascii = (s, h, at) => {
     for (let i = 0; i < s.length; i++) {
@@ -69,16 +69,18 @@ export function withRawCommits(mod, core) {
     }
     return true;
   };
-  if (typeof getRoom === "function") {
-    core.get = (table, key) => {
-      const at0 = live ? room(address, table.length + key.length) : 0;
-      let h = mod.HEAPU8;
-      if (!live || !ascii(table, h, at0) || !ascii(key, h, at0 + table.length)) return get.call(core, table, key);
-      const p = getRoom(address, table.length);
-      h = mod.HEAPU8;  // the answer may have grown the heap
-      return utf8.decode(h.subarray(p + 4, p + 4 + h[p] + h[p + 1] * 256 + h[p + 2] * 65536 + h[p + 3] * 16777216));
-    };
-  }
+  core.get = (table, key) => {
+    if (live) {
+      const at0 = room(address, table.length + key.length);
+      const h = mod.HEAPU8;
+      if (ascii(table, h, at0) && ascii(key, h, at0 + table.length)) {
+        const p = getRoom(address, table.length);
+        const a = mod.HEAPU8;  // the answer may have grown the heap
+        return utf8.decode(a.subarray(p + 4, p + 4 + a[p] + a[p + 1] * 256 + a[p + 2] * 65536 + a[p + 3] * 16777216));
+      }
+    }
+    return get.call(core, table, key);
+  };
   core.commitAs = (ops, owner, at) => commitIn(0, ops, owner, at);
   core.txCommitAs = (tx, ops, owner, at) => commitIn(tx, ops, owner, at);
   core.delete = () => {

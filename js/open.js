@@ -4,7 +4,7 @@
 // same way and differ only in what they build over the opened core.
 
 import { asStoreError, invalidArgs, unwrap } from "./errors.js";
-import { withRawCommits } from "./core-calls.js";
+import { withRawCalls } from "./core-calls.js";
 import { encodeJson } from "./encode.js";
 import { describe } from "./schema.js";
 import { memoryBlobs, webSha256 } from "./blobs.js";
@@ -54,7 +54,7 @@ export async function openCore(runtime, options, what, extra = {}) {
   let core;
   try {
     const mod = await runtime.load();
-    core = withRawCommits(mod, new mod.Core());
+    core = withRawCalls(mod, new mod.Core());
     // A runtime may wrap the core (workerd: the durable backend's writing
     // calls run inside ctx.storage.transactionSync).
     if (runtime.attach) core = runtime.attach(core, wire);

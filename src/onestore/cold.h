@@ -12,4 +12,13 @@
 #define ONESTORE_COLD
 #endif
 
+// ONESTORE_NOINLINE: a small function kept out of line where inlining it into
+// many callers (each of a std::map's operations) would grow the download for
+// no measured speed.
+#if defined(__GNUC__) || defined(__clang__)
+#define ONESTORE_NOINLINE __attribute__((noinline))
+#else
+#define ONESTORE_NOINLINE
+#endif
+
 #endif  // ONESTORE_ONESTORE_COLD_H_

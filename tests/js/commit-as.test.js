@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 
 import { defineTable, int, str } from "../../js/index.js";
-import { withRawCommits } from "../../js/core-calls.js";
+import { withRawCalls } from "../../js/core-calls.js";
 import { OpsBuffer } from "../../js/ops-buffer.js";
 import { nodeRuntime } from "../../js/loader-node.js";
 import { openStoreWith } from "../../js/store.js";
@@ -157,7 +157,7 @@ test("the raw commit (Core.address, onestore_ops_room, onestore_commit_room) com
   const mod = await nodeRuntime.load();
   assert.equal(typeof mod._onestore_ops_room, "function");
   assert.equal(typeof mod._onestore_commit_room, "function");
-  const core = withRawCommits(mod, new mod.Core());
+  const core = withRawCalls(mod, new mod.Core());
   assert.equal(typeof core.address(), "number");
   core.open('{"backend":"memory"}');
   const a = core.ownerId("a");
@@ -194,7 +194,7 @@ test("the raw commit (Core.address, onestore_ops_room, onestore_commit_room) com
 test("the raw get (onestore_get_room) answers as embind's get: rows of any size and text, a missing key, an unknown table, a closed core; text that is not ASCII goes through embind's get", async () => {
   const loaded = await nodeRuntime.load();
   let raw = 0;
-  // The module as withRawCommits sees it, counting the raw gets.
+  // The module as withRawCalls sees it, counting the raw gets.
   const mod = new Proxy(loaded, {
     get(target, prop) {
       const v = target[prop];
@@ -205,7 +205,7 @@ test("the raw get (onestore_get_room) answers as embind's get: rows of any size 
       };
     },
   });
-  const core = withRawCommits(mod, new loaded.Core());
+  const core = withRawCalls(mod, new loaded.Core());
   const embindGet = (table, key) => loaded.Core.prototype.get.call(core, table, key);
   core.open('{"backend":"memory"}');
   const a = core.ownerId("a");

@@ -190,7 +190,7 @@ struct KeyHead {
 // Not inlined, nor is CompareKeys: inlined into each of the RowMap's
 // operations they cost 578 more bytes of the gzipped download, for no
 // difference a get or a commit showed.
-__attribute__((noinline)) KeyHead HeadOf(const Key& key) {
+ONESTORE_NOINLINE KeyHead HeadOf(const Key& key) {
   if (key.empty()) return {};
   const Value& v = key[0];
   if (v.type() == Type::kStr) return {BigEndianAt(v.text(), 0), 1};
@@ -216,7 +216,7 @@ struct KeyProbe {
   explicit KeyProbe(const Key& k) : h(HeadOf(k)), key(&k) {}
 };
 
-__attribute__((noinline)) int CompareKeys(const KeyHead& ha, const Key& a, const KeyHead& hb, const Key& b) {
+ONESTORE_NOINLINE int CompareKeys(const KeyHead& ha, const Key& a, const KeyHead& hb, const Key& b) {
   if (ha.kind != 0 && ha.kind == hb.kind && ha.head != hb.head) return ha.head < hb.head ? -1 : 1;
   return CompareValueLists(a, b);
 }
