@@ -143,9 +143,11 @@ bool ArrayIndex(const std::string& t, size_t* index) {
   return true;
 }
 
-// The value at `tokens`, or nullptr.
-const Json* Resolve(const Json& doc, const std::vector<std::string>& tokens, size_t count) {
-  const Json* at = &doc;
+// The value at the first `count` of `tokens`, or nullptr (J: Json or const
+// Json, so the writers below reach the same value the checks resolved).
+template <typename J>
+J* Resolve(J& doc, const std::vector<std::string>& tokens, size_t count) {
+  J* at = &doc;
   for (size_t i = 0; i < count; ++i) {
     const std::string& t = tokens[i];
     if (at->is_object()) {
@@ -209,7 +211,9 @@ void DocRecordJson(int64_t id, const Row& d, int64_t version, int64_t seq, const
   *out += "{\"id\":" + std::to_string(id) + ",\"address\":{\"kind\":" + Quote(d[kDKind].text());
   if (!d[kDKey].is_null()) *out += ",\"key\":" + Quote(d[kDKey].text());
   *out += "},\"version\":" + std::to_string(version) + ",\"seq\":" + std::to_string(seq) +
-          ",\"value\":" + value.dump(-1, ' ', false, Json::error_handler_t::replace) + "}";
+          ",\"value\":";
+  AppendJsonText(value, out);
+  out->push_back('}');
 }
 
 // The record of document row `d` at `at` (-1: now), or "null".
@@ -391,6 +395,37 @@ void DocOp::AppendJson(std::string* out) const {
   *out += ",\"version\":" + std::to_string(version) + "}";
 }
 
+// Adds `value` at `tokens`, where CanAdd holds: the whole document, a member
+// (added, or replaced where it exists), an array's end ("-") or an index.
+void AddAt(Json* doc, const std::vector<std::string>& tokens, Json value) {
+  if (tokens.empty()) {
+    *doc = std::move(value);
+    return;
+  }
+  Json* parent = Resolve(*doc, tokens, tokens.size() - 1);
+  size_t idx = 0;
+  if (parent->is_object()) {
+    (*parent)[tokens.back()] = std::move(value);
+  } else if (tokens.back() == "-") {
+    parent->push_back(std::move(value));
+  } else {
+    ArrayIndex(tokens.back(), &idx);
+    parent->insert(parent->begin() + static_cast<std::ptrdiff_t>(idx), std::move(value));
+  }
+}
+
+// Removes the value at `tokens`, which Resolve found (not the whole document).
+void RemoveAt(Json* doc, const std::vector<std::string>& tokens) {
+  Json* parent = Resolve(*doc, tokens, tokens.size() - 1);
+  size_t idx = 0;
+  if (parent->is_object()) {
+    parent->erase(tokens.back());
+  } else {
+    ArrayIndex(tokens.back(), &idx);
+    parent->erase(idx);
+  }
+}
+
 Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc,
                       bool keep_on_failure) {
   if (!patch.is_array()) {
@@ -403,64 +438,72 @@ Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc,
   std::vector<std::string> path, from;
   for (size_t i = 0; i < patch.size(); ++i) {
     const Json& op = patch[i];
-    const std::string w = where + ".patch[" + std::to_string(i) + "]";
-    if (!op.is_object() || !op.contains("op") || !op["op"].is_string()) {
-      return Status::InvalidArgs(w + ": " + DescribeJson(op) +
+    // The op's name in errors, built only for one.
+    auto w = [&] { return where + ".patch[" + std::to_string(i) + "]"; };
+    auto name_of = op.is_object() ? op.find("op") : op.end();
+    if (name_of == op.end() || !name_of->is_string()) {
+      return Status::InvalidArgs(w() + ": " + DescribeJson(op) +
                                  " is not a JSON Patch op {op, path, ...}");
     }
-    const std::string& name = op["op"].get_ref<const std::string&>();
-    if (!op.contains("path")) return Status::InvalidArgs(w + ".path: missing");
-    ONESTORE_RETURN_IF_ERROR(PointerTokens(op["path"], w + ".path", &path));
+    const std::string& name = name_of->get_ref<const std::string&>();
+    auto path_of = op.find("path");
+    if (path_of == op.end()) return Status::InvalidArgs(w() + ".path: missing");
+    ONESTORE_RETURN_IF_ERROR(PointerTokens(*path_of, w() + ".path", &path));
     const bool needs_value = name == "add" || name == "replace" || name == "test";
     const bool needs_from = name == "move" || name == "copy";
     if (!needs_value && !needs_from && name != "remove") {
       return Status::InvalidArgs(
-          w + ".op: \"" + name +
+          w() + ".op: \"" + name +
           "\" is not a JSON Patch op (add, remove, replace, move, copy, test)");
     }
-    if (needs_value && !op.contains("value")) return Status::InvalidArgs(w + ".value: missing");
+    auto value = op.find("value");
+    if (needs_value && value == op.end()) return Status::InvalidArgs(w() + ".value: missing");
+    auto from_of = op.find("from");
     if (needs_from) {
-      if (!op.contains("from")) return Status::InvalidArgs(w + ".from: missing");
-      ONESTORE_RETURN_IF_ERROR(PointerTokens(op["from"], w + ".from", &from));
+      if (from_of == op.end()) return Status::InvalidArgs(w() + ".from: missing");
+      ONESTORE_RETURN_IF_ERROR(PointerTokens(*from_of, w() + ".from", &from));
     }
-    const std::string shown = DescribeJson(op["path"]);
     auto fail = [&](const std::string& why) {
-      return Status::InvalidArgs(w + ": the patch does not apply: " + name + " at " + shown + " " +
-                                 why);
+      return Status::InvalidArgs(w() + ": the patch does not apply: " + name + " at " +
+                                 DescribeJson(*path_of) + " " + why);
     };
     if (name == "test") {
       const Json* target = Resolve(work, path, path.size());
       if (target == nullptr) return fail("(no such path)");
-      if (!SameJson(*target, op["value"])) {
+      if (!SameJson(*target, *value)) {
         return fail("failed: the value there is " + DescribeJson(*target) + ", not " +
-                    DescribeJson(op["value"]));
+                    DescribeJson(*value));
       }
-      continue;  // nothing to apply
-    }
-    if (name == "remove" || name == "replace") {
+    } else if (name == "replace") {
+      Json* target = Resolve(work, path, path.size());
+      if (target == nullptr) return fail("(no such path)");
+      *target = *value;
+    } else if (name == "remove") {
       if (Resolve(work, path, path.size()) == nullptr) return fail("(no such path)");
-      if (name == "remove" && path.empty()) return fail("(the whole document cannot be removed)");
+      if (path.empty()) return fail("(the whole document cannot be removed)");
+      RemoveAt(&work, path);
     } else if (name == "add") {
       if (!CanAdd(work, path)) return fail("(no such parent, or not an index of its array)");
+      AddAt(&work, path, *value);
     } else {  // move, copy
-      const Json* source = Resolve(work, from, from.size());
-      if (source == nullptr) return fail("(no such from " + DescribeJson(op["from"]) + ")");
-      if (name == "move") {
+      Json* source = Resolve(work, from, from.size());
+      if (source == nullptr) return fail("(no such from " + DescribeJson(*from_of) + ")");
+      if (name == "copy") {
+        if (!CanAdd(work, path)) return fail("(no such parent, or not an index of its array)");
+        AddAt(&work, path, *source);
+      } else {
         if (from.empty() || IsPrefix(from, path)) return fail("(a value cannot move into itself)");
         if (from == path) continue;
-        // After the remove, the add must apply.
-        Json value = *source;
+        // The add is checked once the value is removed (an index may shift),
+        // on a copy, so that a move that does not apply leaves `work` whole.
         Json removed = work;
-        removed.patch_inplace(Json::array({Json{{"op", "remove"}, {"path", op["from"]}}}));
+        Json moved = std::move(*Resolve(removed, from, from.size()));
+        RemoveAt(&removed, from);
         if (!CanAdd(removed, path)) return fail("(no such parent once the value is removed)");
-        removed.patch_inplace(
-            Json::array({Json{{"op", "add"}, {"path", op["path"]}, {"value", value}}}));
+        AddAt(&removed, path, std::move(moved));
         work = std::move(removed);
-        continue;
       }
-      if (!CanAdd(work, path)) return fail("(no such parent, or not an index of its array)");
     }
-    work.patch_inplace(Json::array({op}));
   }
   if (keep_on_failure) *doc = std::move(copy);
   return Status::OK();

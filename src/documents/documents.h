@@ -72,14 +72,15 @@ bool IsDocOpName(const std::string& name);
 // Parses a document op; `where` names it in errors (invalid/args).
 Status ParseDocOp(const Json& j, const std::string& where, DocOp* out);
 
-// Applies `patch` (RFC 6902) to `doc` with nlohmann's json::patch, one op at
-// a time. The wasm core has no C++ exceptions, so each op's preconditions
-// (its shape, its pointers, the target's existence, a test's equality) are
-// checked first and a patch that does not apply fails with invalid/args
-// naming the op, leaving `doc` as it was. With `keep_on_failure` false the
-// ops apply to `doc` itself, without the copy that keeps it whole: for a
-// caller that drops `doc` when the patch fails (a load replaying stored
-// deltas, a writer working on its own copy).
+// Applies `patch` (RFC 6902) to `doc`, one op at a time. The wasm core has
+// no C++ exceptions, so each op's preconditions (its shape, its pointers, the
+// target's existence, a test's equality) are checked first, and the op is
+// then applied at the value the check resolved (no JSON Pointer parsed
+// twice, no patch document built per op). A patch that does not apply fails
+// with invalid/args naming the op, leaving `doc` as it was. With
+// `keep_on_failure` false the ops apply to `doc` itself, without the copy
+// that keeps it whole: for a caller that drops `doc` when the patch fails (a
+// load replaying stored deltas, a writer working on its own copy).
 Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc,
                       bool keep_on_failure = true);
 

@@ -194,6 +194,46 @@ Status ParseJsonText(std::string_view text, const std::string& what, Json* out, 
   return Status::InvalidArgs(what + ": not valid JSON: " + shown);
 }
 
+void AppendJsonText(const Json& j, std::string* out) {
+  switch (j.type()) {
+    case Json::value_t::string:
+      AppendJsonString(j.get_ref<const std::string&>(), out);
+      return;
+    case Json::value_t::array: {
+      out->push_back('[');
+      bool first = true;
+      for (const Json& v : j.get_ref<const Json::array_t&>()) {
+        if (!first) out->push_back(',');
+        first = false;
+        AppendJsonText(v, out);
+      }
+      out->push_back(']');
+      return;
+    }
+    case Json::value_t::object: {
+      out->push_back('{');
+      bool first = true;
+      for (const auto& [k, v] : j.get_ref<const Json::object_t&>()) {
+        if (!first) out->push_back(',');
+        first = false;
+        AppendJsonString(k, out);
+        out->push_back(':');
+        AppendJsonText(v, out);
+      }
+      out->push_back('}');
+      return;
+    }
+    case Json::value_t::number_integer:
+      *out += std::to_string(j.get<int64_t>());
+      return;
+    case Json::value_t::number_unsigned:
+      *out += std::to_string(j.get<uint64_t>());
+      return;
+    default:  // null, bool, float (nlohmann's shortest round trip), binary
+      *out += j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+}
+
 int Utf8SequenceLength(const char* p, const char* end) {
   const unsigned char* s = reinterpret_cast<const unsigned char*>(p);
   const size_t left = static_cast<size_t>(end - p);

@@ -50,6 +50,13 @@ bool TryParseJsonText(std::string_view text, int max_depth, Json* out, bool* too
 bool TryParseJsonTextWithout(std::string_view text, std::string_view skip_member, int max_depth,
                              Json* out, bool* too_deep);
 
+// Appends `j` as compact JSON text, as j.dump() writes it except that a
+// string is written with AppendJsonString (eight bytes at a time where
+// nothing needs an escape; \b and \f as \u0008 and \u000c). Strings are
+// written as they are held: for values the core parsed (valid UTF-8), such
+// as a document's value on its way to JS.
+void AppendJsonText(const Json& j, std::string* out);
+
 // A depth limit for text the store wrote itself (records, stored defaults),
 // which Json::parse read without one.
 constexpr int kNoJsonDepthLimit = 1 << 30;

@@ -8,8 +8,11 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "commit/store.h"
 #include "sync/fingerprint.h"
@@ -109,6 +112,126 @@ TEST_P(Documents, EveryJsonPatchOpApplies) {
   EXPECT_EQ(
       Load(1)["value"],
       Json::parse(R"({"a":[9,2,3],"b":{"p":{"y":1,"z":[2]}},"d":"x","e":[9,2,3],"k/l":null})"));
+}
+
+// ApplyJsonPatch applies each op itself at the value its checks resolved.
+// Over many random documents and patches it agrees with nlohmann's
+// Json::patch, the reference it replaced: the same document where both
+// apply, and where nlohmann refuses, invalid/args with `doc` left whole. Two
+// differences are RFC 6902's, where nlohmann is lenient: an add whose parent
+// is missing fails here (nlohmann makes the parent), and so do a remove
+// below a number, string or bool (nlohmann does nothing) and a move into
+// the value's own child (nlohmann adds where the index now points). And a
+// move onto
+// itself leaves a member where it is here, while nlohmann's remove and add
+// put it last among its siblings: the same members, in another order.
+TEST(ApplyJsonPatch, AgreesWithNlohmannsPatchOnRandomDocumentsAndPatches) {
+  std::mt19937 rng(20261202);
+  auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  const std::vector<std::string> keys = {"a", "b", "c", "-", "k~l", "k/l", ""};
+  std::function<Json(int)> value = [&](int depth) -> Json {
+    switch (depth > 2 ? pick(3) : pick(5)) {
+      case 0: return Json(static_cast<int64_t>(pick(5)));
+      case 1: return Json(std::string(1, static_cast<char>('p' + pick(3))));
+      case 2: return Json(pick(2) == 0);
+      case 3: {
+        Json a = Json::array();
+        for (size_t i = pick(4); i > 0; --i) a.push_back(value(depth + 1));
+        return a;
+      }
+      default: {
+        Json o = Json::object();
+        for (size_t i = pick(4); i > 0; --i) o[keys[pick(keys.size())]] = value(depth + 1);
+        return o;
+      }
+    }
+  };
+  auto escape = [](const std::string& k) {
+    std::string t;
+    for (char c : k) t += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+    return t;
+  };
+  // Every pointer into `j`, and some that are not there.
+  std::function<void(const Json&, const std::string&, std::vector<std::string>*)> pointers =
+      [&](const Json& j, const std::string& at, std::vector<std::string>* out) {
+        out->push_back(at);
+        if (j.is_object()) {
+          for (auto it = j.begin(); it != j.end(); ++it) pointers(*it, at + "/" + escape(it.key()), out);
+          out->push_back(at + "/new");
+        } else if (j.is_array()) {
+          for (size_t i = 0; i < j.size(); ++i) pointers(j[i], at + "/" + std::to_string(i), out);
+          for (const char* t : {"/-", "/01", "/9"}) out->push_back(at + t);
+          out->push_back(at + "/" + std::to_string(j.size()));
+        }
+      };
+  const char* names[] = {"add", "remove", "replace", "move", "copy", "test"};
+  int applied = 0, refused = 0, lenient = 0;
+  for (int round = 0; round < 4000; ++round) {
+    const Json doc = pick(4) == 0 ? value(3) : [&] {
+      Json o = Json::object();
+      for (const char* k : {"a", "b", "c"}) o[k] = value(1);
+      return o;
+    }();
+    std::vector<std::string> ptrs;
+    pointers(doc, "", &ptrs);
+    ptrs.push_back("/missing/child");
+    Json patch = Json::array();
+    for (size_t n = 1 + pick(3); n > 0; --n) {
+      const std::string name = names[pick(6)];
+      Json op = {{"op", name}, {"path", ptrs[pick(ptrs.size())]}};
+      if (name == "move" || name == "copy") op["from"] = ptrs[pick(ptrs.size())];
+      if (name == "add" || name == "replace" || name == "test") {
+        const Json* here = nullptr;
+        if (name == "test" && pick(2) == 0) {
+          try {
+            here = &doc.at(Json::json_pointer(op["path"].get<std::string>()));
+          } catch (const Json::exception&) {
+          }
+        }
+        op["value"] = here ? *here : value(2);
+      }
+      patch.push_back(op);
+    }
+    Json expected;
+    bool reference_applies = true;
+    try {
+      expected = doc.patch(patch);
+    } catch (const Json::exception&) {
+      reference_applies = false;
+    }
+    Json ours = doc;
+    const Status st = ApplyJsonPatch(patch, "p", &ours);
+    SCOPED_TRACE(doc.dump() + " patched with " + patch.dump() + ": " + st.message());
+    if (st.ok()) {
+      ASSERT_TRUE(reference_applies);
+      bool onto_itself = false;
+      for (const Json& op : patch) onto_itself |= op["op"] == "move" && op["from"] == op["path"];
+      if (onto_itself) {
+        ASSERT_EQ(nlohmann::json::parse(ours.dump()), nlohmann::json::parse(expected.dump()));
+      } else {
+        ASSERT_EQ(ours, expected);
+      }
+      ++applied;
+    } else {
+      ASSERT_EQ(st.code(), Code::kInvalidArgs);
+      ASSERT_EQ(ours, doc);
+      if (reference_applies) {
+        const bool lenient_add = st.message().find("(no such parent") != std::string::npos;
+        const bool lenient_remove = st.message().find(": remove at ") != std::string::npos &&
+                                    st.message().find("(no such path)") != std::string::npos;
+        const bool lenient_move = st.message().find("(a value cannot move into itself)") !=
+                                  std::string::npos;
+        ASSERT_TRUE(lenient_add || lenient_remove || lenient_move);
+        ++lenient;
+      } else {
+        ++refused;
+      }
+    }
+  }
+  // The rounds reach all three outcomes, not only one.
+  EXPECT_GT(applied, 400);
+  EXPECT_GT(refused, 400);
+  EXPECT_GT(lenient, 0);
 }
 
 TEST_P(Documents, APatchThatDoesNotApplyFailsTheCommitAndChangesNothing) {

@@ -31,6 +31,41 @@ TEST(JsonTextTest, ReadsJsonAsNlohmannDoes) {
   EXPECT_EQ(j, Json(7));
 }
 
+// AppendJsonText writes what dump() writes, but for \b and \f, which it
+// writes as \u0008 and \u000c; either way the text reads back as the value.
+TEST(JsonTextTest, AppendJsonTextWritesWhatDumpWritesAndReadsBackAsTheValue) {
+  const std::string text =
+      R"({"a":[1,-2,1.5,-0.0,1e+300,"x",true,false,null,{},[]],"b":18446744073709551615,)"
+      R"("c":-9223372036854775808,"long string past eight bytes":"quote \" backslash \\ )"
+      R"(newline \n tab \t ctl \u0001 \u001f del \u007f é 😀 end","":{"nested":[[[]],{"k":"v"}]},)"
+      R"("z":"","after":2.5e-7})";
+  Json j;
+  ASSERT_TRUE(ParseJsonText(text, "t", &j).ok());
+  std::string out = "prefix:";
+  AppendJsonText(j, &out);
+  EXPECT_EQ(out, "prefix:" + j.dump());
+  Json back;
+  ASSERT_TRUE(ParseJsonText(out.substr(7), "t", &back).ok());
+  EXPECT_EQ(back, j);
+
+  for (const char* one : {"\"\"", "0", "-1", "0.1", "true", "null", "[]", "{}", "\"abcdefgh\""}) {
+    ASSERT_TRUE(ParseJsonText(one, "t", &j).ok());
+    std::string s;
+    AppendJsonText(j, &s);
+    EXPECT_EQ(s, j.dump()) << one;
+  }
+  ASSERT_TRUE(ParseJsonText(R"(["\b\f"])", "t", &j).ok());
+  out.clear();
+  AppendJsonText(j, &out);
+  EXPECT_EQ(out, R"(["\u0008\u000c"])");
+  ASSERT_TRUE(ParseJsonText(out, "t", &back).ok());
+  EXPECT_EQ(back, j);
+  // NaN and the infinities are not JSON: null, as dump() writes them.
+  out.clear();
+  AppendJsonText(Json::array({std::nan(""), std::numeric_limits<double>::infinity()}), &out);
+  EXPECT_EQ(out, "[null,null]");
+}
+
 TEST(JsonTextTest, MalformedTextIsInvalidArgsNamingWhatAndTheText) {
   Json j;
   Status s = ParseJsonText("[1,2", "ops", &j);
