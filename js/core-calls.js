@@ -50,17 +50,6 @@ export function withRawCalls(mod, core) {
   const { commitAs, txCommitAs } = core;  // embind's, on the prototype
   const free = core.delete;
   let live = true;
-  const commitIn = (tx, ops, owner, at) => {
-    if (!live || !(ops instanceof Uint8Array)) return tx ? txCommitAs.call(core, tx, ops, owner, at) : commitAs.call(core, ops, owner, at);
-    const at0 = room(address, ops.length);
-    mod.HEAPU8.set(ops, at0);  // the heap as it is after room() (it may have grown)
-    return commitRoom(address, tx, owner, at);
-  };
-  // get(): the table's name and the key's JSON written into the room when
-  // both are ASCII (a key's JSON almost always is: JSON.stringify escapes
-  // lone surrogates), the answer read back from it (its length, then its
-  // UTF-8); other text goes through embind's get.
-  const { get } = core;
   const ascii = (s, h, at) => {
     for (let i = 0; i < s.length; i++) {
       const c = s.charCodeAt(i);
@@ -69,6 +58,28 @@ export function withRawCalls(mod, core) {
     }
     return true;
   };
+  // A binary batch, or wire JSON text that is ASCII (a replayed commit's,
+  // store.commit's), is written into the room; other text goes through
+  // embind's methods.
+  const commitIn = (tx, ops, owner, at) => {
+    if (live) {
+      if (ops instanceof Uint8Array) {
+        const at0 = room(address, ops.length);
+        mod.HEAPU8.set(ops, at0);  // the heap as it is after room() (it may have grown)
+        return commitRoom(address, tx, owner, at);
+      }
+      if (typeof ops === "string") {
+        const at0 = room(address, ops.length);
+        if (ascii(ops, mod.HEAPU8, at0)) return commitRoom(address, tx, owner, at);
+      }
+    }
+    return tx ? txCommitAs.call(core, tx, ops, owner, at) : commitAs.call(core, ops, owner, at);
+  };
+  // get(): the table's name and the key's JSON written into the room when
+  // both are ASCII (a key's JSON almost always is: JSON.stringify escapes
+  // lone surrogates), the answer read back from it (its length, then its
+  // UTF-8); other text goes through embind's get.
+  const { get } = core;
   core.get = (table, key) => {
     if (live) {
       const at0 = room(address, table.length + key.length);

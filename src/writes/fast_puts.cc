@@ -3,7 +3,8 @@
 // A bulk transaction is mostly puts, and a DOM parse of its ops text (every
 // value a node, then converted into a Row) was over a third of its commit.
 // This reader goes from the text straight into Rows, for the exact shape the
-// JS package writes: [{"op":"put","table":t,"row":{...}},...]. It takes a
+// JS package writes: [{"op":"put","table":t,"row":{...}},...], and updates
+// and deletes by key in a record's shape among them (ReadKeyOp). It takes a
 // batch only when it can give exactly the Values the DOM path would give; on
 // anything else (another op, an escape it does not decode, a fraction in an
 // int column, an unknown column, bad JSON...) it declines and the caller
@@ -410,6 +411,8 @@ bool MemberName(Reader* r, const char* want) {
   return r->RawString(&k) && k == want && r->Eat(':');
 }
 
+bool ReadKeyOp(Reader* r, TableResolver* tables, Op* op);  // below
+
 }  // namespace
 
 bool ParsePutsFast(std::string_view text, TableResolver* tables, std::vector<Op>* out) {
@@ -420,9 +423,23 @@ bool ParsePutsFast(std::string_view text, TableResolver* tables, std::vector<Op>
   std::shared_ptr<const TableSchema> last;
   if (!r.Eat(']')) {
     for (;;) {
+      r.Ws();
+      const char* start = r.pos();
       std::string_view v;
-      if (!r.Eat('{') || !MemberName(&r, "op") || !r.RawString(&v) || v != "put" || !r.Eat(',') ||
-          !MemberName(&r, "table") || !r.RawString(&v) || !r.Eat(',') || !MemberName(&r, "row")) {
+      if (!r.Eat('{') || !MemberName(&r, "op") || !r.RawString(&v)) return false;
+      if (v != "put") {
+        // An update or a delete by key, in the shape a record has it (a
+        // replayed commit's, or store.commit's).
+        r.Reset(start);
+        Op op;
+        if (!ReadKeyOp(&r, tables, &op)) return false;
+        ops.push_back(std::move(op));
+        if (r.Eat(',')) continue;
+        if (r.Eat(']')) break;
+        return false;
+      }
+      if (!r.Eat(',') || !MemberName(&r, "table") || !r.RawString(&v) || !r.Eat(',') ||
+          !MemberName(&r, "row")) {
         return false;
       }
       if (!last || v != last_name) {

@@ -159,8 +159,11 @@ Status ParseOps(const Json& j, TableResolver* tables, std::vector<Op>* out);
 bool ReadRecordInt(const Json& j, int64_t* out);
 
 // The fast path of a batch of puts (writes/fast_puts.cc): reads `text`
-// ([{"op":"put","table":t,"row":{...}},...], as the JS package writes it)
-// straight into ops, appended to `out`, and returns true; or returns false,
+// ([{"op":"put","table":t,"row":{...}},...], as the JS package writes it;
+// updates and deletes by key may be among the puts, in the shape a record
+// has them: {"op":"update","table":t,"key":[...],"set":{column:{"value":v}}},
+// {"op":"delete","table":t,"key":[...]}) straight into ops, appended to
+// `out`, and returns true; or returns false,
 // `out` unchanged, on anything it does not take (another op, an escape it
 // does not decode, a value the DOM path would refuse or read differently).
 // Then the caller parses the text into a Json and calls ParseOps, which

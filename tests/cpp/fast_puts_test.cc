@@ -2,8 +2,9 @@
 // path (Json::parse + ParseOps): whatever it takes, it must give exactly the
 // ops the DOM path gives (the same Values, the same record text); what it
 // must take (the shapes the JS package writes) it takes; and what it cannot
-// give identically (escapes it does not decode, refused values, other ops)
-// it declines, leaving its output untouched.
+// give identically (escapes it does not decode, refused values, other ops,
+// an update or delete not by key or not in a record's shape) it declines,
+// leaving its output untouched.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -104,6 +105,23 @@ TEST_F(FastPutsTest, TakesWhatTheJsPackageWritesAndGivesTheDomPathsOps) {
   EXPECT_TRUE(Agree(" [ " + Put(rows[0]) + " , " + Put(rows[1]) + " ] "));
 }
 
+// A replayed commit (store.commit of a record's ops) has updates and deletes
+// by key among its puts, in the shape a record writes them.
+TEST_F(FastPutsTest, TakesUpdatesAndDeletesByKeyAmongThePutsAsTheDomPathReadsThem) {
+  const std::string del = R"({"op":"delete","table":"t/edits","key":["a"]})";
+  const std::string upd =
+      R"({"op":"update","table":"t/edits","key":["e1"],"set":{"at":{"value":-3},)"
+      R"("path":{"value":"b/\"q\"é"},"score":{"value":null},"meta":{"value":{"n":[1,2]}}}})";
+  for (const std::string& t :
+       {"[" + del + "]", "[" + upd + "]",
+        "[" + Put(R"({"id":"e1","path":"p","entry":1})") + "," + upd + "," + del + "," +
+            Put(R"({"id":"a","path":"p","entry":2})") + "]",
+        std::string(R"([{"op":"update","table":"t/edits","key":["é"],"set":{"done":{"value":true}}}])"),
+        " [ " + del + " , " + del + " ] "}) {
+    EXPECT_TRUE(Agree(t)) << t;
+  }
+}
+
 TEST_F(FastPutsTest, DeclinesWhatItCannotGiveIdentically) {
   const std::vector<std::string> texts = {
       "[" + Put(R"({"id":"\u0041","path":"p","entry":1})") + "]",        // \u escape
@@ -130,9 +148,22 @@ TEST_F(FastPutsTest, DeclinesWhatItCannotGiveIdentically) {
       R"([{"op":"put","table":"t/nope","row":{"id":"a"}}])",             // unknown table
       R"([{"table":"t/edits","op":"put","row":{"id":"a","path":"p","entry":1}}])",  // key order
       R"([{"op":"put","table":"t/edits","row":{"id":"a","path":"p","entry":1},"x":1}])",
-      R"([{"op":"delete","table":"t/edits","key":["a"]}])",              // another op
+      R"([{"op":"table","table":"t/more","columns":{"id":{"type":"str"}},"key":["id"]}])",
       "[" + Put(R"({"id":"a","path":"p","entry":1})") +
-          R"(,{"op":"delete","table":"t/edits","key":["a"]}])",
+          R"(,{"op":"update","table":"t/edits","where":{"eq":["path","p"]},"set":{"entry":{"value":2}}}])",
+      R"([{"op":"update","table":"t/edits","key":["a"],"set":{"id":{"value":"b"}}}])",  // a key column
+      R"([{"op":"update","table":"t/edits","key":["a"],"set":{"nope":{"value":1}}}])",  // unknown
+      R"([{"op":"update","table":"t/edits","key":["a"],"set":{"path":{"value":null}}}])",  // null
+      R"([{"op":"update","table":"t/edits","key":["a"],"set":{"entry":{"value":1},"entry":{"value":2}}}])",
+      R"([{"op":"update","table":"t/edits","key":["a"],"set":{"entry":{"add":1}}}])",  // an expression
+      R"([{"op":"update","table":"t/edits","key":["a"],"set":{"entry":{"value":1}},"count":1}])",
+      R"([{"op":"update","table":"t/edits","key":["a"]}])",              // no set
+      R"([{"op":"delete","table":"t/edits","key":["a","b"]}])",          // the key's arity
+      R"([{"op":"delete","table":"t/edits","key":[1]}])",                // the key's type
+      R"([{"op":"delete","table":"t/edits","key":[null]}])",
+      R"([{"op":"delete","table":"t/nope","key":["a"]}])",
+      R"([{"op":"delete","table":"_documents","key":[1]}])",             // the store's own
+      R"([{"op":"delete","key":["a"],"table":"t/edits"}])",              // key order
       R"({"op":"put"})",
   };
   for (const std::string& t : texts) EXPECT_FALSE(Agree(t)) << t;

@@ -153,16 +153,29 @@ test("the core's numeric commit refuses an owner number it did not give and a ti
   }
 });
 
-test("the raw commit (Core.address, onestore_ops_room, onestore_commit_room) commits a binary batch as commitAs does; text ops, a closed core and a deleted one answer as embind's commitAs", async () => {
-  const mod = await nodeRuntime.load();
-  assert.equal(typeof mod._onestore_ops_room, "function");
-  assert.equal(typeof mod._onestore_commit_room, "function");
-  const core = withRawCalls(mod, new mod.Core());
+test("the raw commit (Core.address, onestore_ops_room, onestore_commit_room) commits a binary batch and ASCII text ops as commitAs does; text that is not ASCII goes through embind's commitAs; a closed core and a deleted one answer as embind's commitAs", async () => {
+  const loaded = await nodeRuntime.load();
+  assert.equal(typeof loaded._onestore_ops_room, "function");
+  assert.equal(typeof loaded._onestore_commit_room, "function");
+  let raw = 0;
+  // The module as withRawCalls sees it, counting the raw commits.
+  const mod = new Proxy(loaded, {
+    get(target, prop) {
+      const v = target[prop];
+      if (prop !== "_onestore_commit_room") return v;
+      return (...args) => {
+        raw++;
+        return v(...args);
+      };
+    },
+  });
+  const core = withRawCalls(mod, new loaded.Core());
   assert.equal(typeof core.address(), "number");
   core.open('{"backend":"memory"}');
   const a = core.ownerId("a");
   const table = '[{"op":"table","table":"t/t","version":1,"columns":{"id":{"type":"str"},"n":{"type":"int"}},"key":["id"]}]';
-  assert.equal(core.commitAs(table, a, 1000), 1);  // text: embind's method
+  assert.equal(core.commitAs(table, a, 1000), 1);  // ASCII text: the room
+  assert.equal(raw, 1);
   const ops = new OpsBuffer();
   // A batch over the room's 64 KiB (given back after its commit), then small ones.
   for (let i = 0; i < 3000; i++) assert.ok(ops.putValues("t/t", ["id", "n"], [`k${i}`.padEnd(40, "x"), i]));
@@ -175,11 +188,32 @@ test("the raw commit (Core.address, onestore_ops_room, onestore_commit_room) com
     assert.equal(core.commitAs(ops.batch(), a, 1000 + s), s);
     assert.deepEqual(JSON.parse(core.lastOps()), [{ op: "put", table: "t/t", row: { id: `s${s}`, n: s } }]);
   }
+  assert.equal(raw, 5);
   const tx = core.txOpen();
   ops.empty();
   ops.putValues("t/t", ["id", "n"], ["in-tx", 7]);
   assert.equal(core.txCommitAs(tx, ops.batch(), a, 2000), 6);
   assert.deepEqual(JSON.parse(core.get("t/t", '["in-tx"]')), ["in-tx", 7]);
+  // Text ops: ASCII through the room (a put, an update and a delete by key,
+  // in a transaction and not), the rest through embind's commitAs.
+  const text = [
+    ['[{"op":"put","table":"t/t","row":{"id":"txt","n":1}},{"op":"update","table":"t/t","key":["s3"],"set":{"n":{"value":30}}},{"op":"delete","table":"t/t","key":["s4"]}]', 1],
+    ['[{"op":"put","table":"t/t","row":{"id":"clé","n":2}}]', 0],
+  ];
+  let seq = 6;
+  for (const [t, rawCalls] of text) {
+    const before = raw;
+    const tx2 = core.txOpen();
+    assert.equal(core.txCommitAs(tx2, t, a, 2100), ++seq);
+    assert.equal(core.commitAs(t.replace(/"n":(\d)/, '"n":$1$1'), a, 2200), ++seq);
+    assert.equal(raw - before, 2 * rawCalls, t);
+  }
+  assert.deepEqual(JSON.parse(core.get("t/t", '["txt"]')), ["txt", 11]);
+  assert.deepEqual(JSON.parse(core.get("t/t", '["clé"]')), ["clé", 22]);
+  assert.deepEqual(JSON.parse(core.get("t/t", '["s3"]')), ["s3", 30]);
+  assert.equal(core.get("t/t", '["s4"]'), "null");
+  assert.equal(core.commitAs('[{"op":"put","table":"t/t","row":{"id":"bad","n":"no"}}]', a, 2300), 0);
+  assert.match(core.lastError(), /^!invalid\/args .*"no"/);
   assert.deepEqual(JSON.parse(core.get("t/t", `["${"k2999".padEnd(40, "x")}"]`)), ["k2999".padEnd(40, "x"), 2999]);
   // A bad batch fails inside the core, as embind's commitAs fails.
   assert.equal(core.commitAs(Uint8Array.of(1, 2, 3), a, 3000), 0);
