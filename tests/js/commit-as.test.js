@@ -153,29 +153,35 @@ test("the core's numeric commit refuses an owner number it did not give and a ti
   }
 });
 
-test("the raw commit (Core.address, onestore_ops_room, onestore_commit_room) commits a binary batch and ASCII text ops as commitAs does; text that is not ASCII goes through embind's commitAs; a closed core and a deleted one answer as embind's commitAs", async () => {
-  const loaded = await nodeRuntime.load();
-  assert.equal(typeof loaded._onestore_ops_room, "function");
-  assert.equal(typeof loaded._onestore_commit_room, "function");
-  let raw = 0;
-  // The module as withRawCalls sees it, counting the raw commits.
-  const mod = new Proxy(loaded, {
+// The module as withRawCalls sees it, with the export `name` counting its
+// calls (counted.calls).
+function counting(loaded, name) {
+  const counted = { calls: 0 };
+  counted.mod = new Proxy(loaded, {
     get(target, prop) {
       const v = target[prop];
-      if (prop !== "_onestore_commit_room") return v;
+      if (prop !== name) return v;
       return (...args) => {
-        raw++;
+        counted.calls++;
         return v(...args);
       };
     },
   });
-  const core = withRawCalls(mod, new loaded.Core());
+  return counted;
+}
+
+test("the raw commit (Core.address, onestore_ops_room, onestore_commit_room) commits a binary batch and ASCII text ops as commitAs does; text that is not ASCII goes through embind's commitAs; a closed core and a deleted one answer as embind's commitAs", async () => {
+  const loaded = await nodeRuntime.load();
+  assert.equal(typeof loaded._onestore_ops_room, "function");
+  assert.equal(typeof loaded._onestore_commit_room, "function");
+  const counted = counting(loaded, "_onestore_commit_room");
+  const core = withRawCalls(counted.mod, new loaded.Core());
   assert.equal(typeof core.address(), "number");
   core.open('{"backend":"memory"}');
   const a = core.ownerId("a");
   const table = '[{"op":"table","table":"t/t","version":1,"columns":{"id":{"type":"str"},"n":{"type":"int"}},"key":["id"]}]';
   assert.equal(core.commitAs(table, a, 1000), 1);  // ASCII text: the room
-  assert.equal(raw, 1);
+  assert.equal(counted.calls, 1);
   const ops = new OpsBuffer();
   // A batch over the room's 64 KiB (given back after its commit), then small ones.
   for (let i = 0; i < 3000; i++) assert.ok(ops.putValues("t/t", ["id", "n"], [`k${i}`.padEnd(40, "x"), i]));
@@ -188,7 +194,7 @@ test("the raw commit (Core.address, onestore_ops_room, onestore_commit_room) com
     assert.equal(core.commitAs(ops.batch(), a, 1000 + s), s);
     assert.deepEqual(JSON.parse(core.lastOps()), [{ op: "put", table: "t/t", row: { id: `s${s}`, n: s } }]);
   }
-  assert.equal(raw, 5);
+  assert.equal(counted.calls, 5);
   const tx = core.txOpen();
   ops.empty();
   ops.putValues("t/t", ["id", "n"], ["in-tx", 7]);
@@ -202,11 +208,11 @@ test("the raw commit (Core.address, onestore_ops_room, onestore_commit_room) com
   ];
   let seq = 6;
   for (const [t, rawCalls] of text) {
-    const before = raw;
+    const before = counted.calls;
     const tx2 = core.txOpen();
     assert.equal(core.txCommitAs(tx2, t, a, 2100), ++seq);
     assert.equal(core.commitAs(t.replace(/"n":(\d)/, '"n":$1$1'), a, 2200), ++seq);
-    assert.equal(raw - before, 2 * rawCalls, t);
+    assert.equal(counted.calls - before, 2 * rawCalls, t);
   }
   assert.deepEqual(JSON.parse(core.get("t/t", '["txt"]')), ["txt", 11]);
   assert.deepEqual(JSON.parse(core.get("t/t", '["clé"]')), ["clé", 22]);
@@ -222,24 +228,16 @@ test("the raw commit (Core.address, onestore_ops_room, onestore_commit_room) com
   assert.equal(core.commitAs(ops.batch(), a, 3001), 0);
   assert.match(core.lastError(), /^!closed/);
   core.delete();
+  const before = counted.calls;
   assert.throws(() => core.commitAs(ops.batch(), a, 3002), /deleted/);
+  assert.throws(() => core.commitAs(table, a, 3003), /deleted/);
+  assert.equal(counted.calls, before);
 });
 
 test("the raw get (onestore_get_room) answers as embind's get: rows of any size and text, a missing key, an unknown table, a closed core; text that is not ASCII goes through embind's get", async () => {
   const loaded = await nodeRuntime.load();
-  let raw = 0;
-  // The module as withRawCalls sees it, counting the raw gets.
-  const mod = new Proxy(loaded, {
-    get(target, prop) {
-      const v = target[prop];
-      if (prop !== "_onestore_get_room") return v;
-      return (...args) => {
-        raw++;
-        return v(...args);
-      };
-    },
-  });
-  const core = withRawCalls(mod, new loaded.Core());
+  const counted = counting(loaded, "_onestore_get_room");
+  const core = withRawCalls(counted.mod, new loaded.Core());
   const embindGet = (table, key) => loaded.Core.prototype.get.call(core, table, key);
   core.open('{"backend":"memory"}');
   const a = core.ownerId("a");
@@ -257,9 +255,9 @@ test("the raw get (onestore_get_room) answers as embind's get: rows of any size 
     ["t/t", '["none"]', null, 1],
   ];
   for (const [t, key, row, rawCalls] of cases) {
-    const before = raw;
+    const before = counted.calls;
     const answer = core.get(t, key);
-    assert.equal(raw - before, rawCalls, key);
+    assert.equal(counted.calls - before, rawCalls, key);
     assert.equal(answer, embindGet(t, key), key);
     assert.deepEqual(JSON.parse(answer), row, key);
   }
@@ -271,7 +269,7 @@ test("the raw get (onestore_get_room) answers as embind's get: rows of any size 
   core.close();
   assert.match(core.get("t/t", '["plain"]'), /^!closed/);
   core.delete();
-  const before = raw;
+  const before = counted.calls;
   assert.throws(() => core.get("t/t", '["plain"]'), /deleted/);
-  assert.equal(raw, before);
+  assert.equal(counted.calls, before);
 });
