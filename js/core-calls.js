@@ -62,16 +62,12 @@ export function withRawCalls(mod, core) {
   // store.commit's), is written into the room; other text goes through
   // embind's methods.
   const commitIn = (tx, ops, owner, at) => {
-    if (live) {
-      if (ops instanceof Uint8Array) {
-        const at0 = room(address, ops.length);
-        mod.HEAPU8.set(ops, at0);  // the heap as it is after room() (it may have grown)
-        return commitRoom(address, tx, owner, at);
-      }
-      if (typeof ops === "string") {
-        const at0 = room(address, ops.length);
-        if (ascii(ops, mod.HEAPU8, at0)) return commitRoom(address, tx, owner, at);
-      }
+    const text = typeof ops === "string";
+    if (live && (text || ops instanceof Uint8Array)) {
+      const at0 = room(address, ops.length);
+      const h = mod.HEAPU8;  // the heap as it is after room() (it may have grown)
+      if (!text) h.set(ops, at0);
+      if (!text || ascii(ops, h, at0)) return commitRoom(address, tx, owner, at);
     }
     return tx ? txCommitAs.call(core, tx, ops, owner, at) : commitAs.call(core, ops, owner, at);
   };

@@ -411,7 +411,100 @@ bool MemberName(Reader* r, const char* want) {
   return r->RawString(&k) && k == want && r->Eat(':');
 }
 
-bool ReadKeyOp(Reader* r, TableResolver* tables, Op* op);  // below
+// An update or a delete by key as the store writes it in a record
+// (Op::AppendJson): {"op":"update"|"delete","table":t,"key":[...]} and, for
+// an update, "set":{column:{"value":v},...}; key columns str or int, no
+// count. The same op as ParseOp gives, or false (nothing to say: the DOM
+// path reads it).
+bool ReadKeyOp(Reader* r, TableResolver* tables, Op* op) {
+  std::string_view v, name;
+  if (!r->Eat('{') || !MemberName(r, "op") || !r->RawString(&v) ||
+      (v != "update" && v != "delete") || !r->Eat(',') || !MemberName(r, "table") ||
+      !r->RawString(&name) || name.empty() || name[0] == '_' || !r->Eat(',') ||
+      !MemberName(r, "key") || !r->Eat('[')) {
+    return false;
+  }
+  const bool update = v == "update";
+  std::shared_ptr<const TableSchema> t;
+  if (!tables->Lookup(name, std::string(), &t).ok()) return false;
+  Key key;
+  for (size_t i = 0; i < t->key.size(); ++i) {
+    const Column& c = t->columns[t->key[i]];
+    if ((i > 0 && !r->Eat(',')) || (c.type != Type::kStr && c.type != Type::kInt)) return false;
+    Value k;
+    if (r->Peek() == 'n' || !ReadCell(r, c, &k)) return false;
+    key.push_back(std::move(k));
+  }
+  if (!r->Eat(']')) return false;
+  std::vector<SetItem> set;
+  if (update) {
+    if (t->columns.size() > 64 || !r->Eat(',') || !MemberName(r, "set") || !r->Eat('{')) return false;
+    uint64_t seen = 0;
+    for (;;) {
+      std::string_view col;
+      if (!r->RawString(&col) || !r->Eat(':')) return false;
+      const int i = t->ColumnIndex(col);
+      if (i < 0 || (seen >> i) & 1) return false;
+      seen |= uint64_t{1} << i;
+      for (int k : t->key) {
+        if (k == i) return false;
+      }
+      const Column& c = t->columns[i];
+      SetItem item;
+      item.column = i;
+      item.expr.op = ExprOp::kValue;
+      item.expr.type = c.type;
+      if (!r->Eat('{') || !MemberName(r, "value")) return false;
+      if (r->Peek() == 'n') {
+        if (!c.optional || !r->Literal("null")) return false;
+      } else if (!ReadCell(r, c, &item.expr.value)) {
+        return false;
+      }
+      if (!r->Eat('}')) return false;
+      set.push_back(std::move(item));
+      if (r->Eat(',')) continue;
+      if (r->Eat('}')) break;
+      return false;
+    }
+  }
+  if (!r->Eat('}')) return false;
+  op->kind = update ? OpKind::kUpdate : OpKind::kDelete;
+  op->table = std::move(t);
+  op->key = std::move(key);
+  op->set = std::move(set);
+  return true;
+}
+
+// One op read straight into `op`: a put (its row; `last` and `last_name`
+// keep the table of the previous put) or an update or a delete by key
+// (ReadKeyOp). False on anything else, the reader then anywhere in the op.
+// The store's own tables (_documents, _deltas) are left to the DOM path,
+// which refuses them outside document ops (writes.cc).
+bool ReadFastOp(Reader* r, TableResolver* tables, std::string_view* last_name,
+                std::shared_ptr<const TableSchema>* last, Op* op) {
+  r->Ws();
+  const char* start = r->pos();
+  std::string_view v;
+  if (!r->Eat('{') || !MemberName(r, "op") || !r->RawString(&v)) return false;
+  if (v != "put") {
+    r->Reset(start);
+    return ReadKeyOp(r, tables, op);
+  }
+  if (!r->Eat(',') || !MemberName(r, "table") || !r->RawString(&v) || !r->Eat(',') ||
+      !MemberName(r, "row")) {
+    return false;
+  }
+  if (!*last || v != *last_name) {
+    if (v.empty() || v[0] == '_') return false;
+    std::shared_ptr<const TableSchema> t;
+    if (!tables->Lookup(v, std::string(), &t).ok()) return false;
+    *last = std::move(t);
+    *last_name = v;
+  }
+  op->kind = OpKind::kPut;
+  op->table = *last;
+  return ReadRow(r, **last, &op->row) && r->Eat('}');
+}
 
 }  // namespace
 
@@ -423,38 +516,8 @@ bool ParsePutsFast(std::string_view text, TableResolver* tables, std::vector<Op>
   std::shared_ptr<const TableSchema> last;
   if (!r.Eat(']')) {
     for (;;) {
-      r.Ws();
-      const char* start = r.pos();
-      std::string_view v;
-      if (!r.Eat('{') || !MemberName(&r, "op") || !r.RawString(&v)) return false;
-      if (v != "put") {
-        // An update or a delete by key, in the shape a record has it (a
-        // replayed commit's, or store.commit's).
-        r.Reset(start);
-        Op op;
-        if (!ReadKeyOp(&r, tables, &op)) return false;
-        ops.push_back(std::move(op));
-        if (r.Eat(',')) continue;
-        if (r.Eat(']')) break;
-        return false;
-      }
-      if (!r.Eat(',') || !MemberName(&r, "table") || !r.RawString(&v) || !r.Eat(',') ||
-          !MemberName(&r, "row")) {
-        return false;
-      }
-      if (!last || v != last_name) {
-        // The store's own tables (_documents, _deltas) are left to the DOM
-        // path, which refuses them outside document ops (writes.cc).
-        if (v.empty() || v[0] == '_') return false;
-        std::shared_ptr<const TableSchema> t;
-        if (!tables->Lookup(v, std::string(), &t).ok()) return false;
-        last = std::move(t);
-        last_name = v;
-      }
       Op op;
-      op.kind = OpKind::kPut;
-      op.table = last;
-      if (!ReadRow(&r, *last, &op.row) || !r.Eat('}')) return false;
+      if (!ReadFastOp(&r, tables, &last_name, &last, &op)) return false;
       ops.push_back(std::move(op));
       if (r.Eat(',')) continue;
       if (r.Eat(']')) break;
@@ -836,101 +899,14 @@ bool ReadRecordInt(const Json& j, int64_t* out) {
 
 namespace {
 
-// An update or a delete by key as the store writes it in a record
-// (Op::AppendJson): {"op":"update"|"delete","table":t,"key":[...]} and, for
-// an update, "set":{column:{"value":v},...}; key columns str or int, no
-// count. The same op as ParseOp gives, or false (nothing to say: the DOM
-// path reads it).
-bool ReadKeyOp(Reader* r, TableResolver* tables, Op* op) {
-  std::string_view v, name;
-  if (!r->Eat('{') || !MemberName(r, "op") || !r->RawString(&v) ||
-      (v != "update" && v != "delete") || !r->Eat(',') || !MemberName(r, "table") ||
-      !r->RawString(&name) || name.empty() || name[0] == '_' || !r->Eat(',') ||
-      !MemberName(r, "key") || !r->Eat('[')) {
-    return false;
-  }
-  const bool update = v == "update";
-  std::shared_ptr<const TableSchema> t;
-  if (!tables->Lookup(name, std::string(), &t).ok()) return false;
-  Key key;
-  for (size_t i = 0; i < t->key.size(); ++i) {
-    const Column& c = t->columns[t->key[i]];
-    if ((i > 0 && !r->Eat(',')) || (c.type != Type::kStr && c.type != Type::kInt)) return false;
-    Value k;
-    if (r->Peek() == 'n' || !ReadCell(r, c, &k)) return false;
-    key.push_back(std::move(k));
-  }
-  if (!r->Eat(']')) return false;
-  std::vector<SetItem> set;
-  if (update) {
-    if (t->columns.size() > 64 || !r->Eat(',') || !MemberName(r, "set") || !r->Eat('{')) return false;
-    uint64_t seen = 0;
-    for (;;) {
-      std::string_view col;
-      if (!r->RawString(&col) || !r->Eat(':')) return false;
-      const int i = t->ColumnIndex(col);
-      if (i < 0 || (seen >> i) & 1) return false;
-      seen |= uint64_t{1} << i;
-      for (int k : t->key) {
-        if (k == i) return false;
-      }
-      const Column& c = t->columns[i];
-      SetItem item;
-      item.column = i;
-      item.expr.op = ExprOp::kValue;
-      item.expr.type = c.type;
-      if (!r->Eat('{') || !MemberName(r, "value")) return false;
-      if (r->Peek() == 'n') {
-        if (!c.optional || !r->Literal("null")) return false;
-      } else if (!ReadCell(r, c, &item.expr.value)) {
-        return false;
-      }
-      if (!r->Eat('}')) return false;
-      set.push_back(std::move(item));
-      if (r->Eat(',')) continue;
-      if (r->Eat('}')) break;
-      return false;
-    }
-  }
-  if (!r->Eat('}')) return false;
-  op->kind = update ? OpKind::kUpdate : OpKind::kDelete;
-  op->table = std::move(t);
-  op->key = std::move(key);
-  op->set = std::move(set);
-  return true;
-}
-
-// One op of a record: a put read straight into its row, or any other op (or
-// a put this reader does not take) parsed alone with the DOM as the batch's
+// One op of a record: a put, update or delete ReadFastOp takes, or any other
+// op (or one it does not take) parsed alone with the DOM as the batch's
 // DOM would parse it in place (DomOp's depth).
 bool ReadRecordOp(Reader* r, TableResolver* tables, std::string_view* last_name,
                   std::shared_ptr<const TableSchema>* last, Op* op, int64_t* count) {
   r->Ws();
   const char* start = r->pos();
-  std::string_view v;
-  if (r->Eat('{') && MemberName(r, "op") && r->RawString(&v) && v == "put" && r->Eat(',') &&
-      MemberName(r, "table") && r->RawString(&v) && r->Eat(',') && MemberName(r, "row") &&
-      !v.empty() && v[0] != '_') {
-    bool known = *last && v == *last_name;
-    if (!known) {
-      std::shared_ptr<const TableSchema> t;
-      if (tables->Lookup(v, std::string(), &t).ok()) {
-        *last = std::move(t);
-        *last_name = v;
-        known = true;
-      }
-    }
-    if (known) {
-      op->kind = OpKind::kPut;
-      op->table = *last;
-      if (ReadRow(r, **last, &op->row) && r->Eat('}')) {
-        *count = -1;
-        return true;
-      }
-    }
-  }
-  r->Reset(start);
-  if (ReadKeyOp(r, tables, op)) {
+  if (ReadFastOp(r, tables, last_name, last, op)) {
     *count = -1;
     return true;
   }
