@@ -248,28 +248,25 @@ std::string Hex(uint64_t v) {
 
 const char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-std::string Base64Url(std::string_view in) {
-  std::string out;
+void AppendBase64Url(std::string_view in, std::string* out) {
+  out->reserve(out->size() + (in.size() + 2) / 3 * 4);
   size_t i = 0;
   while (i + 2 < in.size()) {
     uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
-    out += kB64[n >> 18];
-    out += kB64[(n >> 12) & 63];
-    out += kB64[(n >> 6) & 63];
-    out += kB64[n & 63];
+    const char four[4] = {kB64[n >> 18], kB64[(n >> 12) & 63], kB64[(n >> 6) & 63], kB64[n & 63]};
+    out->append(four, 4);
     i += 3;
   }
   if (i + 1 == in.size()) {
     uint32_t n = uint8_t(in[i]) << 16;
-    out += kB64[n >> 18];
-    out += kB64[(n >> 12) & 63];
+    *out += kB64[n >> 18];
+    *out += kB64[(n >> 12) & 63];
   } else if (i + 2 == in.size()) {
     uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
-    out += kB64[n >> 18];
-    out += kB64[(n >> 12) & 63];
-    out += kB64[(n >> 6) & 63];
+    *out += kB64[n >> 18];
+    *out += kB64[(n >> 12) & 63];
+    *out += kB64[(n >> 6) & 63];
   }
-  return out;
 }
 
 bool FromBase64Url(std::string_view in, std::string* out) {
@@ -303,6 +300,13 @@ uint64_t OrderFingerprint(const Query& q, bool reversed) {
     s += (o.desc != reversed) ? 'd' : 'a';
   }
   return Fnv(s);
+}
+
+// A cursor's JSON text up to its values: [where, order, direction, [values]]
+// with the where's and the order's fingerprints in hex.
+std::string CursorHead(const Query& q) {
+  return "[\"" + Hex(WhereFingerprint(q)) + "\",\"" + Hex(OrderFingerprint(q, false)) + "\",\"" +
+         (q.order.empty() || !q.order[0].desc ? "asc" : "desc") + "\",[";
 }
 
 }  // namespace
@@ -357,19 +361,21 @@ ONESTORE_COLD Status ParseQuery(const Json& j, const TableSchema& t, const std::
     if (!used[k]) q.order.push_back(OrderTerm{k, last_desc});
   }
   q.fingerprint = WhereFingerprint(q) ^ OrderFingerprint(q, false);
+  q.cursor_head = CursorHead(q);
   *out = std::move(q);
   return Status::OK();
 }
 
 std::string EncodeCursor(const Query& q, const std::vector<Value>& position) {
-  std::string s = "[\"" + Hex(WhereFingerprint(q)) + "\",\"" + Hex(OrderFingerprint(q, false)) +
-                  "\",\"" + (q.order.empty() || !q.order[0].desc ? "asc" : "desc") + "\",[";
+  std::string s = q.cursor_head.empty() ? CursorHead(q) : q.cursor_head;
   for (size_t i = 0; i < position.size(); ++i) {
     if (i) s.push_back(',');
     position[i].AppendJson(&s);
   }
   s += "]]";
-  return "c1." + Base64Url(s);
+  std::string out = "c1.";
+  AppendBase64Url(s, &out);
+  return out;
 }
 
 Status DecodeCursor(const Query& q, std::string_view text, std::vector<Value>* position) {

@@ -63,6 +63,11 @@ struct Query {
   std::optional<Predicate> where;
   std::vector<OrderTerm> order;  // effective (total) order
   uint64_t fingerprint = 0;      // table + where + order; binds cursors
+  // The text of this query's cursors before their values (see EncodeCursor),
+  // made once by ParseQuery so that a page of a cached query does not
+  // serialize its where again. Empty in a query built or changed by hand:
+  // EncodeCursor then makes it.
+  std::string cursor_head;
 
   // The values of the order columns of `row`: what a cursor holds.
   std::vector<Value> OrderValues(const Row& row) const;

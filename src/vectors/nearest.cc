@@ -187,6 +187,7 @@ Status RunNearest(Backend* backend, const NearestRequest& r, std::string* answer
       // a scan of all of them first (once), then searched as below.
       Query all = r.query;
       all.where.reset();
+      all.cursor_head.clear();  // no longer this query's (query.h)
       ONESTORE_RETURN_IF_ERROR(backend->Scan(all, [&](const Row& row) {
         const Value& v = row[r.column];
         if (v.type() != Type::kVector || v.text().size() != want_bytes) return true;
