@@ -17,7 +17,7 @@ import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { browserModules, bundledSize, figure, median, na, plan, sizeOf } from "./lib/common.mjs";
+import { browserModules, bundledSize, figure, median, mergeRun, na, plan, sizeOf } from "./lib/common.mjs";
 import { betterSqlite, loadOfficial, officialWasm, rawWasm } from "./lib/drivers.mjs";
 import { archiveFigures } from "./lib/archive.mjs";
 import { nearestFigures } from "./lib/nearest.mjs";
@@ -62,22 +62,6 @@ function sample() {
 sample();
 const sampler = setInterval(sample, 15000);
 sampler.unref();
-
-// Adds one round's figures to a column's: the runs gathered, the median and
-// the figures derived from it recomputed.
-function mergeRun(into, round, p) {
-  for (const [w, f] of Object.entries(round)) {
-    const had = into[w];
-    if (!had || had.na || f.na) {
-      into[w] = { ...f, runs: [...(f.runs ?? [])] };
-      continue;
-    }
-    had.runs.push(...f.runs);
-    had.value = median(had.runs);
-    if (had.putsPerSecond !== undefined) had.putsPerSecond = p.bulk / (had.value / 1000);
-    if (had.rowChangesPerSecond !== undefined) had.rowChangesPerSecond = 1000 / had.value;
-  }
-}
 
 // Before each column's measurement: the previous column's (or the
 // fixture's) dirty pages flushed to disk, so that its fsyncs do not wait for

@@ -124,3 +124,36 @@ export function browserModules(rootUrl) {
   visit(new URL("js/browser.js", rootUrl));
   return [...seen].map((h) => new URL(h));
 }
+
+/**
+ * Adds one round's figures (workload -> figure) to a column's: the runs
+ * gathered, the median and the figures derived from it recomputed.
+ *
+ * @example
+ * const col = {};
+ * for (let r = 0; r < p.runs; r++) mergeRun(col, await column.main({ ...p, runs: 1 }, log), p);
+ */
+export function mergeRun(into, round, p) {
+  for (const [w, f] of Object.entries(round)) {
+    const had = into[w];
+    if (!had || had.na || f.na) {
+      into[w] = { ...f, runs: [...(f.runs ?? [])] };
+      for (const [k, v] of Object.entries(f)) if (k.endsWith("Runs") && Array.isArray(v)) into[w][k] = [...v];
+      continue;
+    }
+    had.runs.push(...f.runs);
+    had.value = median(had.runs);
+    // A figure's side measurements (xRuns beside xMs, such as the plain-JS
+    // loops beside the memory bulk) are medians over the rounds too, not
+    // the first round's: that one runs cold, before the JIT has compiled
+    // the loop, and read up to several times a warm run.
+    for (const [k, v] of Object.entries(f)) {
+      const ms = k.endsWith("Runs") ? `${k.slice(0, -4)}Ms` : null;
+      if (ms === null || !Array.isArray(v) || !Array.isArray(had[k]) || !(ms in had)) continue;
+      had[k].push(...v);
+      had[ms] = median(had[k]);
+    }
+    if (had.putsPerSecond !== undefined) had.putsPerSecond = p.bulk / (had.value / 1000);
+    if (had.rowChangesPerSecond !== undefined) had.rowChangesPerSecond = 1000 / had.value;
+  }
+}

@@ -70,7 +70,8 @@ export function onestoreColumn({ id, label, backend, durability, dir, anchors })
         // built by ROW and an await of an empty async put); `jsMap`: a
         // store in plain JS (each row copied into a Map and onto the ops,
         // the outbox record one JSON.stringify at the end). 1M puts/s is
-        // 25 ms for the 25,000.
+        // 25 ms for the 25,000. One run a round (p.runs is 1 in npm run
+        // bench): run.mjs's mergeRun takes the medians over the rounds.
         const plainJs = backend !== "memory" ? {} : await plainBulk(p);
         f.bulk = figure(bulk.value, "ms", { per: `tx of ${p.bulk} puts`, runs: bulk.runs, putsPerSecond: p.bulk / (bulk.value / 1000), ...plainJs });
         log(`${id}: ${p.bulk} puts in one tx ${bulk.value.toFixed(1)} ms`);

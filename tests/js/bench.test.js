@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 
+import { mergeRun } from "../../bench/lib/common.mjs";
 import { WORKLOADS, targets } from "../../bench/lib/report.mjs";
 import { externalSources } from "../../bench/lib/sources.mjs";
 import { tempDir } from "./helpers.js";
@@ -92,6 +93,30 @@ test("npm run bench -- --quick writes a well-formed report.md and report.json", 
   assert.match(md, /synchronous=FULL/);
   assert.match(md, /## Targets/);
   assert.doesNotMatch(md, /NaN|undefined|Infinity/);
+});
+
+test("a column's figures over the rounds are medians, its side figures too (not the first, cold round's)", () => {
+  const p = { bulk: 25000 };
+  const col = {};
+  // Three rounds of workload 2 as the memory column gives them: the first
+  // one cold (slow), with its plain-JS loops beside it.
+  const rounds = [[120, 40, 70], [60, 6, 45], [50, 5, 40]];
+  for (const [value, loop, map] of rounds) {
+    mergeRun(col, { bulk: { value, unit: "ms", runs: [value], putsPerSecond: p.bulk / (value / 1000), callerLoopMs: loop, callerLoopRuns: [loop], jsMapMs: map, jsMapRuns: [map] } }, p);
+  }
+  assert.deepEqual(col.bulk.runs, [120, 60, 50]);
+  assert.equal(col.bulk.value, 60);
+  assert.equal(col.bulk.putsPerSecond, 25000 / 0.06);
+  assert.deepEqual(col.bulk.callerLoopRuns, [40, 6, 5]);
+  assert.equal(col.bulk.callerLoopMs, 6);
+  assert.equal(col.bulk.jsMapMs, 45);
+  // A figure's first round is copied, not kept by reference.
+  const first = { bulk: { value: 1, unit: "ms", runs: [1], xMs: 1, xRuns: [1] } };
+  const other = {};
+  mergeRun(other, first, p);
+  mergeRun(other, { bulk: { value: 3, unit: "ms", runs: [3], xMs: 3, xRuns: [3] } }, p);
+  assert.deepEqual(first.bulk.xRuns, [1]);
+  assert.deepEqual(other.bulk.xRuns, [1, 3]);
 });
 
 test("a column source script is included when well formed, reported when not", async () => {
