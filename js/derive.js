@@ -108,6 +108,211 @@ function depend(deps, name, col, r) {
   if (!had) deps.set(name, into);
 }
 
+// ---- pages read by another column ----
+//
+// A page whose where does not pin the first key column would depend on every
+// row of its table. It depends on less: on its window, the rows the core read
+// for it (the page's rows, and with a next the one row after them, whose key
+// the core gives as `peek`), and on which rows its where admits. A commit
+// cannot change such a page when each of its ops on the table is
+// - a put whose key is outside the window and whose new row the where
+//   surely rejects (`rejects`): the row is not in the page after the commit,
+//   and if its old row was admitted it lay before the page's cursor or past
+//   the window, where leaving changes neither the rows nor whether there is
+//   a next;
+// - a delete by a key outside the window (the same reasons);
+// - an update by a key outside the window that sets no column of the where
+//   or the order: the row stays admitted or not, in its place.
+// Anything else (a bulk op, a schema op, a key the window cannot name, a
+// row the where may admit) may change it. Key columns are str or int here;
+// otherwise the page depends on every row, as before.
+
+// A key's identity in a window: its values, each tagged by its column kind
+// ("s" str, "i" int: a number or a BigInt, or the digits the core writes
+// for an int beyond 2^53), or null when a value does not fit the kind.
+function keyId(kinds, values) {
+  if (!Array.isArray(values) || values.length !== kinds.length) return null;
+  let id = "";
+  for (let i = 0; i < kinds.length; i++) {
+    const v = values[i];
+    if (kinds[i] === "s") {
+      if (typeof v !== "string") return null;
+      id += `s${v.length}:${v}`;
+    } else if (typeof v === "bigint" || Number.isSafeInteger(v) || (typeof v === "string" && /^-?\d+$/.test(v))) {
+      id += `i${BigInt(v)};`;
+    } else {
+      return null;
+    }
+  }
+  return id;
+}
+
+// The columns a where (its wire form) names, added to `out`; false for a
+// form this does not know.
+function whereColumns(w, out) {
+  if (w === null || typeof w !== "object" || Array.isArray(w)) return false;
+  const names = Object.keys(w);
+  if (names.length !== 1) return false;
+  const a = w[names[0]];
+  switch (names[0]) {
+    case "and":
+    case "or":
+      return Array.isArray(a) && a.every((p) => whereColumns(p, out));
+    case "not":
+      return whereColumns(a, out);
+    case "isNull":
+      if (typeof a !== "string") return false;
+      out.add(a);
+      return true;
+    case "eq": case "ne": case "lt": case "lte": case "gt": case "gte": case "inArray": case "prefix":
+      if (!Array.isArray(a) || typeof a[0] !== "string") return false;
+      out.add(a[0]);
+      return true;
+    default:
+      return false;
+  }
+}
+
+// An int cell or literal as a BigInt, or null when it is not an integer.
+const intOf = (v) => (typeof v === "bigint" ? v : Number.isSafeInteger(v) ? BigInt(v) : null);
+
+// Whether a where (its wire form) surely rejects `row` (a put's new row,
+// whole): true only where the core's answer cannot differ (js/derive.js is
+// not the evaluator; anything it does not know may admit the row): str
+// cells against str literals by equality and prefix (code points, as the
+// core compares them: JS's === and startsWith for well-formed strings),
+// int cells against integer literals, isNull on either, and the and, or
+// and not of those. `types` maps a column to its type.
+function rejects(w, row, types) {
+  return verdict(w, row, types) === false;
+}
+// true (admits), false (rejects) or null (cannot tell).
+function verdict(w, row, types) {
+  if (w === null || typeof w !== "object" || Array.isArray(w)) return null;
+  const names = Object.keys(w);
+  if (names.length !== 1) return null;
+  const op = names[0];
+  const a = w[op];
+  if (op === "and" || op === "or") {
+    if (!Array.isArray(a)) return null;
+    let all = true;
+    for (const p of a) {
+      const v = verdict(p, row, types);
+      if (v === (op === "or")) return v;  // one true decides an or, one false an and
+      if (v === null) all = false;
+    }
+    return all ? op === "and" : null;
+  }
+  if (op === "not") {
+    const v = verdict(a, row, types);
+    return v === null ? null : !v;
+  }
+  if (op === "isNull") {
+    if (typeof a !== "string" || (types[a] !== "str" && types[a] !== "int")) return null;
+    return row[a] === null || row[a] === undefined;
+  }
+  if (!Array.isArray(a) || typeof a[0] !== "string") return null;
+  const type = types[a[0]];
+  const cell = row[a[0]];
+  if (cell === null || cell === undefined) return null;  // SQL's unknown: the core decides
+  const same = (lit) => (type === "str"
+    ? (wellFormed(cell) && wellFormed(lit) ? cell === lit : null)
+    : type === "int" && intOf(cell) !== null && intOf(lit) !== null ? intOf(cell) === intOf(lit) : null);
+  switch (op) {
+    case "eq": return same(a[1]);
+    case "ne": {
+      const v = same(a[1]);
+      return v === null ? null : !v;
+    }
+    case "inArray": {
+      if (!Array.isArray(a[1])) return null;
+      let known = true;
+      for (const lit of a[1]) {
+        const v = same(lit);
+        if (v === true) return true;
+        if (v === null) known = false;
+      }
+      return known ? false : null;
+    }
+    case "prefix":
+      return type === "str" && wellFormed(cell) && wellFormed(a[1]) ? cell.startsWith(a[1]) : null;
+    case "lt": case "lte": case "gt": case "gte": {
+      const x = type === "int" ? intOf(cell) : null;
+      const y = intOf(a[1]);
+      if (x === null || y === null) return null;
+      return op === "lt" ? x < y : op === "lte" ? x <= y : op === "gt" ? x > y : x >= y;
+    }
+    default:
+      return null;
+  }
+}
+
+// query -> { cols, where } | null: the columns its where and order name.
+const pageShapes = new WeakMap();
+function pageShape(q) {
+  if (!isQuery(q)) return null;
+  if (!pageShapes.has(q)) {
+    const { where, orderBy } = q.toJSON();
+    const cols = new Set();
+    let known = where === null || whereColumns(where, cols);
+    for (const o of orderBy ?? []) {
+      const c = Array.isArray(o) ? o[0] : o;
+      if (typeof c === "string") cols.add(c);
+      else known = false;
+    }
+    pageShapes.set(q, known ? { cols, where } : null);
+  }
+  return pageShapes.get(q);
+}
+
+// The window of a page of `h` read with query `q` ({ kinds, keyCols, keys,
+// cols, where, types }), or null when it cannot be told (the page then
+// depends on every row).
+function pageWindow(h, q, page, info) {
+  const keyCols = h.def?.key;
+  const shape = pageShape(q);
+  if (!Array.isArray(keyCols) || shape === null) return null;
+  const kinds = keyCols.map((c) => ({ str: "s", int: "i" })[h.def.columns?.[c]?.type]);
+  if (kinds.some((k) => k === undefined)) return null;
+  const keys = new Set();
+  for (const row of page.rows) {
+    const id = keyId(kinds, keyCols.map((c) => row[c]));
+    if (id === null) return null;
+    keys.add(id);
+  }
+  if (page.next !== undefined) {
+    const id = keyId(kinds, info.peek);
+    if (id === null) return null;  // no peek (a Durable Object's held page)
+    keys.add(id);
+  }
+  const types = {};
+  for (const [c, spec] of Object.entries(h.def.columns)) types[c] = spec?.type;
+  return { kinds, keyCols, keys, cols: shape.cols, where: shape.where, types };
+}
+
+// Whether `ops` (one table's, from a commit) may change the page of window
+// `w`.
+function windowTouched(w, ops) {
+  for (const op of ops) {
+    if (op.op === "put") {
+      const row = op.row;
+      if (row === null || typeof row !== "object") return true;
+      const id = keyId(w.kinds, w.keyCols.map((c) => row[c]));
+      if (id === null || w.keys.has(id) || w.where === null || !rejects(w.where, row, w.types)) return true;
+    } else if ((op.op === "delete" || op.op === "update") && op.where === undefined) {
+      const id = keyId(w.kinds, op.key);
+      if (id === null || w.keys.has(id)) return true;
+      if (op.op === "update") {
+        if (op.set === null || typeof op.set !== "object") return true;
+        for (const c of Object.keys(op.set)) if (w.cols.has(c)) return true;
+      }
+    } else {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Whether `ops` (one table's, from a commit) may change a read of range `r`.
 function touches(r, ops) {
   if (r === null) return true;
@@ -171,7 +376,26 @@ export function makeDerives(io) {
        * One page of a query: { rows, next? }.
        * @example read.page(notes, query(Notes), 20, { after })
        */
-      page: (t, q, limit, options) => io.pageNow(table(t, "read.page", (col) => queryRange(col, q)), q, limit, options),
+      page: (t, q, limit, options) => {
+        use("read.page");
+        const h = settled(t, `derive(${d.name}): read.page`);
+        const col = rangeColumn(h);
+        const r = col !== undefined ? queryRange(col, q) : null;
+        if (r !== null) {
+          depend(d.deps, h.name, col, r);
+          return io.pageNow(h, q, limit, options);
+        }
+        // Not by key: the page's window ("pages read by another column").
+        const info = {};
+        const page = io.pageNow(h, q, limit, options, info);
+        const w = pageWindow(h, q, page, info);
+        if (w === null) depend(d.deps, h.name, col, null);
+        else if (d.deps.get(h.name) !== null) {
+          if (!d.pages.has(h.name)) d.pages.set(h.name, []);
+          d.pages.get(h.name).push(w);
+        }
+        return page;
+      },
       /**
        * The number of rows of a query (every row without one).
        * @example read.count(notes)
@@ -219,6 +443,7 @@ export function makeDerives(io) {
   function compute(d) {
     const seq = io.head();
     d.deps.clear();
+    d.pages.clear();
     d.every = false;
     const { reader, start, end } = (d.reader ??= readerFor(d));
     start();
@@ -251,7 +476,7 @@ export function makeDerives(io) {
     }
     if (typeof fn !== "function") throw invalidArgs(`store.derive(${name}): expected a function (read) => value, got ${describe(fn)}`);
     if (byName.has(name)) throw invalidArgs(`store.derive: a derive named ${JSON.stringify(name)} already exists; close it first or pick another name`);
-    const d = { name, fn, deps: new Map(), every: false, dirty: true, result: null, holds: 0, listeners: new Set(), closed: false, reader: null };
+    const d = { name, fn, deps: new Map(), pages: new Map(), every: false, dirty: true, result: null, holds: 0, listeners: new Set(), closed: false, reader: null };
     byName.set(name, d);
     const member = Object.freeze({
       /** The derive's name (links hold it by this name). */
@@ -335,6 +560,10 @@ export function makeDerives(io) {
             for (const [t, r] of d.deps) {
               const ops = opsByTable.get(t);
               if (ops !== undefined && touches(r, ops)) { d.dirty = true; break; }
+            }
+            for (const [t, windows] of d.pages) {
+              const ops = d.dirty ? undefined : opsByTable.get(t);
+              if (ops !== undefined && windows.some((w) => windowTouched(w, ops))) d.dirty = true;
             }
           }
         }

@@ -114,7 +114,9 @@ export function makeReads(gate) {
     return rowOf(h, gate.call(`${h.name}.get`, () => core.get(h.name, text)));
   }
 
-  function pageNow(h, q, limit, options) {
+  // `info` (derives): given an object, gets, when the page has a next, the
+  // key of the row after it (`peek`, as the core wrote it: Store::Page).
+  function pageNow(h, q, limit, options, info) {
     if (!Number.isSafeInteger(limit) || limit < 1) {
       throw invalidArgs(`${h.name}.page: limit must be a positive integer, got ${describe(limit)}`);
     }
@@ -133,6 +135,7 @@ export function makeReads(gate) {
     const decode = columnsOf(h);
     const page = { rows: answer.rows.map(decode) };
     if (answer.next !== undefined && answer.next !== null && answer.next !== "") page.next = answer.next;
+    if (info !== undefined) info.peek = answer.peek;
     return page;
   }
 

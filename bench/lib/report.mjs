@@ -134,7 +134,7 @@ export function targets(report) {
   // Issue 13: a write in a tab reaching that tab's 100 held derives.
   for (const c of report.columns.filter((c) => isFig(c.figures?.link))) {
     const f = c.figures.link;
-    const dirty = f.dirty === 100 ? "all 100 dirty" : "the written one dirty";
+    const dirty = f.dirty === 100 ? "all 100 dirty" : f.shape === "index" ? "read by an index column, the written one recomputed" : "the written one dirty";
     add("link", `write → link message → 100 held derives, ${dirty}: p50 ≤ 2 ms and p99 ≤ 5 ms (issue 13)`, c.id, f.p50, f.p50 <= 2 && f.p99 <= 5, `p50 ${ms(f.p50)}, p99 ${ms(f.p99)} (${f.writes} writes)`);
   }
   // Issue 13: the Node file against better-sqlite3 in WAL mode, as a user

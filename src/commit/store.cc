@@ -1031,6 +1031,18 @@ Status Store::Page(const std::string& table, const std::string& query_json, int6
   const bool held = backend_->HoldNextPage(*t);
   ONESTORE_RETURN_IF_ERROR(backend_->Page(q, cursor.empty() ? nullptr : &after, limit + 1, &rows));
   bool more = static_cast<int64_t>(rows.size()) > limit;
+  // The key of the row after the page, for "peek" (a held page's rows are
+  // the host's: it has none).
+  std::string peek;
+  if (more && !held) {
+    const Row& extra = rows[static_cast<size_t>(limit)];
+    peek = "[";
+    for (size_t i = 0; i < t->key.size(); ++i) {
+      if (i) peek.push_back(',');
+      extra[t->key[i]].AppendJson(&peek, /*unsafe_int_as_string=*/true);
+    }
+    peek.push_back(']');
+  }
   if (more) rows.resize(limit);
   page->clear();
   if (held) {
@@ -1048,6 +1060,10 @@ Status Store::Page(const std::string& table, const std::string& query_json, int6
   if (more) {
     *page += ",\"next\":";
     AppendJsonString(EncodeCursor(q, q.OrderValues(rows.back())), page);
+  }
+  if (!peek.empty()) {
+    *page += ",\"peek\":";
+    *page += peek;
   }
   page->push_back('}');
   return Status::OK();

@@ -177,6 +177,11 @@ class Store {
 
   // Reads of committed state.
   Status Get(const std::string& table, const std::string& key_json, std::string* row);
+  // One page: {"rows":[[...],...],"next"?:cursor,"peek"?:[...]}. With a
+  // next, "peek" is the key of the row after the page (the one extra row
+  // read to know there is a next): a derive keeps it with the page's keys,
+  // to tell which later commits cannot change the page (js/derive.js,
+  // "pages read by another column").
   Status Page(const std::string& table, const std::string& query_json, int64_t limit,
               const std::string& cursor, std::string* page);
   Status Count(const std::string& table, const std::string& query_json, int64_t* count);

@@ -109,5 +109,37 @@ TEST(CursorTest, AQueryWhoseWhereWasDroppedByHandMakesItsOwnCursors) {
   EXPECT_EQ(DecodeCursor(q, EncodeCursor(every, at), &back).code(), Code::kInvalidCursor);
 }
 
+TEST(CursorTest, APageWithANextPeeksAtTheKeyOfTheRowAfterItOnEveryBackend) {
+  for (const char* backend : {"memory", "sqlite"}) {
+    OpenOptions o;
+    o.backend = backend;
+    if (o.backend == "sqlite") o.path = ":memory:";
+    o.id = "peek";
+    std::unique_ptr<Store> store;
+    ASSERT_TRUE(Store::Open(o, &store).ok()) << backend;
+    std::string r;
+    ASSERT_TRUE(store->Commit(kTable, R"({"owner":"t","at":1})", &r).ok());
+    ASSERT_TRUE(store->Commit(R"([{"op":"put","table":"t/items","row":{"id":"a","grp":"g"}},)"
+                              R"({"op":"put","table":"t/items","row":{"id":"b","grp":"h"}},)"
+                              R"({"op":"put","table":"t/items","row":{"id":"c","grp":"g"}},)"
+                              R"({"op":"put","table":"t/items","row":{"id":"d","grp":"g"}}])",
+                              R"({"owner":"t","at":2})", &r)
+                    .ok());
+    const std::string where = R"({"where":{"eq":["grp","g"]}})";
+    std::string page;
+    ASSERT_TRUE(store->Page("t/items", where, 1, "", &page).ok());
+    Json j = Json::parse(page);
+    EXPECT_EQ(j["rows"].size(), 1u) << page;
+    EXPECT_EQ(j["peek"], Json::parse(R"(["c"])")) << backend << ": " << page;  // b is not in the where
+    ASSERT_TRUE(store->Page("t/items", where, 1, j["next"].get<std::string>(), &page).ok());
+    EXPECT_EQ(Json::parse(page)["peek"], Json::parse(R"(["d"])")) << backend << ": " << page;
+    // The last page has no next and no peek.
+    ASSERT_TRUE(store->Page("t/items", where, 3, "", &page).ok());
+    j = Json::parse(page);
+    EXPECT_FALSE(j.contains("next")) << page;
+    EXPECT_FALSE(j.contains("peek")) << page;
+  }
+}
+
 }  // namespace
 }  // namespace onestore

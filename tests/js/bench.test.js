@@ -149,7 +149,7 @@ test("the real Chromium and workerd column sources give well-formed columns", { 
   const link = sources[2];
   assert.equal(link.ok, true, `${link.script}: ${link.error}\n${logs.join("\n")}`);
   // Two shapes: the written derive alone dirty, and all 100 dirty.
-  assert.deepEqual(link.columns.map((c) => c.id), ["chromium-link-memory", "chromium-link-opfs-full", "chromium-link-opfs-relaxed", "chromium-link-memory-all-dirty", "chromium-link-opfs-full-all-dirty"]);
+  assert.deepEqual(link.columns.map((c) => c.id), ["chromium-link-memory", "chromium-link-opfs-full", "chromium-link-opfs-relaxed", "chromium-link-opfs-full-by-an-index", "chromium-link-memory-all-dirty", "chromium-link-opfs-full-all-dirty"]);
   for (const c of link.columns) {
     const f = c.figures.link;
     checkFigure(f, `${c.id}.link`);

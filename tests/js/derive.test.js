@@ -5,8 +5,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { and, defineTable, eq, gte, inArray, int, openStore, or, prefix, query, str } from "../../js/index.js";
-import { throwsWith } from "./helpers.js";
+import { join } from "node:path";
+
+import { and, defineTable, eq, gt, gte, inArray, int, isNull, lt, ne, not, openStore, or, prefix, query, str } from "../../js/index.js";
+import { tempDir, throwsWith } from "./helpers.js";
 
 const Notes = defineTable("notes", { columns: { id: str(), text: str(), done: int({ default: 0 }) }, key: ["id"] });
 const Tags = defineTable("tags", { columns: { id: str() }, key: ["id"] });
@@ -311,3 +313,149 @@ test("held derives over key ranges always hold what a fresh read gives (random w
   }
   await store.close();
 });
+
+// ---- pages read by another column (js/derive.js): their windows ----
+
+const Items = defineTable("items", {
+  columns: { id: str(), grp: str(), n: int({ default: 0 }), tag: str().optional() },
+  key: ["id"],
+  indexes: { byGrp: ["grp"], byN: ["n"] },
+});
+const Seqs = defineTable("seqs", { columns: { id: int(), grp: str(), n: int({ default: 0 }) }, key: ["id"] });
+
+async function windowed(options = { backend: "memory" }) {
+  const store = await openStore(options);
+  const owner = store.object({ type: "list" });
+  const items = owner.table(Items);
+  const seqs = owner.table(Seqs);
+  await items.count();
+  await seqs.count();
+  const tx = (fn) => owner.tx(fn);
+  const runs = {};
+  const values = {};
+  const held = (name, fn) => {
+    runs[name] = 0;
+    const d = store.derive(name, (read) => { runs[name]++; return fn(read); });
+    d.hold(({ value, error }) => { values[name] = error ?? value; });
+    return d;
+  };
+  return { store, items, seqs, tx, runs, values, held };
+}
+
+test("a derive reading a page by another column is recomputed only by commits that may change that page", async () => {
+  const { store, items, seqs, tx, runs, held } = await windowed();
+  await tx(async (t) => {
+    for (let i = 0; i < 6; i++) await t.put(items, { id: `a${i}`, grp: "g1", n: i });
+    for (let i = 0; i < 3; i++) await t.put(items, { id: `b${i}`, grp: "g2", n: 10 + i });
+    for (let i = 0; i < 4; i++) await t.put(seqs, { id: i, grp: i % 2 ? "odd" : "even", n: i });
+  });
+  // g1 has six rows: the page holds a0..a2 and has a next (peek: a3).
+  const g1 = query(Items).where((r) => eq(r.grp, "g1"));
+  held("g1", (read) => read.page(items, g1, 3).rows.map((r) => `${r.id}:${r.n}`).join());
+  held("top", (read) => read.page(items, query(Items).where((r) => gte(r.n, 0)).orderBy((r) => r.n, "desc"), 2).rows.map((r) => r.id).join());
+  held("odd", (read) => read.page(seqs, query(Seqs).where((r) => eq(r.grp, "odd")), 1).rows.map((r) => r.id).join());
+  const base = { ...runs };
+  const after = (what, expect) => assert.deepEqual(Object.fromEntries(Object.keys(runs).map((k) => [k, runs[k] - base[k]])), expect, what);
+  await tx(async (t) => { await t.put(items, { id: "c1", grp: "g3", n: -1 }); });
+  after("a put outside every where", { g1: 0, top: 0, odd: 0 });
+  await tx(async (t) => { await t.put(items, { id: "a5", grp: "g1", n: 50 }); });
+  after("a put the where admits, past the window", { g1: 1, top: 1, odd: 0 });
+  await tx(async (t) => { await t.delete(items, ["a4"]); });
+  after("a delete past the window", { g1: 1, top: 1, odd: 0 });
+  await tx(async (t) => { await t.delete(items, ["a3"]); });
+  after("a delete of the row after the page (its peek)", { g1: 2, top: 1, odd: 0 });
+  await tx(async (t) => { await t.update(items, ["b0"], { tag: "x" }); });
+  after("an update outside the window of a column no where or order names", { g1: 2, top: 1, odd: 0 });
+  await tx(async (t) => { await t.update(items, ["b1"], { grp: "g1" }); });
+  // b1 is past g1's window, but the where names grp; it is top's peek.
+  after("an update of a column the where names; an update of a peeked row", { g1: 3, top: 2, odd: 0 });
+  await tx(async (t) => { await t.update(items, ["b2"], { n: 100 }); });
+  after("an update of the order's column, inside top's window", { g1: 3, top: 3, odd: 0 });
+  await tx(async (t) => { await t.update(items, ["a0"], { tag: "y" }); });
+  after("an update inside g1's window", { g1: 4, top: 3, odd: 0 });
+  await tx(async (t) => { await t.put(items, { id: "b1", grp: "g2", n: 11 }); });
+  // b1 leaves g1 from past its window: g1's page stays as it was.
+  after("a put of top's peek; a row leaving g1 past its window", { g1: 4, top: 4, odd: 0 });
+  await tx(async (t) => { await t.put(items, { id: "a1", grp: "g2", n: -5 }); });
+  after("a put moving a row of g1's page out of its where", { g1: 5, top: 4, odd: 0 });
+  await tx(async (t) => { await t.put(seqs, { id: 2, grp: "even", n: 5 }); });
+  after("an int key: a put outside the where and the window", { g1: 5, top: 4, odd: 0 });
+  await tx(async (t) => { await t.put(seqs, { id: 1, grp: "even" }); });
+  after("an int key: a put of the row in the window", { g1: 5, top: 4, odd: 1 });
+  await tx(async (t) => { await t.updateWhere(items, (r) => eq(r.grp, "nothing"), { n: 0 }); });
+  after("a bulk op", { g1: 6, top: 5, odd: 1 });
+  await store.close();
+});
+
+test("a page whose where the package cannot judge (str order) is recomputed by a put outside its window, and keeps the fresh rows", async () => {
+  const { store, items, tx, runs, values, held } = await windowed();
+  await tx(async (t) => { for (let i = 0; i < 3; i++) await t.put(items, { id: `b${i}`, grp: "g2", n: i }); });
+  const q = query(Items).where((r) => gt(r.grp, "g1"));
+  held("range", (read) => read.page(items, q, 2).rows.map((r) => r.id).join());
+  await tick();
+  assert.equal(values.range, "b0,b1");
+  // a0 sorts before the page's rows: it enters the page.
+  await tx(async (t) => { await t.put(items, { id: "a0", grp: "g3" }); });
+  await tick();
+  assert.equal(runs.range, 2);
+  assert.equal(values.range, "a0,b0");
+  assert.equal(values.range, (await items.page(q, 2)).rows.map((r) => r.id).join());
+  await store.close();
+});
+
+for (const backend of ["memory", "sqlite"]) {
+  test(`held derives over pages read by another column always hold what a fresh read gives (random writes, ${backend})`, async () => {
+    const dir = backend === "sqlite" ? tempDir() : null;
+    const { store, items, tx, runs, values, held } = await windowed(backend === "sqlite" ? { backend, path: join(dir, "w.sqlite") } : { backend });
+    const grps = ["g1", "g2", "é", ""];
+    const queries = [
+      [query(Items).where((r) => eq(r.grp, "g1")), 3],
+      [query(Items).where((r) => and(eq(r.grp, "g2"), gte(r.n, 5))), 2],
+      [query(Items).where((r) => gte(r.n, 10)).orderBy((r) => r.n, "desc"), 4],
+      [query(Items).where((r) => or(eq(r.tag, "x"), isNull(r.tag))).orderBy((r) => r.grp), 3],
+      [query(Items).where((r) => not(inArray(r.grp, ["g1", "é"]))), 5],
+      [query(Items).where((r) => prefix(r.grp, "g")).orderBy((r) => r.n), 1],
+      [query(Items).where((r) => ne(r.n, 3)), 2],
+      [query(Items), 3],
+      // str order: the package cannot tell, so every put outside the window asks for a computation.
+      [query(Items).where((r) => and(gt(r.grp, "g1"), lt(r.grp, "h"))).orderBy((r) => r.grp, "desc"), 2],
+    ];
+    const text = (page) => page.rows.map((r) => `${r.id}:${r.grp}:${r.n}:${r.tag}`).join() + (page.next ? "+" : "");
+    // Each derive reads its first page, then the page after it.
+    queries.forEach(([q, limit], i) => held(`q${i}`, (read) => {
+      const first = read.page(items, q, limit);
+      return text(first) + "|" + (first.next ? text(read.page(items, q, limit, { after: first.next })) : "");
+    }));
+    let seed = 11;
+    const rand = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+    const id = () => `k${rand(12)}`;
+    const commits = 160;
+    for (let i = 0; i < commits; i++) {
+      await tx(async (t) => {
+        for (let k = rand(3) + 1; k > 0; k--) {
+          const pick = rand(20);
+          if (pick < 11) await t.put(items, { id: id(), grp: grps[rand(grps.length)], n: rand(15), ...(rand(3) ? { tag: rand(2) ? "x" : "y" } : {}) });
+          else if (pick < 14) await t.delete(items, [id()]);
+          else if (pick < 19) {
+            const key = id();
+            if (await t.get(items, [key])) {
+              const sets = [{ n: rand(15) }, { grp: grps[rand(grps.length)] }, { tag: rand(2) ? "x" : null }];
+              await t.update(items, [key], sets[rand(sets.length)]);
+            }
+          } else await t.updateWhere(items, (r) => eq(r.grp, grps[rand(grps.length)]), { n: i % 15 });
+        }
+      });
+      await tick();
+      for (let q = 0; q < queries.length; q++) {
+        const [query_, limit] = queries[q];
+        const first = await items.page(query_, limit);
+        const fresh = text(first) + "|" + (first.next ? text(await items.page(query_, limit, undefined, { after: first.next })) : "");
+        assert.equal(values[`q${q}`], fresh, `derive q${q} after commit ${i}`);
+      }
+    }
+    // The windows spared work: fewer computations than one per commit each.
+    const total = Object.values(runs).reduce((a, b) => a + b, 0);
+    assert.ok(total < queries.length * (commits + 1) * 0.8, `${total} computations for ${queries.length} derives over ${commits} commits`);
+    await store.close();
+  });
+}

@@ -53,7 +53,10 @@ test("a held derive over one query sees every commit's rows, and its reader kept
   await put(notes, { id: "c", n: 2 });
   await put(notes, { id: "a", n: -1 });
   await new Promise((r) => setTimeout(r, 0));
-  assert.deepEqual(seen, [[], ["a"], ["a"], ["a", "c"], ["c"]]);
+  // b (n = 0) is outside the page and its where: that commit cannot change
+  // the page, so the derive is not recomputed for it (js/derive.js, "pages
+  // read by another column").
+  assert.deepEqual(seen, [[], ["a"], ["a", "c"], ["c"]]);
   throwsWith(() => kept.page(notes, q, 10), "invalid/args", ["after the derive returned"]);
   // Another derive cannot use it either while it computes.
   const other = store.derive("other", () => kept.count(notes));
