@@ -181,8 +181,9 @@ const intOf = (v) => (typeof v === "bigint" ? v : Number.isSafeInteger(v) ? BigI
 // not the evaluator; anything it does not know may admit the row): str
 // cells against str literals by equality and prefix (code points, as the
 // core compares them: JS's === and startsWith for well-formed strings),
-// int cells against integer literals, isNull on either, and the and, or
-// and not of those. `types` maps a column to its type.
+// int cells against integer literals, bool cells by equality, isNull on
+// those, and the and, or and not of those. `types` maps a column to its
+// type.
 function rejects(w, row, types) {
   return verdict(w, row, types) === false;
 }
@@ -208,15 +209,15 @@ function verdict(w, row, types) {
     return v === null ? null : !v;
   }
   if (op === "isNull") {
-    if (typeof a !== "string" || (types[a] !== "str" && types[a] !== "int")) return null;
+    if (typeof a !== "string" || (types[a] !== "str" && types[a] !== "int" && types[a] !== "bool")) return null;
     return row[a] === null || row[a] === undefined;
   }
   if (!Array.isArray(a) || typeof a[0] !== "string") return null;
   const type = types[a[0]];
   const cell = row[a[0]];
   if (cell === null || cell === undefined) return null;  // SQL's unknown: the core decides
-  const same = (lit) => (type === "str"
-    ? (wellFormed(cell) && wellFormed(lit) ? cell === lit : null)
+  const same = (lit) => (type === "str" ? (wellFormed(cell) && wellFormed(lit) ? cell === lit : null)
+    : type === "bool" ? (typeof cell === "boolean" && typeof lit === "boolean" ? cell === lit : null)
     : type === "int" && intOf(cell) !== null && intOf(lit) !== null ? intOf(cell) === intOf(lit) : null);
   switch (op) {
     case "eq": return same(a[1]);

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 
 import { join } from "node:path";
 
-import { and, defineTable, eq, gt, gte, inArray, int, isNull, lt, ne, not, openStore, or, prefix, query, str } from "../../js/index.js";
+import { and, bool, defineTable, eq, gt, gte, inArray, int, isNull, lt, ne, not, openStore, or, prefix, query, str } from "../../js/index.js";
 import { tempDir, throwsWith } from "./helpers.js";
 
 const Notes = defineTable("notes", { columns: { id: str(), text: str(), done: int({ default: 0 }) }, key: ["id"] });
@@ -317,7 +317,7 @@ test("held derives over key ranges always hold what a fresh read gives (random w
 // ---- pages read by another column (js/derive.js): their windows ----
 
 const Items = defineTable("items", {
-  columns: { id: str(), grp: str(), n: int({ default: 0 }), tag: str().optional() },
+  columns: { id: str(), grp: str(), n: int({ default: 0 }), tag: str().optional(), done: bool({ default: false }) },
   key: ["id"],
   indexes: { byGrp: ["grp"], byN: ["n"] },
 });
@@ -417,10 +417,11 @@ for (const backend of ["memory", "sqlite"]) {
       [query(Items).where((r) => prefix(r.grp, "g")).orderBy((r) => r.n), 1],
       [query(Items).where((r) => ne(r.n, 3)), 2],
       [query(Items), 3],
+      [query(Items).where((r) => and(eq(r.done, false), not(isNull(r.tag)))).orderBy((r) => r.n, "desc"), 2],
       // str order: the package cannot tell, so every put outside the window asks for a computation.
       [query(Items).where((r) => and(gt(r.grp, "g1"), lt(r.grp, "h"))).orderBy((r) => r.grp, "desc"), 2],
     ];
-    const text = (page) => page.rows.map((r) => `${r.id}:${r.grp}:${r.n}:${r.tag}`).join() + (page.next ? "+" : "");
+    const text = (page) => page.rows.map((r) => `${r.id}:${r.grp}:${r.n}:${r.tag}:${r.done}`).join() + (page.next ? "+" : "");
     // Each derive reads its first page, then the page after it.
     queries.forEach(([q, limit], i) => held(`q${i}`, (read) => {
       const first = read.page(items, q, limit);
@@ -428,18 +429,18 @@ for (const backend of ["memory", "sqlite"]) {
     }));
     let seed = 11;
     const rand = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
-    const id = () => `k${rand(12)}`;
+    const id = () => `k${rand(40)}`;
     const commits = 160;
     for (let i = 0; i < commits; i++) {
       await tx(async (t) => {
         for (let k = rand(3) + 1; k > 0; k--) {
           const pick = rand(20);
-          if (pick < 11) await t.put(items, { id: id(), grp: grps[rand(grps.length)], n: rand(15), ...(rand(3) ? { tag: rand(2) ? "x" : "y" } : {}) });
+          if (pick < 11) await t.put(items, { id: id(), grp: grps[rand(grps.length)], n: rand(15), done: rand(2) === 0, ...(rand(3) ? { tag: rand(2) ? "x" : "y" } : {}) });
           else if (pick < 14) await t.delete(items, [id()]);
           else if (pick < 19) {
             const key = id();
             if (await t.get(items, [key])) {
-              const sets = [{ n: rand(15) }, { grp: grps[rand(grps.length)] }, { tag: rand(2) ? "x" : null }];
+              const sets = [{ n: rand(15) }, { grp: grps[rand(grps.length)] }, { tag: rand(2) ? "x" : null }, { done: rand(2) === 0 }];
               await t.update(items, [key], sets[rand(sets.length)]);
             }
           } else await t.updateWhere(items, (r) => eq(r.grp, grps[rand(grps.length)]), { n: i % 15 });
