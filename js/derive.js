@@ -249,6 +249,7 @@ function verdict(w, row, types) {
 }
 
 // query -> { cols, where } | null: the columns its where and order name.
+const EVERY_ROW = { cols: new Set(), where: null };
 const pageShapes = new WeakMap();
 function pageShape(q) {
   if (!isQuery(q)) return null;
@@ -266,23 +267,24 @@ function pageShape(q) {
   return pageShapes.get(q);
 }
 
-// The window of a page of `h` read with query `q` ({ kinds, keyCols, keys,
-// cols, where, types }), or null when it cannot be told (the page then
-// depends on every row).
-function pageWindow(h, q, page, info) {
+// The window of the rows `rows` of `h` read with query `q` (undefined: every
+// row) and, when `more` rows follow, `peek`, the key of the next one
+// ({ kinds, keyCols, keys, cols, where, types }), or null when it cannot be
+// told (the read then depends on every row).
+function pageWindow(h, q, rows, more, peek) {
   const keyCols = h.def?.key;
-  const shape = pageShape(q);
+  const shape = q === undefined || q === null ? EVERY_ROW : pageShape(q);
   if (!Array.isArray(keyCols) || shape === null) return null;
   const kinds = keyCols.map((c) => ({ str: "s", int: "i" })[h.def.columns?.[c]?.type]);
   if (kinds.some((k) => k === undefined)) return null;
   const keys = new Set();
-  for (const row of page.rows) {
+  for (const row of rows) {
     const id = keyId(kinds, keyCols.map((c) => row[c]));
     if (id === null) return null;
     keys.add(id);
   }
-  if (page.next !== undefined) {
-    const id = keyId(kinds, info.peek);
+  if (more) {
+    const id = keyId(kinds, peek);
     if (id === null) return null;  // no peek (a Durable Object's held page)
     keys.add(id);
   }
@@ -367,6 +369,14 @@ export function makeDerives(io) {
       depend(d.deps, h.name, col, col !== undefined && range ? range(col) : null);
       return h;
     };
+    // A page's window (null: the page depends on every row of the table).
+    const keepWindow = (h, w) => {
+      if (w === null) depend(d.deps, h.name, undefined, null);
+      else if (d.deps.get(h.name) !== null) {
+        if (!d.pages.has(h.name)) d.pages.set(h.name, []);
+        d.pages.get(h.name).push(w);
+      }
+    };
     const reader = Object.freeze({
       /**
        * The row with this key, or undefined.
@@ -389,12 +399,7 @@ export function makeDerives(io) {
         // Not by key: the page's window ("pages read by another column").
         const info = {};
         const page = io.pageNow(h, q, limit, options, info);
-        const w = pageWindow(h, q, page, info);
-        if (w === null) depend(d.deps, h.name, col, null);
-        else if (d.deps.get(h.name) !== null) {
-          if (!d.pages.has(h.name)) d.pages.set(h.name, []);
-          d.pages.get(h.name).push(w);
-        }
+        keepWindow(h, pageWindow(h, q, page.rows, page.next !== undefined, info.peek));
         return page;
       },
       /**
@@ -407,15 +412,22 @@ export function makeDerives(io) {
        * @example read.all(notes, query(Notes).where((n) => eq(n.done, false)))
        */
       all: (t, q) => {
-        const h = table(t, "read.all", (col) => queryRange(col, q));
+        use("read.all");
+        const h = settled(t, `derive(${d.name}): read.all`);
+        const col = rangeColumn(h);
+        const r = col !== undefined ? queryRange(col, q) : null;
+        if (r !== null) depend(d.deps, h.name, col, r);
         const rows = [];
         let after;
         for (;;) {
           const page = io.pageNow(h, q, PAGE_SIZE, after === undefined ? undefined : { after });
           rows.push(...page.rows);
-          if (!page.next) return rows;
+          if (!page.next) break;
           after = page.next;
         }
+        // Every row the where admits: a window with no row after it.
+        if (r === null) keepWindow(h, pageWindow(h, q, rows, false));
+        return rows;
       },
       /**
        * The store's head seq. A derive that reads it is recomputed after

@@ -270,6 +270,8 @@ test("a derive's dependencies are those of its last computation, merged over its
   await store.close();
 });
 
+// Its reads by another column (an `or` with a tag branch, the tag's prefix,
+// inArray and a range) are all() reads: windows of every row the where admits.
 test("held derives over key ranges always hold what a fresh read gives (random writes)", async () => {
   const { store, msgs, tx, held } = await keyed();
   const groups = ["a/", "a/b", "b/", "é/", "😀/", ""];
