@@ -129,9 +129,11 @@ function depend(deps, name, col, r) {
 
 // A key's identity in a window: its values, each tagged by its column kind
 // ("s" str, "i" int: a number or a BigInt, or the digits the core writes
-// for an int beyond 2^53), or null when a value does not fit the kind.
+// for an int beyond 2^53), or null when a value does not fit the kind. A
+// key of one str column is its text.
 function keyId(kinds, values) {
   if (!Array.isArray(values) || values.length !== kinds.length) return null;
+  if (kinds.length === 1 && kinds[0] === "s") return typeof values[0] === "string" ? values[0] : null;
   let id = "";
   for (let i = 0; i < kinds.length; i++) {
     const v = values[i];
@@ -145,6 +147,20 @@ function keyId(kinds, values) {
     }
   }
   return id;
+}
+
+// A table definition's key columns, their kinds and every column's type
+// (null when a key column is not str or int: no windows), made once.
+const tableShapes = new WeakMap();
+function tableShape(def) {
+  if (!tableShapes.has(def)) {
+    const keyCols = def?.key;
+    const kinds = Array.isArray(keyCols) ? keyCols.map((c) => ({ str: "s", int: "i" })[def.columns?.[c]?.type]) : [undefined];
+    const types = {};
+    for (const [c, spec] of Object.entries(def?.columns ?? {})) types[c] = spec?.type;
+    tableShapes.set(def, kinds.some((k) => k === undefined) ? null : { keyCols, kinds, types });
+  }
+  return tableShapes.get(def);
 }
 
 // The columns a where (its wire form) names, added to `out`; false for a
@@ -272,14 +288,13 @@ function pageShape(q) {
 // ({ kinds, keyCols, keys, cols, where, types }), or null when it cannot be
 // told (the read then depends on every row).
 function pageWindow(h, q, rows, more, peek) {
-  const keyCols = h.def?.key;
+  const table = h.def ? tableShape(h.def) : null;
   const shape = q === undefined || q === null ? EVERY_ROW : pageShape(q);
-  if (!Array.isArray(keyCols) || shape === null) return null;
-  const kinds = keyCols.map((c) => ({ str: "s", int: "i" })[h.def.columns?.[c]?.type]);
-  if (kinds.some((k) => k === undefined)) return null;
+  if (table === null || shape === null) return null;
+  const { keyCols, kinds } = table;
   const keys = new Set();
   for (const row of rows) {
-    const id = keyId(kinds, keyCols.map((c) => row[c]));
+    const id = keyId(kinds, keyCols.length === 1 ? [row[keyCols[0]]] : keyCols.map((c) => row[c]));
     if (id === null) return null;
     keys.add(id);
   }
@@ -288,9 +303,7 @@ function pageWindow(h, q, rows, more, peek) {
     if (id === null) return null;  // no peek (a Durable Object's held page)
     keys.add(id);
   }
-  const types = {};
-  for (const [c, spec] of Object.entries(h.def.columns)) types[c] = spec?.type;
-  return { kinds, keyCols, keys, cols: shape.cols, where: shape.where, types };
+  return { kinds, keyCols, keys, cols: shape.cols, where: shape.where, types: table.types };
 }
 
 // Whether `ops` (one table's, from a commit) may change the page of window
