@@ -285,7 +285,7 @@ function pageShape(q) {
 
 // The window of the rows `rows` of `h` read with query `q` (undefined: every
 // row) and, when `more` rows follow, `peek`, the key of the next one
-// ({ kinds, keyCols, keys, cols, where, types }), or null when it cannot be
+// ({ table: tableShape, keys, cols, where }), or null when it cannot be
 // told (the read then depends on every row).
 function pageWindow(h, q, rows, more, peek) {
   const table = h.def ? tableShape(h.def) : null;
@@ -303,20 +303,21 @@ function pageWindow(h, q, rows, more, peek) {
     if (id === null) return null;  // no peek (a Durable Object's held page)
     keys.add(id);
   }
-  return { kinds, keyCols, keys, cols: shape.cols, where: shape.where, types: table.types };
+  return { table, keys, cols: shape.cols, where: shape.where };
 }
 
 // Whether `ops` (one table's, from a commit) may change the page of window
 // `w`.
 function windowTouched(w, ops) {
+  const { kinds, keyCols, types } = w.table;
   for (const op of ops) {
     if (op.op === "put") {
       const row = op.row;
       if (row === null || typeof row !== "object") return true;
-      const id = keyId(w.kinds, w.keyCols.map((c) => row[c]));
-      if (id === null || w.keys.has(id) || w.where === null || !rejects(w.where, row, w.types)) return true;
+      const id = keyId(kinds, keyCols.map((c) => row[c]));
+      if (id === null || w.keys.has(id) || w.where === null || !rejects(w.where, row, types)) return true;
     } else if ((op.op === "delete" || op.op === "update") && op.where === undefined) {
-      const id = keyId(w.kinds, op.key);
+      const id = keyId(kinds, op.key);
       if (id === null || w.keys.has(id)) return true;
       if (op.op === "update") {
         if (op.set === null || typeof op.set !== "object") return true;
@@ -382,6 +383,17 @@ export function makeDerives(io) {
       depend(d.deps, h.name, col, col !== undefined && range ? range(col) : null);
       return h;
     };
+    // A page or all of query `q`: the table's handle, and whether the where
+    // pins its key (that range added to what `d` depends on); when it does
+    // not, the read's window is kept once read (keepWindow).
+    const byQuery = (t, what, q) => {
+      use(what);
+      const h = settled(t, `derive(${d.name}): ${what}`);
+      const col = rangeColumn(h);
+      const r = col !== undefined ? queryRange(col, q) : null;
+      if (r !== null) depend(d.deps, h.name, col, r);
+      return { h, keyed: r !== null };
+    };
     // A page's window (null: the page depends on every row of the table).
     const keepWindow = (h, w) => {
       if (w === null) depend(d.deps, h.name, undefined, null);
@@ -401,14 +413,8 @@ export function makeDerives(io) {
        * @example read.page(notes, query(Notes), 20, { after })
        */
       page: (t, q, limit, options) => {
-        use("read.page");
-        const h = settled(t, `derive(${d.name}): read.page`);
-        const col = rangeColumn(h);
-        const r = col !== undefined ? queryRange(col, q) : null;
-        if (r !== null) {
-          depend(d.deps, h.name, col, r);
-          return io.pageNow(h, q, limit, options);
-        }
+        const { h, keyed } = byQuery(t, "read.page", q);
+        if (keyed) return io.pageNow(h, q, limit, options);
         // Not by key: the page's window ("pages read by another column").
         const info = {};
         const page = io.pageNow(h, q, limit, options, info);
@@ -425,11 +431,7 @@ export function makeDerives(io) {
        * @example read.all(notes, query(Notes).where((n) => eq(n.done, false)))
        */
       all: (t, q) => {
-        use("read.all");
-        const h = settled(t, `derive(${d.name}): read.all`);
-        const col = rangeColumn(h);
-        const r = col !== undefined ? queryRange(col, q) : null;
-        if (r !== null) depend(d.deps, h.name, col, r);
+        const { h, keyed } = byQuery(t, "read.all", q);
         const rows = [];
         let after;
         for (;;) {
@@ -439,7 +441,7 @@ export function makeDerives(io) {
           after = page.next;
         }
         // Every row the where admits: a window with no row after it.
-        if (r === null) keepWindow(h, pageWindow(h, q, rows, false));
+        if (!keyed) keepWindow(h, pageWindow(h, q, rows, false));
         return rows;
       },
       /**
