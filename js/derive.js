@@ -14,6 +14,7 @@ import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
 import { describe } from "./schema.js";
 import { isQuery } from "./query.js";
 import { makeLine } from "./watch.js";
+import { compareText, fromBase64Url, toBase64Url } from "./text.js";
 
 const PAGE_SIZE = 100;
 
@@ -158,7 +159,7 @@ function tableShape(def) {
     const kinds = Array.isArray(keyCols) ? keyCols.map((c) => ({ str: "s", int: "i" })[def.columns?.[c]?.type]) : [undefined];
     const types = {};
     for (const [c, spec] of Object.entries(def?.columns ?? {})) types[c] = spec?.type;
-    tableShapes.set(def, kinds.some((k) => k === undefined) ? null : { keyCols, kinds, types });
+    tableShapes.set(def, kinds.some((k) => k === undefined) ? null : { keyCols, kinds, types, keyOrder: null });
   }
   return tableShapes.get(def);
 }
@@ -189,8 +190,9 @@ function whereColumns(w, out) {
   }
 }
 
-// An int cell or literal as a BigInt, or null when it is not an integer.
-const intOf = (v) => (typeof v === "bigint" ? v : Number.isSafeInteger(v) ? BigInt(v) : null);
+// Whether an int cell or literal is an integer (a safe number or a BigInt:
+// JS compares the two kinds exactly, with no BigInt made).
+const isInt = (v) => typeof v === "bigint" || Number.isSafeInteger(v);
 
 // Whether a where (its wire form) surely rejects `row` (a put's new row,
 // whole): true only where the core's answer cannot differ (js/derive.js is
@@ -234,7 +236,7 @@ function verdict(w, row, types) {
   if (cell === null || cell === undefined) return null;  // SQL's unknown: the core decides
   const same = (lit) => (type === "str" ? (wellFormed(cell) && wellFormed(lit) ? cell === lit : null)
     : type === "bool" ? (typeof cell === "boolean" && typeof lit === "boolean" ? cell === lit : null)
-    : type === "int" && intOf(cell) !== null && intOf(lit) !== null ? intOf(cell) === intOf(lit) : null);
+    : type === "int" && isInt(cell) && isInt(lit) ? cell == lit : null);  // eslint-disable-line eqeqeq -- 2 equals 2n
   switch (op) {
     case "eq": return same(a[1]);
     case "ne": {
@@ -254,9 +256,9 @@ function verdict(w, row, types) {
     case "prefix":
       return type === "str" && wellFormed(cell) && wellFormed(a[1]) ? cell.startsWith(a[1]) : null;
     case "lt": case "lte": case "gt": case "gte": {
-      const x = type === "int" ? intOf(cell) : null;
-      const y = intOf(a[1]);
-      if (x === null || y === null) return null;
+      const x = cell;
+      const y = a[1];
+      if (type !== "int" || !isInt(x) || !isInt(y)) return null;
       return op === "lt" ? x < y : op === "lte" ? x <= y : op === "gt" ? x > y : x >= y;
     }
     default:
@@ -285,9 +287,10 @@ function pageShape(q) {
 
 // The window of the rows `rows` of `h` read with query `q` (undefined: every
 // row) and, when `more` rows follow, `peek`, the key of the next one
-// ({ table: tableShape, keys, cols, where }), or null when it cannot be
-// told (the read then depends on every row).
-function pageWindow(h, q, rows, more, peek) {
+// ({ table: tableShape, keys, cols, where, page }), or null when it cannot
+// be told (the read then depends on every row). `page`, for a first page or
+// an all, is what patching it needs (see patchWindow), or null.
+function pageWindow(h, q, rows, more, peek, page = null) {
   const table = h.def ? tableShape(h.def) : null;
   const shape = q === undefined || q === null ? EVERY_ROW : pageShape(q);
   if (table === null || shape === null) return null;
@@ -303,7 +306,7 @@ function pageWindow(h, q, rows, more, peek) {
     if (id === null) return null;  // no peek (a Durable Object's held page)
     keys.add(id);
   }
-  return { table, keys, cols: shape.cols, where: shape.where };
+  return { table, keys, cols: shape.cols, where: shape.where, page: page && pageState(h, q, table, more, peek, page) };
 }
 
 // Whether `ops` (one table's, from a commit) may change the page of window
@@ -328,6 +331,224 @@ function windowTouched(w, ops) {
     }
   }
   return false;
+}
+
+// ---- pages patched in place ----
+//
+// The flush recomputes a held derive whose window a commit touched. Its
+// first pages (and alls) read by another column need not be read again:
+// the window keeps the page's rows as the core's cells, whether a next
+// follows and the key of the row after them, so when the commit's ops on
+// the table are puts, updates and deletes by key, the flush reads once the
+// row each key now has (a get, shared by every derive) and makes the new
+// page from the old one (patchWindow). It does so only where it can tell
+// exactly: the where's verdict on each such row is known, and the order's
+// columns are str, int or bool (compared as the core compares them: code
+// points, integers, false before true, null first). The derive's read then
+// gets the patched page with no page read; anything else reads the core,
+// as before. A page's next is the core's cursor for its last row: its
+// head (the query's fingerprints) taken from an earlier next, its position
+// the last row's order values, written as the core writes them.
+//
+// What the old page tells: its rows are the first rows of the answer (all
+// of them when no next followed), and with a next, the peek is a row after
+// them. A key op removes its key's old row from those rows (they stay the
+// first rows of the new answer) and puts its new row among them when the
+// where admits it and it sorts before their last one (or anywhere, when
+// they are the whole answer); a new row that sorts after them is a row
+// after them. The patched page holds when the rows known at the end fill
+// it and say whether a next follows.
+
+// The most ops one commit may have on a table for its pages to be patched
+// (each names a key: one get, shared by every derive).
+const PATCH_KEYS = 32;
+
+// The total order of query `q` (undefined: every row) on `table` as
+// [column, desc, type] terms, as the core makes it (src/query/query.cc,
+// ParseQuery: the orderBy's columns, then the key's not named, in the
+// direction of the last term), or null when a column is not str, int or
+// bool.
+const orderTerms = new WeakMap();
+function orderOf(q, table) {
+  if (q === undefined || q === null) return (table.keyOrder ??= termsOf([], table));
+  if (!orderTerms.has(q)) orderTerms.set(q, termsOf(q.toJSON().orderBy ?? [], table));
+  return orderTerms.get(q);
+}
+function termsOf(orderBy, { keyCols, types }) {
+  const terms = [];
+  const used = new Set();
+  let desc = false;
+  for (const o of orderBy) {
+    const c = Array.isArray(o) ? o[0] : o;
+    desc = Array.isArray(o) && o[1] === "desc";
+    if (used.has(c)) continue;
+    used.add(c);
+    terms.push([c, desc, types[c]]);
+  }
+  for (const c of keyCols) if (!used.has(c)) terms.push([c, desc, types[c]]);
+  return terms.every(([, , type]) => type === "str" || type === "int" || type === "bool") ? terms : null;
+}
+
+// Two cells of one column, as the core orders them: -1, 0, 1, or NaN when
+// a value is not of its column's kind.
+function compareCell(type, x, y) {
+  const nx = x === null || x === undefined;
+  const ny = y === null || y === undefined;
+  if (nx || ny) return nx && ny ? 0 : nx ? -1 : 1;
+  if (type === "str") return typeof x === "string" && typeof y === "string" ? compareText(x, y) : NaN;
+  if (type === "bool") return typeof x === "boolean" && typeof y === "boolean" ? (x === y ? 0 : x ? 1 : -1) : NaN;
+  if (!isInt(x) || !isInt(y)) return NaN;
+  return x < y ? -1 : x > y ? 1 : 0;  // a number and a BigInt compare exactly
+}
+
+// Row `a` against row `b` (decoded) in order `terms`.
+function compareRows(terms, a, b) {
+  for (const [c, desc, type] of terms) {
+    const d = compareCell(type, a[c], b[c]);
+    if (d !== 0) return desc ? -d : d;
+  }
+  return 0;
+}
+
+// The core's cursor for the row `row` (decoded) in order `terms` after
+// `head`, or null when a value is not one this writes exactly as the core
+// does (Value::AppendJson: a str's escapes are JSON.stringify's but for \b
+// and \f, which the core writes as \u00XX).
+function cursorOf(head, terms, row) {
+  let text = head;
+  for (let i = 0; i < terms.length; i++) {
+    const v = row[terms[i][0]];
+    let cell;
+    if (v === null || v === undefined) cell = "null";
+    else if (typeof v === "string") {
+      if (!wellFormed(v) || /[\b\f]/.test(v)) return null;
+      cell = JSON.stringify(v);
+    } else if (typeof v === "boolean" || typeof v === "bigint" || Number.isSafeInteger(v)) cell = String(v);
+    else return null;
+    text += i ? `,${cell}` : cell;
+  }
+  return `c1.${toBase64Url(`${text}]]`)}`;
+}
+
+// The head of a core cursor (its text up to the position's values), or
+// null.
+function headOf(next) {
+  if (typeof next !== "string" || !next.startsWith("c1.")) return null;
+  try {
+    const text = fromBase64Url(next.slice(3));
+    const at = text.indexOf("[", 1);
+    return at < 0 ? null : text.slice(0, at + 1);
+  } catch {
+    return null;
+  }
+}
+
+// What patching a window's page needs: { h, q, limit, raw, rows, more,
+// peek, next, head, terms } (limit Infinity for an all; `rows` the page's
+// rows decoded for patchWindow, { raw, row, id } each, and `head` its
+// cursors' head, both made when first needed), or null when its order
+// cannot be told.
+function pageState(h, q, table, more, peek, { limit, raw, next }) {
+  const terms = orderOf(q, table);
+  if (terms === null || !Array.isArray(raw)) return null;
+  return { h, q, limit, raw, rows: null, more, peek: more ? keyId(table.kinds, peek) : null, next, head: undefined, terms };
+}
+
+// The id of the key of op `op` on a table of key columns `keyCols` (kinds
+// `kinds`), or null when it names none (a bulk op, a schema op).
+function opKeyId(op, keyCols, kinds) {
+  if (op.op === "put") {
+    const row = op.row;
+    if (row === null || typeof row !== "object") return null;
+    return keyId(kinds, keyCols.length === 1 ? [row[keyCols[0]]] : keyCols.map((c) => row[c]));
+  }
+  return (op.op === "delete" || op.op === "update") && op.where === undefined ? keyId(kinds, op.key) : null;
+}
+
+// The window `w` after the commit's ops `ops` on its table, its page made
+// from the old one, or null when that cannot be told exactly (the read
+// then goes to the core). `rowOf(h, id, op)` gives the row the commit left
+// at the key of `op` ({ raw, row, id }), null for none, undefined when it
+// cannot; `decode` is the table's row decoder.
+function patchWindow(w, ops, rowOf, decode) {
+  const p = w.page;
+  if (!p) return null;
+  const { kinds, keyCols, types } = w.table;
+  if (ops.length > PATCH_KEYS) return null;
+  if (p.rows === null) {
+    p.rows = p.raw.map((raw) => {
+      const row = decode(raw);
+      return { raw, row, id: keyId(kinds, keyCols.length === 1 ? [row[keyCols[0]]] : keyCols.map((c) => row[c])) };
+    });
+  }
+  const { limit, terms } = p;
+  const rows = p.rows.slice();
+  let complete = !p.more;
+  let beyond = p.peek;  // a key whose row comes after `rows`, or null
+  for (let o = 0; o < ops.length; o++) {
+    const id = opKeyId(ops[o], keyCols, kinds);
+    if (id === null) return null;
+    let seen = false;  // an earlier op of the commit had this key: done
+    for (let e = 0; e < o && !seen; e++) seen = opKeyId(ops[e], keyCols, kinds) === id;
+    if (seen) continue;
+    for (let i = 0; i < rows.length; i++) {
+      if (rows[i].id === id) {
+        rows.splice(i, 1);
+        break;
+      }
+    }
+    if (id === beyond) beyond = null;
+    const now = rowOf(p.h, id, ops[o]);
+    if (now === undefined) return null;
+    if (now === null) continue;
+    const admitted = w.where === null ? true : verdict(w.where, now.row, types);
+    if (admitted === null) return null;
+    if (!admitted) continue;
+    let i = rows.length;
+    if (!complete) {
+      const last = i === 0 ? 1 : compareRows(terms, now.row, rows[i - 1].row);
+      if (Number.isNaN(last)) return null;
+      if (last > 0) {  // after the known rows
+        beyond ??= id;
+        continue;
+      }
+    }
+    while (i > 0) {
+      const c = compareRows(terms, now.row, rows[i - 1].row);
+      if (Number.isNaN(c)) return null;
+      if (c > 0) break;
+      i--;
+    }
+    rows.splice(i, 0, now);
+    if (rows.length > limit + 1) {  // the last is past the page and its next row
+      rows.pop();
+      complete = false;
+    }
+  }
+  let more;
+  if (rows.length > limit) more = true;
+  else if (complete) more = false;
+  else if (rows.length === limit && beyond !== null) more = true;
+  else return null;  // a row of the page left it; the row after it is not known
+  const peek = more ? (rows.length > limit ? rows.pop().id : beyond) : null;
+  let next;
+  if (more) {
+    const last = rows[rows.length - 1];
+    if (p.more && last.raw === p.raw[p.raw.length - 1]) next = p.next;  // the same last row
+    else {
+      if (p.head === undefined) p.head = p.more ? headOf(p.next) : null;
+      if (p.head === null || (next = cursorOf(p.head, terms, last.row)) === null) return null;
+    }
+  }
+  const keys = new Set();
+  const raw = new Array(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    keys.add(rows[i].id);
+    raw[i] = rows[i].raw;
+  }
+  if (peek !== null) keys.add(peek);
+  const page = { h: p.h, q: p.q, limit, raw, rows, more, peek, next, head: p.head, terms };
+  return { table: w.table, keys, cols: w.cols, where: w.where, page };
 }
 
 // Whether `ops` (one table's, from a commit) may change a read of range `r`.
@@ -394,6 +615,12 @@ export function makeDerives(io) {
       if (r !== null) depend(d.deps, h.name, col, r);
       return { h, keyed: r !== null };
     };
+    // The window the flush kept for a read of `q` with `limit` (Infinity:
+    // an all), patched or untouched, taken; or null.
+    const takeKept = (h, q, limit) => {
+      const i = d.kept === null ? -1 : d.kept.findIndex((w) => w.page.h === h && w.page.q === q && w.page.limit === limit);
+      return i < 0 ? null : d.kept.splice(i, 1)[0];
+    };
     // A page's window (null: the page depends on every row of the table).
     const keepWindow = (h, w) => {
       if (w === null) depend(d.deps, h.name, undefined, null);
@@ -415,10 +642,20 @@ export function makeDerives(io) {
       page: (t, q, limit, options) => {
         const { h, keyed } = byQuery(t, "read.page", q);
         if (keyed) return io.pageNow(h, q, limit, options);
-        // Not by key: the page's window ("pages read by another column").
+        // Not by key: the page's window ("pages read by another column"),
+        // a first page's served patched when the flush could ("pages
+        // patched in place").
+        const first = options === undefined || (options !== null && typeof options === "object" && (options.after ?? "") === "");
+        const kept = first ? takeKept(h, q, limit) : null;
+        if (kept !== null) {
+          keepWindow(h, kept);
+          const page = { rows: kept.page.raw.map(io.decoderOf(h)) };
+          if (kept.page.more) page.next = kept.page.next;
+          return page;
+        }
         const info = {};
         const page = io.pageNow(h, q, limit, options, info);
-        keepWindow(h, pageWindow(h, q, page.rows, page.next !== undefined, info.peek));
+        keepWindow(h, pageWindow(h, q, page.rows, page.next !== undefined, info.peek, first ? { limit, raw: info.raw, next: page.next } : null));
         return page;
       },
       /**
@@ -432,16 +669,24 @@ export function makeDerives(io) {
        */
       all: (t, q) => {
         const { h, keyed } = byQuery(t, "read.all", q);
+        const kept = keyed ? null : takeKept(h, q, Infinity);
+        if (kept !== null) {
+          keepWindow(h, kept);
+          return kept.page.raw.map(io.decoderOf(h));
+        }
         const rows = [];
+        const raw = [];
         let after;
         for (;;) {
-          const page = io.pageNow(h, q, PAGE_SIZE, after === undefined ? undefined : { after });
+          const info = {};
+          const page = io.pageNow(h, q, PAGE_SIZE, after === undefined ? undefined : { after }, info);
           rows.push(...page.rows);
+          raw.push(...info.raw);
           if (!page.next) break;
           after = page.next;
         }
         // Every row the where admits: a window with no row after it.
-        if (!keyed) keepWindow(h, pageWindow(h, q, rows, false));
+        if (!keyed) keepWindow(h, pageWindow(h, q, rows, false, undefined, { limit: Infinity, raw }));
         return rows;
       },
       /**
@@ -487,10 +732,34 @@ export function makeDerives(io) {
       result = { seq, error };
     } finally {
       end();
+      d.kept = null;
     }
     d.result = result;
     d.dirty = false;
     return result;
+  }
+
+  // The windows of `d`'s first pages and alls whose pages after the commit
+  // of `opsByTable` are known: untouched, or patched (patchWindow).
+  function keptWindows(d, opsByTable, rowOf) {
+    const kept = [];
+    for (const [t, windows] of d.pages) {
+      const ops = opsByTable.get(t);
+      for (const w of windows) {
+        if (!w.page) continue;
+        if (ops === undefined || !windowTouched(w, ops)) {
+          kept.push(w);
+          continue;
+        }
+        try {
+          const patched = patchWindow(w, ops, rowOf, io.decoderOf(w.page.h));
+          if (patched !== null) kept.push(patched);
+        } catch {
+          // Not patched: the read goes to the core, which words any error.
+        }
+      }
+    }
+    return kept;
   }
 
   function notify(d) {
@@ -504,7 +773,7 @@ export function makeDerives(io) {
     }
     if (typeof fn !== "function") throw invalidArgs(`store.derive(${name}): expected a function (read) => value, got ${describe(fn)}`);
     if (byName.has(name)) throw invalidArgs(`store.derive: a derive named ${JSON.stringify(name)} already exists; close it first or pick another name`);
-    const d = { name, fn, deps: new Map(), pages: new Map(), every: false, dirty: true, result: null, holds: 0, listeners: new Set(), closed: false, reader: null };
+    const d = { name, fn, deps: new Map(), pages: new Map(), kept: null, every: false, dirty: true, result: null, holds: 0, listeners: new Set(), closed: false, reader: null };
     byName.set(name, d);
     const member = Object.freeze({
       /** The derive's name (links hold it by this name). */
@@ -581,7 +850,27 @@ export function makeDerives(io) {
      */
     flush(opsByTable) {
       const recomputed = new Set();
+      // The rows the commit left at the keys it wrote, read once for every
+      // derive's patched pages: `${table}\0${key id}` -> { raw, row, id },
+      // null (no row) or undefined (the read failed).
+      const left = new Map();
+      const rowOf = (h, id, op) => {
+        const at = `${h.name}\0${id}`;
+        if (!left.has(at)) {
+          let got;
+          try {
+            const raw = io.cellsNow(h, op.op === "put" ? h.def.key.map((c) => op.row[c]) : op.key);
+            got = raw === null ? null : { raw, row: io.decoderOf(h)(raw), id };
+          } catch {
+            got = undefined;
+          }
+          left.set(at, got);
+        }
+        return left.get(at);
+      };
       for (const d of byName.values()) {
+        // Its windows are those of the state before this commit.
+        const current = !d.dirty && d.result !== null;
         if (!d.dirty) {
           if (d.every) d.dirty = true;
           else {
@@ -596,6 +885,7 @@ export function makeDerives(io) {
           }
         }
         if (d.dirty && d.holds > 0) {
+          if (current && d.pages.size > 0) d.kept = keptWindows(d, opsByTable, rowOf);
           compute(d);
           recomputed.add(d);
           notify(d);

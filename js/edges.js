@@ -13,7 +13,7 @@ import { ErrorCodes, StoreError, invalidArgs } from "./errors.js";
 import { describe, defineTable, str } from "./schema.js";
 import { and, eq, gt, gte, ne, or, query } from "./query.js";
 import { col } from "./expr.js";
-import { compareText } from "./text.js";
+import { compareText, fromBase64Url, toBase64Url } from "./text.js";
 
 const SHAPE = ["from", "to", "kind"];
 const DIRECTIONS = ["out", "in", "both"];
@@ -137,20 +137,6 @@ function hash(text) {
     b = Math.imul(b ^ c ^ (a >>> 7), 0x5bd1e995) >>> 0;
   }
   return a.toString(16).padStart(8, "0") + b.toString(16).padStart(8, "0");
-}
-
-function toBase64Url(text) {
-  const bytes = new TextEncoder().encode(text);
-  let bin = "";
-  for (const x of bytes) bin += String.fromCharCode(x);
-  return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-function fromBase64Url(text) {
-  const bin = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
-  const bytes = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-  return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
 }
 
 function encodeCursor(call, position) {

@@ -114,8 +114,16 @@ export function makeReads(gate) {
     return rowOf(h, gate.call(`${h.name}.get`, () => core.get(h.name, text)));
   }
 
+  // The row of `key` as the core's cells (columnsOf(h) decodes them), or
+  // null: for derives (js/derive.js, "pages patched in place").
+  function cellsNow(h, key) {
+    const answer = gate.call(`${h.name}.get`, () => core.get(h.name, keyText(h, key)));
+    return answer === "null" || answer === "" ? null : JSON.parse(answer);
+  }
+
   // `info` (derives): given an object, gets, when the page has a next, the
-  // key of the row after it (`peek`, as the core wrote it: Store::Page).
+  // key of the row after it (`peek`, as the core wrote it: Store::Page),
+  // and the page's rows as the core's cells (`raw`).
   function pageNow(h, q, limit, options, info) {
     if (!Number.isSafeInteger(limit) || limit < 1) {
       throw invalidArgs(`${h.name}.page: limit must be a positive integer, got ${describe(limit)}`);
@@ -135,7 +143,10 @@ export function makeReads(gate) {
     const decode = columnsOf(h);
     const page = { rows: answer.rows.map(decode) };
     if (answer.next !== undefined && answer.next !== null && answer.next !== "") page.next = answer.next;
-    if (info !== undefined) info.peek = answer.peek;
+    if (info !== undefined) {
+      info.peek = answer.peek;
+      info.raw = answer.rows;
+    }
     return page;
   }
 
@@ -186,6 +197,7 @@ export function makeReads(gate) {
     ready,
     rowOf,
     getNow,
+    cellsNow,
     pageNow,
     countNow,
     // The async reads share one form: (handle, ...args). They check the

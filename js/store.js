@@ -118,6 +118,8 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
       return h;
     },
     getNow: reads.getNow,
+    cellsNow: reads.cellsNow,
+    decoderOf: reads.columnsOf,
     pageNow: reads.pageNow,
     countNow: reads.countNow,
     head: () => gate.lastHead,

@@ -43,3 +43,26 @@ export function compareText(a, b) {
   }
   return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
 }
+
+// base64url without padding, of a text's UTF-8 (the cursors: the core's
+// "c1." ones, js/edges.js's "n1." ones). ASCII text is its own bytes; btoa
+// gives a flat string (a cursor built by += would be a rope of a node a
+// character, kept as long as its page).
+export function toBase64Url(text) {
+  let bin = text;
+  if (!/^[\0-\x7f]*$/.test(text)) {
+    const bytes = new TextEncoder().encode(text);
+    bin = "";
+    for (let i = 0; i < bytes.length; i += 4096) bin += String.fromCharCode.apply(null, bytes.subarray(i, i + 4096));
+  }
+  return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+// The text of toBase64Url's output; throws on text that is not base64url
+// of UTF-8.
+export function fromBase64Url(text) {
+  const bin = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+}

@@ -15,8 +15,9 @@
 // - "all": every derive reads the 10 rows of the highest n (through the n
 //   index, each with a where of its own), and every write gives its row the
 //   highest n yet, so every write changes all 100 pages: the flush
-//   recomputes them all and sends the page one message holding all 100
-//   values.
+//   recomputes them all (each page patched from the old one and the
+//   written row: js/derive.js, "pages patched in place") and sends the
+//   page one message holding all 100 values.
 //
 // Message { backend, durability, shape } opens the store and answers { ready }.
 import { defineTable, deleteStore, eq, gte, int, openStore, prefix, query, serve, str } from "../../js/browser.js";
