@@ -465,16 +465,35 @@ function opKeyId(op, keyCols, kinds) {
   return (op.op === "delete" || op.op === "update") && op.where === undefined ? keyId(kinds, op.key) : null;
 }
 
-// The window `w` after the commit's ops `ops` on its table, its page made
-// from the old one, or null when that cannot be told exactly (the read
-// then goes to the core). `rowOf(h, id, op)` gives the row the commit left
-// at the key of `op` ({ raw, row, id }), null for none, undefined when it
-// cannot; `decode` is the table's row decoder.
-function patchWindow(w, ops, rowOf, decode) {
+// The keys a commit's ops on a table name, each once, with the op
+// ([id, op], in commit order; a later op of a key adds nothing: the flush
+// reads the row the commit left), or null when an op names no key or there
+// are more than PATCH_KEYS.
+function keyChanges(ops, { keyCols, kinds }) {
+  if (ops.length > PATCH_KEYS) return null;
+  const out = [];
+  const seen = new Set();
+  for (const op of ops) {
+    const id = opKeyId(op, keyCols, kinds);
+    if (id === null) return null;
+    if (!seen.has(id)) {
+      seen.add(id);
+      out.push([id, op]);
+    }
+  }
+  return out;
+}
+
+// The window `w` after a commit whose ops on its table name the keys
+// `changes` (keyChanges), its page made from the old one, or null when that
+// cannot be told exactly (the read then goes to the core). `rowOf(h, id,
+// op)` gives the row the commit left at the key of `op` ({ raw, row, id }),
+// null for none, undefined when it cannot; `decode` is the table's row
+// decoder.
+function patchWindow(w, changes, rowOf, decode) {
   const p = w.page;
   if (!p) return null;
   const { kinds, keyCols, types } = w.table;
-  if (ops.length > PATCH_KEYS) return null;
   if (p.rows === null) {
     p.rows = p.raw.map((raw) => {
       const row = decode(raw);
@@ -485,12 +504,7 @@ function patchWindow(w, ops, rowOf, decode) {
   const rows = p.rows.slice();
   let complete = !p.more;
   let beyond = p.peek;  // a key whose row comes after `rows`, or null
-  for (let o = 0; o < ops.length; o++) {
-    const id = opKeyId(ops[o], keyCols, kinds);
-    if (id === null) return null;
-    let seen = false;  // an earlier op of the commit had this key: done
-    for (let e = 0; e < o && !seen; e++) seen = opKeyId(ops[e], keyCols, kinds) === id;
-    if (seen) continue;
+  for (const [id, op] of changes) {
     for (let i = 0; i < rows.length; i++) {
       if (rows[i].id === id) {
         rows.splice(i, 1);
@@ -498,7 +512,7 @@ function patchWindow(w, ops, rowOf, decode) {
       }
     }
     if (id === beyond) beyond = null;
-    const now = rowOf(p.h, id, ops[o]);
+    const now = rowOf(p.h, id, op);
     if (now === undefined) return null;
     if (now === null) continue;
     const admitted = w.where === null ? true : verdict(w.where, now.row, types);
@@ -741,7 +755,8 @@ export function makeDerives(io) {
 
   // The windows of `d`'s first pages and alls whose pages after the commit
   // of `opsByTable` are known: untouched, or patched (patchWindow).
-  function keptWindows(d, opsByTable, rowOf) {
+  // `changesOf(ops, table)` is keyChanges, made once a flush.
+  function keptWindows(d, opsByTable, rowOf, changesOf) {
     const kept = [];
     for (const [t, windows] of d.pages) {
       const ops = opsByTable.get(t);
@@ -752,8 +767,9 @@ export function makeDerives(io) {
           continue;
         }
         try {
-          const patched = patchWindow(w, ops, rowOf, io.decoderOf(w.page.h));
-          if (patched !== null) kept.push(patched);
+          const changes = changesOf(ops, w.table);
+          const patched = changes && patchWindow(w, changes, rowOf, io.decoderOf(w.page.h));
+          if (patched) kept.push(patched);
         } catch {
           // Not patched: the read goes to the core, which words any error.
         }
@@ -868,6 +884,12 @@ export function makeDerives(io) {
         }
         return left.get(at);
       };
+      const changed = new Map();  // a table's ops -> [its table shape, keyChanges]
+      const changesOf = (ops, table) => {
+        let c = changed.get(ops);
+        if (c === undefined || c[0] !== table) changed.set(ops, (c = [table, keyChanges(ops, table)]));
+        return c[1];
+      };
       for (const d of byName.values()) {
         // Its windows are those of the state before this commit.
         const current = !d.dirty && d.result !== null;
@@ -885,7 +907,7 @@ export function makeDerives(io) {
           }
         }
         if (d.dirty && d.holds > 0) {
-          if (current && d.pages.size > 0) d.kept = keptWindows(d, opsByTable, rowOf);
+          if (current && d.pages.size > 0) d.kept = keptWindows(d, opsByTable, rowOf, changesOf);
           compute(d);
           recomputed.add(d);
           notify(d);

@@ -14,6 +14,11 @@ export const TABLE = Symbol.for("onestore.table");
 
 function column(type, opts = {}, isOptional = false, dims = undefined) {
   if (opts === null || typeof opts !== "object") throw invalidArgs(`${type}(): options must be an object, got ${String(opts)}`);
+  for (const k of Object.keys(opts)) {
+    if (k !== "default" && !(type === "json" && (k === "version" || k === "migrate"))) {
+      throw invalidArgs(`${type}(): unknown option ${JSON.stringify(k)}${k === "optional" ? ` (a column that allows null is ${type}().optional())` : ""}; the options are { default${type === "json" ? ", version, migrate" : ""} }`);
+    }
+  }
   const hasDefault = Object.prototype.hasOwnProperty.call(opts, "default");
   const versioned = type === "json" && opts.version !== undefined;
   if (versioned && (!Number.isSafeInteger(opts.version) || opts.version < 1)) {

@@ -48,6 +48,14 @@ test("defineTable refuses a missing key or a column not made by a builder", () =
   throwsWith(() => defineTable("", { columns: { id: str() }, key: ["id"] }), "invalid/args");
 });
 
+test("a column builder refuses an option it does not know, naming it", () => {
+  throwsWith(() => str({ optional: true }), "invalid/args", ['"optional"', "str().optional()"]);
+  throwsWith(() => int({ defualt: 0 }), "invalid/args", ['"defualt"', "{ default }"]);
+  throwsWith(() => json({ versoin: 2 }), "invalid/args", ['"versoin"', "{ default, version, migrate }"]);
+  assert.equal(str({ default: "" }).default, "");
+  assert.equal(json({ version: 1 }).version, 1);
+});
+
 test("every predicate builds its wire form", () => {
   const q = (w) => wire(query(Edits).where(w).toJSON()).where;
   assert.deepEqual(q((e) => eq(e.path, "a")), { eq: ["path", "a"] });
