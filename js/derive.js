@@ -285,6 +285,16 @@ function pageShape(q) {
   return pageShapes.get(q);
 }
 
+// A window's key ids as something with includes(id): the array itself for
+// a page's few (a scan of a dozen is cheaper to make and to ask than a
+// Set, and a flush makes one per recomputed derive), a Set's view for an
+// all's many.
+function keySet(ids) {
+  if (ids.length <= 32) return ids;
+  const set = new Set(ids);
+  return { includes: (id) => set.has(id) };
+}
+
 // The window of the rows `rows` of `h` read with query `q` (undefined: every
 // row) and, when `more` rows follow, `peek`, the key of the next one
 // ({ table: tableShape, keys, cols, where, page }), or null when it cannot
@@ -295,18 +305,18 @@ function pageWindow(h, q, rows, more, peek, page = null) {
   const shape = q === undefined || q === null ? EVERY_ROW : pageShape(q);
   if (table === null || shape === null) return null;
   const { keyCols, kinds } = table;
-  const keys = new Set();
+  const keys = [];
   for (const row of rows) {
     const id = keyId(kinds, keyCols.length === 1 ? [row[keyCols[0]]] : keyCols.map((c) => row[c]));
     if (id === null) return null;
-    keys.add(id);
+    keys.push(id);
   }
   if (more) {
     const id = keyId(kinds, peek);
     if (id === null) return null;  // no peek (a Durable Object's held page)
-    keys.add(id);
+    keys.push(id);
   }
-  return { table, keys, cols: shape.cols, where: shape.where, page: page && pageState(h, q, table, more, peek, page) };
+  return { table, keys: keySet(keys), cols: shape.cols, where: shape.where, page: page && pageState(h, q, table, more, peek, page) };
 }
 
 // Whether `ops` (one table's, from a commit) may change the page of window
@@ -318,10 +328,10 @@ function windowTouched(w, ops) {
       const row = op.row;
       if (row === null || typeof row !== "object") return true;
       const id = keyId(kinds, keyCols.map((c) => row[c]));
-      if (id === null || w.keys.has(id) || w.where === null || !rejects(w.where, row, types)) return true;
+      if (id === null || w.keys.includes(id) || w.where === null || !rejects(w.where, row, types)) return true;
     } else if ((op.op === "delete" || op.op === "update") && op.where === undefined) {
       const id = keyId(kinds, op.key);
-      if (id === null || w.keys.has(id)) return true;
+      if (id === null || w.keys.includes(id)) return true;
       if (op.op === "update") {
         if (op.set === null || typeof op.set !== "object") return true;
         for (const c of Object.keys(op.set)) if (w.cols.has(c)) return true;
@@ -411,11 +421,13 @@ function compareRows(terms, a, b) {
 }
 
 // The core's cursor for the row `row` (decoded) in order `terms` after
-// `head`, or null when a value is not one this writes exactly as the core
-// does (Value::AppendJson: a str's escapes are JSON.stringify's but for \b
-// and \f, which the core writes as \u00XX).
+// `head` ({ b64, rest }: the base64url of the head's first bytes, a
+// multiple of three, and the rest of its text; the head is ASCII), or
+// null when a value is not one this writes exactly as the core does
+// (Value::AppendJson: a str's escapes are JSON.stringify's but for \b and
+// \f, which the core writes as \u00XX).
 function cursorOf(head, terms, row) {
-  let text = head;
+  let text = head.rest;
   for (let i = 0; i < terms.length; i++) {
     const v = row[terms[i][0]];
     let cell;
@@ -427,17 +439,20 @@ function cursorOf(head, terms, row) {
     else return null;
     text += i ? `,${cell}` : cell;
   }
-  return `c1.${toBase64Url(`${text}]]`)}`;
+  return `c1.${head.b64}${toBase64Url(`${text}]]`)}`;
 }
 
-// The head of a core cursor (its text up to the position's values), or
+// The head of a core cursor (its text up to the position's values, the
+// query's fingerprints in hex and its direction) as cursorOf takes it, or
 // null.
 function headOf(next) {
   if (typeof next !== "string" || !next.startsWith("c1.")) return null;
   try {
     const text = fromBase64Url(next.slice(3));
     const at = text.indexOf("[", 1);
-    return at < 0 ? null : text.slice(0, at + 1);
+    if (at < 0 || !/^[\x20-\x7e]*$/.test(text.slice(0, at))) return null;
+    const cut = (at + 1) - ((at + 1) % 3);
+    return { b64: toBase64Url(text.slice(0, cut)), rest: text.slice(cut, at + 1) };
   } catch {
     return null;
   }
@@ -554,15 +569,15 @@ function patchWindow(w, changes, rowOf, decode) {
       if (p.head === null || (next = cursorOf(p.head, terms, last.row)) === null) return null;
     }
   }
-  const keys = new Set();
+  const keys = new Array(rows.length);
   const raw = new Array(rows.length);
   for (let i = 0; i < rows.length; i++) {
-    keys.add(rows[i].id);
+    keys[i] = rows[i].id;
     raw[i] = rows[i].raw;
   }
-  if (peek !== null) keys.add(peek);
+  if (peek !== null) keys.push(peek);
   const page = { h: p.h, q: p.q, limit, raw, rows, more, peek, next, head: p.head, terms };
-  return { table: w.table, keys, cols: w.cols, where: w.where, page };
+  return { table: w.table, keys: keySet(keys), cols: w.cols, where: w.where, page };
 }
 
 // Whether `ops` (one table's, from a commit) may change a read of range `r`.
