@@ -313,7 +313,7 @@ function pageWindow(h, q, rows, more, peek, page = null) {
   }
   if (more) {
     const id = keyId(kinds, peek);
-    if (id === null) return null;  // no peek (a Durable Object's held page)
+    if (id === null) return null;  // no peek: the row after the page is not known
     keys.push(id);
   }
   return { table, keys: keySet(keys), cols: shape.cols, where: shape.where, page: page && pageState(h, q, table, more, peek, page) };

@@ -460,7 +460,7 @@ export function attachWorkerdCore(core, wire) {
   };
   const wrapped = {
     // A page whose rows stayed here (the core answers {"held":n,"next"?}:
-    // SqliteBackend::HoldNextPage) is given as { rows, next? }, its rows the
+    // SqliteBackend::HoldNextPage) is given as { rows, next?, peekRow? }, its rows the
     // host's own arrays (ints within 2^53 as numbers, beyond as text; json as
     // its text), as the core's JSON page would read; any other answer as it
     // is.
@@ -476,8 +476,11 @@ export function attachWorkerdCore(core, wire) {
       }
       if (rows === null || typeof answer !== "string" || !answer.startsWith('{"held":')) return answer;
       const { held, next } = JSON.parse(answer);
-      rows.length = held;  // the core asked for one row more
-      return next === undefined ? { rows } : { rows, next };
+      // The core asked for one row more: with a next, its cells are the
+      // page's peek row (js/reads.js gives its key to derives).
+      const peekRow = rows.length > held ? rows[held] : undefined;
+      rows.length = held;
+      return next === undefined ? { rows } : { rows, next, peekRow };
     },
     open: (o) => inTransaction(() => core.open(o), true),
     commit: (ops, meta) => inTransaction(() => core.commit(ops, meta)),

@@ -136,15 +136,17 @@ export function makeReads(gate) {
       throw new StoreError(ErrorCodes.InvalidCursor, `${h.name}.page: ${describe(after)} is not a cursor (use the next of an earlier page)`);
     }
     const text = queryText(h, q);
-    // A page whose rows stayed with the host comes as { rows, next? }
-    // (js/loader-workerd.js).
+    // A page whose rows stayed with the host comes as { rows, next?,
+    // peekRow? } (js/loader-workerd.js).
     const got = gate.call(`${h.name}.page`, () => core.page(h.name, text, limit, after));
     const answer = typeof got === "string" ? JSON.parse(got) : got;
     const decode = columnsOf(h);
     const page = { rows: answer.rows.map(decode) };
     if (answer.next !== undefined && answer.next !== null && answer.next !== "") page.next = answer.next;
     if (info !== undefined) {
-      info.peek = answer.peek;
+      // A durable store's held page names the row after it by its cells.
+      const peekRow = answer.peekRow ? decode(answer.peekRow) : null;
+      info.peek = peekRow ? h.def.key.map((c) => peekRow[c]) : answer.peek;
       info.raw = answer.rows;
     }
     return page;
