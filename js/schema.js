@@ -193,6 +193,10 @@ export function defineTable(name, spec) {
   if (typeof name !== "string" || name === "") throw invalidArgs(`defineTable: the name must be a non-empty string, got ${describe(name)}`);
   if (!wellFormedName(name)) throw invalidArgs(`defineTable: the name ${describe(name)} holds a lone surrogate; a name must be well-formed text`);
   if (spec === null || typeof spec !== "object") throw invalidArgs(`defineTable("${name}"): the second argument must be { columns, key }, got ${describe(spec)}`);
+  for (const k of Object.keys(spec)) {
+    // `name`: a definition spread into a spec ({ ...Items, migrations }).
+    if (!SPEC_FIELDS.includes(k) && k !== "name") throw invalidArgs(`defineTable("${name}"): unknown field ${JSON.stringify(k)}; a table takes ${SPEC_FIELDS.join(", ")}`);
+  }
   const { version = 1, columns, key, indexes = {}, migrations = {} } = spec;
   if (columns === null || typeof columns !== "object" || Object.keys(columns).length === 0) {
     throw invalidArgs(`defineTable("${name}"): columns must be an object of str(), int(), ... builders, got ${describe(columns)}`);
@@ -236,6 +240,9 @@ export function defineTable(name, spec) {
   };
   return Object.freeze(def);
 }
+
+// The fields of defineTable's spec.
+const SPEC_FIELDS = ["columns", "key", "indexes", "version", "migrations"];
 
 // The core checks every name (src/schema/schema.h, CheckPlainName), but it
 // never sees a lone surrogate: the encoder turns it into U+FFFD on its way to

@@ -46,6 +46,9 @@ test("defineTable refuses a missing key or a column not made by a builder", () =
   throwsWith(() => defineTable("t", { columns: { id: str() } }), "invalid/args", ["key"]);
   throwsWith(() => defineTable("t", { columns: { id: "str" }, key: ["id"] }), "invalid/args", ["id"]);
   throwsWith(() => defineTable("", { columns: { id: str() }, key: ["id"] }), "invalid/args");
+  // A misspelt field is named, not silently dropped (a table without its index).
+  throwsWith(() => defineTable("t", { columns: { id: str() }, key: ["id"], index: { byId: ["id"] } }), "invalid/args", ['"index"', "indexes"]);
+  throwsWith(() => defineTable("t", { columns: { id: str() }, primaryKey: ["id"], key: ["id"] }), "invalid/args", ['"primaryKey"']);
 });
 
 test("a column builder refuses an option it does not know, naming it", () => {
