@@ -35,6 +35,12 @@ export async function openCore(runtime, options, what, extra = {}) {
   if (backend === "sqlite" && (typeof path !== "string" || path === "")) {
     throw invalidArgs(`${what}: a sqlite store needs a path (a file, or ":memory:"), got ${describe(path)}`);
   }
+  // A memory store given a file's or an OPFS store's name would look
+  // persistent and keep nothing: refused, not ignored.
+  if (backend === "memory" && (path !== undefined || name !== undefined)) {
+    const [opt, v, other] = path !== undefined ? ["path", path, "sqlite"] : ["name", name, "opfs"];
+    throw invalidArgs(`${what}: a memory store keeps its rows in this process only; ${opt} ${describe(v)} is for backend "${other}"`);
+  }
   if (id !== undefined && (typeof id !== "string" || id === "")) {
     throw invalidArgs(`${what}: id must be a non-empty string, got ${describe(id)}`);
   }
