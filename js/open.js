@@ -10,6 +10,11 @@ import { describe } from "./schema.js";
 import { memoryBlobs, webSha256 } from "./blobs.js";
 import { memorySnapshots } from "./snapshots.js";
 
+// Every option of openStore, openReplica, importStore and pullSession
+// (docs/api.md, "openStore"): a misspelt one (durabilty) is refused, not
+// dropped.
+const OPEN_OPTIONS = ["backend", "path", "name", "storage", "id", "durability", "lockTimeout", "onFenced", "keepSnapshots", "snapshotEvery", "adoptForeign", "vectorCache"];
+
 /**
  * Checks `options`, prepares them with `runtime`, loads the core and opens
  * it. `what` names the call in errors ("openStore", "openReplica"); `extra`
@@ -26,6 +31,9 @@ import { memorySnapshots } from "./snapshots.js";
 export async function openCore(runtime, options, what, extra = {}) {
   if (options === null || typeof options !== "object") {
     throw invalidArgs(`${what}: options must be an object such as { backend: "memory" }, got ${describe(options)}`);
+  }
+  for (const k of Object.keys(options)) {
+    if (!OPEN_OPTIONS.includes(k)) throw invalidArgs(`${what}: unknown option ${JSON.stringify(k)}; the options are ${OPEN_OPTIONS.join(", ")} (docs/api.md, "openStore")`);
   }
   const { backend, path, name, id, durability, lockTimeout, onFenced, storage, adoptForeign, vectorCache } = options;
   if (!runtime.backends.includes(backend)) {

@@ -42,6 +42,7 @@ test("bad open options are refused with invalid/args", async () => {
   await rejectsWith(openStore({ backend: "opfs", name: "x" }), "invalid/args", ['"opfs"']);
   await rejectsWith(openStore({ backend: "sqlite" }), "invalid/args", ["path"]);
   await rejectsWith(openStore({ backend: "memory", id: 42 }), "invalid/args", ["id"]);
+  await rejectsWith(openStore({ backend: "sqlite", path: ":memory:", durabilty: "relaxed" }), "invalid/args", ['"durabilty"', "durability"]);
   // A memory store keeps nothing on disk: a path or a name is a mistake to name.
   await rejectsWith(openStore({ backend: "memory", path: "/tmp/kept.sqlite" }), "invalid/args", ["memory", '"/tmp/kept.sqlite"', '"sqlite"']);
   await rejectsWith(openStore({ backend: "memory", name: "s1" }), "invalid/args", ["memory", '"s1"', '"opfs"']);
