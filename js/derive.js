@@ -164,6 +164,18 @@ function tableShape(def) {
   return tableShapes.get(def);
 }
 
+// The key values of a row (an object) of a table of shape `table`.
+function rowKey({ keyCols }, row) {
+  return keyCols.length === 1 ? [row[keyCols[0]]] : keyCols.map((c) => row[c]);
+}
+
+// The key values op `op` names on a table of shape `table`, or null when it
+// names none (a bulk op, a schema op, a put without a row).
+function opKey(table, op) {
+  if (op.op === "put") return op.row !== null && typeof op.row === "object" ? rowKey(table, op.row) : null;
+  return (op.op === "delete" || op.op === "update") && op.where === undefined ? op.key : null;
+}
+
 // The columns a where (its wire form) names, added to `out`; false for a
 // form this does not know.
 function whereColumns(w, out) {
@@ -304,10 +316,10 @@ function pageWindow(h, q, rows, more, peek, page = null) {
   const table = h.def ? tableShape(h.def) : null;
   const shape = q === undefined || q === null ? EVERY_ROW : pageShape(q);
   if (table === null || shape === null) return null;
-  const { keyCols, kinds } = table;
+  const { kinds } = table;
   const keys = [];
   for (const row of rows) {
-    const id = keyId(kinds, keyCols.length === 1 ? [row[keyCols[0]]] : keyCols.map((c) => row[c]));
+    const id = keyId(kinds, rowKey(table, row));
     if (id === null) return null;
     keys.push(id);
   }
@@ -322,22 +334,16 @@ function pageWindow(h, q, rows, more, peek, page = null) {
 // Whether `ops` (one table's, from a commit) may change the page of window
 // `w`.
 function windowTouched(w, ops) {
-  const { kinds, keyCols, types } = w.table;
+  const { kinds, types } = w.table;
   for (const op of ops) {
+    const key = opKey(w.table, op);
+    const id = key === null ? null : keyId(kinds, key);
+    if (id === null || w.keys.includes(id)) return true;
     if (op.op === "put") {
-      const row = op.row;
-      if (row === null || typeof row !== "object") return true;
-      const id = keyId(kinds, keyCols.map((c) => row[c]));
-      if (id === null || w.keys.includes(id) || w.where === null || !rejects(w.where, row, types)) return true;
-    } else if ((op.op === "delete" || op.op === "update") && op.where === undefined) {
-      const id = keyId(kinds, op.key);
-      if (id === null || w.keys.includes(id)) return true;
-      if (op.op === "update") {
-        if (op.set === null || typeof op.set !== "object") return true;
-        for (const c of Object.keys(op.set)) if (w.cols.has(c)) return true;
-      }
-    } else {
-      return true;
+      if (w.where === null || !rejects(w.where, op.row, types)) return true;
+    } else if (op.op === "update") {
+      if (op.set === null || typeof op.set !== "object") return true;
+      for (const c of Object.keys(op.set)) if (w.cols.has(c)) return true;
     }
   }
   return false;
@@ -469,31 +475,21 @@ function pageState(h, q, table, more, peek, { limit, raw, next }) {
   return { h, q, limit, raw, rows: null, more, peek: more ? keyId(table.kinds, peek) : null, next, head: undefined, terms };
 }
 
-// The id of the key of op `op` on a table of key columns `keyCols` (kinds
-// `kinds`), or null when it names none (a bulk op, a schema op).
-function opKeyId(op, keyCols, kinds) {
-  if (op.op === "put") {
-    const row = op.row;
-    if (row === null || typeof row !== "object") return null;
-    return keyId(kinds, keyCols.length === 1 ? [row[keyCols[0]]] : keyCols.map((c) => row[c]));
-  }
-  return (op.op === "delete" || op.op === "update") && op.where === undefined ? keyId(kinds, op.key) : null;
-}
-
-// The keys a commit's ops on a table name, each once, with the op
-// ([id, op], in commit order; a later op of a key adds nothing: the flush
-// reads the row the commit left), or null when an op names no key or there
-// are more than PATCH_KEYS.
-function keyChanges(ops, { keyCols, kinds }) {
+// The keys a commit's ops on a table of shape `table` name, each once
+// ([id, key values], in commit order; a later op of a key adds nothing: the
+// flush reads the row the commit left), or null when an op names no key or
+// there are more than PATCH_KEYS.
+function keyChanges(ops, table) {
   if (ops.length > PATCH_KEYS) return null;
   const out = [];
   const seen = new Set();
   for (const op of ops) {
-    const id = opKeyId(op, keyCols, kinds);
+    const key = opKey(table, op);
+    const id = key === null ? null : keyId(table.kinds, key);
     if (id === null) return null;
     if (!seen.has(id)) {
       seen.add(id);
-      out.push([id, op]);
+      out.push([id, key]);
     }
   }
   return out;
@@ -502,24 +498,24 @@ function keyChanges(ops, { keyCols, kinds }) {
 // The window `w` after a commit whose ops on its table name the keys
 // `changes` (keyChanges), its page made from the old one, or null when that
 // cannot be told exactly (the read then goes to the core). `rowOf(h, id,
-// op)` gives the row the commit left at the key of `op` ({ raw, row, id }),
+// key)` gives the row the commit left at key `key` ({ raw, row, id }),
 // null for none, undefined when it cannot; `decode` is the table's row
 // decoder.
 function patchWindow(w, changes, rowOf, decode) {
   const p = w.page;
   if (!p) return null;
-  const { kinds, keyCols, types } = w.table;
+  const { kinds, types } = w.table;
   if (p.rows === null) {
     p.rows = p.raw.map((raw) => {
       const row = decode(raw);
-      return { raw, row, id: keyId(kinds, keyCols.length === 1 ? [row[keyCols[0]]] : keyCols.map((c) => row[c])) };
+      return { raw, row, id: keyId(kinds, rowKey(w.table, row)) };
     });
   }
   const { limit, terms } = p;
   const rows = p.rows.slice();
   let complete = !p.more;
   let beyond = p.peek;  // a key whose row comes after `rows`, or null
-  for (const [id, op] of changes) {
+  for (const [id, key] of changes) {
     for (let i = 0; i < rows.length; i++) {
       if (rows[i].id === id) {
         rows.splice(i, 1);
@@ -527,7 +523,7 @@ function patchWindow(w, changes, rowOf, decode) {
       }
     }
     if (id === beyond) beyond = null;
-    const now = rowOf(p.h, id, op);
+    const now = rowOf(p.h, id, key);
     if (now === undefined) return null;
     if (now === null) continue;
     const admitted = w.where === null ? true : verdict(w.where, now.row, types);
@@ -885,12 +881,12 @@ export function makeDerives(io) {
       // derive's patched pages: `${table}\0${key id}` -> { raw, row, id },
       // null (no row) or undefined (the read failed).
       const left = new Map();
-      const rowOf = (h, id, op) => {
+      const rowOf = (h, id, key) => {
         const at = `${h.name}\0${id}`;
         if (!left.has(at)) {
           let got;
           try {
-            const raw = io.cellsNow(h, op.op === "put" ? h.def.key.map((c) => op.row[c]) : op.key);
+            const raw = io.cellsNow(h, key);
             got = raw === null ? null : { raw, row: io.decoderOf(h)(raw), id };
           } catch {
             got = undefined;

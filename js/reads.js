@@ -109,16 +109,17 @@ export function makeReads(gate) {
     return answer === "null" || answer === "" ? undefined : columnsOf(h)(JSON.parse(answer));
   }
 
-  function getNow(h, key) {
+  // The row of `key` as the core's cells (columnsOf(h) decodes them), or
+  // null: getNow's, and derives' (js/derive.js, "pages patched in place").
+  function cellsNow(h, key) {
     const text = keyText(h, key);
-    return rowOf(h, gate.call(`${h.name}.get`, () => core.get(h.name, text)));
+    const answer = gate.call(`${h.name}.get`, () => core.get(h.name, text));
+    return answer === "null" || answer === "" ? null : JSON.parse(answer);
   }
 
-  // The row of `key` as the core's cells (columnsOf(h) decodes them), or
-  // null: for derives (js/derive.js, "pages patched in place").
-  function cellsNow(h, key) {
-    const answer = gate.call(`${h.name}.get`, () => core.get(h.name, keyText(h, key)));
-    return answer === "null" || answer === "" ? null : JSON.parse(answer);
+  function getNow(h, key) {
+    const cells = cellsNow(h, key);
+    return cells === null ? undefined : columnsOf(h)(cells);
   }
 
   // `info` (derives): given an object, gets, when the page has a next, the
