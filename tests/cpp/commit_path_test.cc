@@ -382,6 +382,24 @@ TEST(MemoryIndexTest, AStrIndexKeepsTheByteOrderAtTheEdgesOfItsSixteenBytePrefix
       1316);
 }
 
+// Issue 13, an index entry's third number: its str's bytes 16 to 23, compared
+// before the rest. The same edges for the third number (texts of 23, 24 and
+// 25 bytes, ties through it and a difference just past it, differences at
+// bytes 16 and 23, bytes of 0x80 and up, a 0x01 where a shorter text's
+// padding is), among texts that share their first 16 bytes as paths do.
+TEST(MemoryIndexTest, AStrIndexKeepsTheByteOrderAtTheEdgesOfItsThirdEightBytes) {
+  const std::string p24 = "src/dir3/file12345.ts/xy";
+  CheckIndexOrder(
+      "index-prefix-24",
+      {std::nullopt, p24.substr(0, 16), p24.substr(0, 17), p24.substr(0, 16) + "\x01",
+       p24.substr(0, 16) + "\xc3\xa9", p24.substr(0, 23), p24.substr(0, 23) + "\x01",
+       p24.substr(0, 23) + "\xc3\xa9", p24, p24 + "\x01", p24 + "0", p24 + "\xc3\xa9", p24 + "01",
+       p24 + "0\x7f", p24.substr(0, 16) + "\xf0\x9f\x98\x80" + p24.substr(20),
+       p24.substr(0, 22) + "z" + p24.substr(23), "src/dir3/file12399.ts", "src/dir3/file1234.ts",
+       "src/dir3/file12345.tsx", "src/dir3/file123"},
+      1317);
+}
+
 TEST(MemoryStagingTest, AscendingRunsThenEarlierKeysUpdatesDeletesAndBulkOpsLeaveTheModelsRows) {
   std::unique_ptr<Store> st;
   ASSERT_NO_FATAL_FAILURE(OpenRowsTable("staging-test", &st));

@@ -104,22 +104,28 @@ struct EntryLess {
 // of the table's RowMap, which does not move while the row is there) and,
 // when the index's first column holds a str, that text's bytes in place
 // (they live in the row's cell, which does not change while the entry is in
-// the index) with its first 16 bytes as two numbers in the entry itself. An
-// insert compares its row with about twenty others on its way down the
+// the index) with its first 24 bytes as three numbers in the entry itself.
+// An insert compares its row with about twenty others on its way down the
 // tree: most are told apart by the numbers, read from the node at hand,
 // without a load of the other row's text (a cache miss, natively) or a call
-// of memcmp (musl's byte loop, in wasm).
+// of memcmp (musl's byte loop, in wasm). The third number is for texts that
+// share a prefix, as paths do: near the leaves an insert's neighbours agree
+// on their first 16 bytes ("src/dir3/file123" of "src/dir3/file12345.ts"),
+// and with two numbers each of those compares read the other row's text
+// (a commit of 25,000 puts: 0.85-0.89x the commit's CPU time, for 8 bytes
+// more an entry).
 struct IndexEntry {
   const Row* row;
   const char* text;  // null: the first column's cell is not a str
   size_t size;
-  // The text's bytes 0-7 and 8-15, big-endian, padded with zero bytes: two
+  // The text's bytes 0-7, 8-15 and 16-23, big-endian, padded with zero bytes: two
   // texts whose numbers differ are in the numbers' order (a text that ends
   // inside them has zeros where the other has bytes, which are then >= 0: a
   // tie up to its end, so the shorter is less, in both orders); two whose
   // numbers are equal are compared by their bytes.
   uint64_t head = 0;
   uint64_t next = 0;
+  uint64_t third = 0;
 };
 
 // Bytes [from, from + 8) of s, big-endian, zero past its end.
@@ -136,7 +142,7 @@ IndexEntry EntryOf(const Row& r, const std::vector<int>& columns) {
   const Value& v = r[columns[0]];
   if (v.type() != Type::kStr) return IndexEntry{&r, nullptr, 0};
   const std::string& t = v.text();
-  return IndexEntry{&r, t.data(), t.size(), BigEndianAt(t, 0), BigEndianAt(t, 8)};
+  return IndexEntry{&r, t.data(), t.size(), BigEndianAt(t, 0), BigEndianAt(t, 8), BigEndianAt(t, 16)};
 }
 
 // The order of one secondary index: its entries' rows compared through the
@@ -152,10 +158,11 @@ struct IndexLess {
     if (a.text != nullptr && b.text != nullptr) {  // two strs: CompareCells's order
       if (a.head != b.head) return a.head < b.head;
       if (a.next != b.next) return a.next < b.next;
-      // Equal up to 16 bytes (or to the shorter's end, past which the
+      if (a.third != b.third) return a.third < b.third;
+      // Equal up to 24 bytes (or to the shorter's end, past which the
       // longer's bytes are zero there): the rest decides, then the length.
       const size_t n = std::min(a.size, b.size);
-      int c = n > 16 ? std::memcmp(a.text + 16, b.text + 16, n - 16) : 0;
+      int c = n > 24 ? std::memcmp(a.text + 24, b.text + 24, n - 24) : 0;
       if (c == 0 && a.size != b.size) c = a.size < b.size ? -1 : 1;
       if (c != 0) return c < 0;
       from = 1;
