@@ -766,14 +766,15 @@ export function makeDerives(io) {
 
   // The windows of `d`'s first pages and alls whose pages after the commit
   // of `opsByTable` are known: untouched, or patched (patchWindow).
-  // `changesOf(ops, table)` is keyChanges, made once a flush.
-  function keptWindows(d, opsByTable, rowOf, changesOf) {
+  // `changesOf(ops, table)` is keyChanges, made once a flush. `touched`: a
+  // window the flush's dirty check already found touched (not asked again).
+  function keptWindows(d, opsByTable, rowOf, changesOf, touched) {
     const kept = [];
     for (const [t, windows] of d.pages) {
       const ops = opsByTable.get(t);
       for (const w of windows) {
         if (!w.page) continue;
-        if (ops === undefined || !windowTouched(w, ops)) {
+        if (w !== touched && (ops === undefined || !windowTouched(w, ops))) {
           kept.push(w);
           continue;
         }
@@ -904,6 +905,7 @@ export function makeDerives(io) {
       for (const d of byName.values()) {
         // Its windows are those of the state before this commit.
         const current = !d.dirty && d.result !== null;
+        let touched;  // the window that made it dirty, if one did
         if (!d.dirty) {
           if (d.every) d.dirty = true;
           else {
@@ -913,12 +915,13 @@ export function makeDerives(io) {
             }
             for (const [t, windows] of d.pages) {
               const ops = d.dirty ? undefined : opsByTable.get(t);
-              if (ops !== undefined && windows.some((w) => windowTouched(w, ops))) d.dirty = true;
+              if (ops !== undefined) touched = windows.find((w) => windowTouched(w, ops));
+              if (touched !== undefined) d.dirty = true;
             }
           }
         }
         if (d.dirty && d.holds > 0) {
-          if (current && d.pages.size > 0) d.kept = keptWindows(d, opsByTable, rowOf, changesOf);
+          if (current && d.pages.size > 0) d.kept = keptWindows(d, opsByTable, rowOf, changesOf, touched);
           compute(d);
           recomputed.add(d);
           notify(d);
