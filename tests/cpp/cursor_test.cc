@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base64url.h"
 #include "commit/store.h"
 #include "query/query.h"
 #include "values/json_text.h"
@@ -31,23 +32,10 @@ std::unique_ptr<Store> Open() {
   return s;
 }
 
-// The base64url alphabet's decoding, written here apart from the store's.
+// A cursor's bytes (base64url.h's decoder, written apart from the store's).
 std::string DecodeBase64Url(const std::string& text) {
-  static const std::string kAlphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : text) {
-    size_t v = kAlphabet.find(c);
-    EXPECT_NE(v, std::string::npos) << "not base64url: " << text;
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xFF));
-    }
-  }
+  EXPECT_TRUE(test::FromBase64Url(text, &out)) << "not base64url: " << text;
   return out;
 }
 

@@ -18,6 +18,7 @@
 #include "backends/memory/memory_backend.h"
 #include "backends/sqlite/file.h"
 #include "backends/sqlite/sqlite_backend.h"
+#include "base64url.h"
 #include "host_bound_connection.h"
 
 namespace onestore {
@@ -561,45 +562,10 @@ TEST_P(StoreTest, CursorsAreBoundToTheirQueryAndDirection) {
   EXPECT_EQ(s.code(), Code::kInvalidCursor);
 }
 
-// Base64url without padding, as cursors are written.
-std::string Base64Url(const std::string& in) {
-  static const char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
-    for (int k = 18; k >= 0; k -= 6) out.push_back(kAlphabet[(n >> k) & 63]);
-  }
-  if (i + 1 == in.size()) {
-    uint32_t n = uint8_t(in[i]) << 16;
-    out.push_back(kAlphabet[(n >> 18) & 63]);
-    out.push_back(kAlphabet[(n >> 12) & 63]);
-  } else if (i + 2 == in.size()) {
-    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
-    for (int k = 18; k >= 6; k -= 6) out.push_back(kAlphabet[(n >> k) & 63]);
-  }
-  return out;
-}
-
-// The bytes of base64url text (no padding, as cursors are written).
+// The bytes of a cursor's base64url text (base64url.h).
 std::string FromBase64Url(const std::string& in) {
   std::string out;
-  uint32_t bits = 0;
-  int n = 0;
-  for (char c : in) {
-    int v = c >= 'A' && c <= 'Z'   ? c - 'A'
-            : c >= 'a' && c <= 'z' ? c - 'a' + 26
-            : c >= '0' && c <= '9' ? c - '0' + 52
-            : c == '-'             ? 62
-                                   : 63;
-    bits = (bits << 6) | static_cast<uint32_t>(v);
-    n += 6;
-    if (n >= 8) {
-      n -= 8;
-      out.push_back(static_cast<char>((bits >> n) & 0xFF));
-    }
-  }
+  EXPECT_TRUE(test::FromBase64Url(in, &out)) << "not base64url: " << in;
   return out;
 }
 
@@ -616,7 +582,7 @@ TEST_P(StoreTest, ADeeplyNestedCursorIsInvalidCursorAndTheStoreGoesOn) {
                              ",[" + nested + "]]";
   for (const std::string& raw : {forged, nested, std::string(100000, '['),
                                  std::string("[\"a\",\"b\",\"asc\",[[[1]]]]")}) {
-    Status s = store_->Page("file-history/edits", "{}", 1, "c1." + Base64Url(raw), &page);
+    Status s = store_->Page("file-history/edits", "{}", 1, "c1." + test::ToBase64Url(raw), &page);
     EXPECT_EQ(s.code(), Code::kInvalidCursor) << s.ToString();
     EXPECT_NE(s.message().find("is damaged"), std::string::npos) << s.message();
   }

@@ -14,6 +14,7 @@
 // store able to commit and read.
 #include <cstdlib>
 
+#include "../cpp/base64url.h"
 #include "fuzz_common.h"
 
 namespace onestore {
@@ -30,50 +31,16 @@ std::string NextOf(const std::string& page) {
   return it->get<std::string>();
 }
 
-std::string Base64Url(const std::string& in) {
-  static const char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (unsigned char c : in) {
-    acc = (acc << 8) | c;
-    bits += 8;
-    while (bits >= 6) {
-      bits -= 6;
-      out.push_back(kAlphabet[(acc >> bits) & 63]);
-    }
-  }
-  if (bits > 0) out.push_back(kAlphabet[(acc << (6 - bits)) & 63]);
-  return out;
-}
-
+// The bytes of base64url text, or "" when it is not base64url.
 std::string FromBase64Url(const std::string& in) {
   std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : in) {
-    int v = c >= 'A' && c <= 'Z'   ? c - 'A'
-            : c >= 'a' && c <= 'z' ? c - 'a' + 26
-            : c >= '0' && c <= '9' ? c - '0' + 52
-            : c == '-'             ? 62
-            : c == '_'             ? 63
-                                   : -1;
-    if (v < 0) return "";
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 255));
-    }
-  }
-  return out;
+  return test::FromBase64Url(in, &out) ? out : std::string();
 }
 
 // The cursor line made into a cursor text (see above).
 std::string CursorOf(Store* s, const std::string& table, const std::string& query, int64_t limit,
                      const std::string& line) {
-  if (line.rfind("raw:", 0) == 0) return "c1." + Base64Url(line.substr(4));
+  if (line.rfind("raw:", 0) == 0) return "c1." + test::ToBase64Url(line.substr(4));
   if (line.rfind("next:", 0) != 0) return line;
   std::string page;
   if (!s->Page(table, query, limit, "", &page).ok()) return "";
@@ -84,7 +51,7 @@ std::string CursorOf(Store* s, const std::string& table, const std::string& quer
   Json position = Json::parse(line.substr(5), nullptr, false);
   if (position.is_discarded()) return next;
   inside[3] = position;
-  return "c1." + Base64Url(inside.dump());
+  return "c1." + test::ToBase64Url(inside.dump());
 }
 
 }  // namespace
