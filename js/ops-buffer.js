@@ -22,7 +22,20 @@ let spare = null;  // the buffer take() hands out next
 const utf8 = new TextEncoder();
 const hasWellFormed = typeof String.prototype.isWellFormed === "function";
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const wellFormedName = (s) => (hasWellFormed ? s.isWellFormed() : !loneSurrogate.test(s));
+const wellFormed = (s) => (hasWellFormed ? s.isWellFormed() : !loneSurrogate.test(s));
+
+// jsonString's tables: the two-char escape of a char below 0x20 (0: none,
+// \u00xx), and the lowercase hex digits. Past LONG_STRING chars a string is
+// written by JSON.stringify and encodeInto (faster than a JS loop there).
+const SHORT_ESCAPE = new Uint8Array(32);
+SHORT_ESCAPE[0x08] = 0x62;  // b
+SHORT_ESCAPE[0x09] = 0x74;  // t
+SHORT_ESCAPE[0x0A] = 0x6E;  // n
+SHORT_ESCAPE[0x0C] = 0x66;  // f
+SHORT_ESCAPE[0x0D] = 0x72;  // r
+const HEX = new Uint8Array([..."0123456789abcdef"].map((c) => c.charCodeAt(0)));
+const LONG_STRING = 64;
+const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
 
 /**
  * A transaction's ops, as the binary batch core.commit, core.txCommit and
@@ -156,7 +169,7 @@ export class OpsBuffer {
       }
     }
     if (table !== this.table || !sameNames(shape, this.names)) {
-      for (let i = 0; i < shape.length; i++) if (!wellFormedName(shape[i])) return false;
+      for (let i = 0; i < shape.length; i++) if (!wellFormed(shape[i])) return false;
       this.ensure(1);
       this.bytes[this.len++] = SHAPE;
       this.str(table);
@@ -257,11 +270,11 @@ export class OpsBuffer {
   }
 
   // A json value's JSON_TEXT record written straight into the buffer, for
-  // the small values bulk rows hold: objects and arrays (at most 8 deep) of
-  // null, booleans, safe integers, finite fractions and strings of printable
-  // ASCII without a quote or backslash, under keys of such ASCII. Its text
-  // is then byte for byte JSON.stringify's (the same member order, as
-  // Object.keys gives it; String(n) for a number, "0" for -0). Anything else
+  // the values rows hold: objects and arrays (at most 8 deep) of null,
+  // booleans, safe integers, finite fractions and well-formed strings,
+  // under well-formed keys. Its text is then byte for byte JSON.stringify's
+  // (the same member order, as Object.keys gives it; String(n) for a number,
+  // "0" for -0; a string's escapes as jsonString writes them). Anything else
   // writes nothing and returns false: the caller takes the general path.
   jsonText(v) {
     const at = this.len;
@@ -284,7 +297,7 @@ export class OpsBuffer {
   jsonInto(v, depth) {
     switch (typeof v) {
       case "string":
-        return this.asciiQuoted(v);
+        return this.jsonString(v);
       case "number": {
         if (Number.isSafeInteger(v)) return this.digits(v);
         if (!Number.isFinite(v) || Number.isInteger(v)) return false;
@@ -327,7 +340,7 @@ export class OpsBuffer {
         this.ensure(1);
         this.bytes[this.len++] = 0x2C;  // ,
       }
-      if (!this.asciiQuoted(keys[i])) return false;
+      if (!this.jsonString(keys[i])) return false;
       this.ensure(1);
       this.bytes[this.len++] = 0x3A;  // :
       if (!this.jsonInto(item, depth + 1)) return false;
@@ -356,20 +369,73 @@ export class OpsBuffer {
     return true;
   }
 
-  // "s" when s is printable ASCII without a quote or backslash, else false.
-  asciiQuoted(s) {
+  // A string as JSON.stringify writes it, quotes included, in UTF-8: \" and
+  // \\, \b \f \n \r \t, \u00xx (lowercase) for the other chars below 0x20,
+  // every other char as itself; false, with nothing written, for a lone
+  // surrogate (JSON.stringify writes it as \udxxx, which the general path
+  // takes). These are also the escapes nlohmann's dump() writes, so the
+  // core keeps the text as it is (src/writes/fast_puts.cc, CanonicalString).
+  // A long string is written by the engine's own code: JSON.stringify for
+  // its escapes when it has any, then encodeInto.
+  jsonString(s) {
     const n = s.length;
-    this.ensure(n + 2);
+    if (n > LONG_STRING) return this.jsonStringLong(s);
+    this.ensure(2 + 6 * n);  // each char at most 6 bytes (\u00xx; UTF-8: 3)
     const b = this.bytes;
     let p = this.len;
     b[p++] = 0x22;
     for (let i = 0; i < n; i++) {
       const c = s.charCodeAt(i);
-      if (c < 0x20 || c > 0x7E || c === 0x22 || c === 0x5C) return false;
-      b[p++] = c;
+      if (c < 0x80) {
+        if (c >= 0x20) {
+          if (c === 0x22 || c === 0x5C) b[p++] = 0x5C;
+          b[p++] = c;
+          continue;
+        }
+        b[p++] = 0x5C;
+        const short = SHORT_ESCAPE[c];
+        if (short !== 0) {
+          b[p++] = short;
+        } else {
+          b[p++] = 0x75;  // u00xx
+          b[p++] = 0x30;
+          b[p++] = 0x30;
+          b[p++] = HEX[c >> 4];
+          b[p++] = HEX[c & 15];
+        }
+      } else if (c < 0x800) {
+        b[p++] = 0xC0 | (c >> 6);
+        b[p++] = 0x80 | (c & 63);
+      } else if (c < 0xD800 || c > 0xDFFF) {
+        b[p++] = 0xE0 | (c >> 12);
+        b[p++] = 0x80 | ((c >> 6) & 63);
+        b[p++] = 0x80 | (c & 63);
+      } else {
+        const d = i + 1 < n ? s.charCodeAt(i + 1) : 0;
+        if (c > 0xDBFF || d < 0xDC00 || d > 0xDFFF) return false;  // a lone surrogate
+        const u = 0x10000 + ((c - 0xD800) << 10) + (d - 0xDC00);
+        b[p++] = 0xF0 | (u >> 18);
+        b[p++] = 0x80 | ((u >> 12) & 63);
+        b[p++] = 0x80 | ((u >> 6) & 63);
+        b[p++] = 0x80 | (u & 63);
+        i++;
+      }
     }
     b[p++] = 0x22;
     this.len = p;
+    return true;
+  }
+
+  jsonStringLong(s) {
+    if (!wellFormed(s)) return false;
+    const text = NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : null;
+    const n = text === null ? s.length + 2 : text.length;
+    this.ensure(3 * n);
+    let at = this.len;
+    if (text === null) this.bytes[at++] = 0x22;
+    at += utf8.encodeInto(text ?? s, this.bytes.subarray(at)).written;
+    if (text === null) this.bytes[at++] = 0x22;
+    this.len = at;
     return true;
   }
 

@@ -92,6 +92,62 @@ class Reader {
     return false;
   }
 
+  // A string exactly as nlohmann's dump() writes one: RawString's rules,
+  // plus the escapes dump writes and no others (\" \\ \b \f \n \r \t,
+  // and \u00xx in lowercase hex for the other chars below 0x20). *out: its
+  // text between the quotes, escapes as written. A text with these escapes
+  // is its own canonical form (JSON.stringify writes the same escapes for a
+  // well-formed string), so a json cell of an agent's message, with its
+  // quotes and newlines, takes the fast path instead of the DOM's parse and
+  // dump (issue 13, json text with escapes).
+  bool CanonicalString(std::string_view* out) {
+    if (!Eat('"')) return false;
+    const char* start = p_;
+    while (p_ < end_) {
+      unsigned char c = static_cast<unsigned char>(*p_);
+      if (c == '"') {
+        *out = std::string_view(start, p_ - start);
+        ++p_;
+        return true;
+      }
+      if (c == '\\') {
+        if (end_ - p_ < 2) return false;
+        const char e = p_[1];
+        if (e == '"' || e == '\\' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
+          p_ += 2;
+          continue;
+        }
+        if (e != 'u' || !DumpedControlEscape(p_ + 2)) return false;
+        p_ += 6;
+        continue;
+      }
+      if (c < 0x20) return false;
+      if (c < 0x80) {
+        ++p_;
+      } else if (!Utf8()) {
+        return false;
+      }
+    }
+    return false;
+  }
+
+  // Whether the 4 chars at `h` are the hex of a \u escape dump writes: a
+  // char below 0x20 without a two-char escape, in lowercase hex.
+  bool DumpedControlEscape(const char* h) const {
+    if (end_ - h < 4 || h[0] != '0' || h[1] != '0' || (h[2] != '0' && h[2] != '1')) return false;
+    const char d = h[3];
+    int v;
+    if (d >= '0' && d <= '9') {
+      v = d - '0';
+    } else if (d >= 'a' && d <= 'f') {
+      v = d - 'a' + 10;
+    } else {
+      return false;
+    }
+    v += h[2] == '1' ? 16 : 0;
+    return v != 0x08 && v != 0x09 && v != 0x0a && v != 0x0c && v != 0x0d;
+  }
+
   // A string, decoding the two-character escapes (\uXXXX: declined).
   bool String(std::string* out) {
     if (!Eat('"')) return false;
@@ -172,14 +228,14 @@ class Reader {
   }
 
   // A JSON value whose text is exactly what nlohmann's dump() would write
-  // back: no whitespace, strings without escapes, integers only, objects
-  // without repeated keys. Anything else declines.
+  // back: no whitespace, strings with dump's escapes only (CanonicalString),
+  // integers only, objects without repeated keys. Anything else declines.
   bool CanonicalJson(int depth) {
     if (depth > 64 || p_ == end_) return false;
     char c = *p_;
     if (c == '"') {
       std::string_view s;
-      return RawString(&s);
+      return CanonicalString(&s);
     }
     if (c == '-' || (c >= '0' && c <= '9')) {
       if (c == '-' && p_ + 1 < end_ && p_[1] == '0') return false;  // -0 dumps as 0
@@ -219,7 +275,9 @@ class Reader {
       size_t n = 0;
       for (;;) {
         std::string_view k;
-        if (p_ == end_ || *p_ != '"' || !RawString(&k)) return false;
+        // A key's escapes are dump's (one spelling a text): keys compare
+        // as written.
+        if (p_ == end_ || *p_ != '"' || !CanonicalString(&k)) return false;
         if (n < 8) {
           first[n] = k;
         } else {

@@ -94,6 +94,12 @@ TEST_F(FastPutsTest, TakesWhatTheJsPackageWritesAndGivesTheDomPathsOps) {
       R"({"id":"e7","path":"p","entry":5,"score":0.1,"meta":[1,"a",true,null,{"b":[]},{}]})",
       R"({"id":"e8","path":"p","entry":-0,"meta":"text é"})",
       R"({"id":"e9","path":"p","entry":5,"meta":{"a":{"b":{"c":[[],[-1,0]]}}}})",
+      // json text with the escapes dump() writes, in values and keys (an
+      // agent's message: quotes, newlines, tabs, other control chars).
+      R"({"id":"e10","path":"p","entry":5,"meta":{"x":"\n"}})",
+      R"({"id":"e11","path":"p","entry":5,"meta":{"content":"say \"hi\"\n\tto C:\\dir é😀","k\r":[]}})",
+      R"({"id":"e12","path":"p","entry":5,"meta":["\b\f\u0000\u0001\u000b\u001f"]})",
+      R"({"id":"e13","path":"p","entry":5,"meta":{"a\n":1,"a\t":2,"a":3}})",
   };
   std::string all = "[";
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -137,7 +143,20 @@ TEST_F(FastPutsTest, DeclinesWhatItCannotGiveIdentically) {
       "[" + Put(R"({"id":"a","path":"p","entry":1,"entry":2})") + "]",   // repeated column
       "[" + Put(R"({"id":"a","path":"p","entry":1,"meta":{"x":1.5}})") + "]",      // json float
       "[" + Put(R"({"id":"a","path":"p","entry":1,"meta":{"x":-0}})") + "]",       // json -0
-      "[" + Put(R"({"id":"a","path":"p","entry":1,"meta":{"x":"\n"}})") + "]",     // json escape
+      // json escapes dump() does not write (it writes "/", "\n", lowercase hex,
+      // the char itself from 0x20 up), and a repeated key with escapes
+      "[" + Put(R"({"id":"a","path":"p","entry":1,"meta":{"x":"\/"}})") + "]",
+      "[" + Put(R"({"id":"a","path":"p","entry":1,"meta":{"x":"\u000a"}})") + "]",
+      "[" + Put(R"({"id":"a","path":"p","entry":1,"meta":{"x":"\u001F"}})") + "]",
+      "[" + Put(R"({"id":"a","path":"p","entry":1,"meta":{"x":"\u0020"}})") + "]",
+      "[" + Put(R"({"id":"a","path":"p","entry":1,"meta":{"x":"\u0041"}})") + "]",
+      "[" + Put(R"({"id":"a","path":"p","entry":1,"meta":{"x":"\u007f"}})") + "]",
+      "[" + Put(R"({"id":"a","path":"p","entry":1,"meta":{"x":"\ud83d\ude00"}})") + "]",
+      "[" + Put(R"({"id":"a","path":"p","entry":1,"meta":{"x":"\u00"}})") + "]",
+      "[" + Put(R"({"id":"a","path":"p","entry":1,"meta":{"x":"\"})") + "]",
+      "[" + Put(R"({"id":"a","path":"p","entry":1,"meta":{"x":"\q"}})") + "]",
+      "[" + Put("{\"id\":\"a\",\"path\":\"p\",\"entry\":1,\"meta\":{\"x\":\"\t\"}}") + "]",  // a raw tab
+      "[" + Put(R"({"id":"a","path":"p","entry":1,"meta":{"a\n":1,"a\n":2}})") + "]",
       "[" + Put(R"({"id":"a","path":"p","entry":1,"meta":{ "x":1}})") + "]",       // json spaces
       "[" + Put(R"({"id":"a","path":"p","entry":1,"meta":{"x":1,"x":2}})") + "]",  // json repeat
       "[" + Put(R"({"id":"a","path":"p","entry":1,"done":1})") + "]",    // not a bool

@@ -38,6 +38,23 @@ const values = [
   { skip: undefined, keep: 1 }, [1, , 3], Object.assign(Object.create(null), { a: 1 }),
   [[[[[[[[[["deep"]]]]]]]]]], { d: [[[[[[[[1]]]]]]]] }, "a string", 5, 1.5, true, null,
   { del: "\u007f" }, { ctl: "\u001f" }, { lone: "\uD800" },
+  // An agent's message: quotes, newlines, tabs, non-ASCII, in values and
+  // keys, short and past jsonString's long-string length (64 chars).
+  { role: "assistant", content: 'Read "config.json"\n\tthen C:\\dir — “ok” 😀', "k\n": [1, "\b\f\r\u0000\u000b"] },
+  { content: `${"x".repeat(70)}"quoted"\n${"é".repeat(40)}😀` }, { long: "y".repeat(200) },
+  { longUnicode: "ü".repeat(100) }, { [`${"k".repeat(80)}\n`]: 1 },
+  { longLone: `${"z".repeat(80)}\uDC00` }, { lone2: "a\uDBFFb" }, { pair: "\uD83D\uDE00" },
+];
+
+// The values among them that jsonText leaves to JSON.stringify (their
+// JSON.stringify text): numbers beyond safe integers, undefined members,
+// holes, a null-prototype object, nesting past 8 and lone surrogates.
+// Every other value above, strings with escapes and non-ASCII included, it
+// writes itself.
+const DECLINED = [
+  '{"f":0.1,"e":1e-7,"big":1e+21,"neg":-12.5}', '{"unsafe":9007199254740994}', '{"keep":1}',
+  "[1,null,3]", '{"a":1}', '[[[[[[[[[["deep"]]]]]]]]]]', '{"d":[[[[[[[[1]]]]]]]]}',
+  '{"lone":"\\ud800"}', `{"longLone":"${"z".repeat(80)}\\udc00"}`, '{"lone2":"a\\udbffb"}',
 ];
 
 test("a json cell reads back from the batch as the wire JSON the encoder writes, for every value", () => {
@@ -45,6 +62,23 @@ test("a json cell reads back from the batch as the wire JSON the encoder writes,
     const ops = [{ op: "put", table: TABLE, row: { id: "x", j } }];
     assert.equal(batchToJson(asBinary(ops)), asJson(ops), `for ${JSON.stringify(j)}`);
   }
+});
+
+test("jsonText writes strings with escapes, non-ASCII and long strings itself, byte for byte JSON.stringify's", () => {
+  const dec = new TextDecoder();
+  const declined = [];
+  for (const j of values) {
+    const buf = new OpsBuffer();
+    const at = buf.len;
+    const took = buf.jsonText(j);
+    if (!took) {
+      assert.equal(buf.len, at, `nothing written when declined: ${JSON.stringify(j)}`);
+      declined.push(JSON.stringify(j));
+      continue;
+    }
+    assert.equal(dec.decode(buf.bytes.subarray(at + 6, buf.len)), JSON.stringify(j));
+  }
+  assert.deepEqual(declined, DECLINED);
 });
 
 test("random small json values read back as the encoder's wire JSON", () => {
