@@ -10,8 +10,8 @@
 // A copy without its .json (a crash between the two) is not listed, and the
 // next snapshot of the store deletes it.
 
-import { closeSync, constants, copyFileSync, fsyncSync, openSync } from "node:fs";
-import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
+import { closeSync, constants, copyFileSync, fsyncSync, openSync, readdirSync } from "node:fs";
+import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 
 /** The folder of a sqlite store file's snapshots. */
@@ -56,7 +56,7 @@ export function nodeSnapshots(file) {
     async list() {
       let names;
       try {
-        names = await readdir(dir);
+        names = readdirSync(dir);
       } catch (e) {
         if (e?.code === "ENOENT") return [];
         throw e;

@@ -537,5 +537,106 @@ TEST_F(OpfsModeTest, AFailedWalWriteBeforeCommitFailsOnlyItsTransaction) {
   EXPECT_EQ(row, R"(["k2",2])");
 }
 
+// A Node store file (holdLock) is a rollback-journal file while closed and
+// a WAL while open. Its open and close switch the mode without syncs of
+// their own (docs/performance.md, "Issue 13, the open and close of a Node
+// store file"): the open syncs its transaction (the epoch) and the WAL it
+// starts, the close its checkpoint. A power cut right after either (every
+// unsynced write dropped) leaves a file that opens with every acknowledged
+// commit: after the close, a file still marked WAL, with no WAL beside it.
+class NodeFileModeTest : public OpfsModeTest {
+ protected:
+  std::unique_ptr<Store> OpenStoreFile() {
+    OpenOptions o;
+    EXPECT_TRUE(ParseOpenOptions(
+                    R"({"backend":"sqlite","path":"/n.db","durability":"full","holdLock":true})", &o)
+                    .ok());
+    std::unique_ptr<Store> store;
+    Status s = Store::Open(o, &store);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return store;
+  }
+  // Byte 18 of the file's header: 1 for a rollback journal, 2 for a WAL.
+  int ModeByte(MemFileSystem* fs) {
+    std::string bytes;
+    if (!fs->Contents("/n.db", &bytes) || bytes.size() < 100) return -1;
+    return bytes[18];
+  }
+  std::string RowOf(Store* store, int i) {
+    std::string row;
+    Status s = store->Get("t/kv", R"(["k)" + std::to_string(i) + R"("])", &row);
+    return s.ok() ? row : s.ToString();
+  }
+};
+
+TEST_F(NodeFileModeTest, OpenAndCloseSwitchModesWithoutSyncsAndAPowerCutAfterEitherLosesNothing) {
+  auto store = OpenStoreFile();
+  ASSERT_NE(store, nullptr);
+  Commit(store.get(), kOpfsTable);
+  Commit(store.get(), PutKv(1));
+  store.reset();
+  EXPECT_EQ(ModeByte(&mem_), 1);
+  std::string wal;
+  EXPECT_FALSE(mem_.Contents("/n.db-wal", &wal));
+  // The closed file as it is once the system has written everything back.
+  MemFileSystem flushed;
+  std::string bytes;
+  ASSERT_TRUE(mem_.Contents("/n.db", &bytes));
+  std::unique_ptr<File> f;
+  ASSERT_TRUE(flushed.Open("/n.db", true, &f).ok());
+  ASSERT_TRUE(f->WriteAt(0, bytes.data(), bytes.size()).ok());
+  ASSERT_TRUE(f->Sync().ok());
+  f.reset();
+
+  int64_t before = fault_.syncs();
+  store = OpenStoreFile();
+  ASSERT_NE(store, nullptr);
+  // The WAL's header and the open's transaction; 5 with a synced switch.
+  EXPECT_LE(fault_.syncs() - before, 2);
+  EXPECT_EQ(ModeByte(&mem_), 2);
+  Commit(store.get(), PutKv(2));
+  before = fault_.syncs();
+  store.reset();
+  // The checkpoint's; 8 with a synced switch.
+  EXPECT_LE(fault_.syncs() - before, 3);
+  EXPECT_EQ(ModeByte(&mem_), 1);
+
+  // A power cut right after the close: the switch back is lost.
+  MemFileSystem after_close;
+  CopySynced(&mem_, &after_close, "/n.db");
+  EXPECT_EQ(ModeByte(&after_close), 2);
+  EXPECT_FALSE(after_close.Contents("/n.db-wal", &wal) && !wal.empty());
+  ASSERT_TRUE(RegisterVfs(&after_close).ok());
+  EXPECT_EQ(IntegrityOf("/n.db"), "ok");
+  store = OpenStoreFile();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->head(), 3);
+  EXPECT_EQ(RowOf(store.get(), 2), R"(["k2",2])");
+  store.reset();
+  EXPECT_EQ(ModeByte(&after_close), 1);
+
+  // A power cut right after an acknowledged commit of an open of the
+  // flushed file: the switch to WAL is lost, the WAL is not, and SQLite
+  // reads it.
+  ASSERT_TRUE(RegisterVfs(&flushed).ok());
+  store = OpenStoreFile();
+  ASSERT_NE(store, nullptr);
+  Commit(store.get(), PutKv(3));
+  MemFileSystem after_commit;
+  CopySynced(&flushed, &after_commit, "/n.db");
+  EXPECT_EQ(ModeByte(&after_commit), 1);
+  ASSERT_TRUE(after_commit.Contents("/n.db-wal", &wal));
+  EXPECT_GT(wal.size(), 0u);
+  ASSERT_TRUE(RegisterVfs(&after_commit).ok());
+  auto reopened = OpenStoreFile();
+  ASSERT_NE(reopened, nullptr);
+  EXPECT_EQ(reopened->head(), 3);
+  EXPECT_EQ(RowOf(reopened.get(), 3), R"(["k3",3])");
+  reopened.reset();
+  EXPECT_EQ(IntegrityOf("/n.db"), "ok");
+  RegisterVfs(&flushed);  // the first store still closes on its own files
+  store.reset();
+}
+
 }  // namespace
 }  // namespace onestore

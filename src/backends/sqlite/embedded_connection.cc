@@ -415,10 +415,17 @@ ONESTORE_COLD Status EmbeddedConnection::Close() {
   for (auto& [sql, c] : cache_) sqlite3_finalize(c.stmt);
   cache_.clear();
   if (wal_open_) {
-    // Checkpoints the WAL into the file, deletes it and marks the file as a
-    // rollback-journal database again (SqliteOptions::plain_when_closed).
-    // If it fails (a full disk), the WAL stays: the next open recovers it.
-    ExecOn(db_, "PRAGMA journal_mode = DELETE");
+    // Checkpoints the WAL into the file, synced as the durability syncs a
+    // checkpoint, then deletes the WAL and marks the file as a
+    // rollback-journal database again (SqliteOptions::plain_when_closed)
+    // without syncs: after the checkpoint that switch rewrites only the
+    // header's mode bytes (18, 19) and its counters, and a power cut that
+    // loses it leaves a file in WAL mode with an empty or missing WAL,
+    // which opens as it is (docs/performance.md, "Issue 13, the open and
+    // close of a Node store file"). If the checkpoint fails (a full disk), nothing
+    // after it runs and the WAL stays: the next open recovers it.
+    ExecOn(db_, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA synchronous = OFF; "
+                "PRAGMA journal_mode = DELETE");
     wal_open_ = false;
   }
   // SQLite ignores a failure to release the file's lock or to close a file
@@ -476,12 +483,22 @@ ONESTORE_COLD Status ConfigureEmbeddedConnection(sqlite3* db, const SqliteOption
                        ? "PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = MEMORY"
                        : "PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = MEMORY; "
                          "PRAGMA cache_size = -16384");
-    std::string mode;  // SQLite answers with the mode it is in
+    std::string mode;  // SQLite answers with the page count, then the mode it is in
     auto keep = [](void* out, int, char** values, char**) {
       *static_cast<std::string*>(out) = values[0] != nullptr ? values[0] : "";
       return 0;
     };
-    int rc = s.ok() ? sqlite3_exec(db, "PRAGMA journal_mode = WAL", keep, &mode, nullptr) : 0;
+    // A file with pages switches to WAL without syncs (synchronous=OFF until
+    // the durability's, set below): the switch rewrites only the header's
+    // mode bytes and counters, and a power cut that loses it leaves the file
+    // in rollback mode beside its WAL, which SQLite then opens. An empty
+    // file (a new store) keeps the synced switch, which writes its page 1:
+    // SQLite deletes a WAL found beside an empty file (docs/performance.md,
+    // "Issue 13, the open and close of a Node store file").
+    int rc = s.ok() ? sqlite3_exec(db, "PRAGMA page_count", keep, &mode, nullptr) : 0;
+    if (s.ok() && rc == SQLITE_OK && mode != "0") s = ExecOn(db, "PRAGMA synchronous = OFF");
+    mode.clear();
+    rc = s.ok() ? sqlite3_exec(db, "PRAGMA journal_mode = WAL", keep, &mode, nullptr) : 0;
     if (s.ok() && (rc != SQLITE_OK || mode != "wal"))
       s = Status::StorageFailed("PRAGMA journal_mode = WAL on " + options.path + ": the mode is \"" +
                                 mode + "\" (" + sqlite3_errmsg(db) + ")");
