@@ -20,7 +20,8 @@ import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-import { OWNER, ROW, TABLE, getKeys, loadBuild, median } from "./lib/common.mjs";
+import { OWNER, TABLE, getKeys, loadBuild, median } from "./lib/common.mjs";
+import { fill } from "./lib/onestore-column.mjs";
 import { betterSqlite } from "./lib/drivers.mjs";
 
 const [rootA, rootB] = [process.argv[2], process.argv[3]];
@@ -40,13 +41,9 @@ const fixture = join(dir, "fixture.sqlite");
 {
   const { api, Edits } = builds.A;
   const store = await api.openStore({ backend: "sqlite", path: fixture, durability: "relaxed" });
-  const edits = store.object({ type: OWNER }).table(Edits);
-  const per = Math.ceil(ROWS / COMMITS);
-  for (let at = 0; at < ROWS; at += per) {
-    await store.object({ type: OWNER }).tx(async (tx) => {
-      for (let i = at; i < Math.min(ROWS, at + per); i++) await tx.put(edits, ROW(i));
-    });
-  }
+  const owner = store.object({ type: OWNER });
+  const per = Math.ceil(ROWS / COMMITS);  // one commit each (fewer than fill's chunk)
+  for (let at = 0; at < ROWS; at += per) await fill(owner, owner.table(Edits), at, Math.min(ROWS, at + per));
   await store.close();
 }
 const files = {};

@@ -422,8 +422,8 @@ ONESTORE_COLD Status EmbeddedConnection::Close() {
     // header's mode bytes (18, 19) and its counters, and a power cut that
     // loses it leaves a file in WAL mode with an empty or missing WAL,
     // which opens as it is (docs/performance.md, "Issue 13, the open and
-    // close of a Node store file"). If the checkpoint fails (a full disk), nothing
-    // after it runs and the WAL stays: the next open recovers it.
+    // close of a Node store file"). If the checkpoint fails (a full disk),
+    // nothing after it runs and the WAL stays: the next open recovers it.
     ExecOn(db_, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA synchronous = OFF; "
                 "PRAGMA journal_mode = DELETE");
     wal_open_ = false;
@@ -483,7 +483,7 @@ ONESTORE_COLD Status ConfigureEmbeddedConnection(sqlite3* db, const SqliteOption
                        ? "PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = MEMORY"
                        : "PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = MEMORY; "
                          "PRAGMA cache_size = -16384");
-    std::string mode;  // SQLite answers with the page count, then the mode it is in
+    std::string pages, mode;  // SQLite answers with text
     auto keep = [](void* out, int, char** values, char**) {
       *static_cast<std::string*>(out) = values[0] != nullptr ? values[0] : "";
       return 0;
@@ -495,9 +495,8 @@ ONESTORE_COLD Status ConfigureEmbeddedConnection(sqlite3* db, const SqliteOption
     // file (a new store) keeps the synced switch, which writes its page 1:
     // SQLite deletes a WAL found beside an empty file (docs/performance.md,
     // "Issue 13, the open and close of a Node store file").
-    int rc = s.ok() ? sqlite3_exec(db, "PRAGMA page_count", keep, &mode, nullptr) : 0;
-    if (s.ok() && rc == SQLITE_OK && mode != "0") s = ExecOn(db, "PRAGMA synchronous = OFF");
-    mode.clear();
+    int rc = s.ok() ? sqlite3_exec(db, "PRAGMA page_count", keep, &pages, nullptr) : 0;
+    if (s.ok() && rc == SQLITE_OK && pages != "0") s = ExecOn(db, "PRAGMA synchronous = OFF");
     rc = s.ok() ? sqlite3_exec(db, "PRAGMA journal_mode = WAL", keep, &mode, nullptr) : 0;
     if (s.ok() && (rc != SQLITE_OK || mode != "wal"))
       s = Status::StorageFailed("PRAGMA journal_mode = WAL on " + options.path + ": the mode is \"" +
