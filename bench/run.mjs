@@ -169,7 +169,8 @@ try {
   for (const c of columns) figures[c.id].link = na("measured in Chromium by bench/link-figures.mjs (a link joins a tab to the worker serving its store); see its columns");
 
   // Workload 14: the same open after an alter added a column (issue 11:
-  // no slower than before); onestore's columns only.
+  // no slower than before), interleaved with opens of a copy from before
+  // the alter; onestore's columns only.
   tf = Date.now();
   await fixture.alterAdd();
   log(`fixture: an alter add in ${Date.now() - tf} ms`);
@@ -177,6 +178,7 @@ try {
     settle();
     figures[c.id].openAltered = c.openAltered ? await c.openAltered(fixture, p, log) : na("an alter is onestore's migration; the SQL anchors have no such step");
   }
+  fixture.dropAlterCopy();
 
   // Workload "postgres apply" (bench/lib/postgres.mjs): workload 10's
   // batches into a PostgreSQL mirror, beside plain pg statements. Measured

@@ -41,6 +41,7 @@ export function storeFixture(dir) {
   const fixture = {
     path,
     copy: join(dir, "fixture-copy.sqlite"),
+    beforeAlter: join(dir, "fixture-before-alter.sqlite"),
     rows: 0,
     outbox: 0,
     async session(fn) {
@@ -74,13 +75,19 @@ export function storeFixture(dir) {
     },
     // Workload 14: the table altered (a column added) by the migration
     // commit of its version 2; after this the fixture opens only as that.
+    // Adds a column to the table (workload 14), keeping a copy of the file
+    // from before it at `beforeAlter` (dropAlterCopy removes it).
     async alterAdd() {
+      copyFileSync(path, fixture.beforeAlter);
       const store = await openStore({ backend: "sqlite", path, durability: "relaxed" });
       try {
         await store.object({ type: OWNER }).table(EditsAltered).get("none");
       } finally {
         await store.close();
       }
+    },
+    dropAlterCopy() {
+      rmSync(fixture.beforeAlter, { force: true });
     },
     makeCopy() {
       copyFileSync(path, fixture.copy);

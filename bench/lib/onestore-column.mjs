@@ -30,6 +30,18 @@ async function lastRecordBytes(store) {
 export function onestoreColumn({ id, label, backend, durability, dir, anchors }) {
   let files = 0;
   const options = () => (backend === "memory" ? { backend } : { backend, path: join(dir, `${id}-${files++}.sqlite`), durability });
+  // Workloads 7 and 14: open a store file, read one row by key, close; the
+  // time is the open and the get.
+  async function openAndGet(path, def, key) {
+    const t0 = performance.now();
+    const store = await openStore({ backend, path, durability });
+    const edits = store.object({ type: OWNER }).table(def);
+    if ((await edits.get(key)) === undefined) throw new Error(`${id}: ${key} not in ${path}`);
+    const ms = performance.now() - t0;
+    await store.close();
+    return ms;
+  }
+
   async function open(opts = options()) {
     const store = await openStore(opts);
     const owner = store.object({ type: OWNER });
@@ -196,7 +208,7 @@ export function onestoreColumn({ id, label, backend, durability, dir, anchors })
       for (const size of p.commitAt) {
         await fill(owner, edits, have, size);
         have = size;
-        out[size] = await measureCommits(owner, edits, size, p, 1);
+        out[size] = await measureCommits(owner, edits, size, p, 1, p.commitAtMemoryCommits);
         log(`${id}: commit at ${size} rows ${out[size].value.toFixed(3)} ms`);
       }
       await store.close();
@@ -206,30 +218,22 @@ export function onestoreColumn({ id, label, backend, durability, dir, anchors })
     // Workload 8 for a file: the shared fixture at `size` rows.
     async commitAt(size, fixture, p, log) {
       const { store, owner, edits } = await open({ backend, path: fixture.path, durability });
-      const f = await measureCommits(owner, edits, size, p, id.length);
+      const f = await measureCommits(owner, edits, size, p, id.length, p.commitAtCommits);
       await store.close();
       log(`${id}: commit at ${size} rows ${f.value.toFixed(3)} ms`);
       return f;
     },
 
     // Workload 7: open the fixture (1M rows, 20k outbox records) and read one row.
-    // Workload 14 (`def` EditsAltered): the same after an alter added a column.
-    async open(fixture, p, log, def = Edits) {
+    async open(fixture, p, log) {
       if (backend === "memory") return na("a memory store cannot be reopened: its rows live only in the process");
       const keys = getKeys(p.openRuns + 1, fixture.rows);
-      const r = await repeat(p.openRuns + 1, async (run) => {
-        const t0 = performance.now();
-        const store = await openStore({ backend, path: fixture.path, durability });
-        const edits = store.object({ type: OWNER }).table(def);
-        if ((await edits.get(keys[run])) === undefined) throw new Error(`${id}: ${keys[run]} not in the fixture`);
-        const ms = performance.now() - t0;
-        await store.close();
-        return ms;
-      });
-      r.runs.shift();  // the first open also reads the file into the page cache
-      const value = r.runs.length ? [...r.runs].sort((a, b) => a - b)[Math.floor(r.runs.length / 2)] : r.value;
-      log(`${id}: open${def === Edits ? "" : " after an alter add"} ${value.toFixed(1)} ms`);
-      return figure(value, "ms", { per: "open + first get", runs: r.runs });
+      const runs = [];
+      for (let run = 0; run <= p.openRuns; run++) runs.push(await openAndGet(fixture.path, Edits, keys[run]));
+      runs.shift();  // the first open also reads the file into the page cache
+      const value = median(runs);
+      log(`${id}: open ${value.toFixed(1)} ms`);
+      return figure(value, "ms", { per: "open + first get", runs });
     },
     // Workload 15: store.snapshot() of the fixture file (its rows and 20k
     // outbox records): SQLite's backup API into <file>.snapshots/, one kept.
@@ -254,19 +258,45 @@ export function onestoreColumn({ id, label, backend, durability, dir, anchors })
         rmSync(`${fixture.path}.snapshots`, { recursive: true, force: true });
       }
     },
-    openAltered(fixture, p, log) {
-      return this.open(fixture, p, log, EditsAltered);
+    // Workload 14: the fixture after its table's version 2 added a column,
+    // opened alternately with a copy of the file taken before the alter
+    // (the plain open), so that the ratio compares opens made at the same
+    // moments: a lone run of a few opens a minute after workload 7's is at
+    // the mercy of what the disk is doing then (the snapshots of workload 15
+    // were just deleted).
+    async openAltered(fixture, p, log) {
+      if (backend === "memory") return na("a memory store cannot be reopened: its rows live only in the process");
+      const n = 3 * p.openRuns;
+      const keys = getKeys(n + 1, fixture.rows);
+      const altered = [], plain = [];
+      for (let run = 0; run <= n; run++) {
+        const openAltered = () => openAndGet(fixture.path, EditsAltered, keys[run]);
+        const openPlain = () => openAndGet(fixture.beforeAlter, Edits, keys[run]);
+        if (run % 2) {  // the order alternates too
+          plain.push(await openPlain());
+          altered.push(await openAltered());
+        } else {
+          altered.push(await openAltered());
+          plain.push(await openPlain());
+        }
+      }
+      altered.shift();  // the first opens also read the files into the page cache
+      plain.shift();
+      const value = median(altered), before = median(plain);
+      log(`${id}: open after an alter add ${value.toFixed(2)} ms, a copy from before it ${before.toFixed(2)} ms (interleaved)`);
+      return figure(value, "ms", { per: "open + first get", runs: altered, plain: figure(before, "ms", { per: "open + first get of the copy from before the alter, interleaved", runs: plain }) });
     },
   };
 }
 
-async function measureCommits(owner, edits, size, p, salt) {
+async function measureCommits(owner, edits, size, p, salt, count) {
   let i = 0;
-  await owner.tx(async (tx) => { await tx.put(edits, MIDDLE_ROW(i++, size, salt)); });  // warm-up
+  const commit = () => owner.tx(async (tx) => { await tx.put(edits, MIDDLE_ROW(i++, size, salt)); });
+  for (let k = 0; k < count; k++) await commit();  // warm-up: a run's worth
   const r = await repeat(p.runs, async () => {
     const t0 = performance.now();
-    for (let k = 0; k < p.commitAtCommits; k++) await owner.tx(async (tx) => { await tx.put(edits, MIDDLE_ROW(i++, size, salt)); });
-    return (performance.now() - t0) / p.commitAtCommits;
+    for (let k = 0; k < count; k++) await commit();
+    return (performance.now() - t0) / count;
   });
   return figure(r.value, "ms", { per: "commit", runs: r.runs, rows: size });
 }

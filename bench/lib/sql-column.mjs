@@ -281,12 +281,13 @@ export function sqlColumn({ id, label, open, mode, dir, schema, settings, journa
   function measureCommits(db, state, size, p) {
     let i = 0;
     const salt = id.length + 100;
-    putOne(db, state, MIDDLE_ROW(i++, size, salt));  // warm-up
+    const count = file ? p.commitAtCommits : p.commitAtMemoryCommits;
+    for (let k = 0; k < count; k++) putOne(db, state, MIDDLE_ROW(i++, size, salt));  // warm-up: a run's worth
     const r = [];
     for (let run = 0; run < p.runs; run++) {
       const t0 = performance.now();
-      for (let k = 0; k < p.commitAtCommits; k++) putOne(db, state, MIDDLE_ROW(i++, size, salt));
-      r.push((performance.now() - t0) / p.commitAtCommits);
+      for (let k = 0; k < count; k++) putOne(db, state, MIDDLE_ROW(i++, size, salt));
+      r.push((performance.now() - t0) / count);
     }
     const sorted = [...r].sort((a, b) => a - b);
     const value = sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
