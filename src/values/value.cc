@@ -54,7 +54,7 @@ bool Value::operator==(const Value& o) const {
     case Type::kInt:
       return i_ == o.i_;
     case Type::kNum:
-      return d_ == o.d_;
+      return num_value() == o.num_value();
     case Type::kStr:
     case Type::kJson:
     case Type::kVector:
@@ -83,7 +83,7 @@ void Value::AppendJson(std::string* out, bool unsafe_int_as_string) const {
       break;
     case Type::kNum: {
       // Shortest text that reads back as the same double.
-      Json j = d_;
+      Json j = num_value();
       out->append(j.dump());
       break;
     }
@@ -200,7 +200,7 @@ ONESTORE_COLD void DescribeInto(const Json& j, size_t budget, std::string* out) 
 
 std::string Value::Describe() const {
   std::string out;
-  if (type_ != Type::kNum || !AppendNonFinite(d_, &out)) AppendJson(&out);
+  if (type_ != Type::kNum || !AppendNonFinite(num_value(), &out)) AppendJson(&out);
   if (out.size() > 80) out = out.substr(0, 77) + "...";
   return out;
 }
