@@ -2,10 +2,14 @@
 // put on a fresh memory store (after a first one of 1000), the two checkouts
 // alternating round by round; prints the medians and their ratio.
 //
-//   node --expose-gc bench/compare-bulk.mjs <checkout A> <checkout B> [N=25000] [rounds=7] [memory|file]
+//   node --expose-gc bench/compare-bulk.mjs <checkout A> <checkout B> [N=25000] [rounds=7] [memory|file|grow]
 //
 // "file": a fresh SQLite file store (backend "sqlite") in a temporary directory each time
-// (durability "full", as the bench's Node file workload).
+// (durability "full", as the bench's Node file workload). "grow": one memory
+// store per checkout (and one better-sqlite3 ":memory:" database) for the
+// whole run, each round's transaction adding N rows to the ones before it,
+// as an app's store grows: its rows land in memory the process has not
+// touched before (the minor page faults of each transaction are printed).
 //
 // With a third checkout-independent column, better-sqlite3 doing the same
 // work (":memory:" for memory, a WAL file with synchronous=FULL for file):
@@ -32,12 +36,14 @@ import { pathToFileURL } from "node:url";
 
 const [a, b] = [process.argv[2], process.argv[3]].map((r) => (r ? pathToFileURL(resolve(r)).href : ""));
 if (!a || !b) {
-  console.error("usage: node --expose-gc bench/compare-bulk.mjs <checkout A> <checkout B> [N] [rounds] [memory|file]");
+  console.error("usage: node --expose-gc bench/compare-bulk.mjs <checkout A> <checkout B> [N] [rounds] [memory|file|grow]");
   process.exit(2);
 }
 const roots = { main: a, mine: b };
 const N = +(process.argv[4] || 25000), R = +(process.argv[5] || 7);
 const backend = process.argv[6] || "memory";
+const grow = backend === "grow";
+const faults = () => process.resourceUsage().minorPageFault;
 const apis = {};
 for (const [k, r] of Object.entries(roots)) apis[k] = await import(`${r}/js/index.js`);
 const keyOf = (i) => `e${String(i).padStart(7, "0")}`;
@@ -49,7 +55,9 @@ import { betterSqlite } from "./lib/drivers.mjs";
 // time other processes held the cores.
 const cpuMs = (c0) => { const d = process.cpuUsage(c0); return (d.user + d.system) / 1000; };
 const T = '"bench/edits"';
+let kept = null;  // "grow": the anchor's database and its next row
 async function anchor() {
+  if (grow && kept) return kept.tx();
   const dir = backend === "file" ? mkdtempSync(join(tmpdir(), "compare-bulk-")) : null;
   const db = betterSqlite(dir ? join(dir, "b.sqlite") : ":memory:");
   if (dir) db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
@@ -70,18 +78,30 @@ async function anchor() {
     db.exec("COMMIT");
   };
   tx(0, 1000);
-  globalThis.gc?.();
-  const c0 = process.cpuUsage();
-  const t0 = performance.now();
-  tx(1000, 1000 + N);
-  const ms = performance.now() - t0;
-  const cpu = cpuMs(c0);
+  let next = 1000;
+  const timed = () => {
+    globalThis.gc?.();
+    const f0 = faults();
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    tx(next, next + N);
+    next += N;
+    const ms = performance.now() - t0;
+    return [ms, ms, cpuMs(c0), 0, faults() - f0];
+  };
+  if (grow) {
+    kept = { tx: timed };
+    return timed();
+  }
+  const out = timed();
   db.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
-  return [ms, ms, cpu];
+  return out;
 }
 
+const stores = new Map();  // "grow": each checkout's store and its next row
 async function once(api) {
+  if (grow && stores.has(api)) return stores.get(api)();
   const { openStore, defineTable, str, int, json } = api;
   const edits = defineTable("edits", { columns: { id: str(), path: str(), entry: int(), at: int(), meta: json() }, key: ["id"], indexes: { byPath: ["path", "at"] } });
   const dir = backend === "file" ? mkdtempSync(join(tmpdir(), "compare-bulk-")) : null;
@@ -90,16 +110,27 @@ async function once(api) {
   const t = o.table(edits);
   await t.get("none");
   await o.tx(async (tx) => { for (let i = 0; i < 1000; i++) await tx.put(t, ROW(i)); });
-  globalThis.gc?.();
-  const c0 = process.cpuUsage();
-  const t0 = performance.now();
-  let tp = 0, cpuPut = 0;
-  await o.tx(async (tx) => { for (let i = 1000; i < 1000 + N; i++) await tx.put(t, ROW(i)); tp = performance.now() - t0; cpuPut = cpuMs(c0); });
-  const ms = performance.now() - t0;
-  const cpu = cpuMs(c0);
+  let next = 1000;
+  const timed = async () => {
+    globalThis.gc?.();
+    const f0 = faults();
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    let tp = 0, cpuPut = 0;
+    await o.tx(async (tx) => { for (let i = next; i < next + N; i++) await tx.put(t, ROW(i)); tp = performance.now() - t0; cpuPut = cpuMs(c0); });
+    next += N;
+    const ms = performance.now() - t0;
+    const cpu = cpuMs(c0);
+    return [ms, tp, cpu, cpu - cpuPut, faults() - f0];
+  };
+  if (grow) {
+    stores.set(api, timed);
+    return timed();
+  }
+  const out = await timed();
   await store.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
-  return [ms, tp, cpu, cpu - cpuPut];
+  return out;
 }
 const res = { main: [], mine: [], anchor: [] };
 const keys = ["main", "mine", "anchor"];
@@ -119,6 +150,7 @@ for (const k of keys) {
 const cpuOf = (k) => med(res[k].map((x) => x[2]));
 console.log(`CPU time ratios: B/A ${(cpuOf("mine") / cpuOf("main")).toFixed(2)}; A/better-sqlite3 ${(cpuOf("main") / cpuOf("anchor")).toFixed(2)}, B/better-sqlite3 ${(cpuOf("mine") / cpuOf("anchor")).toFixed(2)}`);
 const anchorMs = med(res.anchor.map((x) => x[0]));
-console.log(`better-sqlite3 (${backend === "file" ? "WAL, synchronous=FULL" : ":memory:"}): ${anchorMs.toFixed(1)} ms median (${(N / anchorMs * 1000).toFixed(0)}/s); runs ${res.anchor.map((x) => x[0].toFixed(0)).join(" ")}`);
+console.log(`better-sqlite3 (${backend === "file" ? "WAL, synchronous=FULL" : ":memory:"}${grow ? ", one database for the run" : ""}): ${anchorMs.toFixed(1)} ms median (${(N / anchorMs * 1000).toFixed(0)}/s); runs ${res.anchor.map((x) => x[0].toFixed(0)).join(" ")}`);
 console.log(`ratio B/A: ${(med(res.mine.map((x) => x[0])) / med(res.main.map((x) => x[0]))).toFixed(2)}; A/better-sqlite3 ${(med(res.main.map((x) => x[0])) / anchorMs).toFixed(2)}, B/better-sqlite3 ${(med(res.mine.map((x) => x[0])) / anchorMs).toFixed(2)}`);
+for (const k of keys) console.log(`${k === "main" ? "A" : k === "mine" ? "B" : "better-sqlite3"}: minor page faults ${med(res[k].map((x) => x[4]))} median a transaction; runs ${res[k].map((x) => x[4]).join(" ")}`);
 for (const k of ["main", "mine"]) console.log(`${k === "main" ? "A" : "B"}: commit CPU ${med(res[k].map((x) => x[3])).toFixed(1)} ms median; put loop CPU ${med(res[k].map((x) => x[2] - x[3])).toFixed(1)} ms (${res[k].map((x) => (x[2] - x[3]).toFixed(0)).join(" ")}); commit runs ${res[k].map((x) => x[3].toFixed(0)).join(" ")}`);
