@@ -267,9 +267,9 @@ class BinaryReader {
 // transaction the writes that answer nothing (the epoch check, puts, the
 // outbox record, the head) wait in `queue_` and cross with the next
 // statement that answers, or at the end of the commit's writes (Flush), so
-// that a one-put commit is one crossing. Consecutive puts into one table are
-// joined into multi-row INSERTs of at most 100 bound values. The SQL text of
-// a statement crosses once per handle; after that, its id.
+// that a one-put commit is one crossing. Each put is a statement of its own
+// (RunRow). The SQL text of a statement crosses once per handle; after that,
+// its id.
 class DurableConnection : public SqlConnection {
  public:
   explicit DurableConnection(int64_t handle) : handle_(static_cast<int>(handle)) {}
@@ -280,11 +280,17 @@ class DurableConnection : public SqlConnection {
   Status Run(const std::string& sql, const std::vector<Value>& params, const std::string& what,
              SqlRows* rows, bool count_changes) override {
     ONESTORE_RETURN_IF_ERROR(CheckHostLimits(limits_, sql, params, what));
-    Queue(sql, params, what, std::string());
+    Queue(sql, params, what);
     if (in_tx_ && rows == nullptr && !count_changes) return MaybeFlush();
     return Send((rows != nullptr ? (rows->hold ? 5 : 1) : 0) | (count_changes ? 2 : 0), rows);
   }
 
+  // A put's row is a statement of its own: the head and the row, a text
+  // that is the same for every put into the table, so it crosses once and
+  // then as its id. Rows are not joined into multi-row INSERTs: in workerd
+  // 10,000 puts ran in 54 ms one row a statement, 68 ms twenty rows a
+  // statement and 105 ms two (docs/performance.md, "Issue 13, Durable
+  // Objects, step nine").
   Status RunRow(const std::string& head, const std::string& row, std::vector<Value>* values,
                 const std::string& what) override {
     const std::vector<Value>& params = *values;
@@ -292,44 +298,16 @@ class DurableConnection : public SqlConnection {
       return Run(head + row, params, what, nullptr, false);
     }
     ONESTORE_RETURN_IF_ERROR(CheckHostLimits(limits_, std::string(), params, what));
-    // Rows join while the statement stays small: at most 100 bound values,
-    // 100 KB of SQL, and 256 KB of values (rows of long texts go one by one,
-    // as before, each within the host's 2 MB per row).
-    constexpr size_t kMaxJoinedValueBytes = 256 * 1024;
-    std::string& p = row_params_;
-    p.clear();
-    const size_t text_bytes = AppendParamList(params, &p, &chars_);
-    const size_t value_bytes = p.size() + text_bytes;
-    if (queued_ > 0) {
-      Entry& last = queue_[queued_ - 1];
-      if (!last.head.empty() && last.head == head && last.what == what &&
-          last.param_count + params.size() <= limits_.max_params &&
-          last.sql.size() + 1 + row.size() <= limits_.max_statement_bytes &&
-          last.value_bytes + 1 + value_bytes <= kMaxJoinedValueBytes) {
-        last.sql.push_back(',');
-        last.sql.append(row);
-        last.params.append(p);
-        last.param_count += params.size();
-        last.value_bytes += 1 + value_bytes;
-        queued_bytes_ += 1 + row.size() + value_bytes;
-        return MaybeFlush();
-      }
-    }
     Entry& e = NextEntry();
     e.sql.assign(head).append(row);
-    e.params.assign(p);
-    e.param_count = params.size();
-    e.value_bytes = value_bytes;
-    e.what.assign(what);
-    e.head.assign(head);
-    queued_bytes_ += e.sql.size() + e.value_bytes;
+    Fill(&e, params, what);
     return MaybeFlush();
   }
 
   Status RunCheck(const std::string& sql, const std::vector<Value>& params,
                   const std::string& what, int64_t expect, const Status& mismatch) override {
     ONESTORE_RETURN_IF_ERROR(CheckHostLimits(limits_, sql, params, what));
-    Entry& e = Queue(sql, params, what, std::string());
+    Entry& e = Queue(sql, params, what);
     e.check = true;
     chars_.Append(std::to_string(expect), &e.params);  // ASCII: always appended
     e.mismatch = mismatch;
@@ -385,9 +363,7 @@ class DurableConnection : public SqlConnection {
     std::string sql;
     std::string params;  // in the batch's form (AppendParamList); a check's expected text after
     size_t param_count = 0;
-    size_t value_bytes = 0;  // its params' bytes, their texts' included
     std::string what;
-    std::string head;  // a put's head: rows with the same head may join it
     bool check = false;
     Status mismatch;
   };
@@ -403,17 +379,19 @@ class DurableConnection : public SqlConnection {
     return e;
   }
 
-  Entry& Queue(const std::string& sql, const std::vector<Value>& params, const std::string& what,
-               const std::string& head) {
+  Entry& Queue(const std::string& sql, const std::vector<Value>& params, const std::string& what) {
     Entry& e = NextEntry();
     e.sql.assign(sql);
-    const size_t text_bytes = AppendParamList(params, &e.params, &chars_);
-    e.param_count = params.size();
-    e.value_bytes = e.params.size() + text_bytes;
-    e.what.assign(what);
-    e.head.assign(head);
-    queued_bytes_ += e.sql.size() + e.value_bytes;
+    Fill(&e, params, what);
     return e;
+  }
+
+  // An entry's params and `what`, after its SQL; counts its bytes.
+  void Fill(Entry* e, const std::vector<Value>& params, const std::string& what) {
+    const size_t text_bytes = AppendParamList(params, &e->params, &chars_);
+    e->param_count = params.size();
+    e->what.assign(what);
+    queued_bytes_ += e->sql.size() + e->params.size() + text_bytes;
   }
 
   // A batch up to this size keeps its room for the next (a commit of a few
@@ -424,7 +402,6 @@ class DurableConnection : public SqlConnection {
     for (Entry& e : queue_) {
       if (e.sql.capacity() + e.params.capacity() > kKeptBatchBytes / 8) e = Entry();
     }
-    std::string().swap(row_params_);
     std::string().swap(sqls_);
     std::string().swap(batch_);
     std::string().swap(chars_.bytes);
@@ -534,7 +511,6 @@ class DurableConnection : public SqlConnection {
   std::vector<Entry> queue_;
   size_t queued_ = 0;  // the entries of queue_ that wait
   BatchChars chars_;  // the texts of the waiting entries' params
-  std::string row_params_;  // RunRow's params, before they join an entry
   std::string sqls_;  // Send's: the SQL texts that cross
   std::string batch_;  // Send's: the batch
   size_t queued_bytes_ = 0;

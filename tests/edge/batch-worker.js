@@ -442,13 +442,14 @@ export class TestSession {
       await tx.put(flags, { id: 7, big: 2n ** 60n + 1n, on: true });
       await tx.put(flags, { id: -9007199254740991, big: -(2n ** 53n) - 1n, on: false });
     });
-    const at = this.texts.slice(from).findIndex((t) => t.startsWith('INSERT OR REPLACE INTO "notes/flags"'));
-    return { types: at < 0 ? this.texts.slice(from) : this.types[from + at], rows: wire([await flags.get(7), await flags.get(-9007199254740991)]) };
+    // The params' types of the puts' INSERTs, in order (none: the texts sent).
+    const puts = this.texts.map((t, i) => i).filter((i) => i >= from && this.texts[i].startsWith('INSERT OR REPLACE INTO "notes/flags"'));
+    return { types: puts.length ? puts.flatMap((i) => this.types[i]) : this.texts.slice(from), rows: wire([await flags.get(7), await flags.get(-9007199254740991)]) };
   }
 
   // Rows of Params (given as wire text: "<n>n" a BigInt, a vector as an
-  // array), put in one transaction of several puts (joined into multi-row
-  // INSERTs) when `tx`, else one commit each: each column as SQLite holds it,
+  // array), put in one transaction of several puts when `tx`, else one
+  // commit each: each column as SQLite holds it,
   // read with raw SQL past the store: its typeof(), and hex() of a text or a
   // BLOB, the decimal text of an int, a real as a number.
   async op_paramKinds({ rows, tx }) {

@@ -1,12 +1,12 @@
 // Checks how the durable backend sends a transaction's writes to a Durable
-// Object inside real workerd (issue 13, Durable Objects, step two): puts
-// into one table are joined into multi-row INSERTs of at most 100 bound
-// values, so a 1,000-put transaction is about 50 sql.exec calls, not 1,000
-// (before: one per put); the writes of a transaction wait and run in order,
-// so keys written several times, with updates and deletes between, end as
-// the ops say; and a put that fails in a joined statement fails its commit
-// with its own code, leaving nothing behind; rows of long values are not
-// joined (each statement's values stay at most 256 KB). And (issue 13,
+// Object inside real workerd (issue 13, Durable Objects, step nine): each
+// put is one single-row INSERT, the same text for every put into a table
+// (step two joined them into multi-row INSERTs of up to 100 values, which
+// workerd ran slower than single rows); the writes of a transaction wait
+// and run in order, so keys written several times, with updates and
+// deletes between, end as the ops say; and a put that fails after 30
+// others of its transaction fails its commit with its own code, leaving
+// nothing behind; rows of long values go as they are. And (issue 13,
 // step three) a commit's epoch check runs no statement once its store has
 // read the epoch, while a store opened since, through any object of the same
 // storage, still fences it; and texts of 1 KB and more read back as they were
@@ -39,14 +39,14 @@ after(async () => { await workerd?.dispose(); });
 const isRowInsert = (text) => /^INSERT OR REPLACE INTO "(?!_)/.test(text);
 const placeholders = (text) => (text.match(/\?/g) ?? []).length;
 
-test("a transaction of 1,000 puts sends its rows in multi-row INSERTs of at most 100 values: about 50 sql.exec calls", async () => {
+test("a transaction of 1,000 puts sends each row as a single-row INSERT, one text for them all", async () => {
   const r = await workerd.call("puts", "puts", { n: 1000 });
   assert.equal(r.count, 1000);
   assert.ok(r.ok, "every row reads back as it was put");
   const inserts = r.texts.filter(isRowInsert);
-  // 5 columns: 20 rows (100 values) per statement.
-  assert.equal(inserts.length, 50, `row INSERTs: ${inserts.length}`);
-  for (const text of inserts) assert.ok(placeholders(text) <= 100, `${placeholders(text)} parameters`);
+  assert.equal(inserts.length, 1000, `row INSERTs: ${inserts.length}`);
+  assert.equal(new Set(inserts).size, 1, [...new Set(inserts)].join("\n"));
+  assert.equal(placeholders(inserts[0]), 5);  // the table's 5 columns
   // The rest: the epoch check, the outbox record and the head.
   assert.ok(r.texts.length <= inserts.length + 3, `sql.exec calls: ${r.texts.length}\n${r.texts.filter((t) => !isRowInsert(t)).join("\n")}`);
 });
@@ -77,11 +77,13 @@ test("puts, updates and deletes of the same keys in one transaction end as the o
     ["put", 3], ["delete", 60],
   ];
   assert.deepEqual(r.ops.map(([op, id]) => [op, id]), ops);
-  // The 30 first puts went as two statements, not 30.
-  assert.ok(r.texts.filter(isRowInsert).length < 10, r.texts.join("\n"));
+  // One single-row INSERT a put: 30, 1, 36 and 1.
+  const inserts = r.texts.filter(isRowInsert);
+  assert.equal(inserts.length, 68, r.texts.join("\n"));
+  for (const text of inserts) assert.equal(placeholders(text), 5, text);
 });
 
-test("a row too big for the platform, joined with 30 others in one statement, fails its commit with limit and leaves nothing", async () => {
+test("a row too big for the platform, after 30 others in its transaction, fails its commit with limit and leaves nothing", async () => {
   const r = await workerd.call("failing", "failing", { before: 30 });
   assert.equal(r.error?.code, "limit", JSON.stringify(r.error));
   assert.match(r.error.message, /put into table/);
@@ -169,7 +171,7 @@ test("long texts (1 KB to 70 KB, with quotes, backslashes, a control character, 
 
 test("a put's safe ints and bools reach sql.exec as numbers and ints beyond 2^53 as exact text, and read back as they were put", async () => {
   const r = await workerd.call("ints", "intParams", {});
-  // Two rows joined in one INSERT: (id, big, on) twice.
+  // Two rows, an INSERT each: (id, big, on) twice.
   assert.deepEqual(r.types, ["number", "string", "number", "number", "string", "number"]);
   assert.equal(r.rows, JSON.stringify([
     { id: 7, big: "1152921504606846977n", on: true },
@@ -229,8 +231,8 @@ test("a host transaction that fails after a numeric commit answered its seq is s
 // bytes in one region decoded once and cut at UTF-16 offsets the C side
 // computes, a BLOB's bytes as they are. Each param kind and text shape, read
 // back with raw SQL past the store (SQLite's typeof() and hex(), an int's
-// decimal text), in a transaction of several puts (joined INSERTs: many texts
-// in one region) and in one-put commits.
+// decimal text), in a transaction of several puts (many texts in one
+// region) and in one-put commits.
 const long = (piece, bytes) => {
   let t = "";
   while (Buffer.byteLength(t) < bytes) t += piece;

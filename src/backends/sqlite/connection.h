@@ -75,7 +75,7 @@ class SqlConnection {
   // failing statement runs. Rollback drops them. The embedded connection
   // defers only RunRow's puts, to join them (its calls cost no crossing); a
   // host-bound one (a Durable Object's) sends what it deferred in one call to
-  // its host.
+  // its host, each put a statement of its own.
 
   // Runs `head` + `row` (an INSERT's "INSERT ... VALUES " and one row's
   // "(?, ...)") with `params`. A connection that defers writes may join
