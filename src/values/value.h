@@ -84,6 +84,7 @@ class Value {
   // (a kept statement's parameter: no allocation once it is large enough).
   void AssignStr(std::string_view s) {
     type_ = Type::kStr;
+    i_ = 0;  // as Str() leaves it (not a num's bits, which int_value() would read)
     s_.assign(s.data(), s.size());
   }
 

@@ -2,6 +2,9 @@
 // bounds, and the conversions from JSON that refuse bad input by name.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <string>
+
 #include "schema/schema.h"
 #include "values/value.h"
 
@@ -67,6 +70,35 @@ TEST(Values, UnsafeIntsGoToJsAsStrings) {
   out.clear();
   AppendJsonString("a\"\\\n\x01😀", &out);
   EXPECT_EQ(out, "\"a\\\"\\\\\\n\\u0001😀\"");
+}
+
+// An int's value and a num's bits share one slot (a Value is 24 bytes in
+// wasm32): each accessor still reads as the two fields did, whatever the
+// value was before.
+TEST(Values, OneSlotReadsAsTwoFields) {
+  const Value n = Value::Num(-2.5);
+  EXPECT_EQ(n.num_value(), -2.5);
+  EXPECT_EQ(n.int_value(), 0);
+  EXPECT_FALSE(n.bool_value());
+  const Value i = Value::Int(-7);
+  EXPECT_EQ(i.int_value(), -7);
+  EXPECT_EQ(i.num_value(), 0.0);
+  EXPECT_TRUE(Value::Bool(true).bool_value());
+  EXPECT_EQ(Value::Bool(true).num_value(), 0.0);
+  EXPECT_TRUE(std::signbit(Value::Num(-0.0).num_value()) == false);  // -0 stored as 0
+  EXPECT_EQ(Value::Num(1.0), Value::Num(1.0));
+  EXPECT_NE(Value::Num(1.0), Value::Int(1));
+  const double nan = std::nan("");
+  EXPECT_NE(Value::Num(nan), Value::Num(nan));  // as the double compares
+  // A kept param made a str after a num reads as a new str.
+  Value kept = Value::Num(3.75);
+  kept.AssignStr("abc");
+  EXPECT_EQ(kept, Value::Str("abc"));
+  EXPECT_EQ(kept.int_value(), 0);
+  EXPECT_EQ(kept.num_value(), 0.0);
+  std::string json;
+  Value::Num(0.1).AppendJson(&json);
+  EXPECT_EQ(json, "0.1");
 }
 
 TEST(Schema, TablesRefuseJsonKeysAndUnknownColumns) {
