@@ -55,9 +55,11 @@ import { betterSqlite } from "./lib/drivers.mjs";
 // time other processes held the cores.
 const cpuMs = (c0) => { const d = process.cpuUsage(c0); return (d.user + d.system) / 1000; };
 const T = '"bench/edits"';
-let kept = null;  // "grow": the anchor's database and its next row
+// "grow": each column's next transaction on its kept store, by the column's
+// name ("main", "mine", "anchor"); they stay open until the process ends.
+const kept = new Map();
 async function anchor() {
-  if (grow && kept) return kept.tx();
+  if (kept.has("anchor")) return kept.get("anchor")();
   const dir = backend === "file" ? mkdtempSync(join(tmpdir(), "compare-bulk-")) : null;
   const db = betterSqlite(dir ? join(dir, "b.sqlite") : ":memory:");
   if (dir) db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
@@ -90,7 +92,7 @@ async function anchor() {
     return [ms, ms, cpuMs(c0), 0, faults() - f0];
   };
   if (grow) {
-    kept = { tx: timed };
+    kept.set("anchor", timed);
     return timed();
   }
   const out = timed();
@@ -99,9 +101,8 @@ async function anchor() {
   return out;
 }
 
-const stores = new Map();  // "grow": each checkout's store and its next row
-async function once(api) {
-  if (grow && stores.has(api)) return stores.get(api)();
+async function once(api, name) {
+  if (kept.has(name)) return kept.get(name)();
   const { openStore, defineTable, str, int, json } = api;
   const edits = defineTable("edits", { columns: { id: str(), path: str(), entry: int(), at: int(), meta: json() }, key: ["id"], indexes: { byPath: ["path", "at"] } });
   const dir = backend === "file" ? mkdtempSync(join(tmpdir(), "compare-bulk-")) : null;
@@ -124,7 +125,7 @@ async function once(api) {
     return [ms, tp, cpu, cpu - cpuPut, faults() - f0];
   };
   if (grow) {
-    stores.set(api, timed);
+    kept.set(name, timed);
     return timed();
   }
   const out = await timed();
@@ -136,7 +137,7 @@ const res = { main: [], mine: [], anchor: [] };
 const keys = ["main", "mine", "anchor"];
 for (let r = 0; r < R; r++) {
   const order = keys.map((_, i) => keys[(i + r) % keys.length]);  // rotated each round
-  for (const k of order) res[k].push(k === "anchor" ? await anchor() : await once(apis[k]));
+  for (const k of order) res[k].push(k === "anchor" ? await anchor() : await once(apis[k], k));
 }
 const med = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[(s.length - 1) >> 1]; };
 for (const k of ["main", "mine"]) {

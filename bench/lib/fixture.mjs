@@ -75,8 +75,8 @@ export function storeFixture(dir) {
     },
     // Workload 14: the table altered (a column added) by the migration
     // commit of its version 2; after this the fixture opens only as that.
-    // Adds a column to the table (workload 14), keeping a copy of the file
-    // from before it at `beforeAlter` (dropAlterCopy removes it).
+    // A copy of the file from before it is kept at `beforeAlter` (removed
+    // by dropAlterCopy).
     async alterAdd() {
       copyFileSync(path, fixture.beforeAlter);
       const store = await openStore({ backend: "sqlite", path, durability: "relaxed" });

@@ -270,14 +270,14 @@ export function onestoreColumn({ id, label, backend, durability, dir, anchors })
       const keys = getKeys(n + 1, fixture.rows);
       const altered = [], plain = [];
       for (let run = 0; run <= n; run++) {
-        const openAltered = () => openAndGet(fixture.path, EditsAltered, keys[run]);
-        const openPlain = () => openAndGet(fixture.beforeAlter, Edits, keys[run]);
+        const alteredOnce = () => openAndGet(fixture.path, EditsAltered, keys[run]);
+        const plainOnce = () => openAndGet(fixture.beforeAlter, Edits, keys[run]);
         if (run % 2) {  // the order alternates too
-          plain.push(await openPlain());
-          altered.push(await openAltered());
+          plain.push(await plainOnce());
+          altered.push(await alteredOnce());
         } else {
-          altered.push(await openAltered());
-          plain.push(await openPlain());
+          altered.push(await alteredOnce());
+          plain.push(await plainOnce());
         }
       }
       altered.shift();  // the first opens also read the files into the page cache

@@ -37,7 +37,8 @@ before(async () => { workerd = await startWorkerd({ script: "batch-worker.js" })
 after(async () => { await workerd?.dispose(); });
 
 const isRowInsert = (text) => /^INSERT OR REPLACE INTO "(?!_)/.test(text);
-const placeholders = (text) => (text.match(/\?/g) ?? []).length;
+// The number of bound parameters (`?`) in a statement's text.
+const boundParams = (text) => (text.match(/\?/g) ?? []).length;
 
 test("a transaction of 1,000 puts sends each row as a single-row INSERT, one text for them all", async () => {
   const r = await workerd.call("puts", "puts", { n: 1000 });
@@ -46,7 +47,7 @@ test("a transaction of 1,000 puts sends each row as a single-row INSERT, one tex
   const inserts = r.texts.filter(isRowInsert);
   assert.equal(inserts.length, 1000, `row INSERTs: ${inserts.length}`);
   assert.equal(new Set(inserts).size, 1, [...new Set(inserts)].join("\n"));
-  assert.equal(placeholders(inserts[0]), 5);  // the table's 5 columns
+  assert.equal(boundParams(inserts[0]), 5);  // the table's 5 columns
   // The rest: the epoch check, the outbox record and the head.
   assert.ok(r.texts.length <= inserts.length + 3, `sql.exec calls: ${r.texts.length}\n${r.texts.filter((t) => !isRowInsert(t)).join("\n")}`);
 });
@@ -56,7 +57,7 @@ test("puts of rows of 300 KB each are sent one row per statement, and read back 
   assert.deepEqual(r.lengths, [300_000, 300_000, 300_000]);
   const inserts = r.texts.filter(isRowInsert);
   assert.equal(inserts.length, 3);
-  for (const text of inserts) assert.equal(placeholders(text), 5);
+  for (const text of inserts) assert.equal(boundParams(text), 5);
 });
 
 test("puts, updates and deletes of the same keys in one transaction end as the ops say, in the outbox's order", async () => {
@@ -80,7 +81,7 @@ test("puts, updates and deletes of the same keys in one transaction end as the o
   // One single-row INSERT a put: 30, 1, 36 and 1.
   const inserts = r.texts.filter(isRowInsert);
   assert.equal(inserts.length, 68, r.texts.join("\n"));
-  for (const text of inserts) assert.equal(placeholders(text), 5, text);
+  for (const text of inserts) assert.equal(boundParams(text), 5, text);
 });
 
 test("a row too big for the platform, after 30 others in its transaction, fails its commit with limit and leaves nothing", async () => {
