@@ -33,12 +33,15 @@ function traced(name, script) {
 
 const index = JSON.stringify(join(repoRoot, "js/index.js"));
 
+// The script touches `${marker}-opened` once openStore has resolved and
+// `marker` once its commit has returned.
 function commitScript(storeDir, marker) {
   return `
 import { closeSync, openSync } from "node:fs";
 import { defineTable, openStore, str } from ${index};
 const T = defineTable("notes", { columns: { id: str(), text: str() }, key: ["id"] });
 const store = await openStore({ backend: "sqlite", path: ${JSON.stringify(join(storeDir, "s.sqlite"))}, durability: "full" });
+closeSync(openSync(${JSON.stringify(`${marker}-opened`)}, "w"));
 const owner = store.object({ host: "session", type: "notes" });
 const notes = owner.table(T);
 await owner.tx(async (tx) => { await tx.put(notes, { id: "a", text: "hello" }); });
@@ -78,7 +81,18 @@ test("only a file the store created and synced gets its directory synced, once",
   traced("again-1", commitScript(storeDir, join(dir, "again-1-committed")));
   // The second open finds the database file; it creates a WAL again (the
   // WAL is removed at close) and rollback journals while it switches modes.
-  const lines = traced("again-2", commitScript(storeDir, join(dir, "again-2-committed")));
+  const marker = join(dir, "again-2-committed");
+  const lines = traced("again-2", commitScript(storeDir, marker));
+  // Opening a store that has pages syncs nothing: its switch to WAL and its
+  // transaction (the epoch) reach the disk with the first commit's sync (or
+  // the close's checkpoint); a power cut before that loses no commit
+  // (tests/cpp/vfs_test.cc, NodeFileModeTest).
+  const opened = lines.findIndex((l) => l.includes(`"${marker}-opened"`));
+  const returned = lines.findIndex((l) => l.includes(`"${marker}"`));
+  assert.ok(opened > 0 && returned > opened, `the markers are in the trace:\n${lines.join("\n")}`);
+  const syncsOf = (from, to) => lines.slice(from, to).filter((l) => /^\d+ f(data)?sync\(/.test(l));
+  assert.deepEqual(syncsOf(0, opened), [], "no sync while the store opens");
+  assert.ok(syncsOf(opened, returned).some((l) => l.includes("s.sqlite-wal")), "the first commit syncs the WAL");
   const dirSyncs = lines.filter((l) => l.includes("fsync(") && l.includes(`<${storeDir}>)`));
   const created = lines
     .filter((l) => l.includes("openat(") && l.includes(storeDir) && l.includes("O_EXCL") && !l.includes("= -1"))

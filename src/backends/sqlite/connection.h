@@ -118,6 +118,12 @@ class SqlConnection {
                                "API and no ATTACH, so it cannot copy itself to " + path);
   }
 
+  // Called by the backend once its open's transaction has committed. The
+  // embedded connection runs that transaction without syncs when the open
+  // starts a new WAL on a file with pages (ConfigureEmbeddedConnection) and
+  // sets the durability's synchronous here, before any commit.
+  virtual Status Opened() { return Status::OK(); }
+
   // Releases the database. Further calls are not allowed. Returns what
   // failed in releasing it (its lock, closing its files: storage_failed);
   // the database is released anyway, and every commit made is kept.

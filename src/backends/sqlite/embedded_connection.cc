@@ -41,6 +41,7 @@ class EmbeddedConnection : public SqlConnection {
   void Rollback() override;
   bool InTransaction() const override { return db_ != nullptr && !sqlite3_get_autocommit(db_); }
   Status CopyTo(const std::string& path) override;
+  Status Opened() override;
   Status Close() override;
 
  private:
@@ -101,6 +102,9 @@ class EmbeddedConnection : public SqlConnection {
   // (SqliteOptions::plain_when_closed). False when the open failed: a file
   // whose lock is held elsewhere is left alone.
   bool wal_open_ = false;
+  // The open's transaction runs without syncs (ConfigureEmbeddedConnection's
+  // `unsynced_open`); Opened sets the durability's synchronous.
+  bool unsynced_open_ = false;
   std::unordered_map<std::string, Cached> cache_;
 };
 
@@ -148,13 +152,21 @@ ONESTORE_COLD Status EmbeddedConnection::Open() {
     db_ = nullptr;
     return Status::StorageFailed(s.message());
   }
-  Status s = ConfigureEmbeddedConnection(db_, options_);
+  Status s = ConfigureEmbeddedConnection(db_, options_, &unsynced_open_);
   if (!s.ok()) {
     Close();
     return s;
   }
   wal_open_ = options_.exclusive && options_.plain_when_closed;
   return s;
+}
+
+// The open's transaction has committed: commits sync as the durability says.
+ONESTORE_COLD Status EmbeddedConnection::Opened() {
+  if (!unsynced_open_) return Status::OK();
+  unsynced_open_ = false;
+  return ExecOn(db_, options_.durability_full ? "PRAGMA synchronous = FULL"
+                                              : "PRAGMA synchronous = NORMAL");
 }
 
 ONESTORE_COLD Status EmbeddedConnection::CopyTo(const std::string& path) {
@@ -460,7 +472,9 @@ int RetryLock(void* timeout_ms, int tries) {
 
 }  // namespace
 
-ONESTORE_COLD Status ConfigureEmbeddedConnection(sqlite3* db, const SqliteOptions& options) {
+ONESTORE_COLD Status ConfigureEmbeddedConnection(sqlite3* db, const SqliteOptions& options,
+                                                bool* unsynced_open) {
+  bool unsynced = false;
   sqlite3_extended_result_codes(db, 1);
   // Another process holding the file's lock (its transaction under way) is
   // waited for this long before a transaction gives up with "database is
@@ -496,7 +510,26 @@ ONESTORE_COLD Status ConfigureEmbeddedConnection(sqlite3* db, const SqliteOption
     // SQLite deletes a WAL found beside an empty file (docs/performance.md,
     // "Issue 13, the open and close of a Node store file").
     int rc = s.ok() ? sqlite3_exec(db, "PRAGMA page_count", keep, &pages, nullptr) : 0;
-    if (s.ok() && rc == SQLITE_OK && pages != "0") s = ExecOn(db, "PRAGMA synchronous = OFF");
+    if (s.ok() && rc == SQLITE_OK && pages != "0") {
+      s = ExecOn(db, "PRAGMA synchronous = OFF");
+      // With no WAL beside the file, the switch starts a new one, and the
+      // open's transaction (the epoch bump) stays unsynced too: the first
+      // commit's sync (full) or the close's checkpoint syncs that WAL, its
+      // header and the transaction at once, and its folder. A power cut
+      // before then loses only the epoch bump, which fences live owners
+      // only (they read it through the page cache), and head and format
+      // notes that the next open writes again. A WAL found at open (a
+      // crash's) keeps SQLite's syncs: its header may be rewritten over
+      // old frames. docs/performance.md, "Issue 13, an open that syncs
+      // nothing".
+      sqlite3_vfs* vfs = sqlite3_vfs_find(nullptr);
+      int wal = 1;
+      if (unsynced_open != nullptr && vfs != nullptr &&
+          vfs->xAccess(vfs, (options.path + "-wal").c_str(), SQLITE_ACCESS_EXISTS, &wal) == SQLITE_OK &&
+          wal == 0) {
+        unsynced = true;
+      }
+    }
     rc = s.ok() ? sqlite3_exec(db, "PRAGMA journal_mode = WAL", keep, &mode, nullptr) : 0;
     if (s.ok() && (rc != SQLITE_OK || mode != "wal"))
       s = Status::StorageFailed("PRAGMA journal_mode = WAL on " + options.path + ": the mode is \"" +
@@ -516,6 +549,10 @@ ONESTORE_COLD Status ConfigureEmbeddedConnection(sqlite3* db, const SqliteOption
   // documents the risk; tests/cpp/crash_points_test.cc hit it): a rollback
   // journal always runs FULL.
   const bool full = options.durability_full || !options.exclusive;
+  if (s.ok() && unsynced) {
+    *unsynced_open = true;
+    return s;
+  }
   if (s.ok()) s = ExecOn(db, full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
   return s;
 }

@@ -482,6 +482,7 @@ ONESTORE_COLD Status SqliteBackend::Open(const std::string& new_id, BackendState
       }
     }
     if (s.ok()) s = conn_->Commit();
+    if (s.ok()) s = conn_->Opened();
     if (s.ok() && state != nullptr) *state = std::move(st);
   }
   if (!s.ok()) {
