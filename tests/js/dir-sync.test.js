@@ -90,9 +90,9 @@ test("only a file the store created and synced gets its directory synced, once",
   const opened = lines.findIndex((l) => l.includes(`"${marker}-opened"`));
   const returned = lines.findIndex((l) => l.includes(`"${marker}"`));
   assert.ok(opened > 0 && returned > opened, `the markers are in the trace:\n${lines.join("\n")}`);
-  const syncsOf = (from, to) => lines.slice(from, to).filter((l) => /^\d+ f(data)?sync\(/.test(l));
+  const syncsOf = (from, to) => lines.slice(from, to).filter((l) => /^\d+\s+f(data)?sync\(/.test(l));
   assert.deepEqual(syncsOf(0, opened), [], "no sync while the store opens");
-  assert.ok(syncsOf(opened, returned).some((l) => l.includes("s.sqlite-wal")), "the first commit syncs the WAL");
+  assert.ok(syncsOf(opened, returned).some((l) => l.includes("s.sqlite-wal")), `the first commit syncs the WAL:\n${lines.slice(opened, returned + 1).join("\n")}`);
   const dirSyncs = lines.filter((l) => l.includes("fsync(") && l.includes(`<${storeDir}>)`));
   const created = lines
     .filter((l) => l.includes("openat(") && l.includes(storeDir) && l.includes("O_EXCL") && !l.includes("= -1"))

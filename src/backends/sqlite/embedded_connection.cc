@@ -426,6 +426,9 @@ ONESTORE_COLD Status EmbeddedConnection::Close() {
   Rollback();
   for (auto& [sql, c] : cache_) sqlite3_finalize(c.stmt);
   cache_.clear();
+  // An open that failed after its transaction committed still checkpoints
+  // at the durability's syncs, never unsynced.
+  if (unsynced_open_) Opened();
   if (wal_open_) {
     // Checkpoints the WAL into the file, synced as the durability syncs a
     // checkpoint, then deletes the WAL and marks the file as a
