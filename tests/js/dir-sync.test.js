@@ -80,7 +80,8 @@ test("only a file the store created and synced gets its directory synced, once",
   mkdirSync(storeDir);
   traced("again-1", commitScript(storeDir, join(dir, "again-1-committed")));
   // The second open finds the database file; it creates a WAL again (the
-  // WAL is removed at close) and rollback journals while it switches modes.
+  // WAL is removed at close); its switches of mode write page 1 with no
+  // journal file.
   const marker = join(dir, "again-2-committed");
   const lines = traced("again-2", commitScript(storeDir, marker));
   // Opening a store that has pages syncs nothing: its switch to WAL and its
@@ -99,6 +100,7 @@ test("only a file the store created and synced gets its directory synced, once",
     .map((l) => /openat\([^,]*, "([^"]+)"/.exec(l)[1]);
   assert.ok(!created.includes(join(storeDir, "s.sqlite")), "the database file was not created again");
   assert.ok(created.includes(join(storeDir, "s.sqlite-wal")), `a WAL was created: ${created}`);
+  assert.ok(!created.includes(join(storeDir, "s.sqlite-journal")), `no journal file for the switches of mode: ${created}`);
   const createdAndSynced = created.filter((path) => lines.some((l) => l.includes("fdatasync(") && l.includes(`<${path}`)));
   assert.ok(createdAndSynced.includes(join(storeDir, "s.sqlite-wal")), `the WAL was synced: ${createdAndSynced}`);
   assert.equal(dirSyncs.length, createdAndSynced.length,

@@ -437,10 +437,14 @@ ONESTORE_COLD Status EmbeddedConnection::Close() {
     // header's mode bytes (18, 19) and its counters, and a power cut that
     // loses it leaves a file in WAL mode with an empty or missing WAL,
     // which opens as it is (docs/performance.md, "Issue 13, the open and
-    // close of a Node store file"). If the checkpoint fails (a full disk),
-    // nothing after it runs and the WAL stays: the next open recovers it.
+    // close of a Node store file"). journal_mode=OFF rather than DELETE: the
+    // switch's one write of page 1 needs no journal file (created, written
+    // and deleted unsynced, it protected nothing: "Issue 13, an open that
+    // syncs nothing"), and the file format is the same. If the checkpoint
+    // fails (a full disk), nothing after it runs and the WAL stays: the next
+    // open recovers it.
     ExecOn(db_, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA synchronous = OFF; "
-                "PRAGMA journal_mode = DELETE");
+                "PRAGMA journal_mode = OFF");
     wal_open_ = false;
   }
   // SQLite ignores a failure to release the file's lock or to close a file
@@ -532,6 +536,14 @@ ONESTORE_COLD Status ConfigureEmbeddedConnection(sqlite3* db, const SqliteOption
           wal == 0) {
         unsynced = true;
       }
+    }
+    // The unsynced switch of a file in rollback mode writes its page 1 with
+    // no journal file (journal_mode=OFF first), as the close's switch back
+    // does. A file already marked WAL (a close's switch lost, an opfs
+    // store) is in WAL mode from its first read: no switch.
+    if (s.ok() && unsynced) {
+      rc = sqlite3_exec(db, "PRAGMA journal_mode", keep, &mode, nullptr);
+      if (rc == SQLITE_OK && mode != "wal") s = ExecOn(db, "PRAGMA journal_mode = OFF");
     }
     rc = s.ok() ? sqlite3_exec(db, "PRAGMA journal_mode = WAL", keep, &mode, nullptr) : 0;
     if (s.ok() && (rc != SQLITE_OK || mode != "wal"))

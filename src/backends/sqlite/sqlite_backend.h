@@ -29,7 +29,8 @@ struct SqliteOptions {
   // lose the newest commits, never corrupt the file).
   bool exclusive = false;
   // With exclusive: Close checkpoints the WAL and puts the file back in
-  // rollback-journal mode (journal_mode=DELETE), so that a closed store is a
+  // rollback-journal mode (file format 1; the switch itself runs with
+  // journal_mode=OFF and writes page 1 alone), so that a closed store is a
   // plain SQLite file with no -wal beside it, which any SQLite reads (the
   // sqlite3 command, a store opened without exclusive). A Node store file.
   bool plain_when_closed = false;
