@@ -530,11 +530,11 @@ ONESTORE_COLD Status ConfigureEmbeddedConnection(sqlite3* db, const SqliteOption
       // old frames. docs/performance.md, "Issue 13, an open that syncs
       // nothing".
       sqlite3_vfs* vfs = sqlite3_vfs_find(nullptr);
-      int wal = 1;
+      const std::string wal_path = options.path + "-wal";
+      int wal = 1;  // unknown: as if there were one
       if (unsynced_open != nullptr && vfs != nullptr &&
-          vfs->xAccess(vfs, (options.path + "-wal").c_str(), SQLITE_ACCESS_EXISTS, &wal) == SQLITE_OK &&
-          wal == 0) {
-        unsynced = true;
+          vfs->xAccess(vfs, wal_path.c_str(), SQLITE_ACCESS_EXISTS, &wal) == SQLITE_OK) {
+        unsynced = wal == 0;
       }
     }
     // The unsynced switch of a file in rollback mode writes its page 1 with
