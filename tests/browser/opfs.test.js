@@ -152,6 +152,34 @@ test("an opener waits lockTimeout for a busy owner's handles, then fails with fe
   }
 });
 
+test("an open that cannot get one of a store's three OPFS files fails with fenced and keeps none of the others", async () => {
+  const h = await startHarness();
+  try {
+    const page = await openTab(h);
+    await call(page, "open", { name: "held" });
+    await call(page, "put", { id: "h0" });
+    await call(page, "close");
+    // Each of the three files in turn is still held by someone else. The
+    // open takes the three at once; the two it got must be let go when the
+    // third fails, or the next open could not take them.
+    for (const file of ["db.sqlite", "db.sqlite-journal", "db.sqlite-wal"]) {
+      await call(page, "holdFile", { name: "held", file });
+      const err = await callFails(page, "open", { name: "held", lockTimeout: 300 });
+      assert.equal(err.code, "fenced", `${file}: ${JSON.stringify(err)}`);
+      assert.match(err.message, /another owner still holds the files/);
+      assert.ok(err.message.includes(file), `${file}: ${err.message}`);
+      await call(page, "heldRelease");
+      const opened = await call(page, "open", { name: "held", lockTimeout: 2000 });
+      assert.equal(opened.head, 2, file);
+      assert.deepEqual(await call(page, "rows"), ["h0"]);
+      await call(page, "close");
+    }
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await h.close();
+  }
+});
+
 test("a failed OPFS write or flush stops the store with storage_failed; a reopen has every acknowledged commit", async () => {
   const h = await startHarness();
   try {

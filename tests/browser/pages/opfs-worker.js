@@ -44,6 +44,7 @@ let heal = null;
 let sync = null;
 let lost = null;
 let releaseLock = null;
+let heldFile = null;  // holdFile's handle
 
 const ops = {
   async open({ name, durability, lockTimeout, keepSnapshots, snapshotEvery }) {
@@ -149,6 +150,18 @@ const ops = {
   async close() {
     await store.close();
     store = null;
+    return true;
+  },
+  // Holds a sync access handle on one file of a store's folder, as another
+  // owner that has not let go yet would (opfs.test.js), until heldRelease.
+  async holdFile({ name, file }) {
+    const dir = await (await (await navigator.storage.getDirectory()).getDirectoryHandle(OPFS_DIR)).getDirectoryHandle(name);
+    heldFile = await (await dir.getFileHandle(file)).createSyncAccessHandle();
+    return true;
+  },
+  heldRelease() {
+    heldFile?.close();
+    heldFile = null;
     return true;
   },
   // store.lock (tests/browser/store-lock.test.js): holds `name` until lockRelease.
