@@ -205,13 +205,13 @@ export async function acquireOpfsFiles(name, timeoutMs) {
 }
 
 /**
- * The folder handle of store `name` while an open store holds its files
- * (acquireOpfsFiles), else null: its snapshots' shelf
- * (js/snapshots-opfs.js) looks its folder up from there instead of from the
- * OPFS root again (three round trips to the browser's file system).
+ * The folder handle of store `name` (it must exist): the one an open store
+ * holds (acquireOpfsFiles) when there is one, which saves its snapshots'
+ * shelf (js/snapshots-opfs.js) three round trips to the browser's file
+ * system, else looked up from the OPFS root.
  */
-export function heldOpfsStoreDir(name) {
-  return heldDirs.get(name) ?? null;
+export async function opfsStoreDir(name) {
+  return heldDirs.get(name) ?? (await storeDir(name, false)).dir;
 }
 
 /**

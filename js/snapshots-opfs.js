@@ -15,7 +15,7 @@
 // it. A copy without its .json (a crash between the two) is not listed, and
 // the next open of the store deletes it.
 
-import { heldOpfsStoreDir, holdOpfsFiles, OPFS_DIR } from "./files-opfs.js";
+import { holdOpfsFiles, OPFS_DIR, opfsStoreDir } from "./files-opfs.js";
 
 const FILES = (id) => [`${id}.sqlite`, `${id}.sqlite-journal`, `${id}.sqlite-wal`];
 
@@ -32,8 +32,7 @@ export function opfsSnapshots(name) {
 
   function folder() {
     dirPromise ??= (async () => {
-      const store = heldOpfsStoreDir(name) ??
-        await (await (await navigator.storage.getDirectory()).getDirectoryHandle(OPFS_DIR)).getDirectoryHandle(name);
+      const store = await opfsStoreDir(name);
       return store.getDirectoryHandle("snapshots", { create: true });
     })().catch((e) => {
       dirPromise = null;

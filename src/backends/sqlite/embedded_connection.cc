@@ -108,6 +108,13 @@ class EmbeddedConnection : public SqlConnection {
   std::unordered_map<std::string, Cached> cache_;
 };
 
+// The synchronous level of `options`' durability. Relaxed durability is
+// NORMAL in WAL mode only (ConfigureEmbeddedConnection says why).
+const char* SynchronousPragma(const SqliteOptions& options) {
+  return options.durability_full || !options.exclusive ? "PRAGMA synchronous = FULL"
+                                                       : "PRAGMA synchronous = NORMAL";
+}
+
 ONESTORE_COLD Status ExecOn(sqlite3* db, const std::string& sql) {
   char* err = nullptr;
   int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
@@ -165,8 +172,7 @@ ONESTORE_COLD Status EmbeddedConnection::Open() {
 ONESTORE_COLD Status EmbeddedConnection::Opened() {
   if (!unsynced_open_) return Status::OK();
   unsynced_open_ = false;
-  return ExecOn(db_, options_.durability_full ? "PRAGMA synchronous = FULL"
-                                              : "PRAGMA synchronous = NORMAL");
+  return ExecOn(db_, SynchronousPragma(options_));
 }
 
 ONESTORE_COLD Status EmbeddedConnection::CopyTo(const std::string& path) {
@@ -532,7 +538,7 @@ ONESTORE_COLD Status ConfigureEmbeddedConnection(sqlite3* db, const SqliteOption
       sqlite3_vfs* vfs = sqlite3_vfs_find(nullptr);
       const std::string wal_path = options.path + "-wal";
       int wal = 1;  // unknown: as if there were one
-      if (unsynced_open != nullptr && vfs != nullptr &&
+      if (vfs != nullptr &&
           vfs->xAccess(vfs, wal_path.c_str(), SQLITE_ACCESS_EXISTS, &wal) == SQLITE_OK) {
         unsynced = wal == 0;
       }
@@ -563,12 +569,9 @@ ONESTORE_COLD Status ConfigureEmbeddedConnection(sqlite3* db, const SqliteOption
   // loses records can play zeroed pages back over the database (SQLite
   // documents the risk; tests/cpp/crash_points_test.cc hit it): a rollback
   // journal always runs FULL.
-  const bool full = options.durability_full || !options.exclusive;
-  if (s.ok() && unsynced) {
-    *unsynced_open = true;
-    return s;
-  }
-  if (s.ok()) s = ExecOn(db, full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
+  // An unsynced open keeps OFF until SqlConnection::Opened.
+  if (s.ok() && !unsynced) s = ExecOn(db, SynchronousPragma(options));
+  if (s.ok()) *unsynced_open = unsynced;
   return s;
 }
 

@@ -20,13 +20,13 @@ std::unique_ptr<SqlConnection> NewEmbeddedConnection(const SqliteOptions& option
 
 // The open-time configuration of an embedded connection, in one place: error
 // codes, the busy timeout, onestore's SQL functions, the journal, the locking
-// mode and synchronous. Runs once, right after sqlite3_open_v2. Given
-// `unsynced_open`, it may leave synchronous OFF for the open's transaction
-// (an exclusive connection to a file with pages and no WAL beside it) and
-// sets *unsynced_open: the caller then sets the durability's synchronous
-// once that transaction has committed (SqlConnection::Opened).
+// mode and synchronous. Runs once, right after sqlite3_open_v2. It may
+// leave synchronous OFF for the open's transaction (an exclusive connection
+// to a file with pages and no WAL beside it), and then sets *unsynced_open:
+// the caller sets the durability's synchronous once that transaction has
+// committed (SqlConnection::Opened).
 Status ConfigureEmbeddedConnection(sqlite3* db, const SqliteOptions& options,
-                                   bool* unsynced_open = nullptr);
+                                   bool* unsynced_open);
 
 }  // namespace onestore
 
