@@ -7,7 +7,7 @@
 // file system the SQLite VFS calls (js/files-node.js).
 
 import { copyFile, mkdir, mkdtemp, open as openFile, readFile, readdir, rename, rm, stat } from "node:fs/promises";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 
@@ -93,7 +93,9 @@ export async function prepareNodeOpen(options) {
   if (out.backend === "sqlite" && out.path !== ":memory:") {
     out.path = storeFile(out.path, "openStore");
     try {
-      mkdirSync(dirname(out.path), { recursive: true });
+      // Made only when missing: an open of an existing store's file (the
+      // common case) pays one access() instead of mkdir's EEXIST and stat.
+      if (!existsSync(dirname(out.path))) mkdirSync(dirname(out.path), { recursive: true });
     } catch (e) {
       throw new StoreError(ErrorCodes.StorageFailed, `openStore: cannot create the folder of ${out.path}: ${e.message}`, { cause: e });
     }

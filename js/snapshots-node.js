@@ -10,7 +10,7 @@
 // A copy without its .json (a crash between the two) is not listed, and the
 // next snapshot of the store deletes it.
 
-import { closeSync, constants, copyFileSync, fsyncSync, openSync, readdirSync } from "node:fs";
+import { closeSync, constants, copyFileSync, existsSync, fsyncSync, openSync, readdirSync } from "node:fs";
 import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 
@@ -54,6 +54,9 @@ export function nodeSnapshots(file) {
       made = true;
     },
     async list() {
+      // A store that never took a snapshot has no folder: no error made
+      // (and thrown, and caught) at every open of it.
+      if (!existsSync(dir)) return [];
       let names;
       try {
         names = readdirSync(dir);

@@ -193,7 +193,8 @@ class SqliteBackend : public Backend {
   // Row `r` of `rows` (as AppendSelectRow selects it) in t's column types;
   // its str cells are moved out of `rows`.
   void ReadRow(SqlRows* rows, size_t r, const TableSchema& t, Row* row) const;
-  Status ReadMetaInt(const char* key, int64_t* value, bool* found);
+  // The open's reads and writes of _meta, one statement each.
+  Status OpenMeta(const std::string& new_id, BackendState* st);
   // Sets _meta.key to v (inserting the row if missing).
   Status WriteMeta(const char* key, const Value& v);
   // The head: max(_meta.head, max(_outbox.seq)).
@@ -315,19 +316,6 @@ void SqliteBackend::ReadRow(SqlRows* rows, size_t r, const TableSchema& t, Row* 
   }
 }
 
-ONESTORE_COLD Status SqliteBackend::ReadMetaInt(const char* key, int64_t* value, bool* found) {
-  SqlBuilder b = Builder();
-  b.Append("SELECT ")
-      .Append(IntResultSql(dialect_, "value"))
-      .Append(" FROM _meta WHERE key = ")
-      .AppendParam(Value::Str(key));
-  SqlRows rows;
-  ONESTORE_RETURN_IF_ERROR(Run(b, std::string("reading _meta.") + key, &rows));
-  *found = rows.size() > 0 && !rows.at(0, 0).is_null();
-  *value = *found ? SqlCellInt(rows.at(0, 0)) : 0;
-  return Status::OK();
-}
-
 ONESTORE_COLD Status SqliteBackend::WriteMeta(const char* key, const Value& v) {
   SqlBuilder b = Builder();
   b.Append("INSERT OR REPLACE INTO _meta (key, value) VALUES (")
@@ -349,6 +337,61 @@ ONESTORE_COLD Status SqliteBackend::StoreHead() {
   return conn_->Exec(
       "UPDATE _meta SET value = (SELECT max(seq) FROM _outbox) WHERE key = 'head' AND "
       "value < (SELECT max(seq) FROM _outbox)");
+}
+
+// The open's part of _meta, in one read and at most one write (a statement
+// each crosses to the host on a Durable Object, and is prepared again on
+// every open): the epoch bumped (fencing the owner before), the head (head
+// format 2: caught up with the outbox, which a crash may have left ahead of
+// _meta.head), head_format, and the session id (`new_id` for a new store).
+ONESTORE_COLD Status SqliteBackend::OpenMeta(const std::string& new_id, BackendState* st) {
+  std::string sql = "SELECT key, " + IntResultSql(dialect_, "value") +
+                    " FROM _meta WHERE key IN ('epoch', 'head', 'head_format', 'id')";
+  if (!options_.head_per_commit) {
+    sql += " UNION ALL SELECT 'outbox', " + IntResultSql(dialect_, "coalesce(max(seq), 0)") +
+           " FROM _outbox";
+  }
+  SqlRows rows;
+  ONESTORE_RETURN_IF_ERROR(conn_->Run(sql, {}, "reading _meta", &rows));
+  int64_t epoch = 0, head = 0, outbox = 0, head_format = 0;
+  bool has_head = false, has_id = false;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const Value& key = rows.at(r, 0);
+    const Value& value = rows.at(r, 1);
+    if (key.type() != Type::kStr || value.is_null()) continue;
+    const std::string& k = key.text();
+    if (k == "epoch") {
+      epoch = SqlCellInt(value);
+    } else if (k == "head") {
+      head = SqlCellInt(value);
+      has_head = true;
+    } else if (k == "head_format") {
+      head_format = SqlCellInt(value);
+    } else if (k == "outbox") {
+      outbox = SqlCellInt(value);
+    } else if (k == "id") {
+      has_id = true;
+      if (value.type() == Type::kStr) st->id = value.text();
+    }
+  }
+  epoch_ = epoch + 1;
+  SqlBuilder b = Builder();
+  b.Append("INSERT OR REPLACE INTO _meta (key, value) VALUES ('epoch', ")
+      .AppendParam(Value::Int(epoch_))
+      .Append(")");
+  if (!has_head || outbox > head) {
+    head = std::max(head, outbox);
+    b.Append(", ('head', ").AppendParam(Value::Int(head)).Append(")");
+  }
+  if (!options_.head_per_commit && head_format != 2) b.Append(", ('head_format', 2)");
+  // Outbox format 2 (docs/formats.md): long records continue in _outbox_parts.
+  if (dialect_.max_outbox_part > 0) b.Append(", ('outbox_format', 2)");
+  if (!has_id) {
+    b.Append(", ('id', ").AppendParam(Value::Str(new_id)).Append(")");
+    st->id = new_id;
+  }
+  st->head = head;
+  return Run(b, "writing _meta");
 }
 
 Status SqliteBackend::CheckEpoch() {
@@ -423,7 +466,6 @@ ONESTORE_COLD Status SqliteBackend::Open(const std::string& new_id, BackendState
       s = conn_->Exec(
           "CREATE TABLE IF NOT EXISTS _outbox_parts (seq INTEGER NOT NULL, part INTEGER NOT NULL, "
           "text TEXT NOT NULL, PRIMARY KEY (seq, part)) STRICT;");
-      if (s.ok()) s = WriteMeta("outbox_format", Value::Int(2));
     }
     if (s.ok() && options_.head_per_commit && options_.head_by_trigger) {
       // Head format 1 kept by SQLite (docs/formats.md, "The head on a
@@ -434,36 +476,8 @@ ONESTORE_COLD Status SqliteBackend::Open(const std::string& new_id, BackendState
           "CREATE TRIGGER IF NOT EXISTS _outbox_head AFTER INSERT ON _outbox BEGIN "
           "UPDATE _meta SET value = NEW.seq WHERE key = 'head'; END;");
     }
-    int64_t epoch = 0, head = 0, unused = 0;
-    bool found = false;
-    if (s.ok()) s = ReadMetaInt("epoch", &epoch, &found);
-    if (s.ok()) {
-      epoch_ = epoch + 1;
-      s = WriteMeta("epoch", Value::Int(epoch_));
-    }
-    if (s.ok()) s = ReadMetaInt("head", &head, &found);
-    if (s.ok() && !found) s = WriteMeta("head", Value::Int(0));
-    if (s.ok() && !options_.head_per_commit) {
-      // Head format 2: a commit wrote no _meta.head, so after a crash it may
-      // be behind the outbox; it catches up here, and is then the head.
-      s = StoreHead();
-      if (s.ok()) s = ReadMetaInt("head", &head, &found);
-      if (s.ok()) s = WriteMeta("head_format", Value::Int(2));
-    }
-    if (s.ok()) {
-      // The id is text; ReadMetaInt only tells whether it is there.
-      s = ReadMetaInt("id", &unused, &found);
-    }
-    if (s.ok() && !found) s = WriteMeta("id", Value::Str(new_id));
     BackendState st;
-    st.head = head;
-    if (s.ok()) {
-      SqlRows rows;
-      s = conn_->Run("SELECT value FROM _meta WHERE key = 'id'", {}, "reading _meta.id", &rows);
-      if (s.ok() && rows.size() > 0 && rows.at(0, 0).type() == Type::kStr) {
-        st.id = rows.at(0, 0).text();
-      }
-    }
+    if (s.ok()) s = OpenMeta(new_id, &st);
     if (s.ok()) {
       SqlRows rows;
       s = conn_->Run("SELECT name, record FROM _tables ORDER BY name", {}, "reading _tables",
