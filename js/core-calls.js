@@ -13,6 +13,7 @@
 import { asStoreError, ErrorCodes, invalidArgs, StoreError, unwrap } from "./errors.js";
 import { encodeJson, parseJsonExact, wellFormed } from "./encode.js";
 import { describe } from "./schema.js";
+import { OpsBuffer, opsHeapOf } from "./ops-buffer.js";
 
 /**
  * The `closed` error of a call on a closed (or closing) store.
@@ -62,6 +63,21 @@ export function withRawCalls(mod, core) {
   // store.commit's), is written into the room; other text goes through
   // embind's methods.
   const commitIn = (tx, ops, owner, at) => {
+    if (ops instanceof OpsBuffer) {
+      if (live) {
+        // A transaction's batch, viewed now (room() may grow the heap and
+        // detach the view): one in this module's heap is copied within it.
+        const batch = ops.batch();
+        const n = batch.length;
+        const from = batch.buffer === mod.HEAPU8.buffer ? batch.byteOffset : -1;
+        const at0 = room(address, n);
+        const h = mod.HEAPU8;
+        if (from >= 0) h.copyWithin(at0, from, from + n);
+        else h.set(batch, at0);
+        return commitRoom(address, tx, owner, at);
+      }
+      ops = ops.batchCopy();
+    }
     const text = typeof ops === "string";
     if (live && (text || ops instanceof Uint8Array)) {
       const at0 = room(address, ops.length);
@@ -88,6 +104,8 @@ export function withRawCalls(mod, core) {
     }
     return get.call(core, table, key);
   };
+  // Where a transaction's OpsBuffer keeps its bytes (js/tx.js).
+  core.opsHeap = opsHeapOf(mod);
   core.commitAs = (ops, owner, at) => commitIn(0, ops, owner, at);
   core.txCommitAs = (tx, ops, owner, at) => commitIn(tx, ops, owner, at);
   core.delete = () => {
@@ -170,10 +188,17 @@ export function makeGate(core, head, kind = "store") {
      * Core.txCommit). Returns as gate.commit.
      */
     commitOps(what, owner, meta, ops, tx = 0) {
-      if (meta !== null) return gate.commit(what, tx ? () => core.txCommit(tx, ops, meta) : () => core.commit(ops, meta));
-      return gate.commit(what, tx
-        ? () => core.txCommitAs(tx, ops, gate.ownerId(owner), Date.now())
-        : () => core.commitAs(ops, gate.ownerId(owner), Date.now()));
+      // A transaction's OpsBuffer is read by the call itself (after any
+      // other call into the core: a buffer in the wasm heap is valid only
+      // until one grows it): the raw commit takes the buffer (withRawCalls),
+      // embind a batch of its own.
+      const bytes = typeof ops === "string" ? () => ops : () => ops.batchCopy();
+      if (meta !== null) return gate.commit(what, tx ? () => core.txCommit(tx, bytes(), meta) : () => core.commit(bytes(), meta));
+      const raw = core.opsHeap !== undefined ? () => ops : bytes;
+      return gate.commit(what, () => {
+        const id = gate.ownerId(owner);
+        return tx ? core.txCommitAs(tx, raw(), id, Date.now()) : core.commitAs(raw(), id, Date.now());
+      });
     },
 
     /**

@@ -9,6 +9,7 @@
 // stages what was written since the last crossing).
 
 import { isPlainJson } from "./encode.js";
+import { ErrorCodes, StoreError } from "./errors.js";
 
 const MAGIC = 0xB1;  // no JSON text starts with this byte (src/writes/writes.h, kBinaryOpsMagic)
 const SHAPE = 0x53;  // "S": a table and the member names of the puts after it
@@ -17,7 +18,32 @@ const JSON_OP = 0x4A;  // "J": one op as wire JSON
 const NULL = 0, FALSE = 1, TRUE = 2, UINT = 3, STR = 4, NUM_TEXT = 5, JSON_TEXT = 6, NEG_INT = 7;
 
 const SPARE_BYTES = 64 * 1024;  // the most a spare buffer keeps (release())
-let spare = null;  // the buffer take() hands out next
+// Where a buffer in JS memory is kept for the next transaction (take()); a
+// buffer in a wasm heap has its heap's own (opsHeapOf).
+const JS_HOME = { spare: null };
+const heaps = new WeakMap();  // module -> its heap, as opsHeapOf makes it
+
+/**
+ * The wasm heap of `mod` as an OpsBuffer home: `{ mod, spare }`, one per
+ * module (js/core-calls.js, withRawCalls, gives it to a core that commits
+ * through the raw exports, as `core.opsHeap`).
+ *
+ * A transaction's buffer then keeps its bytes in that heap (its own
+ * malloc'd room) and the commit copies them within the heap into the
+ * core's room: a bulk transaction's megabytes are written once into memory
+ * the process has already touched, where a buffer of its own in JS grew
+ * by doubling through new ArrayBuffers, each of fresh pages, and crossed
+ * with one more copy (docs/performance.md, "Issue 13, a bulk put's ops in
+ * the wasm heap").
+ *
+ * @example
+ * const ops = OpsBuffer.take(opsHeapOf(mod));
+ */
+export function opsHeapOf(mod) {
+  let heap = heaps.get(mod);
+  if (!heap) heaps.set(mod, (heap = { mod, spare: null }));
+  return heap;
+}
 
 const utf8 = new TextEncoder();
 const hasWellFormed = typeof String.prototype.isWellFormed === "function";
@@ -47,8 +73,20 @@ const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
  * core.commit(ops.batch(), meta);
  */
 export class OpsBuffer {
-  constructor() {
-    this.bytes = new Uint8Array(256);  // grows by doubling
+  /**
+   * A buffer in JS memory, or in the wasm heap `heap` (opsHeapOf) when
+   * given. A view of a wasm heap is detached when any call into the module
+   * grows the heap: every write here goes through ensure(), which views it
+   * again, and batch() is only valid until the next call into the module
+   * (hand a call through embind batchCopy() instead).
+   */
+  constructor(heap = null) {
+    this.heap = heap;
+    this.at = 0;   // in a wasm heap: where the bytes are, and how many
+    this.cap = 0;
+    this.len = 0;
+    this.bytes = null;
+    this.resize(256);  // grows by doubling
     this.empty();
   }
 
@@ -75,9 +113,10 @@ export class OpsBuffer {
    * unoptimized while the path compiled again (docs/performance.md,
    * "Issue 13, a seventh step").
    */
-  static take() {
-    const b = spare ?? new OpsBuffer();
-    spare = null;
+  static take(heap = null) {
+    const home = heap ?? JS_HOME;
+    const b = home.spare ?? new OpsBuffer(heap);
+    home.spare = null;
     return b;
   }
 
@@ -87,14 +126,32 @@ export class OpsBuffer {
    * gives its bytes up rather than keep them for the life of the process.
    */
   release() {
-    if (this.bytes.length > SPARE_BYTES) this.bytes = new Uint8Array(256);
+    if (this.cap > SPARE_BYTES) {
+      this.len = 0;
+      this.resize(256);
+    }
     this.empty();
-    spare = this;
+    (this.heap ?? JS_HOME).spare = this;
   }
 
-  /** The ops written since the last mark(), as one batch. */
+  /**
+   * The ops written since the last mark(), as one batch: a view of this
+   * buffer, valid until the next write or, for a buffer in a wasm heap,
+   * the next call into its module.
+   */
   batch() {
+    this.ensure(0);  // views a grown heap again
     return this.bytes.subarray(this.start, this.len);
+  }
+
+  /**
+   * batch() in memory of its own where the buffer is in a wasm heap: for a
+   * call through embind, which may grow the heap (a string argument's
+   * room) before it reads the batch.
+   */
+  batchCopy() {
+    const b = this.batch();
+    return this.heap === null ? b : b.slice();
   }
 
   /** Starts a new batch: what was written so far has been sent. */
@@ -491,9 +548,33 @@ export class OpsBuffer {
 
   ensure(n) {
     if (this.len + n <= this.bytes.length) return;
-    const next = new Uint8Array(Math.max(this.bytes.length * 2, this.len + n));
-    next.set(this.bytes.subarray(0, this.len));
-    this.bytes = next;
+    // A view of a wasm heap reads as empty once a call grew the heap.
+    if (this.heap !== null && this.bytes.length === 0) this.bytes = this.heap.mod.HEAPU8.subarray(this.at, this.at + this.cap);
+    if (this.len + n > this.bytes.length) this.resize(Math.max(this.cap * 2, this.len + n));
+  }
+
+  // Room for `cap` bytes, the first `len` kept: a new Uint8Array, or a new
+  // room in the wasm heap (the old one freed).
+  resize(cap) {
+    const heap = this.heap;
+    if (heap === null) {
+      const next = new Uint8Array(cap);
+      if (this.bytes !== null) next.set(this.bytes.subarray(0, this.len));
+      this.bytes = next;
+      this.cap = cap;
+      return;
+    }
+    const { mod } = heap;
+    const at = mod._malloc(cap);
+    if (!at) throw new StoreError(ErrorCodes.Limit, `a transaction's ops: the wasm heap has no room for ${cap} bytes of them; commit in smaller transactions`);
+    const h = mod.HEAPU8;  // as it is after malloc, which may have grown it
+    if (this.cap > 0) {
+      h.copyWithin(at, this.at, this.at + this.len);
+      mod._free(this.at);
+    }
+    this.at = at;
+    this.cap = cap;
+    this.bytes = h.subarray(at, at + cap);
   }
 }
 

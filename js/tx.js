@@ -64,7 +64,8 @@ export async function runTx(owner, fn, ctx) {
   gate.checkOpen(what);
   if (typeof fn !== "function") throw invalidArgs(`${name}.tx: expected an async function (tx) => ..., got ${describe(fn)}`);
   // ops: the ops written, in order (what the core has staged is marked).
-  const st = { ops: OpsBuffer.take(), txId: 0, open: true, committed: false, poisoned: null };
+  // A core with the raw commit has its module's heap for the buffer (js/ops-buffer.js, opsHeapOf).
+  const st = { ops: OpsBuffer.take(gate.core.opsHeap ?? null), txId: 0, open: true, committed: false, poisoned: null };
   const tx = makeTx(owner, st);
   try {
     const result = await fn(tx);
@@ -75,7 +76,7 @@ export async function runTx(owner, fn, ctx) {
       const meta = commitContext(name, ctx, what);
       await queue.step(
         () => {
-          const done = gate.commitOps(what, name, meta, st.ops.batch(), st.txId);
+          const done = gate.commitOps(what, name, meta, st.ops, st.txId);
           st.committed = true;
           return done;
         },
@@ -306,7 +307,9 @@ function makeTx(owner, st) {
       live("tx.get");
       const kt = reads.keyText(h, key);
       if (!st.txId) st.txId = Number(gate.call("tx.get", () => core.txOpen()));
-      const batch = st.ops.batch();
+      // Its own copy: embind's string arguments may grow the wasm heap
+      // (where the buffer may be) before txGet reads the batch.
+      const batch = st.ops.batchCopy();
       let answer;
       try {
         answer = gate.call(`tx.get(${h.name})`, () => core.txGet(st.txId, batch, h.name, kt));
