@@ -33,9 +33,11 @@ export function closedError(what, kind = "store") {
  * (wasm/ABI.md, "The raw commit"), where embind's generic invoker, the
  * ops' handle and two more calls back into JS went before (issue 13,
  * Durable Objects, step six); its get writes the table and key into the
- * room and reads the answer from it ("The raw get"). Ops of any other kind
- * (JSON text), text that is not ASCII, a core deleted, or a module without
- * the exports: embind's methods, as before. Returns `core`.
+ * room and reads the answer from it ("The raw get"). A transaction's
+ * OpsBuffer in this module's heap (`core.opsHeap`, js/ops-buffer.js) is
+ * committed where it is, by a third export. Ops of any other kind (JSON
+ * text), text that is not ASCII, a core deleted, or a module without the
+ * exports: embind's methods, as before. Returns `core`.
  *
  * @example
  * const core = withRawCalls(mod, new mod.Core());
@@ -45,8 +47,10 @@ const utf8 = new TextDecoder();
 export function withRawCalls(mod, core) {
   const room = mod._onestore_ops_room;
   const commitRoom = mod._onestore_commit_room;
+  const commitAt = mod._onestore_commit_at;
   const getRoom = mod._onestore_get_room;
-  if ([room, commitRoom, getRoom, core.address].some((f) => typeof f !== "function")) return core;
+  if ([room, commitRoom, commitAt, getRoom, core.address].some((f) => typeof f !== "function")) return core;
+  const heap = opsHeapOf(mod);
   const address = core.address();
   const { commitAs, txCommitAs } = core;  // embind's, on the prototype
   const free = core.delete;
@@ -64,18 +68,10 @@ export function withRawCalls(mod, core) {
   // embind's methods.
   const commitIn = (tx, ops, owner, at) => {
     if (ops instanceof OpsBuffer) {
-      if (live) {
-        // A transaction's batch, viewed now (room() may grow the heap and
-        // detach the view): one in this module's heap is copied within it.
-        const batch = ops.batch();
-        const n = batch.length;
-        const from = batch.buffer === mod.HEAPU8.buffer ? batch.byteOffset : -1;
-        const at0 = room(address, n);
-        const h = mod.HEAPU8;
-        if (from >= 0) h.copyWithin(at0, from, from + n);
-        else h.set(batch, at0);
-        return commitRoom(address, tx, owner, at);
-      }
+      // A transaction's buffer in this module's heap is committed where it
+      // is (its address and length, no view); one in JS memory is viewed
+      // as its batch and goes through the room.
+      if (live && ops.heap === heap) return commitAt(address, tx, ops.at + ops.start, ops.len - ops.start, owner, at);
       ops = ops.batchCopy();
     }
     const text = typeof ops === "string";
@@ -105,7 +101,7 @@ export function withRawCalls(mod, core) {
     return get.call(core, table, key);
   };
   // Where a transaction's OpsBuffer keeps its bytes (js/tx.js).
-  core.opsHeap = opsHeapOf(mod);
+  core.opsHeap = heap;
   core.commitAs = (ops, owner, at) => commitIn(0, ops, owner, at);
   core.txCommitAs = (tx, ops, owner, at) => commitIn(tx, ops, owner, at);
   core.delete = () => {

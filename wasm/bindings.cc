@@ -157,6 +157,16 @@ class Core {
     return seq;
   }
 
+  // commitAs (tx 0) or txCommitAs of the `n` bytes at `ops` in the heap,
+  // read where they are: a transaction's buffer, which js/ops-buffer.js
+  // keeps in this module's heap (no room, no copy). Answers as they do.
+  double CommitAt(int tx, const char* ops, int n, int owner, double at) {
+    const std::string_view bytes(ops, static_cast<size_t>(n < 0 ? 0 : n));
+    return tx == 0
+               ? WithSeq([&](Store* st, int64_t* s) { return st->CommitAs(bytes, owner, at, s); })
+               : WithSeq([&](Store* st, int64_t* s) { return st->TxCommitAs(tx, bytes, owner, at, s); });
+  }
+
   // get() of what JS wrote into the room (js/core-calls.js): the table's
   // name, its first `table_len` bytes, then the key's JSON text. The answer
   // replaces them in the room, whose address is returned: its length as 4
@@ -735,6 +745,13 @@ EMSCRIPTEN_KEEPALIVE char* onestore_ops_room(double core, int n) {
 }
 EMSCRIPTEN_KEEPALIVE double onestore_commit_room(double core, int tx, int owner, double at) {
   return reinterpret_cast<onestore::Core*>(static_cast<uintptr_t>(core))->CommitRoom(tx, owner, at);
+}
+// The commit of a transaction's buffer in the heap, in place (issue 13, a
+// bulk put's ops in the wasm heap): js/core-calls.js gives Core.commitAs and
+// Core.txCommitAs this export for an OpsBuffer of this module.
+EMSCRIPTEN_KEEPALIVE double onestore_commit_at(double core, int tx, const char* ops, int n, int owner,
+                                               double at) {
+  return reinterpret_cast<onestore::Core*>(static_cast<uintptr_t>(core))->CommitAt(tx, ops, n, owner, at);
 }
 // The common get without embind either (issue 13, the raw get): js/core-calls.js
 // gives Core.get this export for ASCII text.

@@ -628,7 +628,7 @@ ONESTORE_COLD Status Store::Declare(const std::string& table_json, std::string* 
   return Status::OK();
 }
 
-Status Store::ParseCommit(const std::string& ops_json, const std::string* meta_json,
+Status Store::ParseCommit(std::string_view ops_json, const std::string* meta_json,
                           CommitContext* context, std::vector<Op>* ops) {
   TableResolver tables(&catalog_);
   Json j;
@@ -677,7 +677,7 @@ Status Store::ContextAs(int owner, double at, const std::string** name, int64_t*
   return Status::OK();
 }
 
-Status Store::CommitAs(const std::string& ops_json, int owner, double at, int64_t* seq) {
+Status Store::CommitAs(std::string_view ops_json, int owner, double at, int64_t* seq) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
   ONESTORE_RETURN_IF_ERROR(CheckOwnerWrite("commit"));
   const std::string* name = nullptr;
@@ -846,7 +846,7 @@ int Store::TxOpen() {
 
 void Store::TxClose(int tx) { txs_.erase(tx); }
 
-Status Store::StageInto(Tx* tx, const std::string& ops_json) {
+Status Store::StageInto(Tx* tx, std::string_view ops_json) {
   if (ops_json.empty() || ops_json == "[]") return Status::OK();
   TableResolver tables(&catalog_);
   for (const Op& op : tx->ops) {
@@ -978,7 +978,7 @@ Status Store::TxCommit(int tx_id, const std::string& ops_json, const std::string
   return st;
 }
 
-Status Store::TxCommitAs(int tx_id, const std::string& ops_json, int owner, double at,
+Status Store::TxCommitAs(int tx_id, std::string_view ops_json, int owner, double at,
                          int64_t* seq) {
   auto it = txs_.find(tx_id);
   if (it == txs_.end())

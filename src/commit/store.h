@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -143,7 +144,7 @@ class Store {
   // takes Commit's text). Commits as Commit does and sets *seq; writes no
   // answer text (no counts). Fails with invalid/args for an owner number
   // OwnerId did not give or a time that is not an integer of 64 bits.
-  Status CommitAs(const std::string& ops_json, int owner, double at, int64_t* seq);
+  Status CommitAs(std::string_view ops_json, int owner, double at, int64_t* seq);
 
   // The number of the owner `name` for CommitAs and TxCommitAs, the same
   // one for the same name for the life of this object (1, 2, ...). Any
@@ -165,7 +166,7 @@ class Store {
   Status TxCommit(int tx, const std::string& ops_json, const std::string& meta_json,
                   std::string* result);
   // TxCommit with the context of CommitAs.
-  Status TxCommitAs(int tx, const std::string& ops_json, int owner, double at, int64_t* seq);
+  Status TxCommitAs(int tx, std::string_view ops_json, int owner, double at, int64_t* seq);
   void TxClose(int tx);
 
   // The ops of the last commit this store made, exactly as its outbox record
@@ -262,7 +263,7 @@ class Store {
   Status CheckUsable(bool writing) const;
   Status CheckOwnerWrite(const char* what) const;
   // Parses and appends ops to the tx (checked, not yet written).
-  Status StageInto(Tx* tx, const std::string& ops_json);
+  Status StageInto(Tx* tx, std::string_view ops_json);
   // StageInto, then brings the tx's overlay up to date for tx.get.
   Status StageWithOverlay(Tx* tx, const std::string& ops_json);
   Status CommitParsed(std::vector<Op>* ops, const Json& meta, std::string* result);
@@ -270,7 +271,7 @@ class Store {
   // fast reader, or any JSON text); the meta text, when given, is parsed
   // into *context between the JSON text's syntax and its ops' checks, so
   // that errors come in the order they always did.
-  Status ParseCommit(const std::string& ops_json, const std::string* meta_json,
+  Status ParseCommit(std::string_view ops_json, const std::string* meta_json,
                      CommitContext* context, std::vector<Op>* ops);
   // The context of CommitAs: the owner's name and the time, checked.
   Status ContextAs(int owner, double at, const std::string** name, int64_t* at_ms) const;
