@@ -184,10 +184,10 @@ export function makeGate(core, head, kind = "store") {
      * Core.txCommit). Returns as gate.commit.
      */
     commitOps(what, owner, meta, ops, tx = 0) {
-      // A transaction's OpsBuffer is read by the call itself (after any
-      // other call into the core: a buffer in the wasm heap is valid only
-      // until one grows it): the raw commit takes the buffer (withRawCalls),
-      // embind a batch of its own.
+      // A transaction's OpsBuffer is read by the call itself, after any
+      // other call into the core (a view of a buffer in the wasm heap is
+      // valid only until a call grows the heap): the raw commit takes the
+      // buffer (withRawCalls: its address), embind a batch of its own.
       const bytes = typeof ops === "string" ? () => ops : () => ops.batchCopy();
       if (meta !== null) return gate.commit(what, tx ? () => core.txCommit(tx, bytes(), meta) : () => core.commit(bytes(), meta));
       const raw = core.opsHeap !== undefined ? () => ops : bytes;

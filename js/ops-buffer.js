@@ -29,12 +29,12 @@ const heaps = new WeakMap();  // module -> its heap, as opsHeapOf makes it
  * through the raw exports, as `core.opsHeap`).
  *
  * A transaction's buffer then keeps its bytes in that heap (its own
- * malloc'd room) and the commit copies them within the heap into the
- * core's room: a bulk transaction's megabytes are written once into memory
- * the process has already touched, where a buffer of its own in JS grew
- * by doubling through new ArrayBuffers, each of fresh pages, and crossed
- * with one more copy (docs/performance.md, "Issue 13, a bulk put's ops in
- * the wasm heap").
+ * malloc'd room), and the commit reads them where they are
+ * (`_onestore_commit_at`, wasm/ABI.md): a bulk transaction's megabytes are
+ * written once into memory the process has already touched, where a
+ * buffer of its own in JS grew by doubling through new ArrayBuffers, each
+ * of fresh pages, and was copied into the core's room at the commit
+ * (docs/performance.md, "Issue 13, a bulk put's ops in the wasm heap").
  *
  * @example
  * const ops = OpsBuffer.take(opsHeapOf(mod));
