@@ -184,16 +184,18 @@ export function makeGate(core, head, kind = "store") {
      * Core.txCommit). Returns as gate.commit.
      */
     commitOps(what, owner, meta, ops, tx = 0) {
-      // A transaction's OpsBuffer is read by the call itself, after any
-      // other call into the core (a view of a buffer in the wasm heap is
-      // valid only until a call grows the heap): the raw commit takes the
-      // buffer (withRawCalls: its address), embind a batch of its own.
-      const bytes = typeof ops === "string" ? () => ops : () => ops.batchCopy();
-      if (meta !== null) return gate.commit(what, tx ? () => core.txCommit(tx, bytes(), meta) : () => core.commit(bytes(), meta));
-      const raw = core.opsHeap !== undefined ? () => ops : bytes;
       return gate.commit(what, () => {
+        // A transaction's OpsBuffer goes as it is to the raw commit
+        // (withRawCalls: its address) and as a batch of its own to embind,
+        // taken here, after any other call into the core (a view of a
+        // buffer in the wasm heap lasts only until a call grows the heap).
+        if (meta !== null) {
+          const batch = typeof ops === "string" ? ops : ops.batchCopy();
+          return tx ? core.txCommit(tx, batch, meta) : core.commit(batch, meta);
+        }
         const id = gate.ownerId(owner);
-        return tx ? core.txCommitAs(tx, raw(), id, Date.now()) : core.commitAs(raw(), id, Date.now());
+        const o = typeof ops === "string" || core.opsHeap !== undefined ? ops : ops.batchCopy();
+        return tx ? core.txCommitAs(tx, o, id, Date.now()) : core.commitAs(o, id, Date.now());
       });
     },
 
