@@ -129,7 +129,11 @@ const IDLE_POLL_MS = 20;
 function fileSession(path, onFenced) {
   let ended = false;
   let doomed = null;
-  let lastPoll = -Infinity;
+  // From the session's start: the open takes the lock after it, and an
+  // opener that announces itself meanwhile is seen by the first call a
+  // millisecond on, or by the timer (an open and a first read, about a
+  // millisecond, make no stat of the announcement).
+  let lastPoll = performance.now();
   let timer = null;
   const session = {
     path,

@@ -58,6 +58,31 @@ export function makeHandles() {
  * @example
  * const notes = makeOwner(parts, "notes", { type: "notes" }, { adopt(seq, ops) { view.apply(ops); } });
  */
+// The declaration text of a definition under a full name, kept per
+// definition when nothing in it can change: a definition is frozen (its
+// columns, key and indexes too), but a migration step's objects and an
+// object default (a json default, a vector's Float32Array) are the
+// caller's, read again at each declare. An open of a store file declares
+// each table it reads; the text was about a fifth of the table's part of
+// an open (docs/performance.md, "Issue 13, the declare and the first read
+// of an open").
+const declarationTexts = new WeakMap();  // def -> Map(full name -> text)
+
+function declarationText(full, def) {
+  let byName = declarationTexts.get(def);
+  const known = byName?.get(full);
+  if (known !== undefined) return known;
+  const text = encodeJson(declaration(full, def), "table");
+  if (byName === undefined) {
+    const fixed = Object.keys(def.migrations).length === 0 &&
+      Object.values(def.columns).every((c) => c === null || typeof c !== "object" || c.default === null || typeof c.default !== "object");
+    if (!fixed) return text;
+    declarationTexts.set(def, (byName = new Map()));
+  }
+  byName.set(full, text);
+  return text;
+}
+
 export function makeOwner(parts, name, address, hooks) {
   const { gate, queue, reads, handles, watches } = parts;
   const tables = new Map();
@@ -89,10 +114,15 @@ export function makeOwner(parts, name, address, hooks) {
       return known;
     }
     const full = tableName(name, def);
-    const recordText = encodeJson(declaration(full, def), "table");
+    const recordText = declarationText(full, def);
     const records = gate.call(`${name}.table(${def.name})`, () => gate.core.declare(recordText));
     // The handle's own state stays here; users get the frozen `handle`.
-    const h = { owner, name: full, def, settled: true, pending: null, failed: null, decode: null };
+    // `sameAt`: the schema generation at which the declare found the stored
+    // table of this version and shape (no records to commit), whose columns
+    // are then the definition's, in its order (TableSchema::SameShape): the
+    // first read decodes by them without asking the core (js/reads.js,
+    // columnsOf).
+    const h = { owner, name: full, def, settled: true, pending: null, failed: null, decode: null, sameAt: records === "" ? gate.schema : -1 };
     const handle = Object.freeze({
       /** The table's full name in the store ("file-history/edits"). */
       name: full,

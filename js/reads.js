@@ -61,11 +61,12 @@ export function makeReads(gate) {
     };
   }
 
-  // The row decoder of a table, from the stored record (or the definition).
+  // The row decoder of a table, from the stored record (or the definition:
+  // for a table not committed yet, and for one whose declare found it
+  // stored in the definition's shape, while no schema changed since).
   function columnsOf(h) {
     if (!h.decode || h.schema !== gate.schema) {
-      const tables = JSON.parse(gate.call("tables", () => core.tables()));
-      const record = tables.find((t) => t.table === h.name);
+      const record = h.sameAt === gate.schema ? null : JSON.parse(gate.call("tables", () => core.tables())).find((t) => t.table === h.name);
       const cols = record
         ? Object.entries(record.columns).map(([name, c]) => ({ name, type: c.type }))
         : Object.entries(h.def.columns).map(([name, c]) => ({ name, type: c.type }));
