@@ -51,13 +51,6 @@ export function makeHandles() {
   };
 }
 
-/**
- * An owner. `parts` is the store's { gate, queue, reads, handles, watches,
- * adopters } (adopters: owner name -> adopt hook, for restores).
- *
- * @example
- * const notes = makeOwner(parts, "notes", { type: "notes" }, { adopt(seq, ops) { view.apply(ops); } });
- */
 // The declaration text of a definition under a full name, kept per
 // definition when nothing in it can change: a definition is frozen (its
 // columns, key and indexes too), but a migration step's objects and an
@@ -83,6 +76,13 @@ function declarationText(full, def) {
   return text;
 }
 
+/**
+ * An owner. `parts` is the store's { gate, queue, reads, handles, watches,
+ * adopters } (adopters: owner name -> adopt hook, for restores).
+ *
+ * @example
+ * const notes = makeOwner(parts, "notes", { type: "notes" }, { adopt(seq, ops) { view.apply(ops); } });
+ */
 export function makeOwner(parts, name, address, hooks) {
   const { gate, queue, reads, handles, watches } = parts;
   const tables = new Map();

@@ -691,11 +691,11 @@ void AppendPutRun(const std::vector<Op>& ops, size_t from, size_t to, bool last,
   const size_t at = out->size();
   // The record's last run (a bulk load's whole record) gets exactly the
   // room it needs, with the record's closing "]}": growing by doubling
-  // would copy what is written and leave the record, which the memory
-  // backend keeps as it is, with up to twice its size (25,000 puts of the
-  // bench's rows: 4.8 MB of room for 3 MB, and 2.4 MB copied). Only the
-  // last: an exact reserve per run would copy the record again for each of
-  // a commit's runs (issue 15's defect, under libc++).
+  // would leave the record, which the memory backend keeps as it is, with
+  // up to twice its size (25,000 puts of the bench's rows: 4.8 MB of room
+  // for 3 MB). Only the last: an exact reserve per run would copy the
+  // record again for each of a commit's runs (issue 15's defect, under
+  // libc++).
   if (last && out->capacity() < at + total + 2) out->reserve(at + total + 2);
   ResizeUninitialized(out, at + total);  // every byte is written below
   char* p = &(*out)[at];
