@@ -1,7 +1,8 @@
 // Checks the two shortcuts issue 13 took in an open's declare and first
 // read (docs/performance.md, "Issue 13, the declare and the first read of an
 // open") keep their behaviour: a definition's declaration text is kept per
-// full name and only while nothing in it can change, and the first read of a
+// full name and only while nothing in it can change (a json default object
+// and an object spread from a definition are the caller's), and the first read of a
 // table found stored in the definition's shape decodes every column type
 // as the stored table gives it.
 
@@ -51,6 +52,24 @@ test("a json default object changed after defineTable is declared as it is at ea
   const { commits } = await second.outbox.read(0, 10);
   const record = commits.flatMap((c) => c.ops).find((op) => op.op === "table");
   assert.deepEqual(record.columns.meta.default, { tags: ["a", "b"] });
+  await second.close();
+});
+
+test("an object spread from a definition and changed after a declare is declared as it is now", async () => {
+  const Items = defineTable("items", { columns: { id: str(), n: int() }, key: ["id"] });
+  const copy = { ...Items };  // passes for a definition; not frozen
+  const first = await openStore({ backend: "memory" });
+  const o1 = first.object({ type: "o" });
+  const t1 = o1.table(copy);
+  await o1.tx(async (tx) => { await tx.put(t1, { id: "a", n: 1 }); });
+  await first.close();
+
+  copy.columns = { ...Items.columns, note: str().optional() };
+  const second = await openStore({ backend: "memory" });
+  const o2 = second.object({ type: "o" });
+  const t2 = o2.table(copy);
+  await o2.tx(async (tx) => { await tx.put(t2, { id: "a", n: 1, note: "x" }); });
+  assert.deepEqual(await t2.get("a"), { id: "a", n: 1, note: "x" });
   await second.close();
 });
 
