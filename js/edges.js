@@ -10,7 +10,7 @@
 // documents"). The kinds are checked here, by the code that writes.
 
 import { ErrorCodes, StoreError, invalidArgs } from "./errors.js";
-import { describe, defineTable, str } from "./schema.js";
+import { describe, defineTable, sameDeclaration, str } from "./schema.js";
 import { and, eq, gt, gte, ne, or, query } from "./query.js";
 import { col } from "./expr.js";
 import { compareText, fromBase64Url, toBase64Url } from "./text.js";
@@ -59,7 +59,7 @@ export function defineEdges(name, spec) {
     indexes: { byTo: ["to", "kind", "from"] },
     migrations,
   });
-  return Object.freeze({ ...def, edges: Object.freeze({ kinds: Object.freeze([...kinds]) }) });
+  return sameDeclaration(Object.freeze({ ...def, edges: Object.freeze({ kinds: Object.freeze([...kinds]) }) }), def);
 }
 
 /**

@@ -7,8 +7,8 @@
 // record in a step of its own; the handle's reads wait for that step.
 
 import { invalidArgs } from "./errors.js";
-import { encodeJson, parseJsonExact } from "./encode.js";
-import { declaration, describe, isTableDef, tableName } from "./schema.js";
+import { parseJsonExact } from "./encode.js";
+import { declarationText, describe, isTableDef, tableName } from "./schema.js";
 import { hasRowsStep, migrateRows } from "./migrate.js";
 import { runTx } from "./tx.js";
 import { checkpointOf, ownerDocuments } from "./documents.js";
@@ -49,41 +49,6 @@ export function makeHandles() {
       return undefined;
     },
   };
-}
-
-// The declaration text of a definition under a full name, kept per
-// definition when nothing in it can change: defineTable freezes a
-// definition (its columns, key and indexes too), but a migration step's
-// objects and an object default (a json default, a vector's Float32Array)
-// are the caller's, and so is an object spread from a definition; those
-// are read again at each declare. An open of a store file declares
-// each table it reads; the text was about a fifth of the table's part of
-// an open (docs/performance.md, "Issue 13, the declare and the first read
-// of an open").
-const declarationTexts = new WeakMap();  // def -> Map(full name -> text)
-
-// Whether nothing a declaration reads of `def` can change: defineTable's
-// frozen definition (not a copy spread from one, which passes for a
-// definition too), with no migration steps and no object default.
-function fixedDef(def) {
-  const frozen = (v) => v === null || typeof v !== "object" || Object.isFrozen(v);
-  return Object.isFrozen(def) && frozen(def.columns) && frozen(def.key) && frozen(def.indexes) &&
-    Object.values(def.indexes ?? {}).every(frozen) &&
-    Object.keys(def.migrations ?? {}).length === 0 &&
-    Object.values(def.columns).every((c) => frozen(c) && (c === null || typeof c !== "object" || c.default === null || typeof c.default !== "object"));
-}
-
-function declarationText(full, def) {
-  let byName = declarationTexts.get(def);
-  const known = byName?.get(full);
-  if (known !== undefined) return known;
-  const text = encodeJson(declaration(full, def), "table");
-  if (byName === undefined) {
-    if (!fixedDef(def)) return text;
-    declarationTexts.set(def, (byName = new Map()));
-  }
-  byName.set(full, text);
-  return text;
 }
 
 /**

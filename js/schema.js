@@ -6,6 +6,7 @@
 // wire `table` record the core declares and stores in the log.
 
 import { ErrorCodes, StoreError, invalidArgs } from "./errors.js";
+import { encodeJson } from "./encode.js";
 import { isExpr, toExpr, value } from "./expr.js";
 import { vectorWire } from "./vectors.js";
 
@@ -238,7 +239,32 @@ export function defineTable(name, spec) {
     migrations: Object.freeze({ ...migrations }),
     [TABLE]: true,
   };
-  return Object.freeze(def);
+  Object.freeze(def);
+  // Its declaration's text is kept (declarationText) unless it reads an
+  // object of the caller's at each declare: a migration step's, or an
+  // object default (a json default, a vector's Float32Array).
+  const fixed = Object.keys(migrations).length === 0 &&
+    Object.values(columns).every((c) => c.default === null || typeof c.default !== "object");
+  if (fixed) declarationTexts.set(def, new Map());
+  return def;
+}
+
+// The declaration texts of the definitions whose declaration cannot change,
+// by full name: an open of a store file declares each table it reads, and
+// the text was about a fifth of the table's part of an open
+// (docs/performance.md, "Issue 13, the declare and the first read of an
+// open"). An object spread from a definition passes for one, but is the
+// caller's to change: it is not here, and is encoded at every declare.
+const declarationTexts = new WeakMap();  // def -> Map(full name -> text)
+
+/**
+ * `copy`, a frozen definition made from `def` by adding members no
+ * declaration reads (defineEdges' `edges`), keeps its declaration's text
+ * as `def` does.
+ */
+export function sameDeclaration(copy, def) {
+  if (declarationTexts.has(def)) declarationTexts.set(copy, new Map());
+  return copy;
 }
 
 // The fields of defineTable's spec.
@@ -348,6 +374,24 @@ export function declaration(fullName, def) {
   }
   if (Object.keys(migrations).length > 0) record.migrations = migrations;
   return record;
+}
+
+/**
+ * The JSON text of declaration(fullName, def), kept for a definition whose
+ * declaration cannot change (defineTable's, with no migration steps and no
+ * object default).
+ *
+ * @example
+ * core.declare(declarationText("file-history/edits", Edits));
+ */
+export function declarationText(fullName, def) {
+  const texts = declarationTexts.get(def);
+  let text = texts?.get(fullName);
+  if (text === undefined) {
+    text = encodeJson(declaration(fullName, def), "table");
+    texts?.set(fullName, text);
+  }
+  return text;
 }
 
 /**
