@@ -152,13 +152,20 @@ struct IndexLess {
   using is_transparent = void;
   std::shared_ptr<const std::vector<int>> columns;  // shared: key_comp() copies it
   IndexView View(const Row* r) const { return IndexView{r, columns.get()}; }
-  // Both entries have every index column: the insert and erase path.
+  // Both entries have every index column: the insert and erase path. The
+  // numbers, which tell most entries apart, are compared inline (in the
+  // tree's walk down); the rest out of line.
   bool operator()(const IndexEntry& a, const IndexEntry& b) const {
-    size_t from = 0;
-    if (a.text != nullptr && b.text != nullptr) {  // two strs: CompareCells's order
+    if (a.text != nullptr && b.text != nullptr) {
       if (a.head != b.head) return a.head < b.head;
       if (a.next != b.next) return a.next < b.next;
       if (a.third != b.third) return a.third < b.third;
+    }
+    return Rest(a, b);
+  }
+  ONESTORE_NOINLINE bool Rest(const IndexEntry& a, const IndexEntry& b) const {
+    size_t from = 0;
+    if (a.text != nullptr && b.text != nullptr) {  // two strs: CompareCells's order
       // Equal up to 24 bytes (or to the shorter's end, past which the
       // longer's bytes are zero there): the rest decides, then the length.
       const size_t n = std::min(a.size, b.size);
