@@ -95,61 +95,71 @@ export async function runTx(owner, fn, ctx) {
   }
 }
 
-function makeTx(owner, st) {
-  const { gate, reads, resolveTable } = owner;
-  const { core } = gate;
+// What makeTx's methods share, at module level: a transaction makes no
+// closure of its own for them. (A one-put commit allocated about 5 KB of
+// JS, 2 KB of it the closures and plans of its tx object: after a full
+// collection each of those bytes lands on memory the process touches again,
+// docs/performance.md, "Issue 13, a transaction's own JS".)
 
-  function live(what) {
-    if (!st.open) throw invalidArgs(`${what}: the transaction has ended; use tx only inside its callback`);
-    if (st.poisoned) throw st.poisoned;
-    gate.checkOpen(what);
+// Throws unless the transaction `st` is open (and its store too).
+function liveTx(st, gate, what) {
+  if (!st.open) throw invalidArgs(`${what}: the transaction has ended; use tx only inside its callback`);
+  if (st.poisoned) throw st.poisoned;
+  gate.checkOpen(what);
+}
+// Each value of the caller's is read once, by plainData/readRow, before
+// it is encoded.
+function pushOp(st, op, what) {
+  st.ops.json(encodeJson(plainData(op, what), what));
+}
+function setOf(set, what) {
+  if (set === null || typeof set !== "object" || Array.isArray(set) || isPred(set)) {
+    throw invalidArgs(`${what}: set must be an object of column: value or expression, got ${describe(set)}`);
   }
-  // Each value of the caller's is read once, by plainData/readRow, before
-  // it is encoded.
-  function push(op, what) {
-    st.ops.json(encodeJson(plainData(op, what), what));
+  const out = {};
+  for (const [c, v] of Object.entries(plainSet(set, what))) {
+    if (v === undefined) continue;
+    out[c] = toExpr(v);
   }
-  function setOf(set, what) {
-    if (set === null || typeof set !== "object" || Array.isArray(set) || isPred(set)) {
-      throw invalidArgs(`${what}: set must be an object of column: value or expression, got ${describe(set)}`);
-    }
-    const out = {};
-    for (const [c, v] of Object.entries(plainSet(set, what))) {
-      if (v === undefined) continue;
-      out[c] = toExpr(v);
-    }
-    return out;
+  return out;
+}
+// The set's own entries, each read once (an expression is kept as it is).
+function plainSet(set, what) {
+  let entries;
+  try {
+    entries = Object.entries(set);
+  } catch (e) {
+    const text = e && typeof e === "object" && "message" in e ? e.message : String(e);
+    throw invalidArgs(`${what}: reading set threw: ${text}`, { cause: e });
   }
-  // The set's own entries, each read once (an expression is kept as it is).
-  function plainSet(set, what) {
-    let entries;
-    try {
-      entries = Object.entries(set);
-    } catch (e) {
-      const text = e && typeof e === "object" && "message" in e ? e.message : String(e);
-      throw invalidArgs(`${what}: reading set threw: ${text}`, { cause: e });
-    }
-    return Object.fromEntries(entries);
+  return Object.fromEntries(entries);
+}
+// A set's literal values of versioned json columns, in their envelope;
+// of vector columns, in their wire form.
+function versionedSet(h, set, what) {
+  for (const [c, col] of versionedJson(h.def)) {
+    if (set[c] !== undefined) set[c] = storedJson(col, set[c]);
   }
-  // A set's literal values of versioned json columns, in their envelope;
-  // of vector columns, in their wire form.
-  function versionedSet(h, set, what) {
-    for (const [c, col] of versionedJson(h.def)) {
-      if (set[c] !== undefined) set[c] = storedJson(col, set[c]);
+  for (const [c, col] of vectorColumns(h.def)) {
+    const e = set[c];
+    if (e !== undefined && isExpr(e) && Object.prototype.hasOwnProperty.call(e, "value") && e.value !== null) {
+      set[c] = value(vectorWire(e.value, col.dims, `${what}: set.${c}`));
     }
-    for (const [c, col] of vectorColumns(h.def)) {
-      const e = set[c];
-      if (e !== undefined && isExpr(e) && Object.prototype.hasOwnProperty.call(e, "value") && e.value !== null) {
-        set[c] = value(vectorWire(e.value, col.dims, `${what}: set.${c}`));
-      }
-    }
-    return set;
   }
-  // What tx.put needs of the table it last wrote (a bulk loop writes one):
-  // the root of its messages and its versioned json, vector and edge columns.
-  let plan = { h: null, def: null };
-  function putPlan(h) {
-    return {
+  return set;
+}
+function keyOf(key) {
+  return Array.isArray(key) ? [...key] : [key];
+}
+// What tx.put needs of a table: the root of its messages and its versioned
+// json, vector and edge columns. Kept per handle state while its
+// definition stays (a handle's state is the one object its owner made it
+// with, for the life of the handle), so a transaction makes none.
+const putPlans = new WeakMap();
+function putPlanOf(h) {
+  let plan = putPlans.get(h);
+  if (plan === undefined || plan.def !== h.def) {
+    plan = {
       h,
       def: h.def,
       root: `tx.put(${h.name}): row`,
@@ -157,19 +167,25 @@ function makeTx(owner, st) {
       versioned: versionedJson(h.def),
       vectors: vectorColumns(h.def),
     };
+    putPlans.set(h, plan);
   }
+  return plan;
+}
+const NO_PLAN = { h: null, def: null };
+
+function makeTx(owner, st) {
+  const { gate, reads, resolveTable } = owner;
+  const { core } = gate;
+  // The plan of the table tx.put wrote last (a bulk loop writes one).
+  let plan = NO_PLAN;
   // The scratch array of tx.put's values (null while a put holds it; it
   // keeps the last row's values until the next put or the end of the tx).
-  let scratch = [];
-  // The handle tx.put resolved last and its state (a handle's state is the
-  // one object its owner made it with, for the life of the handle), so a
-  // bulk loop resolves its table once. A table definition passed instead of
-  // a handle is resolved each time (owner.table checks it).
+  let scratch = null;
+  // The handle tx.put resolved last and its state, so a bulk loop resolves
+  // its table once. A table definition passed instead of a handle is
+  // resolved each time (owner.table checks it).
   let lastHandle = null;
   let lastH = null;
-  function keyOf(key) {
-    return Array.isArray(key) ? [...key] : [key];
-  }
 
   const tx = {
     /**
@@ -180,7 +196,7 @@ function makeTx(owner, st) {
     documents: txDocuments({
       name: owner.name,
       checkpoint: owner.checkpoint,
-      live,
+      live: (what) => liveTx(st, gate, what),
       push: (op, what) => st.ops.json(encodeJson(op, what)),
       mint: () => {
         const v = gate.call(`${owner.name}: tx.documents.create`, () => core.mintId("_documents"));
@@ -193,7 +209,7 @@ function makeTx(owner, st) {
      * @example await tx.put(edits, { id: "e1", path: "a/x.ts", entry: 812, at: 1, meta: {} });
      */
     async put(t, row) {
-      live("tx.put");
+      liveTx(st, gate, "tx.put");
       let h = lastH;
       if (t !== lastHandle || t === null) {
         h = resolveTable(t, "tx.put");
@@ -207,7 +223,7 @@ function makeTx(owner, st) {
       // end, so a getter that puts a row meanwhile takes an array of its own.
       const vals = scratch ?? [];
       scratch = null;
-      if (h !== plan.h || h.def !== plan.def) plan = putPlan(h);
+      if (h !== plan.h || h.def !== plan.def) plan = putPlanOf(h);
       const names = readRow(row, plan.root, vals);
       if (plan.edges) {
         const k = names.indexOf("kind");
@@ -248,18 +264,18 @@ function makeTx(owner, st) {
      * @example await tx.update(edits, ["e1"], { at: add(col("at"), 1) });
      */
     async update(t, key, set) {
-      live("tx.update");
+      liveTx(st, gate, "tx.update");
       const h = resolveTable(t, "tx.update");
-      push({ op: "update", table: h.name, key: keyOf(key), set: versionedSet(h, setOf(set, `tx.update(${h.name})`), `tx.update(${h.name})`) }, "update");
+      pushOp(st, { op: "update", table: h.name, key: keyOf(key), set: versionedSet(h, setOf(set, `tx.update(${h.name})`), `tx.update(${h.name})`) }, "update");
     },
     /**
      * Deletes one row, by key.
      * @example await tx.delete(edits, ["e1"]);
      */
     async delete(t, key) {
-      live("tx.delete");
+      liveTx(st, gate, "tx.delete");
       const h = resolveTable(t, "tx.delete");
-      push({ op: "delete", table: h.name, key: keyOf(key) }, "delete");
+      pushOp(st, { op: "delete", table: h.name, key: keyOf(key) }, "delete");
     },
     /**
      * Sets columns of every row matching a predicate: one op in the outbox,
@@ -267,21 +283,21 @@ function makeTx(owner, st) {
      * @example await tx.updateWhere(edits, (e) => prefix(e.path, "a/"), { path: replacePrefix("a/", "b/") });
      */
     async updateWhere(t, where, set) {
-      live("tx.updateWhere");
+      liveTx(st, gate, "tx.updateWhere");
       const h = resolveTable(t, "tx.updateWhere");
       const w = whereOf(h.def, where, `tx.updateWhere(${h.name})`);
       // No predicate (where: null) means every row.
-      push({ op: "update", table: h.name, where: w ?? null, set: versionedSet(h, setOf(set, `tx.updateWhere(${h.name})`), `tx.updateWhere(${h.name})`) }, "update");
+      pushOp(st, { op: "update", table: h.name, where: w ?? null, set: versionedSet(h, setOf(set, `tx.updateWhere(${h.name})`), `tx.updateWhere(${h.name})`) }, "update");
     },
     /**
      * Deletes every row matching a predicate: one op in the outbox.
      * @example await tx.deleteWhere(edits, (e) => lt(e.at, 10));
      */
     async deleteWhere(t, where) {
-      live("tx.deleteWhere");
+      liveTx(st, gate, "tx.deleteWhere");
       const h = resolveTable(t, "tx.deleteWhere");
       const w = whereOf(h.def, where, `tx.deleteWhere(${h.name})`);
-      push({ op: "delete", table: h.name, where: w ?? null }, "delete");
+      pushOp(st, { op: "delete", table: h.name, where: w ?? null }, "delete");
     },
     /**
      * Deletes the edges of a node (a table made by defineEdges): out (from
@@ -290,9 +306,9 @@ function makeTx(owner, st) {
      * @example await tx.deleteEdges(links, "a", { direction: "both" });
      */
     async deleteEdges(t, node, options) {
-      live("tx.deleteEdges");
+      liveTx(st, gate, "tx.deleteEdges");
       const h = resolveTable(t, "tx.deleteEdges");
-      push({ op: "delete", table: h.name, where: edgesWhere(h, node, options, "tx.deleteEdges") }, "delete");
+      pushOp(st, { op: "delete", table: h.name, where: edgesWhere(h, node, options, "tx.deleteEdges") }, "delete");
     },
     /**
      * The row with this key as this transaction sees it (its own writes
@@ -301,10 +317,10 @@ function makeTx(owner, st) {
      * @example const mine = await tx.get(edits, ["e2"]);
      */
     async get(t, key) {
-      live("tx.get");
+      liveTx(st, gate, "tx.get");
       const h = resolveTable(t, "tx.get");
       if (!h.settled || h.failed) await reads.ready(h);
-      live("tx.get");
+      liveTx(st, gate, "tx.get");
       const kt = reads.keyText(h, key);
       if (!st.txId) st.txId = Number(gate.call("tx.get", () => core.txOpen()));
       // Its own copy: embind's string arguments may grow the wasm heap
@@ -328,7 +344,7 @@ function makeTx(owner, st) {
      * @example const { rows, next } = await tx.page(edits, q, 100);
      */
     async page(t, q, limit, options) {
-      live("tx.page");
+      liveTx(st, gate, "tx.page");
       const h = resolveTable(t, "tx.page");
       if (!h.settled || h.failed) await reads.ready(h);
       return reads.pageNow(h, q, limit, options);
@@ -338,7 +354,7 @@ function makeTx(owner, st) {
      * @example for await (const row of tx.rows(edits, q)) await tx.update(edits, [row.id], { dir: "a" });
      */
     rows(t, q) {
-      live("tx.rows");
+      liveTx(st, gate, "tx.rows");
       const h = resolveTable(t, "tx.rows");
       return reads.rows(h, q);
     },
@@ -347,7 +363,7 @@ function makeTx(owner, st) {
      * @example const n = await tx.count(edits, q);
      */
     async count(t, q) {
-      live("tx.count");
+      liveTx(st, gate, "tx.count");
       const h = resolveTable(t, "tx.count");
       if (!h.settled || h.failed) await reads.ready(h);
       return reads.countNow(h, q);
@@ -358,7 +374,7 @@ function makeTx(owner, st) {
      * @example const id = tx.mintId(tasks); await tx.put(tasks, { id, title: "x" });
      */
     mintId(t) {
-      live("tx.mintId");
+      liveTx(st, gate, "tx.mintId");
       const h = resolveTable(t, "tx.mintId");
       if (!h.settled) throw invalidArgs(`tx.mintId(${h.name}): the table is still being declared; await a read on it first`);
       const v = gate.call(`tx.mintId(${h.name})`, () => core.mintId(h.name));
