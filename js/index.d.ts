@@ -698,7 +698,11 @@ export interface OwnerDocuments {
   versions(id: number): Promise<DocVersion[]>;
 }
 
-/** A transaction of one owner: writes are buffered and committed together at the end. */
+/**
+ * A transaction of one owner: writes are buffered and committed together at the end.
+ * Valid inside the transaction's callback only. Call its methods on it
+ * (`tx.put(...)`): a method taken off it has no transaction and throws invalid/args.
+ */
 export interface Tx {
   /** @example await tx.put(edits, { id: "e1", path: "a/x.ts", entry: 812, at: 1, meta: {} }); */
   put<T extends TableArg>(table: T, row: InsertOf<DefOf<T>>): Promise<void>;

@@ -66,7 +66,7 @@ export async function runTx(owner, fn, ctx) {
   // ops: the ops written, in order (what the core has staged is marked).
   // A core with the raw commit has its module's heap for the buffer (js/ops-buffer.js, opsHeapOf).
   const st = { ops: OpsBuffer.take(gate.core.opsHeap ?? null), txId: 0, open: true, committed: false, poisoned: null };
-  const tx = makeTx(owner, st);
+  const tx = new Tx(owner, st);
   try {
     const result = await fn(tx);
     st.open = false;
@@ -95,11 +95,7 @@ export async function runTx(owner, fn, ctx) {
   }
 }
 
-// What makeTx's methods share, at module level: a transaction makes no
-// closure of its own for them. (A one-put commit allocated about 5 KB of
-// JS, 2 KB of it the closures and plans of its tx object: after a full
-// collection each of those bytes lands on memory the process touches again,
-// docs/performance.md, "Issue 13, a transaction's own JS".)
+// What the methods of a transaction's tx (class Tx below) share.
 
 // Throws unless the transaction `st` is open (and its store too).
 function liveTx(st, gate, what) {
@@ -173,213 +169,248 @@ function putPlanOf(h) {
 }
 const NO_PLAN = { h: null, def: null };
 
-function makeTx(owner, st) {
-  const { gate, reads, resolveTable } = owner;
-  const { core } = gate;
+/**
+ * A transaction's `tx`: its methods are shared by every transaction (on
+ * the prototype), its state is private, and the object itself is frozen.
+ * A transaction makes this one object (it made a closure per method:
+ * docs/performance.md, "Issue 13, a transaction's own JS"). Call the
+ * methods on it (`tx.put(...)`): one taken off it has no transaction, and
+ * says so (invalid/args).
+ */
+class Tx {
+  #owner;
+  #st;
   // The plan of the table tx.put wrote last (a bulk loop writes one).
-  let plan = NO_PLAN;
+  #plan = NO_PLAN;
   // The scratch array of tx.put's values (null while a put holds it; it
   // keeps the last row's values until the next put or the end of the tx).
-  let scratch = null;
+  #scratch = null;
   // The handle tx.put resolved last and its state, so a bulk loop resolves
   // its table once. A table definition passed instead of a handle is
   // resolved each time (owner.table checks it).
-  let lastHandle = null;
-  let lastH = null;
+  #lastHandle = null;
+  #lastH = null;
+  // tx.documents, made at its first use.
+  #documents = null;
 
-  const tx = {
-    /**
-     * The owner's documents: create, change (RFC 6902 JSON Patch), retire,
-     * in this transaction's commit (js/documents.js).
-     * @example const id = await tx.documents.create({ kind: "note", key: "n1" }, { title: "Plan" });
-     */
-    documents: txDocuments({
-      name: owner.name,
-      checkpoint: owner.checkpoint,
-      live: (what) => liveTx(st, gate, what),
-      push: (op, what) => st.ops.json(encodeJson(op, what)),
-      mint: () => {
-        const v = gate.call(`${owner.name}: tx.documents.create`, () => core.mintId("_documents"));
-        return typeof v === "string" ? Number(v) : v;
-      },
-    }),
-    /**
-     * Writes a whole row (insert or replace). The row's own data is read
-     * once (docs/api.md, "What a row may hold").
-     * @example await tx.put(edits, { id: "e1", path: "a/x.ts", entry: 812, at: 1, meta: {} });
-     */
-    async put(t, row) {
-      liveTx(st, gate, "tx.put");
-      let h = lastH;
-      if (t !== lastHandle || t === null) {
-        h = resolveTable(t, "tx.put");
-        if (h.def !== t) {  // a handle (a definition resolves to the state of its handle, whose def it is)
-          lastHandle = t;
-          lastH = h;
-        }
+  constructor(owner, st) {
+    this.#owner = owner;
+    this.#st = st;
+    Object.freeze(this);
+  }
+
+  // `tx` when it is a transaction's tx (a method called on it), or throws.
+  static #of(tx, what) {
+    if (tx === null || typeof tx !== "object" || !(#st in tx)) {
+      throw invalidArgs(`${what}: call it on the transaction's tx; a method taken off tx has no transaction`);
+    }
+    return tx;
+  }
+  // The state of the open transaction `tx`, or throws.
+  static #open(tx, what) {
+    liveTx(Tx.#of(tx, what).#st, tx.#owner.gate, what);
+    return tx.#st;
+  }
+
+  /**
+   * The owner's documents: create, change (RFC 6902 JSON Patch), retire,
+   * in this transaction's commit (js/documents.js).
+   * @example const id = await tx.documents.create({ kind: "note", key: "n1" }, { title: "Plan" });
+   */
+  get documents() {
+    if (Tx.#of(this, "tx.documents").#documents === null) {
+      const owner = this.#owner;
+      const st = this.#st;
+      const { gate } = owner;
+      this.#documents = txDocuments({
+        name: owner.name,
+        checkpoint: owner.checkpoint,
+        live: (what) => liveTx(st, gate, what),
+        push: (op, what) => st.ops.json(encodeJson(op, what)),
+        mint: () => {
+          const v = gate.call(`${owner.name}: tx.documents.create`, () => gate.core.mintId("_documents"));
+          return typeof v === "string" ? Number(v) : v;
+        },
+      });
+    }
+    return this.#documents;
+  }
+  /**
+   * Writes a whole row (insert or replace). The row's own data is read
+   * once (docs/api.md, "What a row may hold").
+   * @example await tx.put(edits, { id: "e1", path: "a/x.ts", entry: 812, at: 1, meta: {} });
+   */
+  async put(t, row) {
+    const st = Tx.#open(this, "tx.put");
+    let h = this.#lastH;
+    if (t !== this.#lastHandle || t === null) {
+      h = this.#owner.resolveTable(t, "tx.put");
+      if (h.def !== t) {  // a handle (a definition resolves to the state of its handle, whose def it is)
+        this.#lastHandle = t;
+        this.#lastH = h;
       }
-      // The row's values, each read once, straight from the caller's row
-      // (no copy of it: issue 13's put loop); `scratch` is handed back at the
-      // end, so a getter that puts a row meanwhile takes an array of its own.
-      const vals = scratch ?? [];
-      scratch = null;
-      if (h !== plan.h || h.def !== plan.def) plan = putPlanOf(h);
-      const names = readRow(row, plan.root, vals);
-      if (plan.edges) {
-        const k = names.indexOf("kind");
-        checkKind(h, k < 0 ? undefined : vals[k], "tx.put");
+    }
+    // The row's values, each read once, straight from the caller's row
+    // (no copy of it: issue 13's put loop); `scratch` is handed back at the
+    // end, so a getter that puts a row meanwhile takes an array of its own.
+    const vals = this.#scratch ?? [];
+    this.#scratch = null;
+    let plan = this.#plan;
+    if (h !== plan.h || h.def !== plan.def) this.#plan = plan = putPlanOf(h);
+    const names = readRow(row, plan.root, vals);
+    if (plan.edges) {
+      const k = names.indexOf("kind");
+      checkKind(h, k < 0 ? undefined : vals[k], "tx.put");
+    }
+    // Versioned json columns are written in their envelope (a left-out one
+    // with its default too, which the core would store bare).
+    const { versioned, vectors } = plan;
+    for (let j = 0; j < versioned.length; j++) {
+      const [c, col] = versioned[j];
+      const i = names.indexOf(c);
+      let v = i < 0 ? undefined : vals[i];
+      if (v === undefined && col.hasDefault) v = col.default;
+      if (v === undefined) continue;
+      v = storedJson(col, v);
+      if (i < 0) {
+        names.push(c);
+        vals[names.length - 1] = v;
+      } else {
+        vals[i] = v;
       }
-      // Versioned json columns are written in their envelope (a left-out one
-      // with its default too, which the core would store bare).
-      const { versioned, vectors } = plan;
-      for (let j = 0; j < versioned.length; j++) {
-        const [c, col] = versioned[j];
-        const i = names.indexOf(c);
-        let v = i < 0 ? undefined : vals[i];
-        if (v === undefined && col.hasDefault) v = col.default;
-        if (v === undefined) continue;
-        v = storedJson(col, v);
-        if (i < 0) {
-          names.push(c);
-          vals[names.length - 1] = v;
-        } else {
-          vals[i] = v;
-        }
-      }
-      // Vector columns cross as the base64 of their float32 (js/vectors.js).
-      for (let j = 0; j < vectors.length; j++) {
-        const [c, col] = vectors[j];
-        const i = names.indexOf(c);
-        if (i >= 0 && vals[i] !== undefined && vals[i] !== null) vals[i] = vectorWire(vals[i], col.dims, `tx.put(${h.name}): row.${c}`);
-      }
-      // The row straight into the batch; a value it leaves to JSON (a
-      // BigInt, NaN...) sends the op as wire JSON, whose encoder words any error.
-      if (!st.ops.putValues(h.name, names, vals)) {
-        st.ops.json(encodeJson({ op: "put", table: h.name, row: rowOf(names, vals) }, "put"));
-      }
-      scratch = vals;
-    },
-    /**
-     * Sets columns of one row, by key. A plain value means value(v).
-     * @example await tx.update(edits, ["e1"], { at: add(col("at"), 1) });
-     */
-    async update(t, key, set) {
-      liveTx(st, gate, "tx.update");
-      const h = resolveTable(t, "tx.update");
-      pushOp(st, { op: "update", table: h.name, key: keyOf(key), set: versionedSet(h, setOf(set, `tx.update(${h.name})`), `tx.update(${h.name})`) }, "update");
-    },
-    /**
-     * Deletes one row, by key.
-     * @example await tx.delete(edits, ["e1"]);
-     */
-    async delete(t, key) {
-      liveTx(st, gate, "tx.delete");
-      const h = resolveTable(t, "tx.delete");
-      pushOp(st, { op: "delete", table: h.name, key: keyOf(key) }, "delete");
-    },
-    /**
-     * Sets columns of every row matching a predicate: one op in the outbox,
-     * whatever the row count. `where` undefined means every row.
-     * @example await tx.updateWhere(edits, (e) => prefix(e.path, "a/"), { path: replacePrefix("a/", "b/") });
-     */
-    async updateWhere(t, where, set) {
-      liveTx(st, gate, "tx.updateWhere");
-      const h = resolveTable(t, "tx.updateWhere");
-      const w = whereOf(h.def, where, `tx.updateWhere(${h.name})`);
-      // No predicate (where: null) means every row.
-      pushOp(st, { op: "update", table: h.name, where: w ?? null, set: versionedSet(h, setOf(set, `tx.updateWhere(${h.name})`), `tx.updateWhere(${h.name})`) }, "update");
-    },
-    /**
-     * Deletes every row matching a predicate: one op in the outbox.
-     * @example await tx.deleteWhere(edits, (e) => lt(e.at, 10));
-     */
-    async deleteWhere(t, where) {
-      liveTx(st, gate, "tx.deleteWhere");
-      const h = resolveTable(t, "tx.deleteWhere");
-      const w = whereOf(h.def, where, `tx.deleteWhere(${h.name})`);
-      pushOp(st, { op: "delete", table: h.name, where: w ?? null }, "delete");
-    },
-    /**
-     * Deletes the edges of a node (a table made by defineEdges): out (from
-     * = node), in (to = node) or both (the default), of one kind when
-     * given. One `delete … where` op in the outbox, with its count.
-     * @example await tx.deleteEdges(links, "a", { direction: "both" });
-     */
-    async deleteEdges(t, node, options) {
-      liveTx(st, gate, "tx.deleteEdges");
-      const h = resolveTable(t, "tx.deleteEdges");
-      pushOp(st, { op: "delete", table: h.name, where: edgesWhere(h, node, options, "tx.deleteEdges") }, "delete");
-    },
-    /**
-     * The row with this key as this transaction sees it (its own writes
-     * included), or undefined. Throws read_after_bulk after an
-     * updateWhere or deleteWhere on the table in this transaction.
-     * @example const mine = await tx.get(edits, ["e2"]);
-     */
-    async get(t, key) {
-      liveTx(st, gate, "tx.get");
-      const h = resolveTable(t, "tx.get");
-      if (!h.settled || h.failed) await reads.ready(h);
-      liveTx(st, gate, "tx.get");
-      const kt = reads.keyText(h, key);
-      if (!st.txId) st.txId = Number(gate.call("tx.get", () => core.txOpen()));
-      // Its own copy: embind's string arguments may grow the wasm heap
-      // (where the buffer may be) before txGet reads the batch.
-      const batch = st.ops.batchCopy();
-      let answer;
-      try {
-        answer = gate.call(`tx.get(${h.name})`, () => core.txGet(st.txId, batch, h.name, kt));
-      } catch (e) {
-        // read_after_bulk comes after the ops were staged; any other
-        // failure leaves the staged state unknown, so the tx cannot commit.
-        if (e instanceof StoreError && e.code === ErrorCodes.ReadAfterBulk) st.ops.mark();
-        else st.poisoned = e;
-        throw e;
-      }
-      st.ops.mark();
-      return reads.rowOf(h, answer);
-    },
-    /**
-     * A page of committed rows (not this transaction's own writes).
-     * @example const { rows, next } = await tx.page(edits, q, 100);
-     */
-    async page(t, q, limit, options) {
-      liveTx(st, gate, "tx.page");
-      const h = resolveTable(t, "tx.page");
-      if (!h.settled || h.failed) await reads.ready(h);
-      return reads.pageNow(h, q, limit, options);
-    },
-    /**
-     * Every committed row of a query, page by page.
-     * @example for await (const row of tx.rows(edits, q)) await tx.update(edits, [row.id], { dir: "a" });
-     */
-    rows(t, q) {
-      liveTx(st, gate, "tx.rows");
-      const h = resolveTable(t, "tx.rows");
-      return reads.rows(h, q);
-    },
-    /**
-     * The number of committed rows of a query.
-     * @example const n = await tx.count(edits, q);
-     */
-    async count(t, q) {
-      liveTx(st, gate, "tx.count");
-      const h = resolveTable(t, "tx.count");
-      if (!h.settled || h.failed) await reads.ready(h);
-      return reads.countNow(h, q);
-    },
-    /**
-     * A new id for an int-keyed table: above every stored id and every id
-     * minted before. Synchronous.
-     * @example const id = tx.mintId(tasks); await tx.put(tasks, { id, title: "x" });
-     */
-    mintId(t) {
-      liveTx(st, gate, "tx.mintId");
-      const h = resolveTable(t, "tx.mintId");
-      if (!h.settled) throw invalidArgs(`tx.mintId(${h.name}): the table is still being declared; await a read on it first`);
-      const v = gate.call(`tx.mintId(${h.name})`, () => core.mintId(h.name));
-      return typeof v === "string" ? Number(v) : v;
-    },
-  };
-  return Object.freeze(tx);
+    }
+    // Vector columns cross as the base64 of their float32 (js/vectors.js).
+    for (let j = 0; j < vectors.length; j++) {
+      const [c, col] = vectors[j];
+      const i = names.indexOf(c);
+      if (i >= 0 && vals[i] !== undefined && vals[i] !== null) vals[i] = vectorWire(vals[i], col.dims, `tx.put(${h.name}): row.${c}`);
+    }
+    // The row straight into the batch; a value it leaves to JSON (a
+    // BigInt, NaN...) sends the op as wire JSON, whose encoder words any error.
+    if (!st.ops.putValues(h.name, names, vals)) {
+      st.ops.json(encodeJson({ op: "put", table: h.name, row: rowOf(names, vals) }, "put"));
+    }
+    this.#scratch = vals;
+  }
+  /**
+   * Sets columns of one row, by key. A plain value means value(v).
+   * @example await tx.update(edits, ["e1"], { at: add(col("at"), 1) });
+   */
+  async update(t, key, set) {
+    const st = Tx.#open(this, "tx.update");
+    const h = this.#owner.resolveTable(t, "tx.update");
+    pushOp(st, { op: "update", table: h.name, key: keyOf(key), set: versionedSet(h, setOf(set, `tx.update(${h.name})`), `tx.update(${h.name})`) }, "update");
+  }
+  /**
+   * Deletes one row, by key.
+   * @example await tx.delete(edits, ["e1"]);
+   */
+  async delete(t, key) {
+    const st = Tx.#open(this, "tx.delete");
+    const h = this.#owner.resolveTable(t, "tx.delete");
+    pushOp(st, { op: "delete", table: h.name, key: keyOf(key) }, "delete");
+  }
+  /**
+   * Sets columns of every row matching a predicate: one op in the outbox,
+   * whatever the row count. `where` undefined means every row.
+   * @example await tx.updateWhere(edits, (e) => prefix(e.path, "a/"), { path: replacePrefix("a/", "b/") });
+   */
+  async updateWhere(t, where, set) {
+    const st = Tx.#open(this, "tx.updateWhere");
+    const h = this.#owner.resolveTable(t, "tx.updateWhere");
+    const w = whereOf(h.def, where, `tx.updateWhere(${h.name})`);
+    // No predicate (where: null) means every row.
+    pushOp(st, { op: "update", table: h.name, where: w ?? null, set: versionedSet(h, setOf(set, `tx.updateWhere(${h.name})`), `tx.updateWhere(${h.name})`) }, "update");
+  }
+  /**
+   * Deletes every row matching a predicate: one op in the outbox.
+   * @example await tx.deleteWhere(edits, (e) => lt(e.at, 10));
+   */
+  async deleteWhere(t, where) {
+    const st = Tx.#open(this, "tx.deleteWhere");
+    const h = this.#owner.resolveTable(t, "tx.deleteWhere");
+    const w = whereOf(h.def, where, `tx.deleteWhere(${h.name})`);
+    pushOp(st, { op: "delete", table: h.name, where: w ?? null }, "delete");
+  }
+  /**
+   * Deletes the edges of a node (a table made by defineEdges): out (from
+   * = node), in (to = node) or both (the default), of one kind when
+   * given. One `delete … where` op in the outbox, with its count.
+   * @example await tx.deleteEdges(links, "a", { direction: "both" });
+   */
+  async deleteEdges(t, node, options) {
+    const st = Tx.#open(this, "tx.deleteEdges");
+    const h = this.#owner.resolveTable(t, "tx.deleteEdges");
+    pushOp(st, { op: "delete", table: h.name, where: edgesWhere(h, node, options, "tx.deleteEdges") }, "delete");
+  }
+  /**
+   * The row with this key as this transaction sees it (its own writes
+   * included), or undefined. Throws read_after_bulk after an
+   * updateWhere or deleteWhere on the table in this transaction.
+   * @example const mine = await tx.get(edits, ["e2"]);
+   */
+  async get(t, key) {
+    const st = Tx.#open(this, "tx.get");
+    const h = this.#owner.resolveTable(t, "tx.get");
+    if (!h.settled || h.failed) await this.#owner.reads.ready(h);
+    Tx.#open(this, "tx.get");
+    const kt = this.#owner.reads.keyText(h, key);
+    if (!st.txId) st.txId = Number(this.#owner.gate.call("tx.get", () => this.#owner.gate.core.txOpen()));
+    // Its own copy: embind's string arguments may grow the wasm heap
+    // (where the buffer may be) before txGet reads the batch.
+    const batch = st.ops.batchCopy();
+    let answer;
+    try {
+      answer = this.#owner.gate.call(`tx.get(${h.name})`, () => this.#owner.gate.core.txGet(st.txId, batch, h.name, kt));
+    } catch (e) {
+      // read_after_bulk comes after the ops were staged; any other
+      // failure leaves the staged state unknown, so the tx cannot commit.
+      if (e instanceof StoreError && e.code === ErrorCodes.ReadAfterBulk) st.ops.mark();
+      else st.poisoned = e;
+      throw e;
+    }
+    st.ops.mark();
+    return this.#owner.reads.rowOf(h, answer);
+  }
+  /**
+   * A page of committed rows (not this transaction's own writes).
+   * @example const { rows, next } = await tx.page(edits, q, 100);
+   */
+  async page(t, q, limit, options) {
+    Tx.#open(this, "tx.page");
+    const h = this.#owner.resolveTable(t, "tx.page");
+    if (!h.settled || h.failed) await this.#owner.reads.ready(h);
+    return this.#owner.reads.pageNow(h, q, limit, options);
+  }
+  /**
+   * Every committed row of a query, page by page.
+   * @example for await (const row of tx.rows(edits, q)) await tx.update(edits, [row.id], { dir: "a" });
+   */
+  rows(t, q) {
+    Tx.#open(this, "tx.rows");
+    const h = this.#owner.resolveTable(t, "tx.rows");
+    return this.#owner.reads.rows(h, q);
+  }
+  /**
+   * The number of committed rows of a query.
+   * @example const n = await tx.count(edits, q);
+   */
+  async count(t, q) {
+    Tx.#open(this, "tx.count");
+    const h = this.#owner.resolveTable(t, "tx.count");
+    if (!h.settled || h.failed) await this.#owner.reads.ready(h);
+    return this.#owner.reads.countNow(h, q);
+  }
+  /**
+   * A new id for an int-keyed table: above every stored id and every id
+   * minted before. Synchronous.
+   * @example const id = tx.mintId(tasks); await tx.put(tasks, { id, title: "x" });
+   */
+  mintId(t) {
+    Tx.#open(this, "tx.mintId");
+    const h = this.#owner.resolveTable(t, "tx.mintId");
+    if (!h.settled) throw invalidArgs(`tx.mintId(${h.name}): the table is still being declared; await a read on it first`);
+    const v = this.#owner.gate.call(`tx.mintId(${h.name})`, () => this.#owner.gate.core.mintId(h.name));
+    return typeof v === "string" ? Number(v) : v;
+  }
 }

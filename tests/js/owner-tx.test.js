@@ -89,6 +89,39 @@ test("one owner's transactions run one after another, never overlapping", async 
   assert.deepEqual(log, ["a starts", "a ends", "b starts", "b ends"]);
 });
 
+test("tx's methods are shared and frozen; one taken off tx, or used after the callback, fails with invalid/args", async () => {
+  const { f, parts: p } = parts();
+  const owner = makeOwner(p, "n", { type: "n" });
+  const notes = owner.table(Notes);
+  const seen = [];
+  const rejectsWith = (promise, mentions) => assert.rejects(promise, (e) => {
+    assert.ok(e instanceof StoreError && e.code === "invalid/args", String(e));
+    for (const m of mentions) assert.ok(e.message.includes(m), `${e.message} should mention ${m}`);
+    return true;
+  });
+  await owner.tx(async (tx) => {
+    seen.push(tx);
+    assert.ok(Object.isFrozen(tx));
+    assert.equal(tx.documents, tx.documents);  // made once, at the first read
+    const { put, get } = tx;
+    await rejectsWith(put(notes, { id: "x", text: "X" }), ["tx.put", "taken off tx"]);
+    await rejectsWith(get(notes, "x"), ["tx.get", "taken off tx"]);
+    const bound = tx.put.bind(tx);
+    await bound(notes, { id: "a", text: "A" });
+  });
+  await owner.tx(async (tx) => {
+    seen.push(tx);
+    await tx.put(notes, { id: "b", text: "B" });
+  });
+  assert.notEqual(seen[0], seen[1]);
+  assert.equal(seen[0].put, seen[1].put);
+  await rejectsWith(seen[0].put(notes, { id: "c", text: "C" }), ["tx.put", "the transaction has ended"]);
+  // The bound put committed; the detached ones wrote nothing.
+  const puts = f.calls.filter((c) => c[0] === "commitAs" || c[0] === "txCommitAs")
+    .map((c) => JSON.parse(c[0] === "commitAs" ? c[1] : c[2])).filter((ops) => Array.isArray(ops) && ops.some((o) => o.op === "put"));
+  assert.deepEqual(puts.map((ops) => ops.map((o) => o.row.id)), [["a"], ["b"]]);
+});
+
 test("whereOf wraps an error thrown by a where callback, and lets a StoreError through", () => {
   const mine = new TypeError("bad where");
   const e = throwsWith(() => whereOf(Notes, () => { throw mine; }, "tx.deleteWhere(n/notes)"), "invalid/args", ["tx.deleteWhere(n/notes)", "where callback threw", "bad where"]);

@@ -68,7 +68,8 @@ function mirroredApi(skipped) {
       // handle in each write: both reach the store's own handle.
       const real = new WeakMap();
       const unwrap = (t) => real.get(t) ?? t;
-      const txOf = (tx) => Object.fromEntries(Object.getOwnPropertyNames(tx).map((k) =>
+      // tx's methods are on its prototype (js/tx.js, class Tx), documents a getter there.
+      const txOf = (tx) => Object.fromEntries(Object.getOwnPropertyNames(Object.getPrototypeOf(tx)).filter((k) => k !== "constructor").map((k) =>
         [k, typeof tx[k] === "function" ? (t, ...rest) => tx[k](unwrap(t), ...rest) : tx[k]]));
       const mirrored = (handle) => {
         const m = mirroredReads(handle);
