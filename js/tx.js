@@ -96,8 +96,8 @@ export async function runTx(owner, fn, ctx) {
 }
 
 // What the methods of a transaction's tx (class Tx below) share.
-
-// Throws unless the transaction `st` is open (and its store too).
+//
+// liveTx throws unless the transaction `st` is open (and its store too).
 function liveTx(st, gate, what) {
   if (!st.open) throw invalidArgs(`${what}: the transaction has ended; use tx only inside its callback`);
   if (st.poisoned) throw st.poisoned;
