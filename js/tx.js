@@ -208,8 +208,9 @@ class Tx {
   }
   // The state of the open transaction `tx`, or throws.
   static #open(tx, what) {
-    liveTx(Tx.#of(tx, what).#st, tx.#owner.gate, what);
-    return tx.#st;
+    const st = Tx.#of(tx, what).#st;
+    liveTx(st, tx.#owner.gate, what);
+    return st;
   }
 
   /**
@@ -351,17 +352,18 @@ class Tx {
    */
   async get(t, key) {
     const st = Tx.#open(this, "tx.get");
-    const h = this.#owner.resolveTable(t, "tx.get");
-    if (!h.settled || h.failed) await this.#owner.reads.ready(h);
+    const { gate, reads, resolveTable } = this.#owner;
+    const h = resolveTable(t, "tx.get");
+    if (!h.settled || h.failed) await reads.ready(h);
     Tx.#open(this, "tx.get");
-    const kt = this.#owner.reads.keyText(h, key);
-    if (!st.txId) st.txId = Number(this.#owner.gate.call("tx.get", () => this.#owner.gate.core.txOpen()));
+    const kt = reads.keyText(h, key);
+    if (!st.txId) st.txId = Number(gate.call("tx.get", () => gate.core.txOpen()));
     // Its own copy: embind's string arguments may grow the wasm heap
     // (where the buffer may be) before txGet reads the batch.
     const batch = st.ops.batchCopy();
     let answer;
     try {
-      answer = this.#owner.gate.call(`tx.get(${h.name})`, () => this.#owner.gate.core.txGet(st.txId, batch, h.name, kt));
+      answer = gate.call(`tx.get(${h.name})`, () => gate.core.txGet(st.txId, batch, h.name, kt));
     } catch (e) {
       // read_after_bulk comes after the ops were staged; any other
       // failure leaves the staged state unknown, so the tx cannot commit.
@@ -370,7 +372,7 @@ class Tx {
       throw e;
     }
     st.ops.mark();
-    return this.#owner.reads.rowOf(h, answer);
+    return reads.rowOf(h, answer);
   }
   /**
    * A page of committed rows (not this transaction's own writes).
@@ -378,9 +380,10 @@ class Tx {
    */
   async page(t, q, limit, options) {
     Tx.#open(this, "tx.page");
-    const h = this.#owner.resolveTable(t, "tx.page");
-    if (!h.settled || h.failed) await this.#owner.reads.ready(h);
-    return this.#owner.reads.pageNow(h, q, limit, options);
+    const { reads, resolveTable } = this.#owner;
+    const h = resolveTable(t, "tx.page");
+    if (!h.settled || h.failed) await reads.ready(h);
+    return reads.pageNow(h, q, limit, options);
   }
   /**
    * Every committed row of a query, page by page.
@@ -397,9 +400,10 @@ class Tx {
    */
   async count(t, q) {
     Tx.#open(this, "tx.count");
-    const h = this.#owner.resolveTable(t, "tx.count");
-    if (!h.settled || h.failed) await this.#owner.reads.ready(h);
-    return this.#owner.reads.countNow(h, q);
+    const { reads, resolveTable } = this.#owner;
+    const h = resolveTable(t, "tx.count");
+    if (!h.settled || h.failed) await reads.ready(h);
+    return reads.countNow(h, q);
   }
   /**
    * A new id for an int-keyed table: above every stored id and every id
@@ -410,7 +414,8 @@ class Tx {
     Tx.#open(this, "tx.mintId");
     const h = this.#owner.resolveTable(t, "tx.mintId");
     if (!h.settled) throw invalidArgs(`tx.mintId(${h.name}): the table is still being declared; await a read on it first`);
-    const v = this.#owner.gate.call(`tx.mintId(${h.name})`, () => this.#owner.gate.core.mintId(h.name));
+    const { gate } = this.#owner;
+    const v = gate.call(`tx.mintId(${h.name})`, () => gate.core.mintId(h.name));
     return typeof v === "string" ? Number(v) : v;
   }
 }

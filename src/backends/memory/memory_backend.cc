@@ -163,6 +163,7 @@ struct IndexLess {
     }
     return Rest(a, b);
   }
+  // Two strs get here with equal numbers.
   ONESTORE_NOINLINE bool Rest(const IndexEntry& a, const IndexEntry& b) const {
     size_t from = 0;
     if (a.text != nullptr && b.text != nullptr) {  // two strs: CompareCells's order
