@@ -124,6 +124,58 @@ TEST(Schema, TablesRefuseJsonKeysAndUnknownColumns) {
   EXPECT_NE(s.message().find("\"m\""), std::string::npos) << s.message();
 }
 
+// Each error of a table's definition names where it is in the definition,
+// as "<where>.<path>", and the name or value it refuses.
+TEST(Schema, ErrorsNameTheirPlace) {
+  TableSchema t;
+  auto message = [&](const char* text) {
+    Status s = ParseTableSchema(Json::parse(text), "owner.table", &t);
+    EXPECT_EQ(s.code(), Code::kInvalidArgs) << text;
+    return s.message();
+  };
+  EXPECT_EQ(message(R"({"table":"_a/b","columns":{"id":"str"},"key":["id"]})"),
+            "owner.table.table (type of \"_a/b\"): \"_a\" is not a valid name: a leading _ is "
+            "kept for the store's own tables");
+  EXPECT_EQ(message(R"({"table":"a/b\"c","columns":{"id":"str"},"key":["id"]})"),
+            "owner.table.table (name of \"a/b\\\"c\"): \"b\\\"c\" is not a valid name: it holds a "
+            "double quote");
+  EXPECT_EQ(message(R"({"table":"h:_x/b","columns":{"id":"str"},"key":["id"]})"),
+            "owner.table.table (type of \"h:_x/b\"): \"_x\" is not a valid name: a leading _ is "
+            "kept for the store's own tables");
+  EXPECT_EQ(message(R"({"table":"a/b","columns":{"id":"str","_c":"int"},"key":["id"]})"),
+            "owner.table.columns._c: \"_c\" is not a valid name: a leading _ is kept for the "
+            "store's own tables");
+  EXPECT_EQ(message(R"({"table":"a/b","columns":{"id":"str","N":"int","n":"int"},"key":["id"]})"),
+            "owner.table.columns: columns \"n\" and \"N\" differ only in letter case, which "
+            "SQLite does not tell apart");
+  EXPECT_EQ(message(R"({"table":"a/b","columns":{"id":"str","c":"float"},"key":["id"]})"),
+            "owner.table.columns.c: unknown column type \"float\" (use str, int, bool, num, json "
+            "or vector)");
+  EXPECT_EQ(message(R"({"table":"a/b","columns":{"id":"str","c":{"t":1}},"key":["id"]})"),
+            "owner.table.columns.c: unknown column type null (use str, int, bool, num, json or "
+            "vector)");
+  EXPECT_EQ(
+      message(R"({"table":"a/b","columns":{"id":"str","c":{"type":"int","optional":1}},"key":["id"]})"),
+      "owner.table.columns.c.optional: not a bool");
+  EXPECT_EQ(
+      message(R"({"table":"a/b","columns":{"id":"str","c":{"type":"int","default":"x"}},"key":["id"]})")
+          .rfind("owner.table.columns.c.default", 0),
+      0u);
+  EXPECT_EQ(message(R"({"table":"a/b","columns":{"id":"str","n":"int"},"key":["n","nope"]})"),
+            "owner.table.key[1]: unknown column \"nope\" in table \"a/b\"");
+  EXPECT_EQ(message(R"({"table":"a/b","columns":{"id":"str","n":"num"},"key":["id"],)"
+                    R"("indexes":{"byN":["id","n"]}})"),
+            "owner.table.indexes.byN[1]: column \"n\" is num; keys and indexes take only str "
+            "and int columns");
+  EXPECT_EQ(message(R"({"table":"a/b","columns":{"id":"str"},"key":["id"],"indexes":{"by:x":["id"]}})"),
+            "owner.table.indexes.by:x: \"by:x\" is not a valid name: \":\" separates the parts "
+            "of a table's name");
+  EXPECT_EQ(message(R"({"table":"a/b","columns":{"id":"str"},"key":["id"],"indexes":{"byX":[]}})"),
+            "owner.table.indexes.byX: an index is a non-empty list of columns");
+  EXPECT_EQ(message(R"({"table":"a/b","columns":{"id":"str"},"key":["id"],"indexes":{"byX":["id","id"]}})"),
+            "owner.table.indexes.byX: column listed twice");
+}
+
 TEST(Status, CodesHaveTheirStableStrings) {
   EXPECT_STREQ(CodeString(Code::kInvalidArgs), "invalid/args");
   EXPECT_STREQ(CodeString(Code::kReadAfterBulk), "read_after_bulk");
