@@ -141,6 +141,27 @@ export function plainData(v, root = "value") {
   return copy(v, root, [], []);
 }
 
+/**
+ * Whether no object of prototype Object.prototype inherits an enumerable
+ * property, so that for-in over it yields its own enumerable string keys,
+ * as Object.keys does, without making an array (for-in walks the object's
+ * enum cache). Only a property someone made enumerable on Object.prototype
+ * breaks that; then the callers take Object.keys.
+ */
+export function plainProtoClean() {
+  for (const _ in Object.prototype) return false;
+  return true;
+}
+
+// Whether the own enumerable string keys of `row` (of prototype
+// Object.prototype or null) are `names`, in order: readRow's bulk-loop case,
+// checked with no array made. Reads no value: getters run later, once.
+function sameKeys(row, names) {
+  let i = 0;
+  for (const k in row) if (k !== names[i++]) return false;
+  return i === names.length && plainProtoClean();
+}
+
 // The row check plainRow and readRow share: a row is an object, not an array.
 function checkRow(row, root) {
   let isArray = false;
@@ -174,17 +195,20 @@ let spareWalk = null;
 /**
  * The row a put takes, read by plainRow's rule without copying it into an
  * object of its own (tx.put's loop, issue 13): returns the row's own
- * enumerable string-keyed names (a fresh array) and sets vals[i] to the
- * value of names[i], each property read once, all of them before any is
- * checked (as plainRow's spread reads them); an object value is copied by
- * plainData's rule. The same errors as plainRow, in the same order. `vals`
- * is the caller's scratch array: entries past names.length are stale.
+ * enumerable string-keyed names and sets vals[i] to the value of names[i],
+ * each property read once, all of them before any is checked (as
+ * plainRow's spread reads them); an object value is copied by plainData's
+ * rule. The same errors as plainRow, in the same order. `vals` is the
+ * caller's scratch array: entries past names.length are stale. The names
+ * are `prev` itself when the row's keys are prev's, in order (a bulk
+ * loop's rows have the keys of the row before: no array is made), else a
+ * fresh array.
  *
  * @example
  * const vals = [];
  * readRow({ id: "e1", meta: { a: 1 } }, "row", vals)   // ["id", "meta"], vals: ["e1", { a: 1 } (a copy)]
  */
-export function readRow(row, root, vals) {
+export function readRow(row, root, vals, prev = null) {
   checkRow(row, root);
   let proto;
   if (row instanceof Float32Array) {
@@ -201,7 +225,7 @@ export function readRow(row, root, vals) {
   }
   let names;
   try {
-    names = Object.keys(row);
+    names = prev !== null && proto !== undefined && sameKeys(row, prev) ? prev : Object.keys(row);
     for (let i = 0; i < names.length; i++) vals[i] = row[names[i]];
   } catch (e) {
     throw userThrew(root, [], e, "reading its properties");

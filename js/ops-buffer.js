@@ -8,6 +8,7 @@
 // The whole batch still crosses once, at the commit (or at tx.get, which
 // stages what was written since the last crossing).
 
+import { plainProtoClean } from "./data.js";
 import { isPlainJson } from "./encode.js";
 import { ErrorCodes, StoreError } from "./errors.js";
 
@@ -334,6 +335,7 @@ export class OpsBuffer {
   // "0" for -0; a string's escapes as jsonString writes them). Anything else
   // writes nothing and returns false: the caller takes the general path.
   jsonText(v) {
+    if (!plainProtoClean()) return false;
     const at = this.len;
     this.ensure(6);
     this.bytes[this.len] = JSON_TEXT;
@@ -389,15 +391,18 @@ export class OpsBuffer {
     if (Object.getPrototypeOf(v) !== Object.prototype) return false;
     this.ensure(1);
     this.bytes[this.len++] = 0x7B;  // {
-    const keys = Object.keys(v);
-    for (let i = 0; i < keys.length; i++) {
-      const item = v[keys[i]];
+    // for-in: its own keys, as Object.keys gives them, with no array made
+    // (jsonText has checked that Object.prototype adds none).
+    let first = true;
+    for (const k in v) {
+      const item = v[k];
       if (item === undefined || typeof item === "function" || typeof item === "symbol") return false;
-      if (i) {
+      if (!first) {
         this.ensure(1);
         this.bytes[this.len++] = 0x2C;  // ,
       }
-      if (!this.jsonString(keys[i])) return false;
+      first = false;
+      if (!this.jsonString(k)) return false;
       this.ensure(1);
       this.bytes[this.len++] = 0x3A;  // :
       if (!this.jsonInto(item, depth + 1)) return false;

@@ -147,10 +147,12 @@ function versionedSet(h, set, what) {
 function keyOf(key) {
   return Array.isArray(key) ? [...key] : [key];
 }
-// What tx.put needs of a table: the root of its messages and its versioned
-// json, vector and edge columns. Kept per handle state while its
-// definition stays (a handle's state is the one object its owner made it
-// with, for the life of the handle), so a transaction makes none.
+// What tx.put needs of a table: the root of its messages, its versioned
+// json, vector and edge columns, and the names of the last row put into it
+// (a row with the same keys reads them as that array: js/data.js,
+// readRow). Kept per handle state while its definition stays (a handle's
+// state is the one object its owner made it with, for the life of the
+// handle), so a transaction makes none.
 const putPlans = new WeakMap();
 function putPlanOf(h) {
   let plan = putPlans.get(h);
@@ -162,6 +164,7 @@ function putPlanOf(h) {
       edges: isEdgesDef(h.def),
       versioned: versionedJson(h.def),
       vectors: vectorColumns(h.def),
+      names: null,
     };
     putPlans.set(h, plan);
   }
@@ -258,7 +261,13 @@ class Tx {
     this.#scratch = null;
     let plan = this.#plan;
     if (h !== plan.h || h.def !== plan.def) this.#plan = plan = putPlanOf(h);
-    const names = readRow(row, plan.root, vals);
+    // A row with the keys of the last row put into this table reads them as
+    // that row's array (no array of its own: a bulk loop's rows, and a
+    // one-put commit's after the first, have them). Never changed once
+    // read: the batch may keep it as its shape.
+    const read = readRow(row, plan.root, vals, plan.names);
+    plan.names = read;
+    let names = read;
     if (plan.edges) {
       const k = names.indexOf("kind");
       checkKind(h, k < 0 ? undefined : vals[k], "tx.put");
@@ -274,6 +283,7 @@ class Tx {
       if (v === undefined) continue;
       v = storedJson(col, v);
       if (i < 0) {
+        if (names === read) names = names.slice();
         names.push(c);
         vals[names.length - 1] = v;
       } else {

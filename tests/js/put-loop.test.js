@@ -229,3 +229,111 @@ test("a run of rows of one shape, broken by an undefined value, a value left to 
     await store.close();
   }
 });
+
+// Issue 13, session 34: a row with the keys of the batch's current shape
+// reads them as that shape's array (readRow's `prev`, found by for-in with
+// no array made), and a json object's members are walked by for-in. Both
+// must give exactly what Object.keys gives: the same names, values, errors
+// and getter calls for every case above, no inherited key when someone
+// made a property of Object.prototype enumerable, and the shape's array
+// never changed by a put that adds a versioned column's default.
+
+function keysOf(make) {
+  try {
+    const r = make();
+    return r !== null && typeof r === "object" ? Object.keys(r) : ["id"];
+  } catch {
+    return ["id"];
+  }
+}
+
+for (const [name, make] of Object.entries(cases)) {
+  test(`readRow with the row's own keys as prev gives what plainRow gives for ${name}`, () => {
+    const prev = keysOf(make);
+    let got;
+    try {
+      const vals = [];
+      const names = readRow(make(), "tx.put(t/x): row", vals, prev);
+      const out = {};
+      names.forEach((k, i) => Object.defineProperty(out, k, { value: vals[i], enumerable: true, writable: true, configurable: true }));
+      got = { row: out };
+    } catch (e) {
+      got = { error: [e.constructor.name, e.code, e.message, e.cause] };
+    }
+    assert.deepEqual(got, viaPlainRow(make()));
+  });
+}
+
+test("readRow gives prev itself for a row with its keys in its order, and a fresh array for any other row", () => {
+  const prev = ["id", "path", "at"];
+  const vals = [];
+  assert.equal(readRow({ id: "e1", path: "p", at: 1 }, "row", vals, prev), prev);
+  assert.deepEqual(vals.slice(0, 3), ["e1", "p", 1]);
+  assert.equal(readRow(Object.assign(Object.create(null), { id: "e1", path: "p", at: 1 }), "row", vals, prev), prev);
+  // A symbol key is not data (Object.keys leaves it out too).
+  assert.equal(readRow({ id: "e1", path: "p", at: 1, [Symbol("s")]: 1 }, "row", vals, prev), prev);
+  for (const other of [{ path: "p", id: "e1", at: 1 }, { id: "e1", path: "p" }, { id: "e1", path: "p", at: 1, more: 2 }, { 0: "x", id: "e1", path: "p", at: 1 }]) {
+    const names = readRow(other, "row", vals, prev);
+    assert.notEqual(names, prev);
+    assert.deepEqual(names, Object.keys(other));
+  }
+  assert.deepEqual(prev, ["id", "path", "at"]);
+});
+
+test("a Proxy row read with prev calls each getter once, after its keys", () => {
+  const log = [];
+  const row = new Proxy({ id: "e1", meta: { a: 1 } }, {
+    get(target, k, r) { if (typeof k === "string") log.push(`get ${k}`); return Reflect.get(target, k, r); },
+    ownKeys(target) { log.push("ownKeys"); return Reflect.ownKeys(target); },
+  });
+  const vals = [];
+  const names = readRow(row, "row", vals, ["id", "meta"]);
+  assert.deepEqual(names, ["id", "meta"]);
+  assert.deepEqual(log.filter((x) => x.startsWith("get")), ["get id", "get meta"]);
+  assert.equal(log.indexOf("ownKeys") < log.indexOf("get id"), true);
+  assert.deepEqual(vals, ["e1", { a: 1 }]);
+});
+
+test("with an enumerable property on Object.prototype, a row's names and a json value's text are still its own", () => {
+  const vals = [];
+  const ops = new OpsBuffer();
+  let names;
+  let jsonText;
+  Object.defineProperty(Object.prototype, "polluted", { value: 1, enumerable: true, configurable: true, writable: true });
+  try {
+    names = readRow({ id: "e1", path: "p" }, "row", vals, ["id", "path", "polluted"]);
+    // Written by the general path (JSON.stringify, own keys only), not by for-in.
+    jsonText = ops.jsonText({ a: 1 });
+  } finally {
+    delete Object.prototype.polluted;
+  }
+  assert.deepEqual(names, ["id", "path"]);
+  assert.equal(jsonText, false);
+  assert.equal(ops.jsonText({ a: 1 }), true);
+});
+
+const Versioned = defineTable("versioned", { columns: { id: str(), n: int(), meta: json({ version: 2, migrate: (v) => v, default: { d: 1 } }) }, key: ["id"] });
+const Pair = defineTable("pair", { columns: { id: str(), n: int() }, key: ["id"] });
+
+test("puts that alternate between a table and a versioned table whose rows leave its json column to its default store every row", async () => {
+  const store = await openStore({ backend: "memory" });
+  try {
+    const o = store.object({ type: "t" });
+    const p = o.table(Pair);
+    const v = o.table(Versioned);
+    await o.tx(async (tx) => {
+      for (let i = 0; i < 4; i++) {
+        await tx.put(p, { id: `p${i}`, n: i });
+        await tx.put(v, { id: `v${i}`, n: i });  // the keys of Pair's shape: meta is added
+        await tx.put(p, { id: `q${i}`, n: 100 + i });
+      }
+    });
+    for (let i = 0; i < 4; i++) {
+      assert.deepEqual(await p.get(`p${i}`), { id: `p${i}`, n: i });
+      assert.deepEqual(await v.get(`v${i}`), { id: `v${i}`, n: i, meta: { d: 1 } });
+      assert.deepEqual(await p.get(`q${i}`), { id: `q${i}`, n: 100 + i });
+    }
+  } finally {
+    await store.close();
+  }
+});
