@@ -46,18 +46,26 @@ export function createNodeFiles() {
     open(path, create) {
       let fd;
       let created = false;
-      try {
-        fd = fs.openSync(path, "r+");
-      } catch (e) {
-        if (!(create && e && e.code === "ENOENT")) throw e;
-        // "wx+": create only if still missing, so a file that appeared in
-        // between is never truncated.
+      // A file opened with create is often missing (the WAL each open
+      // starts): asked first, so that no ENOENT is thrown and caught (an
+      // error Node builds, with its stack, is about 3 access() calls'
+      // time, more under wasm frames). "wx+" creates only if still
+      // missing, so a file that appeared in between is never truncated.
+      if (create && !fs.existsSync(path)) {
         try {
           fd = fs.openSync(path, "wx+");
           created = true;
-        } catch (e2) {
-          if (e2 && e2.code === "EEXIST") fd = fs.openSync(path, "r+");
-          else throw e2;
+        } catch (e) {
+          if (e?.code !== "EEXIST") throw e;
+        }
+      }
+      if (fd === undefined) {
+        try {
+          fd = fs.openSync(path, "r+");
+        } catch (e) {
+          if (!(create && e?.code === "ENOENT")) throw e;
+          fd = fs.openSync(path, "wx+");  // removed in between: made again
+          created = true;
         }
       }
       const id = nextId++;
