@@ -53,7 +53,7 @@ export function plan(quick) {
       archiveRows: 2000, archiveBlobs: 4, archiveBlobBytes: 256 * 1024, archiveRuns: 1, docChanges: 100, docLoads: 20,
       nearestRows: 500, nearestDims: 384, nearestK: 10, nearestRuns: 2 }
     : { quick: false, runs: 5, commits: 300, fileCommits: 60, bulk: 25000, readRows: 100000, renameRows: 10000, pages: 1000, pageSize: 100, gets: 50000,
-      replayCommits: 2000, fileReplayCommits: 300, replayOpsPerCommit: 5, replicaCommits: 4000, replicaBatch: 100, openRows: 1000000, openOutbox: 20000, openRuns: 5, commitAt: [1000, 100000, 1000000], commitAtCommits: 40, commitAtMemoryCommits: 400,
+      replayCommits: 2000, fileReplayCommits: 300, replayOpsPerCommit: 5, replicaCommits: 4000, replicaBatch: 100, openRows: 1000000, openOutbox: 20000, openRuns: 5, commitAt: [1000, 100000, 1000000], commitAtCommits: 400, commitAtMemoryCommits: 400,
       archiveRows: 100000, archiveBlobs: 100, archiveBlobBytes: 1024 * 1024, archiveRuns: 3, docChanges: 1000, docLoads: 500,
       nearestRows: 100000, nearestDims: 384, nearestK: 10, nearestRuns: 11 };
 }
