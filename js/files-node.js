@@ -48,9 +48,10 @@ export function createNodeFiles() {
       let created = false;
       // A file opened with create is often missing (the WAL each open
       // starts): asked first, so that no ENOENT is thrown and caught (an
-      // error Node builds, with its stack, is about 3 access() calls'
-      // time, more under wasm frames). "wx+" creates only if still
-      // missing, so a file that appeared in between is never truncated.
+      // error Node builds, with its stack, costs about 4 access() calls in
+      // a plain loop and far more under wasm frames: docs/performance.md,
+      // "Issue 13, an open without a thrown ENOENT"). "wx+" creates only if
+      // still missing, so a file that appeared in between is never truncated.
       if (create && !fs.existsSync(path)) {
         try {
           fd = fs.openSync(path, "wx+");
