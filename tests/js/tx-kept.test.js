@@ -5,9 +5,10 @@
 // live transactions, so each bulk transaction after a full GC ran tx.put
 // in the interpreter until V8 compiled it again
 // (docs/performance.md, "Issue 13, the class of a frozen tx"). The fixture
-// runs under --trace-deopt, which names each optimized function V8 throws
-// away and why; none of tx.put's may go for "weak objects". V8 only: the
-// figures it saves are in the bench, not here.
+// runs under --trace-opt and --trace-deopt, which name what V8 compiles
+// and each optimized function it throws away, and why; none of tx.put's
+// may go for "weak objects". V8 only: the figures it saves are in the
+// bench, not here.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -17,9 +18,12 @@ import { fileURLToPath } from "node:url";
 const fixture = fileURLToPath(new URL("./fixtures/put-loop-deopts.mjs", import.meta.url));
 
 test("tx.put's optimized code is not thrown away by a full GC between bulk transactions", () => {
-  const out = execFileSync(process.execPath, ["--expose-gc", "--trace-deopt", fixture], { encoding: "utf8", maxBuffer: 64 << 20 });
+  const out = execFileSync(process.execPath, ["--expose-gc", "--trace-opt", "--trace-deopt", fixture], { encoding: "utf8", maxBuffer: 64 << 20 });
   assert.match(out, /round 5/, "the fixture ran its six transactions");
   assert.match(out, /\ndone\n/);
+  // V8 did compile tx.put (else nothing could be thrown away, and the
+  // check below would hold for nothing).
+  assert.match(out, /completed optimizing [^\n]*<JSFunction put /, "V8 optimized tx.put in the fixture's loop");
   // The functions of the put path that hold a tx's class or its state's:
   // the method, and the checks every method of a tx runs (Tx.#of,
   // Tx.#open, liveTx). Before the kept tx, put, #of and #open went in
