@@ -436,6 +436,8 @@ class Tx {
   // them the put path's code, compiled again in the next transaction
   // (docs/performance.md, "Issue 13, the class of a frozen tx").
   // Its state is a literal of runTx's members in runTx's order: V8 gives
-  // such literals one class.
+  // such literals one class. Change both together (a shared function for
+  // them cost download bytes); tests/js/tx-kept.test.js fails if their
+  // classes part.
   static #kept = new Tx(null, { ops: null, txId: 0, open: false, committed: false, poisoned: null });
 }
