@@ -357,8 +357,8 @@ export async function readArchive(archive, target, onProgress) {
   };
   // Rows are written RESTORE_ROWS at a time (one transaction each), pages
   // of one table joined. They cross into wasm as the entries' bytes, checked
-  // UTF-8 (decodeText): embind copies bytes as they are, where a JS string
-  // would be encoded to UTF-8 again character by character.
+  // UTF-8 (decodeText): bytes are copied into the heap as they are, where a
+  // JS string would be encoded to UTF-8 again.
   const pending = { table: null, pages: [], rows: 0 };
   const writing = blobWrites();
   const flushRows = () => {

@@ -27,17 +27,18 @@ export function closedError(what, kind = "store") {
 }
 
 /**
- * Gives `core` (a new mod.Core) its common commit and get without embind:
- * its own commitAs and txCommitAs write a binary batch into the core's room
- * in the heap (one TypedArray.set) and commit it with two plain exports
- * (wasm/ABI.md, "The raw commit"), where embind's generic invoker, the
- * ops' handle and two more calls back into JS went before (issue 13,
- * Durable Objects, step six); its get writes the table and key into the
- * room and reads the answer from it ("The raw get"). A transaction's
- * OpsBuffer in this module's heap (`core.opsHeap`, js/ops-buffer.js) is
- * committed where it is, by a third export. Ops of any other kind (JSON
- * text), text that is not ASCII, a core deleted, or a module without the
- * exports: embind's methods, as before. Returns `core`.
+ * Gives `core` (a new mod.Core) its common commit and get through exports
+ * of their own: its own commitAs and txCommitAs write a binary batch into
+ * the core's room in the heap (one TypedArray.set) and commit it with two
+ * plain exports (wasm/ABI.md, "The raw commit"), where embind's generic
+ * invoker, the ops' handle and two more calls back into JS went before
+ * (issue 13, Durable Objects, step six); its get writes the table and key
+ * into the room and reads the answer from it ("The raw get"). A
+ * transaction's OpsBuffer in this module's heap (`core.opsHeap`,
+ * js/ops-buffer.js) is committed where it is, by a third export. Ops of any
+ * other kind (JSON text), text that is not ASCII, a core deleted, or a
+ * module without the exports: the Core's own methods ("Calls"). Returns
+ * `core`.
  *
  * @example
  * const core = withRawCalls(mod, new mod.Core());
@@ -52,7 +53,7 @@ export function withRawCalls(mod, core) {
   if ([room, commitRoom, commitAt, getRoom, core.address].some((f) => typeof f !== "function")) return core;
   const heap = opsHeapOf(mod);
   const address = core.address();
-  const { commitAs, txCommitAs } = core;  // embind's, on the prototype
+  const { commitAs, txCommitAs } = core;  // the Core's own, on the prototype
   const free = core.delete;
   let live = true;
   const ascii = (s, h, at) => {
@@ -65,7 +66,7 @@ export function withRawCalls(mod, core) {
   };
   // A binary batch, or wire JSON text that is ASCII (a replayed commit's,
   // store.commit's), is written into the room; other text goes through
-  // embind's methods.
+  // the Core's own methods.
   const commitIn = (tx, ops, owner, at) => {
     if (ops instanceof OpsBuffer) {
       // A transaction's buffer in this module's heap is committed where it
@@ -86,7 +87,7 @@ export function withRawCalls(mod, core) {
   // get(): the table's name and the key's JSON written into the room when
   // both are ASCII (a key's JSON almost always is: JSON.stringify escapes
   // lone surrogates), the answer read back from it (its length, then its
-  // UTF-8); other text goes through embind's get.
+  // UTF-8); other text goes through the Core's own get.
   const { get } = core;
   core.get = (table, key) => {
     if (live) {
@@ -186,7 +187,7 @@ export function makeGate(core, head, kind = "store") {
     commitOps(what, owner, meta, ops, tx = 0) {
       return gate.commit(what, () => {
         // A transaction's OpsBuffer goes as it is to the raw commit
-        // (withRawCalls: its address) and as a batch of its own to embind,
+        // (withRawCalls: its address) and as a batch of its own to the others,
         // taken here, after any other call into the core (a view of a
         // buffer in the wasm heap lasts only until a call grows the heap).
         if (meta !== null) {

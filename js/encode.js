@@ -306,9 +306,9 @@ ExactParser.prototype.string = function string() {
 const utf8 = new TextEncoder();
 
 /**
- * A JSON text as the core takes it: a long text as UTF-8 bytes (embind
- * copies a Uint8Array straight in; TextEncoder is native, while Emscripten's
- * own string copy walks the text in JS), a short one as it is.
+ * A JSON text as the core takes it: a long text as UTF-8 bytes (a
+ * Uint8Array is copied straight into the heap; wasm/ABI.md, "Calls"), a
+ * short one as it is.
  *
  * @example
  * core.commit(toWire(opsText), metaText)

@@ -79,7 +79,7 @@ export class OpsBuffer {
    * given. A view of a wasm heap is detached when any call into the module
    * grows the heap: every write here goes through ensure(), which views it
    * again, and batch() is only valid until the next call into the module
-   * (hand a call through embind batchCopy() instead).
+   * (hand any other call batchCopy() instead).
    */
   constructor(heap = null) {
     this.heap = heap;
@@ -147,8 +147,8 @@ export class OpsBuffer {
 
   /**
    * batch() in memory of its own where the buffer is in a wasm heap: for a
-   * call through embind, which may grow the heap (a string argument's
-   * room) before it reads the batch.
+   * call that may grow the heap (its arguments' room: wasm/ABI.md, "Calls")
+   * before it reads the batch.
    */
   batchCopy() {
     const b = this.batch();

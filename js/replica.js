@@ -185,7 +185,7 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
       try {
         text = typeof batch === "string" ? batch : encodeJson(batch, "batch", MAX_BATCH_DEPTH);
         // Not UTF-8 text: a lone surrogate would reach the core mangled
-        // (embind's encoder) or replaced (TextEncoder).
+        // (Emscripten's encoder) or replaced (TextEncoder).
         if (!isWellFormed(text)) throw invalidArgs("applyBatch: the batch text holds a lone surrogate (a UTF-16 half without its pair), which is not text");
       } catch (e) {
         // A diverged replica answers every batch with sync/diverged, one it

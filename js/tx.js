@@ -368,8 +368,8 @@ class Tx {
     Tx.#open(this, "tx.get");
     const kt = reads.keyText(h, key);
     if (!st.txId) st.txId = Number(gate.call("tx.get", () => gate.core.txOpen()));
-    // Its own copy: embind's string arguments may grow the wasm heap
-    // (where the buffer may be) before txGet reads the batch.
+    // Its own copy: sizing the call's room may grow the wasm heap (where
+    // the buffer may be) before txGet reads the batch.
     const batch = st.ops.batchCopy();
     let answer;
     try {

@@ -1,14 +1,14 @@
-// The embind surface of the wasm module: one class, Core, that only declares
-// and converts. Every method takes JSON text and returns one string; a
-// failure is "!<code> <message>" (see wasm/ABI.md). The common commit
+// The surface of the wasm module: one class, Core, that only declares and
+// converts, called through plain exports (onestore_call below; the JS side
+// is wasm/core_post.js). Every method takes JSON text and returns one
+// string; a failure is "!<code> <message>" (see wasm/ABI.md). The common commit
 // (commitAs, txCommitAs) crosses numbers instead: the seq, or 0 and the
 // failure in lastError(). No engine logic here.
-#include <emscripten/bind.h>
-#include <emscripten/em_js.h>
 #include <emscripten/em_macros.h>
-#include <emscripten/val.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -27,27 +27,6 @@
 #include "sync/replica.h"
 #include "values/vector.h"
 
-// UTF-8 text as a JS string, decoded by TextDecoder in one call. embind's
-// std::string return reads every byte in JS twice (it looks for NULs), which
-// was about 20 us of a page of 100 rows in workerd (docs/performance.md,
-// "Issue 13, Durable Objects, step three").
-EM_JS(emscripten::EM_VAL, onestore_js_text, (const char* p, size_t n), {
-  return Emval.toHandle(UTF8Decoder.decode(HEAPU8.subarray(p, p + n)));
-});
-
-// The ops of a commit (OpsBytes): the length of a Uint8Array, or -1 for
-// anything else; then its bytes copied to `p`. Two plain calls, where
-// embind's val made five a commit (isString, instanceof, the "length"
-// property, the view, the "set" method, whose name it decoded from the
-// heap each time: about 5% of a one-put commit's profile).
-EM_JS(int, onestore_ops_length, (emscripten::EM_VAL ops), {
-  var v = Emval.toValue(ops);
-  return v instanceof Uint8Array ? v.length : -1;
-});
-EM_JS(void, onestore_ops_copy, (emscripten::EM_VAL ops, char* p), {
-  HEAPU8.set(Emval.toValue(ops), p);
-});
-
 namespace onestore {
 namespace {
 
@@ -57,30 +36,12 @@ std::string Answer(const Status& s, std::string payload = std::string()) {
   return "!" + std::string(CodeString(s.code())) + " " + s.message();
 }
 
-// UTF-8 text as a JS string (onestore_js_text).
-emscripten::val JsText(const std::string& text) {
-  return emscripten::val::take_ownership(onestore_js_text(text.data(), text.size()));
-}
-
 // SQLite's files go through the JS object given to the module factory as
 // `onestoreFiles` (wasm/files_library.js). Registered once, before the first
 // store opens.
 Status UseJsFiles() {
   static Status registered = RegisterVfs(JsFileSystem());
   return registered;
-}
-
-// The ops a commit, txStage, txGet or txCommit takes: JSON text, or the
-// binary batch (wasm/ABI.md, "Binary ops") as a Uint8Array, copied into the
-// heap with one TypedArray.set (embind's own std::string conversion copies
-// a Uint8Array byte by byte in JS). Anything else converts as a std::string
-// argument always did (a string, another typed array, or embind's error).
-std::string OpsBytes(const emscripten::val& ops) {
-  const int n = onestore_ops_length(ops.as_handle());
-  if (n < 0) return ops.as<std::string>();
-  std::string bytes(static_cast<size_t>(n), '\0');
-  if (n > 0) onestore_ops_copy(ops.as_handle(), bytes.data());
-  return bytes;
 }
 
 class Core {
@@ -122,8 +83,8 @@ class Core {
     return WithStore([&](Store* st) { return st->Declare(table_json, &records); }, &records);
   }
 
-  std::string commit(const emscripten::val& ops, const std::string& meta_json) {
-    const std::string ops_json = OpsBytes(ops);
+  std::string commit(const std::string& ops, const std::string& meta_json) {
+    const std::string& ops_json = ops;
     std::string result;
     return WithStore([&](Store* st) { return st->Commit(ops_json, meta_json, &result); }, &result);
   }
@@ -131,8 +92,8 @@ class Core {
   // The common commit (Store::CommitAs): the owner's number from ownerId,
   // the time in ms, no actor. Answers the seq, or 0 with the failure in
   // lastError(): no text crosses either way.
-  double commitAs(const emscripten::val& ops, int owner, double at) {
-    const std::string ops_bytes = OpsBytes(ops);
+  double commitAs(const std::string& ops, int owner, double at) {
+    const std::string& ops_bytes = ops;
     return WithSeq([&](Store* st, int64_t* seq) { return st->CommitAs(ops_bytes, owner, at, seq); });
   }
 
@@ -201,30 +162,30 @@ class Core {
 
   int txOpen() { return store_ ? store_->TxOpen() : 0; }
 
-  std::string txStage(int tx, const emscripten::val& ops) {
-    const std::string ops_json = OpsBytes(ops);
+  std::string txStage(int tx, const std::string& ops) {
+    const std::string& ops_json = ops;
     std::string none;
     return WithStore([&](Store* st) { return st->TxStage(tx, ops_json); }, &none);
   }
 
-  std::string txGet(int tx, const emscripten::val& ops, const std::string& table,
+  std::string txGet(int tx, const std::string& ops, const std::string& table,
                     const std::string& key_json) {
-    const std::string ops_json = OpsBytes(ops);
+    const std::string& ops_json = ops;
     std::string row;
     return WithStore([&](Store* st) { return st->TxGet(tx, ops_json, table, key_json, &row); },
                      &row);
   }
 
-  std::string txCommit(int tx, const emscripten::val& ops, const std::string& meta_json) {
-    const std::string ops_json = OpsBytes(ops);
+  std::string txCommit(int tx, const std::string& ops, const std::string& meta_json) {
+    const std::string& ops_json = ops;
     std::string result;
     return WithStore([&](Store* st) { return st->TxCommit(tx, ops_json, meta_json, &result); },
                      &result);
   }
 
   // txCommit with the context of commitAs; answers as commitAs.
-  double txCommitAs(int tx, const emscripten::val& ops, int owner, double at) {
-    const std::string ops_bytes = OpsBytes(ops);
+  double txCommitAs(int tx, const std::string& ops, int owner, double at) {
+    const std::string& ops_bytes = ops;
     return WithSeq(
         [&](Store* st, int64_t* seq) { return st->TxCommitAs(tx, ops_bytes, owner, at, seq); });
   }
@@ -239,15 +200,14 @@ class Core {
     return WithStore([&](Store* st) { return st->Get(table, key_json, &row); }, &row);
   }
 
-  // A string as every method's answer, decoded at once (JsText).
-  emscripten::val page(const std::string& table, const std::string& query_json, double limit,
-                       const std::string& cursor) {
+  std::string page(const std::string& table, const std::string& query_json, double limit,
+                   const std::string& cursor) {
     std::string page;
-    return JsText(WithStore(
+    return WithStore(
         [&](Store* st) {
           return st->Page(table, query_json, static_cast<int64_t>(limit), cursor, &page);
         },
-        &page));
+        &page);
   }
 
   // The k nearest rows of a vector column, one crossing per query
@@ -333,11 +293,8 @@ class Core {
   }
 
   // A replica's batch (src/sync/replica.h): {"head":n,"applied":k}. The
-  // batch's JSON text as a string, or its UTF-8 bytes as a Uint8Array
-  // (OpsBytes: one copy, where embind's string conversion walks a batch's
-  // text twice in JS).
-  std::string applyBatch(const emscripten::val& batch) {
-    const std::string batch_json = OpsBytes(batch);
+  // batch's JSON text, as a string or as its UTF-8 bytes (a Uint8Array).
+  std::string applyBatch(const std::string& batch_json) {
     std::string out;
     return WithReplica([&](Replica* r) { return r->ApplyBatch(batch_json, &out); }, &out);
   }
@@ -760,63 +717,121 @@ EMSCRIPTEN_KEEPALIVE char* onestore_get_room(double core, int table_len) {
 }
 }
 
-EMSCRIPTEN_BINDINGS(onestore) {
-  using onestore::Core;
-  emscripten::class_<Core>("Core")
-      .constructor<>()
-      .function("open", &Core::open)
-      .function("declare", &Core::declare)
-      .function("commit", &Core::commit)
-      .function("commitAs", &Core::commitAs)
-      .function("address", &Core::address)
-      .function("ownerId", &Core::ownerId)
-      .function("lastError", &Core::lastError)
-      .function("lastOps", &Core::lastOps)
-      .function("txOpen", &Core::txOpen)
-      .function("txStage", &Core::txStage)
-      .function("txGet", &Core::txGet)
-      .function("txCommit", &Core::txCommit)
-      .function("txCommitAs", &Core::txCommitAs)
-      .function("txClose", &Core::txClose)
-      .function("get", &Core::get)
-      .function("page", &Core::page)
-      .function("nearest", &Core::nearest)
-      .function("vectorCache", &Core::vectorCache)
-      .function("debugBase64GrowthBytes", &Core::debugBase64GrowthBytes)
-      .function("count", &Core::count)
-      .function("mintId", &Core::mintId)
-      .function("documents", &Core::documents)
-      .function("outboxRead", &Core::outboxRead)
-      .function("log", &Core::log)
-      .function("outboxTrim", &Core::outboxTrim)
-      .function("applyBatch", &Core::applyBatch)
-      .function("recordDivergence", &Core::recordDivergence)
-      .function("diverged", &Core::diverged)
-      .function("promote", &Core::promote)
-      .function("split", &Core::split)
-      .function("origin", &Core::origin)
-      .function("restoreBatch", &Core::restoreBatch)
-      .function("hostNote", &Core::hostNote)
-      .function("setHostNote", &Core::setHostNote)
-      .function("fingerprint", &Core::fingerprint)
-      .function("exportRows", &Core::exportRows)
-      .function("tableDigest", &Core::tableDigest)
-      .function("archiveDigests", &Core::archiveDigests)
-      .function("restoreTables", &Core::restoreTables)
-      .function("restoreRows", &Core::restoreRows)
-      .function("restoreOutbox", &Core::restoreOutbox)
-      .function("snapshotTake", &Core::snapshotTake)
-      .function("snapshotRestore", &Core::snapshotRestore)
-      .function("snapshotRestoreCopies", &Core::snapshotRestoreCopies)
-      .function("seedViewCopies", &Core::seedViewCopies)
-      .function("snapshotDrop", &Core::snapshotDrop)
-      .function("snapshotHold", &Core::snapshotHold)
-      .function("snapshotRelease", &Core::snapshotRelease)
-      .function("seedView", &Core::seedView)
-      .function("head", &Core::head)
-      .function("tables", &Core::tables)
-      .function("archiveTables", &Core::archiveTables)
-      .function("close", &Core::close);
-  emscripten::function("errorCodes", &onestore::ErrorCodes);
-  emscripten::function("peekStore", &onestore::PeekStore);
+// The Core's methods as one plain export (js/core.js, the `Core` class every
+// loader's module carries; wasm/ABI.md, "Calls"): embind's class, its
+// invokers and its glue were about 10 KB of the gzipped download (issue 13),
+// and without code generation each embind call went through a generic
+// invoker. JS writes a call's strings into the call room, each as its
+// length (4 bytes, little-endian) then its UTF-8, and passes its numbers as
+// a, b, c in the order the method takes them (a Core argument as its
+// address). A method that answers a string leaves it in the room the same
+// way and the call returns the room's address; one that answers a number
+// returns it. The numbers of the methods are js/core.js's METHODS, in order.
+namespace {
+std::string call_room;
+
+// The strings of a call, read from the room (a length past its end reads
+// what is there: JS never writes one).
+struct CallStrings {
+  std::string s[4];
+  CallStrings() {
+    size_t at = 0;
+    for (std::string& v : s) {
+      if (call_room.size() - at < 4) break;
+      uint32_t n;
+      std::memcpy(&n, call_room.data() + at, 4);
+      at += 4;
+      n = static_cast<uint32_t>(std::min<size_t>(n, call_room.size() - at));
+      v.assign(call_room, at, n);
+      at += n;
+    }
+  }
+};
+
+onestore::Core* CoreAt(double address) {
+  return reinterpret_cast<onestore::Core*>(static_cast<uintptr_t>(address));
+}
+}  // namespace
+
+extern "C" {
+EMSCRIPTEN_KEEPALIVE double onestore_core_new() {
+  return static_cast<double>(reinterpret_cast<uintptr_t>(new onestore::Core()));
+}
+EMSCRIPTEN_KEEPALIVE void onestore_core_delete(double core) { delete CoreAt(core); }
+// Room for `n` bytes of a call's strings.
+EMSCRIPTEN_KEEPALIVE char* onestore_call_room(int n) {
+  call_room.assign(static_cast<size_t>(n < 0 ? 0 : n), '\0');
+  return call_room.data();
+}
+EMSCRIPTEN_KEEPALIVE double onestore_call(double core, int m, double a, double b, double c) {
+  const CallStrings strings;
+  const std::string* s = strings.s;
+  onestore::Core* k = CoreAt(core);  // null for the module's own functions
+  const int i = static_cast<int>(a);
+  std::string out;
+  switch (m) {
+    case 0: out = k->open(s[0]); break;
+    case 1: out = k->declare(s[0]); break;
+    case 2: out = k->commit(s[0], s[1]); break;
+    case 3: return k->commitAs(s[0], i, b);
+    case 4: return k->address();
+    case 5: return k->ownerId(s[0]);
+    case 6: out = k->lastError(); break;
+    case 7: out = k->lastOps(); break;
+    case 8: return k->txOpen();
+    case 9: out = k->txStage(i, s[0]); break;
+    case 10: out = k->txGet(i, s[0], s[1], s[2]); break;
+    case 11: out = k->txCommit(i, s[0], s[1]); break;
+    case 12: return k->txCommitAs(i, s[0], static_cast<int>(b), c);
+    case 13: out = k->txClose(i); break;
+    case 14: out = k->get(s[0], s[1]); break;
+    case 15: out = k->page(s[0], s[1], a, s[2]); break;
+    case 16: out = k->nearest(s[0], s[1]); break;
+    case 17: out = k->vectorCache(); break;
+    case 18: out = k->debugBase64GrowthBytes(); break;
+    case 19: out = k->count(s[0], s[1]); break;
+    case 20: out = k->mintId(s[0]); break;
+    case 21: out = k->documents(s[0]); break;
+    case 22: out = k->outboxRead(a, b); break;
+    case 23: out = k->log(s[0]); break;
+    case 24: out = k->outboxTrim(a); break;
+    case 25: out = k->applyBatch(s[0]); break;
+    case 26: out = k->recordDivergence(); break;
+    case 27: out = k->diverged(); break;
+    case 28: out = k->promote(); break;
+    case 29: out = k->split(s[0], s[1]); break;
+    case 30: out = k->origin(); break;
+    case 31: out = k->restoreBatch(s[0]); break;
+    case 32: out = k->hostNote(s[0]); break;
+    case 33: out = k->setHostNote(s[0], s[1]); break;
+    case 34: out = k->fingerprint(); break;
+    case 35: out = k->exportRows(s[0], s[1], a); break;
+    case 36: out = k->tableDigest(s[0]); break;
+    case 37: out = k->archiveDigests(); break;
+    case 38: out = k->restoreTables(s[0]); break;
+    case 39: out = k->restoreRows(s[0], s[1]); break;
+    case 40: out = k->restoreOutbox(s[0], a); break;
+    case 41: out = k->snapshotTake(s[0], s[1]); break;
+    case 42: out = k->snapshotRestore(s[0], s[1], s[2], s[3]); break;
+    case 43: out = k->snapshotRestoreCopies(s[0], s[1], s[2]); break;
+    case 44: out = k->seedViewCopies(*CoreAt(a), s[0], b); break;
+    case 45: out = k->snapshotDrop(s[0]); break;
+    case 46: out = k->snapshotHold(); break;
+    case 47: out = k->snapshotRelease(); break;
+    case 48: out = k->seedView(*CoreAt(a), s[0], s[1]); break;
+    case 49: return k->head();
+    case 50: out = k->tables(); break;
+    case 51: out = k->archiveTables(); break;
+    case 52: out = k->close(); break;
+    // The module's own functions (no core).
+    case 53: out = onestore::ErrorCodes(); break;
+    case 54: out = onestore::PeekStore(s[0], a != 0); break;
+    default: return 0;
+  }
+  const uint32_t n = static_cast<uint32_t>(out.size());
+  call_room.assign(4, '\0');
+  std::memcpy(call_room.data(), &n, 4);
+  call_room += out;
+  return static_cast<double>(reinterpret_cast<uintptr_t>(call_room.data()));
+}
 }

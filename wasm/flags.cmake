@@ -101,11 +101,14 @@ set(ONESTORE_WASM_SIMD_SOURCES
 )
 
 set(ONESTORE_WASM_LINK_FLAGS
-  # embind: the Core class declared in wasm/bindings.cc.
-  --bind
-  # Without RTTI, as compiled (ONESTORE_WASM_COMPILE_FLAGS): links embind's
-  # library built the same way (libembind, not libembind-rtti).
-  -fno-rtti
+  # The module's Core class, errorCodes and peekStore: JS over the plain
+  # exports of wasm/bindings.cc, run inside the factory. Not embind (issue 13,
+  # the download: its glue and C++ side were about 10 KB gzipped); only the
+  # bench build links embind, for RawSqlite (ONESTORE_WASM_BENCH_LINK_FLAGS).
+  "SHELL:--post-js ${PROJECT_SOURCE_DIR}/wasm/core_post.js"
+  # malloc and free for js/ops-buffer.js (a transaction's ops in the heap);
+  # the EMSCRIPTEN_KEEPALIVE functions of wasm/ are exported as well.
+  -sEXPORTED_FUNCTIONS=[_malloc,_free]
   # Emit a factory function instead of a global Module object...
   -sMODULARIZE=1
   # ...as the default export of an ES module (dist/onestore-core.mjs).
@@ -163,6 +166,11 @@ set(ONESTORE_WASM_LINK_FLAGS
   # smaller gzipped for about 20 s more of each link (issue 13, step two).
   -sBINARYEN_EXTRA_PASSES=--converge
 )
+
+# The bench build (build/wasm/bench/) adds embind for the bench's RawSqlite
+# (wasm/raw_sqlite.cc), without RTTI as compiled (ONESTORE_WASM_COMPILE_FLAGS):
+# embind's library built the same way (libembind, not libembind-rtti).
+set(ONESTORE_WASM_BENCH_LINK_FLAGS --bind -fno-rtti)
 
 # The reference link of wasm/order-functions.mjs (CMakeLists.txt,
 # onestore-core-order): the shipped link's flags at -O0, so that the functions

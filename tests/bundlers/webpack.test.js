@@ -47,7 +47,7 @@ test("a webpack 5 build opens the store, persists and fences", async () => {
   // The worker's chunk has the core, built with the "browser" export
   // condition (the OPFS loader, no Node one); the page's entry does not.
   const chunks = files.filter((f) => f.endsWith(".js")).map((f) => ({ f, text: readFileSync(join(out, f), "utf8") }));
-  const core = chunks.filter((c) => /BindingError/.test(c.text));
+  const core = chunks.filter((c) => /_onestore_call_room/.test(c.text));
   assert.equal(core.length, 1, `one chunk with the core among ${chunks.map((c) => c.f).join(", ")}`);
   assert.notEqual(core[0].f, "main.js");
   assert.match(core[0].text, /navigator\.locks/);
