@@ -5,6 +5,8 @@
 // (commitAs, txCommitAs) crosses numbers instead: the seq, or 0 and the
 // failure in lastError(). No engine logic here.
 #include <emscripten/em_macros.h>
+#include <emscripten/heap.h>
+#include <malloc.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -26,6 +28,7 @@
 #include "sync/fingerprint.h"
 #include "sync/replica.h"
 #include "values/vector.h"
+#include "writes/binary_ops.h"
 
 namespace onestore {
 namespace {
@@ -34,6 +37,36 @@ namespace {
 std::string Answer(const Status& s, std::string payload = std::string()) {
   if (s.ok()) return payload;
   return "!" + std::string(CodeString(s.code())) + " " + s.message();
+}
+
+// Whether the wasm heap has room for a call that takes a batch of ops of
+// `batch.size()` bytes (docs/reliability.md, "A full wasm heap"). The heap
+// grows to at most 2 GB, and an allocation that fails there stops the
+// whole module (C++ without exceptions aborts), a memory store's rows with
+// it: a commit that would need more is refused before it starts, with
+// `limit`, and the store keeps all it holds. The room asked for is a bound
+// measured on the memory backend, the largest taker: 3 bytes a byte of
+// batch (the rows' data, the outbox record, the parse) and 1 KiB an op (a
+// row's nodes and the op itself), plus 32 MiB kept for the reads and
+// derives after it. Two numbers read far from the cap; near it the ops are
+// counted and the allocator's free room walked (mallinfo).
+Status RoomFor(std::string_view batch) {
+  const double growable = static_cast<double>(emscripten_get_heap_max()) -
+                          static_cast<double>(emscripten_get_heap_size());
+  const double n = static_cast<double>(batch.size());
+  const auto need = [&](double ops) { return 33554432.0 + 3 * n + 1024 * ops; };
+  if (need(n / 3 + 1) <= growable) return Status::OK();  // at most an op per 3 bytes
+  const double ops = IsBinaryOps(batch) ? static_cast<double>(BinaryOpsCount(batch)) : n / 16 + 1;
+  const double room = growable + static_cast<double>(static_cast<unsigned>(mallinfo().fordblks));
+  if (need(ops) <= room) return Status::OK();
+  const auto mib = [](double b) {
+    return std::to_string(static_cast<int64_t>(b / 1048576)) + " MiB";
+  };
+  return Status::Limit("a transaction's ops (" + std::to_string(batch.size()) + " bytes, " +
+                       std::to_string(static_cast<int64_t>(ops)) + " ops) need about " +
+                       mib(need(ops)) + " of the wasm heap, which has " + mib(room) +
+                       " left of its " + mib(static_cast<double>(emscripten_get_heap_max())) +
+                       "; commit them in smaller transactions");
 }
 
 // SQLite's files go through the JS object given to the module factory as
@@ -86,7 +119,12 @@ class Core {
   std::string commit(const std::string& ops, const std::string& meta_json) {
     const std::string& ops_json = ops;
     std::string result;
-    return WithStore([&](Store* st) { return st->Commit(ops_json, meta_json, &result); }, &result);
+    return WithStore(
+        [&](Store* st) {
+          ONESTORE_RETURN_IF_ERROR(RoomFor(ops_json));
+          return st->Commit(ops_json, meta_json, &result);
+        },
+        &result);
   }
 
   // The common commit (Store::CommitAs): the owner's number from ownerId,
@@ -94,7 +132,10 @@ class Core {
   // lastError(): no text crosses either way.
   double commitAs(const std::string& ops, int owner, double at) {
     const std::string& ops_bytes = ops;
-    return WithSeq([&](Store* st, int64_t* seq) { return st->CommitAs(ops_bytes, owner, at, seq); });
+    return WithSeq([&](Store* st, int64_t* seq) {
+      ONESTORE_RETURN_IF_ERROR(RoomFor(ops_bytes));
+      return st->CommitAs(ops_bytes, owner, at, seq);
+    });
   }
 
   // The raw commit (onestore_ops_room, onestore_commit_as below): the
@@ -111,9 +152,14 @@ class Core {
   // commitAs (tx 0) or txCommitAs of the ops in the room; answers as they
   // do. A room grown past 64 KiB (a bulk transaction) is given back.
   double CommitRoom(int tx, int owner, double at) {
-    const double seq =
-        tx == 0 ? WithSeq([&](Store* st, int64_t* s) { return st->CommitAs(ops_room_, owner, at, s); })
-                : WithSeq([&](Store* st, int64_t* s) { return st->TxCommitAs(tx, ops_room_, owner, at, s); });
+    const double seq = tx == 0 ? WithSeq([&](Store* st, int64_t* s) {
+      ONESTORE_RETURN_IF_ERROR(RoomFor(ops_room_));
+      return st->CommitAs(ops_room_, owner, at, s);
+    })
+                               : WithSeq([&](Store* st, int64_t* s) {
+                                   ONESTORE_RETURN_IF_ERROR(RoomFor(ops_room_));
+                                   return st->TxCommitAs(tx, ops_room_, owner, at, s);
+                                 });
     if (ops_room_.capacity() > (64u << 10)) std::string().swap(ops_room_);
     return seq;
   }
@@ -123,9 +169,14 @@ class Core {
   // keeps in this module's heap (no room, no copy). Answers as they do.
   double CommitAt(int tx, const char* ops, int n, int owner, double at) {
     const std::string_view bytes(ops, static_cast<size_t>(n < 0 ? 0 : n));
-    return tx == 0
-               ? WithSeq([&](Store* st, int64_t* s) { return st->CommitAs(bytes, owner, at, s); })
-               : WithSeq([&](Store* st, int64_t* s) { return st->TxCommitAs(tx, bytes, owner, at, s); });
+    return tx == 0 ? WithSeq([&](Store* st, int64_t* s) {
+      ONESTORE_RETURN_IF_ERROR(RoomFor(bytes));
+      return st->CommitAs(bytes, owner, at, s);
+    })
+                   : WithSeq([&](Store* st, int64_t* s) {
+                       ONESTORE_RETURN_IF_ERROR(RoomFor(bytes));
+                       return st->TxCommitAs(tx, bytes, owner, at, s);
+                     });
   }
 
   // get() of what JS wrote into the room (js/core-calls.js): the table's
@@ -165,29 +216,44 @@ class Core {
   std::string txStage(int tx, const std::string& ops) {
     const std::string& ops_json = ops;
     std::string none;
-    return WithStore([&](Store* st) { return st->TxStage(tx, ops_json); }, &none);
+    return WithStore(
+        [&](Store* st) {
+          ONESTORE_RETURN_IF_ERROR(RoomFor(ops_json));
+          return st->TxStage(tx, ops_json);
+        },
+        &none);
   }
 
   std::string txGet(int tx, const std::string& ops, const std::string& table,
                     const std::string& key_json) {
     const std::string& ops_json = ops;
     std::string row;
-    return WithStore([&](Store* st) { return st->TxGet(tx, ops_json, table, key_json, &row); },
-                     &row);
+    return WithStore(
+        [&](Store* st) {
+          ONESTORE_RETURN_IF_ERROR(RoomFor(ops_json));
+          return st->TxGet(tx, ops_json, table, key_json, &row);
+        },
+        &row);
   }
 
   std::string txCommit(int tx, const std::string& ops, const std::string& meta_json) {
     const std::string& ops_json = ops;
     std::string result;
-    return WithStore([&](Store* st) { return st->TxCommit(tx, ops_json, meta_json, &result); },
-                     &result);
+    return WithStore(
+        [&](Store* st) {
+          ONESTORE_RETURN_IF_ERROR(RoomFor(ops_json));
+          return st->TxCommit(tx, ops_json, meta_json, &result);
+        },
+        &result);
   }
 
   // txCommit with the context of commitAs; answers as commitAs.
   double txCommitAs(int tx, const std::string& ops, int owner, double at) {
     const std::string& ops_bytes = ops;
-    return WithSeq(
-        [&](Store* st, int64_t* seq) { return st->TxCommitAs(tx, ops_bytes, owner, at, seq); });
+    return WithSeq([&](Store* st, int64_t* seq) {
+      ONESTORE_RETURN_IF_ERROR(RoomFor(ops_bytes));
+      return st->TxCommitAs(tx, ops_bytes, owner, at, seq);
+    });
   }
 
   std::string txClose(int tx) {
@@ -296,7 +362,12 @@ class Core {
   // batch's JSON text, as a string or as its UTF-8 bytes (a Uint8Array).
   std::string applyBatch(const std::string& batch_json) {
     std::string out;
-    return WithReplica([&](Replica* r) { return r->ApplyBatch(batch_json, &out); }, &out);
+    return WithReplica(
+        [&](Replica* r) {
+          ONESTORE_RETURN_IF_ERROR(RoomFor(batch_json));
+          return r->ApplyBatch(batch_json, &out);
+        },
+        &out);
   }
 
   // Writes the divergence the last applyBatch found; "" on success.
@@ -495,7 +566,7 @@ class Core {
 
   // seedView from a snapshot kept as copies of the tables in the database
   // of `source` (snapshotRestoreCopies), taken at `head`.
-  ONESTORE_COLD std::string seedViewCopies(Core& source, const std::string& copies_json,
+  ONESTORE_COLD std::string seedViewCopies(const Core& source, const std::string& copies_json,
                                            double head) {
     std::string out;
     return WithStore(
@@ -513,7 +584,7 @@ class Core {
   // snapshot `id` of `source`: its memory copy (path "") or the snapshot
   // file `path`. The snapshot is only read. Answers {"head":n}, the
   // snapshot's seq, from which the view applies outbox records.
-  ONESTORE_COLD std::string seedView(Core& source, const std::string& id, const std::string& path) {
+  ONESTORE_COLD std::string seedView(const Core& source, const std::string& id, const std::string& path) {
     std::string out;
     return WithStore(
         [&](Store* st) {
@@ -664,7 +735,8 @@ ONESTORE_COLD std::string PeekStore(const std::string& path, bool private_copy) 
   if (!s.ok()) return Answer(s);
   std::string out = "{\"id\":";
   AppendJsonString(peek.id, &out);
-  out += ",\"head\":" + std::to_string(peek.head) + ",\"replica\":" + (peek.replica ? "true" : "false") + "}";
+  out += ",\"head\":" + std::to_string(peek.head) +
+         ",\"replica\":" + (peek.replica ? "true" : "false") + "}";
   return out;
 }
 
@@ -706,9 +778,10 @@ EMSCRIPTEN_KEEPALIVE double onestore_commit_room(double core, int tx, int owner,
 // The commit of a transaction's buffer in the heap, in place (issue 13, a
 // bulk put's ops in the wasm heap): js/core-calls.js gives Core.commitAs and
 // Core.txCommitAs this export for an OpsBuffer of this module.
-EMSCRIPTEN_KEEPALIVE double onestore_commit_at(double core, int tx, const char* ops, int n, int owner,
-                                               double at) {
-  return reinterpret_cast<onestore::Core*>(static_cast<uintptr_t>(core))->CommitAt(tx, ops, n, owner, at);
+EMSCRIPTEN_KEEPALIVE double onestore_commit_at(double core, int tx, const char* ops, int n,
+                                               int owner, double at) {
+  return reinterpret_cast<onestore::Core*>(static_cast<uintptr_t>(core))
+      ->CommitAt(tx, ops, n, owner, at);
 }
 // The common get without embind either (issue 13, the raw get): js/core-calls.js
 // gives Core.get this export for ASCII text.
@@ -717,7 +790,7 @@ EMSCRIPTEN_KEEPALIVE char* onestore_get_room(double core, int table_len) {
 }
 }
 
-// The Core's methods as one plain export (js/core.js, the `Core` class every
+// The Core's methods as one plain export (wasm/core_post.js, the `Core` class every
 // loader's module carries; wasm/ABI.md, "Calls"): embind's class, its
 // invokers and its glue were about 10 KB of the gzipped download (issue 13),
 // and without code generation each embind call went through a generic
@@ -726,7 +799,7 @@ EMSCRIPTEN_KEEPALIVE char* onestore_get_room(double core, int table_len) {
 // a, b, c in the order the method takes them (a Core argument as its
 // address). A method that answers a string leaves it in the room the same
 // way and the call returns the room's address; one that answers a number
-// returns it. The numbers of the methods are js/core.js's METHODS, in order.
+// returns it. kMethods below numbers the methods.
 namespace {
 std::string call_room;
 
@@ -751,6 +824,86 @@ struct CallStrings {
 onestore::Core* CoreAt(double address) {
   return reinterpret_cast<onestore::Core*>(static_cast<uintptr_t>(address));
 }
+
+// The methods onestore_call calls, by number (wasm/core_post.js names
+// them in this order; the module's own functions follow, with no core).
+// Each is a function of its own, called through this table: a switch
+// calling them made wasm-opt inline every method, each having one caller,
+// into one function of 77 KB, which V8 compiled at the first call (13 ms)
+// and ran for every call. A method that answers a string leaves it in
+// `out` and returns -1; one that answers a number returns it (never
+// negative).
+using Method = double (*)(onestore::Core* k, const std::string* s, double a, double b, double c,
+                          std::string* out);
+#define ONESTORE_TEXT_(...)                                                               \
+  [](onestore::Core* k, const std::string* s, double a, double b, double c, std::string* out) \
+      -> double {                                                                         \
+    *out = __VA_ARGS__;                                                                   \
+    return -1;                                                                            \
+  }
+#define ONESTORE_NUMBER_(...)                                                               \
+  [](onestore::Core* k, const std::string* s, double a, double b, double c, std::string*) \
+      -> double { return __VA_ARGS__; }
+const Method kMethods[] = {
+    ONESTORE_TEXT_(k->open(s[0])),  // 0
+    ONESTORE_TEXT_(k->declare(s[0])),  // 1
+    ONESTORE_TEXT_(k->commit(s[0], s[1])),  // 2
+    ONESTORE_NUMBER_(k->commitAs(s[0], static_cast<int>(a), b)),  // 3
+    ONESTORE_NUMBER_(k->address()),  // 4
+    ONESTORE_NUMBER_(k->ownerId(s[0])),  // 5
+    ONESTORE_TEXT_(k->lastError()),  // 6
+    ONESTORE_TEXT_(k->lastOps()),  // 7
+    ONESTORE_NUMBER_(k->txOpen()),  // 8
+    ONESTORE_TEXT_(k->txStage(static_cast<int>(a), s[0])),  // 9
+    ONESTORE_TEXT_(k->txGet(static_cast<int>(a), s[0], s[1], s[2])),  // 10
+    ONESTORE_TEXT_(k->txCommit(static_cast<int>(a), s[0], s[1])),  // 11
+    ONESTORE_NUMBER_(k->txCommitAs(static_cast<int>(a), s[0], static_cast<int>(b), c)),  // 12
+    ONESTORE_TEXT_(k->txClose(static_cast<int>(a))),  // 13
+    ONESTORE_TEXT_(k->get(s[0], s[1])),  // 14
+    ONESTORE_TEXT_(k->page(s[0], s[1], a, s[2])),  // 15
+    ONESTORE_TEXT_(k->nearest(s[0], s[1])),  // 16
+    ONESTORE_TEXT_(k->vectorCache()),  // 17
+    ONESTORE_TEXT_(k->debugBase64GrowthBytes()),  // 18
+    ONESTORE_TEXT_(k->count(s[0], s[1])),  // 19
+    ONESTORE_TEXT_(k->mintId(s[0])),  // 20
+    ONESTORE_TEXT_(k->documents(s[0])),  // 21
+    ONESTORE_TEXT_(k->outboxRead(a, b)),  // 22
+    ONESTORE_TEXT_(k->log(s[0])),  // 23
+    ONESTORE_TEXT_(k->outboxTrim(a)),  // 24
+    ONESTORE_TEXT_(k->applyBatch(s[0])),  // 25
+    ONESTORE_TEXT_(k->recordDivergence()),  // 26
+    ONESTORE_TEXT_(k->diverged()),  // 27
+    ONESTORE_TEXT_(k->promote()),  // 28
+    ONESTORE_TEXT_(k->split(s[0], s[1])),  // 29
+    ONESTORE_TEXT_(k->origin()),  // 30
+    ONESTORE_TEXT_(k->restoreBatch(s[0])),  // 31
+    ONESTORE_TEXT_(k->hostNote(s[0])),  // 32
+    ONESTORE_TEXT_(k->setHostNote(s[0], s[1])),  // 33
+    ONESTORE_TEXT_(k->fingerprint()),  // 34
+    ONESTORE_TEXT_(k->exportRows(s[0], s[1], a)),  // 35
+    ONESTORE_TEXT_(k->tableDigest(s[0])),  // 36
+    ONESTORE_TEXT_(k->archiveDigests()),  // 37
+    ONESTORE_TEXT_(k->restoreTables(s[0])),  // 38
+    ONESTORE_TEXT_(k->restoreRows(s[0], s[1])),  // 39
+    ONESTORE_TEXT_(k->restoreOutbox(s[0], a)),  // 40
+    ONESTORE_TEXT_(k->snapshotTake(s[0], s[1])),  // 41
+    ONESTORE_TEXT_(k->snapshotRestore(s[0], s[1], s[2], s[3])),  // 42
+    ONESTORE_TEXT_(k->snapshotRestoreCopies(s[0], s[1], s[2])),  // 43
+    ONESTORE_TEXT_(k->seedViewCopies(*CoreAt(a), s[0], b)),  // 44
+    ONESTORE_TEXT_(k->snapshotDrop(s[0])),  // 45
+    ONESTORE_TEXT_(k->snapshotHold()),  // 46
+    ONESTORE_TEXT_(k->snapshotRelease()),  // 47
+    ONESTORE_TEXT_(k->seedView(*CoreAt(a), s[0], s[1])),  // 48
+    ONESTORE_NUMBER_(k->head()),  // 49
+    ONESTORE_TEXT_(k->tables()),  // 50
+    ONESTORE_TEXT_(k->archiveTables()),  // 51
+    ONESTORE_TEXT_(k->close()),  // 52
+    ONESTORE_TEXT_(onestore::ErrorCodes()),  // 53
+    ONESTORE_TEXT_(onestore::PeekStore(s[0], a != 0)),  // 54
+};
+#undef ONESTORE_TEXT_
+#undef ONESTORE_NUMBER_
+
 }  // namespace
 
 extern "C" {
@@ -764,70 +917,11 @@ EMSCRIPTEN_KEEPALIVE char* onestore_call_room(int n) {
   return call_room.data();
 }
 EMSCRIPTEN_KEEPALIVE double onestore_call(double core, int m, double a, double b, double c) {
+  if (m < 0 || m >= static_cast<int>(sizeof kMethods / sizeof kMethods[0])) return 0;
   const CallStrings strings;
-  const std::string* s = strings.s;
-  onestore::Core* k = CoreAt(core);  // null for the module's own functions
-  const int i = static_cast<int>(a);
   std::string out;
-  switch (m) {
-    case 0: out = k->open(s[0]); break;
-    case 1: out = k->declare(s[0]); break;
-    case 2: out = k->commit(s[0], s[1]); break;
-    case 3: return k->commitAs(s[0], i, b);
-    case 4: return k->address();
-    case 5: return k->ownerId(s[0]);
-    case 6: out = k->lastError(); break;
-    case 7: out = k->lastOps(); break;
-    case 8: return k->txOpen();
-    case 9: out = k->txStage(i, s[0]); break;
-    case 10: out = k->txGet(i, s[0], s[1], s[2]); break;
-    case 11: out = k->txCommit(i, s[0], s[1]); break;
-    case 12: return k->txCommitAs(i, s[0], static_cast<int>(b), c);
-    case 13: out = k->txClose(i); break;
-    case 14: out = k->get(s[0], s[1]); break;
-    case 15: out = k->page(s[0], s[1], a, s[2]); break;
-    case 16: out = k->nearest(s[0], s[1]); break;
-    case 17: out = k->vectorCache(); break;
-    case 18: out = k->debugBase64GrowthBytes(); break;
-    case 19: out = k->count(s[0], s[1]); break;
-    case 20: out = k->mintId(s[0]); break;
-    case 21: out = k->documents(s[0]); break;
-    case 22: out = k->outboxRead(a, b); break;
-    case 23: out = k->log(s[0]); break;
-    case 24: out = k->outboxTrim(a); break;
-    case 25: out = k->applyBatch(s[0]); break;
-    case 26: out = k->recordDivergence(); break;
-    case 27: out = k->diverged(); break;
-    case 28: out = k->promote(); break;
-    case 29: out = k->split(s[0], s[1]); break;
-    case 30: out = k->origin(); break;
-    case 31: out = k->restoreBatch(s[0]); break;
-    case 32: out = k->hostNote(s[0]); break;
-    case 33: out = k->setHostNote(s[0], s[1]); break;
-    case 34: out = k->fingerprint(); break;
-    case 35: out = k->exportRows(s[0], s[1], a); break;
-    case 36: out = k->tableDigest(s[0]); break;
-    case 37: out = k->archiveDigests(); break;
-    case 38: out = k->restoreTables(s[0]); break;
-    case 39: out = k->restoreRows(s[0], s[1]); break;
-    case 40: out = k->restoreOutbox(s[0], a); break;
-    case 41: out = k->snapshotTake(s[0], s[1]); break;
-    case 42: out = k->snapshotRestore(s[0], s[1], s[2], s[3]); break;
-    case 43: out = k->snapshotRestoreCopies(s[0], s[1], s[2]); break;
-    case 44: out = k->seedViewCopies(*CoreAt(a), s[0], b); break;
-    case 45: out = k->snapshotDrop(s[0]); break;
-    case 46: out = k->snapshotHold(); break;
-    case 47: out = k->snapshotRelease(); break;
-    case 48: out = k->seedView(*CoreAt(a), s[0], s[1]); break;
-    case 49: return k->head();
-    case 50: out = k->tables(); break;
-    case 51: out = k->archiveTables(); break;
-    case 52: out = k->close(); break;
-    // The module's own functions (no core).
-    case 53: out = onestore::ErrorCodes(); break;
-    case 54: out = onestore::PeekStore(s[0], a != 0); break;
-    default: return 0;
-  }
+  const double number = kMethods[m](CoreAt(core), strings.s, a, b, c, &out);
+  if (number >= 0) return number;
   const uint32_t n = static_cast<uint32_t>(out.size());
   call_room.assign(4, '\0');
   std::memcpy(call_room.data(), &n, 4);

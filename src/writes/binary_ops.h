@@ -2,6 +2,7 @@
 #ifndef ONESTORE_WRITES_BINARY_OPS_H_
 #define ONESTORE_WRITES_BINARY_OPS_H_
 
+#include <cstddef>
 #include <string_view>
 #include <vector>
 
@@ -17,6 +18,10 @@ constexpr unsigned char kBinaryOpsMagic = 0xB1;
 
 // Whether `bytes` is a binary batch (else it is JSON text).
 bool IsBinaryOps(std::string_view bytes);
+
+// The number of ops in the binary batch `bytes` (0 when it is none, or is
+// malformed), read without making any: what a caller sizes its room by.
+size_t BinaryOpsCount(std::string_view bytes);
 
 // Reads a binary batch (writes/fast_puts.cc), appending its ops to `out`. A
 // put is read straight into a row when it can be given exactly as the DOM

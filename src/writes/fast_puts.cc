@@ -872,6 +872,10 @@ bool IsBinaryOps(std::string_view bytes) {
   return !bytes.empty() && static_cast<unsigned char>(bytes[0]) == kBinaryOpsMagic;
 }
 
+size_t BinaryOpsCount(std::string_view bytes) {
+  return IsBinaryOps(bytes) ? CountBinaryOps(Bytes(bytes.substr(1))) : 0;
+}
+
 Status ParseBinaryOps(std::string_view bytes, TableResolver* tables, std::vector<Op>* out) {
   Bytes b(bytes);
   unsigned char tag;

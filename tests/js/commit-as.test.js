@@ -170,7 +170,7 @@ function counting(loaded, name) {
   return counted;
 }
 
-test("the raw commit (Core.address, onestore_ops_room, onestore_commit_room) commits a binary batch and ASCII text ops as commitAs does; text that is not ASCII goes through embind's commitAs; a closed core and a deleted one answer as embind's commitAs", async () => {
+test("the raw commit (Core.address, onestore_ops_room, onestore_commit_room) commits a binary batch and ASCII text ops as commitAs does; text that is not ASCII goes through the Core's own commitAs; a closed core and a deleted one answer as that commitAs", async () => {
   const loaded = await nodeRuntime.load();
   assert.equal(typeof loaded._onestore_ops_room, "function");
   assert.equal(typeof loaded._onestore_commit_room, "function");
@@ -201,7 +201,7 @@ test("the raw commit (Core.address, onestore_ops_room, onestore_commit_room) com
   assert.equal(core.txCommitAs(tx, ops.batch(), a, 2000), 6);
   assert.deepEqual(JSON.parse(core.get("t/t", '["in-tx"]')), ["in-tx", 7]);
   // Text ops: ASCII through the room (a put, an update and a delete by key,
-  // in a transaction and not), the rest through embind's commitAs.
+  // in a transaction and not), the rest through the Core's own commitAs.
   const text = [
     ['[{"op":"put","table":"t/t","row":{"id":"txt","n":1}},{"op":"update","table":"t/t","key":["s3"],"set":{"n":{"value":30}}},{"op":"delete","table":"t/t","key":["s4"]}]', 1],
     ['[{"op":"put","table":"t/t","row":{"id":"clé","n":2}}]', 0],
@@ -221,7 +221,7 @@ test("the raw commit (Core.address, onestore_ops_room, onestore_commit_room) com
   assert.equal(core.commitAs('[{"op":"put","table":"t/t","row":{"id":"bad","n":"no"}}]', a, 2300), 0);
   assert.match(core.lastError(), /^!invalid\/args .*"no"/);
   assert.deepEqual(JSON.parse(core.get("t/t", `["${"k2999".padEnd(40, "x")}"]`)), ["k2999".padEnd(40, "x"), 2999]);
-  // A bad batch fails inside the core, as embind's commitAs fails.
+  // A bad batch fails inside the core, as the Core's own commitAs fails.
   assert.equal(core.commitAs(Uint8Array.of(1, 2, 3), a, 3000), 0);
   assert.match(core.lastError(), /^!invalid\/args/);
   core.close();
@@ -234,11 +234,11 @@ test("the raw commit (Core.address, onestore_ops_room, onestore_commit_room) com
   assert.equal(counted.calls, before);
 });
 
-test("the raw get (onestore_get_room) answers as embind's get: rows of any size and text, a missing key, an unknown table, a closed core; text that is not ASCII goes through embind's get", async () => {
+test("the raw get (onestore_get_room) answers as the Core's own get: rows of any size and text, a missing key, an unknown table, a closed core; text that is not ASCII goes through the Core's own get", async () => {
   const loaded = await nodeRuntime.load();
   const counted = counting(loaded, "_onestore_get_room");
   const core = withRawCalls(counted.mod, new loaded.Core());
-  const embindGet = (table, key) => loaded.Core.prototype.get.call(core, table, key);
+  const ownGet = (table, key) => loaded.Core.prototype.get.call(core, table, key);
   core.open('{"backend":"memory"}');
   const a = core.ownerId("a");
   const table = '[{"op":"table","table":"t/t","version":1,"columns":{"id":{"type":"str"},"s":{"type":"str"}},"key":["id"]}]';
@@ -251,20 +251,20 @@ test("the raw get (onestore_get_room) answers as embind's get: rows of any size 
     ["t/t", '["plain"]', ["plain", "text"], 1],
     ["t/t", '["wide"]', ["wide", "é😀 – ok"], 1],
     ["t/t", '["big"]', ["big", big], 1],
-    ["t/t", '["clé"]', ["clé", "non-ASCII key"], 0],  // embind's get
+    ["t/t", '["clé"]', ["clé", "non-ASCII key"], 0],  // the Core's own get
     ["t/t", '["none"]', null, 1],
   ];
   for (const [t, key, row, rawCalls] of cases) {
     const before = counted.calls;
     const answer = core.get(t, key);
     assert.equal(counted.calls - before, rawCalls, key);
-    assert.equal(answer, embindGet(t, key), key);
+    assert.equal(answer, ownGet(t, key), key);
     assert.deepEqual(JSON.parse(answer), row, key);
   }
   // After the big answer, a small one reads its own length, not the room's.
   assert.equal(core.get("t/t", '["plain"]'), '["plain","text"]');
   assert.match(core.get("t/none", '["plain"]'), /^!invalid\/args .*t\/none/);
-  assert.equal(core.get("t/none", '["plain"]'), embindGet("t/none", '["plain"]'));
+  assert.equal(core.get("t/none", '["plain"]'), ownGet("t/none", '["plain"]'));
   assert.match(core.get("t/t", "not json"), /^!invalid\/args/);
   core.close();
   assert.match(core.get("t/t", '["plain"]'), /^!closed/);

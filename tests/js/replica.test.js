@@ -176,8 +176,9 @@ describe("a replica", () => {
     const { store } = await sourceStore();
     const replica = await openReplica({ backend: "memory" });
     const text = JSON.stringify(await store.outbox.read(0, 100));
-    // A lone surrogate in the owner's name is not text: embind's encoder
-    // folded it into the next character (U+D800 "s" became U+1006F), and
+    // A lone surrogate in the owner's name is not text: Emscripten's encoder
+    // (embind's, and the Core's since: wasm/ABI.md, "Calls") folds it into
+    // the next character (U+D800 and the "a" of "app" become U+10061), and
     // TextEncoder would write U+FFFD.
     const lone = text.replace('"owner":"', '"owner":"\uD800');
     assert.notEqual(lone, text);
