@@ -116,8 +116,7 @@ class Core {
     return WithStore([&](Store* st) { return st->Declare(table_json, &records); }, &records);
   }
 
-  std::string commit(const std::string& ops, const std::string& meta_json) {
-    const std::string& ops_json = ops;
+  std::string commit(const std::string& ops_json, const std::string& meta_json) {
     std::string result;
     return WithStore(
         [&](Store* st) {
@@ -131,11 +130,7 @@ class Core {
   // the time in ms, no actor. Answers the seq, or 0 with the failure in
   // lastError(): no text crosses either way.
   double commitAs(const std::string& ops, int owner, double at) {
-    const std::string& ops_bytes = ops;
-    return WithSeq([&](Store* st, int64_t* seq) {
-      ONESTORE_RETURN_IF_ERROR(RoomFor(ops_bytes));
-      return st->CommitAs(ops_bytes, owner, at, seq);
-    });
+    return CommitBytes(0, ops, owner, at);
   }
 
   // The raw commit (onestore_ops_room, onestore_commit_as below): the
@@ -152,14 +147,7 @@ class Core {
   // commitAs (tx 0) or txCommitAs of the ops in the room; answers as they
   // do. A room grown past 64 KiB (a bulk transaction) is given back.
   double CommitRoom(int tx, int owner, double at) {
-    const double seq = tx == 0 ? WithSeq([&](Store* st, int64_t* s) {
-      ONESTORE_RETURN_IF_ERROR(RoomFor(ops_room_));
-      return st->CommitAs(ops_room_, owner, at, s);
-    })
-                               : WithSeq([&](Store* st, int64_t* s) {
-                                   ONESTORE_RETURN_IF_ERROR(RoomFor(ops_room_));
-                                   return st->TxCommitAs(tx, ops_room_, owner, at, s);
-                                 });
+    const double seq = CommitBytes(tx, ops_room_, owner, at);
     if (ops_room_.capacity() > (64u << 10)) std::string().swap(ops_room_);
     return seq;
   }
@@ -168,15 +156,7 @@ class Core {
   // read where they are: a transaction's buffer, which js/ops-buffer.js
   // keeps in this module's heap (no room, no copy). Answers as they do.
   double CommitAt(int tx, const char* ops, int n, int owner, double at) {
-    const std::string_view bytes(ops, static_cast<size_t>(n < 0 ? 0 : n));
-    return tx == 0 ? WithSeq([&](Store* st, int64_t* s) {
-      ONESTORE_RETURN_IF_ERROR(RoomFor(bytes));
-      return st->CommitAs(bytes, owner, at, s);
-    })
-                   : WithSeq([&](Store* st, int64_t* s) {
-                       ONESTORE_RETURN_IF_ERROR(RoomFor(bytes));
-                       return st->TxCommitAs(tx, bytes, owner, at, s);
-                     });
+    return CommitBytes(tx, std::string_view(ops, static_cast<size_t>(n < 0 ? 0 : n)), owner, at);
   }
 
   // get() of what JS wrote into the room (js/core-calls.js): the table's
@@ -213,8 +193,7 @@ class Core {
 
   int txOpen() { return store_ ? store_->TxOpen() : 0; }
 
-  std::string txStage(int tx, const std::string& ops) {
-    const std::string& ops_json = ops;
+  std::string txStage(int tx, const std::string& ops_json) {
     std::string none;
     return WithStore(
         [&](Store* st) {
@@ -224,9 +203,8 @@ class Core {
         &none);
   }
 
-  std::string txGet(int tx, const std::string& ops, const std::string& table,
+  std::string txGet(int tx, const std::string& ops_json, const std::string& table,
                     const std::string& key_json) {
-    const std::string& ops_json = ops;
     std::string row;
     return WithStore(
         [&](Store* st) {
@@ -236,8 +214,7 @@ class Core {
         &row);
   }
 
-  std::string txCommit(int tx, const std::string& ops, const std::string& meta_json) {
-    const std::string& ops_json = ops;
+  std::string txCommit(int tx, const std::string& ops_json, const std::string& meta_json) {
     std::string result;
     return WithStore(
         [&](Store* st) {
@@ -249,11 +226,7 @@ class Core {
 
   // txCommit with the context of commitAs; answers as commitAs.
   double txCommitAs(int tx, const std::string& ops, int owner, double at) {
-    const std::string& ops_bytes = ops;
-    return WithSeq([&](Store* st, int64_t* seq) {
-      ONESTORE_RETURN_IF_ERROR(RoomFor(ops_bytes));
-      return st->TxCommitAs(tx, ops_bytes, owner, at, seq);
-    });
+    return CommitBytes(tx, ops, owner, at);
   }
 
   std::string txClose(int tx) {
@@ -669,6 +642,15 @@ class Core {
   }
 
  private:
+  // commitAs (tx 0) or txCommitAs of `ops`, once the heap has room for them
+  // (RoomFor): every numeric commit, the raw ones included, comes here.
+  double CommitBytes(int tx, std::string_view ops, int owner, double at) {
+    return WithSeq([&](Store* st, int64_t* seq) {
+      ONESTORE_RETURN_IF_ERROR(RoomFor(ops));
+      return tx == 0 ? st->CommitAs(ops, owner, at, seq) : st->TxCommitAs(tx, ops, owner, at, seq);
+    });
+  }
+
   template <typename F>
   std::string WithStore(F&& f, std::string* payload) {
     if (!store_) {
