@@ -45,6 +45,12 @@ export function closedError(what, kind = "store") {
  */
 const utf8 = new TextDecoder();
 
+// The error of a raw call whose room the heap could not give (the room's
+// export answered null: wasm/bindings.cc, ArgumentsRoom); nothing ran.
+function roomRefused(what, bytes) {
+  return new StoreError(ErrorCodes.Limit, `${what}, ${bytes} bytes: what is left of the wasm heap has no room for them (it grows to at most 2 GB); pass less at a time`);
+}
+
 export function withRawCalls(mod, core) {
   const room = mod._onestore_ops_room;
   const commitRoom = mod._onestore_commit_room;
@@ -78,6 +84,7 @@ export function withRawCalls(mod, core) {
     const text = typeof ops === "string";
     if (live && (text || ops instanceof Uint8Array)) {
       const at0 = room(address, ops.length);
+      if (!at0) throw roomRefused("the transaction's ops", ops.length);
       const h = mod.HEAPU8;  // the heap as it is after room() (it may have grown)
       if (!text) h.set(ops, at0);
       if (!text || ascii(ops, h, at0)) return commitRoom(address, tx, owner, at);
@@ -92,6 +99,7 @@ export function withRawCalls(mod, core) {
   core.get = (table, key) => {
     if (live) {
       const at0 = room(address, table.length + key.length);
+      if (!at0) throw roomRefused("the key", table.length + key.length);
       const h = mod.HEAPU8;
       if (ascii(table, h, at0) && ascii(key, h, at0 + table.length)) {
         const p = getRoom(address, table.length);

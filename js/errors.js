@@ -94,9 +94,10 @@ function failWith(error) {
 /**
  * Turns anything thrown while calling into the wasm module into a
  * StoreError. A StoreError passes through; a wasm trap or abort (the
- * instance is no longer trustworthy) becomes `storage_failed`; anything
- * else (a wrong argument type rejected by the binding) becomes
- * `invalid/args`.
+ * instance is no longer trustworthy) becomes `storage_failed`; a call
+ * whose arguments the wasm heap has no room for, refused before it started,
+ * becomes `limit`; anything else (a wrong argument type rejected by the
+ * binding) becomes `invalid/args`.
  *
  * @example
  * try { core.page(...); } catch (e) { throw asStoreError(e, "page"); }
@@ -104,6 +105,9 @@ function failWith(error) {
 export function asStoreError(error, what) {
   if (error instanceof StoreError) return error;
   const text = error && typeof error === "object" && "message" in error ? error.message : String(error);
+  // A call refused before it started: its arguments do not fit in the wasm
+  // heap (wasm/core_post.js, onestoreLimit). The instance is sound.
+  if (error?.name === "OnestoreLimitError") return new StoreError(ErrorCodes.Limit, `${what}: ${text}`, { cause: error });
   if (isTrap(error)) {
     return new StoreError(ErrorCodes.StorageFailed, `${what}: the wasm core stopped (${text}); reopen the store`, { cause: error });
   }

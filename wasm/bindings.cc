@@ -39,34 +39,88 @@ std::string Answer(const Status& s, std::string payload = std::string()) {
   return "!" + std::string(CodeString(s.code())) + " " + s.message();
 }
 
-// Whether the wasm heap has room for a call that takes a batch of ops of
-// `batch.size()` bytes (docs/reliability.md, "A full wasm heap"). The heap
-// grows to at most 2 GB, and an allocation that fails there stops the
-// whole module (C++ without exceptions aborts), a memory store's rows with
-// it: a commit that would need more is refused before it starts, with
-// `limit`, and the store keeps all it holds. The room asked for is a bound
-// measured on the memory backend, the largest taker: 3 bytes a byte of
-// batch (the rows' data, the outbox record, the parse) and 1 KiB an op (a
-// row's nodes and the op itself), plus 32 MiB kept for the reads and
-// derives after it. Two numbers read far from the cap; near it the ops are
-// counted and the allocator's free room walked (mallinfo).
-Status RoomFor(std::string_view batch) {
+// The bytes the wasm heap keeps free beyond what a call asks for: room for
+// the reads and derives after it.
+constexpr double kKeptFree = 33554432.0;  // 32 MiB
+
+// Whether the wasm heap can still give `bytes` more with kKeptFree to
+// spare (docs/reliability.md, "A full wasm heap"). The heap grows to at
+// most 2 GB, and an allocation that fails there stops the whole module
+// (C++ without exceptions aborts), a memory store's rows with it: what
+// would need more is refused before it starts, with `limit`. Far from the
+// cap this reads two numbers; near it the allocator's free room is walked
+// (mallinfo).
+bool HeapHasRoom(double bytes) {
   const double growable = static_cast<double>(emscripten_get_heap_max()) -
                           static_cast<double>(emscripten_get_heap_size());
+  const double need = kKeptFree + bytes;
+  if (need <= growable) return true;
+  return need <= growable + static_cast<double>(static_cast<unsigned>(mallinfo().fordblks));
+}
+
+std::string Mib(double b) { return std::to_string(static_cast<int64_t>(b / 1048576)) + " MiB"; }
+
+// What is left of the heap, for the messages of a refusal.
+std::string HeapLeft() {
+  const double growable = static_cast<double>(emscripten_get_heap_max()) -
+                          static_cast<double>(emscripten_get_heap_size());
+  return Mib(growable + static_cast<double>(static_cast<unsigned>(mallinfo().fordblks))) +
+         " left of its " + Mib(static_cast<double>(emscripten_get_heap_max()));
+}
+
+// Whether the wasm heap has room for a call that takes a batch of ops of
+// `batch.size()` bytes. The room asked for is a bound measured on the
+// memory backend, the largest taker: 3 bytes a byte of batch (the rows'
+// data, the outbox record, the parse) and 1 KiB an op (a row's nodes and
+// the op itself), beside the 32 MiB kept free.
+Status RoomFor(std::string_view batch) {
   const double n = static_cast<double>(batch.size());
-  const auto need = [&](double ops) { return 33554432.0 + 3 * n + 1024 * ops; };
-  if (need(n / 3 + 1) <= growable) return Status::OK();  // at most an op per 3 bytes
+  const auto need = [&](double ops) { return 3 * n + 1024 * ops; };
+  if (HeapHasRoom(need(n / 3 + 1))) return Status::OK();  // at most an op per 3 bytes
   const double ops = IsBinaryOps(batch) ? static_cast<double>(BinaryOpsCount(batch)) : n / 16 + 1;
-  const double room = growable + static_cast<double>(static_cast<unsigned>(mallinfo().fordblks));
-  if (need(ops) <= room) return Status::OK();
-  const auto mib = [](double b) {
-    return std::to_string(static_cast<int64_t>(b / 1048576)) + " MiB";
-  };
+  if (HeapHasRoom(need(ops))) return Status::OK();
   return Status::Limit("a transaction's ops (" + std::to_string(batch.size()) + " bytes, " +
                        std::to_string(static_cast<int64_t>(ops)) + " ops) need about " +
-                       mib(need(ops)) + " of the wasm heap, which has " + mib(room) +
-                       " left of its " + mib(static_cast<double>(emscripten_get_heap_max())) +
+                       Mib(kKeptFree + need(ops)) + " of the wasm heap, which has " + HeapLeft() +
                        "; commit them in smaller transactions");
+}
+
+// The heap a call's arguments of `n` bytes ask for before the call starts
+// (a room of theirs, written by JS): the room, each argument's copy out of
+// it, and the parse of them, about twice their size (a key's JSON, a
+// batch). A call whose arguments would not fit is refused (its room is not
+// given: JS throws `limit`), not started.
+constexpr double kArgumentsFactor = 4;
+
+// The room `*room` resized to `n` bytes for a call's arguments, or null
+// when the heap has no room for them (kArgumentsFactor; arguments of at
+// most 64 KiB are not checked). A room grown past 64 KiB by a large call
+// (its arguments or its answer) is given back at the next small one.
+char* ArgumentsRoom(std::string* room, int n) {
+  constexpr size_t kSmall = 64u << 10;
+  const size_t size = static_cast<size_t>(n < 0 ? 0 : n);
+  if (size <= kSmall && room->capacity() > kSmall) std::string().swap(*room);
+  if (size > kSmall && !HeapHasRoom(kArgumentsFactor * static_cast<double>(size))) return nullptr;
+  room->assign(size, '\0');
+  return room->data();
+}
+
+// `answer` written into `room` after its length (4 bytes, little-endian),
+// for JS to read; when the heap has no room for that copy, a refusal with
+// `limit` is written instead (the call's work is done, but its answer is
+// too large to hand over).
+void WriteAnswer(const std::string& answer, std::string* room) {
+  if (answer.size() > room->capacity() && !HeapHasRoom(static_cast<double>(answer.size()))) {
+    WriteAnswer("!limit the answer (" + std::to_string(answer.size()) +
+                    " bytes) does not fit in what is left of the wasm heap (" + HeapLeft() +
+                    "); read less at a time",
+                room);
+    return;
+  }
+  const uint32_t n = static_cast<uint32_t>(answer.size());
+  room->assign(4, '\0');
+  std::memcpy(room->data(), &n, 4);
+  *room += answer;
 }
 
 // SQLite's files go through the JS object given to the module factory as
@@ -139,10 +193,8 @@ class Core {
 
   // Room for `n` bytes of ops in the heap, written there by JS with one
   // TypedArray.set; the next CommitRoom commits them.
-  char* OpsRoom(int n) {
-    ops_room_.assign(static_cast<size_t>(n < 0 ? 0 : n), '\0');
-    return ops_room_.data();
-  }
+  // Null when the heap has no room for them (ArgumentsRoom).
+  char* OpsRoom(int n) { return ArgumentsRoom(&ops_room_, n); }
 
   // commitAs (tx 0) or txCommitAs of the ops in the room; answers as they
   // do. A room grown past 64 KiB (a bulk transaction) is given back.
@@ -165,11 +217,7 @@ class Core {
   // bytes, little-endian, then its UTF-8 (wasm/ABI.md, "The raw get").
   char* GetRoom(int table_len) {
     const size_t n = std::min(ops_room_.size(), static_cast<size_t>(table_len < 0 ? 0 : table_len));
-    const std::string answer = get(ops_room_.substr(0, n), ops_room_.substr(n));
-    const size_t size = answer.size();
-    ops_room_.assign(4, '\0');
-    for (int i = 0; i < 4; ++i) ops_room_[i] = static_cast<char>((size >> (8 * i)) & 0xFF);
-    ops_room_ += answer;
+    WriteAnswer(get(ops_room_.substr(0, n), ops_room_.substr(n)), &ops_room_);
     return ops_room_.data();
   }
 
@@ -893,21 +941,16 @@ EMSCRIPTEN_KEEPALIVE double onestore_core_new() {
   return static_cast<double>(reinterpret_cast<uintptr_t>(new onestore::Core()));
 }
 EMSCRIPTEN_KEEPALIVE void onestore_core_delete(double core) { delete CoreAt(core); }
-// Room for `n` bytes of a call's strings.
-EMSCRIPTEN_KEEPALIVE char* onestore_call_room(int n) {
-  call_room.assign(static_cast<size_t>(n < 0 ? 0 : n), '\0');
-  return call_room.data();
-}
+// Room for `n` bytes of a call's strings; null when the heap has no room
+// for them (ArgumentsRoom), and JS then refuses the call with `limit`.
+EMSCRIPTEN_KEEPALIVE char* onestore_call_room(int n) { return onestore::ArgumentsRoom(&call_room, n); }
 EMSCRIPTEN_KEEPALIVE double onestore_call(double core, int m, double a, double b, double c) {
   if (m < 0 || m >= static_cast<int>(sizeof kMethods / sizeof kMethods[0])) return 0;
   const CallStrings strings;
   std::string out;
   const double number = kMethods[m](CoreAt(core), strings.s, a, b, c, &out);
   if (number >= 0) return number;
-  const uint32_t n = static_cast<uint32_t>(out.size());
-  call_room.assign(4, '\0');
-  std::memcpy(call_room.data(), &n, 4);
-  call_room += out;
+  onestore::WriteAnswer(out, &call_room);
   return static_cast<double>(reinterpret_cast<uintptr_t>(call_room.data()));
 }
 }

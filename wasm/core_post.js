@@ -22,6 +22,16 @@ var onestoreNumbers = [3, 4, 5, 8, 12, 49];
 var onestoreEncoder = new TextEncoder();
 var onestoreDecoder = new TextDecoder();
 var onestoreWellFormed = String.prototype.isWellFormed;
+var onestoreLongText = 1 << 16;  // chars
+
+// The error of a call whose arguments the heap has no room for (the room's
+// export answered null: wasm/bindings.cc, ArgumentsRoom). js/errors.js,
+// asStoreError, makes it a StoreError with code `limit`; nothing ran.
+function onestoreLimit(what) {
+  var e = new Error(what + " do not fit in what is left of the wasm heap (it grows to at most 2 GB); pass less at a time");
+  e.name = "OnestoreLimitError";
+  return e;
+}
 
 function onestoreCall(address, m, args) {
   var numbers = [0, 0, 0];
@@ -34,6 +44,13 @@ function onestoreCall(address, m, args) {
       numbers[k++] = +v;
     } else if (v instanceof OnestoreCore) {
       numbers[k++] = v.address();
+    } else if (typeof v === "string" && v.length > onestoreLongText && onestoreWellFormed && onestoreWellFormed.call(v)) {
+      // A long string is encoded here, in JS memory, so that its room in the
+      // heap is its UTF-8 length, not the 3 bytes a char the encoder below
+      // must be given (a batch of 300 MB asked for 900 MB of the heap).
+      v = onestoreEncoder.encode(v);
+      texts.push(v);
+      size += 4 + v.length;
     } else if (typeof v === "string" || v instanceof Uint8Array) {
       texts.push(v);
       size += 4 + (typeof v === "string" ? 3 * v.length + 2 : v.length);
@@ -42,6 +59,7 @@ function onestoreCall(address, m, args) {
     }
   }
   var p = _onestore_call_room(size);
+  if (!p) throw onestoreLimit("Core." + onestoreMethods[m] + ": its arguments (" + size + " bytes)");
   var h = HEAPU8;  // as the room left it (it may have grown the heap)
   for (var j = 0; j < texts.length; j++) {
     var t = texts[j];

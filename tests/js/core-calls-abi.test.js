@@ -64,6 +64,14 @@ test("strings and bytes cross whole both ways: any script, any size; a lone surr
   assert.match(folded, /^!invalid\/args /);
   assert.equal(folded, core.get("t\u{10073}", '["k"]'));
   assert.notEqual(folded, core.get("t\uFFFDs", '["k"]'));
+  // A string past 64K chars is encoded in JS first (its room is then its
+  // UTF-8 length, not 3 bytes a char); one with a lone surrogate still goes
+  // through Emscripten's encoder, and reaches the core as a short one does.
+  const long = "é".repeat(70000);
+  assert.equal(core.commitAs(row(long, "long key"), a, 1003), 4);
+  assert.deepEqual(JSON.parse(core.get("t/t", JSON.stringify([long]))), [long, "long key"]);
+  const pad = "x".repeat(70000);
+  assert.equal(core.get(`t${pad}\uD800s`, '["k"]'), core.get(`t${pad}\u{10073}`, '["k"]'));
   core.close();
   core.delete();
 });

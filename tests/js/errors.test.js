@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 
 import { ErrorCodes, StoreError } from "../../js/index.js";
-import { unwrap } from "../../js/errors.js";
+import { asStoreError, unwrap } from "../../js/errors.js";
 import { loadNodeCore } from "../../js/loader-node.js";
 import { repoRoot } from "./helpers.js";
 
@@ -32,4 +32,16 @@ test("unwrap returns a payload and throws a StoreError for a failed answer", () 
     return true;
   });
   assert.throws(() => unwrap("!weird x"), (e) => e.code === "storage_failed" && e.message.includes("!weird"));
+});
+
+test("asStoreError: a call refused for its arguments' room is limit (the instance is sound), a trap storage_failed, anything else invalid/args", () => {
+  const refused = new Error("Core.get: its arguments (300000044 bytes) do not fit in what is left of the wasm heap");
+  refused.name = "OnestoreLimitError";  // as wasm/core_post.js names it
+  const e = asStoreError(refused, "notes.get");
+  assert.ok(e instanceof StoreError);
+  assert.equal(e.code, ErrorCodes.Limit);
+  assert.equal(e.message, `notes.get: ${refused.message}`);
+  assert.equal(e.cause, refused);
+  assert.equal(asStoreError(new WebAssembly.RuntimeError("unreachable"), "x").code, ErrorCodes.StorageFailed);
+  assert.equal(asStoreError(new TypeError("Core.get: argument 1"), "x").code, ErrorCodes.InvalidArgs);
 });
