@@ -169,6 +169,20 @@ function rowKey({ keyCols }, row) {
   return keyCols.length === 1 ? [row[keyCols[0]]] : keyCols.map((c) => row[c]);
 }
 
+// The key id (keyId) of each op of `ops` on a table of shape `table`, null
+// where it names no key. A flush makes them once for all its derives'
+// windows of one table (opIdsOf in makeDerives): with 100 held derives, each
+// window made them again, a key array and an id a window an op, which was
+// most of a one-put commit's flush when one derive of the 100 was dirty.
+function opIds(table, ops) {
+  const ids = new Array(ops.length);
+  for (let i = 0; i < ops.length; i++) {
+    const key = opKey(table, ops[i]);
+    ids[i] = key === null ? null : keyId(table.kinds, key);
+  }
+  return ids;
+}
+
 // The key values op `op` names on a table of shape `table`, or null when it
 // names none (a bulk op, a schema op, a put without a row).
 function opKey(table, op) {
@@ -217,12 +231,24 @@ const isInt = (v) => typeof v === "bigint" || Number.isSafeInteger(v);
 function rejects(w, row, types) {
   return verdict(w, row, types) === false;
 }
+// A where node's one key (its operator), or null when it has more or none;
+// kept per node (a query's where is made once: pageShape), so that each
+// verdict of a flush makes no array of keys.
+const whereOps = new WeakMap();
+function whereOp(w) {
+  let op = whereOps.get(w);
+  if (op === undefined) {
+    const names = Object.keys(w);
+    op = names.length === 1 ? names[0] : null;
+    whereOps.set(w, op);
+  }
+  return op;
+}
 // true (admits), false (rejects) or null (cannot tell).
 function verdict(w, row, types) {
   if (w === null || typeof w !== "object" || Array.isArray(w)) return null;
-  const names = Object.keys(w);
-  if (names.length !== 1) return null;
-  const op = names[0];
+  const op = whereOp(w);
+  if (op === null) return null;
   const a = w[op];
   if (op === "and" || op === "or") {
     if (!Array.isArray(a)) return null;
@@ -333,11 +359,11 @@ function pageWindow(h, q, rows, more, peek, page = null) {
 
 // Whether `ops` (one table's, from a commit) may change the page of window
 // `w`.
-function windowTouched(w, ops) {
-  const { kinds, types } = w.table;
-  for (const op of ops) {
-    const key = opKey(w.table, op);
-    const id = key === null ? null : keyId(kinds, key);
+function windowTouched(w, ops, ids = opIds(w.table, ops)) {
+  const { types } = w.table;
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i];
+    const id = ids[i];
     if (id === null || w.keys.includes(id)) return true;
     if (op.op === "put") {
       if (w.where === null || !rejects(w.where, op.row, types)) return true;
@@ -896,7 +922,17 @@ export function makeDerives(io) {
         }
         return left.get(at);
       };
+      // A table's ops -> [a table shape, opIds]: the ops' key ids, made once
+      // for every derive's windows of that table.
+      const idsByOps = new Map();
+      const idsOf = (ops, table) => {
+        let c = idsByOps.get(ops);
+        if (c === undefined || c[0] !== table) idsByOps.set(ops, (c = [table, opIds(table, ops)]));
+        return c[1];
+      };
       const changed = new Map();  // a table's ops -> [its table shape, keyChanges]
+      const written = [...opsByTable.keys()];
+      const writtenOps = [...opsByTable.values()];
       const changesOf = (ops, table) => {
         let c = changed.get(ops);
         if (c === undefined || c[0] !== table) changed.set(ops, (c = [table, keyChanges(ops, table)]));
@@ -909,14 +945,23 @@ export function makeDerives(io) {
         if (!d.dirty) {
           if (d.every) d.dirty = true;
           else {
-            for (const [t, r] of d.deps) {
-              const ops = opsByTable.get(t);
-              if (ops !== undefined && touches(r, ops)) { d.dirty = true; break; }
+            // By the commit's tables (most often one), each looked up in
+            // the derive's reads: no iterator a derive.
+            for (let i = 0; i < written.length && !d.dirty; i++) {
+              const r = d.deps.get(written[i]);
+              if (r !== undefined && touches(r, writtenOps[i])) d.dirty = true;
             }
-            for (const [t, windows] of d.pages) {
-              const ops = d.dirty ? undefined : opsByTable.get(t);
-              if (ops !== undefined) touched = windows.find((w) => windowTouched(w, ops));
-              if (touched !== undefined) d.dirty = true;
+            for (let i = 0; i < written.length && !d.dirty; i++) {
+              const windows = d.pages.get(written[i]);
+              if (windows === undefined) continue;
+              const ops = writtenOps[i];
+              for (const w of windows) {
+                if (windowTouched(w, ops, idsOf(ops, w.table))) {
+                  touched = w;
+                  d.dirty = true;
+                  break;
+                }
+              }
             }
           }
         }
