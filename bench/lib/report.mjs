@@ -131,11 +131,20 @@ export function targets(report) {
     const o = f?.parts?.bundledOpenStoreOnly;
     if (f) add("size", "wasm plus JS ≤ 500 KB gzipped", "the .wasm + the browser root bundled and minified (esbuild)", f.value, f.value <= 500_000, `${kb(f.value)} (${kb(f.raw)} raw${b ? `; .wasm ${kb(f.parts.wasm.gzip)} + JS ${kb(b.gzip)}; an app importing only openStore: JS ${kb(o.gzip)}` : ""})`);
   }
-  // Issue 13: a write in a tab reaching that tab's 100 held derives.
+  // Issue 13: a write in a tab reaching that tab's 100 held derives. Judged
+  // on the first writes after the warm-up, as always; beside them, for
+  // reading the tail, the same worker's later writes and the floor (a bare
+  // postMessage round trip): bench/link-figures.mjs.
+  const linkContext = (f) => {
+    const parts = [];
+    if (typeof f.warm?.p99 === "number") parts.push(`writes ${f.warm.from.toLocaleString("en")} to ${(f.warm.from + f.warm.writes - 1).toLocaleString("en")} of the same worker: p50 ${ms(f.warm.p50)}, p99 ${ms(f.warm.p99)}`);
+    if (typeof f.floor?.p99 === "number") parts.push(`a bare postMessage round trip to a worker, paced the same: p50 ${ms(f.floor.p50)}, p99 ${ms(f.floor.p99)}`);
+    return parts.length ? `; ${parts.join("; ")}` : "";
+  };
   for (const c of report.columns.filter((c) => isFig(c.figures?.link))) {
     const f = c.figures.link;
     const dirty = f.dirty === 100 ? "all 100 dirty" : f.shape === "index" ? "read by an index column, the written one recomputed" : "the written one dirty";
-    add("link", `write → link message → 100 held derives, ${dirty}: p50 ≤ 2 ms and p99 ≤ 5 ms (issue 13)`, c.id, f.p50, f.p50 <= 2 && f.p99 <= 5, `p50 ${ms(f.p50)}, p99 ${ms(f.p99)} (${f.writes} writes)`);
+    add("link", `write → link message → 100 held derives, ${dirty}: p50 ≤ 2 ms and p99 ≤ 5 ms (issue 13)`, c.id, f.p50, f.p50 <= 2 && f.p99 <= 5, `p50 ${ms(f.p50)}, p99 ${ms(f.p99)} (${f.writes} writes)${linkContext(f)}`);
   }
   // Issue 13: the Node file against better-sqlite3 in WAL mode, as a user
   // would set it up.
