@@ -25,7 +25,9 @@
 // warm-up in their tail), and `floor`, a bare postMessage round trip to a
 // worker that only echoes (bench/browser/echo-worker.js), paced the same
 // way: what the browser's messaging and scheduling cost with no store
-// behind them. The goal is judged on the first figures, as before.
+// behind them (on OPFS `full`, with a write and flush of 16 KiB to an OPFS
+// file before each answer: a durable write's floor). The goal is judged on
+// the first figures, as before.
 //
 // The page is served cross-origin isolated (COOP and COEP), so its
 // performance.now() reads to 5 µs; without isolation it is coarsened to
@@ -42,6 +44,7 @@ const writes = quick ? 100 : 1000;
 // (docs/performance.md, "Issue 13, the link's tail: a page's first thousand
 // writes, and the floor of its messaging").
 const later = quick ? 0 : 2000;
+const FLUSH_BYTES = 16384;
 const ROWS = [
   { label: "memory", backend: "memory", shape: "one" },
   { label: "opfs full", backend: "opfs", durability: "full", shape: "one" },
@@ -66,7 +69,11 @@ try {
   if (!(await page.evaluate(() => self.crossOriginIsolated))) throw new Error("link.html is not cross-origin isolated: its clock would read in steps of 100 µs");
   for (const r of ROWS) {
     if (!jsonOnly) console.error(`link: ${r.label}, ${warmup} + ${writes} writes`);
-    const floor = await page.evaluate((a) => window.floor(a), { warmup, writes });
+    // The floor: a bare round trip, and on OPFS `full` one that also
+    // writes and flushes 16 KiB (about the four WAL frames of a one-put
+    // commit) to an OPFS file before it answers.
+    const flushBytes = r.backend === "opfs" && r.durability === "full" ? FLUSH_BYTES : 0;
+    const floor = await page.evaluate((a) => window.floor(a), { warmup, writes, flushBytes });
     if (!floor.ok) throw new Error(`${r.label}, the floor: ${floor.error}`);
     const res = await page.evaluate((a) => window.measure(a), { ...r, warmup, writes: writes + later });
     if (!res.ok) throw new Error(`${r.label}: ${res.error}`);
@@ -75,7 +82,7 @@ try {
     rows.push({
       ...r, p50: pct(judged, 50), p99: pct(judged, 99), max: Math.max(...judged), callP50: pct(res.calls.slice(0, writes), 50), writes: judged.length,
       ...(warm ? { warm: { from: warmup + later + 1, writes: warm.length, p50: pct(warm, 50), p99: pct(warm, 99), max: Math.max(...warm) } } : {}),
-      floor: { writes: floor.latencies.length, p50: pct(floor.latencies, 50), p99: pct(floor.latencies, 99), max: Math.max(...floor.latencies) },
+      floor: { writes: floor.latencies.length, flushBytes, p50: pct(floor.latencies, 50), p99: pct(floor.latencies, 99), max: Math.max(...floor.latencies) },
     });
   }
 } finally {

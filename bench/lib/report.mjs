@@ -138,7 +138,7 @@ export function targets(report) {
   const linkContext = (f) => {
     const parts = [];
     if (typeof f.warm?.p99 === "number") parts.push(`writes ${f.warm.from.toLocaleString("en")} to ${(f.warm.from + f.warm.writes - 1).toLocaleString("en")} of the same worker: p50 ${ms(f.warm.p50)}, p99 ${ms(f.warm.p99)}`);
-    if (typeof f.floor?.p99 === "number") parts.push(`a bare postMessage round trip to a worker, paced the same: p50 ${ms(f.floor.p50)}, p99 ${ms(f.floor.p99)}`);
+    if (typeof f.floor?.p99 === "number") parts.push(`a bare postMessage round trip to a worker${f.floor.flushBytes > 0 ? ` that writes and flushes ${(f.floor.flushBytes / 1024).toFixed(0)} KiB to OPFS first` : ""}, paced the same: p50 ${ms(f.floor.p50)}, p99 ${ms(f.floor.p99)}`);
     return parts.length ? `; ${parts.join("; ")}` : "";
   };
   for (const c of report.columns.filter((c) => isFig(c.figures?.link))) {
