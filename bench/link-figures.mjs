@@ -58,6 +58,8 @@ const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
 };
+// p50, p99 and max of some latencies, and how many.
+const summary = (xs) => ({ writes: xs.length, p50: pct(xs, 50), p99: pct(xs, 99), max: Math.max(...xs) });
 
 const h = await startHarness({ isolated: true });
 const rows = [];
@@ -80,9 +82,9 @@ try {
     const judged = res.latencies.slice(0, writes);
     const warm = later >= writes ? res.latencies.slice(-writes) : null;  // the last `writes`
     rows.push({
-      ...r, p50: pct(judged, 50), p99: pct(judged, 99), max: Math.max(...judged), callP50: pct(res.calls.slice(0, writes), 50), writes: judged.length,
-      ...(warm ? { warm: { from: warmup + later + 1, writes: warm.length, p50: pct(warm, 50), p99: pct(warm, 99), max: Math.max(...warm) } } : {}),
-      floor: { writes: floor.latencies.length, flushBytes, p50: pct(floor.latencies, 50), p99: pct(floor.latencies, 99), max: Math.max(...floor.latencies) },
+      ...r, ...summary(judged), callP50: pct(res.calls.slice(0, writes), 50),
+      ...(warm ? { warm: { from: warmup + later + 1, ...summary(warm) } } : {}),
+      floor: { flushBytes, ...summary(floor.latencies) },
     });
   }
 } finally {
@@ -91,7 +93,7 @@ try {
 
 const out = {
   source: "chromium-link",
-  environment: { browser: userAgent, notes: `one headless Chromium, a page linked to a dedicated Worker holding 100 derives (each the first 10 rows of its group of 20, 2,000 rows in all); ${writes} one-put writes after ${warmup} warm-up ones (the judged figures; \`warm\`: the last ${writes} of ${later} more in the same worker; \`floor\`: ${writes} round trips, after ${warmup}, to a worker that only echoes, paced the same way, just before), each timed from link.call to the listener of the written group's derive (the derives read by key: only that one is dirty) or, "all dirty", to the last of the 100 listeners (the derives read by a column that is not the key: every write makes all 100 dirty); the page cross-origin isolated (performance.now() to 5 µs)` },
+  environment: { browser: userAgent, notes: `one headless Chromium, a page linked to a dedicated Worker holding 100 derives (each the first 10 rows of its group of 20, 2,000 rows in all); ${writes} one-put writes after ${warmup} warm-up ones (the judged figures; \`warm\`: the last ${writes} of ${later} more in the same worker; \`floor\`: ${writes} round trips, after ${warmup}, to a worker that only echoes, paced the same way, just before; on OPFS full it first writes and flushes ${FLUSH_BYTES} bytes to an OPFS file of its own), each timed from link.call to the listener of the written group's derive (the derives read by key: only that one is dirty) or, "all dirty", to the last of the 100 listeners (the derives read by a column that is not the key: every write makes all 100 dirty); the page cross-origin isolated (performance.now() to 5 µs)` },
   columns: rows.map((r) => ({
     id: `chromium-link-${r.label.replace(/,/g, "").replace(/\s+/g, "-")}`,
     label: `link, ${r.label} (Chromium)`,
@@ -104,9 +106,8 @@ const out = {
 };
 if (!jsonOnly) {
   const f = (v) => `${v.toFixed(2)} ms`;
-  const na = "n/a";
   console.log("| backend | p50 | p99 | max | the call's answer, p50 | warm p50 | warm p99 | floor p50 | floor p99 |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-  for (const r of rows) console.log(`| ${r.label} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.max)} | ${f(r.callP50)} | ${r.warm ? f(r.warm.p50) : na} | ${r.warm ? f(r.warm.p99) : na} | ${f(r.floor.p50)} | ${f(r.floor.p99)} |`);
+  for (const r of rows) console.log(`| ${r.label} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.max)} | ${f(r.callP50)} | ${r.warm ? f(r.warm.p50) : "n/a"} | ${r.warm ? f(r.warm.p99) : "n/a"} | ${f(r.floor.p50)} | ${f(r.floor.p99)} |`);
   console.log(`\n${userAgent}\n`);
 }
 console.log(JSON.stringify(out));

@@ -133,12 +133,12 @@ export function targets(report) {
   }
   // Issue 13: a write in a tab reaching that tab's 100 held derives. Judged
   // on the first writes after the warm-up, as always; beside them, for
-  // reading the tail, the same worker's later writes and the floor (a bare
-  // postMessage round trip): bench/link-figures.mjs.
+  // reading the tail, the same worker's later writes and the floor (a
+  // round trip to a worker with no store): bench/link-figures.mjs.
   const linkContext = (f) => {
     const parts = [];
     if (typeof f.warm?.p99 === "number") parts.push(`writes ${f.warm.from.toLocaleString("en")} to ${(f.warm.from + f.warm.writes - 1).toLocaleString("en")} of the same worker: p50 ${ms(f.warm.p50)}, p99 ${ms(f.warm.p99)}`);
-    if (typeof f.floor?.p99 === "number") parts.push(`a bare postMessage round trip to a worker${f.floor.flushBytes > 0 ? ` that writes and flushes ${(f.floor.flushBytes / 1024).toFixed(0)} KiB to OPFS first` : ""}, paced the same: p50 ${ms(f.floor.p50)}, p99 ${ms(f.floor.p99)}`);
+    if (typeof f.floor?.p99 === "number") parts.push(`a round trip to a worker that ${f.floor.flushBytes > 0 ? `writes and flushes ${(f.floor.flushBytes / 1024).toFixed(0)} KiB to OPFS before it answers` : "only echoes"}, paced the same: p50 ${ms(f.floor.p50)}, p99 ${ms(f.floor.p99)}`);
     return parts.length ? `; ${parts.join("; ")}` : "";
   };
   for (const c of report.columns.filter((c) => isFig(c.figures?.link))) {

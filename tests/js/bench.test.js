@@ -166,7 +166,7 @@ test("the real Chromium and workerd column sources give well-formed columns", { 
   assert.equal(goals.length, link.columns.length);
   for (const g of goals) {
     const flushes = g.subject.startsWith("chromium-link-opfs-full");
-    assert.match(g.shown, new RegExp(`; a bare postMessage round trip to a worker${flushes ? " that writes and flushes 16 KiB to OPFS first" : ""}, paced the same: p50 [0-9.]+ .s, p99 [0-9.]+ .s$`), g.subject);
+    assert.match(g.shown, new RegExp(`; a round trip to a worker that ${flushes ? "writes and flushes 16 KiB to OPFS before it answers" : "only echoes"}, paced the same: p50 [0-9.]+ .s, p99 [0-9.]+ .s$`), g.subject);
   }
   for (const s of sources.slice(0, 2)) {
     assert.equal(s.ok, true, `${s.script}: ${s.error}\n${logs.join("\n")}`);
