@@ -209,11 +209,12 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
         }
         throw e;
       }
-      const result = JSON.parse(answer);
-      gate.lastHead = result.head;
-      // A table, alter or index record may have changed a table's columns.
-      if (/"op":\s*"(?:table|alter|index)"/.test(text)) gate.schema++;
-      return result;
+      const { head, applied, schema } = JSON.parse(answer);
+      gate.lastHead = head;
+      // The core says whether a table, alter or index record changed a
+      // table's columns: the readers' decoders are built again.
+      if (schema) gate.schema++;
+      return { head, applied };
     },
     /**
      * A reader of a stored table, by its stored name; the schema comes from

@@ -200,6 +200,11 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
   // it keeps the state of the documents the batch touched).
   std::unique_ptr<DocWriter> docs;
   bool doc_tables_created = false;
+  // Creates the documents' tables, once a batch, when the catalog has none.
+  auto ensure_doc_tables = [&]() -> Status {
+    if (doc_tables_created) return Status::OK();
+    return EnsureDocumentTables(backend, store_->catalog_, &doc_tables_created);
+  };
   // Applies record `i` (seq `seq`) and writes its outbox record; a failure
   // has rolled the batch back. A key op's recorded count comes from its op
   // in `ops_json` (the DOM path) or from `counts` (the fast reader's).
@@ -212,7 +217,7 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
       if (op.kind == OpKind::kRestore) continue;  // a restore's marker; its puts and deletes follow
       if (op.kind == OpKind::kDocument) {
         if (!docs) {
-          st = EnsureDocumentTables(backend, store_->catalog_, &doc_tables_created);
+          st = ensure_doc_tables();
           if (!st.ok()) {
             backend->Rollback();
             return st;
@@ -259,6 +264,15 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
             return Status::InvalidArgs(where + "." + op_where + ".count: " + DescribeJson(*c) +
                                        " is not a row count");
           }
+        }
+      }
+      if (op.table && (op.table->name == kDocumentsTable || op.table->name == kDeltasTable)) {
+        // A restore's rows of the documents' tables, which an earlier
+        // record of this batch may have created (their schema is fixed).
+        st = ensure_doc_tables();
+        if (!st.ok()) {
+          backend->Rollback();
+          return st;
         }
       }
       const TableSchema* previous = nullptr;
@@ -341,7 +355,10 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
     store_->catalog_.Put(DocumentsTable());
     store_->catalog_.Put(DeltasTable());
   }
-  *result = "{\"head\":" + std::to_string(to) + ",\"applied\":" + std::to_string(to - head) + "}";
+  // "schema": the batch declared or changed a table, so a reader's columns
+  // may have changed (js/replica.js reads it and leaves it out).
+  *result = "{\"head\":" + std::to_string(to) + ",\"applied\":" + std::to_string(to - head) +
+            (declared.empty() ? "}" : ",\"schema\":true}");
   return Status::OK();
 }
 

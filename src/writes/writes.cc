@@ -386,6 +386,19 @@ Status TableResolver::Lookup(std::string_view name, const std::string& where,
     *out = std::move(t);
     return Status::OK();
   }
+  // The documents' tables have one schema everywhere. A replica's batch may
+  // create them (its first document op) and, in a later record of the same
+  // batch, restore their rows, before its catalog has them.
+  if (store_tables_ || restore_) {
+    if (name == kDocumentsTable) {
+      *out = DocumentsTable();
+      return Status::OK();
+    }
+    if (name == kDeltasTable) {
+      *out = DeltasTable();
+      return Status::OK();
+    }
+  }
   return Status::InvalidArgs(where + ": unknown table \"" + std::string(name) +
                              "\" (open it with owner.table(def) first)");
 }

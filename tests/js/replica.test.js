@@ -285,4 +285,25 @@ describe("a replica", () => {
     await replica.close();
     await store.close();
   });
+
+  test("a table handle reads the new columns after an alter, however the batch's JSON spells it", async () => {
+    // The core says when a batch changed a table's columns; the text is valid
+    // JSON either way, so no spelling of "op" may leave a reader's decoder stale.
+    const table = { op: "table", table: "t/items", version: 1, key: ["id"], indexes: {},
+      columns: { id: { type: "str" }, a: { type: "str" }, b: { type: "str" } } };
+    for (const spelling of ['"op" : "alter"', '"op":"\\u0061lter"']) {
+      for (const options of [{ backend: "memory" }, fileOptions("alter")]) {
+        const replica = await openReplica(options);
+        await replica.applyBatch({ from: 0, to: 1, commits: [{ seq: 1, from: 0, at: 1, owner: "t",
+          ops: [table, { op: "put", table: "t/items", row: { id: "x", a: "A", b: "B" } }] }] });
+        const items = replica.table("t/items");
+        assert.deepEqual(await items.get("x"), { id: "x", a: "A", b: "B" });
+        const alter = `{${spelling},"table":"t/items","version":2,"drop":["a"],"add":{"c":{"type":"str","default":"C"}}}`;
+        const answer = await replica.applyBatch(`{"from":1,"to":2,"commits":[{"seq":2,"from":1,"at":1,"owner":"t","ops":[${alter}]}]}`);
+        assert.deepEqual(answer, { head: 2, applied: 1 });
+        assert.deepEqual(await items.get("x"), { id: "x", b: "B", c: "C" }, spelling);
+        await replica.close();
+      }
+    }
+  });
 });

@@ -172,6 +172,28 @@ for (const [label, options] of backends) {
       await store.close();
     });
 
+    test("a replica takes a document's creation and a later restore in one batch", async () => {
+      // The first document op of a batch creates _documents and _deltas in
+      // the replica; a restore later in the same batch puts their rows back
+      // before the replica's catalog has the tables (it had none before).
+      const store = await openStore(options());
+      const notes = store.object({ type: "notes" });
+      let id;
+      await notes.tx(async (tx) => { id = await tx.documents.create({ kind: "note" }, { v: 1 }); });
+      const snap = await store.snapshot();
+      await notes.tx(async (tx) => { await tx.documents.change(id, [{ op: "replace", path: "/v", value: 2 }]); });
+      await store.restore(snap.id);
+      const batch = await store.outbox.read(0, 100);
+      assert.equal(batch.commits.length, 3);
+      for (const replicaOptions of [{ backend: "memory" }, sqliteOptions()]) {
+        const replica = await openReplica(replicaOptions);
+        assert.deepEqual(await replica.applyBatch(batch), { head: 3, applied: 3 });
+        assert.equal(await replica.fingerprint(), await store.fingerprint());
+        await replica.close();
+      }
+      await store.close();
+    });
+
     test("keepSnapshots keeps the newest N and snapshotEvery takes one every K commits", async () => {
       const store = await openStore({ ...options(), keepSnapshots: 2, snapshotEvery: 3 });
       const notes = store.object({ type: "notes" });
