@@ -16,6 +16,7 @@ import { encodeJson, rowDecoder } from "./encode.js";
 import { vectorWire } from "./vectors.js";
 import { toExpr } from "./expr.js";
 import { describe } from "./schema.js";
+import { plainRow } from "./data.js";
 
 const PAGE = 1000;
 
@@ -80,7 +81,12 @@ export function migrateRows({ gate, owner, full, def, records, onProgress }) {
       const fn = def.migrations[record.version]?.rows;
       if (typeof fn !== "function") throw invalidArgs(`${what}: migrations.${record.version}.rows must be a function (row) => newRow`);
       flush();
-      rewriteRows({ gate, what, full, total, decode, storedKey: stored.key, chain, version: record.version, fn, tx, onProgress });
+      // The last step of this migration up to this one with an `update`
+      // (staged before this step's rows): a row that `rows` moves to a new
+      // key is written whole from the row `rows` saw, which lacks it.
+      let updatedAt = 0;
+      for (let v = stored.version + 1; v <= record.version; v++) if (def.migrations[v]?.update) updatedAt = v;
+      rewriteRows({ gate, what, full, total, decode, storedKey: stored.key, chain, version: record.version, fn, tx, onProgress, updatedAt });
       chain.push({ rows: fn });
     }
     flush();
@@ -99,12 +105,18 @@ function vectorsAsWire(row, what) {
 // Reads every committed row, brings it to `version` through `chain`, calls
 // `fn` and stages its ops: updates by key (and deletes) a page at a time,
 // then the puts of rows whose key changed (after every delete, so that a new
-// key never meets an old row that is about to go).
-function rewriteRows({ gate, what, full, total, decode, storedKey, chain, version, fn, tx, onProgress }) {
+// key never meets an old row that is about to go). A moved row is written
+// whole, so it is refused when the migration staged an `update` before this
+// step (the put would undo it), and when its new key is another row's (the
+// put would replace that row).
+function rewriteRows({ gate, what, full, total, decode, storedKey, chain, version, fn, tx, onProgress, updatedAt }) {
   const { core } = gate;
   let key = storedKey;
   for (const step of chain) if (step.alter) key = alterKey(key, step.alter);
   const puts = [];
+  const stays = new Set();  // the keys of rows that keep theirs
+  const lands = new Map();  // a moved row's new key -> its old key
+  const keyText = (k) => encodeJson(k, "key");
   let after = "";
   let done = 0;
   for (;;) {
@@ -118,10 +130,22 @@ function rewriteRows({ gate, what, full, total, decode, storedKey, chain, versio
       const oldKey = key.map((c) => row[c]);
       const moved = key.some((c) => Object.prototype.hasOwnProperty.call(next, c) && !same(next[c], row[c]));
       if (moved) {
+        const whole = { ...row };
+        for (const [c, v] of Object.entries(next)) if (v !== undefined) whole[c] = v;  // undefined: unchanged, as below
+        const newKey = key.map((c) => whole[c]);
+        if (updatedAt > 0) {
+          throw invalidArgs(`${what}: migrations.${version}.rows moves the row of key ${keyText(oldKey)} to ${keyText(newKey)}, but migrations.${updatedAt}.update ran before it, and a moved row is written whole from the row rows was given, which does not hold that update; make the update's change in rows instead. Nothing was changed`);
+        }
+        const landing = keyText(newKey);
+        if (lands.has(landing)) {
+          throw invalidArgs(`${what}: migrations.${version}.rows moves the rows of keys ${lands.get(landing)} and ${keyText(oldKey)} both to ${landing}; one would replace the other. Nothing was changed`);
+        }
+        lands.set(landing, keyText(oldKey));
         ops.push(encodeJson({ op: "delete", table: full, key: oldKey }, "migration"));
-        puts.push(encodeJson({ op: "put", table: full, row: vectorsAsWire({ ...row, ...next }, what) }, "migration"));
+        puts.push(encodeJson({ op: "put", table: full, row: vectorsAsWire(whole, what) }, "migration"));
         continue;
       }
+      stays.add(keyText(oldKey));
       const set = {};
       for (const [c, v] of Object.entries(next)) {
         if (v === undefined || key.includes(c)) continue;
@@ -134,6 +158,11 @@ function rewriteRows({ gate, what, full, total, decode, storedKey, chain, versio
     if (onProgress) onProgress({ table: full, version, done, total });
     if (!answer.next) break;
     after = answer.next;
+  }
+  for (const [landing, from] of lands) {
+    if (stays.has(landing)) {
+      throw invalidArgs(`${what}: migrations.${version}.rows moves the row of key ${from} to ${landing}, the key of a row it keeps; the moved row would replace it. Nothing was changed`);
+    }
   }
   for (let i = 0; i < puts.length; i += PAGE) {
     gate.call(what, () => core.txStage(tx, "[" + puts.slice(i, i + PAGE).join(",") + "]"));
@@ -151,5 +180,7 @@ function result(fn, row, what, version) {
   if (next === null || typeof next !== "object" || Array.isArray(next)) {
     throw invalidArgs(`${what}: migrations.${version}.rows must return the row's new columns as an object, got ${describe(next)}`);
   }
-  return next;
+  // Held to tx.put's rule for values (a Date, a Map or a Promise from an
+  // async function is refused, not written as its JSON).
+  return plainRow(next, `${what}: migrations.${version}.rows(row)`);
 }

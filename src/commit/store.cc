@@ -461,8 +461,7 @@ ONESTORE_COLD std::string ColumnDifference(const TableSchema& have, const TableS
 }
 
 // A migration's `update` ({col: expr}): one updateWhere of every row, checked
-// when the migration commits (against the table as the alters before it left
-// it).
+// by Declare against the table as the alters before it leave it.
 ONESTORE_COLD Json UpdateEveryRow(const std::string& table, const Json& set) {
   Json op = Json::object();
   op["op"] = "update";
@@ -556,7 +555,17 @@ ONESTORE_COLD Status Store::Declare(const std::string& table_json, std::string* 
       cur = after;
     }
     auto update = step->find("update");
-    if (update != step->end()) out.push_back(UpdateEveryRow(t.name, *update));
+    if (update != step->end()) {
+      // Checked here, against the table as the alters before it leave it, so
+      // that a bad column or expression names its step.
+      Json op = UpdateEveryRow(t.name, *update);
+      TableResolver tables(&catalog_);
+      tables.Declare(cur);
+      Op parsed;
+      ONESTORE_RETURN_IF_ERROR(
+          ParseOp(op, &tables, "table.migrations." + std::to_string(v) + ".update", &parsed));
+      out.push_back(std::move(op));
+    }
     // The rows of this step are rewritten by the caller (js/migrate.js):
     // a marker where its ops go, never committed.
     auto rows = step->find("rows");

@@ -278,6 +278,36 @@ for (const [label, kind] of Object.entries(kinds)) {
       await store.close();
     });
 
+    test("a moved row that would undo an update or replace another row is refused, naming the keys, and changes nothing", async () => {
+      let store = await seeded(kind);
+      store = await kind.reopen(store);
+      const head = store.head;
+      const v2 = (migrations) => defineTable("items", { version: 2, columns: V1.columns, key: ["id"], indexes: V1.indexes, migrations });
+      const cases = [
+        // A moved row is put whole, from the row rows saw: it lacks the update.
+        [{ 2: { update: { n: add(col("n"), 100) }, rows: (row) => ({ id: row.id + 10 }) } },
+          ["migrations.2.rows moves the row of key [1] to [11]", "migrations.2.update ran before it"]],
+        [{ 2: { rows: () => ({ id: 7 }) } }, ["keys [1] and [2] both to [7]"]],
+        [{ 2: { rows: (row) => (row.id === 1 ? { id: 3 } : {}) } }, ["moves the row of key [1] to [3], the key of a row it keeps"]],
+        // Values are held to tx.put's rule, a Promise (an async rows) too.
+        [{ 2: { rows: () => ({ note: new Date(0) }) } }, ["migrations.2.rows(row).note", "class Date"]],
+        [{ 2: { rows: async () => ({ note: "x" }) } }, ["migrations.2.rows(row)", "class Promise"]],
+        // A bad update names its step when the owner opens the table.
+        [{ 2: { update: { zz: 1 } } }, ["table.migrations.2.update.set.zz", "unknown column"]],
+      ];
+      for (const [migrations, words] of cases) {
+        throwsWith(() => store.object({ type: "notes" }).table(v2(migrations)), "invalid/args", words);
+        assert.equal(store.head, head);
+      }
+      const old = store.object({ type: "notes" }).table(V1);
+      assert.deepEqual((await rowsOf(old)).map((r) => [r.id, r.title, r.note, r.n]), [[1, "b", "x", 30], [2, "a", null, 10], [3, "c", "y", 20]]);
+      // Two rows may swap keys; a column returned as undefined keeps its value.
+      store = await kind.reopen(store);
+      const swapped = store.object({ type: "notes" }).table(v2({ 2: { rows: (row) => ({ id: row.id === 1 ? 2 : row.id === 2 ? 1 : row.id, note: undefined }) } }));
+      assert.deepEqual((await rowsOf(swapped)).map((r) => [r.id, r.title, r.note, r.n]), [[1, "a", null, 10], [2, "b", "x", 30], [3, "c", "y", 20]]);
+      await store.close();
+    });
+
     test("a rows function that throws midway commits nothing: the old table is whole, old code opens it, and the migration can run again", async () => {
       let store = await kind.open();
       const notes = store.object({ type: "notes" });
