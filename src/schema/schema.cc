@@ -335,7 +335,8 @@ Status ReadChangeVersion(const Json& j, const TableSchema& before, const std::st
                          bool strictly_higher, int64_t* version) {
   auto v = j.find("version");
   if (v == j.end() || !v->is_number_integer()) {
-    return Status::InvalidArgs(where + ".version: a schema change carries the table's new version");
+    return Status::InvalidArgs(where + ".version: a schema change carries the table's new version, an integer, got " +
+                               (v == j.end() ? std::string("nothing") : DescribeJson(*v)));
   }
   *version = v->get<int64_t>();
   if (*version < before.version || (strictly_higher && *version == before.version)) {

@@ -228,10 +228,12 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
         std::vector<Op> writes;
         // The record says which version the op makes and whether it wrote a
         // base; a document that is not where the record expects it diverges.
-        const bool versioned = op.doc->version > 0;
-        st = versioned ? docs->Apply(op.doc.get(), "ops[" + std::to_string(k) + "]", &writes)
-                       : Status::InvalidArgs("ops[" + std::to_string(k) +
-                                             "]: a document op in a record carries its version");
+        if (op.doc->version <= 0) {  // malformed, not a divergence: the batch is refused
+          backend->Rollback();
+          return Status::InvalidArgs(where + ".ops[" + std::to_string(k) +
+                                     "]: a document op in a record carries its version");
+        }
+        st = docs->Apply(op.doc.get(), "ops[" + std::to_string(k) + "]", &writes);
         for (size_t w = 0; st.ok() && w < writes.size(); ++w)
           st = backend->Apply(&writes[w], nullptr);
         if (!st.ok()) {
@@ -275,6 +277,15 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
           return st;
         }
       }
+      // A key op's count, when it has one, is what one row can give: a
+      // put's 1, a delete's or an update's 1 or 0. Another is malformed.
+      if (!op.is_bulk() && !op.declares() && expected >= 0 &&
+          (expected > 1 || (op.kind == OpKind::kPut && expected != 1))) {
+        backend->Rollback();
+        return Status::InvalidArgs(where + "." + op_where + ".count: a key op's count is " +
+                                   (op.kind == OpKind::kPut ? "1" : "1 or 0") + ", got " +
+                                   std::to_string(expected));
+      }
       const TableSchema* previous = nullptr;
       if (op.kind == OpKind::kAlter || op.kind == OpKind::kIndex) previous = op.change->before.get();
       if (op.kind == OpKind::kTable) {
@@ -298,6 +309,8 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
         return st;
       }
       if (op.declares()) declared[op.table->name] = op.table;
+      // A put's count is not set by the backend: it writes its one row.
+      if (op.kind == OpKind::kPut && expected == 1) expected = -1;
       if (expected >= 0 && op.count != expected) {
         return diverge(op_where + ": it affected " + std::to_string(op.count) +
                        " rows, the record says " + std::to_string(expected));

@@ -172,6 +172,33 @@ describe("a replica", () => {
     await store.close();
   });
 
+  test("checks a key op's count (a put's 1, a delete's 1 or 0), and refuses a malformed count or document op without diverging", async () => {
+    const { store } = await sourceStore();
+    const good = await store.outbox.read(0, 100);
+    const at = good.commits.findIndex((r) => r.ops.some((o) => o.op === "put"));
+    const withOps = (ops) => ({ ...good, commits: good.commits.map((r, i) => (i === at ? { ...r, ops: ops(r.ops) } : r)) });
+    const counted = withOps(([put, ...rest]) => [{ ...put, count: 1 }, ...rest, { op: "delete", table: "app/notes", key: ["zz"], count: 0 }]);
+    const malformed = [
+      [withOps(([put, ...rest]) => [{ ...put, count: 0 }, ...rest]), ["count", "a key op's count is 1, got 0"]],
+      [withOps((ops) => [...ops, { op: "delete", table: "app/notes", key: ["a"], count: 7 }]), ["count", "1 or 0, got 7"]],
+      [withOps((ops) => [...ops, { op: "doc.create", owner: "app", id: 1, kind: "note", value: 1 }]), ["carries its version"]],
+    ];
+    for (const options of [{ backend: "memory" }, fileOptions("counts")]) {
+      const replica = await openReplica(options);
+      for (const [batch, words] of malformed) await rejectsWith(replica.applyBatch(batch), "invalid/args", words);
+      assert.equal(replica.head, 0);
+      assert.equal(replica.diverged, undefined, "a malformed record is refused, not a divergence");
+      assert.deepEqual(await replica.applyBatch(counted), { head: 3, applied: 3 });
+      assert.equal(await replica.fingerprint(), await store.fingerprint());
+      await replica.close();
+      // A delete of a row the replica holds, recorded as having found none, diverges.
+      const other = await openReplica({ backend: "memory" });
+      await rejectsWith(other.applyBatch(withOps((ops) => [...ops, { op: "delete", table: "app/notes", key: ["a"], count: 0 }])), "sync/diverged", ["affected 1 rows, the record says 0"]);
+      await other.close();
+    }
+    await store.close();
+  });
+
   test("takes a batch as its JSON text (sent to the core as UTF-8 bytes), and refuses a text with a lone surrogate", async () => {
     const { store } = await sourceStore();
     const replica = await openReplica({ backend: "memory" });
