@@ -267,6 +267,12 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
             return gate.commit("store.restore", () => (copies !== undefined
               ? gate.core.snapshotRestoreCopies(copies, marker, meta)
               : gate.core.snapshotRestore(from.id, shelf.fileOf(from.id), marker, meta)));
+          } catch (e) {
+            // Refused (or failed): no restore to undo, so no undo snapshot
+            // either (prepared removes its copy once it is off the list).
+            list.splice(list.indexOf(before), 1);
+            try { gate.core.snapshotDrop(before.id); } catch { /* the core is gone */ }
+            throw e;
           } finally {
             prune();
           }

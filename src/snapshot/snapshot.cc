@@ -248,6 +248,18 @@ Status Snapshots::RestoreFrom(Store* store, const SnapshotSource& snapshot, cons
     std::map<Key, Row, ValueListLess> want;
     if (s != nullptr) {
       const bool same = SameColumns(*s, *t);
+      // Today's table lacks a column of the snapshot's: an alter dropped or
+      // renamed it, and the schema does not say which, so its values have
+      // no place that is sure.
+      for (const Column& c : s->columns) {
+        if (t->ColumnIndex(c.name) < 0) {
+          return Status::InvalidArgs(
+              "restore: the snapshot's table \"" + t->name + "\" (version " +
+              std::to_string(s->version) + ") has column \"" + c.name + "\", which version " +
+              std::to_string(t->version) + " no longer has (an alter renamed or dropped it); a "
+              "restore does not carry rows across a renamed or dropped column. Nothing was changed");
+        }
+      }
       TableResolver tables(&store->catalog_);
       tables.AllowStoreTables();
       ONESTORE_RETURN_IF_ERROR(snapshot.rows(*s, [&](const Row& row) {

@@ -212,6 +212,30 @@ for (const [label, options] of backends) {
       await store.close();
     });
 
+    test("a restore across an added column fills its default; across a renamed or dropped one it is refused and changes nothing", async () => {
+      const table = { op: "table", table: "a/t", version: 1, key: ["id"], indexes: {}, columns: { id: { type: "str" }, x: { type: "int", optional: true } } };
+      for (const [label, alter] of [["rename", { rename: { x: "x2" } }], ["drop", { drop: ["x"] }], ["add", { add: { y: { type: "str", default: "d" } } }]]) {
+        const store = await openStore(options());
+        await store.commit([table, { op: "put", table: "a/t", row: { id: "p", x: 1 } }]);
+        const snap = await store.snapshot();
+        await store.commit([{ op: "alter", table: "a/t", version: 2, ...alter }]);
+        await store.commit([{ op: "delete", table: "a/t", key: ["p"] }]);
+        const head = store.head;
+        const fingerprint = await store.fingerprint();
+        const count = (await store.snapshots()).length;
+        if (label === "add") {
+          await store.restore(snap.id);
+          assert.deepEqual((await store.log({ seq: store.head })).ops.at(-1).row, { id: "p", x: 1, y: "d" });
+        } else {
+          await rejectsWith(store.restore(snap.id), "invalid/args", ['"a/t" (version 1) has column "x"', "renamed or dropped", "Nothing was changed"]);
+          assert.equal(store.head, head, label);
+          assert.equal(await store.fingerprint(), fingerprint);
+          assert.equal((await store.snapshots()).length, count, "no undo snapshot is left behind");
+        }
+        await store.close();
+      }
+    });
+
     test("bad ids, a store without snapshots and a hand-made restore op are refused", async () => {
       const store = await openStore(options());
       await rejectsWith(store.restore(), "invalid/args", ["no snapshot yet"]);
