@@ -16,12 +16,15 @@ export async function exportFileNode(store, path, options) {
   if (typeof path !== "string" || path === "" || path.includes("\0")) {
     throw invalidArgs(`exportToFile: path must name a file, got ${describe(path)}`);
   }
-  const stream = store.export(options);
   const part = `${path}.part`;
   let file;
   let bytes = 0;
   try {
+    // The file first: the export holds the commit queue from its first read
+    // until its stream ends or is cancelled, so it starts only once there is
+    // somewhere to write it (a loop that throws cancels it).
     file = await open(part, "w");
+    const stream = store.export(options);
     for await (const chunk of stream) {
       await file.write(chunk);
       bytes += chunk.byteLength;

@@ -45,7 +45,8 @@ async function names(dir) {
 }
 
 // Moves the generation's blobs into store `name`, removes the store's blobs
-// the generation's list does not hold, and removes the generation.
+// the generation's list does not hold and its snapshots, and removes the
+// generation.
 async function finishSwitch(top, name, genName) {
   const gen = await top.getDirectoryHandle(genName);
   const list = new Set(JSON.parse(await (await (await gen.getFileHandle("blobs.json")).getFile()).text()));
@@ -64,6 +65,10 @@ async function finishSwitch(top, name, genName) {
     if (sub.kind !== "directory") continue;
     for (const [h, fh] of await names(sub)) if (fh.kind === "file" && HASH.test(h) && !list.has(h)) await sub.removeEntry(h);
   }
+  // The previous store's snapshots are of its content, not the archive's: a
+  // restore or store.at would bring its rows back. (Again after a cut: the
+  // generation's blobs.json is removed last.)
+  if (await child(dir, "snapshots")) await dir.removeEntry("snapshots", { recursive: true });
   await top.removeEntry(genName, { recursive: true });
 }
 

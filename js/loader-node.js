@@ -270,15 +270,19 @@ function nodeGenerations() {
       await mkdir(dirname(file), { recursive: true });
       const prefix = `${basename(file)}.import-`;
       const names = await readdir(dirname(file));
+      const undone = new Set();
       for (const name of names) {
-        // A switch cut before its file's rename: the old blobs go back.
-        const m = name.startsWith(prefix) && /^([0-9a-f]{12})\.old\.blobs$/.exec(name.slice(prefix.length));
-        if (m && names.includes(prefix + m[1])) await undoBlobSwitch(file, resolve(dirname(file), prefix + m[1]));
+        // A switch cut before its file's rename: the old blobs and snapshots go back.
+        const m = name.startsWith(prefix) && /^([0-9a-f]{12})\.old\.(?:blobs|snapshots)$/.exec(name.slice(prefix.length));
+        if (m && names.includes(prefix + m[1]) && !undone.has(m[1])) {
+          undone.add(m[1]);
+          await undoSwitch(file, resolve(dirname(file), prefix + m[1]));
+        }
       }
       for (const name of await readdir(dirname(file))) {
-        const m = name.startsWith(prefix) && /^([0-9a-f]{12})(-journal|-wal|-lock|-lock\.break|-lock\.want|\.blobs|\.old\.blobs)?$/.exec(name.slice(prefix.length));
+        const m = name.startsWith(prefix) && /^([0-9a-f]{12})(-journal|-wal|-lock|-lock\.break|-lock\.want|\.blobs|\.old\.blobs|\.old\.snapshots)?$/.exec(name.slice(prefix.length));
         if (!m) continue;
-        if (m[2] === ".blobs" || m[2] === ".old.blobs") await rm(resolve(dirname(file), name), { recursive: true, force: true });
+        if (m[2] === ".blobs" || m[2] === ".old.blobs" || m[2] === ".old.snapshots") await rm(resolve(dirname(file), name), { recursive: true, force: true });
         else await removeFiles(resolve(dirname(file), prefix + m[1]), "importStore");
       }
       const gen = { file, path: file + ".import-" + globalThis.crypto.randomUUID().replaceAll("-", "").slice(0, 12) };
@@ -297,11 +301,15 @@ function nodeGenerations() {
 
 async function commitGeneration(gen) {
   const aside = `${gen.path}.old.blobs`;
+  // The old store's snapshots are of another session's content: they go
+  // with it (a restore or store.at would bring its rows back).
+  const asideSnapshots = `${gen.path}.old.snapshots`;
   try {
     const fd = await openFile(gen.path, "r+");
     try { await fd.sync(); } finally { await fd.close(); }
     if (await isDir(blobsDir(gen.file))) await rename(blobsDir(gen.file), aside);
     if (await isDir(blobsDir(gen.path))) await rename(blobsDir(gen.path), blobsDir(gen.file));
+    if (await isDir(snapshotsDir(gen.file))) await rename(snapshotsDir(gen.file), asideSnapshots);
     await rename(gen.path, gen.file);
     // The rename is durable once the folder is synced.
     const dir = await openFile(dirname(gen.file), "r");
@@ -311,6 +319,7 @@ async function commitGeneration(gen) {
   }
   await removeFiles(gen.path, "importStore");
   await rm(aside, { recursive: true, force: true });
+  await rm(asideSnapshots, { recursive: true, force: true });
 }
 
 async function discardGeneration(gen) {
@@ -322,13 +331,18 @@ async function isDir(path) {
   return stat(path).then((st) => st.isDirectory(), () => false);
 }
 
-// Puts the store's blob folder back from "<gen>.old.blobs" (a switch cut
-// before its file's rename): the new one goes back to the generation, which
-// is then deleted with it.
-async function undoBlobSwitch(file, genPath) {
+// Puts the store's blob folder back from "<gen>.old.blobs" and its
+// snapshots from "<gen>.old.snapshots" (a switch cut before its file's
+// rename): the new blobs go back to the generation, which is then deleted
+// with them.
+async function undoSwitch(file, genPath) {
   const aside = `${genPath}.old.blobs`;
-  if (await isDir(blobsDir(file))) await rename(blobsDir(file), blobsDir(genPath));
-  await rename(aside, blobsDir(file));
+  if (await isDir(aside)) {
+    if (await isDir(blobsDir(file))) await rename(blobsDir(file), blobsDir(genPath));
+    await rename(aside, blobsDir(file));
+  }
+  const asideSnapshots = `${genPath}.old.snapshots`;
+  if (await isDir(asideSnapshots) && !(await isDir(snapshotsDir(file)))) await rename(asideSnapshots, snapshotsDir(file));
 }
 
 /**

@@ -136,6 +136,28 @@ test("a bad or cut archive imported over an OPFS or a durable store is refused w
   }
 });
 
+test("an OPFS import over a store takes the place of its snapshots too", async () => {
+  const source = await api.openStore({ backend: "memory" });
+  await fill(source, { tag: "source", rows: 10 });
+  const tar = Buffer.from(new Uint8Array(await new Response(source.export()).arrayBuffer())).toString("base64");
+  const want = await state(source);
+  await source.close();
+  const h = await startHarness();
+  try {
+    const page = await h.newPage(PAGE);
+    await page.waitForFunction(() => window.ready === true);
+    await call(page, "fill", { name: "snapped", tag: "previous", rows: 10 });
+    await call(page, "snapshot", { name: "snapped", label: "the previous session's" });
+    assert.equal((await call(page, "snapshots", { name: "snapped" })).length, 1);
+    await call(page, "import", { name: "snapped", tar });
+    assert.deepEqual(await call(page, "snapshots", { name: "snapped" }), []);
+    assert.deepEqual(Object.keys(await call(page, "listing")).filter((n) => n.startsWith("snapped/snapshots/")), []);
+    assert.equal(await call(page, "state", { name: "snapped" }), want);
+  } finally {
+    await h.close();
+  }
+});
+
 test("an OPFS import whose switch was cut after its file moved is finished by the next open: its blobs in, the others out", async () => {
   const h = await startHarness();
   try {

@@ -16,7 +16,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 
 import { basename, join } from "node:path";
 import { describe, test } from "node:test";
 
-import { ErrorCodes, exportToFile, importStore, openStore } from "../../js/index.js";
+import { ErrorCodes, defineTable, exportToFile, importStore, json, openStore, str } from "../../js/index.js";
 import { rejectsWith, repoRoot, tempDir } from "./helpers.js";
 import { Edits, Tags, allRecords, allRows, bytesOf, fill } from "./archive/fixture.js";
 import { entriesOf, hostileArchives, tarOf } from "./archive/corpus.js";
@@ -343,6 +343,67 @@ test("documents travel in the archive: an import finds them, loads their past ve
     assert.equal((await owner.documents.load(id)).value.title, "Plan v2");
     await copy.close();
   }
+});
+
+test("json cells and documents that hold a JSON string (\"12\", \"null\", \"{...}\", \"hello\") come back as the same strings", async () => {
+  const Cells = defineTable("cells", { columns: { k: str(), j: json() }, key: ["k"] });
+  const strings = ["hello", "12", "", "null", "[1]", "{\"a\":1}", "\"quoted\""];
+  for (const source of [{ backend: "memory" }, { backend: "sqlite", path: file("json-strings") }]) {
+    const store = await openStore(source);
+    const app = store.object({ host: "app", type: "w" });
+    const cells = app.table(Cells);
+    const docs = [];
+    await app.tx(async (tx) => {
+      for (const [i, v] of strings.entries()) {
+        await tx.put(cells, { k: `k${i}`, j: v });
+        docs.push(await tx.documents.create({ kind: "s", key: `d${i}` }, v));
+      }
+      await tx.put(cells, { k: "object", j: { n: "12" } });
+    });
+    const bytes = await bytesOf(store.export());
+    for (const target of [{ backend: "memory" }, { backend: "sqlite", path: file("json-strings-target") }]) {
+      const copy = await importStore(bytes, target);
+      assert.equal(await copy.fingerprint(), await store.fingerprint(), `${source.backend} -> ${target.backend}`);
+      const owner = copy.object({ host: "app", type: "w" });
+      const back = owner.table(Cells);
+      for (const [i, v] of strings.entries()) {
+        assert.equal((await back.get(`k${i}`)).j, v);
+        assert.equal((await owner.documents.load(docs[i])).value, v);
+      }
+      assert.deepEqual((await back.get("object")).j, { n: "12" });
+      await copy.close();
+    }
+    await store.close();
+  }
+});
+
+test("exportToFile into a folder that does not exist fails with storage_failed and leaves the store committing and closing", async () => {
+  for (const options of [{ backend: "memory" }, { backend: "sqlite", path: file("export-nowhere") }]) {
+    const store = await filled(options);
+    const head = store.head;
+    await rejectsWith(exportToFile(store, join(dir, `missing-${counter++}`, "out.tar")), ErrorCodes.StorageFailed, ["exportToFile", "ENOENT"]);
+    await store.commit([{ op: "table", table: "x/t", version: 1, columns: { id: { type: "str" } }, key: ["id"], indexes: {} },
+      { op: "put", table: "x/t", row: { id: "after" } }]);
+    assert.equal(store.head, head + 1);
+    await store.close();
+  }
+});
+
+test("an import over a sqlite store takes the place of its snapshots too: none of the previous session's is listed or restorable", async () => {
+  const path = file("snapshots-replaced");
+  const previous = await filled({ backend: "sqlite", path });
+  await previous.snapshot({ label: "the previous session's" });
+  await previous.close();
+  const source = await filled();
+  const imported = await importStore(await bytesOf(source.export()), { backend: "sqlite", path });
+  assert.deepEqual(await imported.snapshots(), []);
+  await rejectsWith(imported.restore(), "invalid/args", ["no snapshot yet"]);
+  assert.equal(await imported.fingerprint(), await source.fingerprint());
+  await imported.close();
+  // Nothing of the previous generation is left beside the file: no folder set aside, no snapshot copy.
+  assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith(basename(path) + ".") && !n.endsWith(".blobs") && !n.endsWith(".snapshots")), []);
+  assert.deepEqual(readdirSync(`${path}.snapshots`), []);
+  await source.close();
 });
 
 describe("blobs in an archive", () => {

@@ -98,6 +98,12 @@ const ops = {
     await write(gen, "blobs.json", JSON.stringify([hash]));
     return hash;
   },
+  async snapshot({ name, label }) {
+    return (await open(name)).snapshot({ label });
+  },
+  async snapshots({ name }) {
+    return (await open(name)).snapshots();
+  },
   async blobs({ name }) {
     return (await (await open(name)).blobs.list()).hashes;
   },
