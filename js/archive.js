@@ -18,6 +18,7 @@
 import { TAR_END, TarError, TarReader, tarEntryBytes, tarHeader, tarPadding } from "./tar.js";
 import { ErrorCodes, StoreError, invalidArgs } from "./errors.js";
 import { describe } from "./schema.js";
+import { encodeJson } from "./encode.js";
 import { MAX_BLOB_BYTES, allBlobHashes, blobSize, contentFingerprint, fingerprintWithBlobs, isBlobHash } from "./blobs.js";
 
 /** The archive format this code writes, and the newest it reads (1: no blobs; 2: blobs). */
@@ -384,6 +385,9 @@ export async function readArchive(archive, target, onProgress) {
       if (type === "directory") {
         // GNU tar -c lists the folders of the layout; nothing else is one.
         if (!/^onestore\/((tables(\/\d{4})?|outbox|sha256(\/[0-9a-f]{2})?)\/)?$/.test(name)) throw archiveError(`entry ${JSON.stringify(name)} is a folder the archive does not have`);
+        // A folder has no bytes: one that declares some is refused before
+        // they are read (a source that stalls or never ends would hold the import).
+        if (header.size !== 0) throw archiveError(`folder entry ${JSON.stringify(name)} declares ${describe(header.size)} bytes; a folder has none`);
         await tarStep(() => tar.skip());
         continue;
       }
@@ -458,7 +462,15 @@ export async function readArchive(archive, target, onProgress) {
             throw e;
           }
         };
-        call("tables", () => core.core.restoreTables(JSON.stringify(m.tables.map((t) => t.record))));
+        // Encoded outside the core's call, with the nesting limit: a manifest
+        // nested thousands deep is a bad archive, not a stopped core.
+        let records;
+        try {
+          records = encodeJson(m.tables.map((t) => t.record), "manifest.tables");
+        } catch (e) {
+          throw archiveError(`the manifest's table records cannot be read: ${e.message}`, e);
+        }
+        call("tables", () => core.core.restoreTables(records));
         report();
       } else if (what.kind === "rows") {
         const n = countLines(text);

@@ -90,6 +90,8 @@ export function hostileArchives(valid) {
   // Sizes.
   addStalled("an entry too large, refused at its header", concat([entry(manifest.name, manifest.text), header({ name: page, size: 100 * 1024 * 1024 }), new Uint8Array(512)]));
   addStalled("a tar bomb: an 8 GB size, refused at its header", concat([entry(manifest.name, manifest.text), header({ name: page, size: 0o77777777777 }), new Uint8Array(1024)]));
+  addStalled("a layout folder that declares 100 MB, refused at its header", concat([entry(manifest.name, manifest.text), header({ name: "onestore/tables/", size: 100 * 1024 * 1024, type: "5" }), new Uint8Array(512)]));
+  addStalled("a layout folder that declares 8 GB, refused at its header", concat([entry(manifest.name, manifest.text), header({ name: "onestore/outbox/", size: 0o77777777777, type: "5" }), new Uint8Array(512)]));
   add("an entry too large, cut", concat([entry(manifest.name, manifest.text), header({ name: page, size: 100 * 1024 * 1024 }), new Uint8Array(512), END]));
   add("a tar bomb: an 8 GB size over a few bytes", concat([entry(manifest.name, manifest.text), header({ name: page, size: 0o77777777777 }), new Uint8Array(1024)]));
   const base256 = new Uint8Array(12);
@@ -144,6 +146,12 @@ export function hostileArchives(valid) {
   add("a blob entry twice", tarOf([...valid, blob]));
   add("a blob missing", tarOf(without(blob.name)));
   add("a blob cut short of its listed size", tarOf(valid.map((e) => (e === blob ? { ...e, text: blob.text.slice(0, -1) } : e))));
+  add("a manifest's table record nested 1500 deep", tarOf(editManifest(valid, (m) => {
+    let v = 0;
+    for (let i = 0; i < 1500; i++) v = [v];
+    m.tables[0].record.deep = v;
+    return m;
+  })));
   add("a blob listed with another size", tarOf(editManifest(valid, (m) => { m.blobs[0].size += 1; return m; })));
   add("a blob listed above the blob limit", tarOf(editManifest(valid, (m) => { m.blobs[0].size = 64 * 1024 * 1024 + 1; return m; })));
   add("blobs listed out of hash order", tarOf(editManifest(valid, (m) => { m.blobs.reverse(); return m; })));
