@@ -154,7 +154,9 @@ describe("SessionRelay in workerd", () => {
     assertError(gap, 409, "sync/gap", ["head 0"]);
     assert.equal(gap.body.error.head, 0);
     const batch = await store.outbox.read(0, 10);
-    batch.commits[2].ops[0].count = 0;
+    // A delete of the row just put, recorded as having found none.
+    const put = batch.commits[2].ops[0];
+    batch.commits[2].ops.push({ op: "delete", table: put.table, key: [put.row.id], count: 0 });
     assertError(await call(mf, "POST", "/sessions/gaps/push", { epoch, batch }), 409, "sync/diverged", ["seq 3"]);
     const info = (await call(mf, "GET", "/sessions/gaps")).body;
     assert.equal(info.head, 0);

@@ -181,7 +181,9 @@ describe("the relay's batches", () => {
     const store = await driverStore(2);
     const { epoch } = await take(relay, "s1");
     const batch = await store.outbox.read(0, 10);
-    batch.commits[1].ops[0].count = 0;  // the put of f0 is recorded as changing no row
+    // A delete of the row just put (f0), recorded as having found none.
+    const put = batch.commits[1].ops[0];
+    batch.commits[1].ops.push({ op: "delete", table: put.table, key: [put.row.id], count: 0 });
     assertError(await call(relay, "POST", "/sessions/s1/push", { epoch, batch }), 409, "sync/diverged");
     const info = (await call(relay, "GET", "/sessions/s1")).body;
     assert.equal(info.head, 0);
