@@ -81,19 +81,15 @@ Status Archiver::RowLines(const std::string& table, const std::string& cursor, i
   if (more) rows.resize(limit);
   lines->clear();
   // The fingerprint's row encoding (ints as integers, also beyond 2^53),
-  // but a json cell that holds a string goes as its JSON text in a string:
-  // the import reads a string in a json column as JSON text (RestoreRows),
-  // so the string "12" comes back as "12", not 12.
+  // except a json cell that holds a string or an integer beyond 2^53: it goes
+  // as its JSON text in a string (AppendJson's rule for JS), which the
+  // import reads back as JSON text (RestoreRows), so the string "12" comes
+  // back as "12", not 12.
   for (const Row& row : rows) {
     lines->push_back('[');
     for (size_t i = 0; i < row.size(); ++i) {
       if (i) lines->push_back(',');
-      const Value& v = row[i];
-      if (v.type() == Type::kJson && !v.text().empty() && v.text()[0] == '"') {
-        AppendJsonString(v.text(), lines);
-      } else {
-        v.AppendJson(lines);
-      }
+      row[i].AppendJson(lines, /*unsafe_int_as_string=*/row[i].type() == Type::kJson);
     }
     lines->append("]\n");
   }

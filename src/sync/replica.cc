@@ -279,12 +279,14 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
       }
       // A key op's count, when it has one, is what one row can give: a
       // put's 1, a delete's or an update's 1 or 0. Another is malformed.
-      if (!op.is_bulk() && !op.declares() && expected >= 0 &&
-          (expected > 1 || (op.kind == OpKind::kPut && expected != 1))) {
-        backend->Rollback();
-        return Status::InvalidArgs(where + "." + op_where + ".count: a key op's count is " +
-                                   (op.kind == OpKind::kPut ? "1" : "1 or 0") + ", got " +
-                                   std::to_string(expected));
+      if (!op.is_bulk() && !op.declares() && expected >= 0) {
+        const bool put = op.kind == OpKind::kPut;
+        if (expected > 1 || (put && expected != 1)) {
+          backend->Rollback();
+          return Status::InvalidArgs(where + "." + op_where + ".count: a key op's count is " +
+                                     (put ? "1" : "1 or 0") + ", got " + std::to_string(expected));
+        }
+        if (put) expected = -1;  // its one row: the backend does not count a put
       }
       const TableSchema* previous = nullptr;
       if (op.kind == OpKind::kAlter || op.kind == OpKind::kIndex) previous = op.change->before.get();
@@ -309,8 +311,6 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
         return st;
       }
       if (op.declares()) declared[op.table->name] = op.table;
-      // A put's count is not set by the backend: it writes its one row.
-      if (op.kind == OpKind::kPut && expected == 1) expected = -1;
       if (expected >= 0 && op.count != expected) {
         return diverge(op_where + ": it affected " + std::to_string(op.count) +
                        " rows, the record says " + std::to_string(expected));
