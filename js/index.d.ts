@@ -635,6 +635,10 @@ export interface EdgesHandle<D extends AnyEdgesDef = AnyEdgesDef> extends TableH
 /** A table argument of tx and read methods: a handle, or (in tx) the owner's definition. */
 type TableArg = TableHandle<any> | AnyTableDef;
 type DefOf<T> = T extends TableHandle<infer D> ? D : T extends AnyTableDef ? T : never;
+/** What tx.mintId gives for a table: its single key column's read type. */
+type MintOf<D> = D extends TableDef<any, infer C, infer K>
+  ? K extends readonly [infer Only] ? (Only extends keyof C ? Exclude<ReadOf<C[Only]>, null> : never) : never
+  : number | bigint;
 
 /** A document's address inside its owner: one live document per address. */
 export interface DocAddress {
@@ -732,8 +736,13 @@ export interface Tx {
   rows<T extends TableArg>(table: T, q?: Query<DefOf<T>>): AsyncIterable<RowOf<DefOf<T>>>;
   /** Committed state. @example await tx.count(edits, q) */
   count<T extends TableArg>(table: T, q?: Query<DefOf<T>>): Promise<number>;
-  /** An id above every stored and minted id of an int-keyed table. @example const id = tx.mintId(tasks); */
-  mintId<T extends TableArg>(table: T): number;
+  /**
+   * An id above every stored and minted id of an int-keyed table: a number,
+   * or beyond 2^53 a BigInt (typed as the key column reads, so an
+   * `int<number>()` key gives `number`). Past 2^63−1 it throws `limit`.
+   * @example const id = tx.mintId(tasks);
+   */
+  mintId<T extends TableArg>(table: T): MintOf<DefOf<T>>;
   /** The owner's documents: create, change, retire. */
   readonly documents: TxDocuments;
 }

@@ -98,6 +98,14 @@ export async function runTx(owner, fn, ctx) {
 // What the methods of a transaction's tx (class Tx below) share.
 //
 // liveTx throws unless the transaction `st` is open (and its store too).
+// The core answers a minted id as decimal text: a number while it is
+// safe, beyond 2^53 the exact BigInt (reads give ints the same way).
+function mintedId(v) {
+  if (typeof v !== "string") return v;
+  const n = Number(v);
+  return Number.isSafeInteger(n) ? n : BigInt(v);
+}
+
 function liveTx(st, gate, what) {
   if (!st.open) throw invalidArgs(`${what}: the transaction has ended; use tx only inside its callback`);
   if (st.poisoned) throw st.poisoned;
@@ -231,10 +239,7 @@ class Tx {
         checkpoint: owner.checkpoint,
         live: (what) => liveTx(st, gate, what),
         push: (op, what) => st.ops.json(encodeJson(op, what)),
-        mint: () => {
-          const v = gate.call(`${owner.name}: tx.documents.create`, () => gate.core.mintId("_documents"));
-          return typeof v === "string" ? Number(v) : v;
-        },
+        mint: () => mintedId(gate.call(`${owner.name}: tx.documents.create`, () => gate.core.mintId("_documents"))),
       });
     }
     return this.#documents;
@@ -425,8 +430,7 @@ class Tx {
     const h = this.#owner.resolveTable(t, "tx.mintId");
     if (!h.settled) throw invalidArgs(`tx.mintId(${h.name}): the table is still being declared; await a read on it first`);
     const { gate } = this.#owner;
-    const v = gate.call(`tx.mintId(${h.name})`, () => gate.core.mintId(h.name));
-    return typeof v === "string" ? Number(v) : v;
+    return mintedId(gate.call(`tx.mintId(${h.name})`, () => gate.core.mintId(h.name)));
   }
 
   // A tx kept for the life of the module, with a state of its own (ended).

@@ -1143,6 +1143,10 @@ Status Store::MintId(const std::string& table, int64_t* id) {
   ONESTORE_RETURN_IF_ERROR(backend_->MaxIntKey(*t, &max));
   int64_t& last = minted_[table];
   if (last < max) last = max;
+  if (last == INT64_MAX) {
+    return Status::Limit("mintId: table \"" + table + "\" already holds or minted id " +
+                         std::to_string(last) + ", the largest 64-bit int");
+  }
   *id = ++last;
   return Status::OK();
 }

@@ -26,7 +26,14 @@ SqlBuilder& SqlBuilder::AppendIdent(std::string_view name) {
 }
 
 const SqlDialect& SqlDialect::Embedded() {
-  static const SqlDialect d;
+  static const SqlDialect d = [] {
+    SqlDialect e;
+    // SQLite's own bound on a statement's parameters
+    // (SQLITE_MAX_VARIABLE_NUMBER): a where with more values than this has
+    // its small ones written into its text, as on a host.
+    e.max_params = 32766;
+    return e;
+  }();
   return d;
 }
 

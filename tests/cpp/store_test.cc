@@ -519,6 +519,20 @@ TEST_P(StoreTest, MintIdStartsAboveTheHighestStoredId) {
   EXPECT_EQ(store_->MintId("file-history/edits", &id).code(), Code::kInvalidArgs);
 }
 
+TEST_P(StoreTest, MintIdAtTheLargestInt64IsALimitNotAWrap) {
+  std::string records;
+  ASSERT_TRUE(store_->Declare(kCounter, &records).ok());
+  MustCommit(records);
+  MustCommit(R"([{"op":"put","table":"t/counter","row":{"n":9223372036854775806,"v":"x"}}])");
+  int64_t id = 0;
+  ASSERT_TRUE(store_->MintId("t/counter", &id).ok());
+  EXPECT_EQ(id, INT64_MAX);
+  Status s = store_->MintId("t/counter", &id);
+  EXPECT_EQ(s.code(), Code::kLimit);
+  EXPECT_NE(s.message().find("9223372036854775807"), std::string::npos) << s.message();
+  EXPECT_EQ(id, INT64_MAX);
+}
+
 TEST_P(StoreTest, DeclaringTheSameTableAgainCommitsNothingAndANewerStoredVersionIsRefused) {
   std::string records;
   ASSERT_TRUE(store_->Declare(kEdits, &records).ok());

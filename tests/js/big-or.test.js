@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { and, bool, defineTable, eq, gt, inArray, int, isNull, lt, ne, not, num, openStore, or, query, str } from "../../js/index.js";
+import { and, bool, defineTable, eq, gt, inArray, int, isNull, lt, ne, not, num, openReplica, openStore, or, query, str, StoreError } from "../../js/index.js";
 import { tempDir } from "./helpers.js";
 
 const Items = defineTable("items", {
@@ -111,4 +111,37 @@ test("a big or gives the same rows, pages and counts on memory, sqlite :memory: 
     }
   }
   for (const { store } of stores) await store.close();
+});
+
+// SQLite binds at most 32,766 values per statement. A where with more has
+// its small values written into its text (SqlDialect::Embedded); only one
+// with more long strings than that is refused, as `limit`.
+test("a where of 40,000 values beyond SQLite's 32,766 parameters answers as on memory, and a sqlite replica applies it", async () => {
+  const rows = range(200, rowOf);
+  const where = (e) => and(...range(40000, (i) => gt(e.n, -i - 1)), lt(e.n, 1000));
+  const expected = rows.filter((r) => r.n !== null && r.n < 1000).length;
+  assert.ok(expected > 0 && expected < rows.length);
+  const driver = await openStore({ backend: "memory" });
+  const replica = await openReplica({ backend: "sqlite", path: ":memory:" });
+  const sqlite = await openStore({ backend: "sqlite", path: ":memory:" });
+  for (const store of [driver, sqlite]) {
+    const owner = store.object({ type: "t" });
+    const items = owner.table(Items);
+    await owner.tx(async (tx) => { for (const r of rows) await tx.put(items, r); });
+    assert.equal(await items.count(query(Items).where(where)), expected);
+    await owner.tx(async (tx) => { await tx.deleteWhere(items, where); });
+    assert.equal(await items.count(), rows.length - expected);
+  }
+  await replica.applyBatch(await driver.outbox.read(0, 100));
+  assert.equal(replica.head, driver.head);
+  assert.equal(await replica.fingerprint(), await driver.fingerprint());
+
+  const sqliteItems = sqlite.object({ type: "t" }).table(Items);
+  const long = (i) => `${"x".repeat(300)}-${i}`;
+  const head = sqlite.head;
+  await assert.rejects(sqliteItems.count(query(Items).where((e) => and(...range(33000, (i) => ne(e.name, long(i)))))),
+    (e) => e instanceof StoreError && e.code === "limit" && /33000 values/.test(e.message) && /32766/.test(e.message));
+  assert.equal(sqlite.head, head);
+  assert.equal(await sqliteItems.count(), rows.length - expected);
+  for (const store of [driver, replica, sqlite]) await store.close();
 });

@@ -479,6 +479,22 @@ export function runBackendContract(name, open) {
       await rejectsWith(fileHistory.tx(async (tx) => tx.mintId(edits)), "invalid/args");
     });
 
+    test("mintId beyond 2^53 gives the exact BigInt, and at 2^63-1 throws limit", async () => {
+      await fileHistory.tx(async (tx) => { await tx.put(items, { id: 2 ** 53 - 1 }); });
+      const past = await fileHistory.tx(async (tx) => {
+        const id = tx.mintId(items);
+        await tx.put(items, { id });
+        return id;
+      });
+      assert.equal(past, 2n ** 53n);
+      assert.deepEqual((await items.get(2n ** 53n))?.id, 2n ** 53n);
+      await fileHistory.tx(async (tx) => { await tx.put(items, { id: 2n ** 63n - 1n }); });
+      const head = store.head;
+      await rejectsWith(fileHistory.tx(async (tx) => tx.mintId(items)), "limit", ["9223372036854775807", items.name]);
+      assert.equal(store.head, head);
+      await fileHistory.tx(async (tx) => { await tx.deleteWhere(items); });
+    });
+
     describe("refusals", () => {
       const putItem = (row) => fileHistory.tx(async (tx) => { await tx.put(items, { id: 1, ...row }); });
 

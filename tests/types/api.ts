@@ -20,6 +20,8 @@ const Edits = defineTable("edits", {
   indexes: { byPath: ["path", "at"], byEntry: ["entry"] },
 });
 
+const Ticks = defineTable("ticks", { columns: { id: int<number>(), v: str() }, key: ["id"] });
+const Counters = defineTable("counters", { columns: { id: int(), v: str() }, key: ["id"] });
 const Pairs = defineTable("pairs", {
   columns: { a: str(), b: int(), done: bool({ default: false }), score: num().optional() },
   key: ["a", "b"],
@@ -271,7 +273,10 @@ async function session() {
     // @ts-expect-error an unknown column cannot be set
     await tx.update(edits, ["e1"], { nope: 1 });
     const mine = await tx.get(edits, ["e1"]);
-    const id: number = tx.mintId(pairs);
+    const id: number = tx.mintId(Ticks);
+    // @ts-expect-error an int() key mints number | bigint (beyond 2^53 a BigInt)
+    const wide: number = tx.mintId(Counters);
+    void wide;
     const committed = await tx.page(edits, query(Edits), 100);
     return { mine, id, rows: committed.rows.length };
   }, { actor: { kind: "agent", id: "claude", via: "tool:edit" } });

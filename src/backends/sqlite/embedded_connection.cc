@@ -338,6 +338,13 @@ Status EmbeddedConnection::Flush() {
 Status EmbeddedConnection::Run(const std::string& sql, const std::vector<Value>& params,
                                const std::string& what, SqlRows* rows, bool count_changes) {
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  // Still too many after SqlBuilder::InlineSmallParams (long strings).
+  if (params.size() > SqlDialect::Embedded().max_params) {
+    return Status::Limit(what + ": the statement binds " + std::to_string(params.size()) +
+                         " values, above SQLite's limit of " +
+                         std::to_string(SqlDialect::Embedded().max_params) +
+                         " per statement (values of 256 bytes or less are written into its text)");
+  }
   if (joined_.count > 0) ONESTORE_RETURN_IF_ERROR(Flush());
   return RunNow(sql, params.data(), params.size(), what, rows, count_changes);
 }
