@@ -12,7 +12,7 @@
 // - every string is made well formed: a lone surrogate becomes U+FFFD, as
 //   TextEncoder does, because UTF-8 cannot hold it.
 
-import { invalidArgs } from "./errors.js";
+import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
 import { vectorOf } from "./vectors.js";
 
 // Deeper JSON than this is refused: the core parses and writes JSON
@@ -56,12 +56,50 @@ export function encodeJson(value, root = "value", maxDepth = MAX_DEPTH) {
   // Most values (rows of str, safe ints, finite nums, bools, plain json) are
   // written exactly as JSON.stringify writes them: take the native path when
   // a quick check says so, and walk with checks and paths otherwise.
-  if (isPlain(value, 0)) return JSON.stringify(value);
-  const parts = [];
   const path = [];
-  const seen = new Set();
-  write(value, parts, path, seen, root, maxDepth);
-  return parts.join("");
+  try {
+    if (isPlain(value, 0)) return JSON.stringify(value);
+    const out = new Text();
+    write(value, out, path, new Set(), root, maxDepth);
+    return out.done();
+  } catch (e) {
+    throw tooLong(e, where(root, path.slice(0, 3))) ?? e;
+  }
+}
+
+// The text write() builds: pieces joined a few thousand at a time, so that a
+// value of 10^8 items never asks V8 for an array of that many (a fatal
+// "invalid size" that kills the process, not an exception).
+class Text {
+  constructor() {
+    this.text = "";
+    this.parts = [];
+  }
+  push(a, b) {
+    this.parts.push(a);
+    if (b !== undefined) this.parts.push(b);
+    if (this.parts.length >= 4096) {
+      this.text += this.parts.join("");
+      this.parts.length = 0;
+    }
+  }
+  done() {
+    return this.text + this.parts.join("");
+  }
+}
+
+/**
+ * A `limit` StoreError for a value whose JSON text is longer than a JS
+ * string may be (V8's RangeError "Invalid string length"), or null.
+ * `name` names the value.
+ *
+ * @example
+ * tooLong(new RangeError("Invalid string length"), "put.row.body")   // StoreError limit
+ */
+export function tooLong(e, name) {
+  if (!(e instanceof RangeError) || !/string length/i.test(String(e.message))) return null;
+  return new StoreError(ErrorCodes.Limit,
+    `${name}: the value's JSON text is longer than a JavaScript string may be (in V8, 2^29-24 characters)`, { cause: e });
 }
 
 /**

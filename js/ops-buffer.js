@@ -318,9 +318,15 @@ export class OpsBuffer {
         }
         if (this.jsonText(v)) return true;
         if (!isPlainJson(v)) return false;
+        let text;
+        try {
+          text = JSON.stringify(v);
+        } catch {
+          return false;  // longer than a string may be: the general path names it (encodeJson)
+        }
         this.ensure(1);
         this.bytes[this.len++] = JSON_TEXT;
-        this.str(JSON.stringify(v));
+        this.str(text);
         return true;
       default:
         return false;

@@ -75,14 +75,25 @@ std::string HeapLeft() {
 // the op itself), beside the 32 MiB kept free.
 Status RoomFor(std::string_view batch) {
   const double n = static_cast<double>(batch.size());
-  const auto need = [&](double ops) { return 3 * n + 1024 * ops; };
-  if (HeapHasRoom(need(n / 3 + 1))) return Status::OK();  // at most an op per 3 bytes
-  const double ops = IsBinaryOps(batch) ? static_cast<double>(BinaryOpsCount(batch)) : n / 16 + 1;
-  if (HeapHasRoom(need(ops))) return Status::OK();
+  // 1 KiB an op, and 64 bytes a json node: a binary batch's json cells are
+  // parsed into nodes of 16 bytes, up to twice that while an array grows,
+  // for as little as two bytes of text ("0,"). A text batch's nodes are
+  // covered by its bound of an op per 16 bytes.
+  const auto need = [&](double ops, double nodes) { return 3 * n + 1024 * ops + 64 * nodes; };
+  if (HeapHasRoom(need(n / 3 + 1, 0))) return Status::OK();  // at most an op per 3 bytes
+  double ops = n / 16 + 1;
+  double nodes = 0;
+  if (IsBinaryOps(batch)) {
+    ops = static_cast<double>(BinaryOpsCount(batch));
+    size_t count = 0;
+    for (char c : batch) count += (c == ',') | (c == '[') | (c == '{');
+    nodes = static_cast<double>(count);
+  }
+  if (HeapHasRoom(need(ops, nodes))) return Status::OK();
   return Status::Limit("a transaction's ops (" + std::to_string(batch.size()) + " bytes, " +
                        std::to_string(static_cast<int64_t>(ops)) + " ops) need about " +
-                       Mib(kKeptFree + need(ops)) + " of the wasm heap, which has " + HeapLeft() +
-                       "; commit them in smaller transactions");
+                       Mib(kKeptFree + need(ops, nodes)) + " of the wasm heap, which has " +
+                       HeapLeft() + "; commit them in smaller transactions");
 }
 
 // The heap a call's arguments of `n` bytes ask for before the call starts

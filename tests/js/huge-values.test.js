@@ -1,0 +1,52 @@
+// Values too large for JS or for the wasm heap are refused with `limit`, and
+// the store keeps what it holds (docs/reliability.md, "A full wasm heap").
+// Two arrays with one BigInt each, so the package writes them with its own
+// encoder rather than JSON.stringify: before, that encoder kept a piece per
+// item and V8 killed the process ("invalid size", which nothing can catch),
+// and a json cell of tens of millions of items passed the core's heap check
+// (a bound per byte and per op, not per json node): one of 70 million
+// aborted the core in a probe, the memory
+// store's rows with it. Sparse arrays, so that building them is instant.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { defineTable, json, openStore, str, StoreError } from "../../js/index.js";
+
+const Docs = defineTable("docs", { columns: { id: str(), body: json().optional() }, key: ["id"] });
+
+function sparse(length) {
+  const a = [];
+  a.length = length;
+  a[length - 1] = 1n;
+  return a;
+}
+
+test("a json value with more items than the wasm heap can parse, or a JSON text longer than a JS string, is refused with limit; the memory store keeps its rows", async () => {
+  const store = await openStore({ backend: "memory" });
+  const owner = store.object({ type: "docs" });
+  const docs = owner.table(Docs);
+  await owner.tx(async (tx) => { await tx.put(docs, { id: "kept", body: { n: 1 } }); });
+  const head = store.head;
+
+  // 40 million items: 200 MB of text ("null,"), 40 million nodes in the core.
+  await assert.rejects(owner.tx(async (tx) => { await tx.put(docs, { id: "wide", body: sparse(4e7) }); }),
+    (e) => e instanceof StoreError && e.code === "limit" && /wasm heap/.test(e.message) && /smaller transactions/.test(e.message));
+  // 110 million items: 550 million characters, beyond V8's longest string.
+  await assert.rejects(owner.tx(async (tx) => { await tx.put(docs, { id: "long", body: sparse(1.1e8) }); }),
+    (e) => e instanceof StoreError && e.code === "limit" && /row\.body|body/.test(e.message) && /longer than a JavaScript string/.test(e.message));
+
+  // Plain JSON whose text is longer than a string may be: three strings of
+  // 200 million characters.
+  const big = "x".repeat(2e8);
+  await assert.rejects(owner.tx(async (tx) => { await tx.put(docs, { id: "plain", body: [big, big, big] }); }),
+    (e) => e instanceof StoreError && e.code === "limit");
+
+  assert.equal(store.head, head);
+  assert.deepEqual(await docs.get("kept"), { id: "kept", body: { n: 1 } });
+  assert.equal(await docs.get("wide"), undefined);
+  await owner.tx(async (tx) => { await tx.put(docs, { id: "after", body: [1, 2n ** 60n] }); });
+  assert.deepEqual((await docs.get("after")).body, [1, 2n ** 60n]);
+  assert.equal(await docs.count(), 2);
+  await store.close();
+});
