@@ -647,6 +647,11 @@ Status Store::ParseCommit(std::string_view ops_json, const std::string* meta_jso
   if (!fast) ONESTORE_RETURN_IF_ERROR(ParseJsonText(ops_json, "ops", &j));
   if (meta_json != nullptr) ONESTORE_RETURN_IF_ERROR(ParseCommitMeta(*meta_json, context));
   if (!fast) ONESTORE_RETURN_IF_ERROR(ParseOps(j, &tables, ops));
+  for (size_t i = 0; i < ops->size(); ++i) {
+    const Op& op = (*ops)[i];
+    if (op.kind != OpKind::kPut) continue;
+    ONESTORE_RETURN_IF_ERROR(CheckKeySize(*op.table, op.row, i));
+  }
   return Status::OK();
 }
 

@@ -441,4 +441,18 @@ Status ParseKey(const Json& j, const TableSchema& t, const std::string& where, K
   return Status::OK();
 }
 
+Status CheckKeySize(const TableSchema& t, const Row& row, size_t op) {
+  for (int k : t.key) {
+    const Value& v = row[k];
+    if (v.type() == Type::kStr && v.text().size() > kMaxKeyBytes) {
+      const std::string& name = t.columns[k].name;
+      return Status::Limit("ops[" + std::to_string(op) + "].row." + name +
+                           ": a value of key column \"" + name + "\" is " +
+                           std::to_string(v.text().size()) + " bytes of UTF-8, above the " +
+                           std::to_string(kMaxKeyBytes) + " bytes a key value may hold");
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace onestore

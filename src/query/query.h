@@ -91,6 +91,15 @@ Status DecodeCursor(const Query& q, std::string_view text, std::vector<Value>* p
 // Parses a key (a JSON array of the key columns' values) for table `t`.
 Status ParseKey(const Json& j, const TableSchema& t, const std::string& where, Key* out);
 
+// The most UTF-8 bytes a put may give a str key column (docs/api.md,
+// "Limits"): a key crosses into every get, delete and outbox record, and a
+// read by a key of hundreds of MB could not fit in the wasm heap. Reads and
+// deletes by a longer key find no row.
+constexpr size_t kMaxKeyBytes = size_t{1} << 20;
+// `limit` if the row of ops[op], a put, holds a key value longer than
+// kMaxKeyBytes.
+Status CheckKeySize(const TableSchema& t, const Row& row, size_t op);
+
 // Three-valued logic of the memory evaluator.
 enum class Tri { kFalse = 0, kTrue = 1, kUnknown = 2 };
 // Evaluates `p` on `row` (memory backend, tx overlays, expressions' `when`).

@@ -50,3 +50,30 @@ test("a json value with more items than the wasm heap can parse, or a JSON text 
   assert.equal(await docs.count(), 2);
   await store.close();
 });
+
+// A key of 200 MB was taken, and a get by it then aborted the core (its
+// copies did not fit in the wasm heap): the memory store was lost.
+test("a put's str key value above 1 MiB of UTF-8 is refused with limit naming it, on memory and sqlite; 1 MiB is taken; a get by a longer key finds nothing", async () => {
+  for (const options of [{ backend: "memory" }, { backend: "sqlite", path: ":memory:" }]) {
+    const store = await openStore(options);
+    const owner = store.object({ type: "docs" });
+    const docs = owner.table(Docs);
+    const most = "k".repeat(2 ** 20);
+    await owner.tx(async (tx) => { await tx.put(docs, { id: most, body: 1 }); });
+    const head = store.head;
+    const wide = "é".repeat(600000);  // 600,000 characters, 1,200,000 bytes of UTF-8
+    await assert.rejects(owner.tx(async (tx) => {
+      await tx.put(docs, { id: "small", body: 2 });
+      await tx.put(docs, { id: wide, body: 3 });
+    }), (e) => e instanceof StoreError && e.code === "limit" && e.message.includes("ops[1].row.id") && e.message.includes("1200000 bytes"));
+    await assert.rejects(owner.tx(async (tx) => { await tx.put(docs, { id: "x".repeat(200 * 2 ** 20) }); }),
+      (e) => e instanceof StoreError && e.code === "limit", options.backend);
+    assert.equal(store.head, head);
+    assert.equal(await docs.get(wide), undefined);
+    assert.equal(await docs.get("small"), undefined);
+    assert.equal((await docs.get(most))?.body, 1);
+    await owner.tx(async (tx) => { await tx.delete(docs, [wide]); });
+    assert.equal(await docs.count(), 1);
+    await store.close();
+  }
+});
