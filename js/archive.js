@@ -275,7 +275,12 @@ function byteStream(archive) {
       async pull(c) {
         const { done, value } = await it.next();
         if (done) c.close();
-        else c.enqueue(value instanceof Uint8Array ? value : encoder.encode(String(value)));
+        else if (value instanceof Uint8Array) c.enqueue(value);
+        else {
+          // A Node stream given an encoding hands over text: an archive's
+          // bytes decoded as UTF-8 are lost, so say so instead of reading it.
+          throw invalidArgs(`importStore: the archive's chunks must be bytes (Uint8Array or Buffer), got ${typeof value === "string" ? "a string (a stream with an encoding set: leave it unset)" : describe(value)}`);
+        }
       },
       cancel() {
         return it.return?.();

@@ -132,10 +132,24 @@ export function makeGate(core, head, kind = "store") {
   let commits = 0;  // commits made through this gate: the lazy ops of an older one are gone
   const ownerIds = new Map();  // owner name -> the core's number for it (Core.ownerId)
 
+  let closing = false;
+  let markClosing;
+  const whenClosing = new Promise((resolve) => { markClosing = resolve; });
   const gate = {
     core,
     /** close() was asked for: new calls are refused. */
-    closing: false,
+    get closing() {
+      return closing;
+    },
+    set closing(v) {
+      closing = v;
+      if (v) markClosing();
+    },
+    /**
+     * Resolves once close() is asked for: what waits behind a transaction
+     * that never ends (one awaiting a tx of its own owner) stops waiting.
+     */
+    whenClosing,
     /** The core is closed and freed. */
     closed: false,
     /** A StoreError after a trap, a failed COMMIT or fencing: the instance is not trusted any more. */

@@ -17,7 +17,7 @@
 // - a getter or Proxy trap that throws gives invalid/args naming the value,
 //   with the thrown error as `cause`.
 
-import { invalidArgs } from "./errors.js";
+import { invalidArgs, StoreError } from "./errors.js";
 
 const MAX_DEPTH = 1000;
 
@@ -37,9 +37,38 @@ function kindOf(v, proto) {
   return name ? `an object of class ${name}` : "an object with a prototype";
 }
 
+// A StoreError the user's code threw passes as it is (docs/api.md, "Errors").
 function userThrew(root, path, e, doing) {
+  if (e instanceof StoreError) return e;
   const text = e && typeof e === "object" && "message" in e ? e.message : String(e);
   return invalidArgs(`${where(root, path)}: ${doing} threw: ${text}`, { cause: e });
+}
+
+// Whether `v` (an object) is a Float32Array. instanceof asks a Proxy's
+// getPrototypeOf trap, which may throw: that is the user's error, named.
+function isFloat32Array(v, root, path) {
+  try {
+    return v instanceof Float32Array;
+  } catch (e) {
+    throw userThrew(root, path, e, "reading the value");
+  }
+}
+
+// A copy of a Float32Array; one whose buffer was transferred away
+// (detached) is refused by name.
+function copyFloat32(v, root, path) {
+  if (v.buffer.detached === true || (v.length === 0 && v.byteOffset === 0 && v.buffer.byteLength === 0 && isDetached(v.buffer))) {
+    throw invalidArgs(`${where(root, path)}: the Float32Array's buffer was transferred away (detached); pass one that still holds its numbers`);
+  }
+  return new Float32Array(v);
+}
+function isDetached(buffer) {
+  try {
+    buffer.slice(0, 0);
+    return false;
+  } catch {
+    return true;
+  }
 }
 
 // `seen`: the objects being copied, outermost first (a short array: values are
@@ -62,7 +91,7 @@ function copy(v, root, path, seen) {
   if (v === null) return null;
   // A Float32Array (a vector column's value) is copied as it is; anywhere
   // but a vector column the encoder refuses it (js/encode.js).
-  if (v instanceof Float32Array) return new Float32Array(v);
+  if (isFloat32Array(v, root, path)) return copyFloat32(v, root, path);
   if (seen.includes(v)) throw invalidArgs(`${where(root, path)}: the value refers to itself`);
   if (path.length >= MAX_DEPTH) throw invalidArgs(`${where(root, path.slice(0, 3))}...: the value is nested deeper than ${MAX_DEPTH} levels`);
   let isArray;
@@ -211,8 +240,8 @@ let spareWalk = null;
 export function readRow(row, root, vals, prev = null) {
   checkRow(row, root);
   let proto;
-  if (row instanceof Float32Array) {
-    row = new Float32Array(row);  // as copy() takes it: a Float32Array copied
+  if (isFloat32Array(row, root, [])) {
+    row = copyFloat32(row, root, []);  // as copy() takes it: a Float32Array copied
   } else {
     try {
       proto = Object.getPrototypeOf(row);

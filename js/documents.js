@@ -55,7 +55,7 @@ function atOf(options, what) {
   if (options === null || typeof options !== "object") throw invalidArgs(`${what}: options must be { at? }, got ${describe(options)}`);
   const { at } = options;
   if (at === undefined) return undefined;
-  if (!Number.isSafeInteger(at) || at < 0) throw invalidArgs(`${what}: at must be a seq (an integer >= 0), got ${describe(at)}`);
+  if (!Number.isSafeInteger(at) || at < 0) throw invalidArgs(`${what}: at must be a seq (a safe integer >= 0), got ${describe(at)}`);
   return at;
 }
 
@@ -66,7 +66,7 @@ function atOf(options, what) {
  * @example
  * const docs = txDocuments({ name: "notes", checkpoint, live, push, mint });
  */
-export function txDocuments({ name, checkpoint, live, push, mint }) {
+export function txDocuments({ name, checkpoint, live, push, mint, refuse = (e) => e }) {
   return Object.freeze({
     /**
      * Creates a document at an address of this owner; resolves to its id.
@@ -76,12 +76,16 @@ export function txDocuments({ name, checkpoint, live, push, mint }) {
     async create(address, value) {
       const what = `${name}: tx.documents.create`;
       live(what);
-      const addr = addressOf(address, what);
-      if (value === undefined) throw invalidArgs(`${what}: a document needs a value (any JSON value), got undefined`);
-      const data = plainData(value, `${what}: value`);
-      const id = mint();
-      push({ op: "doc.create", owner: name, id, ...addr, value: data }, what);
-      return id;
+      try {
+        const addr = addressOf(address, what);
+        if (value === undefined) throw invalidArgs(`${what}: a document needs a value (any JSON value), got undefined`);
+        const data = plainData(value, `${what}: value`);
+        const id = mint();
+        push({ op: "doc.create", owner: name, id, ...addr, value: data }, what);
+        return id;
+      } catch (e) {
+        throw refuse(e);
+      }
     },
     /**
      * Changes a live document with an RFC 6902 JSON Patch. A patch that does
@@ -91,9 +95,13 @@ export function txDocuments({ name, checkpoint, live, push, mint }) {
     async change(id, patch) {
       const what = `${name}: tx.documents.change`;
       live(what);
-      idOf(id, what);
-      if (!Array.isArray(patch)) throw invalidArgs(`${what}: the patch must be an array of JSON Patch ops (RFC 6902), got ${describe(patch)}`);
-      push({ op: "doc.change", owner: name, id, patch: plainData(patch, `${what}: patch`), checkpointWhen: checkpoint }, what);
+      try {
+        idOf(id, what);
+        if (!Array.isArray(patch)) throw invalidArgs(`${what}: the patch must be an array of JSON Patch ops (RFC 6902), got ${describe(patch)}`);
+        push({ op: "doc.change", owner: name, id, patch: plainData(patch, `${what}: patch`), checkpointWhen: checkpoint }, what);
+      } catch (e) {
+        throw refuse(e);
+      }
     },
     /**
      * Retires a live document: its address is free again; its versions stay.
@@ -102,8 +110,12 @@ export function txDocuments({ name, checkpoint, live, push, mint }) {
     async retire(id) {
       const what = `${name}: tx.documents.retire`;
       live(what);
-      idOf(id, what);
-      push({ op: "doc.retire", owner: name, id }, what);
+      try {
+        idOf(id, what);
+        push({ op: "doc.retire", owner: name, id }, what);
+      } catch (e) {
+        throw refuse(e);
+      }
     },
   });
 }

@@ -774,6 +774,9 @@ export interface Owner {
   table<D extends AnyTableDef>(def: D, options?: { onProgress?: (progress: MigrationProgress) => void }): TableHandle<D>;
   /**
    * Runs fn on the owner's line; resolves to its value after the commit and adoption.
+   * All or nothing: a write refused inside fn fails the whole tx, even if
+   * fn caught it. Never await a tx of the same owner inside fn (it waits
+   * for this one until close(), which rejects both with `closed`).
    * @example await fileHistory.tx(async (tx) => { await tx.put(edits, row); }, ctx);
    */
   tx<R>(fn: (tx: Tx) => Promise<R> | R, ctx?: Context): Promise<R>;

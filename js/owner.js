@@ -219,12 +219,16 @@ export function makeOwner(parts, name, address, hooks) {
      * callback commits nothing and the tx rejects with its error. A tx
      * without writes commits nothing (no seq). If the adopt hook throws,
      * the commit stays (it is durable) and the tx rejects with the hook's
-     * error. Do not await another tx of the same owner inside the
-     * callback: it waits for this one.
+     * error. A write refused in the callback fails the whole tx, caught
+     * or not. Do not await another tx of the same owner inside the
+     * callback: it waits for this one (until close(), which rejects both).
      * @example await fileHistory.tx(async (tx) => { await tx.put(edits, row); }, ctx);
      */
     tx(fn, ctx) {
-      const run = line.then(() => runTx(txParts, fn, ctx));
+      // Behind the owner's last tx, or until close() (which then refuses
+      // it): a tx that awaits another of its own owner never ends, and
+      // neither would the ones queued behind it.
+      const run = Promise.race([line, gate.whenClosing]).then(() => runTx(txParts, fn, ctx));
       line = run.then(settled, settled);
       return run;
     },

@@ -168,6 +168,9 @@ export function makeReads(gate) {
     if (options !== undefined && (options === null || typeof options !== "object")) {
       throw invalidArgs(`${what}: the last argument must be { metric, where }, got ${describe(options)}`);
     }
+    for (const key of Object.keys(options ?? {})) {
+      if (key !== "metric" && key !== "where") throw invalidArgs(`${what}: unknown option "${key}" (the options are metric and where)`);
+    }
     const { metric = "cosine", where } = options ?? {};
     const spec = h.def.columns[ref.col];
     const wire = spec && spec.type === "vector"

@@ -392,7 +392,7 @@ function checkBatch(batch) {
     throw invalidArgs(`applyBatch: a batch is {from, to, commits} as store.outbox.read gives it, got ${describe(batch)}`);
   }
   for (const k of Object.keys(batch)) if (k !== "from" && k !== "to" && k !== "commits") throw invalidArgs(`applyBatch: unknown batch field "${k}"`);
-  if (!isSeq(batch.from)) throw invalidArgs(`applyBatch: from must be a seq (an integer >= 0), got ${describe(batch.from)}`);
+  if (!isSeq(batch.from)) throw invalidArgs(`applyBatch: from must be a seq (a safe integer >= 0), got ${describe(batch.from)}`);
   const from = Number(batch.from);
   if (!isSeq(batch.to) || Number(batch.to) < from) throw invalidArgs(`applyBatch: to must be a seq >= from (${from}), got ${describe(batch.to)}`);
   const to = Number(batch.to);

@@ -298,7 +298,7 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
        * @example const batch = await replica.outbox.read(0, 100);
        */
       async read(after = 0, limit = 100) {
-        if (!Number.isSafeInteger(after) || after < 0) throw invalidArgs(`replica.outbox.read: after must be a seq (an integer >= 0), got ${describe(after)}`);
+        if (!Number.isSafeInteger(after) || after < 0) throw invalidArgs(`replica.outbox.read: after must be a seq (a safe integer >= 0), got ${describe(after)}`);
         if (!Number.isSafeInteger(limit) || limit < 1) throw invalidArgs(`replica.outbox.read: limit must be a positive integer, got ${describe(limit)}`);
         return parseJsonExact(call("replica.outbox.read", () => core.outboxRead(after, limit)));
       },
@@ -307,7 +307,7 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
        * @example await replica.outbox.trim(100);
        */
       async trim(upTo) {
-        if (!Number.isSafeInteger(upTo) || upTo < 0) throw invalidArgs(`replica.outbox.trim: upTo must be a seq (an integer >= 0), got ${describe(upTo)}`);
+        if (!Number.isSafeInteger(upTo) || upTo < 0) throw invalidArgs(`replica.outbox.trim: upTo must be a seq (a safe integer >= 0), got ${describe(upTo)}`);
         return Number(call("replica.outbox.trim", () => core.outboxTrim(upTo)));
       },
     }),

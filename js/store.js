@@ -396,7 +396,7 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
        */
       async read(after = 0, limit = 100) {
         gate.checkOpen("outbox.read");
-        if (!Number.isSafeInteger(after) || after < 0) throw invalidArgs(`outbox.read: after must be a seq (an integer >= 0), got ${describe(after)}`);
+        if (!Number.isSafeInteger(after) || after < 0) throw invalidArgs(`outbox.read: after must be a seq (a safe integer >= 0), got ${describe(after)}`);
         if (!Number.isSafeInteger(limit) || limit < 1) throw invalidArgs(`outbox.read: limit must be a positive integer, got ${describe(limit)}`);
         return parseJsonExact(gate.call("outbox.read", () => core.outboxRead(after, limit)));
       },
@@ -407,7 +407,7 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
        */
       async trim(upTo) {
         gate.checkOpen("outbox.trim");
-        if (!Number.isSafeInteger(upTo) || upTo < 0) throw invalidArgs(`outbox.trim: upTo must be a seq (an integer >= 0), got ${describe(upTo)}`);
+        if (!Number.isSafeInteger(upTo) || upTo < 0) throw invalidArgs(`outbox.trim: upTo must be a seq (a safe integer >= 0), got ${describe(upTo)}`);
         return Number(gate.call("outbox.trim", () => core.outboxTrim(upTo)));
       },
     }),

@@ -106,6 +106,15 @@ function mintedId(v) {
   return Number.isSafeInteger(n) ? n : BigInt(v);
 }
 
+// A write the package refused fails its transaction: the write rejects,
+// and so do every later call of the tx and the commit, with this error,
+// whether or not the callback caught it (as a refusal by the core fails the
+// whole commit). Returns `e`.
+function refuse(st, e) {
+  st.poisoned ??= e;
+  return e;
+}
+
 function liveTx(st, gate, what) {
   if (!st.open) throw invalidArgs(`${what}: the transaction has ended; use tx only inside its callback`);
   if (st.poisoned) throw st.poisoned;
@@ -239,6 +248,7 @@ class Tx {
         checkpoint: owner.checkpoint,
         live: (what) => liveTx(st, gate, what),
         push: (op, what) => st.ops.json(encodeJson(op, what)),
+        refuse: (e) => refuse(st, e),
         mint: () => mintedId(gate.call(`${owner.name}: tx.documents.create`, () => gate.core.mintId("_documents"))),
       });
     }
@@ -251,62 +261,66 @@ class Tx {
    */
   async put(t, row) {
     const st = Tx.#open(this, "tx.put");
-    let h = this.#lastH;
-    if (t !== this.#lastHandle || t === null) {
-      h = this.#owner.resolveTable(t, "tx.put");
-      if (h.def !== t) {  // a handle (a definition resolves to the state of its handle, whose def it is)
-        this.#lastHandle = t;
-        this.#lastH = h;
+    try {
+      let h = this.#lastH;
+      if (t !== this.#lastHandle || t === null) {
+        h = this.#owner.resolveTable(t, "tx.put");
+        if (h.def !== t) {  // a handle (a definition resolves to the state of its handle, whose def it is)
+          this.#lastHandle = t;
+          this.#lastH = h;
+        }
       }
-    }
-    // The row's values, each read once, straight from the caller's row
-    // (no copy of it: issue 13's put loop); `scratch` is handed back at the
-    // end, so a getter that puts a row meanwhile takes an array of its own.
-    const vals = this.#scratch ?? [];
-    this.#scratch = null;
-    let plan = this.#plan;
-    if (h !== plan.h || h.def !== plan.def) this.#plan = plan = putPlanOf(h);
-    // A row with the keys of the last row put into this table reads them as
-    // that row's array (no array of its own: a bulk loop's rows, and a
-    // one-put commit's after the first, have them). Never changed once
-    // read: the batch may keep it as its shape.
-    const read = readRow(row, plan.root, vals, plan.names);
-    plan.names = read;
-    let names = read;
-    if (plan.edges) {
-      const k = names.indexOf("kind");
-      checkKind(h, k < 0 ? undefined : vals[k], "tx.put");
-    }
-    // Versioned json columns are written in their envelope (a left-out one
-    // with its default too, which the core would store bare).
-    const { versioned, vectors } = plan;
-    for (let j = 0; j < versioned.length; j++) {
-      const [c, col] = versioned[j];
-      const i = names.indexOf(c);
-      let v = i < 0 ? undefined : vals[i];
-      if (v === undefined && col.hasDefault) v = col.default;
-      if (v === undefined) continue;
-      v = storedJson(col, v);
-      if (i < 0) {
-        if (names === read) names = names.slice();
-        names.push(c);
-        vals[names.length - 1] = v;
-      } else {
-        vals[i] = v;
+      // The row's values, each read once, straight from the caller's row
+      // (no copy of it: issue 13's put loop); `scratch` is handed back at the
+      // end, so a getter that puts a row meanwhile takes an array of its own.
+      const vals = this.#scratch ?? [];
+      this.#scratch = null;
+      let plan = this.#plan;
+      if (h !== plan.h || h.def !== plan.def) this.#plan = plan = putPlanOf(h);
+      // A row with the keys of the last row put into this table reads them as
+      // that row's array (no array of its own: a bulk loop's rows, and a
+      // one-put commit's after the first, have them). Never changed once
+      // read: the batch may keep it as its shape.
+      const read = readRow(row, plan.root, vals, plan.names);
+      plan.names = read;
+      let names = read;
+      if (plan.edges) {
+        const k = names.indexOf("kind");
+        checkKind(h, k < 0 ? undefined : vals[k], "tx.put");
       }
+      // Versioned json columns are written in their envelope (a left-out one
+      // with its default too, which the core would store bare).
+      const { versioned, vectors } = plan;
+      for (let j = 0; j < versioned.length; j++) {
+        const [c, col] = versioned[j];
+        const i = names.indexOf(c);
+        let v = i < 0 ? undefined : vals[i];
+        if (v === undefined && col.hasDefault) v = col.default;
+        if (v === undefined) continue;
+        v = storedJson(col, v);
+        if (i < 0) {
+          if (names === read) names = names.slice();
+          names.push(c);
+          vals[names.length - 1] = v;
+        } else {
+          vals[i] = v;
+        }
+      }
+      // Vector columns cross as the base64 of their float32 (js/vectors.js).
+      for (let j = 0; j < vectors.length; j++) {
+        const [c, col] = vectors[j];
+        const i = names.indexOf(c);
+        if (i >= 0 && vals[i] !== undefined && vals[i] !== null) vals[i] = vectorWire(vals[i], col.dims, `tx.put(${h.name}): row.${c}`);
+      }
+      // The row straight into the batch; a value it leaves to JSON (a
+      // BigInt, NaN...) sends the op as wire JSON, whose encoder words any error.
+      if (!st.ops.putValues(h.name, names, vals)) {
+        st.ops.json(encodeJson({ op: "put", table: h.name, row: rowOf(names, vals) }, "put"));
+      }
+      this.#scratch = vals;
+    } catch (e) {
+      throw refuse(st, e);
     }
-    // Vector columns cross as the base64 of their float32 (js/vectors.js).
-    for (let j = 0; j < vectors.length; j++) {
-      const [c, col] = vectors[j];
-      const i = names.indexOf(c);
-      if (i >= 0 && vals[i] !== undefined && vals[i] !== null) vals[i] = vectorWire(vals[i], col.dims, `tx.put(${h.name}): row.${c}`);
-    }
-    // The row straight into the batch; a value it leaves to JSON (a
-    // BigInt, NaN...) sends the op as wire JSON, whose encoder words any error.
-    if (!st.ops.putValues(h.name, names, vals)) {
-      st.ops.json(encodeJson({ op: "put", table: h.name, row: rowOf(names, vals) }, "put"));
-    }
-    this.#scratch = vals;
   }
   /**
    * Sets columns of one row, by key. A plain value means value(v).
@@ -314,8 +328,12 @@ class Tx {
    */
   async update(t, key, set) {
     const st = Tx.#open(this, "tx.update");
-    const h = this.#owner.resolveTable(t, "tx.update");
-    pushOp(st, { op: "update", table: h.name, key: keyOf(key), set: versionedSet(h, setOf(set, `tx.update(${h.name})`), `tx.update(${h.name})`) }, "update");
+    try {
+      const h = this.#owner.resolveTable(t, "tx.update");
+      pushOp(st, { op: "update", table: h.name, key: keyOf(key), set: versionedSet(h, setOf(set, `tx.update(${h.name})`), `tx.update(${h.name})`) }, "update");
+    } catch (e) {
+      throw refuse(st, e);
+    }
   }
   /**
    * Deletes one row, by key.
@@ -323,8 +341,12 @@ class Tx {
    */
   async delete(t, key) {
     const st = Tx.#open(this, "tx.delete");
-    const h = this.#owner.resolveTable(t, "tx.delete");
-    pushOp(st, { op: "delete", table: h.name, key: keyOf(key) }, "delete");
+    try {
+      const h = this.#owner.resolveTable(t, "tx.delete");
+      pushOp(st, { op: "delete", table: h.name, key: keyOf(key) }, "delete");
+    } catch (e) {
+      throw refuse(st, e);
+    }
   }
   /**
    * Sets columns of every row matching a predicate: one op in the outbox,
@@ -333,10 +355,14 @@ class Tx {
    */
   async updateWhere(t, where, set) {
     const st = Tx.#open(this, "tx.updateWhere");
-    const h = this.#owner.resolveTable(t, "tx.updateWhere");
-    const w = whereOf(h.def, where, `tx.updateWhere(${h.name})`);
-    // No predicate (where: null) means every row.
-    pushOp(st, { op: "update", table: h.name, where: w ?? null, set: versionedSet(h, setOf(set, `tx.updateWhere(${h.name})`), `tx.updateWhere(${h.name})`) }, "update");
+    try {
+      const h = this.#owner.resolveTable(t, "tx.updateWhere");
+      const w = whereOf(h.def, where, `tx.updateWhere(${h.name})`);
+      // No predicate (where: null) means every row.
+      pushOp(st, { op: "update", table: h.name, where: w ?? null, set: versionedSet(h, setOf(set, `tx.updateWhere(${h.name})`), `tx.updateWhere(${h.name})`) }, "update");
+    } catch (e) {
+      throw refuse(st, e);
+    }
   }
   /**
    * Deletes every row matching a predicate: one op in the outbox.
@@ -344,9 +370,13 @@ class Tx {
    */
   async deleteWhere(t, where) {
     const st = Tx.#open(this, "tx.deleteWhere");
-    const h = this.#owner.resolveTable(t, "tx.deleteWhere");
-    const w = whereOf(h.def, where, `tx.deleteWhere(${h.name})`);
-    pushOp(st, { op: "delete", table: h.name, where: w ?? null }, "delete");
+    try {
+      const h = this.#owner.resolveTable(t, "tx.deleteWhere");
+      const w = whereOf(h.def, where, `tx.deleteWhere(${h.name})`);
+      pushOp(st, { op: "delete", table: h.name, where: w ?? null }, "delete");
+    } catch (e) {
+      throw refuse(st, e);
+    }
   }
   /**
    * Deletes the edges of a node (a table made by defineEdges): out (from
@@ -356,8 +386,12 @@ class Tx {
    */
   async deleteEdges(t, node, options) {
     const st = Tx.#open(this, "tx.deleteEdges");
-    const h = this.#owner.resolveTable(t, "tx.deleteEdges");
-    pushOp(st, { op: "delete", table: h.name, where: edgesWhere(h, node, options, "tx.deleteEdges") }, "delete");
+    try {
+      const h = this.#owner.resolveTable(t, "tx.deleteEdges");
+      pushOp(st, { op: "delete", table: h.name, where: edgesWhere(h, node, options, "tx.deleteEdges") }, "delete");
+    } catch (e) {
+      throw refuse(st, e);
+    }
   }
   /**
    * The row with this key as this transaction sees it (its own writes

@@ -7,11 +7,33 @@
 
 #include "documents/documents.h"
 #include "query/query.h"
+#include "sync/replica.h"
 #include "values/json_text.h"
 #include "writes/writes.h"
 
 namespace onestore {
 namespace {
+
+// Each op of a record is an object of a kind the store writes.
+Status CheckOpKinds(const Json& ops) {
+  static const char* const kKinds[] = {"put",   "update",  "delete",     "table",      "alter",
+                                       "index", "restore", "doc.create", "doc.change", "doc.retire"};
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Json& op = ops[i];
+    auto kind = op.is_object() ? op.find("op") : op.end();
+    bool known = false;
+    if (op.is_object() && kind != op.end() && kind->is_string()) {
+      for (const char* k : kKinds) known = known || *kind == k;
+    }
+    if (!known) {
+      return Status::InvalidArgs("record.ops[" + std::to_string(i) + "]: " +
+                                 (op.is_object() && kind != op.end() ? DescribeJson(*kind)
+                                                                     : DescribeJson(op)) +
+                                 " is not an op the store writes");
+    }
+  }
+  return Status::OK();
+}
 
 // Calls `visit(line, number)` for each "\n"-ended line of `text` (number from 1).
 template <typename Visit>
@@ -223,6 +245,10 @@ Status Archiver::RestoreOutbox(const std::string& lines, int64_t head) {
     if (st.ok() && (r["seq"].get<int64_t>() < 1 || (want > 0 && r["seq"].get<int64_t>() != want))) {
       st = Status::InvalidArgs("seq " + r["seq"].dump() + " out of order");
     }
+    // The record's shape, as a replica checks it, and ops of known kinds:
+    // store.at and a sync replay them later, and would fail there.
+    if (st.ok()) st = CheckRecord(r, r["seq"].get<int64_t>(), "record");
+    if (st.ok()) st = CheckOpKinds(r["ops"]);
     if (!st.ok()) {
       return Status::InvalidArchive("archive: outbox line " + std::to_string(n) + ": " +
                                     st.message());

@@ -396,6 +396,9 @@ Status DecodeCursor(const Query& q, std::string_view text, std::vector<Value>* p
       !j[0].is_string() || !j[1].is_string() || !j[2].is_string() || !j[3].is_array()) {
     return bad("is damaged");
   }
+  // The direction the store wrote: the order's fingerprint holds it too,
+  // this copy only words the other-direction message.
+  if (j[2] != "asc" && j[2] != "desc") return bad("is damaged");
   if (j[0].get<std::string>() != Hex(WhereFingerprint(q))) {
     return bad("belongs to another query or table");
   }

@@ -192,7 +192,9 @@ Status CheckPlainName(std::string_view name, const std::string& what) {
                     "\" separates the parts of a table's name");
     }
     if (cp == '"') return refuse("it holds a double quote");
-    if (cp < 0x20 || cp == 0x7F) return refuse("it holds a control character (NUL included)");
+    if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) {
+      return refuse("it holds a control character (U+0000 to U+001F or U+007F to U+009F)");
+    }
     if (cp == 0xFFFD) {
       return refuse(
           "it holds U+FFFD, which is what a lone surrogate becomes; a name must be "

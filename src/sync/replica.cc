@@ -16,6 +16,8 @@ namespace {
 // The _meta note that holds a replica's divergence (Backend::WriteNote).
 constexpr char kDivergedNote[] = "diverged";
 
+}  // namespace
+
 // Checks one record's shape (docs/formats.md, "The record"): seq, from, at,
 // owner, actor?, ops, and nothing else. Its ops are checked when parsed.
 Status CheckRecord(const Json& rec, int64_t seq, const std::string& where) {
@@ -66,7 +68,6 @@ Status CheckRecord(const Json& rec, int64_t seq, const std::string& where) {
   return Status::OK();
 }
 
-}  // namespace
 
 Status Replica::Attach(Store* store, std::unique_ptr<Replica>* out) {
   if (!store->replica_) {

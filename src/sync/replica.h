@@ -35,6 +35,11 @@
 
 namespace onestore {
 
+// Checks one outbox record's shape (docs/formats.md, "The record"): seq
+// (which must be `seq`), from (seq - 1), at, owner, actor?, ops (a list),
+// and nothing else. Its ops are checked when parsed. `where` names it.
+Status CheckRecord(const Json& rec, int64_t seq, const std::string& where);
+
 class Replica {
  public:
   // The replica over `store`, opened with the replica option (Store::Open

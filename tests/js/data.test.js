@@ -7,7 +7,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { plainData, plainRow } from "../../js/data.js";
+import { plainData, plainRow, readRow } from "../../js/data.js";
+import { StoreError } from "../../js/errors.js";
 import { throwsWith } from "./helpers.js";
 
 test("a plain row is copied: equal data, no shared objects", () => {
@@ -42,6 +43,29 @@ test("a getter or Proxy trap that throws gives invalid/args naming the place, wi
   const trap = new Error("trap says no");
   const e2 = throwsWith(() => plainRow(new Proxy({}, { ownKeys() { throw trap; } }), "row"), "invalid/args", ["row"]);
   assert.equal(e2.cause, trap);
+});
+
+test("a Proxy whose getPrototypeOf trap throws is named like any trap; a StoreError a getter throws passes as it is; a detached Float32Array is refused", () => {
+  const trap = new Error("no prototype");
+  const proto = (target) => new Proxy(target, { getPrototypeOf() { throw trap; } });
+  const read = (row) => () => readRow(row, "row", []);
+  for (const f of [() => plainRow(proto({ id: "a" }), "row"), read(proto({ id: "a" }))]) {
+    assert.equal(throwsWith(f, "invalid/args", ["row", "no prototype"]).cause, trap);
+  }
+  for (const f of [() => plainRow({ id: "a", meta: proto({}) }, "row"), read({ id: "a", meta: proto({}) }), () => plainData([proto({})], "ops")]) {
+    assert.equal(throwsWith(f, "invalid/args", ["no prototype"]).cause, trap);
+  }
+  const mine = new StoreError("limit", "mine");
+  for (const f of [() => plainRow({ get id() { throw mine; } }), read({ get id() { throw mine; } }), read({ id: "a", meta: { get v() { throw mine; } } })]) {
+    assert.throws(f, (e) => e === mine);
+  }
+  const buffer = new ArrayBuffer(16);
+  const gone = new Float32Array(buffer);
+  structuredClone(buffer, { transfer: [buffer] });
+  for (const f of [() => plainData({ e: gone }, "row"), read({ id: "a", e: gone })]) {
+    throwsWith(f, "invalid/args", ["row.e", "detached"]);
+  }
+  assert.deepEqual(plainData({ e: new Float32Array(0) }), { e: new Float32Array(0) });
 });
 
 test("an object with toJSON is refused, as a row and inside a json value", () => {

@@ -175,11 +175,22 @@ test("tx.put resolves each table it is given: another table, another owner's han
       await tx.put(u, { id: "u1", n: 1 });  // another table of the same owner, after a run
       await tx.put(t, { id: "e3", path: "b", at: 3, meta: {} });
       await tx.put(Edits, { id: "e4", path: "c", at: 4, meta: {} });  // the definition, not the handle
-      await assert.rejects(tx.put(theirs, { id: "x", path: "x", at: 0, meta: {} }), (e) => e.code === "invalid/args" && /belongs to owner "p"/.test(e.message));
-      await assert.rejects(tx.put({ name: t.name }, { id: "x", path: "x", at: 0, meta: {} }), (e) => e.code === "invalid/args" && /expected a table handle/.test(e.message));
-      await assert.rejects(tx.put(null, { id: "x" }), (e) => e.code === "invalid/args");
       await tx.put(t, { id: "e5", path: "d", at: 5, meta: {} });
     });
+    // A table the put must refuse, right after a run of puts into t: each
+    // is checked (not taken for the last table), and fails its transaction.
+    const refused = [
+      [theirs, /belongs to owner "p"/],
+      [{ name: t.name }, /expected a table handle/],
+      [null, /./],
+    ];
+    for (const [table, words] of refused) {
+      await assert.rejects(o.tx(async (tx) => {
+        for (let i = 0; i < 3; i++) await tx.put(t, { id: `r${i}`, path: "r", at: i, meta: {} });
+        await tx.put(table, { id: "x", path: "x", at: 0, meta: {} });
+      }), (e) => e.code === "invalid/args" && words.test(e.message));
+    }
+    assert.equal(await t.get("r0"), undefined);
     const got = [];
     for (const id of ["e0", "e1", "e2", "e3", "e4", "e5"]) got.push([id, (await t.get(id))?.path]);
     assert.deepEqual(got, [["e0", "a"], ["e1", "a"], ["e2", "a"], ["e3", "b"], ["e4", "c"], ["e5", "d"]]);

@@ -163,6 +163,15 @@ for (const [name, open] of Object.entries(backends)) {
     await rejectsWith(s.items.page(query(Items), 1, undefined, { after: forged }), "invalid/cursor", ["is damaged"]);
     const deep = `c1.${Buffer.from(nested).toString("base64url")}`;
     await rejectsWith(s.items.page(query(Items), 1, undefined, { after: deep }), "invalid/cursor", ["is damaged"]);
+    // A direction the store never writes (it was read as it came, and a
+    // long one was quoted whole in the other-direction message).
+    const position = JSON.parse(Buffer.from(next.slice(3), "base64url").toString())[3];
+    for (const dir of ["asc ", "DESC", "x".repeat(100000)]) {
+      const odd = `c1.${Buffer.from(JSON.stringify([where, order, dir, position])).toString("base64url")}`;
+      const e = await rejectsWith(s.items.page(query(Items), 1, undefined, { after: odd }), "invalid/cursor", ["is damaged"]);
+      assert.ok(e.message.length < 200, e.message.slice(0, 300));
+    }
+    assert.equal((await s.items.page(query(Items), 1, undefined, { after: next })).rows.length, 1, "the real cursor still reads");
     await stillWorks(s, "after-cursor");
     await s.store.close();
   });

@@ -168,6 +168,7 @@ for (const [label, options] of backends) {
       await rejectsWith(docs.nearest((e) => e.embedding, [NaN, 0, 0, 0, 0, 0, 0, 0], 3), ErrorCodes.InvalidArgs, ["NaN"]);
       await rejectsWith(docs.nearest((e) => e.embedding, q, 0), ErrorCodes.InvalidArgs, ["k"]);
       await rejectsWith(docs.nearest((e) => e.embedding, q, 3, { metric: "manhattan" }), ErrorCodes.InvalidArgs, ["manhattan"]);
+      await rejectsWith(docs.nearest((e) => e.embedding, q, 3, { metrics: "l2" }), ErrorCodes.InvalidArgs, ["metrics"]);
       await rejectsWith(docs.nearest((e) => e.embedding, q, 3, { where: (e) => eq(e.embedding, 1) }), ErrorCodes.InvalidArgs, ["embedding"]);
       await store.close();
     });

@@ -125,6 +125,12 @@ export function hostileArchives(valid) {
   add("a manifest listing a blob that is not a hash", tarOf(editManifest(valid, (m) => { m.blobs[0].hash = "x"; return m; })));
   add("a head the outbox does not end at", tarOf(editManifest(valid, (m) => { m.head += 1; m.outbox.from += 1; return m; })));
   add("an outbox record out of order", tarOf(edit(valid, "onestore/outbox/000001.jsonl", (t) => lines(t, (l, i) => (i === 0 ? [l.replace(/"seq":\d+/, '"seq":999')] : [l])))));
+  // A record store.at and a replica would fail on later: refused at import.
+  const firstRecord = (f) => tarOf(edit(valid, "onestore/outbox/000001.jsonl", (t) => lines(t, (l, i) => (i === 0 ? [JSON.stringify(f(JSON.parse(l)))] : [l]))));
+  add("an outbox record with an op of an unknown kind", firstRecord((r) => ({ ...r, ops: [...r.ops, { op: "frobnicate", table: "x/y" }] })));
+  add("an outbox record with a field a record has not", firstRecord((r) => ({ ...r, extra: 1 })));
+  add("an outbox record whose from is not its seq - 1", firstRecord((r) => ({ ...r, from: r.seq + 5 })));
+  add("an outbox record without ops", firstRecord(({ ops, ...r }) => r));
   add("a manifest of a newer format", tarOf(editManifest(valid, (m) => { m.format += 1; return m; })), "schema/newer");
 
   // Blobs (onestore/sha256/<xx>/<hash>, listed in the manifest).
