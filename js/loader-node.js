@@ -6,7 +6,7 @@
 // factory as `wasmBinary`, together with `onestoreFiles`, the synchronous
 // file system the SQLite VFS calls (js/files-node.js).
 
-import { copyFile, mkdir, mkdtemp, open as openFile, readFile, readdir, rename, rm, stat } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, open as openFile, readFile, readdir, rename, rm, rmdir, stat } from "node:fs/promises";
 import { existsSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
@@ -268,38 +268,84 @@ function nodeGenerations() {
         }
       }
       await mkdir(dirname(file), { recursive: true });
-      const prefix = `${basename(file)}.import-`;
-      const names = await readdir(dirname(file));
-      const undone = new Set();
-      for (const name of names) {
-        // A switch cut before its file's rename: the old blobs and snapshots go back.
-        const m = name.startsWith(prefix) && /^([0-9a-f]{12})\.old\.(?:blobs|snapshots)$/.exec(name.slice(prefix.length));
-        if (m && names.includes(prefix + m[1]) && !undone.has(m[1])) {
-          undone.add(m[1]);
-          await undoSwitch(file, resolve(dirname(file), prefix + m[1]));
-        }
-      }
-      for (const name of await readdir(dirname(file))) {
-        const m = name.startsWith(prefix) && /^([0-9a-f]{12})(-journal|-wal|-lock|-lock\.break|-lock\.want|\.blobs|\.old\.blobs|\.old\.snapshots)?$/.exec(name.slice(prefix.length));
-        if (!m) continue;
-        if (m[2] === ".blobs" || m[2] === ".old.blobs" || m[2] === ".old.snapshots") await rm(resolve(dirname(file), name), { recursive: true, force: true });
-        else await removeFiles(resolve(dirname(file), prefix + m[1]), "importStore");
-      }
-      const gen = { file, path: file + ".import-" + globalThis.crypto.randomUUID().replaceAll("-", "").slice(0, 12) };
-      return {
-        // Relaxed: the file is synced whole before the switch (commitGeneration).
-        options: { path: gen.path, durability: "relaxed" },
-        async commit({ closeCore }) {
-          closeCore();
-          await commitGeneration(gen);
-        },
-        discard: () => discardGeneration(gen),
+      // Imports to one path run one at a time (across processes too): the
+      // cleanup below would take another running import's generation for
+      // a crash's leftovers and delete it under that import.
+      const held = await nodeFileLocks(file).acquire(IMPORT_LOCK, IMPORT_WAIT_MS);
+      // Released with the lock folder when nothing else is in it, so an
+      // import leaves no files beside the store's own.
+      const release = async () => {
+        await held();
+        await rmdir(locksDir(file)).catch(() => {});
       };
+      try {
+        return await beginLocked(file, release);
+      } catch (e) {
+        await release();
+        throw e;
+      }
     },
   });
 }
 
+// The store lock (js/locks-node.js) an import holds from its begin to its
+// switch or discard, and how long a second import waits for it.
+const IMPORT_LOCK = "onestore:import";
+const IMPORT_WAIT_MS = 24 * 3600 * 1000;
+
+// begin() once the import lock is held: undoes or removes what a crashed
+// import left, and names the new generation.
+async function beginLocked(file, release) {
+  refuseOpen(file);
+  const prefix = `${basename(file)}.import-`;
+  const names = await readdir(dirname(file));
+  const undone = new Set();
+  for (const name of names) {
+    // A switch cut before its file's rename: the old blobs and snapshots go back.
+    const m = name.startsWith(prefix) && /^([0-9a-f]{12})\.old\.(?:blobs|snapshots)$/.exec(name.slice(prefix.length));
+    if (m && names.includes(prefix + m[1]) && !undone.has(m[1])) {
+      undone.add(m[1]);
+      await undoSwitch(file, resolve(dirname(file), prefix + m[1]));
+    }
+  }
+  for (const name of await readdir(dirname(file))) {
+    const m = name.startsWith(prefix) && /^([0-9a-f]{12})(-journal|-wal|-lock|-lock\.break|-lock\.want|\.blobs|\.old\.blobs|\.old\.snapshots)?$/.exec(name.slice(prefix.length));
+    if (!m) continue;
+    if (m[2] === ".blobs" || m[2] === ".old.blobs" || m[2] === ".old.snapshots") await rm(resolve(dirname(file), name), { recursive: true, force: true });
+    else await removeFiles(resolve(dirname(file), prefix + m[1]), "importStore");
+  }
+  const gen = { file, path: file + ".import-" + globalThis.crypto.randomUUID().replaceAll("-", "").slice(0, 12) };
+  return {
+    // Relaxed: the file is synced whole before the switch (commitGeneration).
+    options: { path: gen.path, durability: "relaxed" },
+    async commit({ closeCore }) {
+      closeCore();
+      try {
+        await commitGeneration(gen);
+      } finally {
+        await release();
+      }
+    },
+    async discard() {
+      try {
+        await discardGeneration(gen);
+      } finally {
+        await release();
+      }
+    },
+  };
+}
+
+// An open store holds its file's lock for life: an import must not switch
+// its file away under it (the store would go on writing a deleted file).
+function refuseOpen(file) {
+  if (nodeFiles.lockHeld(file)) {
+    throw new StoreError(ErrorCodes.InvalidArgs, `importStore: the store at ${file} is open (a process holds ${file}-lock); close it before importing over it`);
+  }
+}
+
 async function commitGeneration(gen) {
+  refuseOpen(gen.file);
   const aside = `${gen.path}.old.blobs`;
   // The old store's snapshots are of another session's content: they go
   // with it (a restore or store.at would bring its rows back).

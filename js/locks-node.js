@@ -40,9 +40,18 @@ export function nodeFileLocks(file) {
       const path = pathOf(name);
       const token = `${process.pid} ${randomUUID()}`;
       const deadline = Date.now() + timeout;
-      await mkdir(dir, { recursive: true });
       const mine = `${path}.new-${randomUUID()}`;
-      await writeFile(mine, token);
+      // The folder may be removed between the two (an import removes it
+      // once empty, js/loader-node.js): then it is made again.
+      for (;;) {
+        await mkdir(dir, { recursive: true });
+        try {
+          await writeFile(mine, token);
+          break;
+        } catch (e) {
+          if (e?.code !== "ENOENT") throw e;
+        }
+      }
       for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
         try {
           await link(mine, path);

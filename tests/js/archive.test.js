@@ -17,7 +17,7 @@ import { basename, join } from "node:path";
 import { Readable } from "node:stream";
 import { describe, test } from "node:test";
 
-import { ErrorCodes, defineTable, exportToFile, importStore, json, openStore, str } from "../../js/index.js";
+import { ErrorCodes, defineTable, exportToFile, importStore, json, openStore, str, StoreError } from "../../js/index.js";
 import { rejectsWith, repoRoot, tempDir } from "./helpers.js";
 import { Edits, Tags, allRecords, allRows, bytesOf, fill } from "./archive/fixture.js";
 import { entriesOf, hostileArchives, tarOf } from "./archive/corpus.js";
@@ -217,6 +217,43 @@ describe("an import", () => {
     assert.equal(await again.fingerprint(), fp);
     await again.close();
     await source.close();
+  });
+
+  test("two imports to one sqlite path at once run one after the other, and one over an open store is refused: no raw error, no generation left", async () => {
+    const first = await filled();
+    const second = await openStore({ backend: "memory" });
+    const chat = second.object({ host: "session", type: "chat" });
+    await chat.tx(async (tx) => { await tx.put(chat.table(Tags), { tag: "second", count: 2 }); });
+    const [a, b] = [await bytesOf(first.export()), await bytesOf(second.export())];
+    const path = file("twice");
+    // Slow sources, so that the two overlap: before, the second's cleanup
+    // took the first's generation for a crash's and deleted it under it
+    // (a raw ENOTEMPTY, or a half-deleted store).
+    const slow = (bytes) => new ReadableStream({
+      async pull(c) {
+        await new Promise((r) => setTimeout(r, 1));
+        if (bytes.length === 0) return c.close();
+        c.enqueue(bytes.slice(0, 8192));
+        bytes = bytes.slice(8192);
+      },
+    });
+    const settled = await Promise.allSettled([importStore(slow(a), { backend: "sqlite", path }), importStore(slow(b), { backend: "sqlite", path })]);
+    // The first resolves to its store, open; the second, which waited for
+    // it, would switch the file away under that open store: refused.
+    assert.equal(settled[0].status, "fulfilled", String(settled[0].reason));
+    const x = settled[0].value;
+    assert.equal(x.id, first.id);
+    await sameStore(first, x);
+    assert.equal(settled[1].status, "rejected");
+    assert.ok(settled[1].reason instanceof StoreError && settled[1].reason.code === ErrorCodes.InvalidArgs && /is open/.test(settled[1].reason.message), String(settled[1].reason));
+    await x.close();
+    // Closed, the same import goes through.
+    const y = await importStore(slow(b), { backend: "sqlite", path });
+    await sameStore(second, y);
+    await y.close();
+    assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith("twice") && /\.import-|\.locks/.test(n)), []);
+    await first.close();
+    await second.close();
   });
 
   test("killed with SIGKILL half way leaves the previous store whole; the next import removes the dead generation", async () => {
