@@ -142,6 +142,7 @@ function plainSet(set, what) {
   try {
     entries = Object.entries(set);
   } catch (e) {
+    if (e instanceof StoreError) throw e;  // the user's own, as it is (docs/api.md, "Errors")
     const text = e && typeof e === "object" && "message" in e ? e.message : String(e);
     throw invalidArgs(`${what}: reading set threw: ${text}`, { cause: e });
   }
