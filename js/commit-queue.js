@@ -102,6 +102,50 @@ export function makeCommitQueue({ flush }) {
         drain();
       });
     },
+    /**
+     * Takes a place in the line now, for a step whose commit is not ready
+     * yet (a restore or a snapshot first prepares its files): resolves,
+     * once every step queued before it has run, to a slot, and the steps
+     * queued after it wait until `slot.step(commit, adopt)` (as step()),
+     * `slot.run(fn)` (as after()) or `slot.skip()` ends it. Each call
+     * keeps its place in the commit order, however long its files take.
+     */
+    place() {
+      return new Promise((resolve) => {
+        queue.push(() => {
+          holds++;
+          let open = true;
+          const end = () => {
+            if (!open) return;
+            open = false;
+            holds--;
+            drain();
+          };
+          resolve({
+            step(commit, adopt) {
+              try {
+                return Promise.resolve(runStep(commit, adopt));
+              } catch (e) {
+                return Promise.reject(e);
+              } finally {
+                end();
+              }
+            },
+            run(fn) {
+              try {
+                return Promise.resolve(fn());
+              } catch (e) {
+                return Promise.reject(e);
+              } finally {
+                end();
+              }
+            },
+            skip: end,
+          });
+        });
+        drain();
+      });
+    },
     /** Stops the loop between steps until release(). Holds nest. */
     hold() {
       holds++;

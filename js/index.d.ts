@@ -1190,6 +1190,8 @@ export interface SyncOptions {
   token?: string | (() => string | Promise<string>);
   /** This device's id in the lease (random by default). */
   device?: string;
+  /** Milliseconds a relay call may go without an answer before it counts as offline (default 30000). */
+  timeout?: number;
 }
 
 /** A running sync (startSync). */
@@ -1224,7 +1226,7 @@ export function startSync(store: Store, options: SyncOptions): Sync;
  * Downloads a relay's session into a new local store, ready to drive.
  * @example const store = await pullSession({ relay: "https://edge.example/sessions/42" }, { backend: "memory" });
  */
-export function pullSession(remote: { relay: string; fetch?: SyncOptions["fetch"]; token?: SyncOptions["token"] }, openOptions: OpenOptions): Promise<Store>;
+export function pullSession(remote: { relay: string; fetch?: SyncOptions["fetch"]; token?: SyncOptions["token"]; timeout?: number }, openOptions: OpenOptions): Promise<Store>;
 /** A replica's host notes (Replica.hostNotes). */
 export interface HostNotes {
   /** The note's text, or undefined. @example const text = replica.hostNotes.get("relay.lease"); */

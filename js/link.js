@@ -210,11 +210,11 @@ export function serve(store, options = {}) {
         try {
           part = msg.table !== undefined ? holdTable(holds, msg) : msg.document !== undefined ? holdDocument(holds, msg) : holdDerive(holds, msg);
         } catch (e) {
-          part = { error: errorToWire(e) };
+          part = { error: errorToWire(e), ended: true };  // no hold was made
         }
         if (!post({ ...base, ...part })) {
           release(holds, msg.id);
-          post({ ...base, error: errorToWire(invalidArgs(`link.hold: the value cannot be sent to the tab (structured clone refused it)`)) });
+          post({ ...base, ended: true, error: errorToWire(invalidArgs(`link.hold: the value cannot be sent to the tab (structured clone refused it)`)) });
         }
         return;
       }
@@ -358,7 +358,9 @@ export function connect(target) {
         const listener = holds.get(msg.id);
         if (!listener) return;
         if ("error" in msg) {
-          holds.delete(msg.id);
+          // A hold that could not be made ends; a derive that threw is
+          // held on, and its next recompute comes as any other.
+          if (msg.ended) holds.delete(msg.id);
           deliver(listener, { seq: msg.seq, error: errorFromWire(msg.error) });
         } else if ("rows" in msg) deliver(listener, { seq: msg.seq, rows: msg.rows });
         else if ("document" in msg) deliver(listener, { seq: msg.seq, document: msg.document });

@@ -89,9 +89,23 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
     return id;
   }
 
-  // Runs `step` (a promise maker) between the shelf's prepare and release,
-  // with the new snapshot's id `make` reserved meanwhile.
+  // Runs `step(slot)` between the shelf's prepare and release, with the new
+  // snapshot's id `make` reserved meanwhile. `slot` is the call's place in
+  // the commit queue, taken when it was called (queue.place()): a commit
+  // asked for after a snapshot() or restore() comes after it, however long
+  // the files take to prepare (before, a sqlite store's restore let a tx
+  // asked for after it commit first, and then undid it).
   async function prepared(make, read, step) {
+    const place = queue.place();
+    let slot = null;
+    try {
+      return await preparedAt(make, read, async () => step(slot = await place));
+    } finally {
+      if (slot === null) place.then((s) => s.skip());
+      else slot.skip();
+    }
+  }
+  async function preparedAt(make, read, step) {
     reserved.add(make);
     try {
       let release;
@@ -206,7 +220,7 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
         if (shelf.prepareEvery) {
           queue.hold();
           const id = newId(Date.now());
-          const taken = prepared(id, [], async () => {
+          const taken = preparedAt(id, [], async () => {
             if (!gate.broken && !gate.closed) takeNow(label, "snapshotEvery", true, id);
           }).catch((e) => { failed ??= e; }).finally(() => queue.release());
           chain = chain.then(() => taken);
@@ -229,7 +243,7 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
         throw invalidArgs(`store.snapshot: label must be a string, got ${describe(label)}`);
       }
       const id = newId(Date.now());
-      const meta = await prepared(id, [], () => queue.after(() => takeNow(label, "store.snapshot", true, id)));
+      const meta = await prepared(id, [], (slot) => slot.run(() => takeNow(label, "store.snapshot", true, id)));
       return settled(pub(meta));
     },
     async snapshots() {
@@ -248,7 +262,7 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
       const beforeId = newId(Date.now());
       let before;
       let target;
-      const seq = await prepared(beforeId, want !== undefined && list.some((s) => s.id === want) ? [want] : [], () => queue.step(
+      const seq = await prepared(beforeId, want !== undefined && list.some((s) => s.id === want) ? [want] : [], (slot) => slot.step(
         () => {
           target = want === undefined ? undefined : list.find((s) => s.id === want);
           if (!target) {

@@ -24,6 +24,7 @@ const STATES = ["connecting", "driving", "offline", "lost"];
 const retryMin = 50;     // ms, the first backoff while offline
 const retryMax = 5000;   // ms, the longest
 const pullLimit = 500;   // commits per pull
+const RELAY_TIMEOUT_MS = 30000;  // a call without an answer by then: offline
 
 /** The relay's session URL and its base, from the `relay` option. */
 function parseRelay(relay, id, what) {
@@ -50,8 +51,35 @@ function sessionUrl(base, session) {
  * ...), with `status`, `body` and `offline: false`; a network failure or a
  * 5xx is `offline: true` (retry later).
  */
-function relayClient({ fetch, token }, base) {
-  async function call(session, method, path, body, { raw = false, binary = null } = {}) {
+function relayClient({ fetch, token, timeout = RELAY_TIMEOUT_MS }, base) {
+  // The calls in flight, each with its abort: stopAll() ends them (a
+  // sync's stop), and each ends by itself after `timeout` ms without an
+  // answer (a relay that accepts a connection and never answers held the
+  // store's commits, stop() and close() for good).
+  const active = new Set();
+  async function call(session, method, path, body, options) {
+    const ac = new AbortController();
+    let timer;
+    const gone = new Promise((_, reject) => {
+      const fail = (why) => {
+        const err = new StoreError(ErrorCodes.StorageFailed, `relay: ${method} ${path || "/"} ${why}`);
+        err.offline = true;
+        reject(err);
+      };
+      timer = setTimeout(() => { fail(`had no answer within ${timeout} ms`); ac.abort(); }, timeout);
+      ac.signal.addEventListener("abort", () => fail("was stopped"));
+    });
+    gone.catch(() => {});
+    active.add(ac);
+    try {
+      // A fetch that ignores the signal is left behind, not waited for.
+      return await Promise.race([callOnce(session, method, path, body, options, ac.signal), gone]);
+    } finally {
+      clearTimeout(timer);
+      active.delete(ac);
+    }
+  }
+  async function callOnce(session, method, path, body, { raw = false, binary = null } = {}, signal) {
     const headers = {};
     const tok = typeof token === "function" ? await token() : token;
     if (tok) headers.authorization = `Bearer ${tok}`;
@@ -65,7 +93,7 @@ function relayClient({ fetch, token }, base) {
     }
     let res;
     try {
-      res = await fetch(new Request(`${sessionUrl(base, session)}${path}`, { method, headers, body: payload }));
+      res = await fetch(new Request(`${sessionUrl(base, session)}${path}`, { method, headers, body: payload, signal }));
     } catch (e) {
       // No code fits a network failure better: the call's outcome is unknown.
       const err = new StoreError(ErrorCodes.StorageFailed, `relay: ${method} ${path || "/"} could not reach the relay: ${e?.message ?? e}`, { cause: e });
@@ -95,6 +123,10 @@ function relayClient({ fetch, token }, base) {
     throw err;
   }
   return {
+    /** Ends every call in flight (each rejects, offline). */
+    stopAll() {
+      for (const ac of active) ac.abort();
+    },
     info: (s) => call(s, "GET", ""),
     lease: (s, body) => call(s, "POST", "/lease", body),
     push: (s, epoch, batch) => call(s, "POST", "/push", { epoch, batch }),
@@ -118,6 +150,14 @@ function checkFetch(fetch, what) {
   const f = fetch ?? globalThis.fetch;
   if (typeof f !== "function") throw invalidArgs(`${what}: fetch must be a function like globalThis.fetch, got ${describe(fetch)}`);
   return f;
+}
+
+const SYNC_OPTIONS = ["relay", "parallel", "batch", "fetch", "token", "device", "timeout"];
+
+function checkTimeout(timeout, what) {
+  if (!Number.isSafeInteger(timeout) || timeout < 1 || timeout > 3600000) {
+    throw invalidArgs(`${what}: timeout must be milliseconds from 1 to 3600000, got ${describe(timeout)}`);
+  }
 }
 
 function checkToken(token, what) {
@@ -151,11 +191,15 @@ export function startSync(store, options) {
   const what = "startSync";
   const { sync: core, queue } = storeInternals(store);
   if (options === null || typeof options !== "object") {
-    throw invalidArgs(`${what}: options must be { relay, parallel?, fetch?, token?, device? }, got ${describe(options)}`);
+    throw invalidArgs(`${what}: options must be { relay, parallel?, batch?, fetch?, token?, device?, timeout? }, got ${describe(options)}`);
   }
-  const { relay, parallel = 4, batch: batchSize = 100, token, device = globalThis.crypto.randomUUID() } = options;
+  const { relay, parallel = 4, batch: batchSize = 100, token, device = globalThis.crypto.randomUUID(), timeout = RELAY_TIMEOUT_MS } = options;
+  for (const key of Object.keys(options)) {
+    if (!SYNC_OPTIONS.includes(key)) throw invalidArgs(`${what}: unknown option "${key}" (the options are ${SYNC_OPTIONS.join(", ")})`);
+  }
   const fetch = checkFetch(options.fetch, what);
   checkToken(token, what);
+  checkTimeout(timeout, what);
   if (!Number.isSafeInteger(parallel) || parallel < 1 || parallel > 64) throw invalidArgs(`${what}: parallel must be an integer from 1 to 64, got ${describe(parallel)}`);
   if (!Number.isSafeInteger(batchSize) || batchSize < 1 || batchSize > 10000) throw invalidArgs(`${what}: batch must be an integer from 1 to 10000, got ${describe(batchSize)}`);
   if (typeof device !== "string" || device === "") throw invalidArgs(`${what}: device must be a non-empty string, got ${describe(device)}`);
@@ -165,7 +209,7 @@ export function startSync(store, options) {
   // A store that split off the session the URL names syncs its own.
   const split = store.origin;
   if (split && split.id === session && store.id !== session) session = store.id;
-  const client = relayClient({ fetch: fetch.bind(globalThis), token }, base);
+  const client = relayClient({ fetch: fetch.bind(globalThis), token, timeout }, base);
   if (core.running) throw invalidArgs(`${what}: this store already has a running sync; stop it first`);
   core.running = true;
 
@@ -552,6 +596,7 @@ export function startSync(store, options) {
       clearTimeout(heartbeat);
       unlisten();
       wakeAll();
+      client.stopAll();
       settle();
       await done;
       await Promise.allSettled([...inflight]);
@@ -603,9 +648,11 @@ export async function pullSessionWith(runtime, remote, openOptions) {
   if (openOptions === null || typeof openOptions !== "object") throw invalidArgs(`${what}: openOptions must be an object such as { backend: "memory" }, got ${describe(openOptions)}`);
   const fetch = checkFetch(remote.fetch, what);
   checkToken(remote.token, what);
+  const { timeout = RELAY_TIMEOUT_MS } = remote;
+  checkTimeout(timeout, what);
   const { base, session } = parseRelay(remote.relay, undefined, what);
   if (session === undefined) throw invalidArgs(`${what}: relay must name the session (".../sessions/<id>"), got ${describe(remote.relay)}`);
-  const client = relayClient({ fetch: fetch.bind(globalThis), token: remote.token }, base);
+  const client = relayClient({ fetch: fetch.bind(globalThis), token: remote.token, timeout }, base);
   const info = await client.info(session);
   const target = info.head;
   const { core, session: held, blobs } = await openCore(runtime, { ...openOptions, id: session }, what, { replica: true });

@@ -1164,8 +1164,13 @@ Status Store::ReadOutbox(int64_t after, int64_t limit, std::string* batch) {
     return Status::InvalidArgs("outbox.read: limit " + std::to_string(limit) + " is not positive");
   std::vector<OutboxEntry> entries;
   ONESTORE_RETURN_IF_ERROR(backend_->ReadOutbox(after, limit, &entries));
-  int64_t from = entries.empty() ? after : entries.front().seq - 1;
-  int64_t to = entries.empty() ? after : entries.back().seq;
+  // No record after `after` below the head: the outbox was trimmed past it
+  // (every commit writes one). The batch then starts at the head, so that a
+  // reader behind sees the gap (sync/gap), as it does when only a part was
+  // trimmed, instead of an empty batch that says it is caught up.
+  const int64_t empty_at = after < head_ ? head_ : after;
+  int64_t from = entries.empty() ? empty_at : entries.front().seq - 1;
+  int64_t to = entries.empty() ? empty_at : entries.back().seq;
   *batch = "{\"from\":" + std::to_string(from) + ",\"to\":" + std::to_string(to) + ",\"commits\":[";
   for (size_t i = 0; i < entries.size(); ++i) {
     if (i) batch->push_back(',');

@@ -1,6 +1,9 @@
 #include "documents/documents.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "query/query.h"
 #include "values/json_text.h"
@@ -92,8 +95,10 @@ Status Materialize(Backend* backend, int64_t id, int64_t version, Json* value) {
     } else if (r[kVOp].text() == "change") {
       Json patch;
       ONESTORE_RETURN_IF_ERROR(ParseJsonText(r[kVPatch].text(), where, &patch));
-      // A failed delta fails the whole load: no copy kept for it.
-      ONESTORE_RETURN_IF_ERROR(ApplyJsonPatch(patch, where, value, /*keep_on_failure=*/false));
+      // A failed delta fails the whole load: no copy kept for it. Its limits
+      // were checked when it was written.
+      ONESTORE_RETURN_IF_ERROR(
+          ApplyJsonPatch(patch, where, value, /*keep_on_failure=*/false, /*limit=*/false));
     }
   }
   return Status::OK();
@@ -132,14 +137,17 @@ Status PointerTokens(const Json& p, const std::string& where, std::vector<std::s
 }
 
 // An array index token: "0" or digits without a leading zero (at most 15).
+// Counted in 64 bits: size_t is 32 bits in wasm, where 4294967297 wrapped
+// to 1 and named an element it is not.
 bool ArrayIndex(const std::string& t, size_t* index) {
   if (t.empty() || t.size() > 15 || (t.size() > 1 && t[0] == '0')) return false;
-  size_t n = 0;
+  uint64_t n = 0;
   for (char c : t) {
     if (c < '0' || c > '9') return false;
-    n = n * 10 + static_cast<size_t>(c - '0');
+    n = n * 10 + static_cast<uint64_t>(c - '0');
   }
-  *index = n;
+  if (n > static_cast<uint64_t>(SIZE_MAX)) return false;  // past any array's end
+  *index = static_cast<size_t>(n);
   return true;
 }
 
@@ -426,8 +434,40 @@ void RemoveAt(Json* doc, const std::vector<std::string>& tokens) {
   }
 }
 
+void JsonFootprint(const Json& v, size_t* bytes, int* depth) {
+  *bytes = 0;
+  *depth = 0;
+  std::vector<std::pair<const Json*, int>> stack{{&v, 0}};
+  while (!stack.empty()) {
+    auto [j, d] = stack.back();
+    stack.pop_back();
+    *bytes += 32;
+    if (j->is_string()) {
+      *bytes += j->get_ref<const std::string&>().size();
+    } else if (j->is_object()) {
+      if (d + 1 > *depth) *depth = d + 1;
+      for (auto it = j->begin(); it != j->end(); ++it) {
+        *bytes += it.key().size() + 32;
+        stack.emplace_back(&it.value(), d + 1);
+      }
+    } else if (j->is_array()) {
+      if (d + 1 > *depth) *depth = d + 1;
+      for (const Json& item : *j) stack.emplace_back(&item, d + 1);
+    }
+  }
+}
+
+namespace {
+size_t FootprintOf(const Json& v) {
+  size_t bytes = 0;
+  int depth = 0;
+  JsonFootprint(v, &bytes, &depth);
+  return bytes;
+}
+}  // namespace
+
 Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc,
-                      bool keep_on_failure) {
+                      bool keep_on_failure, bool limit) {
   if (!patch.is_array()) {
     return Status::InvalidArgs(where + ": " + DescribeJson(patch) +
                                " is not a JSON Patch (an array)");
@@ -436,6 +476,18 @@ Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc,
   if (keep_on_failure) copy = *doc;
   Json& work = keep_on_failure ? copy : *doc;
   std::vector<std::string> path, from;
+  // The document's footprint as the ops change it, checked before a value
+  // is added (kMaxDocumentFootprint): each added value is measured once,
+  // as copying it costs anyway.
+  size_t footprint = limit ? FootprintOf(work) : 0;
+  auto grow = [&](const Json& added, size_t i) {
+    if (!limit) return Status::OK();
+    footprint += FootprintOf(added);
+    if (footprint <= kMaxDocumentFootprint) return Status::OK();
+    return Status::Limit(where + ".patch[" + std::to_string(i) + "]: the document would hold about " +
+                         std::to_string(footprint >> 20) + " MiB, above the " +
+                         std::to_string(kMaxDocumentFootprint >> 20) + " MiB a document may hold");
+  };
   for (size_t i = 0; i < patch.size(); ++i) {
     const Json& op = patch[i];
     // The op's name in errors, built only for one.
@@ -477,19 +529,24 @@ Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc,
     } else if (name == "replace") {
       Json* target = Resolve(work, path, path.size());
       if (target == nullptr) return fail("(no such path)");
+      if (limit) footprint -= std::min(footprint, FootprintOf(*target));
+      ONESTORE_RETURN_IF_ERROR(grow(*value, i));
       *target = *value;
     } else if (name == "remove") {
       if (Resolve(work, path, path.size()) == nullptr) return fail("(no such path)");
       if (path.empty()) return fail("(the whole document cannot be removed)");
+      if (limit) footprint -= std::min(footprint, FootprintOf(*Resolve(work, path, path.size())));
       RemoveAt(&work, path);
     } else if (name == "add") {
       if (!CanAdd(work, path)) return fail("(no such parent, or not an index of its array)");
+      ONESTORE_RETURN_IF_ERROR(grow(*value, i));
       AddAt(&work, path, *value);
     } else {  // move, copy
       Json* source = Resolve(work, from, from.size());
       if (source == nullptr) return fail("(no such from " + DescribeJson(*from_of) + ")");
       if (name == "copy") {
         if (!CanAdd(work, path)) return fail("(no such parent, or not an index of its array)");
+        ONESTORE_RETURN_IF_ERROR(grow(*source, i));
         AddAt(&work, path, *source);
       } else {
         if (from.empty() || IsPrefix(from, path)) return fail("(a value cannot move into itself)");
@@ -614,6 +671,15 @@ Status DocWriter::Apply(DocOp* op, const std::string& where, std::vector<Op>* wr
       op_name = "change";
       Json value = doc->value;  // the writer's own copy: dropped if the patch fails
       ONESTORE_RETURN_IF_ERROR(ApplyJsonPatch(op->patch, where, &value, /*keep_on_failure=*/false));
+      size_t footprint = 0;
+      int depth = 0;
+      JsonFootprint(value, &footprint, &depth);
+      if (depth > kMaxDocumentDepth) {
+        return Status::InvalidArgs(where + ".patch: the document would nest " +
+                                   std::to_string(depth) + " levels, above the " +
+                                   std::to_string(kMaxDocumentDepth) +
+                                   " a document may (it could not be read back)");
+      }
       patch = op->patch;
       const int64_t bytes = static_cast<int64_t>(patch.dump().size());
       base = op->base ? *op->base

@@ -43,6 +43,20 @@ const std::shared_ptr<const TableSchema>& DeltasTable();
 constexpr int64_t kDefaultCheckpointDeltas = 50;
 constexpr int64_t kDefaultCheckpointBytes = 64 * 1024;
 
+// The most a document may hold once a change applies, estimated as the
+// core holds it (JsonFootprint: 32 bytes a value, plus its strings' and
+// keys' bytes): a patch of a few copies doubles a document each, and one
+// past the wasm heap would stop the core. Above it: `limit`.
+constexpr size_t kMaxDocumentFootprint = size_t{128} << 20;
+// The deepest a document may nest once a change applies: a value in a put
+// may nest 997 levels (docs/api.md, "Limits"); a deeper one could not be
+// read back, loaded or imported.
+constexpr int kMaxDocumentDepth = 997;
+
+// The estimate of the heap `v` takes (see kMaxDocumentFootprint) and its
+// depth (a scalar 0, [] 1), without recursion.
+void JsonFootprint(const Json& v, size_t* bytes, int* depth);
+
 enum class DocOpKind { kCreate, kChange, kRetire };
 
 struct DocOp {
@@ -80,9 +94,12 @@ Status ParseDocOp(const Json& j, const std::string& where, DocOp* out);
 // with invalid/args naming the op, leaving `doc` as it was. With
 // `keep_on_failure` false the ops apply to `doc` itself, without the copy
 // that keeps it whole: for a caller that drops `doc` when the patch fails (a
-// load replaying stored deltas, a writer working on its own copy).
+// load replaying stored deltas, a writer working on its own copy). With
+// `limit`, an op that would make the document hold more than
+// kMaxDocumentFootprint fails with `limit` (a load replays deltas that were
+// checked when they were written: it passes false).
 Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc,
-                      bool keep_on_failure = true);
+                      bool keep_on_failure = true, bool limit = true);
 
 // Creates the two tables in `backend` (inside its open transaction) when the
 // catalog lacks them; sets *created (the caller puts them in its catalog

@@ -2,6 +2,7 @@
 
 #include "values/json_text.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 #include <vector>
@@ -201,6 +202,7 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
   // it keeps the state of the documents the batch touched).
   std::unique_ptr<DocWriter> docs;
   bool doc_tables_created = false;
+  bool schema = false;  // a table was declared or changed (the answer's "schema")
   // Creates the documents' tables, once a batch, when the catalog has none.
   auto ensure_doc_tables = [&]() -> Status {
     if (doc_tables_created) return Status::OK();
@@ -325,6 +327,48 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
     }
     return Status::OK();
   };
+  // Commits what the batch applied up to `seq` and makes it the replica's
+  // state: its head, its catalog.
+  auto commit = [&]() -> Status {
+    Status c = backend->Commit();
+    if (!c.ok()) {
+      backend->Rollback();
+      store_->stopped_ =
+          Status::StorageFailed("the replica stopped: COMMIT failed (" + c.message() + ")");
+      return store_->stopped_;
+    }
+    store_->head_ = seq;
+    // A batch's rows changed outside the commit step: the vector cache is
+    // built again by the next search (src/vectors/vector_cache.h).
+    store_->vector_cache_.DropAll();
+    if (!declared.empty()) schema = true;
+    for (auto& [name, t] : declared) store_->catalog_.Put(t);
+    declared.clear();
+    if (doc_tables_created) {
+      store_->catalog_.Put(DocumentsTable());
+      store_->catalog_.Put(DeltasTable());
+      doc_tables_created = false;
+    }
+    return Status::OK();
+  };
+  // A restore record rewrites the documents' tables, which the document
+  // writer reads through the backend's committed state (the memory
+  // backend's reads do not see a transaction's own writes): the records
+  // before it and the restore are committed, and the rest of the batch goes
+  // on in a transaction of its own with a writer that reads the restored
+  // state. (Before, a change after a restore in one batch was checked
+  // against the version the restore took back, and the replica diverged.)
+  auto after_record = [&](const std::vector<Op>& ops, bool last) -> Status {
+    if (last || std::none_of(ops.begin(), ops.end(),
+                             [](const Op& op) { return op.kind == OpKind::kRestore; })) {
+      return Status::OK();
+    }
+    ONESTORE_RETURN_IF_ERROR(commit());
+    docs.reset();
+    Status b = backend->Begin();
+    if (!b.ok() && b.code() == Code::kFenced) store_->stopped_ = b;
+    return b;
+  };
   if (taken) {
     for (size_t i = 0; i < fast.size(); ++i) {
       FastRecord& rec = fast[i];
@@ -332,6 +376,7 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
       st = apply_record(i, rec.at, rec.owner, rec.actor.is_null() ? nullptr : &rec.actor, rec.ops,
                         nullptr, &rec.counts);
       if (!st.ok()) return st;
+      ONESTORE_RETURN_IF_ERROR(after_record(rec.ops, i + 1 == fast.size()));
     }
   } else {
     TableResolver tables(&store_->catalog_);
@@ -351,28 +396,15 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
       st = apply_record(i, rec["at"].get<int64_t>(), rec["owner"].get_ref<const std::string&>(),
                         actor != rec.end() ? &*actor : nullptr, ops, &ops_json, nullptr);
       if (!st.ok()) return st;
+      ONESTORE_RETURN_IF_ERROR(after_record(ops, i + 1 == commits->size()));
     }
   }
-  st = backend->Commit();
-  if (!st.ok()) {
-    backend->Rollback();
-    store_->stopped_ =
-        Status::StorageFailed("the replica stopped: COMMIT failed (" + st.message() + ")");
-    return store_->stopped_;
-  }
-  store_->head_ = to;
-  // A batch's rows changed outside the commit step: the vector cache is
-  // built again by the next search (src/vectors/vector_cache.h).
-  store_->vector_cache_.DropAll();
-  for (auto& [name, t] : declared) store_->catalog_.Put(t);
-  if (doc_tables_created) {
-    store_->catalog_.Put(DocumentsTable());
-    store_->catalog_.Put(DeltasTable());
-  }
+  seq = to;
+  ONESTORE_RETURN_IF_ERROR(commit());
   // "schema": the batch declared or changed a table, so a reader's columns
   // may have changed (js/replica.js reads it and leaves it out).
   *result = "{\"head\":" + std::to_string(to) + ",\"applied\":" + std::to_string(to - head) +
-            (declared.empty() ? "}" : ",\"schema\":true}");
+            (schema ? ",\"schema\":true}" : "}");
   return Status::OK();
 }
 

@@ -260,6 +260,47 @@ TEST_P(Documents, APatchThatDoesNotApplyFailsTheCommitAndChangesNothing) {
   EXPECT_EQ(Load(1)["version"], 1);
 }
 
+// A patch of a few copies doubles a document each (a 1 KB patch of 26
+// asked for 2^26 times its size and stopped the core); a patch that nests a
+// document deeper than 997 levels made it unreadable; an array index of
+// 2^32 + 1 wrapped to 1 (size_t is 32 bits in wasm). Each is refused, and
+// the document is as it was.
+TEST_P(Documents, APatchThatGrowsADocumentPastItsLimitNestsItTooDeepOrIndexesPast2To32IsRefused) {
+  ASSERT_TRUE(Commit(R"([{"op":"doc.create","owner":"notes","id":1,"kind":"k","value":{"e":["0123456789abcdef0123456789abcdef"],"a":["x","y","z"]}}])").ok());
+  const int64_t head = store_->head();
+  Json bomb = Json::array();
+  for (int i = 0; i < 40; ++i) bomb.push_back({{"op", "copy"}, {"from", "/e"}, {"path", "/e/-"}});
+  Status st = Commit(Json::array({{{"op", "doc.change"}, {"owner", "notes"}, {"id", 1}, {"patch", bomb}}}).dump());
+  EXPECT_EQ(st.code(), Code::kLimit) << st.message();
+  EXPECT_NE(st.message().find("MiB a document may hold"), std::string::npos) << st.message();
+
+  Json deep = 1;
+  for (int i = 0; i < 990; ++i) deep = Json::array({deep});
+  ASSERT_TRUE(Commit(Json::array({{{"op", "doc.change"}, {"owner", "notes"}, {"id", 1},
+                                   {"patch", Json::array({{{"op", "add"}, {"path", "/d"}, {"value", deep}}})}}})
+                         .dump())
+                  .ok());
+  std::string path = "/d";
+  for (int i = 0; i < 980; ++i) path += "/0";
+  Json deeper = 1;
+  for (int i = 0; i < 20; ++i) deeper = Json::array({deeper});
+  st = Commit(Json::array({{{"op", "doc.change"}, {"owner", "notes"}, {"id", 1},
+                            {"patch", Json::array({{{"op", "replace"}, {"path", path}, {"value", deeper}}})}}})
+                  .dump());
+  EXPECT_EQ(st.code(), Code::kInvalidArgs) << st.message();
+  EXPECT_NE(st.message().find("levels"), std::string::npos) << st.message();
+
+  for (const char* far : {"/a/4294967297", "/a/4294967296"}) {
+    st = Commit(std::string(R"([{"op":"doc.change","owner":"notes","id":1,"patch":[{"op":"replace","path":")") +
+                far + R"(","value":"w"}]}])");
+    EXPECT_EQ(st.code(), Code::kInvalidArgs) << far << ": " << st.message();
+  }
+  EXPECT_EQ(store_->head(), head + 1);
+  const Json value = Load(1)["value"];
+  EXPECT_EQ(value["a"], Json::parse(R"(["x","y","z"])"));
+  EXPECT_EQ(value["e"].size(), 1u);
+}
+
 TEST_P(Documents, ASecondLiveDocumentAtAnAddressIsRefusedInOneCommitOrTwo) {
   ASSERT_TRUE(
       Commit(R"([{"op":"doc.create","owner":"notes","id":1,"kind":"k","key":"a","value":1}])")

@@ -131,6 +131,21 @@ test("a throwing derive sends its error in the commit's message, beside the part
   await t.done();
 });
 
+// A derive that throws when it is held is held on: the tab used to drop its
+// listener on that first error, while the worker went on computing it.
+test("a derive that throws when held still sends every later recompute", { timeout: 10000 }, async () => {
+  const t = await setup();
+  t.store.derive("empty", (read) => { const n = read.count(t.notes); if (n === 0) throw new StoreError("invalid/args", "empty"); return n; });
+  const events = [];
+  t.link.hold("empty", (e) => events.push(e));
+  await until(() => events.length === 1, "the first answer");
+  assert.equal(events[0].error.message, "empty");
+  const seq = await t.link.call("put", { notesRows: [{ id: "a", text: "A" }] });
+  await until(() => events.length === 2, "the recompute after the put");
+  assert.deepEqual(events[1], { seq, value: 1 });
+  await t.done();
+});
+
 test("a derive value structured clone refuses fails only that part", async () => {
   const t = await setup();
   t.store.derive("fn", (read) => (read.count(t.notes) > 0 ? () => 1 : 0));

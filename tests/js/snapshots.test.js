@@ -54,6 +54,28 @@ async function change(notes, items) {
 
 for (const [label, options] of backends) {
   describe(`snapshots on ${label}`, () => {
+    // A call's place in the commit order is where it was called, however
+    // long its files take: on a sqlite file a tx asked for right after
+    // restore() committed first and was then undone by the restore (its
+    // promise resolved), and a snapshot() held a tx asked for after it.
+    test("a tx asked for right after snapshot() or restore() comes after it in the commit order", async () => {
+      const store = await openStore(options());
+      const { notes, items } = await seed(store);
+      const snapping = store.snapshot();
+      const b = notes.tx(async (tx) => { await tx.put(items, { id: "b", n: 2 }); });
+      const [snap] = await Promise.all([snapping, b]);
+      const view = await store.at(snap.seq);
+      assert.equal(await view.table(items.name).get(["b"]), undefined, "the snapshot is from before b");
+      await view.close();
+      const restoring = store.restore(snap.id);
+      const c = notes.tx(async (tx) => { await tx.put(items, { id: "c", n: 3 }); });
+      const [r] = await Promise.all([restoring, c]);
+      assert.equal(r.seq, store.head - 1, "the restore, then c");
+      assert.deepEqual(await items.get(["c"]), { id: "c", n: 3, tags: null });
+      assert.equal(await items.get(["b"]), undefined);
+      await store.close();
+    });
+
     test("snapshot, change, restore and restore again give back each fingerprint", async () => {
       const store = await openStore(options());
       const { notes, items } = await seed(store);

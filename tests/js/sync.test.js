@@ -145,7 +145,31 @@ describe("startSync", () => {
     assert.throws(() => startSync(store, { relay: base, fetch: "no" }), (e) => e.code === "invalid/args" && /fetch/.test(e.message));
     assert.throws(() => startSync({}, { relay: base }), (e) => e.code === "invalid/args");
     await rejectsWith(pullSession({ relay: base }, { backend: "memory" }), "invalid/args", ["sessions"]);
+    assert.throws(() => startSync(store, { relay: base, paralel: 2 }), (e) => e.code === "invalid/args" && /unknown option "paralel"/.test(e.message));
+    assert.throws(() => startSync(store, { relay: base, timeout: 0 }), (e) => e.code === "invalid/args" && /timeout/.test(e.message));
     await store.close();
+  });
+
+  // A relay that takes the request and never answers: before, the store's
+  // commits waited for the first connection for good, and stop() and
+  // close() never resolved.
+  test("a relay that never answers: commits go on after the timeout, stop() and close() resolve", { timeout: 30000 }, async () => {
+    for (const never of [() => new Promise(() => {}), (request) => new Promise((_, reject) => request.signal.addEventListener("abort", () => reject(request.signal.reason)))]) {
+      const store = await openStore({ backend: "memory" });
+      let calls = 0;
+      const sync = startSync(store, { relay: base, timeout: 200, fetch: (request) => { calls++; return never(request); } });
+      const t0 = Date.now();
+      await put(store, [{ id: 1, text: "a" }]);
+      assert.ok(Date.now() - t0 >= 150, "the commit waited for the first attempt");
+      assert.equal(store.head, 2);
+      assert.equal(sync.state, "offline");
+      assert.ok(calls >= 1);
+      const stopping = sync.stop();
+      const result = await Promise.race([stopping.then(() => "stopped"), new Promise((r) => setTimeout(() => r("hung"), 2000))]);
+      assert.equal(result, "stopped");
+      const closed = await Promise.race([store.close().then(() => "closed"), new Promise((r) => setTimeout(() => r("hung"), 2000))]);
+      assert.equal(closed, "closed");
+    }
   });
 
   test("gets every commit to the relay exactly once through a fetch that drops, delays and duplicates requests and responses", async () => {
