@@ -46,14 +46,22 @@ export function checkHash(h, what) {
  * MAX_BLOB_BYTES with `limit`.
  */
 export function copyBytes(bytes, what) {
+  if (!(bytes instanceof Uint8Array) && !(bytes instanceof ArrayBuffer)) {
+    throw invalidArgs(`${what}: expected bytes (a Uint8Array, Buffer or ArrayBuffer), got ${describe(bytes)}`);
+  }
   let view;
-  if (bytes instanceof Uint8Array) view = bytes;
-  else if (bytes instanceof ArrayBuffer) view = new Uint8Array(bytes);
-  else throw invalidArgs(`${what}: expected bytes (a Uint8Array, Buffer or ArrayBuffer), got ${describe(bytes)}`);
-  if (view.byteLength > MAX_BLOB_BYTES) {
+  let copy;
+  try {
+    view = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+    if (view.byteLength <= MAX_BLOB_BYTES) copy = view.slice();
+  } catch (e) {
+    // A buffer transferred away (postMessage, structuredClone): no bytes.
+    throw invalidArgs(`${what}: the bytes' buffer was transferred away (detached); pass bytes that still hold their data`, { cause: e });
+  }
+  if (copy === undefined) {
     throw new StoreError(ErrorCodes.Limit, `${what}: a blob holds at most ${MAX_BLOB_BYTES} bytes (64 MiB), got ${view.byteLength}`);
   }
-  return view.slice();
+  return copy;
 }
 
 const hex = (buf) => {

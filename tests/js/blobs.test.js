@@ -116,6 +116,12 @@ for (const [label, options] of Object.entries(backends)) {
       await rejectsWith(store.blobs.put([1, 2, 3]), "invalid/args", ["Uint8Array"]);
       await rejectsWith(store.blobs.put(new Uint16Array(2)), "invalid/args", ["Uint8Array"]);
       await rejectsWith(store.blobs.put(undefined), "invalid/args", ["undefined"]);
+      // A buffer transferred away: named, not a storage failure.
+      const gone = new ArrayBuffer(8);
+      const view = new Uint8Array(gone);
+      structuredClone(gone, { transfer: [gone] });
+      await rejectsWith(store.blobs.put(gone), "invalid/args", ["detached"]);
+      await rejectsWith(store.blobs.put(view), "invalid/args", ["detached"]);
       const upper = sha(text("x")).toUpperCase();
       await rejectsWith(store.blobs.get(upper), "invalid/args", [upper.slice(0, 40)]);
       await rejectsWith(store.blobs.has("9f3a"), "invalid/args", ['"9f3a"']);

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 
 import {
   add, and, bool, coalesce, col, compareText, concat, defineTable, eq, gt, gte, inArray, int, isNull, json,
-  lt, lte, max, min, ne, not, num, or, prefix, query, replacePrefix, str, StoreError, sub, value, when,
+  lt, lte, max, min, ne, not, num, openReplica, or, prefix, query, replacePrefix, str, StoreError, sub, value, when,
 } from "../../js/index.js";
 import { rejectsWith, throwsWith } from "./helpers.js";
 
@@ -687,6 +687,18 @@ export function runBackendContract(name, open) {
       const rest = await store.outbox.read(0, 100);
       assert.deepEqual(rest.commits.map((c) => c.seq), [start + 3]);
       assert.equal(await store.outbox.trim(start + 2), 0);
+      // Trimmed whole, a read from behind starts at the head: the reader
+      // sees the gap (sync/gap), as it does behind a part trimmed. Before,
+      // it got { from: after, to: after }, an empty batch that says
+      // "caught up" while commits were missing.
+      await store.outbox.trim(store.head);
+      const behind = await store.outbox.read(start, 100);
+      assert.deepEqual([behind.from, behind.to, behind.commits.length], [store.head, store.head, 0]);
+      const replica = await openReplica({ backend: "memory" });
+      await rejectsWith(replica.applyBatch(behind), "sync/gap");
+      await replica.close();
+      const ahead = await store.outbox.read(store.head, 100);
+      assert.deepEqual([ahead.from, ahead.to], [store.head, store.head]);
     });
 
     test("an int beyond 2^53 in an outbox record reads back exact", async () => {
