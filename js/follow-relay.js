@@ -41,18 +41,25 @@ export function followRelay(options) {
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) throw invalidArgs(`followRelay: limit must be an integer from 1 to 1000, got ${describe(limit)}`);
   if (interval !== undefined && (!Number.isFinite(interval) || interval < 1)) throw invalidArgs(`followRelay: interval must be a number of ms >= 1, got ${describe(interval)}`);
   if (typeof fetchFn !== "function") throw invalidArgs("followRelay: no fetch here; pass options.fetch");
+  // As startSync takes it: a string, or a function giving one (sync or async).
+  if (token !== undefined && typeof token !== "string" && typeof token !== "function") {
+    throw invalidArgs(`followRelay: token must be a string or a function returning one, got ${describe(token)}`);
+  }
+  if (onError !== undefined && typeof onError !== "function") throw invalidArgs(`followRelay: onError must be a function, got ${describe(onError)}`);
   const base = `${relay.replace(/\/+$/, "")}/sessions/${session}`;
 
   async function pull(after) {
+    const tok = typeof token === "function" ? await token() : token;
     let answer;
+    let text;
     try {
       answer = await fetchFn(new Request(`${base}/pull?after=${after}&limit=${limit}`, {
-        headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+        headers: tok === undefined ? {} : { authorization: `Bearer ${tok}` },
       }));
+      text = await answer.text();
     } catch (e) {
-      throw new StoreError(ErrorCodes.StorageFailed, `followRelay: the relay at ${relay} did not answer: ${e?.message ?? e}`);
+      throw new StoreError(ErrorCodes.StorageFailed, `followRelay: the relay at ${relay} did not answer: ${e?.message ?? e}`, { cause: e });
     }
-    const text = await answer.text();
     if (!answer.ok) {
       let error;
       try { error = JSON.parse(text).error; } catch { /* not the relay's error body */ }

@@ -1397,7 +1397,7 @@ export interface FollowRelayOptions {
   /** The relay session (default: the replica's id, a mirror's session). */
   session?: string;
   /** Sent as `Authorization: Bearer <token>`. */
-  token?: string;
+  token?: string | (() => string | Promise<string>);
   /** Records a pull (1 to 1000; default 500). */
   limit?: number;
   /** Pull again every this many ms until stop(); without it only sync() pulls. */

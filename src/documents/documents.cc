@@ -1,6 +1,7 @@
 #include "documents/documents.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -202,6 +203,17 @@ bool SameJson(const Json& a, const Json& b) {
       if (!SameJson(a[i], b[i])) return false;
     }
     return true;
+  }
+  // An integer and a float are equal when the float is that integer
+  // exactly: nlohmann compares them as doubles, where 2^62 + 1 equals 2^62.
+  if (a.is_number_float() != b.is_number_float() && a.is_number() && b.is_number()) {
+    const Json& i = a.is_number_float() ? b : a;
+    const double f = (a.is_number_float() ? a : b).get<double>();
+    if (!(f >= -9223372036854775808.0 && f < 9223372036854775808.0) || f != std::trunc(f)) {
+      return false;
+    }
+    if (i.is_number_unsigned()) return f >= 0 && static_cast<uint64_t>(f) == i.get<uint64_t>();
+    return static_cast<int64_t>(f) == i.get<int64_t>();
   }
   return a == b;
 }

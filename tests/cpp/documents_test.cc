@@ -301,6 +301,22 @@ TEST_P(Documents, APatchThatGrowsADocumentPastItsLimitNestsItTooDeepOrIndexesPas
   EXPECT_EQ(value["e"].size(), 1u);
 }
 
+// RFC 6902's test compares numbers by value: a float equals an integer only
+// when it is that integer exactly (they were compared as doubles, where
+// 2^62 + 1 equals 2^62, so a test used as a guard passed when it should not).
+TEST_P(Documents, TestComparesIntegersExactly) {
+  ASSERT_TRUE(Commit(R"([{"op":"doc.create","owner":"notes","id":1,"kind":"k","value":{"n":4611686018427387905,"one":1}}])").ok());
+  auto test = [&](const char* path, const char* value) {
+    return Commit(std::string(R"([{"op":"doc.change","owner":"notes","id":1,"patch":[{"op":"test","path":")") +
+                  path + R"(","value":)" + value + "}]}]");
+  };
+  EXPECT_EQ(test("/n", "4.611686018427388e18").code(), Code::kInvalidArgs);
+  EXPECT_EQ(test("/n", "4611686018427387904").code(), Code::kInvalidArgs);
+  EXPECT_TRUE(test("/n", "4611686018427387905").ok());
+  EXPECT_TRUE(test("/one", "1.0").ok());
+  EXPECT_EQ(test("/one", "1.5").code(), Code::kInvalidArgs);
+}
+
 TEST_P(Documents, ASecondLiveDocumentAtAnAddressIsRefusedInOneCommitOrTwo) {
   ASSERT_TRUE(
       Commit(R"([{"op":"doc.create","owner":"notes","id":1,"kind":"k","key":"a","value":1}])")

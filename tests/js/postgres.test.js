@@ -526,6 +526,17 @@ describe("followRelay", () => {
     assert.throws(() => followRelay({ relay: "ftp://x", replica: mirror }), (e) => e.code === "invalid/args" && /ftp/.test(e.message));
     assert.throws(() => followRelay({ relay: "http://x", replica: 42 }), (e) => e.code === "invalid/args" && /42/.test(e.message));
     assert.throws(() => followRelay({ relay: "http://x", replica: mirror, limit: 0 }), (e) => e.code === "invalid/args" && /limit/.test(e.message));
+    assert.throws(() => followRelay({ relay: "http://x", replica: mirror, token: 42 }), (e) => e.code === "invalid/args" && /token/.test(e.message));
+    assert.throws(() => followRelay({ relay: "http://x", replica: mirror, onError: 5 }), (e) => e.code === "invalid/args" && /onError/.test(e.message));
+    // A token function is asked before each pull (it was sent as its source
+    // text), and a fetch that answers no Response is a StoreError.
+    const seen = [];
+    const follower = followRelay({
+      relay: "http://x", replica: mirror, token: async () => "secret",
+      fetch: async (request) => { seen.push(request.headers.get("authorization")); return {}; },
+    });
+    await assert.rejects(follower.sync(), (e) => e.code === "storage_failed");
+    assert.deepEqual(seen, ["Bearer secret"]);
     await mirror.close();
   });
 });
