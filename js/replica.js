@@ -189,12 +189,15 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
         if (!isWellFormed(text)) throw invalidArgs("applyBatch: the batch text holds a lone surrogate (a UTF-16 half without its pair), which is not text");
       } catch (e) {
         // A diverged replica answers every batch with sync/diverged, one it
-        // cannot even encode too (the core does the same for malformed text).
-        const diverged = e instanceof StoreError ? replica.diverged : undefined;
+        // cannot even encode too (the core does the same for malformed text),
+        // one whose getter or toJSON throws included.
+        let diverged;
+        try { diverged = replica.diverged; } catch { /* closed: the error below says what failed */ }
         if (diverged !== undefined) {
           throw new StoreError(ErrorCodes.SyncDiverged, `applyBatch: the replica diverged (${diverged}) and takes no more batches until it is restored`);
         }
-        throw e;
+        if (e instanceof StoreError) throw e;
+        throw invalidArgs(`applyBatch: reading the batch threw: ${e?.message ?? e}`, { cause: e });
       }
       let answer;
       try {

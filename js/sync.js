@@ -621,6 +621,9 @@ async function downloadBlobs(client, session, local, retry = (fn) => fn()) {
   let after;
   for (;;) {
     const page = await retry(() => client.listBlobs(session, after));
+    if (!Array.isArray(page?.hashes)) {
+      throw new StoreError(ErrorCodes.InvalidArgs, `relay: the blob list of session ${session} is not { hashes: [...] }: ${describe(page)}`);
+    }
     for (const hash of page.hashes) {
       if (await local.has(hash)) continue;
       const bytes = await retry(() => client.getBlob(session, hash));
@@ -654,7 +657,10 @@ export async function pullSessionWith(runtime, remote, openOptions) {
   if (session === undefined) throw invalidArgs(`${what}: relay must name the session (".../sessions/<id>"), got ${describe(remote.relay)}`);
   const client = relayClient({ fetch: fetch.bind(globalThis), token: remote.token, timeout }, base);
   const info = await client.info(session);
-  const target = info.head;
+  const target = info?.head;
+  if (!Number.isSafeInteger(target) || target < 0) {
+    throw new StoreError(ErrorCodes.InvalidArgs, `${what}: the relay's session info has no head (a seq): ${describe(info)}`);
+  }
   const { core, session: held, blobs } = await openCore(runtime, { ...openOptions, id: session }, what, { replica: true });
   const closeCore = () => {
     try { core.close(); } catch { /* closing anyway */ }

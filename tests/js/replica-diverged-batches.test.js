@@ -33,6 +33,10 @@ const malformed = [
   ["JSON that is not a batch", "[1,2]"],
   ["a batch whose length is not to - from", '{"from":2,"to":3,"commits":[]}'],
   ["an object that cannot be encoded", cyclic()],
+  // A getter or toJSON of the caller's that throws: it came out as the raw
+  // Error, on a diverged replica too.
+  ["a batch whose getter throws", { from: 0, to: 1, get commits() { throw new Error("getter"); } }],
+  ["a batch whose toJSON throws", { toJSON() { throw new RangeError("toJSON"); } }],
 ];
 
 for (const backend of ["memory", "sqlite"]) {

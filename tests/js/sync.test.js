@@ -147,6 +147,10 @@ describe("startSync", () => {
     await rejectsWith(pullSession({ relay: base }, { backend: "memory" }), "invalid/args", ["sessions"]);
     assert.throws(() => startSync(store, { relay: base, paralel: 2 }), (e) => e.code === "invalid/args" && /unknown option "paralel"/.test(e.message));
     assert.throws(() => startSync(store, { relay: base, timeout: 0 }), (e) => e.code === "invalid/args" && /timeout/.test(e.message));
+    // A relay whose answers are not the protocol's: a StoreError, not a TypeError.
+    const answering = (body) => async () => new Response(JSON.stringify(body), { headers: { "content-type": "application/json" } });
+    await rejectsWith(pullSession({ relay: `${base}/sessions/s1`, fetch: answering({ head: "abc" }) }, { backend: "memory" }), "invalid/args", ["head"]);
+    await rejectsWith(pullSession({ relay: `${base}/sessions/s1`, fetch: async (r) => (r.url.includes("/blobs") ? answering({ nope: 1 })() : answering({ head: 3 })()) }, { backend: "memory" }), "invalid/args", ["hashes"]);
     await store.close();
   });
 
