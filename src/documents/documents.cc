@@ -271,6 +271,13 @@ Status AddressQuery(const std::string& owner, const Json& address, const std::st
     if (it.key() != "kind" && it.key() != "key") {
       return Status::InvalidArgs(where + ": unknown address field \"" + it.key() + "\"");
     }
+    // The address is stored in str columns, which hold no NUL: refused
+    // alike by a create and a find (a create took one, and no find could
+    // reach it).
+    if (it->is_string() && it->get_ref<const std::string&>().find('\0') != std::string::npos) {
+      return Status::InvalidArgs(where + "." + it.key() + ": " + DescribeJson(*it) +
+                                 " holds a NUL, which a document's address cannot");
+    }
   }
   Json terms =
       Json::array({Json{{"eq", {"owner", owner}}}, Json{{"eq", {"kind", address["kind"]}}}});
