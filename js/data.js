@@ -57,7 +57,7 @@ function isFloat32Array(v, root, path) {
 // A copy of a Float32Array; one whose buffer was transferred away
 // (detached) is refused by name.
 function copyFloat32(v, root, path) {
-  if (v.buffer.detached === true || (v.length === 0 && v.byteOffset === 0 && v.buffer.byteLength === 0 && isDetached(v.buffer))) {
+  if (v.length === 0 && isDetached(v.buffer)) {  // a detached view reads as empty
     throw invalidArgs(`${where(root, path)}: the Float32Array's buffer was transferred away (detached); pass one that still holds its numbers`);
   }
   return new Float32Array(v);
