@@ -24,6 +24,9 @@ phase() {
   echo "=== test: $name done in $took s"
 }
 
+# Every node --test phase reports with the spec reporter: it ends with the
+# list of failing tests and their errors, so the tail of a run's log (all
+# that some CI views keep) names what failed.
 run_js_tests() {
   local files=()
   while IFS= read -r -d '' f; do files+=("$f"); done < <(
@@ -32,7 +35,7 @@ run_js_tests() {
     echo "test: no tests/js/**/*.test.{js,mjs} yet: skipped"
     return 0
   fi
-  node --test "${files[@]}"
+  node --test --test-reporter=spec "${files[@]}"
 }
 
 # Browser tests: real Chromium (Debian's) driven by playwright-core, against
@@ -45,7 +48,7 @@ run_browser_tests() {
     echo "test: no tests/browser/**/*.test.{js,mjs} yet: skipped"
     return 0
   fi
-  node --test --test-concurrency=1 "${files[@]}"
+  node --test --test-reporter=spec --test-concurrency=1 "${files[@]}"
 }
 
 # Bundler tests: the package packed once (npm pack, ONESTORE_TARBALL),
@@ -62,7 +65,7 @@ run_bundler_tests() {
   local pack_dir status=0
   pack_dir=$(mktemp -d "${TMPDIR:-/tmp}/onestore-pack-XXXXXX")
   npm pack --pack-destination "$pack_dir" --loglevel=error >/dev/null
-  ONESTORE_TARBALL=$(echo "$pack_dir"/*.tgz) node --test --test-concurrency=1 "${files[@]}" || status=$?
+  ONESTORE_TARBALL=$(echo "$pack_dir"/*.tgz) node --test --test-reporter=spec --test-concurrency=1 "${files[@]}" || status=$?
   rm -rf "$pack_dir"
   return "$status"
 }
@@ -77,7 +80,7 @@ run_edge_tests() {
     echo "test: no tests/edge/**/*.test.{js,mjs} yet: skipped"
     return 0
   fi
-  node --test --test-concurrency=1 "${files[@]}"
+  node --test --test-reporter=spec --test-concurrency=1 "${files[@]}"
 }
 
 run_type_check() {
