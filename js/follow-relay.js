@@ -10,6 +10,30 @@ import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
 import { parseJsonExact } from "./encode.js";
 import { describe } from "./schema.js";
 
+/**
+ * The bearer token of a relay call: `token` itself, or what the function
+ * `token` gives (sync or async). A function that throws (its provider is
+ * down, say) is a relay not reachable yet: a `storage_failed` StoreError
+ * marked `offline`, which a sync retries; one that gives other than a
+ * string or nothing is `invalid/args`.
+ * @param {string | (() => string | undefined | Promise<string | undefined>) | undefined} token
+ * @param {string} what  the call, for messages
+ * @returns {Promise<string | undefined>}
+ */
+export async function relayToken(token, what) {
+  if (typeof token !== "function") return token || undefined;
+  let tok;
+  try {
+    tok = await token();
+  } catch (e) {
+    const err = new StoreError(ErrorCodes.StorageFailed, `${what}: the token function threw: ${e?.message ?? e}`, { cause: e });
+    err.offline = true;
+    throw err;
+  }
+  if (tok != null && typeof tok !== "string") throw invalidArgs(`${what}: the token function must return a string (or nothing), got ${describe(tok)}`);
+  return tok || undefined;
+}
+
 const SESSION_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
 /**
@@ -49,12 +73,12 @@ export function followRelay(options) {
   const base = `${relay.replace(/\/+$/, "")}/sessions/${session}`;
 
   async function pull(after) {
-    const tok = typeof token === "function" ? await token() : token;
+    const tok = await relayToken(token, `followRelay: pull after ${after}`);
     let answer;
     let text;
     try {
       answer = await fetchFn(new Request(`${base}/pull?after=${after}&limit=${limit}`, {
-        headers: tok === undefined ? {} : { authorization: `Bearer ${tok}` },
+        headers: tok ? { authorization: `Bearer ${tok}` } : {},
       }));
       text = await answer.text();
     } catch (e) {

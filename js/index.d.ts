@@ -1186,8 +1186,12 @@ export interface SyncOptions {
   batch?: number;
   /** The fetch to call with each request (default globalThis.fetch); a relay's `fetch` works as is. */
   fetch?: (request: FetchRequest) => Promise<FetchResponse>;
-  /** Sent as `Authorization: Bearer <token>`. */
-  token?: string | (() => string | Promise<string>);
+  /**
+   * Sent as `Authorization: Bearer <token>`; a function is asked before each
+   * call. A function that throws is retried as an unreachable relay is
+   * (`storage_failed`); one that gives other than a string is `invalid/args`.
+   */
+  token?: string | (() => string | undefined | Promise<string | undefined>);
   /** This device's id in the lease (random by default). */
   device?: string;
   /** Milliseconds a relay call may go without an answer before it counts as offline (default 30000). */
@@ -1396,8 +1400,12 @@ export interface FollowRelayOptions {
   replica: Pick<Replica, "head" | "applyBatch"> & { readonly id: string };
   /** The relay session (default: the replica's id, a mirror's session). */
   session?: string;
-  /** Sent as `Authorization: Bearer <token>`. */
-  token?: string | (() => string | Promise<string>);
+  /**
+   * Sent as `Authorization: Bearer <token>`; a function is asked before each
+   * call. A function that throws is retried as an unreachable relay is
+   * (`storage_failed`); one that gives other than a string is `invalid/args`.
+   */
+  token?: string | (() => string | undefined | Promise<string | undefined>);
   /** Records a pull (1 to 1000; default 500). */
   limit?: number;
   /** Pull again every this many ms until stop(); without it only sync() pulls. */

@@ -15,6 +15,7 @@
 
 import { ErrorCodes, invalidArgs, StoreError, unwrap } from "./errors.js";
 import { MAX_BATCH_DEPTH, encodeJson, parseJsonExact } from "./encode.js";
+import { relayToken } from "./follow-relay.js";
 import { describe } from "./schema.js";
 import { storeInternals, makeStore } from "./store.js";
 import { openCore } from "./open.js";
@@ -81,7 +82,7 @@ function relayClient({ fetch, token, timeout = RELAY_TIMEOUT_MS }, base) {
   }
   async function callOnce(session, method, path, body, { raw = false, binary = null } = {}, signal) {
     const headers = {};
-    const tok = typeof token === "function" ? await token() : token;
+    const tok = await relayToken(token, `relay: ${method} ${path || "/"}`);
     if (tok) headers.authorization = `Bearer ${tok}`;
     let payload;
     if (binary) {

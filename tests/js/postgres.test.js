@@ -537,6 +537,9 @@ describe("followRelay", () => {
     });
     await assert.rejects(follower.sync(), (e) => e.code === "storage_failed");
     assert.deepEqual(seen, ["Bearer secret"]);
+    // A token function that throws is a StoreError naming its error (it was the raw error).
+    const failing = followRelay({ relay: "http://x", replica: mirror, token: () => { throw new TypeError("provider down"); }, fetch: async () => new Response("{}") });
+    await assert.rejects(failing.sync(), (e) => e.code === "storage_failed" && /token function threw: provider down/.test(e.message));
     await mirror.close();
   });
 });

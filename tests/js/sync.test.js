@@ -176,6 +176,40 @@ describe("startSync", () => {
     }
   });
 
+  // A token function that throws (an auth provider down) used to end the
+  // sync for good, with a TypeError as its error; now the calls are retried
+  // as when the relay is out of reach, and each asks the function again.
+  test("a token function that throws is retried as an unreachable relay; one that gives a number ends the sync with invalid/args", { timeout: 30000 }, async () => {
+    const relay = memoryRelay();
+    const seen = [];
+    const fetch = (request) => { seen.push(request.headers.get("authorization")); return relay.fetch(request); };
+    let asked = 0;
+    const store = await openStore({ backend: "memory" });
+    const states = [];
+    const sync = startSync(store, {
+      relay: base, fetch,
+      token: async () => { if (++asked <= 2) throw new TypeError(`provider down (${asked})`); return "t0k"; },
+    });
+    sync.on("state", (s) => states.push(s));
+    await put(store, [{ id: 1, text: "a" }]);
+    assert.equal(await sync.settled(), 2);
+    assert.equal(sync.error, null);
+    assert.ok(asked > 2, `asked ${asked} times`);
+    assert.ok(states.includes("offline") && states.at(-1) === "driving", states.join(" "));
+    assert.ok(seen.length > 0 && seen.every((h) => h === "Bearer t0k"), seen.join(" "));
+    assert.equal((await relayInfo(relay, store.id)).head, 2);
+    await sync.stop();
+    await store.close();
+
+    const other = await openStore({ backend: "memory" });
+    await put(other, [{ id: 1, text: "b" }]);
+    const bad = startSync(other, { relay: base, fetch: relay.fetch, token: () => 42 });
+    await rejectsWith(bad.settled(), "invalid/args", ["token function must return a string", "42"]);
+    assert.equal(bad.error.code, "invalid/args");
+    await bad.stop();
+    await other.close();
+  });
+
   test("gets every commit to the relay exactly once through a fetch that drops, delays and duplicates requests and responses", async () => {
     for (const seed of [1, 2, 3]) {
       const relay = memoryRelay();
