@@ -16,7 +16,7 @@
 // backend (js/blobs.js), and checks every entry.
 
 import { TAR_END, TarError, TarReader, tarEntryBytes, tarHeader, tarPadding } from "./tar.js";
-import { ErrorCodes, StoreError, invalidArgs } from "./errors.js";
+import { ErrorCodes, StoreError, invalidArgs, refuseUnknownOptions } from "./errors.js";
 import { describe } from "./schema.js";
 import { encodeJson } from "./encode.js";
 import { MAX_BLOB_BYTES, allBlobHashes, blobSize, contentFingerprint, fingerprintWithBlobs, isBlobHash } from "./blobs.js";
@@ -74,6 +74,7 @@ export function exportArchive({ gate, queue, info, blobs }, options = {}) {
   if (options === null || typeof options !== "object") {
     throw invalidArgs(`store.export: options must be { onProgress }, got ${describe(options)}`);
   }
+  refuseUnknownOptions(options, ["onProgress"], "store.export");
   const { onProgress } = options;
   checkProgress(onProgress, "store.export");
   gate.checkOpen("store.export");

@@ -12,7 +12,7 @@
 // (docs/architecture.md, "Blobs"). A backend's write must be durable when it
 // resolves, so a commit that names the hash can follow.
 
-import { ErrorCodes, StoreError, invalidArgs } from "./errors.js";
+import { ErrorCodes, StoreError, invalidArgs, refuseUnknownOptions } from "./errors.js";
 import { describe } from "./schema.js";
 
 /** The largest blob, in bytes (64 MiB); a larger one is refused with `limit`. */
@@ -250,6 +250,7 @@ export function makeBlobs(backend, { checkOpen, sha256, prefix = "blobs", writab
     list: guard("list", async (options = {}) => {
       const what = `${prefix}.list`;
       if (options === null || typeof options !== "object") throw invalidArgs(`${what}: expected { after?, limit? }, got ${describe(options)}`);
+      refuseUnknownOptions(options, ["after", "limit"], what);
       const { after, limit = LIST_DEFAULT } = options;
       if (after !== undefined) checkHash(after, `${what} (after)`);
       if (!Number.isSafeInteger(limit) || limit < 1 || limit > LIST_MAX) {

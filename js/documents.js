@@ -4,7 +4,7 @@
 // reads (find, load, list, versions) are one core call each, of committed
 // state.
 
-import { invalidArgs } from "./errors.js";
+import { invalidArgs, refuseUnknownOptions } from "./errors.js";
 import { encodeJson, parseJsonExact } from "./encode.js";
 import { plainData } from "./data.js";
 import { describe } from "./schema.js";
@@ -53,6 +53,7 @@ function idOf(id, what) {
 function atOf(options, what) {
   if (options === undefined) return undefined;
   if (options === null || typeof options !== "object") throw invalidArgs(`${what}: options must be { at? }, got ${describe(options)}`);
+  refuseUnknownOptions(options, ["at"], what);
   const { at } = options;
   if (at === undefined) return undefined;
   if (!Number.isSafeInteger(at) || at < 0) throw invalidArgs(`${what}: at must be a seq (a safe integer >= 0), got ${describe(at)}`);
@@ -166,6 +167,10 @@ export function ownerDocuments(gate, name) {
       if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000)) {
         throw invalidArgs(`${what}: limit must be an integer from 1 to 1000, got ${describe(limit)}`);
       }
+      if (options !== undefined && (options === null || typeof options !== "object")) {
+        throw invalidArgs(`${what}: the last argument must be { after? }, got ${describe(options)}`);
+      }
+      refuseUnknownOptions(options, ["after"], what);
       const after = options?.after;
       const page = ask(what, { call: "list", filter: filter ?? {}, limit: limit ?? 50, after });
       return page.next === undefined ? { rows: page.rows } : { rows: page.rows, next: page.next };

@@ -69,6 +69,19 @@ export function invalidArgs(message, options) {
 }
 
 /**
+ * Refuses an option `what` does not take (a misspelt one would otherwise
+ * be ignored silently): `invalid/args` naming it and the ones it takes.
+ * @param {object | undefined} options
+ * @param {readonly string[]} known
+ * @param {string} what  the call, for the message
+ */
+export function refuseUnknownOptions(options, known, what) {
+  for (const key of Object.keys(options ?? {})) {
+    if (!known.includes(key)) throw invalidArgs(`${what}: unknown option ${JSON.stringify(key)} (the options are ${known.join(", ")})`);
+  }
+}
+
+/**
  * Returns the payload of a wasm answer, or throws the StoreError it carries.
  * A failed answer is `!<code> <message>`.
  *

@@ -19,7 +19,7 @@
 // Messages are tagged { onestore: "link", link: id, t: … }; anything else on
 // the endpoint is left to its other listeners.
 
-import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
+import { ErrorCodes, invalidArgs, refuseUnknownOptions, StoreError } from "./errors.js";
 import { queryFromWire, isQuery } from "./query.js";
 import { describe } from "./schema.js";
 import { storeInternals } from "./store.js";
@@ -108,6 +108,7 @@ export function serve(store, options = {}) {
   if (options === null || typeof options !== "object") {
     throw invalidArgs(`serve: options must be { methods, port? }, got ${describe(options)}`);
   }
+  refuseUnknownOptions(options, ["methods", "port"], "serve");
   const methods = options.methods ?? {};
   if (methods === null || typeof methods !== "object") {
     throw invalidArgs(`serve: methods must be an object of functions (args, ctx) => value, got ${describe(methods)}`);

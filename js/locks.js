@@ -6,7 +6,7 @@
 // Durable Object's requests share it). Inside each, the waiters of this
 // realm queue in order.
 
-import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
+import { ErrorCodes, invalidArgs, refuseUnknownOptions, StoreError } from "./errors.js";
 import { describe } from "./schema.js";
 
 /** The longest lock name, in UTF-16 units. */
@@ -27,6 +27,7 @@ export function lockArgs(name, fn, options) {
   if (options === null || typeof options !== "object") {
     throw invalidArgs(`store.lock(${JSON.stringify(name)}): options must be { timeout? }, got ${describe(options)}`);
   }
+  refuseUnknownOptions(options, ["timeout"], `store.lock(${JSON.stringify(name)})`);
   const { timeout = Infinity } = options;
   if (typeof timeout !== "number" || Number.isNaN(timeout) || timeout < 0) {
     throw invalidArgs(`store.lock(${JSON.stringify(name)}): timeout must be a number of ms >= 0 (or Infinity), got ${describe(timeout)}`);

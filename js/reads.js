@@ -3,7 +3,7 @@
 // the core (a page of rows per crossing); the async forms wait for the
 // handle's declaration to commit first.
 
-import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
+import { ErrorCodes, invalidArgs, refuseUnknownOptions, StoreError } from "./errors.js";
 import { encodeJson, rowDecoder } from "./encode.js";
 import { columnRefs, isQuery, resolveWhere } from "./query.js";
 import { col, isCol } from "./expr.js";
@@ -133,6 +133,7 @@ export function makeReads(gate) {
     if (options !== undefined && (options === null || typeof options !== "object")) {
       throw invalidArgs(`${h.name}.page: the last argument must be { after }, got ${describe(options)}`);
     }
+    refuseUnknownOptions(options, ["after"], `${h.name}.page`);
     const after = options?.after ?? "";
     if (typeof after !== "string") {
       throw new StoreError(ErrorCodes.InvalidCursor, `${h.name}.page: ${describe(after)} is not a cursor (use the next of an earlier page)`);
@@ -168,9 +169,7 @@ export function makeReads(gate) {
     if (options !== undefined && (options === null || typeof options !== "object")) {
       throw invalidArgs(`${what}: the last argument must be { metric, where }, got ${describe(options)}`);
     }
-    for (const key of Object.keys(options ?? {})) {
-      if (key !== "metric" && key !== "where") throw invalidArgs(`${what}: unknown option "${key}" (the options are metric and where)`);
-    }
+    refuseUnknownOptions(options, ["metric", "where"], what);
     const { metric = "cosine", where } = options ?? {};
     const spec = h.def.columns[ref.col];
     const wire = spec && spec.type === "vector"

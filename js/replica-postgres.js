@@ -18,7 +18,7 @@
 
 import { createHash } from "node:crypto";
 
-import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
+import { ErrorCodes, invalidArgs, refuseUnknownOptions, StoreError } from "./errors.js";
 import { encodeJson, parseJsonExact } from "./encode.js";
 import { columnRefs, isQuery, query as makeQuery, resolveWhere } from "./query.js";
 import { col, isCol } from "./expr.js";
@@ -1210,9 +1210,7 @@ export async function openPostgresReplica(options) {
           throw invalidArgs(`${what}: the last argument must be { metric, where }, got ${describe(options)}`);
         }
         const { metric = "cosine", where } = options ?? {};
-        for (const key of Object.keys(options ?? {})) {
-          if (key !== "metric" && key !== "where") throw invalidArgs(`${what}: unknown option "${key}" (nearest takes metric and where)`);
-        }
+        refuseUnknownOptions(options, ["metric", "where"], what);
         const spec = tableColumn(record, ref.col, what);
         if (spec.type !== "vector") throw invalidArgs(`${what}: column "${ref.col}" is ${spec.type}; nearest searches a vector column`);
         if (vector === undefined || vector === null) throw invalidArgs(`${what}.vector: the query vector is missing (a vector of ${spec.dims} float32)`);

@@ -11,7 +11,7 @@
 // snapshots/: js/snapshots-opfs.js), keeps the last N and takes one every
 // K commits.
 
-import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
+import { ErrorCodes, invalidArgs, refuseUnknownOptions, StoreError } from "./errors.js";
 import { commitMeta } from "./core-calls.js";
 import { encodeJson } from "./encode.js";
 import { describe } from "./schema.js";
@@ -238,6 +238,7 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
       if (options === null || typeof options !== "object") {
         throw invalidArgs(`store.snapshot: options must be { label? }, got ${describe(options)}`);
       }
+      refuseUnknownOptions(options, ["label"], "store.snapshot");
       const { label } = options;
       if (label !== undefined && typeof label !== "string") {
         throw invalidArgs(`store.snapshot: label must be a string, got ${describe(label)}`);

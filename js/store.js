@@ -13,7 +13,7 @@
 // JS crosses into the wasm core once per commit and once per page of rows
 // (wasm/ABI.md).
 
-import { asStoreError, invalidArgs } from "./errors.js";
+import { asStoreError, invalidArgs, refuseUnknownOptions } from "./errors.js";
 import { openCore } from "./open.js";
 import { MAX_BATCH_DEPTH, encodeJson, parseJsonExact, toWire } from "./encode.js";
 import { describe, ownerName } from "./schema.js";
@@ -200,6 +200,7 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
       if (hooks !== undefined && (hooks === null || typeof hooks !== "object" || (hooks.adopt !== undefined && typeof hooks.adopt !== "function"))) {
         throw invalidArgs(`store.object(${name}): the second argument must be { adopt(seq, ops)?, checkpointWhen? }, got ${describe(hooks)}`);
       }
+      refuseUnknownOptions(hooks, ["adopt", "checkpointWhen"], `store.object(${name})`);
       const known = owners.get(name);
       if (known) {
         if (hooks !== undefined) throw invalidArgs(`store.object(${name}): the owner is already open; pass its hooks only the first time`);
@@ -480,6 +481,7 @@ export async function importStoreWith(runtime, archive, openOptions, options = {
   if (options === null || typeof options !== "object") {
     throw invalidArgs(`importStore: options must be { onProgress }, got ${describe(options)}`);
   }
+  refuseUnknownOptions(options, ["onProgress"], "importStore");
   const { onProgress } = options;
   if (onProgress !== undefined && typeof onProgress !== "function") {
     throw invalidArgs(`importStore: onProgress must be a function ({ done, total, bytes, blobBytes, blobTotal }) => void, got ${describe(onProgress)}`);

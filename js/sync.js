@@ -13,7 +13,7 @@
 // Runtime-neutral: it talks to the relay only through `fetch` (an option, so
 // tests pass an in-process relay or a fault-injecting wrapper).
 
-import { ErrorCodes, invalidArgs, StoreError, unwrap } from "./errors.js";
+import { ErrorCodes, invalidArgs, refuseUnknownOptions, StoreError, unwrap } from "./errors.js";
 import { MAX_BATCH_DEPTH, encodeJson, parseJsonExact } from "./encode.js";
 import { relayToken } from "./follow-relay.js";
 import { describe } from "./schema.js";
@@ -195,9 +195,7 @@ export function startSync(store, options) {
     throw invalidArgs(`${what}: options must be { relay, parallel?, batch?, fetch?, token?, device?, timeout? }, got ${describe(options)}`);
   }
   const { relay, parallel = 4, batch: batchSize = 100, token, device = globalThis.crypto.randomUUID(), timeout = RELAY_TIMEOUT_MS } = options;
-  for (const key of Object.keys(options)) {
-    if (!SYNC_OPTIONS.includes(key)) throw invalidArgs(`${what}: unknown option "${key}" (the options are ${SYNC_OPTIONS.join(", ")})`);
-  }
+  refuseUnknownOptions(options, SYNC_OPTIONS, what);
   const fetch = checkFetch(options.fetch, what);
   checkToken(token, what);
   checkTimeout(timeout, what);
