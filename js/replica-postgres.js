@@ -883,6 +883,10 @@ export async function openPostgresReplica(options) {
       declared.set(op.table, await declare(client, op, declared));
       return;
     }
+    // Which seqs' document history a restore took back (the core's
+    // _restores): for reads of documents at a past seq, which a mirror
+    // does not serve; not content (the fingerprint leaves it out).
+    if (op.table === "_restores") return;
     let record = declared.get(op.table) ?? records.get(op.table);
     if (op.table === "_documents" || op.table === "_deltas") {
       // A restore's rows of the document tables: rows like any other, then

@@ -250,7 +250,14 @@ class Tx {
         live: (what) => liveTx(st, gate, what),
         push: (op, what) => st.ops.json(encodeJson(op, what)),
         refuse: (e) => refuse(st, e),
-        mint: () => mintedId(gate.call(`${owner.name}: tx.documents.create`, () => gate.core.mintId("_documents"))),
+        mint: () => {
+          const what = `${owner.name}: tx.documents.create`;
+          const id = mintedId(gate.call(what, () => gate.core.mintId("_documents")));
+          // Document ids are safe integers; a store.commit doc.create can
+          // take the largest, 2^53-1, and then none is left to mint.
+          if (typeof id !== "number") throw new StoreError(ErrorCodes.Limit, `${what}: no document id is left: the store's largest is 2^53-1 (Number.MAX_SAFE_INTEGER), and document ids are safe integers`);
+          return id;
+        },
       });
     }
     return this.#documents;

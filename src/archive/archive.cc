@@ -142,34 +142,42 @@ Status Archiver::RestoreTables(const std::string& tables_json) {
   // The documents' own tables are the store's, not an owner's: they are
   // made as a document commit makes them, and must be exactly those.
   bool documents = false;
+  bool restores = false;
   Json owners = Json::array();
   if (st.ok()) {
     for (const Json& t : j) {
       const Json* name = t.contains("table") ? &t["table"] : nullptr;
       const bool internal = name != nullptr && name->is_string() &&
-                            (*name == kDocumentsTable || *name == kDeltasTable);
+                            IsStoreTable(name->get_ref<const std::string&>());
       if (!internal) {
         owners.push_back(t);
         continue;
       }
-      const auto& want = *name == kDocumentsTable ? DocumentsTable() : DeltasTable();
+      const auto& want = *name == kDocumentsTable ? DocumentsTable()
+                         : *name == kDeltasTable  ? DeltasTable()
+                                                  : RestoresTable();
       if (t != want->ToJson()) {
         st = Status::InvalidArgs("the record of " + name->get<std::string>() +
                                  " is not the one this version keeps documents in");
         break;
       }
-      documents = true;
+      if (want == RestoresTable()) {
+        restores = true;
+      } else {
+        documents = true;
+      }
     }
   }
   if (st.ok()) st = ParseOps(owners, &tables, &ops);
   if (!st.ok()) return Status::InvalidArchive("archive: the manifest's tables: " + st.message());
-  if (documents) {
-    for (const auto* t : {&DocumentsTable(), &DeltasTable()}) {
-      Op op;
-      op.kind = OpKind::kTable;
-      op.table = *t;
-      ops.push_back(std::move(op));
-    }
+  std::vector<const std::shared_ptr<const TableSchema>*> own;
+  if (documents) own = {&DocumentsTable(), &DeltasTable()};
+  if (restores) own.push_back(&RestoresTable());
+  for (const auto* t : own) {
+    Op op;
+    op.kind = OpKind::kTable;
+    op.table = *t;
+    ops.push_back(std::move(op));
   }
   store_->vector_cache_.DropAll();  // rows change outside the commit step
   ONESTORE_RETURN_IF_ERROR(ApplyAll(store_->backend_.get(), &ops));

@@ -734,6 +734,8 @@ Status Store::CommitOps(std::vector<Op>* ops, const std::string& owner, int64_t 
   // the first commit that has one).
   std::unique_ptr<DocWriter> docs;
   bool doc_tables_created = false;
+  // _restores, made by the first restore that writes it (Snapshots::RestoreFrom).
+  bool restores_created = false;
   // A commit of puts and declarations (a bulk load's) has an outbox record
   // that no Apply changes (only a bulk op's count and a document op's
   // expansion depend on it): written first, it lets the backend take each
@@ -783,7 +785,10 @@ Status Store::CommitOps(std::vector<Op>* ops, const std::string& owner, int64_t 
         return Status::SchemaNewer("table \"" + op.table->name + "\" is stored at a newer version");
       }
     }
-    st = backend_->Apply(&op, previous);
+    if (!restores_created && op.table && op.table->name == kRestoresTable) {
+      st = EnsureRestoresTable(backend_.get(), catalog_, &restores_created);
+    }
+    if (st.ok()) st = backend_->Apply(&op, previous);
     if (!st.ok()) {
       backend_->Rollback();
       return st;
@@ -821,6 +826,7 @@ Status Store::CommitOps(std::vector<Op>* ops, const std::string& owner, int64_t 
     catalog_.Put(DocumentsTable());
     catalog_.Put(DeltasTable());
   }
+  if (restores_created) catalog_.Put(RestoresTable());
   // The last record is the next commit's room when nothing else holds it
   // and it is no bulk's.
   if (last_record_ != nullptr && last_record_.use_count() == 1 &&
@@ -1213,8 +1219,8 @@ Status Store::Documents(const std::string& request_json, std::string* answer) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
   Json request;
   ONESTORE_RETURN_IF_ERROR(ParseJsonText(request_json, "documents request", &request));
-  return DocumentsRead(backend_.get(), catalog_.Find(kDocumentsTable) != nullptr, head_, request,
-                       answer);
+  return DocumentsRead(backend_.get(), catalog_.Find(kDocumentsTable) != nullptr,
+                       catalog_.Find(kRestoresTable) != nullptr, head_, request, answer);
 }
 
 ONESTORE_COLD std::string Store::TablesJson(bool internal) const {

@@ -327,6 +327,17 @@ const std::shared_ptr<const TableSchema>& DeltasTable() {
   return *t;
 }
 
+const std::shared_ptr<const TableSchema>& RestoresTable() {
+  static const auto* t = new std::shared_ptr<const TableSchema>(MakeTable(R"({"op":"table",
+    "table":"_restores","version":1,"columns":{"seq":{"type":"int"},"snapshot":{"type":"int"}},
+    "key":["seq"]})"));
+  return *t;
+}
+
+bool IsStoreTable(std::string_view name) {
+  return name == kDocumentsTable || name == kDeltasTable || name == kRestoresTable;
+}
+
 bool IsDocOpName(const std::string& name) { return name.compare(0, 4, "doc.") == 0; }
 
 Status ParseDocOp(const Json& j, const std::string& where, DocOp* out) {
@@ -356,6 +367,7 @@ Status ParseDocOp(const Json& j, const std::string& where, DocOp* out) {
                                " names its owner (a non-empty string)");
   }
   op.owner = owner->get<std::string>();
+  ONESTORE_RETURN_IF_ERROR(CheckOwnerName(op.owner, where + ".owner"));
   auto id = j.find("id");
   if (id == j.end() || !id->is_number_integer() || id->get<int64_t>() < 1 ||
       id->get<int64_t>() > kMaxSafeInteger) {
@@ -598,6 +610,17 @@ Status EnsureDocumentTables(Backend* backend, const Catalog& catalog, bool* crea
   return Status::OK();
 }
 
+Status EnsureRestoresTable(Backend* backend, const Catalog& catalog, bool* created) {
+  *created = false;
+  if (catalog.Find(kRestoresTable) != nullptr) return Status::OK();
+  Op op;
+  op.kind = OpKind::kTable;
+  op.table = RestoresTable();
+  ONESTORE_RETURN_IF_ERROR(backend->Apply(&op, nullptr));
+  *created = true;
+  return Status::OK();
+}
+
 Status DocWriter::Load(int64_t id, const std::string& where, Doc** out) {
   auto hit = docs_.find(id);
   if (hit != docs_.end()) {
@@ -754,8 +777,8 @@ Status DocWriter::Apply(DocOp* op, const std::string& where, std::vector<Op>* wr
   return Status::OK();
 }
 
-Status DocumentsRead(Backend* backend, bool tables_exist, int64_t head, const Json& req,
-                     std::string* answer) {
+Status DocumentsRead(Backend* backend, bool tables_exist, bool restores_exist, int64_t head,
+                     const Json& req, std::string* answer) {
   answer->clear();
   if (!req.is_object() || !req.contains("call") || !req["call"].is_string() ||
       !req.contains("owner") || !req["owner"].is_string()) {
@@ -769,6 +792,21 @@ Status DocumentsRead(Backend* backend, bool tables_exist, int64_t head, const Js
   if (at > head) {
     return Status::InvalidArgs(where + ": at " + std::to_string(at) + " is after the head " +
                                std::to_string(head));
+  }
+  if (at >= 0 && restores_exist && (call == "find" || call == "load")) {
+    // A restore after `at` to a snapshot from before it took the versions
+    // of `at` away: the history here would answer with an older version.
+    Json q = {{"where", Where({Json{{"gt", {"seq", at}}}, Json{{"lt", {"snapshot", at}}}})},
+              {"orderBy", Json::array({Json::array({"seq", "asc"})})}};
+    std::vector<Row> rows;
+    ONESTORE_RETURN_IF_ERROR(Select(backend, *RestoresTable(), q, 1, &rows));
+    if (!rows.empty()) {
+      return Status::NotFound(
+          where + ": the documents' history at seq " + std::to_string(at) +
+          " is gone: the restore at seq " + std::to_string(rows[0][0].int_value()) +
+          " took it back to its snapshot of seq " + std::to_string(rows[0][1].int_value()) +
+          "; store.at(" + std::to_string(at) + ") reads the store as it was then");
+    }
   }
   auto doc_row = [&](std::optional<Row>* row) -> Status {
     auto id = req.find("id");

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -29,6 +30,7 @@ namespace onestore {
 
 constexpr char kDocumentsTable[] = "_documents";
 constexpr char kDeltasTable[] = "_deltas";
+constexpr char kRestoresTable[] = "_restores";
 
 // _documents: one row per document (incarnation): id, owner, kind, key,
 // version, seq (of its last change), retired (seq, or null), base (version
@@ -38,6 +40,17 @@ const std::shared_ptr<const TableSchema>& DocumentsTable();
 // ("create", "change", "retire"), patch (change), value (a base: the whole
 // document after this version), base (1 when value holds one).
 const std::shared_ptr<const TableSchema>& DeltasTable();
+// _restores: one row per store.restore of a store with documents, key
+// [seq]: seq (the restore's commit), snapshot (the seq its snapshot was
+// taken at). A restore takes the documents' tables back to the snapshot's,
+// so the versions of the seqs strictly between the two are gone: a read of
+// documents at such a seq is refused with not_found instead of answering
+// from the older history. Its rows are restored with the others (a restore
+// of a snapshot from before a restore brings that history back), and it is
+// left out of the fingerprint (a restore gives back the snapshot's).
+const std::shared_ptr<const TableSchema>& RestoresTable();
+// Whether `name` is one of the store's own tables above.
+bool IsStoreTable(std::string_view name);
 
 // The defaults of checkpointWhen (design.md "Documents").
 constexpr int64_t kDefaultCheckpointDeltas = 50;
@@ -105,6 +118,9 @@ Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc,
 // catalog lacks them; sets *created (the caller puts them in its catalog
 // once the transaction commits).
 Status EnsureDocumentTables(Backend* backend, const Catalog& catalog, bool* created);
+// Makes _restores unless `catalog` has it (a store made before it was);
+// *created says whether it was made.
+Status EnsureRestoresTable(Backend* backend, const Catalog& catalog, bool* created);
 
 // Checks and expands the document ops of one commit, keeping the state of
 // every document it touched (the backend's committed state is read once per
@@ -144,8 +160,10 @@ class DocWriter {
 // Reads of committed state, one call each (Store::Documents). `request` is
 // {"call":"find"|"load"|"list"|"versions","owner":o,...} (docs/api.md);
 // the answer is JSON text.
-Status DocumentsRead(Backend* backend, bool tables_exist, int64_t head, const Json& request,
-                     std::string* answer);
+// A find or load `at` a seq that a later restore took the documents' history
+// back past (see _restores) is not_found.
+Status DocumentsRead(Backend* backend, bool tables_exist, bool restores_exist, int64_t head,
+                     const Json& request, std::string* answer);
 
 }  // namespace onestore
 

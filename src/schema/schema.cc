@@ -205,6 +205,28 @@ Status CheckPlainName(std::string_view name, const std::string& what) {
   return Status::OK();
 }
 
+namespace {
+
+// The owner part of `shown` (a table's full name, or the owner's name):
+// "<type>" or "<host>:<type>", the host not "session", whose `things` are
+// named `plain`.
+Status OwnerPart(std::string_view owner, std::string_view shown, const std::string& where,
+                 const char* things, const char* plain) {
+  const size_t colon = owner.find(':');
+  if (colon != std::string_view::npos) {
+    std::string_view host = owner.substr(0, colon);
+    ONESTORE_RETURN_IF_ERROR(CheckPlainName(host, where + " (host of " + Shown(shown) + ")"));
+    if (host == "session") {
+      return Status::InvalidArgs(where + ": " + Shown(shown) + ": the " + things +
+                                 " of host \"session\" are named \"" + plain + "\"");
+    }
+    owner = owner.substr(colon + 1);
+  }
+  return CheckPlainName(owner, where + " (type of " + Shown(shown) + ")");
+}
+
+}  // namespace
+
 Status CheckTableName(std::string_view full, const std::string& where) {
   const size_t slash = full.find('/');
   if (slash == std::string_view::npos) {
@@ -212,20 +234,12 @@ Status CheckTableName(std::string_view full, const std::string& where) {
         where + ": " + Shown(full) +
         " is not a table name \"<type>/<name>\" or \"<host>:<type>/<name>\"");
   }
-  std::string_view owner = full.substr(0, slash);
-  std::string_view name = full.substr(slash + 1);
-  const size_t colon = owner.find(':');
-  if (colon != std::string_view::npos) {
-    std::string_view host = owner.substr(0, colon);
-    ONESTORE_RETURN_IF_ERROR(CheckPlainName(host, where + " (host of " + Shown(full) + ")"));
-    if (host == "session") {
-      return Status::InvalidArgs(where + ": " + Shown(full) +
-                                 ": the tables of host \"session\" are named \"<type>/<name>\"");
-    }
-    owner = owner.substr(colon + 1);
-  }
-  ONESTORE_RETURN_IF_ERROR(CheckPlainName(owner, where + " (type of " + Shown(full) + ")"));
-  return CheckPlainName(name, where + " (name of " + Shown(full) + ")");
+  ONESTORE_RETURN_IF_ERROR(OwnerPart(full.substr(0, slash), full, where, "tables", "<type>/<name>"));
+  return CheckPlainName(full.substr(slash + 1), where + " (name of " + Shown(full) + ")");
+}
+
+Status CheckOwnerName(std::string_view owner, const std::string& where) {
+  return OwnerPart(owner, owner, where, "owners", "<type>");
 }
 
 Status ParseTableSchema(const Json& j, const std::string& where, TableSchema* out, bool stored) {

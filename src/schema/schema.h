@@ -51,6 +51,11 @@ Status CheckPlainName(std::string_view name, const std::string& what);
 // "<type>/<name>"). Fails with invalid/args naming `where` and the name.
 Status CheckTableName(std::string_view full, const std::string& where);
 
+// Checks an owner's name, "<type>" or "<host>:<type>" as the owner part of a
+// table name: each part a plain name, the host not "session" (whose owners
+// are "<type>"). Fails with invalid/args naming `where` and the name.
+Status CheckOwnerName(std::string_view owner, const std::string& where);
+
 // The name with ASCII letters in lower case: SQLite compares identifiers so,
 // so two names with the same fold are one table, column or index there.
 std::string FoldName(std::string_view name);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/memory/memory_backend.h"
+#include "documents/documents.h"
 #include "values/json_text.h"
 #include "writes/writes.h"
 
@@ -313,6 +314,16 @@ Status Snapshots::RestoreFrom(Store* store, const SnapshotSource& snapshot, cons
       puts.push_back(std::move(put));
     }
     for (Op& put : puts) ops.push_back(std::move(put));
+  }
+  // With documents, the seqs whose document history this restore takes
+  // back (after the snapshot's, before this commit), for their reads
+  // (documents.h, _restores).
+  if (store->catalog_.Find(kDocumentsTable) != nullptr) {
+    Op put;
+    put.kind = OpKind::kPut;
+    put.table = RestoresTable();
+    put.row = {Value::Int(store->head_ + 1), Value::Int(snapshot.head)};
+    ops.push_back(std::move(put));
   }
   return store->CommitParsed(&ops, meta, result);
 }

@@ -208,6 +208,12 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
     if (doc_tables_created) return Status::OK();
     return EnsureDocumentTables(backend, store_->catalog_, &doc_tables_created);
   };
+  // And _restores, which a driver's restore writes (Snapshots::RestoreFrom).
+  bool restores_created = false;
+  auto ensure_restores = [&]() -> Status {
+    if (restores_created) return Status::OK();
+    return EnsureRestoresTable(backend, store_->catalog_, &restores_created);
+  };
   // Applies record `i` (seq `seq`) and writes its outbox record; a failure
   // has rolled the batch back. A key op's recorded count comes from its op
   // in `ops_json` (the DOM path) or from `counts` (the fast reader's).
@@ -271,10 +277,10 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
           }
         }
       }
-      if (op.table && (op.table->name == kDocumentsTable || op.table->name == kDeltasTable)) {
+      if (op.table && IsStoreTable(op.table->name)) {
         // A restore's rows of the documents' tables, which an earlier
         // record of this batch may have created (their schema is fixed).
-        st = ensure_doc_tables();
+        st = op.table->name == kRestoresTable ? ensure_restores() : ensure_doc_tables();
         if (!st.ok()) {
           backend->Rollback();
           return st;
@@ -348,6 +354,10 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
       store_->catalog_.Put(DocumentsTable());
       store_->catalog_.Put(DeltasTable());
       doc_tables_created = false;
+    }
+    if (restores_created) {
+      store_->catalog_.Put(RestoresTable());
+      restores_created = false;
     }
     return Status::OK();
   };

@@ -398,6 +398,10 @@ Status TableResolver::Lookup(std::string_view name, const std::string& where,
       *out = DeltasTable();
       return Status::OK();
     }
+    if (name == kRestoresTable) {
+      *out = RestoresTable();
+      return Status::OK();
+    }
   }
   return Status::InvalidArgs(where + ": unknown table \"" + std::string(name) +
                              "\" (open it with owner.table(def) first)");

@@ -77,6 +77,48 @@ TEST(Snapshot, AMemoryCopyRestoresTheFingerprintInOneCommitThatAReplicaApplies) 
   RestoreAndFollow(s.get(), copy.get(), before);
 }
 
+// With documents, the restore's record ends with a _restores row (its seq
+// and the snapshot's): a document read at a seq between the two is
+// not_found, on the store and on a replica that applied the record, and
+// the fingerprint is still the snapshot's.
+TEST(Snapshot, ARestoreWithDocumentsRecordsTheSeqsItTookBackAndReadsThereAreNotFound) {
+  for (const std::string backend : {"memory", "sqlite"}) {
+    auto s = Open(backend, backend == "sqlite" ? TempPath("docs-restore") : "");
+    CommitOps(s.get(), R"([{"op":"doc.create","owner":"notes","id":1,"kind":"d","value":{"v":1}}])");  // 1
+    const std::string before = FingerprintOf(s.get());
+    std::unique_ptr<Store> copy;
+    ASSERT_TRUE(Snapshots::CopyToMemory(s.get(), &copy).ok());
+    CommitOps(s.get(), R"([{"op":"doc.change","owner":"notes","id":1,"patch":[{"op":"replace","path":"/v","value":2}]}])");  // 2
+    std::string result;
+    Status st = Snapshots::Restore(s.get(), copy.get(), R"({"op":"restore","snapshot":"s1","seq":1})",
+                                   R"({"owner":"store"})", &result);  // 3
+    ASSERT_TRUE(st.ok()) << st.message();
+    EXPECT_EQ(FingerprintOf(s.get()), before) << backend;
+    const std::string ops = s->LastOps();
+    EXPECT_NE(ops.find(R"({"op":"put","table":"_restores","row":{"seq":3,"snapshot":1}})"), std::string::npos) << ops;
+
+    auto r = Open("memory", "", /*replica=*/true);
+    std::unique_ptr<Replica> replica;
+    ASSERT_TRUE(Replica::Attach(r.get(), &replica).ok());
+    std::string batch;
+    ASSERT_TRUE(s->ReadOutbox(0, 100, &batch).ok());
+    st = replica->ApplyBatch(batch, &result);
+    ASSERT_TRUE(st.ok()) << st.message();
+    EXPECT_EQ(FingerprintOf(r.get()), before);
+
+    for (Store* store : {s.get(), r.get()}) {
+      std::string answer;
+      st = store->Documents(R"({"call":"load","owner":"notes","id":1,"at":2})", &answer);
+      EXPECT_EQ(st.code(), Code::kNotFound) << backend << ": " << st.message() << " " << answer;
+      EXPECT_NE(st.message().find("the restore at seq 3"), std::string::npos) << st.message();
+      ASSERT_TRUE(store->Documents(R"({"call":"load","owner":"notes","id":1,"at":1})", &answer).ok());
+      EXPECT_NE(answer.find(R"("value":{"v":1})"), std::string::npos) << answer;
+      ASSERT_TRUE(store->Documents(R"({"call":"load","owner":"notes","id":1,"at":3})", &answer).ok());
+      EXPECT_NE(answer.find(R"("value":{"v":1})"), std::string::npos) << answer;
+    }
+  }
+}
+
 TEST(Snapshot, ASqliteFileCopiedWithTheBackupApiRestoresTheFingerprint) {
   auto s = Open("sqlite", TempPath("source"));
   Seed(s.get());
