@@ -171,8 +171,17 @@ export function createRelayWith(openReplica, options) {
     try {
       return await endpoint.run({ request, url, session, replica, arg: endpoint.arg });
     } catch (e) {
-      if (e instanceof StoreError && (e.code === ErrorCodes.Closed || e.code === ErrorCodes.StorageFailed) && !(e instanceof Refusal)) {
-        await forget(session);
+      if (e instanceof StoreError && !(e instanceof Refusal)) {
+        if (e.code === ErrorCodes.Fenced) {
+          // The replica's storage was taken over (another store opened its
+          // file: a second session open() sent to the same file, say). That
+          // is not the lease's fence, which tells a driver to split off:
+          // answered as a relay that is briefly away, and the replica is
+          // opened again (taking its file back) by the next request.
+          await forget(session);
+          throw refuse(503, ErrorCodes.Closed, `relay: session ${JSON.stringify(session)}: its storage was taken over by another store; it is opened again on the next request (${e.message})`);
+        }
+        if (e.code === ErrorCodes.Closed || e.code === ErrorCodes.StorageFailed) await forget(session);
       }
       throw e;
     }

@@ -432,6 +432,29 @@ describe("the relay on sqlite files", () => {
     assert.equal((await call(again, "GET", "/sessions/first")).body.session, "first");
     await again.close();
   });
+
+  // Opening the refused session's storage took the file over from the open
+  // replica of the first, which then answered every request with 409
+  // fenced, for good: its driver took that for the lease's fence and split
+  // off. Now the first answers 503 once (a relay briefly away, which a
+  // driver retries) and takes its file back on the next request.
+  test("a session whose file another session's open took over answers 503 once, then goes on: its driver keeps the session", async () => {
+    const path = join(tempDir("onestore-relay-"), "shared.sqlite");
+    const relay = createRelay({ open: () => ({ backend: "sqlite", path }) });
+    const { epoch } = await take(relay, "first", "laptop");
+    const store = await driverStore(3);
+    assert.equal((await call(relay, "POST", "/sessions/first/push", { epoch, batch: await store.outbox.read(0, 2) })).status, 200);
+    assertError(await call(relay, "GET", "/sessions/second"), 400, "invalid/args", ['"second"', '"first"']);
+    assertError(await call(relay, "POST", "/sessions/first/lease", { op: "heartbeat", epoch }), 503, "closed", ["taken over", "opened again"]);
+    const heartbeat = await call(relay, "POST", "/sessions/first/lease", { op: "heartbeat", epoch });
+    assert.equal(heartbeat.status, 200, JSON.stringify(heartbeat.body));
+    assert.equal((await call(relay, "POST", "/sessions/first/push", { epoch, batch: await store.outbox.read(2, 10) })).status, 200);
+    const info = (await call(relay, "GET", "/sessions/first")).body;
+    assert.equal(info.head, store.head);
+    assert.equal(info.epoch, epoch);
+    await store.close();
+    await relay.close();
+  });
 });
 
 describe("a replica's host notes", () => {
