@@ -111,6 +111,9 @@ export function createRelayWith(openReplica, options) {
   let closed = false;
 
   function replicaOf(session) {
+    // A request that was on its way when close() ran opens nothing: the
+    // replica would stay open, its file locked, after close() resolved.
+    if (closed) return Promise.reject(refuse(503, ErrorCodes.Closed, "relay: the relay is closed"));
     let p = sessions.get(session);
     if (!p) {
       p = (async () => {

@@ -8,6 +8,7 @@
 
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 
@@ -420,6 +421,17 @@ describe("the relay on sqlite files", () => {
       assert.equal((await call(relay, "GET", "/sessions/race")).body.head, 0);
     }
     await relay.close();
+  });
+
+  // It used to open the session's replica after close() had resolved, and
+  // left it open: its file locked, its lock file and WAL on disk.
+  test("a request on its way when close() runs answers 503 closed and leaves no replica open", async () => {
+    const dir = tempDir("onestore-relay-");
+    const relay = createRelay({ open: (session) => ({ backend: "sqlite", path: join(dir, `${session}.sqlite`) }) });
+    const taking = call(relay, "POST", "/sessions/s1/lease", { op: "take", device: "d" });
+    await relay.close();
+    assertError(await taking, 503, "closed");
+    assert.deepEqual(readdirSync(dir), [], "no file opened after close()");
   });
 
   test("refuses a session whose storage holds another session", async () => {
