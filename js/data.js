@@ -17,7 +17,7 @@
 // - a getter or Proxy trap that throws gives invalid/args naming the value,
 //   with the thrown error as `cause`.
 
-import { invalidArgs, StoreError } from "./errors.js";
+import { invalidArgs, userThrew } from "./errors.js";
 
 const MAX_DEPTH = 1000;
 
@@ -38,10 +38,8 @@ function kindOf(v, proto) {
 }
 
 // A StoreError the user's code threw passes as it is (docs/api.md, "Errors").
-function userThrew(root, path, e, doing) {
-  if (e instanceof StoreError) return e;
-  const text = e && typeof e === "object" && "message" in e ? e.message : String(e);
-  return invalidArgs(`${where(root, path)}: ${doing} threw: ${text}`, { cause: e });
+function valueThrew(root, path, e, doing) {
+  return userThrew(e, `${where(root, path)}: ${doing}`);
 }
 
 // Whether `v` (an object) is a Float32Array. instanceof asks a Proxy's
@@ -50,7 +48,7 @@ function isFloat32Array(v, root, path) {
   try {
     return v instanceof Float32Array;
   } catch (e) {
-    throw userThrew(root, path, e, "reading the value");
+    throw valueThrew(root, path, e, "reading the value");
   }
 }
 
@@ -100,7 +98,7 @@ function copy(v, root, path, seen) {
     isArray = Array.isArray(v);
     proto = isArray ? Array.prototype : Object.getPrototypeOf(v);
   } catch (e) {
-    throw userThrew(root, path, e, "reading the value");
+    throw valueThrew(root, path, e, "reading the value");
   }
   seen.push(v);
   let out;
@@ -109,7 +107,7 @@ function copy(v, root, path, seen) {
     try {
       n = v.length;
     } catch (e) {
-      throw userThrew(root, path, e, "reading length");
+      throw valueThrew(root, path, e, "reading length");
     }
     out = new Array(n);
     for (let i = 0; i < n; i++) {
@@ -117,7 +115,7 @@ function copy(v, root, path, seen) {
       try {
         item = v[i];
       } catch (e) {
-        throw userThrew(root, [...path, i], e, "reading the element");
+        throw valueThrew(root, [...path, i], e, "reading the element");
       }
       path.push(i);
       out[i] = copy(item, root, path, seen);
@@ -132,7 +130,7 @@ function copy(v, root, path, seen) {
     try {
       out = { ...v };
     } catch (e) {
-      throw userThrew(root, path, e, "reading its properties");
+      throw valueThrew(root, path, e, "reading its properties");
     }
     for (const k in out) {
       const item = out[k];
@@ -246,7 +244,7 @@ export function readRow(row, root, vals, prev = null) {
     try {
       proto = Object.getPrototypeOf(row);
     } catch (e) {
-      throw userThrew(root, [], e, "reading the value");
+      throw valueThrew(root, [], e, "reading the value");
     }
     if (proto !== Object.prototype && proto !== null) {
       throw invalidArgs(`${root}: ${kindOf(row, proto)} is not plain data; pass a plain object, array or primitive (a Date as date.getTime() or date.toISOString())`);
@@ -257,7 +255,7 @@ export function readRow(row, root, vals, prev = null) {
     names = prev !== null && proto !== undefined && sameKeys(row, prev) ? prev : Object.keys(row);
     for (let i = 0; i < names.length; i++) vals[i] = row[names[i]];
   } catch (e) {
-    throw userThrew(root, [], e, "reading its properties");
+    throw valueThrew(root, [], e, "reading its properties");
   }
   for (let i = 0; i < names.length; i++) {
     const item = vals[i];

@@ -69,6 +69,21 @@ export function invalidArgs(message, options) {
 }
 
 /**
+ * The error for `e`, thrown by the caller's own code while `what` ran (a
+ * getter, a Proxy trap, a migrate function): a StoreError as it is, any
+ * other as `invalid/args` "<what> threw: <its message><after>" with `e` as
+ * its cause (docs/api.md, "Errors").
+ * @param {unknown} e
+ * @param {string} what
+ * @param {string} [after]
+ */
+export function userThrew(e, what, after = "") {
+  if (e instanceof StoreError) return e;
+  const text = e && typeof e === "object" && "message" in e ? e.message : String(e);
+  return invalidArgs(`${what} threw: ${text}${after}`, { cause: e });
+}
+
+/**
  * Refuses an option `what` does not take (a misspelt one would otherwise
  * be ignored silently): `invalid/args` naming it and the ones it takes.
  * @param {object | undefined} options

@@ -11,7 +11,7 @@
 // commit (core.txCommit). Nothing is written before that commit: a `rows`
 // that throws, or a crash, leaves the old table whole.
 
-import { invalidArgs } from "./errors.js";
+import { invalidArgs, userThrew } from "./errors.js";
 import { encodeJson, rowDecoder } from "./encode.js";
 import { vectorWire } from "./vectors.js";
 import { toExpr } from "./expr.js";
@@ -174,8 +174,7 @@ function result(fn, row, what, version) {
   try {
     next = fn({ ...row });
   } catch (e) {
-    const text = e && typeof e === "object" && "message" in e ? e.message : String(e);
-    throw invalidArgs(`${what}: migrations.${version}.rows threw: ${text}; nothing was changed`, { cause: e });
+    throw userThrew(e, `${what}: migrations.${version}.rows`, "; nothing was changed");
   }
   if (next === null || typeof next !== "object" || Array.isArray(next)) {
     throw invalidArgs(`${what}: migrations.${version}.rows must return the row's new columns as an object, got ${describe(next)}`);

@@ -5,7 +5,7 @@
 // "session") is known only when an owner opens it; `tableRecord` writes the
 // wire `table` record the core declares and stores in the log.
 
-import { ErrorCodes, StoreError, invalidArgs } from "./errors.js";
+import { ErrorCodes, StoreError, invalidArgs, userThrew } from "./errors.js";
 import { encodeJson } from "./encode.js";
 import { isExpr, toExpr, value } from "./expr.js";
 import { vectorWire } from "./vectors.js";
@@ -171,8 +171,7 @@ export function readJson(c, table, name, stored) {
   try {
     return c.migrate(value, from);
   } catch (e) {
-    const text = e && typeof e === "object" && "message" in e ? e.message : String(e);
-    throw invalidArgs(`${table}: column ${name}: migrate from version ${from} threw: ${text}`, { cause: e });
+    throw userThrew(e, `${table}: column ${name}: migrate from version ${from}`);
   }
 }
 

@@ -8,7 +8,7 @@
 // its ops: what adopt, watches, derives and links see is the commit's ops as
 // the core recorded them (js/core-calls.js, Core.lastOps).
 
-import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
+import { ErrorCodes, invalidArgs, StoreError, userThrew } from "./errors.js";
 import { encodeJson } from "./encode.js";
 import { OpsBuffer } from "./ops-buffer.js";
 import { isExpr, isPred, toExpr, value } from "./expr.js";
@@ -142,9 +142,7 @@ function plainSet(set, what) {
   try {
     entries = Object.entries(set);
   } catch (e) {
-    if (e instanceof StoreError) throw e;  // the user's own, as it is (docs/api.md, "Errors")
-    const text = e && typeof e === "object" && "message" in e ? e.message : String(e);
-    throw invalidArgs(`${what}: reading set threw: ${text}`, { cause: e });
+    throw userThrew(e, `${what}: reading set`);
   }
   return Object.fromEntries(entries);
 }

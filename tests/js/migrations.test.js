@@ -16,7 +16,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 
-import { add, col, defineTable, eq, importStore, int, json, openReplica, openStore, query, str } from "../../js/index.js";
+import { add, col, defineTable, eq, importStore, int, json, openReplica, openStore, query, str, StoreError } from "../../js/index.js";
 import { rejectsWith, tempDir, throwsWith } from "./helpers.js";
 
 const V1 = defineTable("items", {
@@ -327,6 +327,11 @@ for (const [label, kind] of Object.entries(kinds)) {
       const progress = [];
       throwsWith(() => store.object({ type: "notes" }).table(Failing, { onProgress: (p) => progress.push(p.done) }), "invalid/args", ["migrations.2.rows threw", "disk full"]);
       assert.deepEqual(progress, [1000]);  // the first page was staged, then the second one threw
+      assert.equal(store.head, head);
+      // A StoreError of the rows function's own passes as it is.
+      const mine = new StoreError("limit", "mine");
+      const Own = defineTable("items", { ...Eager, migrations: { ...Eager.migrations, 2: { ...Eager.migrations[2], rows: () => { throw mine; } } } });
+      assert.throws(() => store.object({ type: "notes" }).table(Own), (e) => e === mine);
       assert.equal(store.head, head);
       store = await kind.reopen(store);
       const old = store.object({ type: "notes" }).table(V1);
