@@ -322,7 +322,9 @@ Status Snapshots::RestoreFrom(Store* store, const SnapshotSource& snapshot, cons
     Op put;
     put.kind = OpKind::kPut;
     put.table = RestoresTable();
-    put.row = {Value::Int(store->head_ + 1), Value::Int(snapshot.head)};
+    // The marker's seq: the head the snapshot holds (a durable store's
+    // copies do not carry it in `snapshot`).
+    put.row = {Value::Int(store->head_ + 1), Value::Int(marker["seq"].get<int64_t>())};
     ops.push_back(std::move(put));
   }
   return store->CommitParsed(&ops, meta, result);

@@ -114,6 +114,11 @@ export class TestSession {
       const restored = await store.fingerprint();
       const rows = await all(items.rows());
       const note = (await notes.documents.find({ kind: "note", key: "k" }))?.value ?? null;
+      // The documents' history: as it was at the snapshot's seq, and gone
+      // (not_found, naming the restore) at a seq the restore took back.
+      const noteAtSnap = (await notes.documents.find({ kind: "note", key: "k" }, { at: snap.seq }))?.value ?? null;
+      const noteTakenBack = await notes.documents.find({ kind: "note", key: "k" }, { at: headBefore }).then(
+        (d) => `answered ${JSON.stringify(d?.value ?? null)}`, (e) => `${e.code}: ${e.message}`);
       const adopted = seen.map((s) => ({ seq: s.seq, others: !!s.others, first: s.ops[0], count: s.ops.length }));
       await new Promise((r) => setTimeout(r, 0));
       const watchedRestore = [...watched];
@@ -126,7 +131,7 @@ export class TestSession {
       const list = await store.snapshots();
       await store.close();
       return {
-        snap, before, afterSnapshot, changed, headBefore, restore, restored, rows, note, adopted, watched: watchedRestore,
+        snap, before, afterSnapshot, changed, headBefore, restore, restored, rows, note, noteAtSnap, noteTakenBack, adopted, watched: watchedRestore,
         record: { seq: record.seq, owner: record.owner, first: record.ops[0], count: record.ops.length },
         undo, undone, noteUndone, again, list,
       };

@@ -37,6 +37,10 @@ describe("snapshots of a durable store", () => {
     assert.equal(d.rows.length, 20);
     assert.deepEqual(d.rows.find((r) => r.id === "i3"), { id: "i3", n: 3, tags: ["odd"] });
     assert.deepEqual(d.note, { text: "one" }, "the documents come back too");
+    for (const s of [d, m]) {
+      assert.deepEqual(s.noteAtSnap, { text: "one" });
+      assert.match(s.noteTakenBack, new RegExp(`^not_found: .*at seq ${s.headBefore} is gone: the restore at seq ${s.restore.seq} took it back to its snapshot of seq ${s.snap.seq}`));
+    }
     assert.equal(d.undo.snapshot, d.restore.undo, "restore() again restores the snapshot taken before the first");
     assert.equal(d.undone, d.changed);
     assert.deepEqual(d.noteUndone, { text: "two" });
