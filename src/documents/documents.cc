@@ -498,7 +498,7 @@ size_t FootprintOf(const Json& v) {
 }  // namespace
 
 Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc,
-                      bool keep_on_failure, bool limit) {
+                      bool keep_on_failure, bool limit, DocSize* size) {
   if (!patch.is_array()) {
     return Status::InvalidArgs(where + ": " + DescribeJson(patch) +
                                " is not a JSON Patch (an array)");
@@ -509,11 +509,22 @@ Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc,
   std::vector<std::string> path, from;
   // The document's footprint as the ops change it, checked before a value
   // is added (kMaxDocumentFootprint): each added value is measured once,
-  // as copying it costs anyway.
-  size_t footprint = limit ? FootprintOf(work) : 0;
-  auto grow = [&](const Json& added, size_t i) {
+  // as copying it costs anyway; and the bound on its depth (DocSize).
+  DocSize local;
+  DocSize& known = size != nullptr ? *size : local;
+  if (limit && !known.known) {
+    JsonFootprint(work, &known.footprint, &known.depth);
+    known.known = true;
+  }
+  size_t footprint = limit ? known.footprint : 0;
+  int depth = known.depth;
+  auto grow = [&](const Json& added, size_t i, size_t at_level) {
     if (!limit) return Status::OK();
-    footprint += FootprintOf(added);
+    size_t bytes = 0;
+    int added_depth = 0;
+    JsonFootprint(added, &bytes, &added_depth);
+    footprint += bytes;
+    depth = std::max(depth, static_cast<int>(std::min<size_t>(at_level, kMaxDocumentDepth + 1)) + added_depth);
     if (footprint <= kMaxDocumentFootprint) return Status::OK();
     return Status::Limit(where + ".patch[" + std::to_string(i) + "]: the document would hold about " +
                          std::to_string(footprint >> 20) + " MiB, above the " +
@@ -561,7 +572,7 @@ Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc,
       Json* target = Resolve(work, path, path.size());
       if (target == nullptr) return fail("(no such path)");
       if (limit) footprint -= std::min(footprint, FootprintOf(*target));
-      ONESTORE_RETURN_IF_ERROR(grow(*value, i));
+      ONESTORE_RETURN_IF_ERROR(grow(*value, i, path.size()));
       *target = *value;
     } else if (name == "remove") {
       if (Resolve(work, path, path.size()) == nullptr) return fail("(no such path)");
@@ -570,14 +581,14 @@ Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc,
       RemoveAt(&work, path);
     } else if (name == "add") {
       if (!CanAdd(work, path)) return fail("(no such parent, or not an index of its array)");
-      ONESTORE_RETURN_IF_ERROR(grow(*value, i));
+      ONESTORE_RETURN_IF_ERROR(grow(*value, i, path.size()));
       AddAt(&work, path, *value);
     } else {  // move, copy
       Json* source = Resolve(work, from, from.size());
       if (source == nullptr) return fail("(no such from " + DescribeJson(*from_of) + ")");
       if (name == "copy") {
         if (!CanAdd(work, path)) return fail("(no such parent, or not an index of its array)");
-        ONESTORE_RETURN_IF_ERROR(grow(*source, i));
+        ONESTORE_RETURN_IF_ERROR(grow(*source, i, path.size()));
         AddAt(&work, path, *source);
       } else {
         if (from.empty() || IsPrefix(from, path)) return fail("(a value cannot move into itself)");
@@ -590,10 +601,16 @@ Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc,
         if (!CanAdd(removed, path)) return fail("(no such parent once the value is removed)");
         AddAt(&removed, path, std::move(moved));
         work = std::move(removed);
+        // Moved deeper by as many levels as the path is longer.
+        if (path.size() > from.size()) depth += static_cast<int>(std::min<size_t>(path.size() - from.size(), kMaxDocumentDepth + 1));
       }
     }
   }
   if (keep_on_failure) *doc = std::move(copy);
+  if (limit) {
+    known.footprint = footprint;
+    known.depth = depth;
+  }
   return Status::OK();
 }
 
@@ -711,22 +728,27 @@ Status DocWriter::Apply(DocOp* op, const std::string& where, std::vector<Op>* wr
     doc->version += 1;
     if (op->kind == DocOpKind::kChange) {
       op_name = "change";
-      Json value = doc->value;  // the writer's own copy: dropped if the patch fails
-      ONESTORE_RETURN_IF_ERROR(ApplyJsonPatch(op->patch, where, &value, /*keep_on_failure=*/false));
-      size_t footprint = 0;
-      int depth = 0;
-      JsonFootprint(value, &footprint, &depth);
-      if (depth > kMaxDocumentDepth) {
-        return Status::InvalidArgs(where + ".patch: the document would nest " +
-                                   std::to_string(depth) + " levels, above the " +
-                                   std::to_string(kMaxDocumentDepth) +
-                                   " a document may (it could not be read back)");
+      // In place, with no copy of the document: a patch that fails fails
+      // the commit (or the replica's batch), which drops this writer and
+      // every state it holds.
+      ONESTORE_RETURN_IF_ERROR(ApplyJsonPatch(op->patch, where, &doc->value,
+                                              /*keep_on_failure=*/false, /*limit=*/true, &doc->size));
+      if (doc->size.depth > kMaxDocumentDepth) {
+        // The bound says it may be too deep: measured.
+        int depth = 0;
+        JsonFootprint(doc->value, &doc->size.footprint, &depth);
+        doc->size.depth = depth;
+        if (depth > kMaxDocumentDepth) {
+          return Status::InvalidArgs(where + ".patch: the document would nest " +
+                                     std::to_string(depth) + " levels, above the " +
+                                     std::to_string(kMaxDocumentDepth) +
+                                     " a document may (it could not be read back)");
+        }
       }
       patch = op->patch;
       const int64_t bytes = static_cast<int64_t>(patch.dump().size());
       base = op->base ? *op->base
                       : doc->deltas + 1 > op->max_deltas || doc->bytes + bytes > op->max_bytes;
-      doc->value = std::move(value);
       if (base) {
         doc->base = doc->version;
         doc->deltas = 0;

@@ -70,6 +70,16 @@ constexpr int kMaxDocumentDepth = 997;
 // depth (a scalar 0, [] 1), without recursion.
 void JsonFootprint(const Json& v, size_t* bytes, int* depth);
 
+// What a writer knows of a document's size between its patches: its
+// footprint (JsonFootprint's bytes, kept up to date by ApplyJsonPatch) and
+// a bound on its depth (never below the depth: a patch raises it by what it
+// adds, and nothing lowers it); `known` false until first measured.
+struct DocSize {
+  size_t footprint = 0;
+  int depth = 0;
+  bool known = false;
+};
+
 enum class DocOpKind { kCreate, kChange, kRetire };
 
 struct DocOp {
@@ -110,9 +120,12 @@ Status ParseDocOp(const Json& j, const std::string& where, DocOp* out);
 // load replaying stored deltas, a writer working on its own copy). With
 // `limit`, an op that would make the document hold more than
 // kMaxDocumentFootprint fails with `limit` (a load replays deltas that were
-// checked when they were written: it passes false).
+// checked when they were written: it passes false). `size`, when given with
+// `limit`, is the document's size as last measured (measured here first
+// when not known), and is left as the patch made it, so that a writer
+// measures a document once, not at each patch.
 Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc,
-                      bool keep_on_failure = true, bool limit = true);
+                      bool keep_on_failure = true, bool limit = true, DocSize* size = nullptr);
 
 // Creates the two tables in `backend` (inside its open transaction) when the
 // catalog lacks them; sets *created (the caller puts them in its catalog
@@ -148,6 +161,7 @@ class DocWriter {
     int64_t version = 0, seq = 0, base = 0, deltas = 0, bytes = 0;
     std::optional<int64_t> retired;
     Json value;
+    DocSize size;  // of `value`, for the limits of its changes
   };
   Status Load(int64_t id, const std::string& where, Doc** out);
   Backend* backend_;

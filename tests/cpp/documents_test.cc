@@ -301,6 +301,53 @@ TEST_P(Documents, APatchThatGrowsADocumentPastItsLimitNestsItTooDeepOrIndexesPas
   EXPECT_EQ(value["e"].size(), 1u);
 }
 
+// A change applies to the writer's document in place (no copy of it per
+// change): a later change of the same commit that fails fails the commit,
+// and the committed document is as it was. A move's depth is bounded, not
+// measured: a move deeper that the bound cannot clear is measured, and
+// taken when the document stays within the limit.
+TEST_P(Documents, ChangesApplyInPlaceAndAFailedOneLeavesTheCommittedDocument) {
+  ASSERT_TRUE(Commit(R"([{"op":"doc.create","owner":"notes","id":1,"kind":"k","value":{"n":1,"x":[1]}}])").ok());
+  const int64_t head = store_->head();
+  Status st = Commit(R"([{"op":"doc.change","owner":"notes","id":1,"patch":[{"op":"replace","path":"/n","value":2}]},)"
+                     R"({"op":"doc.change","owner":"notes","id":1,"patch":[{"op":"add","path":"/y","value":3}]},)"
+                     R"({"op":"doc.change","owner":"notes","id":1,"patch":[{"op":"remove","path":"/missing"}]}])");
+  EXPECT_EQ(st.code(), Code::kInvalidArgs) << st.message();
+  EXPECT_EQ(store_->head(), head);
+  Json doc = Load(1);
+  EXPECT_EQ(doc["value"], Json::parse(R"({"n":1,"x":[1]})"));
+  EXPECT_EQ(doc["version"], 1);
+  ASSERT_TRUE(Commit(R"([{"op":"doc.change","owner":"notes","id":1,"patch":[{"op":"replace","path":"/n","value":2}]},)"
+                     R"({"op":"doc.change","owner":"notes","id":1,"patch":[{"op":"add","path":"/y","value":3}]}])")
+                  .ok());
+  doc = Load(1);
+  EXPECT_EQ(doc["value"], Json::parse(R"({"n":2,"x":[1],"y":3})"));
+  EXPECT_EQ(doc["version"], 3);
+
+  // 985 levels under /d; /x ([1]) moved 980 levels down is 982 deep: taken.
+  Json deep = 1;
+  for (int i = 0; i < 984; ++i) deep = Json::array({deep});
+  std::string path = "/d";
+  for (int i = 0; i < 979; ++i) path += "/0";
+  ASSERT_TRUE(Commit(Json::array({{{"op", "doc.change"}, {"owner", "notes"}, {"id", 1},
+                                   {"patch", Json::array({{{"op", "add"}, {"path", "/d"}, {"value", deep}}})}},
+                                  {{"op", "doc.change"}, {"owner", "notes"}, {"id", 1},
+                                   {"patch", Json::array({{{"op", "move"}, {"from", "/x"}, {"path", path + "/-"}}})}}})
+                         .dump())
+                  .ok());
+  EXPECT_EQ(Load(1)["version"], 5);
+  // The same move of a value 20 deep would nest it past 997: refused.
+  Json twenty = 1;
+  for (int i = 0; i < 20; ++i) twenty = Json::array({twenty});
+  st = Commit(Json::array({{{"op", "doc.change"}, {"owner", "notes"}, {"id", 1},
+                            {"patch", Json::array({{{"op", "add"}, {"path", "/t"}, {"value", twenty}},
+                                                   {{"op", "move"}, {"from", "/t"}, {"path", path + "/-"}}})}}})
+                  .dump());
+  EXPECT_EQ(st.code(), Code::kInvalidArgs) << st.message();
+  EXPECT_NE(st.message().find("levels"), std::string::npos) << st.message();
+  EXPECT_EQ(Load(1)["version"], 5);
+}
+
 // RFC 6902's test compares numbers by value: a float equals an integer only
 // when it is that integer exactly (they were compared as doubles, where
 // 2^62 + 1 equals 2^62, so a test used as a guard passed when it should not).
