@@ -9,7 +9,7 @@
 // sync carry edges with no op of their own (docs/guide.md, "Link
 // documents"). The kinds are checked here, by the code that writes.
 
-import { ErrorCodes, StoreError, invalidArgs } from "./errors.js";
+import { ErrorCodes, StoreError, invalidArgs, refuseUnknownOptions } from "./errors.js";
 import { describe, defineTable, sameDeclaration, str } from "./schema.js";
 import { and, eq, gt, gte, ne, or, query } from "./query.js";
 import { col } from "./expr.js";
@@ -108,10 +108,13 @@ export function edgesWhere(h, node, options, what) {
   return direction === "out" ? out : direction === "in" ? inn : or(out, inn);
 }
 
-function edgeOptions(h, options, defaultDirection, what) {
+function edgeOptions(h, options, defaultDirection, what, known = ["kind", "direction"]) {
   if (options !== undefined && (options === null || typeof options !== "object" || Array.isArray(options))) {
-    throw invalidArgs(`${what}(${h.name}): options must be { kind?, direction? }, got ${describe(options)}`);
+    throw invalidArgs(`${what}(${h.name}): options must be { ${known.map((k) => `${k}?`).join(", ")} }, got ${describe(options)}`);
   }
+  // A misspelt direction or kind would widen the call: a deleteEdges of
+  // every edge of the node, where one kind was meant.
+  refuseUnknownOptions(options, known, `${what}(${h.name})`);
   const direction = options?.direction ?? defaultDirection;
   if (!DIRECTIONS.includes(direction)) {
     throw invalidArgs(`${what}(${h.name}): direction must be "out", "in" or "both", got ${describe(direction)}`);
@@ -210,7 +213,7 @@ export async function neighboursWith(h, node, options, ready, pageOf) {
     }
   }
   checkNode(h, node, what);
-  const { direction, kind } = edgeOptions(h, options, "out", what);
+  const { direction, kind } = edgeOptions(h, options, "out", what, ["kind", "direction", "limit", "after"]);
   const limit = options?.limit ?? 100;
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100000) {
     throw invalidArgs(`${h.name}.neighbours: limit must be an integer from 1 to 100000, got ${describe(limit)}`);

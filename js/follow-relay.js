@@ -6,7 +6,7 @@
 // a follower that restarts goes on from where the replica is: nothing is
 // applied twice, nothing is skipped.
 
-import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
+import { ErrorCodes, invalidArgs, refuseUnknownOptions, StoreError } from "./errors.js";
 import { parseJsonExact } from "./encode.js";
 import { describe } from "./schema.js";
 
@@ -21,7 +21,7 @@ import { describe } from "./schema.js";
  * @returns {Promise<string | undefined>}
  */
 export async function relayToken(token, what) {
-  if (typeof token !== "function") return token || undefined;
+  if (typeof token !== "function") return headerToken(token, what);
   let tok;
   try {
     tok = await token();
@@ -31,8 +31,28 @@ export async function relayToken(token, what) {
     throw err;
   }
   if (tok != null && typeof tok !== "string") throw invalidArgs(`${what}: the token function must return a string (or nothing), got ${describe(tok)}`);
-  return tok || undefined;
+  return headerToken(tok, what);
 }
+
+/**
+ * `token` as a header may carry it: a string of Latin-1 without a line
+ * break or NUL (the Fetch API refuses others), else `invalid/args`; it was
+ * taken for an unreachable relay and retried for good. Empty: no token.
+ * @param {string | null | undefined} token
+ * @param {string} what
+ * @returns {string | undefined}
+ */
+export function headerToken(token, what) {
+  if (token == null || token === "") return undefined;
+  if (/[\r\n\0]|[^\x00-\xff]/.test(token)) {
+    throw invalidArgs(`${what}: the token ${describe(token.length > 40 ? `${token.slice(0, 40)}...` : token)} cannot be sent in an Authorization header (a line break, a NUL or a character above U+00FF)`);
+  }
+  return token;
+}
+
+// How long a pull may go without an answer (the relay's, or the token
+// function's), as startSync's relay calls (js/sync.js, RELAY_TIMEOUT_MS).
+const FOLLOW_TIMEOUT_MS = 30000;
 
 const SESSION_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
@@ -54,7 +74,9 @@ const SESSION_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
  */
 export function followRelay(options) {
   if (options === null || typeof options !== "object") throw invalidArgs(`followRelay: options must be { relay, replica }, got ${describe(options)}`);
-  const { relay, replica, token, limit = 500, interval, onError } = options;
+  // A misspelt interval would follow nothing, and say nothing.
+  refuseUnknownOptions(options, ["relay", "replica", "session", "token", "limit", "interval", "onError", "fetch", "timeout"], "followRelay");
+  const { relay, replica, token, limit = 500, interval, onError, timeout = FOLLOW_TIMEOUT_MS } = options;
   const fetchFn = options.fetch ?? globalThis.fetch;
   if (typeof relay !== "string" || !/^https?:\/\//.test(relay)) throw invalidArgs(`followRelay: relay must be the relay's http(s) URL, got ${describe(relay)}`);
   if (replica === null || typeof replica !== "object" || typeof replica.applyBatch !== "function") {
@@ -69,16 +91,42 @@ export function followRelay(options) {
   if (token !== undefined && typeof token !== "string" && typeof token !== "function") {
     throw invalidArgs(`followRelay: token must be a string or a function returning one, got ${describe(token)}`);
   }
+  if (typeof token === "string") headerToken(token, "followRelay");
   if (onError !== undefined && typeof onError !== "function") throw invalidArgs(`followRelay: onError must be a function, got ${describe(onError)}`);
+  if (!Number.isSafeInteger(timeout) || timeout < 1 || timeout > 3_600_000) throw invalidArgs(`followRelay: timeout must be a number of ms from 1 to 3600000, got ${describe(timeout)}`);
   const base = `${relay.replace(/\/+$/, "")}/sessions/${session}`;
+  const active = new Set();  // the pulls under way: stop() aborts them
 
+  // One pull, ended after `timeout` ms without an answer (a relay that
+  // takes the connection and never answers, or a token function that never
+  // settles, held sync() and stop() for good).
   async function pull(after) {
+    const ac = new AbortController();
+    let timer;
+    const gone = new Promise((_, reject) => {
+      const fail = (why) => reject(new StoreError(ErrorCodes.StorageFailed, `followRelay: pull after ${after} from ${base} ${why}`));
+      timer = setTimeout(() => { fail(`had no answer within ${timeout} ms`); ac.abort(); }, timeout);
+      ac.signal.addEventListener("abort", () => fail("was stopped"));
+    });
+    gone.catch(() => {});
+    active.add(ac);
+    try {
+      // A fetch that ignores the signal is left behind, not waited for.
+      return await Promise.race([pullOnce(after, ac.signal), gone]);
+    } finally {
+      clearTimeout(timer);
+      active.delete(ac);
+    }
+  }
+
+  async function pullOnce(after, signal) {
     const tok = await relayToken(token, `followRelay: pull after ${after}`);
     let answer;
     let text;
     try {
       answer = await fetchFn(new Request(`${base}/pull?after=${after}&limit=${limit}`, {
         headers: tok ? { authorization: `Bearer ${tok}` } : {},
+        signal,
       }));
       text = await answer.text();
     } catch (e) {
@@ -100,7 +148,15 @@ export function followRelay(options) {
     let applied = 0;
     for (;;) {
       const text = await pull(replica.head);
-      const batch = parseJsonExact(text);
+      let batch;
+      try {
+        batch = parseJsonExact(text);
+      } catch (e) {
+        throw invalidArgs(`followRelay: the relay answered a pull with a body that is not JSON: ${text.slice(0, 80)}`, { cause: e });
+      }
+      if (batch === null || typeof batch !== "object" || Array.isArray(batch) || !Number.isSafeInteger(Number(batch.from)) || !Number.isSafeInteger(Number(batch.to))) {
+        throw invalidArgs(`followRelay: the relay answered a pull with ${text.slice(0, 80)}, not a batch { from, to, commits }`);
+      }
       if (Number(batch.to) <= Number(batch.from)) return { head: replica.head, applied };
       // The text itself: ints beyond 2^53 reach the replica as written.
       const result = await replica.applyBatch(text);
@@ -132,10 +188,11 @@ export function followRelay(options) {
   return Object.freeze({
     /** Pulls and applies until the replica holds the relay's records. */
     sync,
-    /** Stops polling; resolves when a pull under way has ended. */
+    /** Stops polling and the pulls under way; resolves when the sync under way has ended. */
     async stop() {
       stopped = true;
       clearTimeout(timer);
+      for (const ac of active) ac.abort();
       await running;
     },
     /** The replica's head. */

@@ -1414,6 +1414,8 @@ export interface FollowRelayOptions {
   onError?: (e: Error) => void;
   /** The fetch to call (default globalThis.fetch); a relay's `fetch` works as is. */
   fetch?: (request: FetchRequest) => Promise<FetchResponse>;
+  /** ms a pull may go without an answer, the token function's included (1 to 3600000; default 30000). */
+  timeout?: number;
 }
 
 /** A running followRelay. */

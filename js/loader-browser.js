@@ -15,7 +15,7 @@
 
 import factory from "../dist/onestore-core.mjs";
 
-import { ErrorCodes, StoreError } from "./errors.js";
+import { ErrorCodes, refuseUnknownOptions, StoreError } from "./errors.js";
 import { memoryBlobs, webSha256 } from "./blobs.js";
 import { webLocks } from "./locks.js";
 import { opfsBlobs } from "./blobs-opfs.js";
@@ -212,6 +212,7 @@ export async function deleteStore(options) {
   if (options.backend !== "opfs") {
     throw new StoreError(ErrorCodes.InvalidArgs, `deleteStore: backend must be "opfs" here, got ${JSON.stringify(options.backend) ?? String(options.backend)}`);
   }
+  refuseUnknownOptions(options, ["backend", "name", "lockTimeout"], "deleteStore");
   checkOpfsName(options.name, "deleteStore");
   const timeout = lockTimeoutOf(options, "deleteStore");
   if (!globalThis.navigator?.locks?.request) {
@@ -252,6 +253,7 @@ export async function listStores(options) {
   if (options.backend !== "opfs") {
     throw new StoreError(ErrorCodes.InvalidArgs, `listStores: backend must be "opfs" here (memory stores live in their realm and are not listed), got ${JSON.stringify(options.backend) ?? String(options.backend)}`);
   }
+  refuseUnknownOptions(options, ["backend", "prefix"], "listStores");
   const { prefix = "" } = options;
   if (typeof prefix !== "string") {
     throw new StoreError(ErrorCodes.InvalidArgs, `listStores: prefix must be a string, got ${JSON.stringify(prefix) ?? String(prefix)}`);

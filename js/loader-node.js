@@ -11,7 +11,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 
-import { ErrorCodes, StoreError } from "./errors.js";
+import { ErrorCodes, refuseUnknownOptions, StoreError } from "./errors.js";
 import { memoryBlobs } from "./blobs.js";
 import { blobsDir, nodeFileBlobs, nodeSha256 } from "./blobs-node.js";
 import { nodeFiles } from "./files-node.js";
@@ -408,6 +408,7 @@ export async function deleteNodeStore(options) {
   if (options.backend !== "sqlite") {
     throw new StoreError(ErrorCodes.InvalidArgs, `deleteStore: backend must be "sqlite" in Node, got ${JSON.stringify(options.backend) ?? String(options.backend)}`);
   }
+  refuseUnknownOptions(options, ["backend", "path"], "deleteStore");
   const { path } = options;
   if (typeof path !== "string" || path === "" || path === ":memory:") {
     throw new StoreError(ErrorCodes.InvalidArgs, `deleteStore: a sqlite store's path must name a file, got ${JSON.stringify(path) ?? String(path)}`);
@@ -472,6 +473,7 @@ export async function listNodeStores(options) {
   if (options.backend !== "sqlite") {
     throw new StoreError(ErrorCodes.InvalidArgs, `listStores: backend must be "sqlite" in Node (memory stores live in their process and are not listed), got ${JSON.stringify(options.backend) ?? String(options.backend)}`);
   }
+  refuseUnknownOptions(options, ["backend", "dir"], "listStores");
   const { dir } = options;
   if (typeof dir !== "string" || dir === "") {
     throw new StoreError(ErrorCodes.InvalidArgs, `listStores: dir must name a folder, got ${JSON.stringify(dir) ?? String(dir)}`);

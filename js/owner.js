@@ -6,7 +6,7 @@
 // the core recorded them. Opening a new or changed table commits its table
 // record in a step of its own; the handle's reads wait for that step.
 
-import { invalidArgs } from "./errors.js";
+import { invalidArgs, refuseUnknownOptions } from "./errors.js";
 import { parseJsonExact } from "./encode.js";
 import { declarationText, describe, isTableDef, tableName } from "./schema.js";
 import { hasRowsStep, migrateRows } from "./migrate.js";
@@ -77,6 +77,7 @@ export function makeOwner(parts, name, address, hooks) {
     if (options !== undefined && (options === null || typeof options !== "object")) {
       throw invalidArgs(`${name}.table(${def.name}): options must be { onProgress? }, got ${describe(options)}`);
     }
+    refuseUnknownOptions(options, ["onProgress"], `${name}.table(${def.name})`);
     const onProgress = options?.onProgress;
     if (onProgress !== undefined && typeof onProgress !== "function") {
       throw invalidArgs(`${name}.table(${def.name}): onProgress must be a function ({ table, version, done, total }) => void, got ${describe(onProgress)}`);

@@ -21,7 +21,7 @@
 // calls into the core, so no other request of the same relay can run
 // between the check and the write.
 
-import { ErrorCodes, StoreError, invalidArgs } from "./errors.js";
+import { ErrorCodes, StoreError, invalidArgs, refuseUnknownOptions } from "./errors.js";
 import { encodeJson, parseJsonExact } from "./encode.js";
 import { MAX_BLOB_BYTES } from "./blobs.js";
 import { describe } from "./schema.js";
@@ -77,6 +77,8 @@ function checkOptions(options) {
   if (options === null || typeof options !== "object") {
     throw invalidArgs(`createRelay: expected options { open, authorize?, maxBody?, leaseTtl?, isBlobName?, cors?, now? }, got ${describe(options)}`);
   }
+  // A misspelt authorize would leave the relay open to every request.
+  refuseUnknownOptions(options, ["open", "authorize", "maxBody", "maxBlob", "leaseTtl", "isBlobName", "cors", "now"], "createRelay");
   const {
     open, authorize, maxBody = RELAY_MAX_BODY, maxBlob = MAX_BLOB_BYTES, leaseTtl = RELAY_LEASE_TTL,
     isBlobName = isSha256Hex, cors = true, now = Date.now,

@@ -82,11 +82,19 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
   let failed = null;              // the first failed list write: reported by the next call
   const reserved = new Set();     // ids of snapshots prepared, not taken yet
 
+  // Within one millisecond the ids go on counting, past any that were taken
+  // then: a snapshot that keepSnapshots dropped had its id given again to
+  // another state (two restore markers naming one id for two contents).
+  let lastBase = null;
+  let lastK = 1;
   function newId(at) {
     const base = stamp(at);
-    let id = base;
-    for (let k = 2; reserved.has(id) || list.some((s) => s.id === id); k++) id = `${base}-${k}`;
-    return id;
+    let k = base === lastBase ? lastK + 1 : 1;
+    const idOf = (n) => (n === 1 ? base : `${base}-${n}`);
+    while (reserved.has(idOf(k)) || list.some((s) => s.id === idOf(k))) k++;
+    lastBase = base;
+    lastK = k;
+    return idOf(k);
   }
 
   // Runs `step(slot)` between the shelf's prepare and release, with the new

@@ -15,7 +15,7 @@
 
 import { ErrorCodes, invalidArgs, refuseUnknownOptions, StoreError, unwrap } from "./errors.js";
 import { MAX_BATCH_DEPTH, encodeJson, parseJsonExact } from "./encode.js";
-import { relayToken } from "./follow-relay.js";
+import { headerToken, relayToken } from "./follow-relay.js";
 import { describe } from "./schema.js";
 import { storeInternals, makeStore } from "./store.js";
 import { openCore } from "./open.js";
@@ -165,6 +165,7 @@ function checkToken(token, what) {
   if (token !== undefined && typeof token !== "string" && typeof token !== "function") {
     throw invalidArgs(`${what}: token must be a string or a function returning one, got ${describe(token)}`);
   }
+  if (typeof token === "string") headerToken(token, what);
 }
 
 /** A record as comparable text (the same parse on both sides). */
@@ -648,6 +649,7 @@ export async function pullSessionWith(runtime, remote, openOptions) {
   const what = "pullSession";
   if (remote === null || typeof remote !== "object") throw invalidArgs(`${what}: the first argument must be { relay, fetch?, token? }, got ${describe(remote)}`);
   if (openOptions === null || typeof openOptions !== "object") throw invalidArgs(`${what}: openOptions must be an object such as { backend: "memory" }, got ${describe(openOptions)}`);
+  refuseUnknownOptions(remote, ["relay", "fetch", "token", "timeout"], what);
   const fetch = checkFetch(remote.fetch, what);
   checkToken(remote.token, what);
   const { timeout = RELAY_TIMEOUT_MS } = remote;

@@ -76,6 +76,46 @@ for (const [label, options] of backends) {
       await store.close();
     });
 
+    // The documents' tables, made after the snapshot, stay (emptied) after
+    // the restore: their table lines changed the fingerprint, against the
+    // promise that a restore gives back the snapshot's.
+    test("a restore to a snapshot from before the first document gives back its fingerprint", async () => {
+      const store = await openStore(options());
+      const { notes, items } = await seed(store);
+      const snap = await store.snapshot();
+      const fingerprint = await store.fingerprint();
+      const id = await notes.tx((tx) => tx.documents.create({ kind: "note" }, { text: "later" }));
+      await change(notes, items);
+      await store.restore(snap.id);
+      assert.equal(await store.fingerprint(), fingerprint);
+      assert.equal(await notes.documents.load(id), undefined);
+      // Documents go on from there, and the fingerprint with them.
+      await notes.tx((tx) => tx.documents.create({ kind: "note" }, { text: "again" }));
+      assert.notEqual(await store.fingerprint(), fingerprint);
+      await store.close();
+    });
+
+    // Within one millisecond, an id that keepSnapshots let go was given
+    // again to a later snapshot of another state (memory).
+    test("snapshot ids taken in one millisecond are never given twice, even once keepSnapshots dropped one", async () => {
+      const store = await openStore({ ...options(), keepSnapshots: 1 });
+      const { notes, items } = await seed(store);
+      const realNow = Date.now;
+      const at = realNow();
+      Date.now = () => at;  // every snapshot below in one millisecond
+      try {
+        const a = await store.snapshot();
+        const b = await store.snapshot();  // a is dropped
+        await notes.tx((tx) => tx.put(items, { id: "x", n: 1 }));
+        const c = await store.snapshot();  // b is dropped
+        assert.equal(new Set([a.id, b.id, c.id]).size, 3, `${a.id} ${b.id} ${c.id}`);
+        assert.deepEqual((await store.snapshots()).map((x) => x.id), [c.id]);
+      } finally {
+        Date.now = realNow;
+      }
+      await store.close();
+    });
+
     test("snapshot, change, restore and restore again give back each fingerprint", async () => {
       const store = await openStore(options());
       const { notes, items } = await seed(store);

@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { defineTable, importStore, int, openStore, query, serve, str } from "../../js/index.js";
-import { rejectsWith, throwsWith } from "./helpers.js";
+import { createRelay, defineEdges, defineTable, deleteStore, followRelay, importStore, int, listStores, openReplica, openStore, pullSession, query, serve, str } from "../../js/index.js";
+import { rejectsWith, tempDir, throwsWith } from "./helpers.js";
 
 const Items = defineTable("items", { columns: { id: str(), n: int() }, key: ["id"] });
 
@@ -42,5 +42,39 @@ test("store.object, snapshot, blobs.list, documents, page, export, importStore, 
   assert.deepEqual((await notes.documents.load(id, { at: head })).value, { v: 1 });
   assert.equal((await items.page(query(Items), 10, undefined, { after: "" })).rows.length, 1);
   assert.equal(await store.lock("x", async () => 1, { timeout: 5 }), 1);
+  await store.close();
+});
+
+// A misspelt edge option widened the call: deleteEdges(a, { directon: "out",
+// knd: "tag" }) deleted all three of a's edges, where one was meant. A
+// misspelt authorize left a relay open to every request.
+test("neighbours, deleteEdges, owner.table, createRelay, followRelay, pullSession, deleteStore and listStores refuse an option they do not take", async () => {
+  const store = await openStore({ backend: "memory" });
+  const Links = defineEdges("links", { kinds: ["ref", "tag"] });
+  const notes = store.object({ type: "notes" });
+  const links = notes.table(Links);
+  await notes.tx(async (tx) => {
+    await tx.put(links, { from: "a", to: "b", kind: "ref" });
+    await tx.put(links, { from: "c", to: "a", kind: "ref" });
+    await tx.put(links, { from: "a", to: "d", kind: "tag" });
+  });
+  await rejectsWith(links.neighbours("a", { directon: "in" }), "invalid/args", ['"directon"', "kind, direction, limit, after"]);
+  await rejectsWith(notes.tx((tx) => tx.deleteEdges(links, "a", { directon: "out", knd: "tag" })), "invalid/args", ['"directon"', "kind, direction"]);
+  assert.equal(await links.count(), 3, "no edge was deleted");
+  await notes.tx((tx) => tx.deleteEdges(links, "a", { direction: "out", kind: "tag" }));
+  assert.equal(await links.count(), 2, "the right spelling deletes the one edge");
+  assert.deepEqual((await links.neighbours("a", { direction: "in" })).rows.map((e) => e.from), ["c"]);
+  throwsWith(() => notes.table(Items, { onprogres: () => {} }), "invalid/args", ['"onprogres"', "onProgress"]);
+
+  throwsWith(() => createRelay({ open: () => ({ backend: "memory" }), authorise: () => false }), "invalid/args", ['"authorise"', "authorize"]);
+  throwsWith(() => createRelay({ open: () => ({ backend: "memory" }), maxbody: 10 }), "invalid/args", ['"maxbody"', "maxBody"]);
+  const replica = await openReplica({ backend: "memory" });
+  throwsWith(() => followRelay({ relay: "http://r.test", replica, intervall: 20 }), "invalid/args", ['"intervall"', "interval"]);
+  await replica.close();
+  await rejectsWith(pullSession({ relay: "http://r.test/sessions/s", timout: 100 }, { backend: "memory" }), "invalid/args", ['"timout"', "timeout"]);
+  const dir = tempDir("onestore-options-");
+  await rejectsWith(deleteStore({ backend: "sqlite", path: `${dir}/s.sqlite`, pth: "x" }), "invalid/args", ['"pth"', "backend, path"]);
+  await rejectsWith(listStores({ backend: "sqlite", dir, dirr: "x" }), "invalid/args", ['"dirr"', "backend, dir"]);
+  assert.deepEqual(await listStores({ backend: "sqlite", dir }), []);
   await store.close();
 });

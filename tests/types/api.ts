@@ -451,7 +451,7 @@ async function postgresMirror() {
   await mirror.outbox.read(0, 10);
   // @ts-expect-error the session is a string
   await openReplica({ backend: "postgres", url: "postgres://db", session: 7 });
-  const follower: Follower = followRelay({ relay: "https://edge.example", replica: mirror, interval: 1000, onError: (e) => void e.message });
+  const follower: Follower = followRelay({ relay: "https://edge.example", replica: mirror, interval: 1000, timeout: 5000, onError: (e) => void e.message });
   const synced: number = (await follower.sync()).head;
   await follower.stop();
   // @ts-expect-error the relay's URL is required
