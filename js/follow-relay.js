@@ -35,6 +35,37 @@ export async function relayToken(token, what) {
 }
 
 /**
+ * Runs `run(signal)` until it settles, or until `timeout` ms pass or the
+ * call is aborted (through `active`, which holds it meanwhile): then it
+ * rejects with `fail("had no answer within <timeout> ms")` or
+ * `fail("was stopped")`. A `run` that ignores the signal is left behind,
+ * not waited for (a relay that takes a connection and never answers, or a
+ * token function that never settles, held a sync for good).
+ * @template T
+ * @param {(signal: AbortSignal) => Promise<T>} run
+ * @param {number} timeout
+ * @param {Set<AbortController>} active
+ * @param {(why: string) => Error} fail
+ * @returns {Promise<T>}
+ */
+export async function withDeadline(run, timeout, active, fail) {
+  const ac = new AbortController();
+  let timer;
+  const gone = new Promise((_, reject) => {
+    timer = setTimeout(() => { reject(fail(`had no answer within ${timeout} ms`)); ac.abort(); }, timeout);
+    ac.signal.addEventListener("abort", () => reject(fail("was stopped")));
+  });
+  gone.catch(() => {});
+  active.add(ac);
+  try {
+    return await Promise.race([run(ac.signal), gone]);
+  } finally {
+    clearTimeout(timer);
+    active.delete(ac);
+  }
+}
+
+/**
  * `token` as a header may carry it: a string of Latin-1 without a line
  * break or NUL (the Fetch API refuses others), else `invalid/args`; it was
  * taken for an unreachable relay and retried for good. Empty: no token.
@@ -45,7 +76,7 @@ export async function relayToken(token, what) {
 export function headerToken(token, what) {
   if (token == null || token === "") return undefined;
   if (/[\r\n\0]|[^\x00-\xff]/.test(token)) {
-    throw invalidArgs(`${what}: the token ${describe(token.length > 40 ? `${token.slice(0, 40)}...` : token)} cannot be sent in an Authorization header (a line break, a NUL or a character above U+00FF)`);
+    throw invalidArgs(`${what}: the token ${describe(token.length > 40 ? `${token.slice(0, 40)}...` : token)} cannot go in an Authorization header (a line break, NUL or character above U+00FF)`);
   }
   return token;
 }
@@ -100,23 +131,9 @@ export function followRelay(options) {
   // One pull, ended after `timeout` ms without an answer (a relay that
   // takes the connection and never answers, or a token function that never
   // settles, held sync() and stop() for good).
-  async function pull(after) {
-    const ac = new AbortController();
-    let timer;
-    const gone = new Promise((_, reject) => {
-      const fail = (why) => reject(new StoreError(ErrorCodes.StorageFailed, `followRelay: pull after ${after} from ${base} ${why}`));
-      timer = setTimeout(() => { fail(`had no answer within ${timeout} ms`); ac.abort(); }, timeout);
-      ac.signal.addEventListener("abort", () => fail("was stopped"));
-    });
-    gone.catch(() => {});
-    active.add(ac);
-    try {
-      // A fetch that ignores the signal is left behind, not waited for.
-      return await Promise.race([pullOnce(after, ac.signal), gone]);
-    } finally {
-      clearTimeout(timer);
-      active.delete(ac);
-    }
+  function pull(after) {
+    return withDeadline((signal) => pullOnce(after, signal), timeout, active,
+      (why) => new StoreError(ErrorCodes.StorageFailed, `followRelay: pull after ${after} from ${base} ${why}`));
   }
 
   async function pullOnce(after, signal) {
@@ -152,10 +169,10 @@ export function followRelay(options) {
       try {
         batch = parseJsonExact(text);
       } catch (e) {
-        throw invalidArgs(`followRelay: the relay answered a pull with a body that is not JSON: ${text.slice(0, 80)}`, { cause: e });
+        throw invalidArgs(`followRelay: a pull's answer is not JSON: ${text.slice(0, 80)}`, { cause: e });
       }
       if (batch === null || typeof batch !== "object" || Array.isArray(batch) || !Number.isSafeInteger(Number(batch.from)) || !Number.isSafeInteger(Number(batch.to))) {
-        throw invalidArgs(`followRelay: the relay answered a pull with ${text.slice(0, 80)}, not a batch { from, to, commits }`);
+        throw invalidArgs(`followRelay: a pull's answer ${text.slice(0, 80)} is not a batch`);
       }
       if (Number(batch.to) <= Number(batch.from)) return { head: replica.head, applied };
       // The text itself: ints beyond 2^53 reach the replica as written.

@@ -184,7 +184,7 @@ export function createRelayWith(openReplica, options) {
           // answered as a relay that is briefly away, and the replica is
           // opened again (taking its file back) by the next request.
           await forget(session);
-          throw refuse(503, ErrorCodes.Closed, `relay: session ${JSON.stringify(session)}: its storage was taken over by another store; it is opened again on the next request (${e.message})`);
+          throw refuse(503, ErrorCodes.Closed, `relay: session ${JSON.stringify(session)}: its storage was taken over; it is opened again by the next request`);
         }
         if (e.code === ErrorCodes.Closed || e.code === ErrorCodes.StorageFailed) await forget(session);
       }

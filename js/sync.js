@@ -15,7 +15,7 @@
 
 import { ErrorCodes, invalidArgs, refuseUnknownOptions, StoreError, unwrap } from "./errors.js";
 import { MAX_BATCH_DEPTH, encodeJson, parseJsonExact } from "./encode.js";
-import { headerToken, relayToken } from "./follow-relay.js";
+import { headerToken, relayToken, withDeadline } from "./follow-relay.js";
 import { describe } from "./schema.js";
 import { storeInternals, makeStore } from "./store.js";
 import { openCore } from "./open.js";
@@ -58,27 +58,12 @@ function relayClient({ fetch, token, timeout = RELAY_TIMEOUT_MS }, base) {
   // answer (a relay that accepts a connection and never answers held the
   // store's commits, stop() and close() for good).
   const active = new Set();
-  async function call(session, method, path, body, options) {
-    const ac = new AbortController();
-    let timer;
-    const gone = new Promise((_, reject) => {
-      const fail = (why) => {
-        const err = new StoreError(ErrorCodes.StorageFailed, `relay: ${method} ${path || "/"} ${why}`);
-        err.offline = true;
-        reject(err);
-      };
-      timer = setTimeout(() => { fail(`had no answer within ${timeout} ms`); ac.abort(); }, timeout);
-      ac.signal.addEventListener("abort", () => fail("was stopped"));
+  function call(session, method, path, body, options) {
+    return withDeadline((signal) => callOnce(session, method, path, body, options, signal), timeout, active, (why) => {
+      const err = new StoreError(ErrorCodes.StorageFailed, `relay: ${method} ${path || "/"} ${why}`);
+      err.offline = true;
+      return err;
     });
-    gone.catch(() => {});
-    active.add(ac);
-    try {
-      // A fetch that ignores the signal is left behind, not waited for.
-      return await Promise.race([callOnce(session, method, path, body, options, ac.signal), gone]);
-    } finally {
-      clearTimeout(timer);
-      active.delete(ac);
-    }
   }
   async function callOnce(session, method, path, body, { raw = false, binary = null } = {}, signal) {
     const headers = {};

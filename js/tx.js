@@ -253,7 +253,7 @@ class Tx {
           const id = mintedId(gate.call(what, () => gate.core.mintId("_documents")));
           // Document ids are safe integers; a store.commit doc.create can
           // take the largest, 2^53-1, and then none is left to mint.
-          if (typeof id !== "number") throw new StoreError(ErrorCodes.Limit, `${what}: no document id is left: the store's largest is 2^53-1 (Number.MAX_SAFE_INTEGER), and document ids are safe integers`);
+          if (typeof id !== "number") throw new StoreError(ErrorCodes.Limit, `${what}: no document id is left: the largest, 2^53-1, is taken`);
           return id;
         },
       });

@@ -346,12 +346,12 @@ class Core {
   }
 
   // Reads of documents: one request, one answer (docs/api.md "Documents").
-  std::string documents(const std::string& request_json) {
+  ONESTORE_COLD std::string documents(const std::string& request_json) {
     std::string out;
     return WithStore([&](Store* st) { return st->Documents(request_json, &out); }, &out);
   }
 
-  std::string mintId(const std::string& table) {
+  ONESTORE_COLD std::string mintId(const std::string& table) {
     std::string out;
     return WithStore(
         [&](Store* st) {
@@ -470,7 +470,7 @@ class Core {
   }
 
   // The content digest of a store or replica (src/sync/fingerprint.h).
-  std::string fingerprint() {
+  ONESTORE_COLD std::string fingerprint() {
     std::string out;
     return WithStore([&](Store* st) { return Fingerprint(st, &out); }, &out);
   }

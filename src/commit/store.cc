@@ -1122,7 +1122,7 @@ Status Store::ParsedQuery(const std::string& table, const TableSchema* t,
   return Status::OK();
 }
 
-Status Store::Nearest(const std::string& table, const std::string& request_json,
+ONESTORE_COLD Status Store::Nearest(const std::string& table, const std::string& request_json,
                       std::string* answer) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
   const TableSchema* t;
@@ -1136,7 +1136,7 @@ Status Store::Nearest(const std::string& table, const std::string& request_json,
   return RunNearest(backend_.get(), r, answer, &vector_cache_, catalog_.FindShared(table), head_);
 }
 
-Status Store::MintId(const std::string& table, int64_t* id) {
+ONESTORE_COLD Status Store::MintId(const std::string& table, int64_t* id) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
   ONESTORE_RETURN_IF_ERROR(CheckOwnerWrite("mintId"));
   if (table == kDocumentsTable && catalog_.Find(kDocumentsTable) == nullptr) {
@@ -1199,7 +1199,7 @@ ONESTORE_COLD Status Store::TrimOutbox(int64_t up_to, int64_t* removed) {
   return st;
 }
 
-Status Store::ForEachRow(const TableSchema& t, int64_t page,
+ONESTORE_COLD Status Store::ForEachRow(const TableSchema& t, int64_t page,
                          const std::function<Status(const Row&)>& visit) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
   Query q;
@@ -1215,7 +1215,7 @@ Status Store::ForEachRow(const TableSchema& t, int64_t page,
   }
 }
 
-Status Store::Documents(const std::string& request_json, std::string* answer) {
+ONESTORE_COLD Status Store::Documents(const std::string& request_json, std::string* answer) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
   Json request;
   ONESTORE_RETURN_IF_ERROR(ParseJsonText(request_json, "documents request", &request));

@@ -35,7 +35,7 @@ test("a pull that never answers ends after timeout with storage_failed, and stop
 
 test("a 200 whose body is not a batch is invalid/args naming it; a token a header cannot carry is invalid/args", async () => {
   const replica = await openReplica({ backend: "memory", id: "s1" });
-  for (const [body, says] of [["not json", "not JSON: not json"], ["null", "with null, not a batch"], ['{"from":0}', 'with {"from":0}, not a batch']]) {
+  for (const [body, says] of [["not json", "not JSON: not json"], ["null", "answer null is not a batch"], ['{"from":0}', 'answer {"from":0} is not a batch']]) {
     const follower = followRelay({ relay: "http://r.test", replica, fetch: async () => new Response(body) });
     await rejectsWith(follower.sync(), "invalid/args", [says]);
   }
