@@ -37,6 +37,17 @@ before(async () => {
     });
     child.on("exit", (code) => { clearTimeout(timer); reject(new Error(`start.mjs exited with ${code}:\n${out}\n${err}`)); });
   });
+  // Answering once before the test: a CI run on a loaded machine had the
+  // first request reset (ECONNRESET) right after the URL was printed.
+  for (const deadline = Date.now() + 30_000; ;) {
+    try {
+      await (await fetch(new URL("/sessions/ready", base))).arrayBuffer();
+      break;
+    } catch (e) {
+      if (Date.now() > deadline) throw new Error(`the relay at ${base} never answered: ${e?.cause?.code ?? e}\n${err}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
 });
 
 after(async () => {
