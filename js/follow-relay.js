@@ -21,7 +21,8 @@ import { describe } from "./schema.js";
  * @returns {Promise<string | undefined>}
  */
 export async function relayToken(token, what) {
-  if (typeof token !== "function") return headerToken(token, what);
+  // A string token was checked once, when the sync or follower was made.
+  if (typeof token !== "function") return token || undefined;
   let tok;
   try {
     tok = await token();

@@ -785,7 +785,9 @@ Status Store::CommitOps(std::vector<Op>* ops, const std::string& owner, int64_t 
         return Status::SchemaNewer("table \"" + op.table->name + "\" is stored at a newer version");
       }
     }
-    if (!restores_created && op.table && op.table->name == kRestoresTable) {
+    // A pointer compare, not a name's: this loop is every commit's, and only
+    // Snapshots::RestoreFrom puts RestoresTable()'s own schema in an op.
+    if (op.table == RestoresTable() && !restores_created) {
       st = EnsureRestoresTable(backend_.get(), catalog_, &restores_created);
     }
     if (st.ok()) st = backend_->Apply(&op, previous);
