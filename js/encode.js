@@ -12,7 +12,7 @@
 // - every string is made well formed: a lone surrogate becomes U+FFFD, as
 //   TextEncoder does, because UTF-8 cannot hold it.
 
-import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
+import { ErrorCodes, invalidArgs, StoreError, userThrew } from "./errors.js";
 import { vectorOf } from "./vectors.js";
 
 // Deeper JSON than this is refused: the core parses and writes JSON
@@ -63,7 +63,9 @@ export function encodeJson(value, root = "value", maxDepth = MAX_DEPTH) {
     write(value, out, path, new Set(), root, maxDepth);
     return out.done();
   } catch (e) {
-    throw tooLong(e, where(root, path.slice(0, 3))) ?? e;
+    // An error of the caller's own (a toJSON, getter or proxy trap that
+    // threw) is named as theirs.
+    throw tooLong(e, where(root, path.slice(0, 3))) ?? userThrew(e, `${where(root, path.slice(0, 3))}: reading its properties`);
   }
 }
 

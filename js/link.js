@@ -219,6 +219,9 @@ export function serve(store, options = {}) {
         }
         return;
       }
+      case "hello":
+        post({ onestore: TAG, link, t: "ready" });
+        return;
       case "unhold":
         release(holds, msg.id);
         return;
@@ -277,15 +280,24 @@ export function serve(store, options = {}) {
     }
   }
 
-  const sink = {
-    commit,
-    closed() {
-      for (const link of links.keys()) post({ onestore: TAG, link, t: "closed" });
-      server.close();
-    },
-  };
-  const removeSink = live.addSink(sink);
+  // Ends serving; each link is told why (its calls reject, its holds end).
+  function stop(why) {
+    if (closed) return;
+    closed = true;
+    for (const [link, holds] of links) {
+      post({ onestore: TAG, link, t: "closed", why });
+      for (const id of [...holds.keys()]) release(holds, id);
+    }
+    links.clear();
+    removeSink();
+    unlisten();
+  }
+
+  const removeSink = live.addSink({ commit, closed: () => stop("the store this tab is linked to was closed in its worker") });
   const unlisten = ep.listen(onMessage);
+  // A tab's messages from before this serve() may have found no listener:
+  // it holds them until it hears this (or the answer to its hello).
+  post({ onestore: TAG, t: "ready" });
 
   const server = Object.freeze({
     /** The number of links (tabs) currently connected. */
@@ -293,17 +305,13 @@ export function serve(store, options = {}) {
       return links.size;
     },
     /**
-     * Stops serving: the endpoint's messages are ignored from now on and the
+     * Stops serving: each link is told (its calls and holds end with
+     * `closed`), the endpoint's messages are ignored from now on and the
      * derives the links held are released. The store stays open.
      * @example server.close();
      */
     close() {
-      if (closed) return;
-      closed = true;
-      for (const holds of links.values()) for (const id of [...holds.keys()]) release(holds, id);
-      links.clear();
-      removeSink();
-      unlisten();
+      stop("the worker stopped serving its store (server.close)");
     },
   });
   return server;
@@ -339,14 +347,36 @@ export function connect(target) {
   function shut(error) {
     closed = true;
     unlisten();
+    target.off?.("exit", exited);
     for (const p of pending.values()) p.reject(error);
     pending.clear();
   }
 
+  // The link ended on the worker's side: every hold and call is told.
+  function ended(why) {
+    const error = new StoreError(ErrorCodes.Closed, `link: ${why}`);
+    for (const listener of holds.values()) deliver(listener, { seq, error });
+    holds.clear();
+    shut(error);
+  }
+  // A Node worker_threads Worker that exits answers nothing more.
+  function exited(code) {
+    ended(`the worker exited (code ${code})`);
+  }
+  if (typeof target.terminate === "function" && typeof target.once === "function") target.once("exit", exited);
+
   const unlisten = ep.listen((msg) => {
-    if (msg === null || typeof msg !== "object" || msg.onestore !== TAG || msg.link !== id) return;
+    if (msg === null || typeof msg !== "object" || msg.onestore !== TAG) return;
+    if (msg.link !== id) {
+      // serve() says it listens now, to every link on its endpoint.
+      if (msg.t === "ready" && msg.link === undefined) flush();
+      return;
+    }
     if (typeof msg.seq === "number" && msg.seq > seq) seq = msg.seq;
     switch (msg.t) {
+      case "ready":
+        flush();
+        return;
       case "result": {
         const p = pending.get(msg.id);
         if (!p) return;
@@ -380,21 +410,29 @@ export function connect(target) {
         }
         return;
       }
-      case "closed": {
-        const error = new StoreError(ErrorCodes.Closed, "link: the store this tab is linked to was closed in its worker");
-        for (const listener of holds.values()) deliver(listener, { seq, error });
-        holds.clear();
-        shut(error);
+      case "closed":
+        ended(typeof msg.why === "string" ? msg.why : "the worker closed it");
         return;
-      }
       default:
         return;
     }
   });
 
-  function send(msg) {
-    ep.post({ onestore: TAG, link: id, ...msg });
+  // Until the server is heard from, messages wait here (a worker's
+  // messages from before its serve() would find no listener), each a
+  // structured clone made now, so a value the clone refuses fails its call.
+  let queue = [];
+  function flush() {
+    if (!queue) return;
+    for (const m of queue) ep.post(m);
+    queue = null;
   }
+  function send(msg) {
+    msg = { onestore: TAG, link: id, ...msg };
+    if (queue) queue.push(structuredClone(msg));
+    else ep.post(msg);
+  }
+  ep.post({ onestore: TAG, link: id, t: "hello" });
 
   function closedError(what) {
     return new StoreError(ErrorCodes.Closed, `${what}: the link is closed; connect again`);
@@ -473,6 +511,8 @@ export function connect(target) {
       if (typeof listener !== "function") throw invalidArgs(`link.hold(${name}): the last argument must be a listener function, got ${describe(listener)}`);
       if (!isTable && typeof a !== "function") throw invalidArgs(`link.hold(${name}): a derive takes no query; pass the listener second`);
       if (q !== undefined && q !== null && !isQuery(q)) throw invalidArgs(`link.hold(${name}): expected a query such as query(Messages).orderBy(...), got ${describe(q)}`);
+      const table = name.slice(name.lastIndexOf("/") + 1);
+      if (q && q.table.name !== table) throw invalidArgs(`link.hold(${name}): the query is over table ${JSON.stringify(q.table.name)}, not ${JSON.stringify(table)}`);
       const holdId = nextId++;
       holds.set(holdId, listener);
       send(isTable ? { t: "hold", id: holdId, table: name, query: q ? q.toJSON() : null } : { t: "hold", id: holdId, derive: name });
@@ -488,7 +528,7 @@ export function connect(target) {
      */
     close() {
       if (closed) return;
-      try { send({ t: "close" }); } catch { /* the endpoint is gone */ }
+      try { ep.post({ onestore: TAG, link: id, t: "close" }); } catch { /* the endpoint is gone */ }
       holds.clear();
       shut(closedError("link.call"));
     },

@@ -43,10 +43,15 @@ export function makeHandles() {
     byName(name) {
       return byFullName.get(name);
     },
-    /** The full name of the table open with definition `def`, if one is. */
+    /** The full name of the table open with definition `def`, if one owner has it open. */
     nameOfDef(def) {
-      for (const h of byFullName.values()) if (h.def === def) return h.name;
-      return undefined;
+      let name;
+      for (const h of byFullName.values()) {
+        if (h.def !== def) continue;
+        if (name) return undefined;  // open by several owners: the caller must say which
+        name = h.name;
+      }
+      return name;
     },
   };
 }

@@ -6,7 +6,7 @@
 // the query. The core checks every column and operand and answers
 // invalid/args naming the bad one.
 
-import { invalidArgs } from "./errors.js";
+import { invalidArgs, userThrew } from "./errors.js";
 import { col, isCol, isExpr, isPred, PRED } from "./expr.js";
 import { describe, isTableDef } from "./schema.js";
 
@@ -188,6 +188,24 @@ export function resolveWhere(def, w, what = "where") {
   if (p === undefined || p === null) return undefined;
   if (!isPred(p)) throw invalidArgs(`${what}: expected a predicate such as eq(e.path, "a"), got ${describe(p)}`);
   return p;
+}
+
+/**
+ * The predicate of a store call that takes a where (updateWhere,
+ * deleteWhere, nearest). A `where` callback that throws gives invalid/args
+ * with the callback's error as `cause` (a StoreError it throws passes as it
+ * is); a builder's `query(T).where(fn)` is the caller's own call and lets
+ * the error through as it is.
+ *
+ * @example
+ * whereOf(def, (e) => eq(e.path, "a"), "tx.deleteWhere(notes/items)")   // { eq: ["path", "a"] }
+ */
+export function whereOf(def, where, what) {
+  try {
+    return resolveWhere(def, where, what);
+  } catch (e) {
+    throw userThrew(e, `${what}: the where callback`);
+  }
 }
 
 const QUERY = Symbol.for("onestore.query");

@@ -3,9 +3,9 @@
 // the core (a page of rows per crossing); the async forms wait for the
 // handle's declaration to commit first.
 
-import { ErrorCodes, invalidArgs, refuseUnknownOptions, StoreError } from "./errors.js";
+import { ErrorCodes, invalidArgs, refuseUnknownOptions, StoreError, userThrew } from "./errors.js";
 import { encodeJson, rowDecoder } from "./encode.js";
-import { columnRefs, isQuery, resolveWhere } from "./query.js";
+import { columnRefs, isQuery, whereOf } from "./query.js";
 import { col, isCol } from "./expr.js";
 import { vectorWire } from "./vectors.js";
 import { describe, readJson } from "./schema.js";
@@ -163,7 +163,14 @@ export function makeReads(gate) {
    */
   function nearestNow(h, column, vector, k, options) {
     const what = `${h.name}.nearest`;
-    const ref = typeof column === "function" ? column(columnRefs(h.def)) : typeof column === "string" ? col(column) : column;
+    let ref = column;
+    if (typeof column === "function") {
+      try {
+        ref = column(columnRefs(h.def));
+      } catch (e) {
+        throw userThrew(e, `${what}: the column function`);
+      }
+    } else if (typeof column === "string") ref = col(column);
     if (!isCol(ref)) throw invalidArgs(`${what}: the first argument must be a vector column such as (e) => e.embedding, got ${describe(ref)}`);
     if (!Number.isSafeInteger(k) || k < 1) throw invalidArgs(`${what}: k must be a positive integer, got ${describe(k)}`);
     if (options !== undefined && (options === null || typeof options !== "object")) {
@@ -175,7 +182,7 @@ export function makeReads(gate) {
     const wire = spec && spec.type === "vector"
       ? vectorWire(vector, spec.dims, `${what}: the query vector`)
       : vector instanceof Float32Array ? Array.from(vector) : vector;
-    const request = { column: ref.col, vector: wire ?? null, k, metric, where: resolveWhere(h.def, where, what) ?? null };
+    const request = { column: ref.col, vector: wire ?? null, k, metric, where: whereOf(h.def, where, what) ?? null };
     const answer = JSON.parse(gate.call(what, () => core.nearest(h.name, encodeJson(request, "nearest"))));
     const decode = columnsOf(h);
     return answer.rows.map((r, i) => ({ row: decode(r), distance: answer.distances[i] }));

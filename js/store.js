@@ -109,6 +109,12 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
 
   const reads = makeReads(gate);
 
+  // The outbox read of store.outbox.read and of a derive's read.outbox.
+  function outboxRead(after, limit, what) {
+    if (!Number.isSafeInteger(after) || after < 0) throw invalidArgs(`${what}: after must be a seq (a safe integer >= 0), got ${describe(after)}`);
+    if (!Number.isSafeInteger(limit) || limit < 1) throw invalidArgs(`${what}: limit must be a positive integer, got ${describe(limit)}`);
+    return parseJsonExact(gate.call(what, () => core.outboxRead(after, limit)));
+  }
   // Synchronous reads of committed state, for derives and links.
   const io = {
     handleOf(t, what) {
@@ -123,7 +129,7 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
     pageNow: reads.pageNow,
     countNow: reads.countNow,
     head: () => gate.lastHead,
-    outboxRead: (after, limit) => parseJsonExact(gate.call("read.outbox", () => core.outboxRead(after, limit))),
+    outboxRead: (after, limit) => outboxRead(after, limit, "read.outbox"),
     // A documents read (find, load, …) of committed state, for links.
     documentsNow: (request, what) => parseJsonExact(gate.call(what, () => core.documents(encodeJson(request, what)))),
   };
@@ -397,9 +403,7 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
        */
       async read(after = 0, limit = 100) {
         gate.checkOpen("outbox.read");
-        if (!Number.isSafeInteger(after) || after < 0) throw invalidArgs(`outbox.read: after must be a seq (a safe integer >= 0), got ${describe(after)}`);
-        if (!Number.isSafeInteger(limit) || limit < 1) throw invalidArgs(`outbox.read: limit must be a positive integer, got ${describe(limit)}`);
-        return parseJsonExact(gate.call("outbox.read", () => core.outboxRead(after, limit)));
+        return outboxRead(after, limit, "outbox.read");
       },
       /**
        * Removes the records up to seq `upTo` (after the relay acknowledged

@@ -13,7 +13,7 @@ import { encodeJson } from "./encode.js";
 import { OpsBuffer } from "./ops-buffer.js";
 import { isExpr, isPred, toExpr, value } from "./expr.js";
 import { vectorColumns, vectorWire } from "./vectors.js";
-import { resolveWhere } from "./query.js";
+import { whereOf } from "./query.js";
 import { plainData, readRow } from "./data.js";
 import { commitContext } from "./core-calls.js";
 import { describe, storedJson, versionedJson } from "./schema.js";
@@ -29,24 +29,6 @@ function rowOf(names, vals) {
     else row[names[i]] = vals[i];
   }
   return row;
-}
-
-/**
- * The predicate of a bulk op. A `where` callback that throws gives
- * invalid/args with the callback's error as `cause` (a StoreError it throws
- * passes as it is).
- *
- * @example
- * whereOf(def, (e) => eq(e.path, "a"), "tx.deleteWhere(notes/items)")   // { eq: ["path", "a"] }
- */
-export function whereOf(def, where, what) {
-  try {
-    return resolveWhere(def, where, what);
-  } catch (e) {
-    if (e instanceof StoreError) throw e;
-    const text = e && typeof e === "object" && "message" in e ? e.message : String(e);
-    throw invalidArgs(`${what}: the where callback threw: ${text}`, { cause: e });
-  }
 }
 
 /**

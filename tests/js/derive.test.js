@@ -135,6 +135,15 @@ test("a derive that reads the head or the outbox is recomputed after every commi
   await store.close();
 });
 
+test("a derive's read.outbox checks its seq and limit as store.outbox.read does, naming the value", async () => {
+  const { store } = await setup();
+  for (const [args, named] of [[[NaN], ["after", "NaN"]], [[Infinity], ["after", "Infinity"]], [["x"], ["after", "\"x\""]], [[1.5], ["after", "1.5"]], [[null], ["after", "null"]], [[0, 1.5], ["limit", "1.5"]], [[0, 0], ["limit", "0"]]]) {
+    const d = store.derive(`bad${named.join("")}`.replace(/\W/g, ""), (read) => read.outbox(...args));
+    throwsWith(() => d.value, "invalid/args", ["read.outbox", ...named]);
+  }
+  await store.close();
+});
+
 test("unsubscribed derives stop being recomputed in the flush", async () => {
   const { store, notes, put } = await setup();
   let runs = 0;

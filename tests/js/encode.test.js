@@ -24,6 +24,12 @@ test("NaN and the infinities are refused naming their path", () => {
   throwsWith(() => encodeJson({ row: { at: NaN } }, "put"), "invalid/args", ["put.row.at", "NaN"]);
   throwsWith(() => encodeJson([1, Infinity], "key"), "invalid/args", ["key[1]", "Infinity"]);
   throwsWith(() => encodeJson({ "a b": -Infinity }), "invalid/args", ['["a b"]']);
+  // The caller's own code that throws while its value is read (a toJSON, a
+  // getter, a proxy trap): invalid/args naming the place, their error as cause.
+  const mine = new RangeError("mine");
+  const e = throwsWith(() => encodeJson(["k", { toJSON() { throw mine; } }], "key"), "invalid/args", ["key[1]", "threw", "mine"]);
+  assert.equal(e.cause, mine);
+  throwsWith(() => encodeJson({ a: { get b() { throw mine; } } }, "where"), "invalid/args", ["where", "threw", "mine"]);
 });
 
 test("a lone surrogate becomes U+FFFD while a pair stays whole", () => {

@@ -193,6 +193,7 @@ test("bad holds answer with an error to their listener; unsubscribe and close st
   throwsWith(() => t.link.hold("notes/notes", "not a query", () => {}), "invalid/args", ["query"]);
   throwsWith(() => t.link.hold("count", query(Notes), () => {}), "invalid/args", ["derive"]);
   throwsWith(() => t.link.hold(42, () => {}), "invalid/args", ["42"]);
+  throwsWith(() => t.link.hold("notes/notes", query(Tags), () => {}), "invalid/args", ["\"tags\"", "\"notes\""]);
 
   const held = [];
   const off = t.link.hold("notes/notes", (e) => held.push(e));
@@ -242,6 +243,52 @@ test("a closed store tells its links: holds get closed, calls reject with closed
   assert.equal(t.link.closed, true);
   await rejectsWith(t.link.call("put", {}), "closed");
   await t.done();
+});
+
+test("server.close() tells its links: a pending call rejects with closed, holds end, the store stays open", { timeout: 10000 }, async () => {
+  let release;
+  const t = await setup({ slow: () => new Promise((r) => { release = r; }) });
+  const events = [];
+  t.link.hold("notes/notes", (e) => events.push(e));
+  await until(() => events.length === 1, "the held rows");
+  const pending = t.link.call("slow");
+  await until(() => release, "the slow call to start");
+  t.server.close();
+  await rejectsWith(pending, "closed", ["server.close"]);
+  await until(() => events.length === 2, "the closed notice");
+  assert.equal(events[1].error.code, "closed");
+  assert.equal(t.link.closed, true);
+  assert.equal(t.server.links, 0);
+  await rejectsWith(t.link.call("put", {}), "closed");
+  release();
+  await t.owner.tx(async (tx) => { await tx.put(t.notes, { id: "after", text: "x" }); });
+  assert.equal(await t.notes.count(), 1);
+  await t.done();
+});
+
+test("a tab that links before the worker serves (the worker listening for its own messages first) is answered; a worker that exits ends the link", { timeout: 20000 }, async () => {
+  const worker = new Worker(new URL("./fixtures/link-worker.mjs", import.meta.url));
+  try {
+    // No wait for the worker: its store is not open, nor served, yet.
+    const link = connect(worker);
+    const count = [];
+    link.hold("count", (e) => count.push(e));
+    const first = link.call("add", { id: "a", text: "hi" });
+    assert.equal(await first, 1 + 1, "the first call ran (seq 1 declared the table)");
+    await until(() => count.length === 2, "the held derive, then its recompute");
+    assert.deepEqual(count.map((e) => e.value), [0, 1]);
+    // The worker's own messages still reach it.
+    worker.postMessage({ app: "ping" });
+    await new Promise((ok) => worker.on("message", (m) => { if (m?.app === "pong") ok(); }));
+
+    const exiting = link.call("exit", 3);
+    await rejectsWith(exiting, "closed", ["exited", "code 3"]);
+    assert.equal(link.closed, true);
+    assert.equal(count.at(-1).error.code, "closed");
+    await rejectsWith(link.call("head"), "closed");
+  } finally {
+    await worker.terminate();
+  }
 });
 
 test("a real worker_threads Worker serves a store: one message per commit with its derives, errors with codes", async () => {

@@ -13,7 +13,7 @@ import { makeGate } from "../../js/core-calls.js";
 import { makeCommitQueue } from "../../js/commit-queue.js";
 import { makeReads } from "../../js/reads.js";
 import { makeHandles, makeOwner } from "../../js/owner.js";
-import { whereOf } from "../../js/tx.js";
+import { whereOf } from "../../js/query.js";
 import { makeWatches } from "../../js/watch.js";
 import { defineTable, eq, str, StoreError } from "../../js/index.js";
 import { fakeCore } from "./fake-core.js";

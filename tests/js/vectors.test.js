@@ -188,6 +188,17 @@ describe("vectors across backends and copies", () => {
   }
   const q = randomVector(12345);
 
+  test("a where callback or a column function of nearest that throws is invalid/args naming it, with the caller's error as cause", async () => {
+    const { store, docs } = await open({ backend: "memory" });
+    const mine = new RangeError("mine");
+    let e = await rejectsWith(docs.nearest((d) => d.embedding, q, 3, { where: () => { throw mine; } }), "invalid/args", ["nearest", "where callback threw", "mine"]);
+    assert.equal(e.cause, mine);
+    e = await rejectsWith(docs.nearest(() => { throw mine; }, q, 3), "invalid/args", ["nearest", "column function threw", "mine"]);
+    assert.equal(e.cause, mine);
+    assert.deepEqual(await docs.nearest((d) => d.embedding, q, 3), [], "the store answers on");
+    await store.close();
+  });
+
   test("nearest gives the same rows and bit-identical distances on memory, sqlite :memory: and a sqlite file", async () => {
     const answers = [];
     for (const options of [{ backend: "memory" }, { backend: "sqlite", path: ":memory:" }, fileOptions()]) {
