@@ -295,9 +295,6 @@ export function serve(store, options = {}) {
 
   const removeSink = live.addSink({ commit, closed: () => stop("the store this tab is linked to was closed in its worker") });
   const unlisten = ep.listen(onMessage);
-  // A tab's messages from before this serve() may have found no listener:
-  // it holds them until it hears this (or the answer to its hello).
-  post({ onestore: TAG, t: "ready" });
 
   const server = Object.freeze({
     /** The number of links (tabs) currently connected. */
@@ -346,6 +343,7 @@ export function connect(target) {
 
   function shut(error) {
     closed = true;
+    clearInterval(helloAgain);
     unlisten();
     target.off?.("exit", exited);
     for (const p of pending.values()) p.reject(error);
@@ -366,12 +364,7 @@ export function connect(target) {
   if (typeof target.terminate === "function" && typeof target.once === "function") target.once("exit", exited);
 
   const unlisten = ep.listen((msg) => {
-    if (msg === null || typeof msg !== "object" || msg.onestore !== TAG) return;
-    if (msg.link !== id) {
-      // serve() says it listens now, to every link on its endpoint.
-      if (msg.t === "ready" && msg.link === undefined) flush();
-      return;
-    }
+    if (msg === null || typeof msg !== "object" || msg.onestore !== TAG || msg.link !== id) return;
     if (typeof msg.seq === "number" && msg.seq > seq) seq = msg.seq;
     switch (msg.t) {
       case "ready":
@@ -418,12 +411,14 @@ export function connect(target) {
     }
   });
 
-  // Until the server is heard from, messages wait here (a worker's
-  // messages from before its serve() would find no listener), each a
-  // structured clone made now, so a value the clone refuses fails its call.
+  // Until the server answers the link's hello, messages wait here (a
+  // worker's messages from before its serve() would find no listener),
+  // each a structured clone made now, so a value the clone refuses fails
+  // its call. The hello is said again until then, as it may be lost too.
   let queue = [];
   function flush() {
     if (!queue) return;
+    clearInterval(helloAgain);
     for (const m of queue) ep.post(m);
     queue = null;
   }
@@ -432,7 +427,10 @@ export function connect(target) {
     if (queue) queue.push(structuredClone(msg));
     else ep.post(msg);
   }
-  ep.post({ onestore: TAG, link: id, t: "hello" });
+  const hello = () => ep.post({ onestore: TAG, link: id, t: "hello" });
+  const helloAgain = setInterval(hello, 25);
+  helloAgain.unref?.();  // Node: a link waiting for a server keeps no process alive
+  hello();
 
   function closedError(what) {
     return new StoreError(ErrorCodes.Closed, `${what}: the link is closed; connect again`);

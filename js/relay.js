@@ -275,7 +275,15 @@ export function createRelayWith(openReplica, options) {
         if (typeof device !== "string" || device === "" || device.length > DEVICE_MAX) {
           throw invalidArgs(`relay: lease take: device must be a string of 1 to ${DEVICE_MAX} characters, got ${describe(device)}`);
         }
-        const next = { epoch: current.epoch + 1, device, expires: o.now() + o.leaseTtl, released: false };
+        // `take`: the driver's id for this take; a retry or a duplicate of
+        // the same take (a network's retransmit) gets the same epoch, not a
+        // new one that would fence its own driver.
+        const { take } = body;
+        if (take !== undefined && (typeof take !== "string" || take === "" || take.length > DEVICE_MAX)) {
+          throw invalidArgs(`relay: lease take: take must be a string of 1 to ${DEVICE_MAX} characters, got ${describe(take)}`);
+        }
+        const same = take !== undefined && current.take === take && !current.released;
+        const next = { epoch: current.epoch + (same ? 0 : 1), device, take, expires: o.now() + o.leaseTtl, released: false };
         writeLease(replica, next);
         return json(200, { epoch: next.epoch, head: replica.head, expires: next.expires });
       }

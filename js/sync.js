@@ -265,6 +265,14 @@ export function startSync(store, options) {
   }
 
   // The relay answered fenced: another device drives the session now.
+  // A fenced answer: another device took the lease, unless the relay's
+  // epoch went back below this driver's: then the relay lost the session.
+  function fenced(e) {
+    const at = e.body?.epoch;
+    if (at < epoch) return fail(new StoreError(ErrorCodes.SyncGap, `sync: the relay's lease went back from epoch ${epoch} to ${at}: the relay lost the session`));
+    lose();
+  }
+
   function lose(from) {
     if (state === "lost" || stopped) return;
     const origin = from ?? { id: session, seq: acked };
@@ -313,7 +321,7 @@ export function startSync(store, options) {
         expires = r.expires ?? expires;
         if (state === "offline" && !failure) setState("driving");
       } catch (e) {
-        if (e?.code === ErrorCodes.Fenced) return lose();
+        if (e?.code === ErrorCodes.Fenced) return fenced(e);
         if (e?.offline) setState("offline");
       }
       scheduleHeartbeat();
@@ -465,7 +473,7 @@ export function startSync(store, options) {
         return;
       } catch (e) {
         if (!running()) return;
-        if (e?.code === ErrorCodes.Fenced) return lose();
+        if (e?.code === ErrorCodes.Fenced) return fenced(e);
         if (e?.code === ErrorCodes.SyncGap) {
           // An earlier batch has not landed yet (it is in flight or being
           // resubmitted). A relay behind what it acknowledged lost data.
@@ -486,9 +494,16 @@ export function startSync(store, options) {
           return;
         }
         if (e?.code === ErrorCodes.NotFound) {
-          // A blob went missing on the relay: upload again, then resubmit.
+          // A blob went missing on the relay: upload again, then resubmit
+          // (after a pause). A value of a blob's shape that names no blob
+          // of the store's is never uploaded: the relay refuses for good.
+          const hash = e.body?.hash;
+          if (typeof hash === "string" && !(await store.blobs.has(hash))) {
+            return fail(new StoreError(ErrorCodes.NotFound, `sync: the relay refuses a commit naming blob ${hash}, which this store does not hold (see createRelay's isBlobName)`));
+          }
           uploaded.clear();
           try { await uploadBlobs(); } catch (e2) { return fail(e2); }
+          await sleep(retryMin, wakers);
           continue;
         }
         return fail(e);
@@ -522,7 +537,9 @@ export function startSync(store, options) {
       // fences the session's rightful driver.
       const info = await retry(() => client.info(session));
       if (!(await compare(info.head))) return;
-      const lease = await retry(() => client.lease(session, { op: "take", device }));
+      // One id for this take, however often the network delivers it.
+      const take = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+      const lease = await retry(() => client.lease(session, { op: "take", device, take }));
       epoch = lease.epoch;
       expires = lease.expires ?? Date.now() + 30000;
       scheduleHeartbeat();
@@ -533,7 +550,7 @@ export function startSync(store, options) {
       await drive();
     } catch (e) {
       if (running()) {
-        if (e?.code === ErrorCodes.Fenced) lose();
+        if (e?.code === ErrorCodes.Fenced) fenced(e);
         else fail(e);
       }
     } finally {

@@ -37,3 +37,17 @@ test("a page linked to a Worker's store gets one message per commit, with its de
     await h.close();
   }
 });
+
+test("a page that connects, holds and calls before its Worker has served (the worker still opening its store) is answered", { timeout: 60000 }, async () => {
+  const h = await startHarness();
+  try {
+    const page = await h.newPage("/tests/browser/pages/link.html");
+    const r = await page.evaluate(() => window.early());
+    assert.equal(r.seq, 3, "the first call ran (seqs 1 and 2 declared the tables)");
+    assert.deepEqual(r.rows, [{ id: "e", text: "E", n: 5 }]);
+    assert.deepEqual(r.counts.slice(0, 2), [0, 1]);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await h.close();
+  }
+});

@@ -65,6 +65,21 @@ async function take(relay, session, device = "d1") {
 }
 
 describe("the relay's session and lease", () => {
+  test("a take repeated with the same take id (a retry, a network's duplicate) keeps its epoch; another take bumps it; a bad take id is invalid/args", async () => {
+    const relay = memoryRelay();
+    const lease = (body) => call(relay, "POST", "/sessions/s1/lease", { op: "take", ...body });
+    const first = (await lease({ device: "laptop", take: "t1" })).body;
+    assert.equal(first.epoch, 1);
+    assert.equal((await lease({ device: "laptop", take: "t1" })).body.epoch, 1, "the duplicate does not fence its own driver");
+    assert.equal((await lease({ device: "phone", take: "t2" })).body.epoch, 2);
+    assert.equal((await lease({ device: "laptop", take: "t1" })).body.epoch, 3, "an old take after a takeover is a new take");
+    assert.equal((await lease({ device: "laptop" })).body.epoch, 4);
+    assert.equal((await lease({ device: "laptop" })).body.epoch, 5, "a take without an id always bumps");
+    assertError(await lease({ device: "d", take: 7 }), 400, "invalid/args", ["take", "7"]);
+    assertError(await lease({ device: "d", take: "" }), 400, "invalid/args", ["take"]);
+    await relay.close();
+  });
+
   test("a new session has head 0, epoch 0 and no driver", async () => {
     const relay = memoryRelay();
     const answer = await call(relay, "GET", "/sessions/s1");

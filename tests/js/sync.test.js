@@ -31,6 +31,68 @@ async function put(store, rows) {
 
 
 describe("startSync", () => {
+  test("a relay that lost the session (its storage reset: lease and head back to 0) stops the sync with sync/gap, not a split-off as if another device took over", { timeout: 20000 }, async () => {
+    let relay = memoryRelay();
+    const fetch = (request) => relay.fetch(request);
+    const store = await openStore({ backend: "memory" });
+    const id = store.id;
+    await put(store, [{ id: 1, text: "a" }]);
+    const sync = startSync(store, { relay: base, fetch });
+    assert.equal(await sync.settled(), 2);
+    await relay.close();
+    relay = memoryRelay();  // the same relay, its storage gone
+    await put(store, [{ id: 2, text: "b" }]);
+    await rejectsWith(sync.settled(), "sync/gap", ["epoch 1 to 0", "lost the session"]);
+    assert.notEqual(sync.state, "lost");
+    assert.equal(store.id, id, "the store keeps its session");
+    await store.close();
+  });
+
+  test("a lease take that the network delivers twice does not fence the driver that sent it", { timeout: 20000 }, async () => {
+    const relay = memoryRelay();
+    const fetch = async (request) => {
+      if (request.url.endsWith("/lease")) {
+        const copy = request.clone();
+        const body = await request.clone().json();
+        const answer = await relay.fetch(request);
+        // The copy lands 5 ms later, its answer lost.
+        if (body.op === "take") await new Promise((r) => setTimeout(r, 5)).then(() => relay.fetch(copy));
+        return answer;
+      }
+      return relay.fetch(request);
+    };
+    const store = await openStore({ backend: "memory" });
+    const id = store.id;
+    await put(store, [{ id: 1, text: "a" }]);
+    const sync = startSync(store, { relay: base, fetch });
+    const states = [];
+    sync.on("state", (s) => states.push(s));
+    assert.equal(await sync.settled(), 2);
+    await put(store, [{ id: 2, text: "b" }]);
+    assert.equal(await sync.settled(), 3);
+    assert.equal(store.id, id, "the store did not split off");
+    assert.ok(!states.includes("lost"), states.join());
+    assert.equal(await relayFingerprint(relay, id), await store.fingerprint());
+    await sync.stop();
+    await store.close();
+  });
+
+  test("a commit naming a blob the store does not hold (a string of a blob's shape) stops the sync with not_found naming it, after one upload try, not a loop of pushes", { timeout: 20000 }, async () => {
+    const relay = memoryRelay();
+    let pushes = 0;
+    const fetch = (request) => {
+      if (request.url.endsWith("/push")) pushes++;
+      return relay.fetch(request);
+    };
+    const store = await openStore({ backend: "memory" });
+    const sha = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";  // of "test": no blob of this store
+    await put(store, [{ id: 1, text: "a file's digest", file: sha }]);
+    const sync = startSync(store, { relay: base, fetch });
+    await rejectsWith(sync.settled(), "not_found", [sha, "does not hold", "isBlobName"]);
+    assert.ok(pushes <= 2, `pushes: ${pushes}`);
+    await store.close();
+  });
+
   test("drives a session: every commit reaches the relay, the outbox is trimmed only up to what was acknowledged, and new commits wake it", async () => {
     const relay = memoryRelay();
     const pushes = [];
