@@ -109,6 +109,8 @@ export function json<T = unknown>(options: { default: NoInfer<T> }): Column<"jso
  * to `migrate(old, from)` when read, a newer one reads as schema/newer.
  * @example const Meta = json<{ title: string; tags: string[] }>({ version: 2, migrate: (old: any, from) => ({ title: old.name, tags: [] }) });
  */
+export function json<T = unknown>(options: { version: 1 }): Column<"json", T, false, false>;
+export function json<T = unknown>(options: { version: 1; default: NoInfer<T> }): Column<"json", T, false, true>;
 export function json<T = unknown>(options: { version: number; migrate: (old: unknown, from: number) => T }): Column<"json", T, false, false>;
 export function json<T = unknown>(options: { version: number; migrate: (old: unknown, from: number) => T; default: NoInfer<T> }): Column<"json", T, false, true>;
 
@@ -192,7 +194,7 @@ export function defineTable<
     version?: number;
     columns: C;
     key: K;
-    indexes?: Record<string, readonly NamesOfType<C, KeyType>[]>;
+    indexes?: Readonly<Record<string, readonly NamesOfType<C, KeyType>[]>>;
     /** How an older stored table becomes this version: { 2: { alter }, 3: { alter } }. */
     migrations?: Record<number, Migration>;
   },
@@ -406,6 +408,8 @@ export interface Actor {
 /** The context, always the last argument. */
 export interface Context {
   actor?: Actor;
+  /** The app's own fields travel with it (a link hands them to the worker's method). */
+  [field: string]: unknown;
 }
 
 /** Open options. */
@@ -1015,8 +1019,15 @@ export interface ByteStreamLike {
   getReader(): { read(): Promise<{ done: boolean; value?: Uint8Array }>; releaseLock(): void; cancel(reason?: unknown): Promise<void> };
   cancel(reason?: unknown): Promise<void>;
 }
+declare global {
+  // Merged into the lib's ReadableStream where the project's lib declares
+  // one (DOM, @types/node, @cloudflare/workers-types: each as an interface
+  // with this parameter), and empty where none does.
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  interface ReadableStream<R = any> {}
+}
 /** The global ReadableStream where the project's lib declares one (DOM, workers, Node), else ByteStreamLike. */
-export type ByteStream = typeof globalThis extends { ReadableStream: { prototype: infer P } } ? P : ByteStreamLike;
+export type ByteStream = keyof ReadableStream<Uint8Array> extends never ? ByteStreamLike : ReadableStream<Uint8Array>;
 
 /** What importStore reads: a ReadableStream, the bytes, or an async iterable of byte chunks (a Node stream). */
 export type ArchiveSource = ByteStream | ByteStreamLike | Uint8Array | ArrayBuffer | AsyncIterable<Uint8Array>;
@@ -1337,7 +1348,7 @@ export declare class SessionRelay<Env = any> {
  * (binding "SESSIONS" unless given); anything else 404 not_found.
  * @example export default { fetch: (request, env) => relayFetch(request, env) };
  */
-export function relayFetch(request: FetchRequest, env: Record<string, unknown>, options?: { binding?: string }): Promise<FetchResponse>;
+export function relayFetch(request: FetchRequest, env: object, options?: { binding?: string }): Promise<FetchResponse>;
 
 /**
  * Opens a replica on any backend of the runtime (openStore's options).

@@ -640,6 +640,9 @@ async function loadPg() {
  * const replica = await openPostgresReplica({ backend: "postgres", url: "postgres://localhost/app", session: "s1" });
  */
 export async function openPostgresReplica(options) {
+  // A misspelt session would mirror into the "default" schema, beside
+  // another session's tables.
+  refuseUnknownOptions(options, ["backend", "url", "session", "pool"], "openReplica");
   const { url, session = "default", pool: shared } = options;
   if (shared === undefined && (typeof url !== "string" || url === "")) {
     throw invalidArgs(`openReplica: a postgres replica needs url (a PostgreSQL connection string such as "postgres://user@host/db") or pool, got ${describe(url)}`);
@@ -1165,6 +1168,7 @@ export async function openPostgresReplica(options) {
         checkOpen(what);
         if (!Number.isSafeInteger(limit) || limit < 1) throw invalidArgs(`${what}: limit must be a positive integer, got ${describe(limit)}`);
         if (options !== undefined && (options === null || typeof options !== "object")) throw invalidArgs(`${what}: the last argument must be { after }, got ${describe(options)}`);
+        refuseUnknownOptions(options, ["after"], what);
         const after = options?.after ?? "";
         if (typeof after !== "string") throw new StoreError(ErrorCodes.InvalidCursor, `${what}: ${describe(after)} is not a cursor (use the next of an earlier page)`);
         const record = current();

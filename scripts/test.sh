@@ -89,6 +89,8 @@ run_type_check() {
     return 0
   fi
   npx --no-install tsc -p tests/types/tsconfig.json
+  # The same package in a Cloudflare Worker's types (@cloudflare/workers-types).
+  npx --no-install tsc -p tests/types/tsconfig.workers.json
   echo "test: type-check passed"
 }
 

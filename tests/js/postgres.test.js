@@ -251,6 +251,11 @@ describe("a PostgreSQL mirror's tables", () => {
     assert.equal(again.head, 2);
     assert.deepEqual(again.tables(), ["app/notes"]);
     await again.close();
+    // A misspelt option is refused, not ignored (a "sesion" mirrored into
+    // the "default" schema, beside another session's tables).
+    await rejectsWith(openReplica({ backend: "postgres", pool, sesion: s1 }), "invalid/args", ["sesion"]);
+    await rejectsWith(openReplica({ backend: "postgres", pool, session: s2, poool: 1 }), "invalid/args", ["poool"]);
+    await rejectsWith(r2.table("app/notes").page(undefined, 1, { aftr: "x" }), "invalid/args", ["aftr"]);
     await r2.close();
     await one.store.close();
     await two.store.close();

@@ -31,6 +31,11 @@ const Pairs = defineTable("pairs", {
 defineTable("bad", { columns: { id: str() }, key: ["nope"] });
 // @ts-expect-error a json column cannot be a key
 defineTable("bad", { columns: { id: json() }, key: ["id"] });
+// A versioned json column at version 1 needs no migrate; above it does.
+json<{ title: string }>({ version: 1 });
+json<{ title: string }>({ version: 1, default: { title: "" } });
+// @ts-expect-error migrate is needed above version 1
+json<{ title: string }>({ version: 2 });
 // @ts-expect-error a json column cannot be indexed
 defineTable("bad", { columns: { id: str(), m: json() }, key: ["id"], indexes: { byM: ["m"] } });
 // @ts-expect-error a key is not empty
@@ -251,6 +256,9 @@ async function session() {
     // @ts-expect-error deleteEdges takes an edges table
     await tx.deleteEdges(edits, "a");
   });
+
+  // A context may carry the app's own fields beside actor (docs/api.md).
+  await fileHistory.tx(async () => {}, { actor: { kind: "person", id: "ana" }, requestId: "r1" });
 
   const result = await fileHistory.tx(async (tx) => {
     await tx.put(edits, insert);
