@@ -5,7 +5,7 @@
 // "session") is known only when an owner opens it; `tableRecord` writes the
 // wire `table` record the core declares and stores in the log.
 
-import { ErrorCodes, StoreError, invalidArgs, userThrew } from "./errors.js";
+import { ErrorCodes, StoreError, invalidArgs, refuseUnknownOptions, userThrew } from "./errors.js";
 import { encodeJson } from "./encode.js";
 import { isExpr, toExpr, value } from "./expr.js";
 import { vectorWire } from "./vectors.js";
@@ -296,6 +296,8 @@ export function isTableDef(v) {
  */
 export function ownerName(addr) {
   if (addr === null || typeof addr !== "object") throw invalidArgs(`store.object: the address must be { host, type }, got ${describe(addr)}`);
+  // A misspelt host would put the owner's writes under another owner.
+  refuseUnknownOptions(addr, ["host", "type"], "store.object: the address");
   const { host = "session", type } = addr;
   if (typeof type !== "string" || type === "" || type.includes("/") || type.includes(":")) {
     throw invalidArgs(`store.object: type must be a non-empty string without "/" or ":", got ${describe(type)}`);

@@ -22,6 +22,9 @@ test("store.object, snapshot, blobs.list, documents, page, export, importStore, 
   const head = store.head;
 
   throwsWith(() => store.object({ type: "other" }, { adpot() {} }), "invalid/args", ['"adpot"', "adopt, checkpointWhen"]);
+  // A misspelt host put the owner (and its tables) under host "session".
+  throwsWith(() => store.object({ type: "notes", hots: "agent" }), "invalid/args", ["address", '"hots"', "host, type"]);
+  assert.equal(store.object({ type: "notes", host: "agent" }).name, "agent:notes");
   await rejectsWith(store.snapshot({ lable: "x" }), "invalid/args", ['"lable"', "label"]);
   assert.deepEqual(await store.snapshots(), [], "no snapshot was taken");
   await rejectsWith(store.blobs.list({ limt: 5 }), "invalid/args", ['"limt"', "after, limit"]);
