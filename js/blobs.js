@@ -53,7 +53,8 @@ export function copyBytes(bytes, what) {
   let copy;
   try {
     view = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
-    if (view.byteLength <= MAX_BLOB_BYTES) copy = view.slice();
+    // Uint8Array's own slice: a Buffer's slice is a view of the same memory.
+    if (view.byteLength <= MAX_BLOB_BYTES) copy = Uint8Array.prototype.slice.call(view);
   } catch (e) {
     // A buffer transferred away (postMessage, structuredClone): no bytes.
     throw invalidArgs(`${what}: the bytes' buffer was transferred away (detached); pass bytes that still hold their data`, { cause: e });

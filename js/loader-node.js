@@ -414,6 +414,7 @@ export async function deleteNodeStore(options) {
     throw new StoreError(ErrorCodes.InvalidArgs, `deleteStore: a sqlite store's path must name a file, got ${JSON.stringify(path) ?? String(path)}`);
   }
   const file = storeFile(path, "deleteStore");
+  await refuseOtherFile(file);
   let found = false;
   for (const suffix of ["", "-journal", "-wal", "-lock", "-lock.break", "-lock.want"]) {
     try {
@@ -435,6 +436,25 @@ export async function deleteNodeStore(options) {
 }
 
 const SQLITE_MAGIC = "SQLite format 3\0";
+
+// deleteStore's check that `file` is a store's before anything is deleted:
+// a file that is no SQLite database, or another application's database
+// (a mistyped path), is refused. A missing or empty file, and one with a
+// WAL beside it (a store open in some process, or left by a crash), pass.
+async function refuseOtherFile(file) {
+  const head16 = Buffer.alloc(16);
+  let size;
+  try {
+    const fd = await openFile(file, "r");
+    try { size = (await fd.read(head16, 0, 16, 0)).bytesRead; } finally { await fd.close(); }
+  } catch { return; }  // no file (or none readable): the deletes below say so
+  const refuse = (why) => new StoreError(ErrorCodes.InvalidArgs, `deleteStore: ${file} ${why}; nothing was deleted`);
+  if (size === 0) return;
+  if (head16.toString("latin1") !== SQLITE_MAGIC) throw refuse("is not a store (not a SQLite database)");
+  if (await stat(file + "-wal").then(() => true, () => false)) return;
+  const answer = (await loadNodeCore()).peekStore(file, false);
+  if (answer.startsWith(`!${ErrorCodes.NotFound} `)) throw refuse("is a SQLite database of another application, not a store");
+}
 
 // peekStore on a private copy of a held store's file and its WAL, in a
 // temporary folder removed afterwards: "!…" when the copy cannot be read.

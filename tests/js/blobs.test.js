@@ -68,6 +68,17 @@ for (const [label, options] of Object.entries(backends)) {
       const got = await store.blobs.get(hash);
       got.fill(1);
       assert.deepEqual(await store.blobs.get(hash), text("original"));
+      // A Node Buffer too (its own slice() is a view, not a copy), by put
+      // and by putWithHash, changed before and after the put resolved.
+      for (const [i, put] of [(b) => store.blobs.put(b), (b) => store.blobs.putWithHash(sha(b), b)].entries()) {
+        const buf = Buffer.from(`a buffer ${i}`);
+        const want = sha(buf);
+        const p = put(buf);
+        buf.fill(88);
+        assert.equal(await p, want);
+        buf.fill(0);
+        assert.equal(sha(await store.blobs.get(want)), want);
+      }
       await store.close();
     });
 

@@ -31,3 +31,23 @@ test("deleteStore refuses other backends and paths that name no file", async () 
     await assert.rejects(deleteStore(bad), (e) => e.code === ErrorCodes.InvalidArgs && /deleteStore/.test(e.message));
   }
 });
+
+test("deleteStore refuses a file that is not a store (a text file, another application's SQLite database made by the sqlite3 command) and deletes nothing", async (t) => {
+  const { execFileSync } = await import("node:child_process");
+  const dir = mkdtempSync(join(tmpdir(), "onestore-delete-other-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const app = join(dir, "app.db");
+  execFileSync("sqlite3", [app, "CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO users VALUES (1, 'ana');"]);
+  const notes = join(dir, "notes.txt");
+  writeFileSync(notes, "a user's own notes, not a store");
+  for (const [path, why] of [[app, "another application"], [notes, "not a SQLite database"]]) {
+    await assert.rejects(deleteStore({ backend: "sqlite", path }), (e) => e.code === ErrorCodes.InvalidArgs && e.message.includes(why) && e.message.includes(path) && e.message.includes("nothing was deleted"));
+    assert.ok(existsSync(path), `${path} is still there`);
+  }
+  assert.equal(execFileSync("sqlite3", [app, "SELECT name FROM users"], { encoding: "utf8" }).trim(), "ana");
+  // A store beside them is still deleted.
+  const store = await openStore({ backend: "sqlite", path: join(dir, "s.sqlite") });
+  await store.close();
+  assert.equal(await deleteStore({ backend: "sqlite", path: join(dir, "s.sqlite") }), true);
+  assert.equal(existsSync(join(dir, "s.sqlite")), false);
+});
