@@ -6,7 +6,7 @@
 
 import { link, mkdir, readFile, rm, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 
 import { lockTimeout } from "./locks.js";
 
@@ -34,7 +34,14 @@ function alive(pid) {
  */
 export function nodeFileLocks(file) {
   const dir = locksDir(file);
-  const pathOf = (name) => join(dir, `${encodeURIComponent(name).replaceAll(".", "%2E")}.lock`);
+  const pathOf = (name) => {
+    let base = encodeURIComponent(name).replaceAll(".", "%2E");
+    // A name whose encoding would pass a file name's 255 bytes (with the
+    // holder's ".lock.new-<uuid>"): its sha256, after "%%", which no
+    // encoded name holds.
+    if (base.length > 200) base = `%%${createHash("sha256").update(name).digest("hex")}`;
+    return join(dir, `${base}.lock`);
+  };
   return {
     async acquire(name, timeout) {
       const path = pathOf(name);

@@ -100,3 +100,20 @@ test("bad names and options are refused with invalid/args", async () => {
   await store.close();
   await rejectsWith(store.lock("a", async () => {}), "closed");
 });
+
+test("on a sqlite file, every name the docs allow takes its lock: 200 characters whose encoding passes a file name's 255 bytes too", async () => {
+  const dir = tempDir("onestore-lock-names-");
+  const store = await openStore({ backend: "sqlite", path: join(dir, "s.sqlite") });
+  for (const name of ["é".repeat(200), "/".repeat(100), " ".repeat(90), "a".repeat(200), "%%x"]) {
+    let inside = false;
+    assert.equal(await store.lock(name, async () => { inside = true; return name.length; }), name.length);
+    assert.ok(inside);
+  }
+  // Two long names that share their first 200 characters' encoding are two locks.
+  const a = "é".repeat(199) + "a";
+  const b = "é".repeat(199) + "b";
+  const order = [];
+  await store.lock(a, async () => { await store.lock(b, async () => { order.push("b inside a"); }, { timeout: 1000 }); });
+  assert.deepEqual(order, ["b inside a"]);
+  await store.close();
+});
