@@ -437,20 +437,25 @@ export async function deleteNodeStore(options) {
 
 const SQLITE_MAGIC = "SQLite format 3\0";
 
+// The first 16 bytes of `path` as latin1 text ("" for an empty file), or
+// undefined when it cannot be read: SQLITE_MAGIC for a SQLite database.
+async function fileMagic(path) {
+  const head16 = Buffer.alloc(16);
+  try {
+    const fd = await openFile(path, "r");
+    try { return head16.toString("latin1", 0, (await fd.read(head16, 0, 16, 0)).bytesRead); } finally { await fd.close(); }
+  } catch { return undefined; }
+}
+
 // deleteStore's check that `file` is a store's before anything is deleted:
 // a file that is no SQLite database, or another application's database
 // (a mistyped path), is refused. A missing or empty file, and one with a
 // WAL beside it (a store open in some process, or left by a crash), pass.
 async function refuseOtherFile(file) {
-  const head16 = Buffer.alloc(16);
-  let size;
-  try {
-    const fd = await openFile(file, "r");
-    try { size = (await fd.read(head16, 0, 16, 0)).bytesRead; } finally { await fd.close(); }
-  } catch { return; }  // no file (or none readable): the deletes below say so
+  const magic = await fileMagic(file);
+  if (!magic) return;  // no file (or none readable: the deletes below say so), or an empty one
   const refuse = (why) => new StoreError(ErrorCodes.InvalidArgs, `deleteStore: ${file} ${why}; nothing was deleted`);
-  if (size === 0) return;
-  if (head16.toString("latin1") !== SQLITE_MAGIC) throw refuse("is not a store (not a SQLite database)");
+  if (magic !== SQLITE_MAGIC) throw refuse("is not a store (not a SQLite database)");
   if (await stat(file + "-wal").then(() => true, () => false)) return;
   const answer = (await loadNodeCore()).peekStore(file, false);
   if (answer.startsWith(`!${ErrorCodes.NotFound} `)) throw refuse("is a SQLite database of another application, not a store");
@@ -511,12 +516,7 @@ export async function listNodeStores(options) {
   for (const name of names) {
     if (SIDE_FILES.some((side) => name.endsWith(side)) || /\.import-[0-9a-f]{12}$/.test(name)) continue;
     const path = resolve(folder, name);
-    const head16 = Buffer.alloc(16);
-    try {
-      const fd = await openFile(path, "r");
-      try { await fd.read(head16, 0, 16, 0); } finally { await fd.close(); }
-    } catch { continue; }
-    if (head16.toString("latin1") !== SQLITE_MAGIC) continue;
+    if ((await fileMagic(path)) !== SQLITE_MAGIC) continue;
     let answer = mod.peekStore(path, false);
     // A store open in some process holds its file in exclusive WAL mode: no
     // other connection reads it, and its newest commits are in <file>-wal.
