@@ -517,11 +517,14 @@ export async function listNodeStores(options) {
     if (SIDE_FILES.some((side) => name.endsWith(side)) || /\.import-[0-9a-f]{12}$/.test(name)) continue;
     const path = resolve(folder, name);
     if ((await fileMagic(path)) !== SQLITE_MAGIC) continue;
-    let answer = mod.peekStore(path, false);
     // A store open in some process holds its file in exclusive WAL mode: no
     // other connection reads it, and its newest commits are in <file>-wal.
     // Read a private copy of the two instead (SQLite recovers the WAL there).
-    if (answer.startsWith("!") && (await stat(path + "-wal").then(() => true, () => false))) answer = await peekCopy(mod, path);
+    // The copy is taken without asking for the lock: a peek that waited for
+    // it would announce itself, and the holder would hand its store over.
+    const open = nodeFiles.lockHeld(path);
+    let answer = open ? await peekCopy(mod, path) : mod.peekStore(path, false);
+    if (!open && answer.startsWith("!") && (await stat(path + "-wal").then(() => true, () => false))) answer = await peekCopy(mod, path);
     if (answer.startsWith("!")) continue;  // another application's database, or one it cannot read now
     const peek = JSON.parse(answer);
     let size = 0;

@@ -4,8 +4,10 @@
 // databases skipped; bad options refused.
 
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { test } from "node:test";
 import Database from "better-sqlite3";
 
@@ -49,6 +51,28 @@ test("lists a store per conversation beside the global one, with id, head and si
   for (const { s } of convs) await s.close();
   await replica.close();
   await global.close();
+});
+
+test("listing a store another process has open leaves it with that process: no fence, its commits go on", async (t) => {
+  const dir = tempDir("onestore-list-other-");
+  const path = join(dir, "theirs.sqlite");
+  const child = spawn(process.execPath, [new URL("./fixtures/list-owner.mjs", import.meta.url).pathname, path], { stdio: ["pipe", "pipe", "inherit"] });
+  t.after(() => child.kill("SIGKILL"));
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const next = async () => (await lines.next()).value;
+  const head = Number((await next()).split(" ")[1]);
+  const listed = await listStores({ backend: "sqlite", dir });
+  assert.deepEqual(listed.map((s) => [s.path, s.head]), [[path, head]]);
+  // A look that waited for the file's lock would have asked the owner to
+  // hand it over: the owner would print "fenced" here instead.
+  child.stdin.write("commit\n");
+  assert.equal(await next(), `committed ${head + 1}`);
+  assert.deepEqual((await listStores({ backend: "sqlite", dir })).map((s) => s.head), [head + 1]);
+  child.stdin.write("commit\n");
+  assert.equal(await next(), `committed ${head + 2}`);
+  child.stdin.end("close\n");
+  assert.equal(await next(), undefined);
+  assert.deepEqual((await listStores({ backend: "sqlite", dir })).map((s) => s.head), [head + 2]);
 });
 
 test("bad options are refused with invalid/args", async () => {
