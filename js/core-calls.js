@@ -180,9 +180,13 @@ export function makeGate(core, head, kind = "store") {
       return unwrap(answer);
     },
 
-    /** Throws `closed` once close() was asked for. */
+    /**
+     * Throws `closed` once close() was asked for, and the gate's error
+     * (`fenced`, or the `storage_failed` that stopped it) once it is broken.
+     */
     checkOpen(what) {
       if (gate.closing || gate.closed) throw closedError(what, kind);
+      if (gate.broken) throw gate.broken;
     },
 
     /**

@@ -121,6 +121,18 @@ test("a second opener fences the first; nothing either committed is lost", async
     await tx.put(first.edits, { id: "late", path: "c", at: 3 });
   }), "fenced");
   await rejectsWith(first.store.commit([{ op: "put", table: "file-history/edits", row: { id: "late2", path: "c", at: 3 } }]), "fenced");
+  // Every later call, not only commits: the docs promise `fenced` for each.
+  for (const [what, call] of Object.entries({
+    lock: () => first.store.lock("nightly", async () => "ran"),
+    snapshot: () => first.store.snapshot(),
+    snapshots: () => first.store.snapshots(),
+    object: async () => first.store.object({ type: "another" }),
+    read: () => first.store.read(async () => "read"),
+    log: () => first.store.log({ seq: 1 }),
+    get: () => first.edits.get("by-first"),
+    blobs: () => first.store.blobs.has("0".repeat(64)),
+    outbox: () => first.store.outbox.read(0, 10),
+  })) await rejectsWith(call, "fenced").catch((e) => assert.fail(`store.${what}: ${e.message}`));
   assert.deepEqual((await second.edits.page(query(Edits), 10)).rows.map((r) => r.id), ["by-first", "by-second"]);
   await first.store.close();
   await second.store.close();
