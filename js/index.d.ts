@@ -1605,8 +1605,9 @@ export function configureBrowserCore(options: { wasmUrl?: string | { readonly hr
 
 /**
  * Deletes a store. In a browser, an OPFS store, fencing its owner in any tab;
- * in Node, a closed sqlite store's file and side files. Resolves to false
- * when there was no such store.
+ * in Node, a closed sqlite store's file and side files (a store open in any
+ * process is refused with invalid/args). Resolves to false when there was
+ * no such store.
  * @example await deleteStore({ backend: "opfs", name: "session-42" });
  * @example await deleteStore({ backend: "sqlite", path: ".data/s.sqlite" });
  */

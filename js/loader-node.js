@@ -337,10 +337,11 @@ async function beginLocked(file, release) {
 }
 
 // An open store holds its file's lock for life: an import must not switch
-// its file away under it (the store would go on writing a deleted file).
-function refuseOpen(file) {
+// its file away under it, nor a delete remove it (the store would go on
+// writing a deleted file, and lose every commit it acknowledges).
+function refuseOpen(file, what = "importStore", advice = "close it before importing over it") {
   if (nodeFiles.lockHeld(file)) {
-    throw new StoreError(ErrorCodes.InvalidArgs, `importStore: the store at ${file} is open (a process holds ${file}-lock); close it before importing over it`);
+    throw new StoreError(ErrorCodes.InvalidArgs, `${what}: the store at ${file} is open (a process holds ${file}-lock); ${advice}`);
   }
 }
 
@@ -394,9 +395,10 @@ async function undoSwitch(file, genPath) {
 /**
  * Deletes a sqlite store's file, its side files (`-journal`, `-wal`,
  * `-lock`, `-lock.break`, `-lock.want`), its blobs (`.blobs/`), its
- * snapshots (`.snapshots/`) and its lock files (`.locks/`). Close the store first: a file that another open
- * store still uses is not detected, as on any file system. Resolves to true,
- * or false when there was no store file.
+ * snapshots (`.snapshots/`) and its lock files (`.locks/`). Close the
+ * store first: a store open in any process (a live holder of `<file>-lock`)
+ * is refused with invalid/args. Resolves to true, or false when there was
+ * no store file.
  *
  * @example
  * await deleteStore({ backend: "sqlite", path: ".data/s.sqlite" });
@@ -414,6 +416,7 @@ export async function deleteNodeStore(options) {
     throw new StoreError(ErrorCodes.InvalidArgs, `deleteStore: a sqlite store's path must name a file, got ${JSON.stringify(path) ?? String(path)}`);
   }
   const file = storeFile(path, "deleteStore");
+  refuseOpen(file, "deleteStore", "close it first; nothing was deleted");
   await refuseOtherFile(file);
   let found = false;
   for (const suffix of ["", "-journal", "-wal", "-lock", "-lock.break", "-lock.want"]) {

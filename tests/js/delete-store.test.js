@@ -51,3 +51,46 @@ test("deleteStore refuses a file that is not a store (a text file, another appli
   assert.equal(await deleteStore({ backend: "sqlite", path: join(dir, "s.sqlite") }), true);
   assert.equal(existsSync(join(dir, "s.sqlite")), false);
 });
+
+test("deleteStore refuses a store that is open, in this process or another, and deletes nothing; once the holder is gone (closed, or killed) it deletes", async (t) => {
+  const { spawn } = await import("node:child_process");
+  const { createInterface } = await import("node:readline");
+  const { rejectsWith } = await import("./helpers.js");
+  const dir = mkdtempSync(join(tmpdir(), "onestore-delete-open-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const Notes = defineTable("notes", { columns: { id: str() }, key: ["id"] });
+
+  // In this process: the store goes on, and nothing it acknowledged is lost.
+  const mine = join(dir, "mine.sqlite");
+  const store = await openStore({ backend: "sqlite", path: mine });
+  const owner = store.object({ type: "t" });
+  const notes = owner.table(Notes);
+  await owner.tx(async (tx) => { await tx.put(notes, { id: "before" }); });
+  await rejectsWith(deleteStore({ backend: "sqlite", path: mine }), ErrorCodes.InvalidArgs, [mine, "is open", "nothing was deleted"]);
+  await owner.tx(async (tx) => { await tx.put(notes, { id: "after" }); });
+  await store.close();
+  const reopened = await openStore({ backend: "sqlite", path: mine });
+  const kept = [];
+  for await (const r of reopened.object({ type: "t" }).table(Notes).rows()) kept.push(r.id);
+  assert.deepEqual(kept, ["after", "before"]);
+  await reopened.close();
+  assert.equal(await deleteStore({ backend: "sqlite", path: mine }), true);
+
+  // In another process, which is then killed: its lock file is left behind,
+  // with no live holder, and the delete goes ahead.
+  const theirs = join(dir, "theirs.sqlite");
+  const child = spawn(process.execPath, [new URL("./fixtures/list-owner.mjs", import.meta.url).pathname, theirs], { stdio: ["pipe", "pipe", "inherit"] });
+  t.after(() => child.kill("SIGKILL"));
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  assert.match((await lines.next()).value, /^ready \d+$/);
+  await rejectsWith(deleteStore({ backend: "sqlite", path: theirs }), ErrorCodes.InvalidArgs, [theirs, "is open"]);
+  assert.ok(existsSync(theirs) && existsSync(`${theirs}-wal`), "nothing was deleted");
+  child.stdin.write("commit\n");
+  assert.match((await lines.next()).value, /^committed \d+$/, "the owner was not fenced");
+  const exited = new Promise((resolve) => child.on("exit", resolve));
+  child.kill("SIGKILL");
+  await exited;
+  assert.ok(existsSync(`${theirs}-lock`), "a killed owner leaves its lock file");
+  assert.equal(await deleteStore({ backend: "sqlite", path: theirs }), true);
+  assert.equal(existsSync(theirs) || existsSync(`${theirs}-wal`) || existsSync(`${theirs}-lock`), false);
+});
