@@ -293,7 +293,7 @@ export function serve(store, options = {}) {
     unlisten();
   }
 
-  const removeSink = live.addSink({ commit, closed: () => stop("the store this tab is linked to was closed in its worker") });
+  const removeSink = live.addSink({ commit, closed: (why) => stop(why ?? "the store this tab is linked to was closed in its worker") });
   const unlisten = ep.listen(onMessage);
 
   const server = Object.freeze({

@@ -74,11 +74,11 @@ export function makeLive(io) {
       }
       watches.queue(byTable, seq);
     },
-    close() {
+    close(why) {
       watches.clear();
       derives.clear();
       for (const sink of [...sinks]) {
-        try { sink.closed(); } catch (e) { reportListenerError(e, "link close"); }
+        try { sink.closed(why); } catch (e) { reportListenerError(e, "link close"); }
       }
       sinks.clear();
     },

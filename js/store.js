@@ -134,6 +134,11 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
     documentsNow: (request, what) => parseJsonExact(gate.call(what, () => core.documents(encodeJson(request, what)))),
   };
   const live = makeLive(io);
+  if (session) {
+    // Fenced: the links' tabs are told (their holds would never move again).
+    const fence = session.fence;
+    session.fence = (err) => { fence(err); live.close(err.message); };
+  }
   const commitListeners = new Set();  // js/sync.js: a new commit wakes the driver
   let snaps = null;
   const queue = makeCommitQueue({

@@ -245,6 +245,37 @@ test("a closed store tells its links: holds get closed, calls reject with closed
   await t.done();
 });
 
+test("a store fenced in its worker (another opener took its file) tells its links: holds end with why, calls reject", async () => {
+  const { mkdtempSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const path = join(mkdtempSync(join(tmpdir(), "onestore-link-fence-")), "s.sqlite");
+  const store = await openStore({ backend: "sqlite", path });
+  const owner = store.object({ type: "notes" });
+  const notes = owner.table(Notes);
+  await notes.count();
+  store.derive("count", (read) => read.count(notes));
+  const { port1, port2 } = new MessageChannel();
+  const server = serve(store, { port: port1, methods: { head: () => store.head } });
+  const link = connect(port2);
+  const rows = [];
+  const counts = [];
+  link.hold("notes/notes", (e) => rows.push(e));
+  link.hold("count", (e) => counts.push(e));
+  await until(() => rows.length === 1 && counts.length === 1, "the first answers");
+  const taker = await openStore({ backend: "sqlite", path });
+  await until(() => rows.length === 2 && counts.length === 2, `the fence notice: ${JSON.stringify([rows, counts])}`);
+  for (const e of [rows[1], counts[1]]) {
+    assert.equal(e.error.code, "closed");
+    assert.match(e.error.message, /fenced/);
+  }
+  assert.equal(link.closed, true);
+  await rejectsWith(link.call("head"), "closed");
+  server.close(); port1.close(); port2.close();
+  await store.close();
+  await taker.close();
+});
+
 test("server.close() tells its links: a pending call rejects with closed, holds end, the store stays open", { timeout: 10000 }, async () => {
   let release;
   const t = await setup({ slow: () => new Promise((r) => { release = r; }) });
