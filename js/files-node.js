@@ -220,6 +220,15 @@ const WANT_FRESH_MS = 1000;
 
 let holderText = null;
 // "<pid>@<host>" of this process.
+// Whether a file that names this process ("<pid>@<host>") was written
+// before this process started: by an earlier process with the same pid on
+// this host, which no longer runs (a container's process 1, restarted after
+// a kill -9, finds its predecessor's "1@<host>"). performance.timeOrigin is
+// the process's start in every thread of it.
+export function wroteBefore(mtimeMs) {
+  return mtimeMs < performance.timeOrigin;
+}
+
 function me() {
   holderText ??= `${process.pid}@${hostname()}`;
   return holderText;
@@ -242,8 +251,9 @@ function waiterAhead(want) {
 }
 
 // The lock file's holder: "gone" (no lock file), "live", or "stale" (a
-// process of this host that no longer runs, or a file without a holder that
-// is over 2 s old: cut short by a crash). A holder on another host is live.
+// process of this host that no longer runs, this process's pid in a file it
+// did not write, or a file without a holder that is over 2 s old: cut short
+// by a crash). A holder on another host is live.
 function holderState(lock) {
   let text;
   let mtimeMs;
@@ -255,6 +265,7 @@ function holderState(lock) {
     throw e;
   }
   if (text.indexOf("@") < 0) return Date.now() - mtimeMs < 2000 ? "live" : "stale";
+  if (text === me()) return wroteBefore(mtimeMs) ? "stale" : "live";
   return processState(text) === "ended" ? "stale" : "live";
 }
 

@@ -131,6 +131,11 @@ export function configureBrowserCore() {}
  * const store = await importStore(createReadStream("session.tar"), { backend: "sqlite", path: "s.sqlite" });
  */
 export function importStore(archive, openOptions, options) {
+  // A Node stream that fails before it is read (createReadStream of a
+  // missing file) emits "error" while the import waits for its lock, and
+  // with no listener that ends the process. Its iterator throws the same
+  // error when the import reads it.
+  if (typeof archive?.on === "function" && typeof archive?.[Symbol.asyncIterator] === "function") archive.on("error", () => {});
   return importStoreWith(nodeRuntime, archive, openOptions, options);
 }
 

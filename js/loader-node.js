@@ -7,7 +7,7 @@
 // file system the SQLite VFS calls (js/files-node.js).
 
 import { copyFile, mkdir, mkdtemp, open as openFile, readFile, readdir, rename, rm, rmdir, stat } from "node:fs/promises";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 
@@ -216,8 +216,25 @@ export function openNodeLocks(wire) {
 }
 
 /** The runtime handed to openStoreWith. */
+// An open of a sqlite file whose lock stayed held says who holds it and what
+// to do when that holder is gone: SQLite's own "database is locked" names
+// neither.
+function explainLocked(core, wire) {
+  if (wire.backend !== "sqlite" || wire.path === ":memory:") return core;
+  const open = core.open;
+  core.open = function (text) {
+    const answer = open.call(this, text);
+    if (typeof answer !== "string" || !answer.startsWith(`!${ErrorCodes.StorageFailed} `) || !answer.includes("database is locked")) return answer;
+    const lock = `${wire.path}-lock`;
+    let holder;
+    try { holder = readFileSync(lock, "utf8"); } catch { return answer; }
+    return `${answer} (${lock} names its holder, ${JSON.stringify(holder)} (pid@host), which did not let go within lockTimeout; if that process no longer runs, on another host or in another container, delete ${lock})`;
+  };
+  return core;
+}
+
 export const nodeRuntime = Object.freeze({
-  backends: ["memory", "sqlite"], load: loadNodeCore, prepare: prepareNodeOpen, openBlobs: openNodeBlobs,
+  backends: ["memory", "sqlite"], load: loadNodeCore, prepare: prepareNodeOpen, attach: explainLocked, openBlobs: openNodeBlobs,
   openSnapshots: openNodeSnapshots, openLocks: openNodeLocks, generations: nodeGenerations(),
 });
 

@@ -538,7 +538,8 @@ export function openWorkerdSnapshots(wire) {
  * Object has one SQLite, so the generation is staged: the archive is read
  * into a memory store (the rows, checked) and the table _blobs_import (the
  * blobs, each checked), and the switch is one transactionSync: every table
- * of the old store is dropped, _blobs_import becomes _blobs, and a durable
+ * of the old store is dropped (not the class's own tables beside it),
+ * _blobs_import becomes _blobs, and a durable
  * core is opened and given the staged tables, rows, outbox and head, and
  * checked again against the manifest's digests. An error anywhere rolls the
  * whole switch back; a Durable Object reset during the reading leaves only
@@ -570,10 +571,19 @@ const durableGenerations = Object.freeze({
 });
 
 // The switch, inside the caller's transactionSync (see durableGenerations).
+// The tables of the store in a Durable Object's SQLite (docs/formats.md):
+// its system tables, its snapshots' copies and the tables _tables records.
+// The class's own tables beside them are not the store's, and stay.
+const STORE_SYSTEM_TABLES = new Set(["_meta", "_outbox", "_outbox_parts", "_tables", "_blobs", "_snapshots"]);
+
+function storeTables(storage) {
+  const all = storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table'").toArray().map((r) => r.name);
+  const declared = new Set(all.includes("_tables") ? storage.sql.exec("SELECT name FROM _tables").toArray().map((r) => r.name) : []);
+  return all.filter((n) => STORE_SYSTEM_TABLES.has(n) || n.startsWith("_snap_") || declared.has(n));
+}
+
 function switchDurable(mod, storage, manifest, outboxText, staged) {
-  const tables = storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table'").toArray().map((r) => r.name)
-    .filter((n) => !n.startsWith("_cf_") && !n.startsWith("sqlite_") && n !== "_blobs_import");
-  for (const n of tables) storage.sql.exec(`DROP TABLE "${n.replaceAll('"', '""')}"`);
+  for (const n of storeTables(storage)) storage.sql.exec(`DROP TABLE "${n.replaceAll('"', '""')}"`);
   storage.sql.exec("CREATE TABLE IF NOT EXISTS _blobs_import (hash TEXT NOT NULL, part INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (hash, part)) WITHOUT ROWID");
   storage.sql.exec("ALTER TABLE _blobs_import RENAME TO _blobs");
   const handle = nextHandle++;

@@ -4,10 +4,11 @@
 // its name, which fails when the name exists). A waiter polls it; a file
 // whose process is gone (a crash) is taken over.
 
-import { link, mkdir, readFile, rm, rename, writeFile } from "node:fs/promises";
+import { link, mkdir, readFile, rm, rename, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createHash, randomUUID } from "node:crypto";
 
+import { wroteBefore } from "./files-node.js";
 import { lockTimeout } from "./locks.js";
 
 /** The folder of a sqlite store file's lock files. */
@@ -76,7 +77,10 @@ export function nodeFileLocks(file) {
         }
         const holder = await readFile(path, "utf8").catch(() => null);
         const pid = holder === null ? NaN : Number(holder.split(" ")[0]);
-        if (holder !== null && !alive(pid)) {
+        // This process's pid in a file written before it started: an
+        // earlier process's (js/files-node.js, wroteBefore).
+        const earlier = pid === process.pid && wroteBefore(await stat(path).then((s) => s.mtimeMs, () => Infinity));
+        if (holder !== null && (!alive(pid) || earlier)) {
           // Its process is gone: moved aside (one waiter wins the rename).
           // Were it already a new holder's file, it is put back.
           const aside = `${path}.dead-${randomUUID()}`;

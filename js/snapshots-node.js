@@ -14,6 +14,8 @@ import { closeSync, constants, copyFileSync, existsSync, fsyncSync, openSync, re
 import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 
+import { ErrorCodes, StoreError } from "./errors.js";
+
 /** The folder of a sqlite store file's snapshots. */
 export function snapshotsDir(file) {
   return `${file}.snapshots`;
@@ -39,7 +41,13 @@ export function nodeSnapshots(file) {
         // does not make folders: made once, before the first copy.
         throw new Error(`the folder ${dir} was not prepared`);
       }
-      return pathOf(id, "sqlite");
+      const copy = pathOf(id, "sqlite");
+      // A copy deleted by hand: SQLite would make an empty database in its
+      // place, and a restore from it would delete every row.
+      if (!existsSync(copy)) {
+        throw new StoreError(ErrorCodes.NotFound, `snapshot ${id}: its copy ${copy} is gone (deleted outside onestore), so it can be neither restored nor read; store.snapshots() still lists it until it is pruned`);
+      }
+      return copy;
     },
     // Copies the database file to the snapshot's, synchronously (inside a
     // step of the commit queue, while the core holds the file), and syncs it.

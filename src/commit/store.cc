@@ -1285,7 +1285,10 @@ ONESTORE_COLD Status Store::Close() {
   closed_ = true;
   txs_.clear();
   vector_cache_.DropAll();
-  return backend_ ? backend_->Close() : Status::OK();
+  Status s = backend_ ? backend_->Close() : Status::OK();
+  // A stopped store (storage_failed, fenced) said so on the call that
+  // stopped it; what its close cannot release follows from that failure.
+  return stopped_.ok() ? s : Status::OK();
 }
 
 }  // namespace onestore

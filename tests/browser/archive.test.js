@@ -74,6 +74,7 @@ test("an archive goes Node sqlite → OPFS in Chromium → workerd durable → N
     assert.equal(answer.progress.done, answer.progress.total);
     assert.equal(answer.progress.blobBytes, blobs.reduce((n, b) => n + b.size, 0));
     assert.ok(!answer.tables.includes("_blobs_import"), "no staging table left");
+    assert.deepEqual(answer.own, [{ id: 1, text: "kept by the class (previous)" }], "the class's own table is not the store's: the import keeps it");
 
     // workerd (a streamed Response) → Node sqlite, over a store with other content.
     const res = await w.mf.dispatchFetch("http://t/d1/export");

@@ -2,7 +2,8 @@
 // archives in a Durable Object. Routes, on the object named by the first
 // path segment (class TestSession, SQLite storage):
 //
-//   POST /<object>/fill     { tag, rows }  fills a new durable store (tests/js/archive/session.js)
+//   POST /<object>/fill     { tag, rows }  fills a new durable store (tests/js/archive/session.js),
+//                                          and the class's own table class_notes beside it
 //   GET  /<object>/state                   the store's state (JSON text)
 //   GET  /<object>/export                  store.export() as the Response body, streamed
 //   POST /<object>/import                  importStore(request.body) over the store; answers
@@ -37,12 +38,23 @@ export class TestSession {
     return this.ctx.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf_%' ORDER BY name").toArray().map((r) => r.name);
   }
 
+  // The rows of the class's own table (not the store's), or why not.
+  own() {
+    try {
+      return this.ctx.storage.sql.exec("SELECT id, text FROM class_notes ORDER BY id").toArray();
+    } catch (e) {
+      return String(e?.message ?? e);
+    }
+  }
+
   async fetch(request) {
     const op = new URL(request.url).pathname.split("/")[2];
     try {
       if (op === "fill") {
         const { tag, rows } = await request.json();
         await fill(await this.open(), { tag, rows });
+        this.ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS class_notes (id INTEGER PRIMARY KEY, text TEXT)");
+        this.ctx.storage.sql.exec("INSERT OR REPLACE INTO class_notes VALUES (1, ?)", `kept by the class (${tag})`);
         return json({ ok: true });
       }
       if (op === "state") return json({ ok: true, state: await state(await this.open()), tables: this.tables() });
@@ -57,7 +69,7 @@ export class TestSession {
         } catch (e) {
           return json({ ok: false, code: e.code, message: e.message, state: await state(await this.open()), tables: this.tables() });
         }
-        return json({ ok: true, state: await state(this.store), tables: this.tables(), progress: progress.at(-1), reports: progress.length });
+        return json({ ok: true, state: await state(this.store), tables: this.tables(), progress: progress.at(-1), reports: progress.length, own: this.own() });
       }
       return json({ ok: false, message: `no op ${op}` });
     } catch (e) {

@@ -439,6 +439,19 @@ test("exportToFile into a folder that does not exist fails with storage_failed a
   }
 });
 
+test("importStore(createReadStream(a missing file)) rejects with a StoreError naming the file; the stream's early error does not end the process", async () => {
+  const { createReadStream } = await import("node:fs");
+  const missing = join(dir, `no-such-archive-${counter++}.tar`);
+  // The stream fails at once, while the sqlite import still waits for its
+  // lock: an "error" event nobody listened to would end this test process.
+  const path = file("import-missing");
+  await rejectsWith(importStore(createReadStream(missing), { backend: "sqlite", path }), ErrorCodes.InvalidArchive, [missing, "ENOENT"]);
+  await rejectsWith(importStore(createReadStream(missing), { backend: "memory" }), ErrorCodes.InvalidArchive, [missing]);
+  const store = await openStore({ backend: "sqlite", path });
+  assert.equal(store.head, 0, "nothing was imported");
+  await store.close();
+});
+
 test("an import over a sqlite store takes the place of its snapshots too: none of the previous session's is listed or restorable", async () => {
   const path = file("snapshots-replaced");
   const previous = await filled({ backend: "sqlite", path });

@@ -74,3 +74,41 @@ test("a process that finds the lock held announces itself, and the others let it
   assert.equal(files.lock(db), true);
   files.unlock(db);
 });
+
+test("a lock file naming this process's pid, written before it started (a container's process 1 restarted after a kill -9), is stale: the store opens at once with every commit", async () => {
+  const { defineTable, int, openStore } = await import("../../js/index.js");
+  const T = defineTable("t", { columns: { id: int() }, key: ["id"] });
+  const db = join(tempDir("onestore-lock-pid-"), "s.sqlite");
+  const first = await openStore({ backend: "sqlite", path: db });
+  const owner = first.object({ type: "o" });
+  await owner.tx(async (tx) => { await tx.put(owner.table(T), { id: 1 }); });
+  await first.close();
+  // What the killed predecessor left: its lock, naming the pid and host
+  // this process has now, dated before this process started.
+  writeFileSync(`${db}-lock`, `${process.pid}@${hostname()}`);
+  const before = new Date(performance.timeOrigin - 60_000);
+  utimesSync(`${db}-lock`, before, before);
+  const files = createNodeFiles();
+  assert.equal(files.lockHeld(db), false, "no live process holds it");
+  const again = await openStore({ backend: "sqlite", path: db, lockTimeout: 500 });
+  assert.equal(again.head, 2);
+  assert.equal(files.lockHeld(db), true, "the new store holds it");
+  await again.close();
+
+  // The same text written by this process (any of its threads) is live.
+  writeFileSync(`${db}-lock`, `${process.pid}@${hostname()}`);
+  assert.equal(files.lockHeld(db), true);
+  rmSync(`${db}-lock`);
+});
+
+test("an open that finds the lock held by a process it cannot see (another host) fails with storage_failed naming the lock file and its holder", async () => {
+  const { openStore } = await import("../../js/index.js");
+  const { rejectsWith } = await import("./helpers.js");
+  const db = join(tempDir("onestore-lock-host-"), "s.sqlite");
+  await (await openStore({ backend: "sqlite", path: db })).close();
+  writeFileSync(`${db}-lock`, "4242@old-pod-7f9c");
+  await rejectsWith(openStore({ backend: "sqlite", path: db, lockTimeout: 200 }), "storage_failed",
+    ["database is locked", `${db}-lock`, "4242@old-pod-7f9c", `delete ${db}-lock`]);
+  rmSync(`${db}-lock`);
+  await (await openStore({ backend: "sqlite", path: db })).close();
+});

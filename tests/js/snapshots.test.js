@@ -364,4 +364,26 @@ describe("snapshots of a sqlite file", () => {
     assert.equal(await store.fingerprint(), fp);
     await store.close();
   });
+
+  test("a snapshot whose copy was deleted by hand is not restored from an empty store: not_found, and no row changes", async () => {
+    const { rmSync } = await import("node:fs");
+    const o = sqliteOptions();
+    let store = await openStore(o);
+    const { notes, items } = await seed(store);
+    const snap = await store.snapshot();
+    await change(notes, items);
+    await store.close();
+    const copy = join(`${o.path}.snapshots`, `${snap.id}.sqlite`);
+    assert.ok(existsSync(copy));
+    rmSync(copy);
+    store = await openStore(o);
+    const head = store.head;
+    const fp = await store.fingerprint();
+    await rejectsWith(store.restore(snap.id), "not_found", [snap.id, copy, "is gone"]);
+    await rejectsWith(store.at(snap.seq), "not_found", [copy]);
+    assert.equal(store.head, head, "nothing was committed");
+    assert.equal(await store.fingerprint(), fp);
+    assert.ok(!existsSync(copy), "no empty store was made in its place");
+    await store.close();
+  });
 });

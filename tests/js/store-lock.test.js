@@ -89,6 +89,19 @@ test("a lock whose process was killed is taken over", async (t) => {
   assert.ok(existsSync(path));
 });
 
+test("a store.lock file naming this process's pid, written before it started (a restarted container's process 1), is taken over", async () => {
+  const { utimesSync, writeFileSync, mkdirSync } = await import("node:fs");
+  const path = join(tempDir("onestore-store-lock-pid-"), "s.sqlite");
+  const store = await openStore({ backend: "sqlite", path });
+  mkdirSync(`${path}.locks`, { recursive: true });
+  const file = join(`${path}.locks`, "nightly.lock");
+  writeFileSync(file, `${process.pid} 0b5e7d52-2d8c-4b8e-a0c5-0c7a1f7c9d11`);
+  const before = new Date(performance.timeOrigin - 60_000);
+  utimesSync(file, before, before);
+  assert.equal(await store.lock("nightly", async () => "ran", { timeout: 2000 }), "ran");
+  await store.close();
+});
+
 test("bad names and options are refused with invalid/args", async () => {
   const store = await openStore({ backend: "memory" });
   await rejectsWith(store.lock("", async () => {}), "invalid/args", ["name"]);

@@ -439,6 +439,7 @@ ONESTORE_COLD Status EmbeddedConnection::Close() {
   Rollback();
   for (auto& [sql, c] : cache_) sqlite3_finalize(c.stmt);
   cache_.clear();
+  Status checkpoint;
   // An open that failed after its transaction committed still checkpoints
   // at the durability's syncs, never unsynced.
   if (unsynced_open_) Opened();
@@ -455,9 +456,9 @@ ONESTORE_COLD Status EmbeddedConnection::Close() {
     // and deleted unsynced, it protected nothing: "Issue 13, an open that
     // syncs nothing"), and the file format is the same. If the checkpoint
     // fails (a full disk), nothing after it runs and the WAL stays: the next
-    // open recovers it.
-    ExecOn(db_, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA synchronous = OFF; "
-                "PRAGMA journal_mode = OFF");
+    // open recovers it, and the close says so.
+    checkpoint = ExecOn(db_, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA synchronous = OFF; "
+                             "PRAGMA journal_mode = OFF");
     wal_open_ = false;
   }
   // SQLite ignores a failure to release the file's lock or to close a file
@@ -468,6 +469,9 @@ ONESTORE_COLD Status EmbeddedConnection::Close() {
   if (rc != SQLITE_OK && released.ok()) {
     released = Status::StorageFailed("closing " + options_.path + ": SQLite answered " +
                                      sqlite3_errstr(rc));
+  }
+  if (released.ok() && !checkpoint.ok()) {
+    released = Status::StorageFailed("checkpointing the WAL: " + checkpoint.message());
   }
   if (released.ok()) return released;
   return Status::StorageFailed("the store " + options_.path +
