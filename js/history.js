@@ -139,8 +139,16 @@ export async function openView(source, seq, openCore, storeHandles, snapshots = 
   const head = Number(source.call("store.at", () => source.core.head()));
   if (seq > head) throw invalidArgs(`${what}: seq ${seq} is beyond the head (${head})`);
   // Refused before a core is opened when nothing can cover seq.
-  await snapshots?.prepareStart(seq);
-  checkRetained(source, snapshots?.startFor(seq)?.seq ?? 0, seq, what);
+  const release = await snapshots?.prepareStart(seq);
+  try {
+    checkRetained(source, snapshots?.startFor(seq)?.seq ?? 0, seq, what);
+    return await seededView(source, seq, openCore, storeHandles, snapshots, what);
+  } finally {
+    release?.();
+  }
+}
+
+async function seededView(source, seq, openCore, storeHandles, snapshots, what) {
   const { core } = await openCore();
   const gate = makeGate(core, 0, "view");
   const close = () => {

@@ -211,9 +211,14 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
       }
       return null;
     },
-    /** Readies the shelf for startFor's file names when some snapshot is at or below `seq`. */
+    /**
+     * Readies the shelf for startFor's file when some snapshot is at or
+     * below `seq` (OPFS: that copy's handles): resolves to the release to
+     * call once the view is seeded, or undefined.
+     */
     async prepareStart(seq) {
-      if (list.some((s) => s.seq <= seq)) await shelf.prepare?.();
+      const start = list.findLast((s) => s.seq <= seq);
+      if (start) return shelf.prepare?.({ read: [start.id] });
     },
     /**
      * Takes one after the commit of `seq` when `snapshotEvery` says so

@@ -11,7 +11,8 @@
 // profile.
 
 import { createServer } from "node:http";
-import { mkdtempSync, rmSync, statSync, createReadStream, existsSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, statSync, createReadStream, existsSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, extname, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -136,6 +137,26 @@ export async function call(page, op, args) {
   const r = await page.evaluate(([o, a]) => window.call(o, a), [op, args]);
   if (!r.ok) throw Object.assign(new Error(`${op}: ${r.error.code ?? r.error.name}: ${r.error.message}`), r.error);
   return r.value;
+}
+
+/**
+ * PRAGMA integrity_check by the real sqlite3 command on the files of the
+ * OPFS store `name` (closed), read by the page's worker op "storeFiles"
+ * (pages/opfs-integrity.js) and written to a temporary folder: [["ok"]]
+ * when it is whole, else a row per problem.
+ *
+ * @example assert.deepEqual(await integrity(page, "keep"), [["ok"]]);
+ */
+export async function integrity(page, name) {
+  const files = await call(page, "storeFiles", { name });
+  const dir = mkdtempSync(join(tmpdir(), "onestore-opfs-integrity-"));
+  try {
+    for (const [file, b64] of Object.entries(files)) writeFileSync(join(dir, file), Buffer.from(b64, "base64"));
+    const out = execFileSync("sqlite3", [join(dir, "db.sqlite"), "PRAGMA integrity_check"], { encoding: "utf8" });
+    return out.trim().split("\n").map((line) => [line]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Runs one op that must fail: its error `{ code, name, message }`. */

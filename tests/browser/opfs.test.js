@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { root, startHarness, openTab, call, callFails } from "./harness.js";
+import { root, startHarness, openTab, call, callFails, integrity } from "./harness.js";
 
 async function until(fn, what, ms = 10000) {
   const end = Date.now() + ms;
@@ -79,7 +79,7 @@ test("an opfs store survives a worker restart, a page reload and a browser resta
     assert.ok(files["db.sqlite"] >= 4096);
     assert.equal(files["db.sqlite-wal"], 0);
     assert.equal(files["db.sqlite-journal"], 0);
-    assert.deepEqual(await call(tab, "integrity", { name: "keep" }), [["ok"]]);
+    assert.deepEqual(await integrity(tab, "keep"), [["ok"]]);
     assert.deepEqual(tab.errors, []);
   } finally {
     if (second) await second.close();
@@ -112,7 +112,7 @@ test("a second tab takes the store over: the first is fenced and no acknowledged
     for (const id of [...loopA.acked, "b0", "b1", "b2"]) assert.ok(rows.includes(id), `acknowledged ${id} is missing`);
     assert.ok(!rows.includes("late"));
     await call(b, "close");
-    assert.deepEqual(await call(b, "integrity", { name: "shared" }), [["ok"]]);
+    assert.deepEqual(await integrity(b, "shared"), [["ok"]]);
     // The fenced tab takes it back: everything is there.
     const back = await call(a, "open", { name: "shared" });
     assert.equal(back.head, 1 + rows.length);
@@ -216,7 +216,7 @@ test("a failed OPFS write or flush stops the store with storage_failed; a reopen
       await call(page, "heal");
       assert.equal((await callFails(page, "put", { id: "after" })).code, "storage_failed");
       await call(page, "close");
-      assert.deepEqual(await call(page, "integrity", { name }), [["ok"]], JSON.stringify(f));
+      assert.deepEqual(await integrity(page, name), [["ok"]], JSON.stringify(f));
       await call(page, "open", { name });
       const rows = await call(page, "rows");
       for (const id of acked) assert.ok(rows.includes(id), `${JSON.stringify(f)}: acknowledged ${id} is missing`);

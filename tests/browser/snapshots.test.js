@@ -39,6 +39,12 @@ test("an OPFS store's snapshot, change, restore and restore again give back each
     assert.equal(await fp(a), changed);
     assert.deepEqual((await call(a, "rows")).sort(), ["x", "y", "z"]);
 
+    // A view at a seq at or after the snapshot starts from its copy.
+    const rowsAtSnapshot = await call(a, "rowsAt", { seq: snap.seq });
+    assert.deepEqual(rowsAtSnapshot, [["x", 1], ["y", 2]]);
+    assert.deepEqual(await call(a, "rowsAt", { seq: snap.seq + 2 }), [["x", 10], ["y", 2], ["z", 3]]);
+    assert.deepEqual(await call(a, "rowsAt", { seq: snap.seq - 1 }), [["x", 1]]);
+
     const listed = await call(a, "snapshots");
     assert.deepEqual(listed.map((s) => s.id), [r2.undo, r1.undo, snap.id]);
     await call(a, "close");

@@ -19,7 +19,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-import { launchChromium, startServer } from "../browser/harness.js";
+import { integrity, launchChromium, startServer } from "../browser/harness.js";
 import { random } from "./node-loop.js";
 
 const PAGE = "/tests/browser/pages/kill.html";
@@ -92,8 +92,8 @@ export async function runChromiumKills({ terminate = 3, browser = 2, takeover = 
       await call(page, "open", { name });
       const r = await call(page, "check", { acked: [...acked], bigEvery });
       await call(page, "close");
-      const integrity = await call(page, "integrity", { name });
-      if (JSON.stringify(integrity) !== '[["ok"]]') f.problems.push(`${label}: integrity_check ${JSON.stringify(integrity)}`);
+      const rows = await integrity(page, name);
+      if (JSON.stringify(rows) !== '[["ok"]]') f.problems.push(`${label}: integrity_check ${JSON.stringify(rows)}`);
       f.lost += r.lost;
       f.partial += r.problems.filter((p) => p.includes("partial commit")).length;
       for (const p of r.problems) f.problems.push(`${label}: ${p}`);

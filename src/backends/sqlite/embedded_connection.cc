@@ -470,9 +470,7 @@ ONESTORE_COLD Status EmbeddedConnection::Close() {
     released = Status::StorageFailed("closing " + options_.path + ": SQLite answered " +
                                      sqlite3_errstr(rc));
   }
-  if (released.ok() && !checkpoint.ok()) {
-    released = Status::StorageFailed("checkpointing the WAL: " + checkpoint.message());
-  }
+  if (released.ok()) released = checkpoint;  // its message names the checkpoint
   if (released.ok()) return released;
   return Status::StorageFailed("the store " + options_.path +
                                " is closed and every commit it acknowledged is kept, but "
@@ -507,6 +505,7 @@ ONESTORE_COLD Status ConfigureEmbeddedConnection(sqlite3* db, const SqliteOption
                        reinterpret_cast<void*>(static_cast<intptr_t>(options.lock_timeout_ms)));
   Status s = RegisterSqlFunctions(db);
   if (s.ok()) s = RegisterListTable(db);
+  if (s.ok()) s = RegisterQuickCheckStub(db);
   if (s.ok() && options.exclusive) {
     // One owner for life (SqliteOptions::exclusive: the opfs backend, and a
     // Node store file): the lock is kept, so a WAL needs no shared memory.

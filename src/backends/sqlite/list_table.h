@@ -23,6 +23,16 @@ namespace onestore {
 // per connection. Fails with storage_failed if SQLite refuses.
 Status RegisterListTable(sqlite3* db, const char* name = "onestore_list");
 
+// In a build without SQLite's integrity checks (the wasm core:
+// SQLITE_OMIT_INTEGRITY_CHECK, cmake/sqlite_options.cmake), registers
+// pragma_quick_check(table, schema) as a table of no rows. SQLite's ALTER
+// TABLE ... ADD COLUMN on a STRICT table reads it to check the rows against
+// the new column (a DEFAULT of the wrong type, a NULL in a NOT NULL column),
+// and fails without it ("no such table"). The store's added columns need no
+// such check: src/schema/ checks each default against its column's type
+// and requires one for a column that is not optional. Elsewhere a no-op.
+Status RegisterQuickCheckStub(sqlite3* db);
+
 }  // namespace onestore
 
 #endif  // ONESTORE_BACKENDS_SQLITE_LIST_TABLE_H_

@@ -2,10 +2,10 @@
 // through kill.html): an OPFS store committing the stream of
 // tests/kill/workload.js, each acknowledged commit posted as an event
 // { event: "ack", c, seq } the moment it resolves; the check of
-// workload.js on a reopened store; integrity_check on the store's file with
-// nothing of the store's code between.
+// workload.js on a reopened store; the store's files for the sqlite3
+// command's integrity_check, read with nothing of the store's code between.
 import * as api from "../../../js/browser.js";
-import { integrityCheck } from "./opfs-integrity.js";
+import { storeFiles } from "./opfs-integrity.js";
 import { checkStore, commitStream } from "../../kill/workload.js";
 
 let store = null;
@@ -38,9 +38,10 @@ const ops = {
     store = null;
     return true;
   },
-  // PRAGMA integrity_check on the store's file (the store closed first).
-  integrity({ name }) {
-    return integrityCheck(name);
+  // The store's files for the sqlite3 command's integrity_check in Node
+  // (the store closed first).
+  storeFiles({ name }) {
+    return storeFiles(name);
   },
 };
 

@@ -1,32 +1,37 @@
-// PRAGMA integrity_check on an OPFS store's file for the test workers
-// (opfs-worker.js, kill-worker.js), with nothing of the store's code
-// between: its Web Lock (stolen), its file handles, SQLite (the bench-only
-// build's RawSqlite, bench-core.js). Not a test.
+// The files of an OPFS store, for the real sqlite3 command's integrity_check
+// in Node (tests/browser/harness.js, integrity): read with nothing of the
+// store's code between, holding its Web Lock (stolen, so that no store opens
+// meanwhile) with the store closed. Not a test.
 import { opfsLockName } from "../../../js/loader-browser.js";
-import { acquireOpfsFiles, opfsDbPath } from "../../../js/files-opfs.js";
-import { loadBenchCore } from "./bench-core.js";
+import { OPFS_FILES, opfsStoreDir } from "../../../js/files-opfs.js";
+
+function base64(bytes) {
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(s);
+}
 
 /**
- * The rows of PRAGMA integrity_check on the file of the OPFS store `name`
- * (close the store first): [{ integrity_check: "ok" }] when it is whole.
+ * The store `name`'s database files that exist (db.sqlite and its journal or
+ * WAL), each as base64: { "db.sqlite": "...", ... }. Close the store first.
  *
  * @example
- * const rows = await integrityCheck("session-42");
+ * const files = await storeFiles("session-42");
  */
-export async function integrityCheck(name) {
-  const mod = await loadBenchCore();  // RawSqlite is only in the bench build
+export async function storeFiles(name) {
   return navigator.locks.request(opfsLockName(name), { steal: true }, async () => {
-    const release = await acquireOpfsFiles(name, 5000);
-    const raw = new mod.RawSqlite();
-    try {
-      const opened = raw.open(opfsDbPath(name));
-      if (opened) throw new Error(opened);
-      raw.exec("PRAGMA locking_mode=EXCLUSIVE");
-      return JSON.parse(raw.all("PRAGMA integrity_check", "[]"));
-    } finally {
-      raw.close();
-      raw.delete();
-      release();
+    const dir = await opfsStoreDir(name);
+    const out = {};
+    for (const file of OPFS_FILES) {
+      let handle;
+      try {
+        handle = await dir.getFileHandle(file);
+      } catch (e) {
+        if (e?.name === "NotFoundError") continue;
+        throw e;
+      }
+      out[file] = base64(new Uint8Array(await (await handle.getFile()).arrayBuffer()));
     }
+    return out;
   });
 }

@@ -6,7 +6,7 @@ import * as api from "../../../js/browser.js";
 import { defineTable, deleteStore, int, openStore, query, str } from "../../../js/browser.js";
 import { loadBrowserCore } from "../../../js/loader-browser.js";
 import { OPFS_DIR, OPFS_FILES, opfsDbPath, opfsFiles } from "../../../js/files-opfs.js";
-import { integrityCheck } from "./opfs-integrity.js";
+import { storeFiles } from "./opfs-integrity.js";
 import { conformanceRunner } from "../../conformance/runner.js";
 import { assert } from "./assert.js";
 import { afterTrim, runHistory } from "../../history/scenario.js";
@@ -186,6 +186,17 @@ const ops = {
   async snapshots() {
     return store.snapshots();
   },
+  // The ids and ns of items in store.at(seq)'s view, by id.
+  async rowsAt({ seq }) {
+    const view = await store.at(seq);
+    try {
+      const out = [];
+      for await (const row of view.table(items).rows()) out.push([row.id, row.n]);
+      return out;
+    } finally {
+      view.close();
+    }
+  },
   // Asks for one commit per id at once, none awaited before the next is
   // asked (they queue behind each other); answers the head after them.
   async putAll({ ids }) {
@@ -222,10 +233,10 @@ const ops = {
     heal = null;
     return true;
   },
-  // PRAGMA integrity_check on the store's file, with nothing of the store's
-  // code between: the Web Lock, the handles, SQLite.
-  integrity({ name }) {
-    return integrityCheck(name);
+  // The store's files, for the sqlite3 command's integrity_check in Node
+  // (harness.js, integrity), read with nothing of the store's code between.
+  storeFiles({ name }) {
+    return storeFiles(name);
   },
   async delete({ name }) {
     return deleteStore({ backend: "opfs", name });
