@@ -103,7 +103,7 @@ export function opfsGenerations({ lockName, timeoutOf }) {
       checkOpfsAvailable(`importStore(opfs ${JSON.stringify(name)})`);
       const timeout = timeoutOf(openOptions, "importStore");
       const genName = `${name}.import-${globalThis.crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
-      checkOpfsName(genName, "importStore (the new generation's folder, the name and \".import-\" and 12 digits)");
+      checkOpfsName(genName, "importStore (the new generation's folder, the name and \".import-\" and 12 digits)", true);
       // What earlier imports left: a switch to finish, or a generation that
       // never switched (deleted unless an import in another tab holds it).
       await navigator.locks.request(lockName(name), { steal: true }, () => settleOpfsImports(name));

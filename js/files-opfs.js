@@ -100,11 +100,19 @@ export const opfsFiles = {
   },
 };
 
-/** Whether `name` can name an OPFS store (one folder name in OPFS). */
-export function checkOpfsName(name, what) {
-  if (typeof name !== "string" || name === "" || name.length > 200 || name === "." || name === ".." || /[/\\\0]/.test(name)) {
+/** The folder of an import's new generation: "<name>.import-<12 hex>" (js/archive-opfs.js). */
+export const GENERATION_NAME = /\.import-[0-9a-f]{12}$/;
+
+/**
+ * Whether `name` can name an OPFS store (one folder name in OPFS): not an
+ * import's generation (an import into "<name>" removes those), and no lone
+ * surrogate (OPFS would store U+FFFD: another store's name).
+ */
+export function checkOpfsName(name, what, generation = false) {
+  if (typeof name !== "string" || name === "" || name.length > 200 || name === "." || name === ".." || /[/\\\0]/.test(name) ||
+      !name.isWellFormed() || (!generation && GENERATION_NAME.test(name))) {
     throw new StoreError(ErrorCodes.InvalidArgs,
-      `${what}: name must be 1 to 200 characters, without "/", "\\" or NUL, and not "." or "..", got ${JSON.stringify(name) ?? String(name)}`);
+      `${what}: name must be 1 to 200 UTF-16 units (its length), without "/", "\\", NUL or a lone surrogate, not "." or "..", and not ending in ".import-" and 12 hex digits (an import's folder), got ${JSON.stringify(name) ?? String(name)}`);
   }
 }
 
@@ -345,7 +353,7 @@ export async function listOpfsStores(prefix, peek, isOpen) {
   }
   const out = [];
   for await (const [name, dir] of top.entries()) {
-    if (dir.kind !== "directory" || !name.startsWith(prefix)) continue;
+    if (dir.kind !== "directory" || !name.startsWith(prefix) || GENERATION_NAME.test(name)) continue;
     let size = 0;
     let readable = true;
     const files = new Map();

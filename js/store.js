@@ -103,9 +103,14 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
   const adopters = new Map();  // owner name -> adopt hook (a restore reaches them all)
   const handles = makeHandles();
   let closePromise;
-  let lastOrigin = null;
 
   if (session) fenceWith(gate, session);  // opfs: another tab may take it over
+  let lastOrigin = null;
+  const readOrigin = () => {
+    const o = gate.call("store.origin", () => core.origin());
+    return (lastOrigin = o === "" ? null : Object.freeze(JSON.parse(o)));
+  };
+  try { readOrigin(); } catch { /* known before a fence; a failure here is the first call's to say */ }
 
   const reads = makeReads(gate);
 
@@ -185,10 +190,9 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
      * null for a store that never split.
      */
     get origin() {
-      if (gate.closed) return lastOrigin;
-      const o = gate.call("store.origin", () => core.origin());
-      lastOrigin = o === "" ? null : Object.freeze(JSON.parse(o));
-      return lastOrigin;
+      // Closed, fenced or stopped: the last known, as head does (a getter
+      // that threw would break a listener that only reads it).
+      return gate.closed || gate.broken ? lastOrigin : readOrigin();
     },
     /** The last committed seq (0 for a new store). */
     get head() {

@@ -257,7 +257,7 @@ test("deleteStore removes an opfs store, fencing its owner in another tab", asyn
     await call(a, "put", { id: "still-mine" });
     await call(a, "close");
     // Bad names are refused with invalid/args.
-    for (const name of ["", "a/b", "..", 7]) {
+    for (const name of ["", "a/b", "..", 7, "x\ud800", "notes.import-0123456789ab", "x".repeat(201)]) {
       assert.equal((await callFails(b, "open", { name })).code, "invalid/args", JSON.stringify(name));
       assert.equal((await callFails(b, "delete", { name })).code, "invalid/args", JSON.stringify(name));
     }

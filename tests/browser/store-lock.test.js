@@ -37,7 +37,9 @@ test("listStores lists the OPFS stores with id and head, and marks the one a tab
       if (name !== "global") await call(a, "put", { id: "x" });
       if (name !== "conv-2") await call(a, "close");
     }
-    // conv-2 stays open in tab a.
+    // conv-2 stays open in tab a. A folder named as an import's new
+    // generation (a copy of a store's file) is not a store of its own.
+    await call(a, "copyStoreFolder", { from: "conv-1", to: "conv-1.import-0123456789ab" });
     const b = await openTab(h);
     const all = await call(b, "listStores", {});
     assert.deepEqual(all.map((s) => [s.name, s.id, s.head, s.open]), [

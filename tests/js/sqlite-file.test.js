@@ -121,6 +121,10 @@ test("a second opener fences the first; nothing either committed is lost", async
     await tx.put(first.edits, { id: "late", path: "c", at: 3 });
   }), "fenced");
   await rejectsWith(first.store.commit([{ op: "put", table: "file-history/edits", row: { id: "late2", path: "c", at: 3 } }]), "fenced");
+  // Its id, head and origin still read (the last known): a listener that
+  // only shows them must not throw.
+  assert.equal(first.store.origin, null);
+  assert.ok(first.store.head >= 1);
   // Every later call, not only commits: the docs promise `fenced` for each.
   for (const [what, call] of Object.entries({
     lock: () => first.store.lock("nightly", async () => "ran"),

@@ -223,6 +223,16 @@ const ops = {
   async listStores({ prefix }) {
     return api.listStores({ backend: "opfs", prefix });
   },
+  // Copies the database file of closed store `from` into a new OPFS folder
+  // `to` (what an import's generation looks like).
+  async copyStoreFolder({ from, to }) {
+    const top = await (await navigator.storage.getDirectory()).getDirectoryHandle(OPFS_DIR);
+    const bytes = await (await (await (await top.getDirectoryHandle(from)).getFileHandle("db.sqlite")).getFile()).arrayBuffer();
+    const w = await (await (await top.getDirectoryHandle(to, { create: true })).getFileHandle("db.sqlite", { create: true })).createWritable();
+    await w.write(bytes);
+    await w.close();
+    return true;
+  },
   async fault({ method, k, name = "InvalidStateError" }) {
     heal?.();
     heal = injectFault(await loadBrowserCore(), method, k, name);
