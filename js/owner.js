@@ -122,7 +122,10 @@ export function makeOwner(parts, name, address, hooks) {
        * following page.
        * @example const { rows, next } = await edits.page(q, 20, ctx, { after: cursor });
        */
-      page: (q, limit, ctx, options) => reads.page(h, q, limit, options),
+      // page(q, limit, { after }), the shape of tx.page and read.page, is
+      // taken too: a cursor passed as ctx would be dropped, and a pager
+      // loop would never end.
+      page: (q, limit, ctx, options) => reads.page(h, q, limit, options ?? (ctx !== null && typeof ctx === "object" && "after" in ctx ? ctx : undefined)),
       /**
        * Every row of a query, page by page.
        * @example for await (const row of edits.rows(q, ctx)) console.log(row.path);

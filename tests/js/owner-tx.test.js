@@ -130,3 +130,28 @@ test("whereOf wraps an error thrown by a where callback, and lets a StoreError t
   assert.throws(() => whereOf(Notes, () => { throw refusal; }, "w"), (x) => x === refusal);
   assert.deepEqual(JSON.parse(JSON.stringify(whereOf(Notes, (n) => eq(n.id, "a"), "w"))), { eq: ["id", "a"] });
 });
+
+test("handle.page(q, limit, { after }) (tx.page's shape) follows the cursor, as handle.page(q, limit, ctx, { after }) does", async () => {
+  const { int, openStore, query } = await import("../../js/index.js");
+  const T = defineTable("paged", { columns: { id: int() }, key: ["id"] });
+  const store = await openStore({ backend: "memory" });
+  const owner = store.object({ type: "o" });
+  const t = owner.table(T);
+  await owner.tx(async (tx) => { for (let id = 1; id <= 5; id++) await tx.put(t, { id }); });
+  const q = query(T).orderBy("id");
+  const first = await t.page(q, 2);
+  assert.deepEqual(first.rows.map((r) => r.id), [1, 2]);
+  assert.deepEqual((await t.page(q, 2, { after: first.next })).rows.map((r) => r.id), [3, 4]);
+  assert.deepEqual((await t.page(q, 2, undefined, { after: first.next })).rows.map((r) => r.id), [3, 4]);
+  // A pager loop in the short shape ends.
+  const ids = [];
+  let after;
+  for (let pages = 0; pages < 10; pages++) {
+    const page = await t.page(q, 2, after === undefined ? undefined : { after });
+    ids.push(...page.rows.map((r) => r.id));
+    if (!page.next) break;
+    after = page.next;
+  }
+  assert.deepEqual(ids, [1, 2, 3, 4, 5]);
+  await store.close();
+});
