@@ -231,6 +231,29 @@ export class TestSession {
   }
 
   // Bad ids and options: the codes on a durable store and on a memory store.
+  // A table of 99 columns (the key and 98 ints): snapshot, change one
+  // column of one row, restore; the row's values before and after.
+  async op_wide() {
+    const columns = { id: int() };
+    for (let i = 1; i <= 98; i++) columns[`c${i}`] = int();
+    const Wide = defineTable("wide", { columns, key: ["id"] });
+    const store = await openStore({ backend: "durable", storage: this.ctx.storage });
+    try {
+      const owner = store.object({ type: "w" });
+      const wide = owner.table(Wide);
+      const row = { id: 1 };
+      for (let i = 1; i <= 98; i++) row[`c${i}`] = i;
+      await owner.tx(async (tx) => { await tx.put(wide, row); await tx.put(wide, { ...row, id: 2 }); });
+      const snap = await store.snapshot();
+      await owner.tx(async (tx) => { await tx.update(wide, [1], { c50: -50 }); await tx.delete(wide, [2]); });
+      const changed = await wide.get([1]);
+      const restore = await store.restore(snap.id);
+      return { changed: changed.c50, restored: (await wide.get([1])).c50, second: (await wide.get([2]))?.c98 ?? null, seq: restore.seq };
+    } finally {
+      await store.close();
+    }
+  }
+
   async op_bad() {
     const codes = async (options) => {
       const store = await openStore(options);

@@ -1156,11 +1156,23 @@ ONESTORE_COLD Status SqliteBackend::DiffWithCopy(const TableSchema& t, const std
       const std::string c = "c." + QuoteIdent(t.columns[i].name);
       b.Append(t.columns[i].type == Type::kInt ? IntResultSql(dialect_, c) : c);
     }
-    std::string same_row = same_key("t", "c");
+    // Every column IS its copy, joined as a balanced tree of ANDs: a chain
+    // of one AND per column is an expression as deep as the table is wide,
+    // and a Durable Object's SQLite allows a depth of 100 (a table of 46
+    // columns failed to restore there).
+    std::vector<std::string> terms{same_key("t", "c")};
     for (size_t i = 0; i < t.columns.size(); ++i) {
       const std::string c = QuoteIdent(t.columns[i].name);
-      same_row += " AND t." + c + " IS c." + c;
+      terms.push_back("t." + c + " IS c." + c);
     }
+    while (terms.size() > 1) {
+      std::vector<std::string> joined;
+      for (size_t i = 0; i < terms.size(); i += 2) {
+        joined.push_back(i + 1 < terms.size() ? "(" + terms[i] + " AND " + terms[i + 1] + ")" : terms[i]);
+      }
+      terms.swap(joined);
+    }
+    const std::string& same_row = terms[0];
     b.Append(", EXISTS (SELECT 1 FROM " + table + " AS t WHERE " + same_key("t", "c") + ") FROM " +
              copied + " AS c WHERE NOT EXISTS (SELECT 1 FROM " + table + " AS t WHERE " + same_row +
              ")");
