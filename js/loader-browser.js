@@ -15,7 +15,8 @@
 
 import factory from "../dist/onestore-core.mjs";
 
-import { ErrorCodes, refuseUnknownOptions, StoreError } from "./errors.js";
+import { ErrorCodes, invalidArgs, refuseUnknownOptions, StoreError } from "./errors.js";
+import { describe } from "./schema.js";
 import { memoryBlobs, webSha256 } from "./blobs.js";
 import { webLocks } from "./locks.js";
 import { opfsBlobs } from "./blobs-opfs.js";
@@ -34,7 +35,10 @@ let wasmUrlOverride = null;
  * @example
  * configureBrowserCore({ wasmUrl: new URL("./onestore-core.wasm", import.meta.url) });
  */
-export function configureBrowserCore({ wasmUrl } = {}) {
+export function configureBrowserCore(options = {}) {
+  if (options === null || typeof options !== "object") throw invalidArgs(`configureBrowserCore: options must be { wasmUrl }, got ${describe(options)}`);
+  refuseUnknownOptions(options, ["wasmUrl"], "configureBrowserCore");
+  const { wasmUrl } = options;
   wasmUrlOverride = wasmUrl ? String(wasmUrl) : null;
 }
 

@@ -254,6 +254,20 @@ test("deleteStore removes an opfs store, fencing its owner in another tab", asyn
       try { await openStore({ backend: "opfs", name: "owned" }); return "opened"; } catch (e) { return `${e.code}: ${e.message}`; }
     });
     assert.match(fromPage, /^invalid\/args: .*dedicated Worker/);
+    // configureBrowserCore refuses what it cannot take, naming it.
+    const configured = await b.evaluate(async () => {
+      const { configureBrowserCore } = await import("/js/browser.js");
+      const out = [];
+      for (const bad of [null, "/dist/onestore-core.wasm", { wasmURL: "/x.wasm" }]) {
+        try { configureBrowserCore(bad); out.push("taken"); } catch (e) { out.push(`${e.code}: ${e.message}`); }
+      }
+      configureBrowserCore({});
+      return out;
+    });
+    assert.equal(configured.length, 3);
+    assert.match(configured[0], /^invalid\/args: configureBrowserCore: options must be \{ wasmUrl \}, got null/);
+    assert.match(configured[1], /^invalid\/args: .*got "\/dist\/onestore-core.wasm"/);
+    assert.match(configured[2], /^invalid\/args: .*wasmURL/);
     await call(a, "put", { id: "still-mine" });
     await call(a, "close");
     // Bad names are refused with invalid/args.
