@@ -6,6 +6,7 @@
 // const store = await openStore({ backend: "opfs", name: "session-42" });  // in a dedicated Worker
 
 import { browserRuntime } from "./loader-browser.js";
+import { checkOpfsName } from "./files-opfs.js";
 import { invalidArgs } from "./errors.js";
 import { importStoreWith, openStoreWith } from "./store.js";
 import { openReplicaWith } from "./replica.js";
@@ -37,6 +38,7 @@ export function pullSession(remote, openOptions) {
  * await replica.applyBatch(await store.outbox.read(replica.head, 500));
  */
 export function openReplica(options) {
+  if (options?.backend === "opfs") checkOpfsName(options.name, "openReplica");
   return openReplicaWith(browserRuntime, options);
 }
 export { configureBrowserCore, deleteStore, listStores } from "./loader-browser.js";
@@ -79,6 +81,7 @@ export function createRelay(options) {
  * const store = await openStore({ backend: "opfs", name: "session-42", onFenced: (e) => postMessage({ fenced: e.message }) });
  */
 export function openStore(options) {
+  if (options?.backend === "opfs") checkOpfsName(options.name, "openStore");
   return openStoreWith(browserRuntime, options);
 }
 

@@ -178,7 +178,9 @@ async function openOpfsSession(name, timeoutMs, onFenced) {
 export async function prepareBrowserOpen(options) {
   const { name, onFenced, ...out } = options;
   if (out.backend === "opfs") {
-    checkOpfsName(name, "openStore");
+    // An import opens its generation ("<name>.import-<12 hex>") here too;
+    // the public openStore and openReplica refuse such names before.
+    checkOpfsName(name, "openStore", true);
     if (onFenced !== undefined && typeof onFenced !== "function") {
       throw new StoreError(ErrorCodes.InvalidArgs, `openStore: onFenced must be a function (error) => void, got ${typeof onFenced}`);
     }

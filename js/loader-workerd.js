@@ -556,7 +556,7 @@ const durableGenerations = Object.freeze({
     }
     storage.sql.exec("DROP TABLE IF EXISTS _blobs_import");
     return {
-      options: { backend: "memory" },
+      options: { backend: "memory", storage: undefined },  // staged in memory: not the object's storage
       blobs: { backend: durableBlobs(storage, "_blobs_import"), sha256: webSha256 },
       async commit({ manifest, outboxText, core: staged, closeCore }) {
         const mod = await loadWorkerdCore();

@@ -14,6 +14,11 @@ import { memorySnapshots } from "./snapshots.js";
 // (docs/api.md, "openStore"): a misspelt one (durabilty) is refused, not
 // dropped.
 const OPEN_OPTIONS = ["backend", "path", "name", "storage", "id", "durability", "lockTimeout", "onFenced", "keepSnapshots", "snapshotEvery", "adoptForeign", "vectorCache"];
+// The options of some backends only (the others take every backend).
+const BACKEND_OPTIONS = {
+  path: ["sqlite"], name: ["opfs"], storage: ["durable"],
+  durability: ["sqlite", "opfs"], lockTimeout: ["sqlite", "opfs"], onFenced: ["sqlite", "opfs"], adoptForeign: ["sqlite", "opfs"],
+};
 
 /**
  * Checks `options`, prepares them with `runtime`, loads the core and opens
@@ -48,6 +53,15 @@ export async function openCore(runtime, options, what, extra = {}) {
   if (backend === "memory" && (path !== undefined || name !== undefined)) {
     const [opt, v, other] = path !== undefined ? ["path", path, "sqlite"] : ["name", name, "opfs"];
     throw invalidArgs(`${what}: a memory store keeps its rows in this process only; ${opt} ${describe(v)} is for backend "${other}"`);
+  }
+  // Any other option of another backend is refused too: set, it would be
+  // ignored (a durable store given durability: "relaxed", an opfs store
+  // given a path).
+  for (const k of Object.keys(options)) {
+    const backends = BACKEND_OPTIONS[k];
+    if (backends && !backends.includes(backend) && options[k] !== undefined) {
+      throw invalidArgs(`${what}: option ${k} is for backend ${backends.map((b) => JSON.stringify(b)).join(" or ")}, not ${JSON.stringify(backend)}`);
+    }
   }
   if (id !== undefined && (typeof id !== "string" || id === "")) {
     throw invalidArgs(`${what}: id must be a non-empty string, got ${describe(id)}`);

@@ -81,3 +81,21 @@ test("neighbours, deleteEdges, owner.table, createRelay, followRelay, pullSessio
   assert.deepEqual(await listStores({ backend: "sqlite", dir }), []);
   await store.close();
 });
+
+test("openStore and openReplica refuse a set option of another backend, naming it and the backends it is for; undefined is no option", async () => {
+  const { openReplica } = await import("../../js/index.js");
+  for (const [options, named] of [
+    [{ backend: "memory", durability: "relaxed" }, ["durability", '"sqlite" or "opfs"', '"memory"']],
+    [{ backend: "memory", lockTimeout: 5 }, ["lockTimeout"]],
+    [{ backend: "memory", onFenced: () => {} }, ["onFenced"]],
+    [{ backend: "memory", adoptForeign: true }, ["adoptForeign"]],
+    [{ backend: "memory", storage: {} }, ["storage", '"durable"']],
+    [{ backend: "sqlite", path: ":memory:", name: "x" }, ["name", '"opfs"']],
+    [{ backend: "sqlite", path: ":memory:", storage: {} }, ["storage"]],
+  ]) {
+    await rejectsWith(openStore(options), "invalid/args", named);
+    await rejectsWith(openReplica(options), "invalid/args", named);
+  }
+  const store = await openStore({ backend: "memory", durability: undefined, lockTimeout: undefined });
+  await store.close();
+});
