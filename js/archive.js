@@ -27,8 +27,14 @@ export const ARCHIVE_FORMAT = 2;
 const PAGE_ROWS = 1000;
 /** Rows an import writes in one transaction (pages of one table joined). */
 const RESTORE_ROWS = 20000;
-/** The largest entry an import takes (a page, or the manifest). */
+/** The largest manifest or blob entry an import takes. */
 export const MAX_ENTRY_BYTES = 64 * 1024 * 1024;
+/**
+ * The largest page entry (1000 rows or outbox records) an import takes, and
+ * so an export makes: a store's rows may be large (a 70 KB row makes a
+ * 70 MB page), and a page is read whole.
+ */
+export const MAX_PAGE_BYTES = 1024 * 1024 * 1024;
 const ROOT = "onestore/";
 const MANIFEST = "onestore/manifest.json";
 const BLOB_DIR = "onestore/sha256/";
@@ -100,6 +106,9 @@ export function exportArchive({ gate, queue, info, blobs }, options = {}) {
   // An entry's chunks: its header, its body, its padding.
   function entry(name, text) {
     const body = typeof text === "string" ? encoder.encode(text) : text;
+    if (body.byteLength > MAX_PAGE_BYTES) {
+      throw new StoreError(ErrorCodes.Limit, `store.export: entry ${name} would be ${body.byteLength} bytes, above the ${MAX_PAGE_BYTES} an import takes (1000 rows of over 1 MB each): no archive is made`);
+    }
     bytes += tarEntryBytes(body.byteLength);
     const pad = tarPadding(body.byteLength);
     return pad.byteLength ? [tarHeader(name, body.byteLength), body, pad] : [tarHeader(name, body.byteLength), body];
@@ -400,8 +409,9 @@ export async function readArchive(archive, target, onProgress) {
       if (type !== "file") throw archiveError(`entry ${JSON.stringify(name)} is a ${type}, not a regular file (links, devices and extended headers are refused)`);
       if (seen.has(name)) throw archiveError(`entry ${JSON.stringify(name)} appears twice`);
       seen.add(name);
-      if (!Number.isSafeInteger(header.size) || header.size < 0 || header.size > MAX_ENTRY_BYTES) {
-        throw archiveError(`entry ${JSON.stringify(name)} declares ${header.size} bytes, above the limit of ${MAX_ENTRY_BYTES}`);
+      const limit = name.endsWith(".jsonl") ? MAX_PAGE_BYTES : MAX_ENTRY_BYTES;
+      if (!Number.isSafeInteger(header.size) || header.size < 0 || header.size > limit) {
+        throw archiveError(`entry ${JSON.stringify(name)} declares ${header.size} bytes, above the limit of ${limit}`);
       }
       let what;
       if (manifest === null) {

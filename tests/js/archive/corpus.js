@@ -88,11 +88,11 @@ export function hostileArchives(valid) {
   add("an outbox page beyond the manifest's", withEntry({ name: "onestore/outbox/000002.jsonl", text: "{}\n" }));
   add("no manifest first", tarOf([...rest, manifest]));
   // Sizes.
-  addStalled("an entry too large, refused at its header", concat([entry(manifest.name, manifest.text), header({ name: page, size: 100 * 1024 * 1024 }), new Uint8Array(512)]));
+  addStalled("an entry too large, refused at its header", concat([entry(manifest.name, manifest.text), header({ name: page, size: 1536 * 1024 * 1024 }), new Uint8Array(512)]));
   addStalled("a tar bomb: an 8 GB size, refused at its header", concat([entry(manifest.name, manifest.text), header({ name: page, size: 0o77777777777 }), new Uint8Array(1024)]));
   addStalled("a layout folder that declares 100 MB, refused at its header", concat([entry(manifest.name, manifest.text), header({ name: "onestore/tables/", size: 100 * 1024 * 1024, type: "5" }), new Uint8Array(512)]));
   addStalled("a layout folder that declares 8 GB, refused at its header", concat([entry(manifest.name, manifest.text), header({ name: "onestore/outbox/", size: 0o77777777777, type: "5" }), new Uint8Array(512)]));
-  add("an entry too large, cut", concat([entry(manifest.name, manifest.text), header({ name: page, size: 100 * 1024 * 1024 }), new Uint8Array(512), END]));
+  add("an entry too large, cut", concat([entry(manifest.name, manifest.text), header({ name: page, size: 1536 * 1024 * 1024 }), new Uint8Array(512), END]));
   add("a tar bomb: an 8 GB size over a few bytes", concat([entry(manifest.name, manifest.text), header({ name: page, size: 0o77777777777 }), new Uint8Array(1024)]));
   const base256 = new Uint8Array(12);
   base256[0] = 0x80;
