@@ -47,7 +47,9 @@ async function instantiate() {
     ({ default: factory } = await import(new URL("onestore-core.mjs", dist).href));
     wasmBinary = await readFile(new URL("onestore-core.wasm", dist));
   } catch (e) {
-    throw new Error(`onestore: the wasm core is missing from ${dist.pathname} (run \`npm run build\`): ${e.message}`, { cause: e });
+    throw new StoreError(ErrorCodes.StorageFailed, `onestore: the wasm core is not in ${fileURLToPath(dist)}, beside the package's js/ folder: ` +
+      "a bundler that put the package's JS into your Node app's bundle left it behind (keep onestore out of a Node bundle: esbuild --external:onestore, " +
+      `webpack externals, or copy the package's dist/ beside the bundle's ../dist/); in a clone of onestore, run \`npm run build\` (${e.message})`, { cause: e });
   }
   const files = await import("./files-node.js");
   const onestoreFiles = files.nodeFiles ?? files.default;
