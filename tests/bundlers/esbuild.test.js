@@ -67,3 +67,31 @@ test("an esbuild bundle that leaves the .wasm out fails to open with the URL it 
     await srv.close();
   }
 });
+
+test("a Node server bundled with esbuild: with onestore external it opens a store; bundled in, the open fails with storage_failed saying to keep it external", async () => {
+  const { execFileSync } = await import("node:child_process");
+  const { writeFileSync } = await import("node:fs");
+  const server = join(env.app.dir, "server.mjs");
+  writeFileSync(server, [
+    'import { openStore } from "onestore";',
+    "try {",
+    '  const store = await openStore({ backend: "sqlite", path: process.argv[2] });',
+    '  console.log(JSON.stringify({ head: store.head }));',
+    "  await store.close();",
+    "} catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); }",
+    "",
+  ].join("\n"));
+  const run = (outfile) => JSON.parse(execFileSync(process.execPath, [outfile, join(env.app.dir, `${outfile.slice(-8)}.sqlite`)], { encoding: "utf8" }));
+  for (const [external, outfile] of [[true, join(env.app.dir, "node-out", "ext.mjs")], [false, join(env.app.dir, "node-out", "all.mjs")]]) {
+    await esbuild.build({
+      absWorkingDir: env.app.dir, entryPoints: [server], bundle: true, platform: "node", format: "esm",
+      outfile, logLevel: "silent", external: external ? ["onestore"] : [],
+    });
+    const answer = run(outfile);
+    if (external) assert.deepEqual(answer, { head: 0 });
+    else {
+      assert.equal(answer.code, "storage_failed", answer.message);
+      assert.match(answer.message, /the wasm core is not in .*--external:onestore/);
+    }
+  }
+});
