@@ -391,10 +391,40 @@ export async function prepareWorkerdOpen(options) {
     const handle = nextHandle++;
     stores.set(handle, newState(out.storage, false));
     out.handle = handle;
+    out.session = durableSession(out.storage);
   }
   delete out.storage;
   for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
   return out;
+}
+
+// The session of the store open on each Durable Object's storage. A second
+// open on the same storage fences the first at once (js/store.js keeps the
+// session; fenceWith sets `fence`): every later call of the first rejects
+// with `fenced`, reads and exports too, and its links are told. Without it
+// the first found out only at its next commit (the epoch), and went on
+// reading, snapshotting and exporting at a head that was no longer the
+// storage's.
+const durableHeld = new WeakMap();  // storage -> session
+
+function durableSession(storage) {
+  durableHeld.get(storage)?.handOver();
+  let ended = false;
+  const session = {
+    fence: null,
+    handOver() {
+      if (ended) return;
+      session.fence?.(new StoreError(ErrorCodes.Fenced,
+        "store (durable): another openStore on this Durable Object's storage took it over; this one is fenced (its commits are kept; use the new store)"));
+      session.release();
+    },
+    release() {
+      ended = true;
+      if (durableHeld.get(storage) === session) durableHeld.delete(storage);
+    },
+  };
+  durableHeld.set(storage, session);
+  return session;
 }
 
 const ROLLBACK = Symbol("onestore: roll back the host transaction");

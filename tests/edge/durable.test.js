@@ -112,6 +112,8 @@ describe("the durable backend in workerd", () => {
     await workerd.call(o, "put", { rows: [{ id: 1, title: "kept" }] });
     const r = await workerd.call(o, "fence");
     assert.equal(r.code, "fenced");
+    assert.deepEqual(r.others, { count: "fenced", snapshot: "fenced", blobs: "fenced", export: "fenced" });
+    assert.equal(r.sameStorage, true, "ctx.storage is one object, so an app's second openStore finds the first");
     assert.deepEqual(r.rows, ["kept", "from the second"]);
   });
 

@@ -73,7 +73,8 @@ export class TestSession {
 
   async open() {
     if (!this.store) {
-      this.store = await openStore({ backend: "durable", storage: watched(this.ctx.storage, this.log), id: "edge-test" });
+      this.storage ??= watched(this.ctx.storage, this.log);
+      this.store = await openStore({ backend: "durable", storage: this.storage, id: "edge-test" });
       // Adoption order, with the titles each commit put.
       this.owner = this.store.object({ host: "session", type: "notes" }, {
         adopt: (seq, ops) => this.adopted.push({ seq, titles: (ops ?? []).map((o) => o.row?.title ?? null) }),
@@ -390,12 +391,26 @@ export class TestSession {
   async op_fence() {
     await this.open();
     await this.notes.count();
-    const second = await openStore({ backend: "durable", storage: this.ctx.storage });
+    // The same storage object (the first store's is this.ctx.storage under
+    // the test's watching Proxy; an app passes this.ctx.storage both times,
+    // which is one object: checked below).
+    const second = await openStore({ backend: "durable", storage: this.storage });
     let code;
     try {
       await this.owner.tx(async (tx) => { await tx.put(this.notes, { id: 5, title: "from the first" }); });
     } catch (e) {
       code = e.code;
+    }
+    // Its reads, snapshots, blobs and exports are refused too (they read a
+    // head that is no longer the storage's).
+    const others = {};
+    for (const [what, call] of Object.entries({
+      count: () => this.notes.count(),
+      snapshot: () => this.store.snapshot(),
+      blobs: () => this.store.blobs.put(new Uint8Array([1])),
+      export: async () => { await this.store.export().getReader().read(); },
+    })) {
+      try { await call(); others[what] = "answered"; } catch (e) { others[what] = e.code; }
     }
     const owner2 = second.object({ host: "session", type: "notes" });
     const notes2 = owner2.table(Notes);
@@ -403,7 +418,7 @@ export class TestSession {
     const rows = [];
     for await (const r of notes2.rows(query(Notes).orderBy((n) => n.id))) rows.push(r.title);
     await second.close();
-    return { code, rows };
+    return { code, rows, others, sameStorage: this.ctx.storage === this.ctx.storage };
   }
 
   // store.lock across requests of this object (tests/edge/durable.test.js):
