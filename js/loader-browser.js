@@ -193,6 +193,8 @@ export async function prepareBrowserOpen(options) {
       try {
         await navigator.locks.request(opfsLockName(name), { steal: true }, () => settleOpfsImports(name));
       } catch (e) {
+        // The lock stolen meanwhile: another opener took the store over.
+        if (e?.name === "AbortError") throw new StoreError(ErrorCodes.Fenced, `openStore(opfs ${JSON.stringify(name)}): another opener took the store over during this open`, { cause: e });
         throw new StoreError(ErrorCodes.StorageFailed, `openStore(opfs ${JSON.stringify(name)}): cannot finish an import's switch: ${e?.name}: ${e?.message}`, { cause: e });
       }
     }

@@ -254,6 +254,13 @@ test("deleteStore removes an opfs store, fencing its owner in another tab", asyn
       try { await openStore({ backend: "opfs", name: "owned" }); return "opened"; } catch (e) { return `${e.code}: ${e.message}`; }
     });
     assert.match(fromPage, /^invalid\/args: .*dedicated Worker/);
+    // Two opens of one name at once: one store, and the other is fenced
+    // (it was taken over during its open), never a storage failure.
+    for (let round = 0; round < 3; round++) {
+      const twice = await call(b, "openTwice", { name: `twice-${round}` });
+      assert.ok(twice.some((r) => r.ok), JSON.stringify(twice));
+      for (const r of twice) if (!r.ok) assert.equal(r.code, "fenced", JSON.stringify(twice));
+    }
     // configureBrowserCore refuses what it cannot take, naming it.
     const configured = await b.evaluate(async () => {
       const { configureBrowserCore } = await import("/js/browser.js");

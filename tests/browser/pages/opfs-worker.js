@@ -56,6 +56,16 @@ const ops = {
     await items.count();
     return { head: store.head, id: store.id };
   },
+  // Two opens of one name at once: each { ok } or { code, message }; the
+  // stores that opened are closed.
+  async openTwice({ name }) {
+    const results = await Promise.allSettled([openStore({ backend: "opfs", name }), openStore({ backend: "opfs", name })]);
+    const out = [];
+    for (const r of results) {
+      if (r.status === "fulfilled") { out.push({ ok: true }); await r.value.close().catch(() => {}); } else out.push({ code: r.reason?.code, message: r.reason?.message });
+    }
+    return out;
+  },
   async put({ id, n = 0, tab = "" }) {
     return put(id, n, tab);
   },
