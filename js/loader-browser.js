@@ -114,7 +114,7 @@ function fencedError(name) {
 // openStoreWith hands to the store: the store sets `session.fence(err)` (stop
 // and close the core) and calls `session.release()` after closing the core.
 // `onFenced(err)` is called once if another owner takes the store over.
-async function openOpfsSession(name, timeoutMs, onFenced) {
+async function openOpfsSession(name, timeoutMs, onFenced, role) {
   const what = `openStore(opfs ${JSON.stringify(name)})`;
   if (!globalThis.navigator?.locks?.request) {
     throw new StoreError(ErrorCodes.InvalidArgs, `${what}: this realm has no Web Locks (navigator.locks); open the store in a dedicated Worker of a secure page`);
@@ -141,6 +141,8 @@ async function openOpfsSession(name, timeoutMs, onFenced) {
       }
     },
   };
+  // The role's lock says how the store is open (roleTaken), held as long.
+  navigator.locks.request(`${opfsLockName(name)}#${role}`, { steal: true }, () => hold).catch(() => {});
   navigator.locks.request(opfsLockName(name), { steal: true }, () => { granted(); return hold; }).then(
     () => {},
     (e) => {
@@ -186,6 +188,13 @@ export async function prepareBrowserOpen(options) {
     }
     const timeout = lockTimeoutOf(out, "openStore");
     checkOpfsAvailable(`openStore(opfs ${JSON.stringify(name)})`);
+    // Open in the other role (a replica's name given to openStore, or an
+    // owner's to openReplica), which the core would refuse: refused here,
+    // before the take-over would fence the tab that has it open.
+    const other = out.replica ? "store" : "replica";
+    if ((await navigator.locks?.query?.())?.held?.some((l) => l.name === `${opfsLockName(name)}#${other}`)) {
+      throw invalidArgs(`${out.replica ? "openReplica" : "openStore"}: ${JSON.stringify(name)} is open as ${other === "replica" ? "a replica" : "an owner's store"} in another tab or worker, and ${out.replica ? "openReplica opens replicas" : "openStore opens owners' stores"} only; it was left open there`);
+    }
     await loadBrowserCore();  // loaded first: only microtasks run between the take-over and the store's open
     // An import whose switch a crash cut is finished first, under the
     // store's lock (js/archive-opfs.js); opening takes the lock over anyway.
@@ -198,7 +207,7 @@ export async function prepareBrowserOpen(options) {
         throw new StoreError(ErrorCodes.StorageFailed, `openStore(opfs ${JSON.stringify(name)}): cannot finish an import's switch: ${e?.name}: ${e?.message}`, { cause: e });
       }
     }
-    out.session = await openOpfsSession(name, timeout, onFenced);
+    out.session = await openOpfsSession(name, timeout, onFenced, out.replica ? "replica" : "store");
     out.path = opfsDbPath(name);
   }
   for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];

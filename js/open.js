@@ -73,7 +73,9 @@ export async function openCore(runtime, options, what, extra = {}) {
     // The core checks it: bytes nearest may keep in the core (0: none).
     vectorCache,
     ...(backend === "sqlite" || backend === "opfs" ? { adoptForeign } : {}),
-    ...(backend === "opfs" ? { name, onFenced } : {}),
+    // opfs: the role too, so that an open in the other role is refused
+    // before it takes the store over (js/loader-browser.js).
+    ...(backend === "opfs" ? { name, onFenced, replica: extra.replica } : {}),
     ...(backend === "sqlite" ? { onFenced } : {}),
     ...(backend === "durable" ? { storage } : {}),
   });

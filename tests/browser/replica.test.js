@@ -38,6 +38,33 @@ test("an opfs replica of every conformance case holds the store's rows and the f
   }
 });
 
+test("an open in the other role (openStore of a replica, openReplica of an owner's store) is refused without fencing the tab that has it open", async () => {
+  const h = await startHarness();
+  try {
+    const a = await h.newPage(PAGE);
+    await a.waitForFunction(() => window.ready === true);
+    const b = await h.newPage(PAGE);
+    await b.waitForFunction(() => window.ready === true);
+    await call(a, "open", { name: "role-own" });
+    await call(a, "put", { id: "x" });
+    await call(a, "holdReplica", { name: "role-rep" });
+    const asStore = await call(b, "tryOpen", { name: "role-rep", replica: false });
+    assert.equal(asStore.code, "invalid/args", JSON.stringify(asStore));
+    assert.match(asStore.message, /open as a replica in another tab or worker/);
+    const asReplica = await call(b, "tryOpen", { name: "role-own", replica: true });
+    assert.equal(asReplica.code, "invalid/args", JSON.stringify(asReplica));
+    assert.match(asReplica.message, /open as an owner's store in another tab or worker/);
+    // Tab a still has both: it commits and reads.
+    await call(a, "put", { id: "y" });
+    assert.deepEqual((await call(a, "rows")).sort(), ["x", "y"]);
+    assert.equal((await call(a, "heldReplicaHead")).head, 0);
+    // The same role still takes a store over, as before.
+    assert.deepEqual(await call(b, "tryOpen", { name: "role-own", replica: false }), { ok: true });
+  } finally {
+    await h.close();
+  }
+});
+
 test("an opfs replica keeps its head and content across a reopen, and a divergence too", async () => {
   const store = await api.openStore({ backend: "memory" });
   const owner = store.object({ type: "app" });

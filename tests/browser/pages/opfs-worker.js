@@ -45,6 +45,7 @@ let sync = null;
 let lost = null;
 let releaseLock = null;
 let heldFile = null;  // holdFile's handle
+let heldReplica = null;  // holdReplica's replica
 
 const ops = {
   async open({ name, durability, lockTimeout, keepSnapshots, snapshotEvery }) {
@@ -329,6 +330,24 @@ const ops = {
   },
   async fingerprint() {
     return { fingerprint: await store.fingerprint(), head: store.head, id: store.id };
+  },
+  // Holds the OPFS replica `name` open in this worker (heldReplica).
+  async holdReplica({ name }) {
+    heldReplica = await api.openReplica({ backend: "opfs", name });
+    return { head: heldReplica.head };
+  },
+  async heldReplicaHead() {
+    return { head: heldReplica.head, fingerprint: await heldReplica.fingerprint() };
+  },
+  // openStore or openReplica of `name` here: { ok } or { code, message }.
+  async tryOpen({ name, replica }) {
+    try {
+      const s = replica ? await api.openReplica({ backend: "opfs", name }) : await openStore({ backend: "opfs", name });
+      await s.close();
+      return { ok: true };
+    } catch (e) {
+      return { code: e.code, message: e.message };
+    }
   },
   // An OPFS replica given `batches`, closed, reopened: its head and
   // fingerprint after each, and what a diverging batch then answers.
