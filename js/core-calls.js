@@ -135,6 +135,17 @@ export function makeGate(core, head, kind = "store") {
   let closing = false;
   let markClosing;
   const whenClosing = new Promise((resolve) => { markClosing = resolve; });
+  // unwrap, and a failed COMMIT (the core's "the store stopped") stops the
+  // gate too: the calls that never reach the core (blobs, locks, the
+  // snapshot list) reject with it as the core's do.
+  const stopsOn = (answer) => {
+    try {
+      return unwrap(answer);
+    } catch (e) {
+      if (e.code === ErrorCodes.StorageFailed && e.message.includes("the store stopped")) gate.broken ??= e;
+      throw e;
+    }
+  };
   const gate = {
     core,
     /** close() was asked for: new calls are refused. */
@@ -177,7 +188,7 @@ export function makeGate(core, head, kind = "store") {
         if (err.code === ErrorCodes.StorageFailed) gate.broken = err;
         throw err;
       }
-      return unwrap(answer);
+      return stopsOn(answer);
     },
 
     /**
@@ -238,7 +249,7 @@ export function makeGate(core, head, kind = "store") {
       let seq;
       if (typeof answer === "number") {
         if (!(answer > 0)) {
-          unwrap(core.lastError());  // throws the failure's StoreError
+          stopsOn(core.lastError());  // throws the failure's StoreError
           throw new StoreError(ErrorCodes.StorageFailed, `${what}: the core answered seq ${answer} without an error`);
         }
         seq = answer;

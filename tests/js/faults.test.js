@@ -47,6 +47,13 @@ test("an fsync failing during COMMIT stops the store, and the file reopens with 
   Object.assign(nodeFiles, original);  // the disk is back; the store stays stopped
   await rejectsWith(put(s, 7), "storage_failed");
   await rejectsWith(s.notes.get(1), "storage_failed");
+  // The calls that never reach the core are stopped too.
+  for (const [what, call] of Object.entries({
+    blobsPut: () => s.store.blobs.put(new Uint8Array([1, 2, 3])),
+    blobsList: () => s.store.blobs.list(),
+    lock: () => s.store.lock("job", async () => "ran"),
+    snapshots: () => s.store.snapshots(),
+  })) await rejectsWith(call, "storage_failed", ["stopped"]).catch((err) => assert.fail(`${what}: ${err.message}`));
   await s.store.close();
 
   const again = await open(path);
