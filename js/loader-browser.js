@@ -93,7 +93,7 @@ const DEFAULT_LOCK_TIMEOUT = 10000;
 function lockTimeoutOf(options, what) {
   const t = options.lockTimeout ?? DEFAULT_LOCK_TIMEOUT;
   if (!Number.isSafeInteger(t) || t < 0 || t > 3600000) {
-    throw new StoreError(ErrorCodes.InvalidArgs, `${what}: lockTimeout must be a number of milliseconds (0 to 3600000), got ${String(options.lockTimeout)}`);
+    throw new StoreError(ErrorCodes.InvalidArgs, `${what}: lockTimeout must be a number of milliseconds (0 to 3600000), got ${describe(options.lockTimeout)}`);
   }
   return t;
 }

@@ -411,6 +411,8 @@ export function describe(v) {
   if (typeof v === "function") return "a function";
   if (v === undefined) return "undefined";
   if (typeof v === "symbol") return String(v);
+  // Bytes in another shape than the one asked for: named by their kind.
+  if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return `${v.constructor?.name ?? "ArrayBuffer"} of ${v.byteLength} bytes`;
   const out = [];
   try {
     shortForm(v, out, { length: 0 });

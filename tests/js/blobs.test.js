@@ -264,3 +264,13 @@ describe("blobs of a replica", () => {
     await replica.close();
   });
 });
+
+test("bytes of a kind blobs.put does not take are named by their kind and size, not printed as an object of indexes", async () => {
+  const store = await openStore({ backend: "memory" });
+  try {
+    await rejectsWith(store.blobs.put(new Uint16Array([1, 2])), "invalid/args", ["got Uint16Array of 4 bytes"]);
+    await rejectsWith(store.blobs.put(new DataView(new ArrayBuffer(3))), "invalid/args", ["got DataView of 3 bytes"]);
+  } finally {
+    await store.close();
+  }
+});
