@@ -281,11 +281,11 @@ export function serve(store, options = {}) {
   }
 
   // Ends serving; each link is told why (its calls reject, its holds end).
-  function stop(why) {
+  function stop(why, code) {
     if (closed) return;
     closed = true;
     for (const [link, holds] of links) {
-      post({ onestore: TAG, link, t: "closed", why });
+      post({ onestore: TAG, link, t: "closed", why, code });
       for (const id of [...holds.keys()]) release(holds, id);
     }
     links.clear();
@@ -293,7 +293,7 @@ export function serve(store, options = {}) {
     unlisten();
   }
 
-  const removeSink = live.addSink({ commit, closed: (why) => stop(why ?? "the store this tab is linked to was closed in its worker") });
+  const removeSink = live.addSink({ commit, closed: (err) => stop(err?.message ?? "the store this tab is linked to was closed in its worker", err?.code) });
   const unlisten = ep.listen(onMessage);
 
   const server = Object.freeze({
@@ -341,6 +341,7 @@ export function connect(target) {
     }
   }
 
+  let fencedBy = null;  // the fence that ended the link: later calls reject with it
   function shut(error) {
     closed = true;
     clearInterval(helloAgain);
@@ -351,8 +352,9 @@ export function connect(target) {
   }
 
   // The link ended on the worker's side: every hold and call is told.
-  function ended(why) {
-    const error = new StoreError(ErrorCodes.Closed, `link: ${why}`);
+  function ended(why, code = ErrorCodes.Closed) {
+    const error = new StoreError(code, `link: ${why}`);
+    if (code === ErrorCodes.Fenced) fencedBy = error;
     for (const listener of holds.values()) deliver(listener, { seq, error });
     holds.clear();
     shut(error);
@@ -404,7 +406,8 @@ export function connect(target) {
         return;
       }
       case "closed":
-        ended(typeof msg.why === "string" ? msg.why : "the worker closed it");
+        // A store fenced in its worker ends the link with `fenced`.
+        ended(typeof msg.why === "string" ? msg.why : "the worker closed it", msg.code === ErrorCodes.Fenced ? msg.code : undefined);
         return;
       default:
         return;
@@ -433,7 +436,7 @@ export function connect(target) {
   hello();
 
   function closedError(what) {
-    return new StoreError(ErrorCodes.Closed, `${what}: the link is closed; connect again`);
+    return fencedBy ?? new StoreError(ErrorCodes.Closed, `${what}: the link is closed; connect again`);
   }
 
   function holdDocument(spec, listener) {

@@ -74,11 +74,11 @@ export function makeLive(io) {
       }
       watches.queue(byTable, seq);
     },
-    close(why) {
+    close(err) {
       watches.clear();
       derives.clear();
       for (const sink of [...sinks]) {
-        try { sink.closed(why); } catch (e) { reportListenerError(e, "link close"); }
+        try { sink.closed(err); } catch (e) { reportListenerError(e, "link close"); }
       }
       sinks.clear();
     },

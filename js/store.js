@@ -142,7 +142,7 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
   if (session) {
     // Fenced: the links' tabs are told (their holds would never move again).
     const fence = session.fence;
-    session.fence = (err) => { fence(err); live.close(err.message); };
+    session.fence = (err) => { fence(err); live.close(err); };
   }
   const commitListeners = new Set();  // js/sync.js: a new commit wakes the driver
   let snaps = null;

@@ -266,11 +266,12 @@ test("a store fenced in its worker (another opener took its file) tells its link
   const taker = await openStore({ backend: "sqlite", path });
   await until(() => rows.length === 2 && counts.length === 2, `the fence notice: ${JSON.stringify([rows, counts])}`);
   for (const e of [rows[1], counts[1]]) {
-    assert.equal(e.error.code, "closed");
-    assert.match(e.error.message, /fenced/);
+    assert.equal(e.error.code, "fenced");
+    assert.match(e.error.message, /took it over/);
   }
   assert.equal(link.closed, true);
-  await rejectsWith(link.call("head"), "closed");
+  await rejectsWith(link.call("head"), "fenced");
+  await rejectsWith(link.call("head"), "fenced");  // and every later call
   server.close(); port1.close(); port2.close();
   await store.close();
   await taker.close();
