@@ -136,7 +136,7 @@ if(EMSCRIPTEN)
   # tests/browser/harness.js, integrity), and the native build keeps them
   # for its crash tests. ALTER TABLE ... ADD COLUMN on a STRICT table reads
   # pragma_quick_check: the core registers a table of no rows under that
-  # name (src/backends/sqlite/list_table.h, RegisterQuickCheckStub).
+  # name (src/backends/sqlite/list_table.h, RegisterEmptyQuickCheck).
   # 3,951 bytes of the gzipped .wasm (6 December), which paid for the fixes
   # of session 44's probes.
   list(APPEND ONESTORE_SQLITE_OPTIONS SQLITE_OMIT_INTEGRITY_CHECK)

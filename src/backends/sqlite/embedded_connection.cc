@@ -505,7 +505,7 @@ ONESTORE_COLD Status ConfigureEmbeddedConnection(sqlite3* db, const SqliteOption
                        reinterpret_cast<void*>(static_cast<intptr_t>(options.lock_timeout_ms)));
   Status s = RegisterSqlFunctions(db);
   if (s.ok()) s = RegisterListTable(db);
-  if (s.ok()) s = RegisterQuickCheckStub(db);
+  if (s.ok()) s = RegisterEmptyQuickCheck(db);
   if (s.ok() && options.exclusive) {
     // One owner for life (SqliteOptions::exclusive: the opfs backend, and a
     // Node store file): the lock is kept, so a WAL needs no shared memory.

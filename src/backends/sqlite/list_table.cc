@@ -23,15 +23,21 @@ struct ListCursor {
   size_t at = 0;
 };
 
-int Connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char**) {
-  int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(value, list HIDDEN)");
+// Declares the table `declaration` and makes its (stateless) vtab.
+int NewTable(sqlite3* db, const char* declaration, sqlite3_vtab** out) {
+  int rc = sqlite3_declare_vtab(db, declaration);
   if (rc != SQLITE_OK) return rc;
   auto* vtab = static_cast<sqlite3_vtab*>(sqlite3_malloc(sizeof(sqlite3_vtab)));
   if (vtab == nullptr) return SQLITE_NOMEM;
   *vtab = sqlite3_vtab{};
   *out = vtab;
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
   return SQLITE_OK;
+}
+
+int Connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char**) {
+  int rc = NewTable(db, "CREATE TABLE x(value, list HIDDEN)", out);
+  if (rc == SQLITE_OK) sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+  return rc;
 }
 
 int Disconnect(sqlite3_vtab* vtab) {
@@ -167,15 +173,9 @@ const sqlite3_module kListModule = {
 };
 
 #ifdef SQLITE_OMIT_INTEGRITY_CHECK
-// pragma_quick_check(table, schema) with no rows: see RegisterQuickCheckStub.
+// pragma_quick_check(table, schema) with no rows: see RegisterEmptyQuickCheck.
 int QuickCheckConnect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char**) {
-  int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(quick_check, arg HIDDEN, schema HIDDEN)");
-  if (rc != SQLITE_OK) return rc;
-  auto* vtab = static_cast<sqlite3_vtab*>(sqlite3_malloc(sizeof(sqlite3_vtab)));
-  if (vtab == nullptr) return SQLITE_NOMEM;
-  *vtab = sqlite3_vtab{};
-  *out = vtab;
-  return SQLITE_OK;
+  return NewTable(db, "CREATE TABLE x(quick_check, arg HIDDEN, schema HIDDEN)", out);
 }
 
 // Takes the arguments (the hidden columns' equalities) and ignores them.
@@ -249,7 +249,7 @@ const sqlite3_module kQuickCheckModule = {
 
 }  // namespace
 
-Status RegisterQuickCheckStub(sqlite3* db) {
+Status RegisterEmptyQuickCheck(sqlite3* db) {
 #ifdef SQLITE_OMIT_INTEGRITY_CHECK
   if (sqlite3_create_module_v2(db, "pragma_quick_check", &kQuickCheckModule, nullptr, nullptr) !=
       SQLITE_OK) {

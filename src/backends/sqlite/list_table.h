@@ -31,7 +31,7 @@ Status RegisterListTable(sqlite3* db, const char* name = "onestore_list");
 // and fails without it ("no such table"). The store's added columns need no
 // such check: src/schema/ checks each default against its column's type
 // and requires one for a column that is not optional. Elsewhere a no-op.
-Status RegisterQuickCheckStub(sqlite3* db);
+Status RegisterEmptyQuickCheck(sqlite3* db);
 
 }  // namespace onestore
 
