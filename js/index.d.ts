@@ -367,6 +367,12 @@ export function not(pred: Predicate): Predicate;
 
 /** A where: a function of the column references, a predicate, or undefined (every row). */
 export type Where<D extends AnyTableDef> = ((e: Refs<D>) => Predicate | undefined) | Predicate | undefined;
+/**
+ * The where of updateWhere and deleteWhere: a callback must return a
+ * predicate (one that returns nothing is refused with invalid/args, never
+ * taken for every row); no where at all (undefined or null) means every row.
+ */
+export type BulkWhere<D extends AnyTableDef> = ((e: Refs<D>) => Predicate) | Predicate | null | undefined;
 
 /** An immutable query over table D. */
 export interface Query<D extends AnyTableDef> {
@@ -719,9 +725,9 @@ export interface Tx {
   /** @example await tx.delete(edits, ["e1"]); */
   delete<T extends TableArg>(table: T, key: KeyOf<DefOf<T>>): Promise<void>;
   /** @example await tx.updateWhere(edits, (e) => prefix(e.path, "a/"), { path: replacePrefix("a/", "b/") }); */
-  updateWhere<T extends TableArg>(table: T, where: Where<DefOf<T>>, set: SetOf<DefOf<T>>): Promise<void>;
+  updateWhere<T extends TableArg>(table: T, where: BulkWhere<DefOf<T>>, set: SetOf<DefOf<T>>): Promise<void>;
   /** @example await tx.deleteWhere(edits, (e) => lt(e.at, 10)); */
-  deleteWhere<T extends TableArg>(table: T, where?: Where<DefOf<T>>): Promise<void>;
+  deleteWhere<T extends TableArg>(table: T, where?: BulkWhere<DefOf<T>>): Promise<void>;
   /**
    * Deletes a node's edges (a table made by defineEdges): direction "both" by
    * default, of one kind when given. One delete-where op in the outbox.

@@ -208,6 +208,29 @@ export function whereOf(def, where, what) {
   }
 }
 
+/**
+ * The predicate of a bulk write (updateWhere, deleteWhere): whereOf's, but a
+ * callback that returns nothing is refused. `(e) => { eq(e.path, "a"); }`
+ * (braces, no return) would otherwise mean "every row": no where at all
+ * (undefined or null) is how a caller says that.
+ *
+ * @example
+ * bulkWhereOf(def, (e) => { eq(e.path, "a"); }, "tx.deleteWhere(notes/items)")   // throws invalid/args
+ */
+export function bulkWhereOf(def, where, what) {
+  if (typeof where !== "function") return whereOf(def, where, what);
+  let p;
+  try {
+    p = where(columnRefs(def));
+  } catch (e) {
+    throw userThrew(e, `${what}: the where callback`);
+  }
+  if (p === undefined || p === null) {
+    throw invalidArgs(`${what}: the where callback returned ${p}, not a predicate; return one such as eq(e.path, "a"), or pass no where to touch every row`);
+  }
+  return whereOf(def, p, what);
+}
+
 const QUERY = Symbol.for("onestore.query");
 
 function makeQuery(def, where, order) {

@@ -245,6 +245,26 @@ describe("errors of the user's own code", () => {
     await store.close();
   });
 
+  test("a bulk write's where callback that returns nothing is refused, not taken for every row", async () => {
+    const store = await openStore({ backend: "memory" });
+    const owner = store.object({ type: "fh" });
+    const edits = owner.table(Edits);
+    await owner.tx(async (tx) => {
+      await tx.put(edits, { id: "a", path: "a/1" });
+      await tx.put(edits, { id: "b", path: "b/1" });
+    });
+    const head = store.head;
+    // Braces and no return: the callback gives undefined.
+    await rejectsWith(owner.tx(async (tx) => { await tx.deleteWhere(edits, (e) => { eq(e.path, "a/1"); }); }), "invalid/args", ["tx.deleteWhere(fh/edits)", "returned undefined", "no where"]);
+    await rejectsWith(owner.tx(async (tx) => { await tx.updateWhere(edits, () => null, { n: 1 }); }), "invalid/args", ["tx.updateWhere(fh/edits)", "returned null"]);
+    assert.equal(store.head, head, "nothing committed");
+    assert.equal(await edits.count(), 2, "no row deleted");
+    // No where at all still means every row, as documented.
+    await owner.tx(async (tx) => { await tx.deleteWhere(edits); });
+    assert.equal(await edits.count(), 0);
+    await store.close();
+  });
+
   test("a tx callback's own error and an adopt hook's error reach the caller as they are", async () => {
     const store = await openStore({ backend: "memory" });
     const hookError = new RangeError("view broke");

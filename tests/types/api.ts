@@ -269,6 +269,9 @@ async function session() {
     await tx.updateWhere(edits, (e) => prefix(e.path, "a/"), { path: replacePrefix("a/", "b/") });
     await tx.deleteWhere(edits, (e) => lt(e.at, 10));
     await tx.deleteWhere(pairs);
+    await tx.deleteWhere(pairs, null);
+    // @ts-expect-error a bulk write's where callback returns a predicate (braces, no return)
+    await tx.deleteWhere(edits, (e) => { lt(e.at, 10); });
     await tx.delete(pairs, ["x", 1]);
     // @ts-expect-error a put checks the row
     await tx.put(edits, { id: "e2" });
