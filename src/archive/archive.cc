@@ -261,7 +261,11 @@ Status Archiver::RestoreOutbox(const std::string& lines, int64_t head) {
       return Status::InvalidArchive("archive: outbox line " + std::to_string(n) + ": " +
                                     st.message());
     }
-    records.emplace_back(r["seq"].get<int64_t>(), line);
+    // Kept as the archive wrote it, but for whitespace around the object: a
+    // store's outbox record is the object's text, from "{" to "}".
+    const size_t first = line.find_first_not_of(" \t\r\n");
+    const size_t last = line.find_last_not_of(" \t\r\n");
+    records.emplace_back(r["seq"].get<int64_t>(), line.substr(first, last - first + 1));
     return Status::OK();
   }));
   if (!records.empty() && records.back().first != head) {

@@ -1164,6 +1164,29 @@ ONESTORE_COLD Status Store::MintId(const std::string& table, int64_t* id) {
   return Status::OK();
 }
 
+namespace {
+
+// Every record the outbox holds is a JSON object: the one its commit wrote,
+// or an imported archive's line. A record that is not (empty, NULL or cut:
+// what SQLite reads from a store file cut short or overwritten) is reported
+// as damage, naming the seq, instead of being handed on as text no reader
+// can parse.
+ONESTORE_COLD Status DamagedRecord(int64_t seq) {
+  return Status::StorageFailed("the outbox record read as seq " + std::to_string(seq) +
+                               " is damaged (not a JSON object): the store's file is damaged; "
+                               "restore it from a snapshot or an archive");
+}
+
+Status CheckRecords(const std::vector<OutboxEntry>& entries) {
+  for (const OutboxEntry& e : entries) {
+    if (e.record.size() < 2 || e.record.front() != '{' || e.record.back() != '}')
+      return DamagedRecord(e.seq);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Status Store::ReadOutbox(int64_t after, int64_t limit, std::string* batch) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
   if (after < 0)
@@ -1172,6 +1195,7 @@ Status Store::ReadOutbox(int64_t after, int64_t limit, std::string* batch) {
     return Status::InvalidArgs("outbox.read: limit " + std::to_string(limit) + " is not positive");
   std::vector<OutboxEntry> entries;
   ONESTORE_RETURN_IF_ERROR(backend_->ReadOutbox(after, limit, &entries));
+  ONESTORE_RETURN_IF_ERROR(CheckRecords(entries));
   // No record after `after` below the head: the outbox was trimmed past it
   // (every commit writes one). The batch then starts at the head, so that a
   // reader behind sees the gap (sync/gap), as it does when only a part was
@@ -1191,7 +1215,8 @@ Status Store::ReadOutbox(int64_t after, int64_t limit, std::string* batch) {
 Status Store::ReadOutboxEntries(int64_t after, int64_t limit, std::vector<OutboxEntry>* out) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(false));
   out->clear();
-  return backend_->ReadOutbox(after, limit, out);
+  ONESTORE_RETURN_IF_ERROR(backend_->ReadOutbox(after, limit, out));
+  return CheckRecords(*out);
 }
 
 ONESTORE_COLD Status Store::TrimOutbox(int64_t up_to, int64_t* removed) {

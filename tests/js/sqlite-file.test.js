@@ -105,6 +105,27 @@ test("the sqlite3 command reads the store while it is open", async (t) => {
   await store.close();
 });
 
+test("an outbox record damaged in the file is reported as storage_failed naming its seq, never a raw SyntaxError; the rows still read", async () => {
+  assert.ok(existsSync(sqlite3), "the sqlite3 command is installed (npm run setup)");
+  for (const [damage, label] of [["''", "empty"], ["substr(record, 1, 20)", "cut"]]) {
+    const path = join(dir, `damaged-${label}.sqlite`);
+    const { store, owner, edits } = await openEdits(path);
+    for (let i = 0; i < 5; i++) await owner.tx(async (tx) => { await tx.put(edits, { id: `e${i}`, path: "a", at: i }); });
+    await store.close();
+    // What SQLite reads back from a page cut short or overwritten, made
+    // with the real sqlite3 command: the record of seq 3 is not its JSON.
+    execFileSync(sqlite3, [path, `update _outbox set record = ${damage} where seq = 3`]);
+    const again = await openEdits(path);
+    await rejectsWith(again.store.outbox.read(0, 100), "storage_failed", ["outbox record read as seq 3", "damaged"]);
+    await rejectsWith(again.store.log({ seq: 3 }), "storage_failed", ["seq 3", "damaged"]);
+    const batch = await again.store.outbox.read(3, 100);
+    assert.equal(batch.commits[0].seq, 4, `${label}: the records after it still read`);
+    assert.equal(batch.to, again.store.head);
+    assert.equal(await again.edits.count(), 5, `${label}: the rows still read`);
+    await again.store.close();
+  }
+});
+
 test("a second opener fences the first; nothing either committed is lost", async () => {
   const path = join(dir, "fence.sqlite");
   const told = [];
