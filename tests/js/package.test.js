@@ -3,8 +3,8 @@
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join, posix } from "node:path";
 import { test } from "node:test";
 
 import { repoRoot, tempDir } from "./helpers.js";
@@ -55,4 +55,25 @@ console.log(JSON.stringify({ seq, adopted, rows: page.rows, refused }));
   assert.deepEqual(result.rows, [{ id: "n2", at: 2 }]);
   assert.equal(result.refused, "invalid/args");
   assert.ok(existsSync(join(dir, "data", "user.sqlite")));
+});
+
+test("every relative link in the package's docs leads to a file the package ships (the demo page is the repository's own)", () => {
+  const [{ files }] = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts", "--loglevel=error"], { cwd: repoRoot, encoding: "utf8", timeout: 120_000 }));
+  const shipped = new Set(files.map((f) => f.path));
+  const dirs = new Set([...shipped].flatMap((p) => p.split("/").slice(0, -1).map((_, i, a) => a.slice(0, i + 1).join("/"))));
+  const dead = [];
+  let links = 0;
+  for (const doc of [...shipped].filter((p) => p.endsWith(".md"))) {
+    const text = readFileSync(join(repoRoot, doc), "utf8");
+    for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+      if (/^[a-z]+:/.test(target)) continue;
+      links++;
+      const to = posix.normalize(posix.join(posix.dirname(doc), target)).replace(/\/$/, "");
+      if (to === "demo") continue;  // npm start serves it from the repository
+      if (!shipped.has(to) && !dirs.has(to)) dead.push(`${doc} -> ${target}`);
+    }
+  }
+  assert.ok(links > 20, `the docs' relative links were found (${links})`);
+  assert.deepEqual(dead, [], "links to files the package does not ship");
+  for (const f of ["examples/relay/worker.js", "examples/relay/wrangler.toml", "examples/edge/worker.js", "bench/report.md"]) assert.ok(shipped.has(f), f);
 });
