@@ -45,6 +45,7 @@ const SqlDialect& SqlDialect::HostBound() {
     h.int_results_as_text = true;
     h.max_inline_in_list = 32;
     h.in_list_table = "json_each";
+    h.max_in_list_text = kHostOutboxPartBytes;
     h.max_outbox_part = kHostOutboxPartBytes;
     h.max_params = 100;
     return h;
@@ -224,23 +225,41 @@ void AppendInList(const TableSchema& t, const Predicate& p, const std::string& c
     b->Append("0");
     return;
   }
-  b->Append(col);
   if (p.values.size() > b->dialect().max_inline_in_list) {
     // One JSON array bound as text. onestore_list and json_each yield
     // integers exactly (64-bit), true/false as 1/0, and strings as TEXT, so
     // the comparison is the same as with bound values.
-    std::string json = "[";
+    // Where the dialect bounds a value's size, the list is cut into arrays
+    // of at most max_in_list_text bytes (a single longer value stays whole,
+    // for the host's own limit to name), each an IN of its own, OR-ed: the
+    // same rows, a NULL cell included (NULL OR NULL is NULL, as NULL IN is).
+    const size_t most = b->dialect().max_in_list_text;
+    std::vector<std::string> lists(1, "[");
+    std::string one;
     for (size_t i = 0; i < p.values.size(); ++i) {
-      if (i > 0) json.push_back(',');
-      ForColumn(t, p.column, p.values[i]).AppendJson(&json);
+      one.clear();
+      ForColumn(t, p.column, p.values[i]).AppendJson(&one);
+      std::string* json = &lists.back();
+      if (most > 0 && json->size() > 1 && json->size() + one.size() + 2 > most) {
+        json->push_back(']');
+        json = &lists.emplace_back("[");
+      }
+      if (json->size() > 1) json->push_back(',');
+      json->append(one);
     }
-    json.push_back(']');
-    b->Append(" IN (SELECT value FROM ").Append(b->dialect().in_list_table).Append("(");
-    b->AppendParam(Value::Str(std::move(json)));
-    b->Append("))");
+    lists.back().push_back(']');
+    const bool several = lists.size() > 1;
+    if (several) b->Append("(");
+    for (size_t i = 0; i < lists.size(); ++i) {
+      if (i > 0) b->Append(" OR ");
+      b->Append(col).Append(" IN (SELECT value FROM ").Append(b->dialect().in_list_table).Append("(");
+      b->AppendParam(Value::Str(std::move(lists[i])));
+      b->Append("))");
+    }
+    if (several) b->Append(")");
     return;
   }
-  b->Append(" IN (");
+  b->Append(col).Append(" IN (");
   for (size_t i = 0; i < p.values.size(); ++i) {
     if (i > 0) b->Append(", ");
     b->AppendParam(ForColumn(t, p.column, p.values[i]));

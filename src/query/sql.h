@@ -61,6 +61,11 @@ struct SqlDialect {
   // SQLite's JSON functions, backends/sqlite/list_table.h), json_each in a
   // host's SQLite.
   const char* in_list_table = "onestore_list";
+  // The longest JSON text one in_list_table parameter holds (0: no limit);
+  // a longer list is bound as several, OR-ed: a host that refuses a value
+  // above a size (a Durable Object: 2 MB) still answers an inArray of any
+  // length.
+  size_t max_in_list_text = 0;
   // An outbox record longer than this many bytes is split (0: never): its
   // first part goes to _outbox.record, the rest, in order, to
   // _outbox_parts (docs/formats.md, "Outbox format 2"). For a host that

@@ -239,6 +239,8 @@ class SqliteBackend : public Backend {
     std::string row;
   };
   const PutHead& PutHeadOf(const TableSchema& t);
+  Status CheckHostRow(const TableSchema& t, const std::vector<Value>& row);
+  Status HostRowTooBig(const TableSchema& t, const std::vector<Value>& row, size_t bytes, size_t limit);
   std::map<std::string, PutHead, std::less<>> put_heads_;
 
   std::unique_ptr<SqlConnection> conn_;
@@ -646,6 +648,7 @@ Status SqliteBackend::ApplyPut(Op* op) {
       params.push_back(v);
     }
   }
+  if (dialect_.max_params > 0) ONESTORE_RETURN_IF_ERROR(CheckHostRow(t, params));
   const bool wide = dialect_.max_params > 0 && params.size() > dialect_.max_params;
   // The row's text is the table's: only its values are new.
   if (!cached.row.empty() && !wide) return conn_->RunRow(cached.head, cached.row, &params, cached.what);
@@ -667,6 +670,39 @@ Status SqliteBackend::ApplyPut(Op* op) {
   put_row_.Clear();
   append_row(&put_row_);
   return conn_->RunRow(cached.head, put_row_.sql(), put_row_.mutable_params(), cached.what);
+}
+
+// A host-bound SQLite (a Durable Object's) refuses a row whose values are
+// too big together (SQLITE_TOOBIG, about 2.2 MB in workerd) with a message
+// that names neither the row nor its size: a put above the per-value limit,
+// in one value or in total, is refused here, naming its key (and the
+// column). Texts, json and vectors count their bytes, every other value 8.
+Status SqliteBackend::CheckHostRow(const TableSchema& t, const std::vector<Value>& row) {
+  const size_t limit = HostLimits().max_value_bytes;
+  size_t bytes = 0;
+  for (const Value& v : row) {
+    const Type type = v.type();
+    bytes += type == Type::kStr || type == Type::kJson || type == Type::kVector ? v.text().size() : 8;
+  }
+  if (bytes <= limit) return Status::OK();
+  return HostRowTooBig(t, row, bytes, limit);
+}
+
+ONESTORE_COLD Status SqliteBackend::HostRowTooBig(const TableSchema& t, const std::vector<Value>& row,
+                                                  size_t bytes, size_t limit) {
+  Key key;
+  for (int i : t.key) key.push_back(row[static_cast<size_t>(i)]);
+  const std::string where = "put into table \"" + t.name + "\": the row " + DescribeKey(key);
+  for (size_t i = 0; i < row.size() && i < t.columns.size(); ++i) {
+    const Type type = row[i].type();
+    if ((type == Type::kStr || type == Type::kJson || type == Type::kVector) && row[i].text().size() > limit) {
+      return Status::Limit(where + ": its column \"" + t.columns[i].name + "\" holds a value of " +
+                           std::to_string(row[i].text().size()) + " bytes, above this backend's limit of " +
+                           std::to_string(limit) + " bytes per value");
+    }
+  }
+  return Status::Limit(where + " is " + std::to_string(bytes) + " bytes, above this backend's limit of " +
+                       std::to_string(limit) + " bytes per row");
 }
 
 ONESTORE_COLD const SqliteBackend::PutHead& SqliteBackend::PutHeadOf(const TableSchema& t) {
