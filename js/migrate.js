@@ -15,7 +15,7 @@ import { invalidArgs, userThrew } from "./errors.js";
 import { encodeJson, rowDecoder } from "./encode.js";
 import { vectorWire } from "./vectors.js";
 import { toExpr } from "./expr.js";
-import { describe } from "./schema.js";
+import { describe, readJson, storedJson } from "./schema.js";
 import { plainRow } from "./data.js";
 
 const PAGE = 1000;
@@ -25,7 +25,9 @@ export function hasRowsStep(recordsText) {
   return recordsText.includes('"op":"rows"');
 }
 
-// The row in the shape after `alter` (drop, then rename, then add).
+// The row in the shape after `alter` (drop, then rename, then add). An added
+// column holds its default as declared (a versioned json column's too: the
+// migration's update puts it in its envelope, js/schema.js, declaration).
 function alterRow(row, alter) {
   const out = { ...row };
   for (const c of alter.drop ?? []) delete out[c];
@@ -36,6 +38,38 @@ function alterRow(row, alter) {
   }
   for (const [c, spec] of Object.entries(alter.add ?? {})) out[c] = spec.default ?? null;
   return out;
+}
+
+// The json columns through a migration's alters. A `rows` step sees a json
+// value as the owner's reads give it (out of its version's envelope,
+// migrated: js/schema.js, readJson) and writes it as tx.put and tx.update do
+// (storedJson); the column's version and migrate are those of `def`, found
+// by following the name through the alters still to come.
+function jsonColumns(def, full, alters) {
+  // The definition's json column that `name`, a column name after the
+  // first `from` alters, becomes; undefined if none (or it is dropped).
+  const columnOf = (name, from) => {
+    let n = name;
+    for (let i = from; i < alters.length; i++) {
+      const a = alters[i];
+      if ((a.drop ?? []).includes(n) && !Object.prototype.hasOwnProperty.call(a.add ?? {}, n)) return undefined;
+      n = a.rename?.[n] ?? n;
+    }
+    const c = Object.prototype.hasOwnProperty.call(def.columns, n) ? def.columns[n] : undefined;
+    return c?.type === "json" ? [n, c] : undefined;
+  };
+  return {
+    /** A stored value of column `name` (after `from` alters) as a read gives it. */
+    read(name, from, v) {
+      const c = columnOf(name, from);
+      return c === undefined ? v : readJson(c[1], full, c[0], v);
+    },
+    /** A value (or a value expression) of column `name` as tx.put stores it. */
+    write(name, from, v) {
+      const c = columnOf(name, from);
+      return c === undefined ? v : storedJson(c[1], v);
+    },
+  };
 }
 
 function alterKey(key, alter) {
@@ -63,6 +97,7 @@ export function migrateRows({ gate, owner, full, def, records, onProgress }) {
   const total = Number(gate.call(what, () => core.count(full, "{}")));
   // The JS side of each step up to a marker: the alters and rows to replay.
   const chain = [];
+  const json = jsonColumns(def, full, records.filter((r) => r.op === "alter"));
   const tx = Number(gate.call(what, () => core.txOpen()));
   try {
     let pending = [];
@@ -86,7 +121,7 @@ export function migrateRows({ gate, owner, full, def, records, onProgress }) {
       // key is written whole from the row `rows` saw, which lacks it.
       let updatedAt = 0;
       for (let v = stored.version + 1; v <= record.version; v++) if (def.migrations[v]?.update) updatedAt = v;
-      rewriteRows({ gate, what, full, total, decode, storedKey: stored.key, chain, version: record.version, fn, tx, onProgress, updatedAt });
+      rewriteRows({ gate, what, full, total, decode, json, storedKey: stored.key, chain, version: record.version, fn, tx, onProgress, updatedAt });
       chain.push({ rows: fn });
     }
     flush();
@@ -109,10 +144,18 @@ function vectorsAsWire(row, what) {
 // whole, so it is refused when the migration staged an `update` before this
 // step (the put would undo it), and when its new key is another row's (the
 // put would replace that row).
-function rewriteRows({ gate, what, full, total, decode, storedKey, chain, version, fn, tx, onProgress, updatedAt }) {
+function rewriteRows({ gate, what, full, total, decode, json, storedKey, chain, version, fn, tx, onProgress, updatedAt }) {
   const { core } = gate;
   let key = storedKey;
   for (const step of chain) if (step.alter) key = alterKey(key, step.alter);
+  // The alters before this step, and each row's stored values as reads give them.
+  const altered = chain.filter((step) => step.alter).length;
+  const readRow = (raw) => {
+    let row = decode(raw);
+    for (const c of Object.keys(row)) row[c] = json.read(c, 0, row[c]);
+    for (const step of chain) row = step.alter ? alterRow(row, step.alter) : { ...row, ...result(step.rows, row, what, version) };
+    return row;
+  };
   const puts = [];
   const stays = new Set();  // the keys of rows that keep theirs
   const lands = new Map();  // a moved row's new key -> its old key
@@ -124,8 +167,7 @@ function rewriteRows({ gate, what, full, total, decode, storedKey, chain, versio
     const answer = typeof got === "string" ? JSON.parse(got) : got;  // as in js/reads.js
     const ops = [];
     for (const raw of answer.rows) {
-      let row = decode(raw);
-      for (const step of chain) row = step.alter ? alterRow(row, step.alter) : { ...row, ...result(step.rows, row, what, version) };
+      const row = readRow(raw);
       const next = result(fn, row, what, version);
       const oldKey = key.map((c) => row[c]);
       const moved = key.some((c) => Object.prototype.hasOwnProperty.call(next, c) && !same(next[c], row[c]));
@@ -141,6 +183,7 @@ function rewriteRows({ gate, what, full, total, decode, storedKey, chain, versio
           throw invalidArgs(`${what}: migrations.${version}.rows moves the rows of keys ${lands.get(landing)} and ${keyText(oldKey)} both to ${landing}; one would replace the other. Nothing was changed`);
         }
         lands.set(landing, keyText(oldKey));
+        for (const c of Object.keys(whole)) whole[c] = json.write(c, altered, whole[c]);
         ops.push(encodeJson({ op: "delete", table: full, key: oldKey }, "migration"));
         puts.push(encodeJson({ op: "put", table: full, row: vectorsAsWire(whole, what) }, "migration"));
         continue;
@@ -149,7 +192,7 @@ function rewriteRows({ gate, what, full, total, decode, storedKey, chain, versio
       const set = {};
       for (const [c, v] of Object.entries(next)) {
         if (v === undefined || key.includes(c)) continue;
-        set[c] = toExpr(v instanceof Float32Array ? vectorWire(v, v.length, `${what}: ${c}`) : v);
+        set[c] = json.write(c, altered, toExpr(v instanceof Float32Array ? vectorWire(v, v.length, `${what}: ${c}`) : v));
       }
       if (Object.keys(set).length > 0) ops.push(encodeJson({ op: "update", table: full, key: oldKey, set }, "migration"));
     }

@@ -368,7 +368,22 @@ export function declaration(fullName, def) {
       step.alter = alter;
     }
     if (m.update !== undefined) {
-      step.update = Object.fromEntries(Object.entries(m.update).filter(([, e]) => e !== undefined).map(([c, e]) => [c, toExpr(e)]));
+      // A versioned json column's literal is written in its envelope, as
+      // tx.update writes it (storedJson).
+      step.update = Object.fromEntries(Object.entries(m.update).filter(([, e]) => e !== undefined).map(([c, e]) => {
+        const col = def.columns[c];
+        const versioned = Object.prototype.hasOwnProperty.call(def.columns, c) && col?.type === "json" && col.version > 1;
+        return [c, versioned ? storedJson(col, toExpr(e)) : toExpr(e)];
+      }));
+    }
+    // A versioned json column added with a default: the rows it is added to
+    // hold the default bare (the table record's default, which a put never
+    // uses: tx.put writes it in its envelope), which a read would take for
+    // version 1 and migrate. The step's update sets it in its envelope.
+    for (const [n, c] of Object.entries(m.alter?.add ?? {})) {
+      if (c?.type !== "json" || !(c.version > 1) || !c.hasDefault || c.default === null) continue;
+      if (step.update !== undefined && Object.prototype.hasOwnProperty.call(step.update, n)) continue;
+      step.update = { ...step.update, [n]: storedJson(c, value(c.default)) };
     }
     if (m.rows !== undefined) step.rows = true;  // its ops come from js/migrate.js
     if (Object.keys(step).length > 0) migrations[v] = step;

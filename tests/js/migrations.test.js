@@ -445,6 +445,49 @@ for (const [label, kind] of Object.entries(kinds)) {
       await store.close();
     });
 
+    test("a table's migration (update, rows, and an alter adding a versioned json column with a default) reads and writes versioned json values as tx does", async () => {
+      let store = await seededNotes();  // meta at version 1: { name }
+      const calls = [];
+      const migrate = (old, from) => { calls.push(from); return { title: old.name, tags: [] }; };
+      const meta = () => json({ version: 2, migrate });
+      const extra = () => json({ version: 2, migrate: (old, from) => ({ migrated: from, old }), default: { d: 1 } });
+      const V2 = defineTable("docs", {
+        version: 2,
+        columns: { id: int(), n: int(), meta: meta(), extra: extra() },
+        key: ["id"],
+        // rows sees meta as a read gives it (migrated from 1) and extra as
+        // declared; what it writes is stored in the envelope.
+        migrations: { 2: { alter: { add: { extra: extra() } }, rows: (r) => ({ meta: { ...r.meta, seen: r.extra.d } }) } },
+      });
+      const owner = store.object({ type: "notes" });
+      const t = owner.table(V2);
+      const expected = [
+        { id: 1, n: 1, meta: { title: "a", tags: [], seen: 1 }, extra: { d: 1 } },
+        { id: 2, n: 2, meta: { title: "b", tags: [], seen: 1 }, extra: { d: 1 } },
+      ];
+      assert.deepEqual(await rowsOf(t), expected);
+      const { ops } = await store.log({ seq: store.head });
+      assert.deepEqual(ops.find((o) => o.op === "update" && o.key?.[0] === 1).set.meta, { value: { $v: 2, $value: { title: "a", tags: [], seen: 1 } } });
+      assert.deepEqual(ops.find((o) => o.op === "update" && o.where === null).set.extra, { value: { $v: 2, $value: { d: 1 } } });
+      store = await kind.reopen(store);
+      calls.length = 0;
+      const again = store.object({ type: "notes" }).table(V2);
+      assert.deepEqual(await rowsOf(again), expected);
+      assert.deepEqual(calls, [], "nothing is migrated again: every value was stored at version 2");
+      // A migration's update of a versioned json column writes the envelope.
+      const V3 = defineTable("docs", {
+        version: 3,
+        columns: { id: int(), n: int(), meta: meta(), extra: extra() },
+        key: ["id"],
+        migrations: { 2: V2.migrations[2], 3: { update: { meta: { title: "reset", tags: [] } } } },
+      });
+      store = await kind.reopen(store);
+      const t3 = store.object({ type: "notes" }).table(V3);
+      assert.deepEqual(await t3.get(2), { id: 2, n: 2, meta: { title: "reset", tags: [] }, extra: { d: 1 } });
+      assert.deepEqual(calls, []);
+      await store.close();
+    });
+
     test("a migrate that throws fails the read with invalid/args naming the column", async () => {
       const store = await seededNotes();
       const Broken = defineTable("docs", { columns: { id: int(), n: int(), meta: json({ version: 2, migrate: () => { throw new Error("bad shape"); } }) }, key: ["id"] });
