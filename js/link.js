@@ -28,6 +28,10 @@ import { reportListenerError } from "./watch.js";
 const TAG = "link";
 const PAGE_SIZE = 100;
 const knownCodes = new Set(Object.values(ErrorCodes));
+// The documents' own tables (src/documents/documents.h): a restore record
+// writes them with plain ops.
+const DOCUMENTS_TABLE = "_documents";
+const DELTAS_TABLE = "_deltas";
 
 // postMessage plus a message listener, whatever the endpoint's style.
 function endpointOf(ep, what) {
@@ -171,7 +175,7 @@ export function serve(store, options = {}) {
       throw invalidArgs(`${what}: expected { owner, kind, key? } with strings`);
     }
     const document = findDocument(doc, what);
-    holds.set(msg.id, { document: doc, docId: document?.id });
+    holds.set(msg.id, { document: doc, docId: document?.id, docVersion: document?.version });
     return { document };
   }
 
@@ -244,14 +248,21 @@ export function serve(store, options = {}) {
 
   // One message per link per commit, with every part the link holds.
   function commit(seq, byTable, recomputed, docOps = []) {
+    // A commit that writes the documents' own tables (store.restore, its
+    // undo) may change any document without a doc.* op: each held one is
+    // read again, and sent when it is another document or version.
+    const rewritten = byTable.has(DOCUMENTS_TABLE) || byTable.has(DELTAS_TABLE);
     for (const [link, holds] of links) {
       const parts = [];
       for (const [id, held] of holds) {
         if (held.document !== undefined) {
-          if (docOps.length === 0 || !touches(held, docOps)) continue;
+          const touched = docOps.length > 0 && touches(held, docOps);
+          if (!touched && !rewritten) continue;
           try {
             const document = findDocument(held.document, "link: a held document");
+            if (!touched && document?.id === held.docId && document?.version === held.docVersion) continue;
             held.docId = document?.id;
+            held.docVersion = document?.version;
             parts.push({ id, document });
           } catch (e) {
             parts.push({ id, error: errorToWire(e) });

@@ -352,6 +352,45 @@ test("a real worker_threads Worker serves a store: one message per commit with i
   }
 });
 
+test("a held document hears a store.restore and its undo, which change documents without document ops, and only when they change it", async () => {
+  const t = await setup({
+    step: async ({ step }) => {
+      if (step === "create") await t.owner.tx(async (tx) => { t.id = await tx.documents.create({ kind: "note", key: "n1" }, { title: "Plan" }); });
+      if (step === "snapshot") t.snap = (await t.store.snapshot()).id;
+      if (step === "change") await t.owner.tx(async (tx) => { await tx.documents.change(t.id, [{ op: "replace", path: "/title", value: "Plan v2" }]); });
+      if (step === "restore") t.undo = (await t.store.restore(t.snap)).undo;
+      if (step === "undo") await t.store.restore(t.undo);
+      if (step === "other") await t.owner.tx(async (tx) => { await tx.documents.create({ kind: "note", key: "n2" }, { title: "Other" }); });
+      if (step === "snapshot2") t.snap2 = (await t.store.snapshot()).id;
+      if (step === "row") await t.owner.tx(async (tx) => { await tx.put(t.notes, { id: "x", text: "x" }); });
+      // Back to snapshot2: a restore that changes a row and not n1.
+      if (step === "restore2") await t.store.restore(t.snap2);
+      return t.store.head;
+    },
+  });
+  try {
+    const events = [];
+    const seqs = {};
+    for (const step of ["create", "snapshot", "change"]) seqs[step] = await t.link.call("step", { step });
+    t.link.hold({ document: { owner: "notes", kind: "note", key: "n1" } }, (e) => events.push(e));
+    await until(() => events.length === 1, "the held event");
+    for (const step of ["restore", "undo", "other", "snapshot2", "row", "restore2"]) seqs[step] = await t.link.call("step", { step });
+    await until(() => events.length === 3, "the restore's and the undo's parts");
+    assert.deepEqual(events.map((e) => ({ seq: e.seq, title: e.document?.value.title, version: e.document?.version })), [
+      { seq: seqs.change, title: "Plan v2", version: 2 },
+      { seq: seqs.restore, title: "Plan", version: 1 },
+      { seq: seqs.undo, title: "Plan v2", version: 2 },
+    ]);
+    // restore2 took the store back past the row and left n1 as it was: the
+    // hold heard nothing of it (the last call's seq has been answered, so its
+    // commit message, had it a part for this hold, came before).
+    assert.ok(seqs.restore2 > seqs.row);
+    assert.equal(events.length, 3);
+  } finally {
+    await t.done();
+  }
+});
+
 test("a held document gets its value now, then one part with its new value and version per commit that changed, retired or re-created it", async () => {
   const t = await setup({
     doc: async ({ step }) => {
