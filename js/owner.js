@@ -249,8 +249,22 @@ export function makeOwner(parts, name, address, hooks) {
      */
     watch(t, listener) {
       gate.checkOpen(`${name}.watch`);
-      const h = resolveTable(t, `${name}.watch`);
-      return watches().add(h.name, listener, `${name}.watch(${h.name})`);
+      if (!isTableDef(t)) {
+        const h = resolveTable(t, `${name}.watch`);
+        return watches().add(h.name, listener, `${name}.watch(${h.name})`);
+      }
+      // A definition: the watch is added before the table is opened, so
+      // that it sees the commit that declares or migrates it (which runs
+      // within table() when the owner's line is idle).
+      const full = tableName(name, t);
+      const off = watches().add(full, listener, `${name}.watch(${full})`);
+      try {
+        resolveTable(t, `${name}.watch`);
+      } catch (e) {
+        off();
+        throw e;
+      }
+      return off;
     },
   };
   return Object.freeze(owner);

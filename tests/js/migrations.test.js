@@ -100,6 +100,10 @@ for (const [label, kind] of Object.entries(kinds)) {
       const head = store.head;
       const seen = [];
       const notes = store.object({ type: "notes" }, { adopt: (seq, ops) => seen.push({ seq, ops }) });
+      // A watch added by the definition, before the table opens, sees the
+      // migration's commit, which runs within owner.table (the line is idle).
+      const watched = [];
+      notes.watch(V2, (ops, seq) => { watched.push({ seq, ops }); });
       const items = notes.table(V2);
       // The first read already sees the new shape: the migration commit ran first.
       assert.deepEqual(await items.get(1), { id: 1, name: "b", n: 30, size: 0, meta: null });
@@ -111,6 +115,8 @@ for (const [label, kind] of Object.entries(kinds)) {
       ]);
       const { commits } = await store.outbox.read(head, 1);
       assert.deepEqual(commits[0].ops, seen[0].ops);
+      await new Promise((r) => setTimeout(r, 0));  // watches run after the flush
+      assert.deepEqual(watched, [{ seq: head + 1, ops: seen[0].ops }]);
       await notes.tx(async (tx) => {
         await tx.put(items, { id: 4, name: "d", n: 5, size: 3, meta: { k: 1 } });
         await tx.update(items, 2, { size: 8 });
