@@ -88,7 +88,7 @@ async function callFactory(factory, options, dir) {
  * // { backend: "sqlite", path: "/home/me/app/.data/s.sqlite" }
  */
 export async function prepareNodeOpen(options) {
-  const { onFenced, ...out } = options;
+  const { onFenced, replica, ...out } = options;
   if (onFenced !== undefined && typeof onFenced !== "function") {
     throw new StoreError(ErrorCodes.InvalidArgs, `openStore: onFenced must be a function (error) => void, got ${typeof onFenced}`);
   }
@@ -100,6 +100,14 @@ export async function prepareNodeOpen(options) {
       if (!existsSync(dirname(out.path))) mkdirSync(dirname(out.path), { recursive: true });
     } catch (e) {
       throw new StoreError(ErrorCodes.StorageFailed, `openStore: cannot create the folder of ${out.path}: ${e.message}`, { cause: e });
+    }
+    // An open in the other role would be refused by the core once it holds
+    // the file (CheckRole, src/commit/store.cc), after the holder was
+    // fenced: a mistyped path would stop a running store. When the file is
+    // held, its role is read from a private copy first, as listStores reads
+    // it, and the open refused with the core's words, the holder untouched.
+    if (held.has(out.path) || nodeFiles.lockHeld(out.path)) {
+      await refuseOtherRole(out.path, replica === true);
     }
     // A store of this process that holds the file lets go of it first (its
     // core closes: SQLite checkpoints and drops the lock): this opener takes
@@ -481,6 +489,21 @@ async function refuseOtherFile(file) {
   if (await stat(file + "-wal").then(() => true, () => false)) return;
   const answer = (await loadNodeCore()).peekStore(file, false);
   if (answer.startsWith(`!${ErrorCodes.NotFound} `)) throw refuse("is a SQLite database of another application, not a store");
+}
+
+// Refuses an open of a held store file in the role it does not have (see
+// prepareNodeOpen); an unreadable copy leaves the check to the core.
+async function refuseOtherRole(path, replica) {
+  const answer = await peekCopy(await loadNodeCore(), path);
+  if (answer.startsWith("!")) return;
+  const peek = JSON.parse(answer);
+  const open = "it is open in another store or process, which keeps it";
+  if (peek.replica && !replica) {
+    throw new StoreError(ErrorCodes.InvalidArgs, `openStore: ${path} is a replica (it changes only by its driver's batches); open it with openReplica (${open})`);
+  }
+  if (!peek.replica && replica && peek.head > 0) {
+    throw new StoreError(ErrorCodes.InvalidArgs, `openReplica: ${path} holds an owner's commits (head ${peek.head}); a replica starts from an empty store: open a new one (${open})`);
+  }
 }
 
 // peekStore on a private copy of a held store's file and its WAL, in a

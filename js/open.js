@@ -76,7 +76,7 @@ export async function openCore(runtime, options, what, extra = {}) {
     // opfs: the role too, so that an open in the other role is refused
     // before it takes the store over (js/loader-browser.js).
     ...(backend === "opfs" ? { name, onFenced, replica: extra.replica } : {}),
-    ...(backend === "sqlite" ? { onFenced } : {}),
+    ...(backend === "sqlite" ? { onFenced, replica: extra.replica } : {}),
     ...(backend === "durable" ? { storage } : {}),
   });
   Object.assign(wire, extra);

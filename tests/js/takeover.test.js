@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { defineTable, int, openStore, str } from "../../js/index.js";
+import { defineTable, int, openReplica, openStore, str } from "../../js/index.js";
 
 const writer = new URL("./fixtures/writer.mjs", import.meta.url).pathname;
 
@@ -158,6 +158,45 @@ test("an idle store of another process hands its file over to an opener, and its
     assert.equal(await a.done, 0);
     await store.close();
     assert.equal(execFileSync("sqlite3", [path, "pragma integrity_check"], { encoding: "utf8" }).trim(), "ok");
+  } finally {
+    if (a && a.exitCode === null) {
+      a.kill();
+      await a.done;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("an open in the other role is refused without taking the file from its holder, in another process or in this one", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "onestore-takeover-"));
+  let a;
+  try {
+    const path = join(dir, "s.sqlite");
+    a = run(path, "a", 3, "hold");
+    await a.until((lines) => lines.includes("idle"));
+    // Before, the refusal came from the core once it held the file: the
+    // holder had been fenced by then ("handed over").
+    await assert.rejects(openReplica({ backend: "sqlite", path, lockTimeout: 5000 }), (e) => e.code === "invalid/args" && /holds an owner's commits \(head 4\)/.test(e.message) && e.message.includes(path));
+    await new Promise((r) => setTimeout(r, 200));  // a hand-over would have been printed by now
+    assert.ok(!a.lines.includes("handed over"), `a was told: ${a.lines.join("; ")}`);
+    assert.ok(existsSync(`${path}-lock`), "a still holds the file");
+    a.send("stop");
+    assert.equal(await a.done, 0);
+
+    // In this process: a replica and a store on the paths of each other.
+    const rpath = join(dir, "r.sqlite");
+    const fenced = [];
+    const replica = await openReplica({ backend: "sqlite", path: rpath, onFenced: (e) => fenced.push(e) });
+    const store = await openStore({ backend: "sqlite", path, onFenced: (e) => fenced.push(e) });
+    await assert.rejects(openStore({ backend: "sqlite", path: rpath }), (e) => e.code === "invalid/args" && /is a replica/.test(e.message));
+    await assert.rejects(openReplica({ backend: "sqlite", path }), (e) => e.code === "invalid/args" && /holds an owner's commits/.test(e.message));
+    const owner = store.object({ type: "writer" });
+    await owner.tx(async (tx) => { await tx.put(owner.table(Rows), { id: "mine", n: 0, pad: "" }); });
+    assert.equal(replica.head, 0);
+    assert.deepEqual((await replica.applyBatch(await store.outbox.read(0, 100))).head, store.head);
+    assert.deepEqual(fenced, []);
+    await replica.close();
+    await store.close();
   } finally {
     if (a && a.exitCode === null) {
       a.kill();
