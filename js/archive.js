@@ -300,6 +300,27 @@ function byteStream(archive) {
   throw invalidArgs(`importStore: archive must be a ReadableStream, a Uint8Array, an ArrayBuffer or an async iterable of bytes, got ${describe(archive)}`);
 }
 
+/**
+ * Stops an archive importStore refuses before reading it (a bad option, a
+ * path in use), as a failed read stops it: a store.export() stream left
+ * unread would hold that store's commits for ever. A source of no known kind
+ * is left alone.
+ *
+ * @example
+ * await cancelArchive(store.export(), error);
+ */
+export async function cancelArchive(archive, reason) {
+  try {
+    if (archive instanceof ReadableStream) {
+      if (!archive.locked) await archive.cancel(reason);
+    } else if (archive && typeof archive.destroy === "function") {
+      archive.destroy();  // a Node stream
+    } else if (archive && typeof archive[Symbol.asyncIterator] === "function") {
+      await archive[Symbol.asyncIterator]().return?.();
+    }
+  } catch { /* stopped as far as it can be */ }
+}
+
 function checkManifest(m) {
   if (m === null || typeof m !== "object" || m.kind !== "onestore-archive") {
     throw archiveError("the manifest is not an onestore archive's manifest");

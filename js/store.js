@@ -26,7 +26,7 @@ import { makeCommitQueue } from "./commit-queue.js";
 import { makeReads } from "./reads.js";
 import { makeHandles, makeOwner } from "./owner.js";
 import { plainData } from "./data.js";
-import { exportArchive, readArchive } from "./archive.js";
+import { cancelArchive, exportArchive, readArchive } from "./archive.js";
 import { blobStorageCall, contentFingerprint, makeBlobs, memoryBlobs, webSha256 } from "./blobs.js";
 import { makeSnapshots, snapshotOptions } from "./snapshots.js";
 import { lockArgs, localLocks, withLocks } from "./locks.js";
@@ -488,26 +488,16 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
  * const store = await importStoreWith(nodeRuntime, fs.createReadStream("s.tar"), { backend: "sqlite", path: "s.sqlite" });
  */
 export async function importStoreWith(runtime, archive, openOptions, options = {}) {
-  if (openOptions === null || typeof openOptions !== "object") {
-    throw invalidArgs(`importStore: openOptions must be an object such as { backend: "memory" }, got ${describe(openOptions)}`);
+  let begun;
+  try {
+    begun = await beginImport(runtime, openOptions, options);
+  } catch (e) {
+    // Refused before the archive is read: it is stopped all the same (an
+    // unread store.export() stream would hold that store's commits).
+    await cancelArchive(archive, e);
+    throw e;
   }
-  if (options === null || typeof options !== "object") {
-    throw invalidArgs(`importStore: options must be { onProgress }, got ${describe(options)}`);
-  }
-  refuseUnknownOptions(options, ["onProgress"], "importStore");
-  const { onProgress } = options;
-  if (onProgress !== undefined && typeof onProgress !== "function") {
-    throw invalidArgs(`importStore: onProgress must be a function ({ done, total, bytes, blobBytes, blobTotal }) => void, got ${describe(onProgress)}`);
-  }
-  const { backend } = openOptions;
-  if (!runtime.backends.includes(backend)) {
-    const names = runtime.backends.map((b) => JSON.stringify(b)).join(" or ");
-    throw invalidArgs(`importStore: backend must be ${names} here, got ${describe(backend)}`);
-  }
-  const snapshotting = snapshotOptions(openOptions, "importStore");
-  const { id: _ignored, ...rest } = openOptions;
-  // null: the store is built in place (memory, sqlite ":memory:").
-  const gen = await runtime.generations.begin(openOptions);
+  const { onProgress, snapshotting, rest, gen } = begun;
   let opened = null;
   const closeCore = () => {
     if (!opened) return;
@@ -544,4 +534,29 @@ export async function importStoreWith(runtime, archive, openOptions, options = {
     throw e;
   }
   return openStoreWith(runtime, rest);
+}
+
+// importStore's checks of its options, and the new generation begun.
+async function beginImport(runtime, openOptions, options) {
+  if (openOptions === null || typeof openOptions !== "object") {
+    throw invalidArgs(`importStore: openOptions must be an object such as { backend: "memory" }, got ${describe(openOptions)}`);
+  }
+  if (options === null || typeof options !== "object") {
+    throw invalidArgs(`importStore: options must be { onProgress }, got ${describe(options)}`);
+  }
+  refuseUnknownOptions(options, ["onProgress"], "importStore");
+  const { onProgress } = options;
+  if (onProgress !== undefined && typeof onProgress !== "function") {
+    throw invalidArgs(`importStore: onProgress must be a function ({ done, total, bytes, blobBytes, blobTotal }) => void, got ${describe(onProgress)}`);
+  }
+  const { backend } = openOptions;
+  if (!runtime.backends.includes(backend)) {
+    const names = runtime.backends.map((b) => JSON.stringify(b)).join(" or ");
+    throw invalidArgs(`importStore: backend must be ${names} here, got ${describe(backend)}`);
+  }
+  const snapshotting = snapshotOptions(openOptions, "importStore");
+  const { id: _ignored, ...rest } = openOptions;
+  // null: the store is built in place (memory, sqlite ":memory:").
+  const gen = await runtime.generations.begin(openOptions);
+  return { onProgress, snapshotting, rest, gen };
 }

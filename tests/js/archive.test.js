@@ -191,6 +191,33 @@ describe("an import", () => {
     await imported.close();
   });
 
+  test("refused before reading, it stops the archive: a store.export() given to it does not hold that store's commits", async () => {
+    const dir = tempDir("onestore-import-refused-");
+    const path = join(dir, "open.sqlite");
+    const busy = await openStore({ backend: "sqlite", path });
+    const store = await openStore({ backend: "memory" });
+    const owner = store.object({ type: "notes" });
+    const tags = owner.table(Tags);
+    await owner.tx(async (tx) => { await tx.put(tags, { tag: "t0" }); });
+    for (const [args, words] of [
+      [[{ backend: "memory" }, { onProgres: () => {} }], ["onProgres"]],
+      [[{ backend: "opfs" }], ["opfs"]],
+      [[{ backend: "sqlite", path: "" }], ["path"]],
+      [[{ backend: "sqlite", path }], [path]],
+      [[{ backend: "memory" }, { onProgress: 5 }], ["onProgress"]],
+    ]) {
+      await rejectsWith(importStore(store.export(), ...args), ErrorCodes.InvalidArgs, words);
+      // Before, the unread export held the queue: this commit never ran.
+      const seq = await Promise.race([
+        owner.tx(async (tx) => { await tx.put(tags, { tag: `t${store.head}` }); }).then(() => store.head),
+        new Promise((r) => setTimeout(() => r("still waiting after 5 s"), 5000)),
+      ]);
+      assert.equal(typeof seq, "number", `${JSON.stringify(args)}: ${seq}`);
+    }
+    await store.close();
+    await busy.close();
+  });
+
   test("that fails in the middle of the stream leaves the previous sqlite store whole, and no generation", async () => {
     const source = await filled();
     const bytes = await bytesOf(source.export());
