@@ -19,7 +19,7 @@ import pg from "pg";
 
 import * as api from "../../js/index.js";
 import {
-  createRelay, defineTable, followRelay, gte, int, json, num, openReplica, openStore, prefix, query, startSync, str,
+  createRelay, defineTable, eq, followRelay, gt, gte, int, json, ne, num, openReplica, openStore, or, and, prefix, query, startSync, str,
 } from "../../js/index.js";
 import { parseJsonExact } from "../../js/encode.js";
 import { conformanceRunner } from "../conformance/runner.js";
@@ -470,8 +470,60 @@ describe("a PostgreSQL mirror's applyBatch", () => {
     await store.close();
   });
 
+  test("applies wheres of 70,000 values (PostgreSQL binds at most 65,535 parameters a statement) as the store did", { timeout: 300_000 }, async () => {
+    const { store, owner, notes } = await notesStore(Array.from({ length: 300 }, (_, i) => row(`k${i}`, `p/${i}`, i)));
+    const many = (f) => Array.from({ length: 70_000 }, (_, i) => f(i));
+    await owner.tx(async (tx) => {
+      // Equalities under or, inequalities under and: one array each.
+      await tx.deleteWhere(notes, (e) => or(...many((i) => eq(e.id, `absent${i}`)), eq(e.id, "k1"), eq(e.id, "k2")));
+      await tx.updateWhere(notes, (e) => and(...many((i) => ne(e.n, 1000 + i)), ne(e.n, 3)), { n: 0 });
+      // Comparisons that fold into no array: 70,000 values, past the limit.
+      await tx.deleteWhere(notes, (e) => or(...many((i) => gt(e.n, 1_000_000 + i)), eq(e.id, "k4")));
+    });
+    const mirror = await openReplica({ backend: "postgres", pool, session: nextSession("big") });
+    while (mirror.head < store.head) await mirror.applyBatch(await store.outbox.read(mirror.head, 10));
+    const mine = mirror.table("app/notes");
+    assert.equal(await mine.count(), 297);
+    assert.equal(await mine.count(query(mine.def).where((e) => eq(e.n, 0))), 296, "every row but k3 set to 0");
+    assert.equal((await mine.get("k3")).n, 3);
+    await mirror.close();
+    await store.close();
+  });
+
+  test("a permission PostgreSQL refuses is storage_failed, not a divergence: granted again, the same batch applies", async () => {
+    const role = `app${Date.now()}`;
+    const session = nextSession("perm");
+    await pool.query(`CREATE ROLE ${role} LOGIN`);
+    await pool.query(`GRANT CREATE ON DATABASE postgres TO ${role}`);
+    await pool.query(`CREATE SCHEMA "${session}" AUTHORIZATION ${role}`);
+    const url = server.url.replace("postgres://postgres@", `postgres://${role}@`);
+    const { store, owner, notes } = await notesStore([row("a", "x/1", 1)]);
+    const mirror = await openReplica({ backend: "postgres", url, session });
+    await mirror.applyBatch(await store.outbox.read(0, 10));
+    await pool.query(`ALTER SCHEMA "${session}" OWNER TO postgres`);
+    await pool.query(`ALTER TABLE "${session}"."app/notes" OWNER TO postgres`);
+    await pool.query(`GRANT USAGE ON SCHEMA "${session}" TO ${role}`);
+    await pool.query(`GRANT SELECT ON "${session}"."app/notes" TO ${role}`);
+    await owner.tx(async (tx) => { await tx.put(notes, row("b", "x/2", 2)); });
+    await rejectsWith(mirror.applyBatch(await store.outbox.read(mirror.head, 10)), "storage_failed", ["permission denied"]);
+    assert.equal(mirror.diverged, undefined);
+    await pool.query(`GRANT INSERT, UPDATE, DELETE ON "${session}"."app/notes" TO ${role}`);
+    assert.deepEqual(await mirror.applyBatch(await store.outbox.read(mirror.head, 10)), { head: store.head, applied: 1 });
+    // A batch asked for before close() is applied; close waits for it.
+    await owner.tx(async (tx) => { await tx.put(notes, row("c", "x/3", 3)); });
+    const applied = mirror.applyBatch(await store.outbox.read(mirror.head, 10));
+    await mirror.close();
+    assert.deepEqual(await applied, { head: store.head, applied: 1 });
+    await store.close();
+  });
+
   test("refuses bad options and closed use with a StoreError naming the value", async () => {
     await rejectsWith(openReplica({ backend: "postgres" }), "invalid/args", ["url"]);
+    for (const bad of [null, {}, "postgres://x"]) await rejectsWith(openReplica({ backend: "postgres", pool: bad }), "invalid/args", ["pool must be a pg.Pool"]);
+    await rejectsWith(openReplica({ backend: "postgres", pool, url: server.url }), "invalid/args", ["url or pool, not both"]);
+    for (const session of ["pg_notes", "public", "information_schema"]) {
+      await rejectsWith(openReplica({ backend: "postgres", pool, session }), "invalid/args", [JSON.stringify(session), "another session name"]);
+    }
     await rejectsWith(openReplica({ backend: "postgres", url: server.url, session: "no spaces" }), "invalid/args", ["no spaces"]);
     await rejectsWith(openReplica({ backend: "postgres", url: "postgres://postgres@127.0.0.1:1/none" }), "storage_failed", ["PostgreSQL"]);
     const mirror = await openReplica({ backend: "postgres", pool, session: nextSession() });
