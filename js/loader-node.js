@@ -106,7 +106,7 @@ export async function prepareNodeOpen(options) {
     // fenced: a mistyped path would stop a running store. When the file is
     // held, its role is read from a private copy first, as listStores reads
     // it, and the open refused with the core's words, the holder untouched.
-    if (held.has(out.path) || nodeFiles.lockHeld(out.path)) {
+    if (held.has(out.path) || lockHeldNow(out.path)) {
       await refuseOtherRole(out.path, replica === true);
     }
     // A store of this process that holds the file lets go of it first (its
@@ -489,6 +489,17 @@ async function refuseOtherFile(file) {
   if (await stat(file + "-wal").then(() => true, () => false)) return;
   const answer = (await loadNodeCore()).peekStore(file, false);
   if (answer.startsWith(`!${ErrorCodes.NotFound} `)) throw refuse("is a SQLite database of another application, not a store");
+}
+
+// Whether another process holds the file's lock; false when that cannot be
+// told (a path under a file, a folder it cannot read): the open itself then
+// says what is wrong with the path.
+function lockHeldNow(path) {
+  try {
+    return nodeFiles.lockHeld(path);
+  } catch {
+    return false;
+  }
 }
 
 // Refuses an open of a held store file in the role it does not have (see

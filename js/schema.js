@@ -9,6 +9,7 @@ import { ErrorCodes, StoreError, invalidArgs, refuseUnknownOptions, userThrew } 
 import { encodeJson } from "./encode.js";
 import { isExpr, toExpr, value } from "./expr.js";
 import { vectorWire } from "./vectors.js";
+import { plainData } from "./data.js";
 
 const TYPES = new Set(["str", "int", "bool", "num", "json", "vector"]);
 export const TABLE = Symbol.for("onestore.table");
@@ -21,6 +22,13 @@ function column(type, opts = {}, isOptional = false, dims = undefined) {
     }
   }
   const hasDefault = Object.prototype.hasOwnProperty.call(opts, "default");
+  if (hasDefault && opts.default === undefined) {
+    throw invalidArgs(`${type}(): default is undefined; leave the option out for a column without one (a put must then give the column), or give a value`);
+  }
+  // A json default is held to a put's rule for json values (a Date, a Map
+  // or a class instance is refused, not stored as what JSON.stringify
+  // makes of it), and copied: the definition is frozen.
+  const dflt = hasDefault && type === "json" && opts.default !== null ? plainData(opts.default, "json().default") : opts.default;
   const versioned = type === "json" && opts.version !== undefined;
   if (versioned && (!Number.isSafeInteger(opts.version) || opts.version < 1)) {
     throw invalidArgs(`json(): version must be a positive integer, got ${describe(opts.version)}`);
@@ -33,7 +41,7 @@ function column(type, opts = {}, isOptional = false, dims = undefined) {
     ...(type === "vector" ? { dims } : {}),
     isOptional,
     hasDefault,
-    default: hasDefault ? opts.default : undefined,
+    default: hasDefault ? dflt : undefined,
     ...(versioned ? { version: opts.version, migrate: opts.migrate } : {}),
     /** The same column, allowing null. */
     optional() {

@@ -513,6 +513,15 @@ describe("declaring migrations", () => {
     throwsWith(() => defineTable("t", { version: 2, columns: { id: int() }, key: ["id"], migrations: { 2: { rows: {} } } }), "invalid/args", ["migrations.2.rows", "function"]);
     throwsWith(() => json({ version: 0 }), "invalid/args", ["version"]);
     throwsWith(() => json({ version: 2 }), "invalid/args", ["migrate"]);
+    // A default is held to a put's rule: a Date is not stored as its text,
+    // and undefined is not a default.
+    throwsWith(() => json({ default: new Date(0) }), "invalid/args", ["json().default", "Date"]);
+    throwsWith(() => json({ default: undefined }), "invalid/args", ["default is undefined"]);
+    throwsWith(() => str({ default: undefined }), "invalid/args", ["str()", "default is undefined"]);
+    const given = { a: [1] };
+    const copied = json({ default: given }).default;
+    given.a.push(2);
+    assert.deepEqual(copied, { a: [1] }, "the definition keeps its own copy");
   });
 
   test("a bad alter is refused when the owner opens the table, naming its version and part, and changes nothing", async () => {
