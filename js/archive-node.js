@@ -13,6 +13,9 @@ import { describe } from "./schema.js";
  * const bytes = await exportFileNode(store, "session.tar");
  */
 export async function exportFileNode(store, path, options) {
+  if (store === null || typeof store !== "object" || typeof store.export !== "function") {
+    throw invalidArgs(`exportToFile: the first argument must be an open store (or a replica), got ${describe(store)}`);
+  }
   if (typeof path !== "string" || path === "" || path.includes("\0")) {
     throw invalidArgs(`exportToFile: path must name a file, got ${describe(path)}`);
   }

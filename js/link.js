@@ -120,6 +120,11 @@ export function serve(store, options = {}) {
   for (const [k, f] of Object.entries(methods)) {
     if (typeof f !== "function") throw invalidArgs(`serve: method ${JSON.stringify(k)} must be a function (args, ctx) => value, got ${describe(f)}`);
   }
+  if (options.port === undefined && typeof globalThis.postMessage !== "function") {
+    // Node's worker_threads have no global postMessage: the endpoint is
+    // parentPort (or a MessagePort), given as `port`.
+    throw invalidArgs("serve: no port given, and this global scope has no postMessage (not a browser Worker); pass { port } such as parentPort from node:worker_threads, or a MessagePort");
+  }
   const ep = endpointOf(options.port ?? globalThis, "serve");
   const links = new Map();  // link id -> Map<hold id, { table } | { derive }>
   let closed = false;

@@ -1177,7 +1177,7 @@ ONESTORE_COLD Status DamagedRecord(int64_t seq) {
                                "restore it from a snapshot or an archive");
 }
 
-Status CheckRecords(const std::vector<OutboxEntry>& entries) {
+ONESTORE_COLD Status CheckRecords(const std::vector<OutboxEntry>& entries) {
   for (const OutboxEntry& e : entries) {
     if (e.record.size() < 2 || e.record.front() != '{' || e.record.back() != '}')
       return DamagedRecord(e.seq);

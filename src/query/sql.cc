@@ -1,5 +1,7 @@
 #include "query/sql.h"
 
+#include "onestore/cold.h"
+
 #include <cstdint>
 #include <map>
 #include <set>
@@ -218,7 +220,7 @@ const char* ComparisonSql(PredOp op) {
   }
 }
 
-void AppendInList(const TableSchema& t, const Predicate& p, const std::string& col, SqlBuilder* b) {
+ONESTORE_COLD void AppendInList(const TableSchema& t, const Predicate& p, const std::string& col, SqlBuilder* b) {
   if (p.values.empty()) {
     // False on every row, a NULL cell included (as SQLite's `x IN ()`), so
     // NOT of it matches every row: the conformance vectors say so.

@@ -454,6 +454,13 @@ test("json cells and documents that hold a JSON string (\"12\", \"null\", \"{...
   }
 });
 
+test("exportToFile without a store is invalid/args naming what it got", async () => {
+  const dir = tempDir("onestore-export-nostore-");
+  for (const bad of [undefined, null, {}, "store"]) {
+    await rejectsWith(exportToFile(bad, join(dir, "x.tar")), ErrorCodes.InvalidArgs, ["exportToFile", "an open store"]);
+  }
+});
+
 test("exportToFile into a folder that does not exist fails with storage_failed and leaves the store committing and closing", async () => {
   for (const options of [{ backend: "memory" }, { backend: "sqlite", path: file("export-nowhere") }]) {
     const store = await filled(options);

@@ -352,6 +352,12 @@ test("a real worker_threads Worker serves a store: one message per commit with i
   }
 });
 
+test("serve without a port where the global scope has no postMessage (Node) says to pass one", async () => {
+  const store = await openStore({ backend: "memory" });
+  throwsWith(() => serve(store, { methods: {} }), "invalid/args", ["no port given", "parentPort"]);
+  await store.close();
+});
+
 test("a held document hears a store.restore and its undo, which change documents without document ops, and only when they change it", async () => {
   const t = await setup({
     step: async ({ step }) => {

@@ -248,6 +248,6 @@ test("a path that cannot hold a store, or a file that is not one, is refused wit
   await rejectsWith(openStore({ backend: "sqlite", path: "/dev/null/x.sqlite" }), "storage_failed", ["/dev/null/x.sqlite"]);
   const notAStore = join(dir, "not-a-store.sqlite");
   writeFileSync(notAStore, "hello, this is not SQLite at all, just some text");
-  await rejectsWith(openStore({ backend: "sqlite", path: notAStore }), "storage_failed", ["not a database"]);
+  await rejectsWith(openStore({ backend: "sqlite", path: notAStore }), "storage_failed", [`opening ${notAStore}:`, "not a database"]);
   assert.equal(execFileSync("cat", [notAStore], { encoding: "utf8" }).startsWith("hello"), true, "the file is left as it was");
 });

@@ -162,7 +162,9 @@ ONESTORE_COLD Status EmbeddedConnection::Open() {
   Status s = ConfigureEmbeddedConnection(db_, options_, &unsynced_open_);
   if (!s.ok()) {
     Close();
-    return s;
+    // SQLite's first read of the file happens here ("file is not a
+    // database"): the message names the file, as the open's own does.
+    return Status(s.code(), "opening " + options_.path + ": " + s.message());
   }
   wal_open_ = options_.exclusive && options_.plain_when_closed;
   return s;

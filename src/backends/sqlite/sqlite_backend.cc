@@ -424,31 +424,38 @@ ONESTORE_COLD Status SqliteBackend::CheckIsStore() {
       "ORDER BY name",
       {}, "reading the schema of " + foreign_path_, &rows));
   int system = 0;
-  std::vector<std::string> others;
+  std::vector<std::string> tables, views;
   for (size_t r = 0; r < rows.size(); ++r) {
     const std::string type = rows.at(r, 0).type() == Type::kStr ? rows.at(r, 0).text() : "";
     const std::string name = rows.at(r, 1).type() == Type::kStr ? rows.at(r, 1).text() : "";
     if (type == "table" && (name == "_meta" || name == "_outbox" || name == "_tables")) {
       ++system;
-    } else if (type == "table" || type == "view") {
-      others.push_back(name);
+    } else if (type == "table") {
+      tables.push_back(name);
+    } else if (type == "view") {
+      views.push_back(name);
     }
   }
   // A store has all three system tables (the open that made it created them
   // in one transaction); a new or empty database has no table at all.
-  if (system == 3 || (system == 0 && others.empty())) return Status::OK();
-  std::string found;
-  for (size_t i = 0; i < others.size() && i < 5; ++i) {
-    if (i > 0) found += ", ";
-    AppendJsonString(others[i], &found);
-  }
-  if (others.size() > 5) found += ", ... (" + std::to_string(others.size()) + " in all)";
+  if (system == 3 || (system == 0 && tables.empty() && views.empty())) return Status::OK();
+  auto list = [](const char* kind, const std::vector<std::string>& names) {
+    std::string out = std::string(kind);
+    for (size_t i = 0; i < names.size() && i < 5; ++i) {
+      out += i > 0 ? ", " : " ";
+      AppendJsonString(names[i], &out);
+    }
+    if (names.size() > 5) out += ", ... (" + std::to_string(names.size()) + " in all)";
+    return out;
+  };
+  std::string found = tables.empty() ? "" : list("the tables", tables);
+  if (!views.empty()) found += (found.empty() ? "" : " and ") + list("the views", views);
   std::string shown;
   AppendJsonString(foreign_path_, &shown);
   return Status::InvalidArgs(
       "openStore: " + shown + " is a SQLite database of another application, not a store (" +
-      (others.empty() ? std::string("only some of onestore's tables _meta, _outbox, _tables")
-                      : "it has the tables " + found) +
+      (found.empty() ? std::string("only some of onestore's tables _meta, _outbox, _tables")
+                     : "it has " + found) +
       "); open another path, or pass adoptForeign: true to add the store's tables to it");
 }
 
