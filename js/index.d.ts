@@ -122,6 +122,12 @@ export type NamesOfType<C extends Columns, TTypes extends ColumnType> = {
 }[keyof C] &
   string;
 
+/** The names of the columns a key can hold: str or int, and not optional. */
+export type KeyNames<C extends Columns> = {
+  [K in keyof C]: C[K]["type"] extends KeyType ? (C[K]["isOptional"] extends true ? never : K) : never;
+}[keyof C] &
+  string;
+
 /**
  * One column change of a table (a migration's `alter`): drop, then rename,
  * then add. An added column needs a default or `.optional()`.
@@ -187,7 +193,7 @@ export type AnyTableDef = TableDef<string, any, readonly string[]>;
 export function defineTable<
   const TName extends string,
   C extends Columns,
-  const K extends readonly [NamesOfType<C, KeyType>, ...NamesOfType<C, KeyType>[]],
+  const K extends readonly [KeyNames<C>, ...KeyNames<C>[]],
 >(
   name: TName,
   spec: {
@@ -524,7 +530,7 @@ export type WireOp =
   | { op: "doc.create"; owner: string; id: number; kind: string; key?: string; value: unknown; version?: number }
   | { op: "doc.change"; owner: string; id: number; patch: JsonPatchOp[]; base?: boolean; version?: number; checkpointWhen?: CheckpointWhen }
   | { op: "doc.retire"; owner: string; id: number; version?: number }
-  | { op: string; table: string; [field: string]: unknown };
+  | { op: "restore"; snapshot: string; seq: number; undo: string };
 
 /** One commit's outbox record. */
 export interface OutboxRecord {
@@ -562,12 +568,14 @@ export interface TableHandle<D extends AnyTableDef = AnyTableDef> {
    * @example const hits = await docs.nearest((e) => e.embedding, q, 10, { metric: "cosine", where: (e) => eq(e.kind, "message") });
    */
   nearest(
-    column: (e: Refs<D>) => ColRef<string, any, "vector">,
+    column: ((e: Refs<D>) => ColRef<string, any, "vector">) | VectorNames<D>,
     vector: Float32Array | readonly number[],
     k: number,
     options?: NearestOptions<D>,
   ): Promise<Array<NearestHit<RowOf<D>>>>;
 }
+/** The names of a table's vector columns (nearest takes one by name too). */
+type VectorNames<D> = D extends TableDef<any, infer C, any> ? NamesOfType<C, "vector"> : string;
 
 /** The metric of nearest: cosine distance (1 - cos), Euclidean distance, or the negated dot product. */
 export type Metric = "cosine" | "l2" | "dot";
@@ -647,7 +655,9 @@ type TableArg = TableHandle<any> | AnyTableDef;
 type DefOf<T> = T extends TableHandle<infer D> ? D : T extends AnyTableDef ? T : never;
 /** What tx.mintId gives for a table: its single key column's read type. */
 type MintOf<D> = D extends TableDef<any, infer C, infer K>
-  ? K extends readonly [infer Only] ? (Only extends keyof C ? Exclude<ReadOf<C[Only]>, null> : never) : never
+  ? K extends readonly [infer Only]
+    ? (Only extends keyof C ? (C[Only] extends Column<"int", any, any, any> ? Exclude<ReadOf<C[Only]>, null> : never) : never)
+    : never
   : number | bigint;
 
 /** A document's address inside its owner: one live document per address. */
@@ -752,7 +762,7 @@ export interface Tx {
    * `int<number>()` key gives `number`). Past 2^63−1 it throws `limit`.
    * @example const id = tx.mintId(tasks);
    */
-  mintId<T extends TableArg>(table: T): MintOf<DefOf<T>>;
+  mintId<T extends TableArg>(table: [MintOf<DefOf<T>>] extends [never] ? never : T): MintOf<DefOf<T>>;
   /** The owner's documents: create, change, retire. */
   readonly documents: TxDocuments;
 }
@@ -875,7 +885,7 @@ export interface Store {
   /** @example const n = await store.read(async (r) => r.count(edits)); */
   read<R>(fn: (r: Reader) => Promise<R> | R): Promise<R>;
   /** A value computed synchronously from committed tables. See "watches, derives and links". @example const count = store.derive("count", (read) => read.count(notes)); */
-  derive<T>(name: string, fn: (read: DeriveReader) => T): Derive<T>;
+  derive<T>(name: string, fn: (read: DeriveReader) => T): T extends PromiseLike<unknown> ? never : Derive<T>;
   readonly outbox: Outbox;
   /** Bytes named by their sha256 (docs/api.md "Blobs"). @example const hash = await store.blobs.put(bytes); */
   readonly blobs: Blobs;
@@ -1070,7 +1080,7 @@ export interface LogFilter {
   /** An owner's name ("notes", "host:type") or its address. */
   owner?: string | ObjectAddress;
   /** The actor's kind and/or id. */
-  actor?: { kind?: string; id?: string };
+  actor?: { kind: string; id?: string } | { kind?: string; id: string };
   /** The first seq to consider (default 1). */
   from?: number;
   /** The last seq to consider (default the head). */

@@ -288,6 +288,8 @@ async function session() {
     // @ts-expect-error an int() key mints number | bigint (beyond 2^53 a BigInt)
     const wide: number = tx.mintId(Counters);
     void wide;
+    // @ts-expect-error mintId needs a single int key column (edits has a str key)
+    tx.mintId(edits);
     const committed = await tx.page(edits, query(Edits), 100);
     return { mine, id, rows: committed.rows.length };
   }, { actor: { kind: "agent", id: "claude", via: "tool:edit" } });
@@ -315,6 +317,9 @@ async function session() {
   const nextLog: number | undefined = (await store.log()).next;
   // @ts-expect-error a log limit is a number
   await store.log({ limit: "20" });
+  // @ts-expect-error a log's actor filter names a kind, an id or both
+  await store.log({ actor: {} });
+  for (const op of one.ops) if (op.op === "restore") { const undo: string = op.undo; void undo; }
   const view: StoreView = await store.at(firstSeq);
   const viewRows: number = await view.table(Edits).count() + await view.table("file-history/edits").count();
   const pastNote = await view.documents(notes).load(docId);
@@ -373,6 +378,8 @@ async function linked(port: Endpoint) {
   const head = store.derive("head", (read) => read.head + read.outbox(0, 1).commits.length);
   // @ts-expect-error the reader is synchronous: get returns a row, not a promise
   store.derive("bad", (read) => read.get(edits, ["e1"]).then(() => 1));
+  // @ts-expect-error a derive is computed synchronously: an async function's promise is refused
+  store.derive("async", async (read) => read.head).hold(() => {});
   const stop: Unsubscribe = count.hold((e: DeriveEvent<number>) => { if (e.error) throw e.error; const n: number | undefined = e.value; void n; });
 
   const methods = {
@@ -491,12 +498,17 @@ async function searchByMeaning() {
   const d: number = hits[0].distance;
   // @ts-expect-error nearest searches a vector column
   await docs.nearest((e) => e.kind, [1, 0, 0, 0], 3);
+  await docs.nearest("embedding", [1, 0, 0, 0], 3);
+  // @ts-expect-error by name too: a vector column
+  await docs.nearest("kind", [1, 0, 0, 0], 3);
   // @ts-expect-error the metric is cosine, l2 or dot
   await docs.nearest((e) => e.embedding, [1, 0, 0, 0], 3, { metric: "manhattan" });
   // @ts-expect-error a vector column cannot be in a where
   query(Docs).where((e) => eq(e.embedding, [1, 0, 0, 0]));
   // @ts-expect-error a vector column cannot be a key
   defineTable("bad", { columns: { id: vector(2) }, key: ["id"] });
+  // @ts-expect-error a key column cannot be optional
+  defineTable("bad", { columns: { id: str().optional() }, key: ["id"] });
   const replica = await openReplica({ backend: "memory" });
   const again = await replica.table("notes/docs").nearest("embedding", [1, 0, 0, 0], 2, { metric: "l2" });
   const edges = await replica.table("notes/links").neighbours("a", { direction: "both", limit: 5 });
