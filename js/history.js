@@ -306,7 +306,13 @@ function makeView(gate, seq, close, storeHandles) {
       let name;
       if (typeof owner === "string" && owner !== "") name = owner;
       else if (owner !== null && typeof owner === "object" && typeof owner.name === "string" && typeof owner.tx === "function") name = owner.name;
-      else name = ownerName(owner);
+      else {
+        try {
+          name = ownerName(owner);
+        } catch {
+          throw invalidArgs(`view.documents: expected an owner, its address { host?, type } or its name, got ${describe(owner)}`);
+        }
+      }
       if (!docs.has(name)) docs.set(name, ownerDocuments(viewGate, name));
       return docs.get(name);
     },

@@ -318,6 +318,7 @@ test("after a restore, documents' reads at a seq it took back are not_found; its
     // store.at replays the outbox: it has the truth of seq 2.
     const view = await store.at(2);
     assert.deepEqual((await view.documents("notes").load(id)).value, { v: 2 });
+    assert.throws(() => view.documents(123), (e) => e.code === "invalid/args" && /^view\.documents: .*got 123/.test(e.message));
     await view.close();
 
     // An archive of the store, imported, and the file reopened, refuse the same.
