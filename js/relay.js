@@ -283,6 +283,18 @@ export function createRelayWith(openReplica, options) {
           throw invalidArgs(`relay: lease take: take must be a string of 1 to ${DEVICE_MAX} characters, got ${describe(take)}`);
         }
         const same = take !== undefined && current.take === take && !current.released;
+        // `ifHead`: a device that holds commits the session has not seen
+        // takes it only while the session is where it compared them
+        // (js/sync.js); moved on, the device forked, and the driver keeps it.
+        const { ifHead } = body;
+        if (ifHead !== undefined && (!Number.isSafeInteger(ifHead) || ifHead < 0)) {
+          throw invalidArgs(`relay: lease take: ifHead must be an integer >= 0, got ${describe(ifHead)}`);
+        }
+        if (ifHead !== undefined && !same && replica.head !== ifHead) {
+          throw refuse(409, ErrorCodes.Fenced,
+            `relay: lease take if the head is ${ifHead}: the session's head is ${replica.head}; the lease stays with ${JSON.stringify(current.device)}`,
+            { epoch: current.epoch, head: replica.head });
+        }
         const next = { epoch: current.epoch + (same ? 0 : 1), device, take, expires: o.now() + o.leaseTtl, released: false };
         writeLease(replica, next);
         return json(200, { epoch: next.epoch, head: replica.head, expires: next.expires });

@@ -539,7 +539,24 @@ export function startSync(store, options) {
       if (!(await compare(info.head))) return;
       // One id for this take, however often the network delivers it.
       const take = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
-      const lease = await retry(() => client.lease(session, { op: "take", device, take }));
+      // The store's commits past the head compared (made before the sync,
+      // or while the relay was out of reach) are its own: the take asks the
+      // relay to grant it only while the session is still at that head. If
+      // the session moved on meanwhile, the store forked: compared again,
+      // it splits off, and the session's driver keeps its lease.
+      let compareHead = info.head;
+      let lease;
+      for (;;) {
+        try {
+          lease = await retry(() => client.lease(session, { op: "take", device, take, ...(store.head > compareHead ? { ifHead: compareHead } : {}) }));
+          break;
+        } catch (e) {
+          if (e?.code !== ErrorCodes.Fenced || !running()) throw e;
+          const again = await retry(() => client.info(session));
+          if (!(await compare(again.head))) return;
+          compareHead = again.head;
+        }
+      }
       epoch = lease.epoch;
       expires = lease.expires ?? Date.now() + 30000;
       scheduleHeartbeat();

@@ -394,6 +394,51 @@ describe("pullSession and losing the lease", () => {
     await b.close();
   });
 
+  test("a device whose lease take was lost, and which committed meanwhile, splits off when the session moved on: the driver keeps its lease", { timeout: 20000 }, async () => {
+    const relay = memoryRelay();
+    const a = await openStore({ backend: "memory" });
+    const session = a.id;
+    await put(a, [{ id: 1, text: "one" }]);
+    const syncA = startSync(a, { relay: base, fetch: relay.fetch, device: "A" });
+    assert.equal(await syncA.settled(), 2);
+    const e = await pullSession({ relay: `${base}/sessions/${session}`, fetch: relay.fetch }, { backend: "memory" });
+    // E's first take never reaches the relay; its second waits until A has
+    // committed seq 3 (the race: the session moves between E's compare and
+    // its take).
+    let takes = 0;
+    let letGo;
+    const later = new Promise((r) => { letGo = r; });
+    const fetchE = async (request) => {
+      if (request.url.endsWith("/lease") && (await request.clone().json()).op === "take") {
+        takes++;
+        if (takes === 1) throw new TypeError("fetch failed (lost on the way)");
+        if (takes === 2) await later;
+      }
+      return relay.fetch(request);
+    };
+    const syncE = startSync(e, { relay: base, fetch: fetchE, device: "E" });
+    const lost = new Promise((resolve) => syncE.on("lost", resolve));
+    // Offline, E commits: the start's hold is released (offline first).
+    await put(e, [{ id: 2, text: "E's seq 3" }]);
+    await put(a, [{ id: 2, text: "A's seq 3" }]);
+    assert.equal(await syncA.settled(), 3);
+    letGo();
+    const event = await lost;
+    assert.deepEqual(event.origin, { id: session, seq: 2 });
+    assert.equal(syncE.state, "lost");
+    // Before, E took the lease (fencing A) and then found itself forked: the
+    // session was left with no driver. A drives on.
+    assert.equal(syncA.state, "driving");
+    assert.equal((await relayInfo(relay, session)).driver, "A");
+    await put(a, [{ id: 3, text: "A goes on" }]);
+    assert.equal(await syncA.settled(), 4);
+    assert.equal(await relayFingerprint(relay, session), await a.fingerprint());
+    await syncE.stop();
+    await syncA.stop();
+    await a.close();
+    await e.close();
+  });
+
   test("a split store whose new session another device pulled empty and drove splits again from the same origin instead of forking it", async () => {
     const relay = memoryRelay();
     const a = await openStore({ backend: "memory" });
