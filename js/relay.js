@@ -360,6 +360,12 @@ export function createRelayWith(openReplica, options) {
   async function pull({ url, replica }) {
     const after = intParam(url, "after", 0, 0, Number.MAX_SAFE_INTEGER);
     const limit = intParam(url, "limit", RELAY_PULL_DEFAULT, 1, RELAY_PULL_MAX);
+    // A reader past the head holds records the session does not: the relay
+    // lost them (its storage reset) or the reader follows another session.
+    // An empty batch would tell it it is caught up.
+    if (after > replica.head) {
+      throw refuse(409, ErrorCodes.SyncGap, `relay: pull after ${after}: the session's head is ${replica.head}; the relay does not hold what this reader has (its storage was reset, or the reader follows another session)`, { head: replica.head });
+    }
     const batch = await replica.outbox.read(after, limit);
     return json(200, batch);
   }

@@ -57,3 +57,25 @@ test("a 200 whose body is not a batch is invalid/args naming it; a token a heade
   await relay.close();
   await store.close();
 });
+
+test("a follower ahead of the relay (its storage reset) gets sync/gap, not an empty batch that says it is caught up", async () => {
+  let relay = createRelay({ open: () => ({ backend: "memory" }) });
+  const fetch = (request) => relay.fetch(request);
+  const store = await openStore({ backend: "memory" });
+  const notes = store.object({ type: "notes" });
+  for (let i = 0; i < 3; i++) await notes.tx((tx) => tx.put(notes.table(Items), { id: `k${i}`, n: i }));
+  const sync = startSync(store, { relay: "http://r.test", fetch });
+  assert.equal(await sync.settled(), 4);
+  await sync.stop();
+  const replica = await openReplica({ backend: "memory", id: store.id });
+  const follower = followRelay({ relay: "http://r.test", replica, fetch });
+  assert.deepEqual(await follower.sync(), { head: 4, applied: 4 });
+  await relay.close();
+  relay = createRelay({ open: () => ({ backend: "memory" }) });  // the same relay, its storage gone
+  await rejectsWith(follower.sync(), "sync/gap", ["pull after 4", "head is 0"]);
+  assert.equal(replica.head, 4);
+  await follower.stop();
+  await replica.close();
+  await relay.close();
+  await store.close();
+});
