@@ -28,7 +28,13 @@ function column(type, opts = {}, isOptional = false, dims = undefined) {
   // A json default is held to a put's rule for json values (a Date, a Map
   // or a class instance is refused, not stored as what JSON.stringify
   // makes of it), and copied: the definition is frozen.
-  const dflt = hasDefault && type === "json" && opts.default !== null ? plainData(opts.default, "json().default") : opts.default;
+  let dflt = hasDefault && type === "json" && opts.default !== null ? plainData(opts.default, "json().default") : opts.default;
+  // A vector default reads as a read gives the column: a Float32Array (its
+  // own copy), checked against dims here rather than at the first declare.
+  if (hasDefault && type === "vector" && dflt !== null) {
+    vectorWire(dflt, dims, "vector().default");
+    dflt = Float32Array.from(dflt);
+  }
   const versioned = type === "json" && opts.version !== undefined;
   if (versioned && (!Number.isSafeInteger(opts.version) || opts.version < 1)) {
     throw invalidArgs(`json(): version must be a positive integer, got ${describe(opts.version)}`);

@@ -248,3 +248,12 @@ describe("vectors across backends and copies", () => {
     assert.equal(out, "blob|0000803F0000003F000000C00000000000000000000000000000000000005040");
   });
 });
+
+test("a vector column's default is a Float32Array of its own, checked against dims when defined", () => {
+  const given = [1, 2];
+  const c = vector(2, { default: given });
+  assert.ok(c.default instanceof Float32Array);
+  given[0] = 9;
+  assert.deepEqual([...c.default], [1, 2]);
+  assert.throws(() => vector(3, { default: [1, 2] }), (e) => e.code === "invalid/args" && /vector\(\)\.default/.test(e.message));
+});
