@@ -123,7 +123,7 @@ export function serve(store, options = {}) {
   if (options.port === undefined && typeof globalThis.postMessage !== "function") {
     // Node's worker_threads have no global postMessage: the endpoint is
     // parentPort (or a MessagePort), given as `port`.
-    throw invalidArgs("serve: no port given, and this global scope has no postMessage (not a browser Worker); pass { port } such as parentPort from node:worker_threads, or a MessagePort");
+    throw invalidArgs("serve: no port given, and no global postMessage (not a Worker): pass { port }, a worker_threads parentPort or a MessagePort");
   }
   const ep = endpointOf(options.port ?? globalThis, "serve");
   const links = new Map();  // link id -> Map<hold id, { table } | { derive }>

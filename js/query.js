@@ -226,7 +226,7 @@ export function bulkWhereOf(def, where, what) {
     throw userThrew(e, `${what}: the where callback`);
   }
   if (p === undefined || p === null) {
-    throw invalidArgs(`${what}: the where callback returned ${p}, not a predicate; return one such as eq(e.path, "a"), or pass no where to touch every row`);
+    throw invalidArgs(`${what}: the where callback returned ${p}; return a predicate, or pass no where for every row`);
   }
   return whereOf(def, p, what);
 }

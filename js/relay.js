@@ -292,7 +292,7 @@ export function createRelayWith(openReplica, options) {
         }
         if (ifHead !== undefined && !same && replica.head !== ifHead) {
           throw refuse(409, ErrorCodes.Fenced,
-            `relay: lease take if the head is ${ifHead}: the session's head is ${replica.head}; the lease stays with ${JSON.stringify(current.device)}`,
+            `relay: lease take at head ${ifHead}: the head is ${replica.head}; the lease stays`,
             { epoch: current.epoch, head: replica.head });
         }
         const next = { epoch: current.epoch + (same ? 0 : 1), device, take, expires: o.now() + o.leaseTtl, released: false };
@@ -364,7 +364,7 @@ export function createRelayWith(openReplica, options) {
     // lost them (its storage reset) or the reader follows another session.
     // An empty batch would tell it it is caught up.
     if (after > replica.head) {
-      throw refuse(409, ErrorCodes.SyncGap, `relay: pull after ${after}: the session's head is ${replica.head}; the relay does not hold what this reader has (its storage was reset, or the reader follows another session)`, { head: replica.head });
+      throw refuse(409, ErrorCodes.SyncGap, `relay: pull after ${after}: the session's head is ${replica.head}; the relay lost what the reader has, or it reads another session`, { head: replica.head });
     }
     const batch = await replica.outbox.read(after, limit);
     return json(200, batch);

@@ -23,7 +23,7 @@ function column(type, opts = {}, isOptional = false, dims = undefined) {
   }
   const hasDefault = Object.prototype.hasOwnProperty.call(opts, "default");
   if (hasDefault && opts.default === undefined) {
-    throw invalidArgs(`${type}(): default is undefined; leave the option out for a column without one (a put must then give the column), or give a value`);
+    throw invalidArgs(`${type}(): default is undefined; leave it out, or give a value`);
   }
   // A json default is held to a put's rule for json values (a Date, a Map
   // or a class instance is refused, not stored as what JSON.stringify

@@ -71,6 +71,7 @@ const ops = {
     return put(id, n, tab);
   },
   // Commits "<prefix><i>" one after another, every `everyMs`, until one fails.
+  // everyMs: null for a loop of awaited commits with no task between them.
   startLoop({ prefix, tab, everyMs = 2 }) {
     loop = { acked: [], error: null, done: false };
     const mine = loop;
@@ -84,7 +85,7 @@ const ops = {
           mine.done = true;
           return;
         }
-        await new Promise((r) => setTimeout(r, everyMs));
+        if (everyMs !== null) await new Promise((r) => setTimeout(r, everyMs));
       }
     })();
     return true;
