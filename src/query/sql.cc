@@ -48,6 +48,7 @@ const SqlDialect& SqlDialect::HostBound() {
     h.max_inline_in_list = 32;
     h.in_list_table = "json_each";
     h.max_in_list_text = kHostOutboxPartBytes;
+    h.max_row_bytes = 2000000;  // HostLimits::max_value_bytes (connection.h)
     h.max_outbox_part = kHostOutboxPartBytes;
     h.max_params = 100;
     return h;

@@ -66,6 +66,11 @@ struct SqlDialect {
   // above a size (a Durable Object: 2 MB) still answers an inArray of any
   // length.
   size_t max_in_list_text = 0;
+  // The most bytes a row's values may hold together (0: no limit of ours):
+  // a host that refuses a bigger row with a message naming neither the row
+  // nor its size (a Durable Object: SQLITE_TOOBIG) gets it refused first,
+  // naming both (SqliteBackend::CheckHostRow).
+  size_t max_row_bytes = 0;
   // An outbox record longer than this many bytes is split (0: never): its
   // first part goes to _outbox.record, the rest, in order, to
   // _outbox_parts (docs/formats.md, "Outbox format 2"). For a host that

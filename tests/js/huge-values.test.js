@@ -77,3 +77,17 @@ test("a put's str key value above 1 MiB of UTF-8 is refused with limit naming it
     await store.close();
   }
 });
+
+test("a value SQLite cannot allocate (300 MB in the wasm heap) is refused with limit, and the store goes on committing", async () => {
+  const Texts = defineTable("texts", { columns: { id: str(), text: str() }, key: ["id"] });
+  const store = await openStore({ backend: "sqlite", path: ":memory:" });
+  const owner = store.object({ type: "app" });
+  const texts = owner.table(Texts);
+  // Before, SQLite's "out of memory" was storage_failed, a code that says
+  // the store stopped, while it went on.
+  await assert.rejects(owner.tx(async (tx) => { await tx.put(texts, { id: "big", text: "x".repeat(300 * 2 ** 20) }); }),
+    (e) => e instanceof StoreError && e.code === "limit" && /out of memory|wasm heap/.test(e.message) && /app\/texts|transaction's ops/.test(e.message));
+  await owner.tx(async (tx) => { await tx.put(texts, { id: "small", text: "y" }); });
+  assert.equal(await texts.count(), 1);
+  await store.close();
+});

@@ -105,6 +105,19 @@ test("the sqlite3 command reads the store while it is open", async (t) => {
   await store.close();
 });
 
+test("a sqlite file takes rows far above a Durable Object's 2 MB (its limit is the durable backend's only)", async () => {
+  const path = join(dir, "big-rows.sqlite");
+  const { store, owner, edits } = await openEdits(path);
+  const path8 = "p".repeat(8 * 2 ** 20);
+  await owner.tx(async (tx) => { await tx.put(edits, { id: "big", path: path8, at: 1, meta: { text: "m".repeat(3 * 2 ** 20) } }); });
+  await store.close();
+  const again = await openEdits(path);
+  const row = await again.edits.get("big");
+  assert.equal(row.path.length, 8 * 2 ** 20);
+  assert.equal(row.meta.text.length, 3 * 2 ** 20);
+  await again.store.close();
+});
+
 test("an outbox record damaged in the file is reported as storage_failed naming its seq, never a raw SyntaxError; the rows still read", async () => {
   assert.ok(existsSync(sqlite3), "the sqlite3 command is installed (npm run setup)");
   for (const [damage, label] of [["''", "empty"], ["substr(record, 1, 20)", "cut"]]) {

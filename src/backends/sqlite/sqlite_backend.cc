@@ -655,7 +655,7 @@ Status SqliteBackend::ApplyPut(Op* op) {
       params.push_back(v);
     }
   }
-  if (dialect_.max_params > 0) ONESTORE_RETURN_IF_ERROR(CheckHostRow(t, params));
+  if (dialect_.max_row_bytes > 0) ONESTORE_RETURN_IF_ERROR(CheckHostRow(t, params));
   const bool wide = dialect_.max_params > 0 && params.size() > dialect_.max_params;
   // The row's text is the table's: only its values are new.
   if (!cached.row.empty() && !wide) return conn_->RunRow(cached.head, cached.row, &params, cached.what);
@@ -685,7 +685,7 @@ Status SqliteBackend::ApplyPut(Op* op) {
 // in one value or in total, is refused here, naming its key (and the
 // column). Texts, json and vectors count their bytes, every other value 8.
 Status SqliteBackend::CheckHostRow(const TableSchema& t, const std::vector<Value>& row) {
-  const size_t limit = HostLimits().max_value_bytes;
+  const size_t limit = dialect_.max_row_bytes;
   size_t bytes = 0;
   for (const Value& v : row) {
     const Type type = v.type();
