@@ -511,6 +511,11 @@ function intParam(url, name, fallback, min, max) {
 async function readBody(request, max, what) {
   const declared = request.headers.get("content-length");
   if (declared !== null && /^\d+$/.test(declared) && Number(declared) > max) {
+    // The body is read and dropped (up to 64 MiB, then cancelled) before
+    // the answer, here and below: workerd resets the connection of an
+    // answer given while its request's body is still coming, and the
+    // client saw ECONNRESET, not this 413 that tells a driver to send half.
+    if (request.body) await drain(request.body.getReader(), DRAIN_MOST);
     throw refuse(413, ErrorCodes.Limit, `relay: ${what}: a body holds at most ${max} bytes, got ${declared}`);
   }
   if (request.body === null) return new Uint8Array(0);
@@ -522,7 +527,7 @@ async function readBody(request, max, what) {
     if (done) break;
     total += value.byteLength;
     if (total > max) {
-      try { await reader.cancel(); } catch { /* refused anyway */ }
+      await drain(reader, DRAIN_MOST - total);
       throw refuse(413, ErrorCodes.Limit, `relay: ${what}: a body holds at most ${max} bytes, got more`);
     }
     chunks.push(value);
@@ -535,6 +540,22 @@ async function readBody(request, max, what) {
     at += c.byteLength;
   }
   return out;
+}
+
+// The most bytes of a refused body read (and dropped) before the answer.
+const DRAIN_MOST = 64 * 2 ** 20;
+
+// Reads and drops the rest of a body, up to `most` bytes; cancels a longer
+// one.
+async function drain(reader, most) {
+  try {
+    for (let n = 0; ;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      n += value.byteLength;
+      if (n > most) { await reader.cancel(); return; }
+    }
+  } catch { /* refused anyway */ }
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });

@@ -1173,8 +1173,7 @@ namespace {
 // can parse.
 ONESTORE_COLD Status DamagedRecord(int64_t seq) {
   return Status::StorageFailed("the outbox record read as seq " + std::to_string(seq) +
-                               " is damaged (not a JSON object): the store's file is damaged; "
-                               "restore it from a snapshot or an archive");
+                               " is damaged: restore the store from a snapshot or an archive");
 }
 
 ONESTORE_COLD Status CheckRecords(const std::vector<OutboxEntry>& entries) {

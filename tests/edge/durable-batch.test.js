@@ -88,7 +88,7 @@ test("a row too big for the platform, after 30 others in its transaction, fails 
   const r = await workerd.call("failing", "failing", { before: 30 });
   assert.equal(r.error?.code, "limit", JSON.stringify(r.error));
   assert.match(r.error.message, /put into table/);
-  assert.match(r.error.message, /the row \[31\] is 24000\d\d bytes, above this backend.s limit of 2000000 bytes per row/);
+  assert.match(r.error.message, /the row \[31\] is 24000\d\d bytes, above this backend.s limit of 2000000 bytes per value or row/);
   assert.equal(r.afterHead, r.head);
   assert.deepEqual(r.rows, [1000]);
   assert.deepEqual(r.outbox, r.outboxBefore);

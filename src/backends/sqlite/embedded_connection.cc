@@ -143,7 +143,7 @@ ONESTORE_COLD Status EmbeddedConnection::Error(int rc, const std::string& what) 
   // SQLite could not allocate (a value of hundreds of MB in the wasm heap):
   // the statement failed and its transaction rolls back, the store stays
   // sound. A limit of the platform, as a value too big is.
-  if (primary == SQLITE_NOMEM) return Status::Limit(msg + " (the store's memory cannot hold this statement's values)");
+  if (primary == SQLITE_NOMEM) return Status::Limit(msg);
   if (primary == SQLITE_ERROR && db_ != nullptr &&
       std::string(sqlite3_errmsg(db_)).rfind(kSqlOverflowMessage, 0) == 0) {
     return Status::InvalidArgs(msg);

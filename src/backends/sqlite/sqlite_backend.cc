@@ -424,38 +424,33 @@ ONESTORE_COLD Status SqliteBackend::CheckIsStore() {
       "ORDER BY name",
       {}, "reading the schema of " + foreign_path_, &rows));
   int system = 0;
-  std::vector<std::string> tables, views;
+  std::vector<std::string> others;
+  bool views = false;
   for (size_t r = 0; r < rows.size(); ++r) {
     const std::string type = rows.at(r, 0).type() == Type::kStr ? rows.at(r, 0).text() : "";
     const std::string name = rows.at(r, 1).type() == Type::kStr ? rows.at(r, 1).text() : "";
     if (type == "table" && (name == "_meta" || name == "_outbox" || name == "_tables")) {
       ++system;
-    } else if (type == "table") {
-      tables.push_back(name);
-    } else if (type == "view") {
-      views.push_back(name);
+    } else if (type == "table" || type == "view") {
+      views |= type == "view";
+      others.push_back(name);
     }
   }
   // A store has all three system tables (the open that made it created them
   // in one transaction); a new or empty database has no table at all.
-  if (system == 3 || (system == 0 && tables.empty() && views.empty())) return Status::OK();
-  auto list = [](const char* kind, const std::vector<std::string>& names) {
-    std::string out = std::string(kind);
-    for (size_t i = 0; i < names.size() && i < 5; ++i) {
-      out += i > 0 ? ", " : " ";
-      AppendJsonString(names[i], &out);
-    }
-    if (names.size() > 5) out += ", ... (" + std::to_string(names.size()) + " in all)";
-    return out;
-  };
-  std::string found = tables.empty() ? "" : list("the tables", tables);
-  if (!views.empty()) found += (found.empty() ? "" : " and ") + list("the views", views);
+  if (system == 3 || (system == 0 && others.empty())) return Status::OK();
+  std::string found;
+  for (size_t i = 0; i < others.size() && i < 5; ++i) {
+    if (i > 0) found += ", ";
+    AppendJsonString(others[i], &found);
+  }
+  if (others.size() > 5) found += ", ... (" + std::to_string(others.size()) + " in all)";
   std::string shown;
   AppendJsonString(foreign_path_, &shown);
   return Status::InvalidArgs(
       "openStore: " + shown + " is a SQLite database of another application, not a store (" +
-      (found.empty() ? std::string("only some of onestore's tables _meta, _outbox, _tables")
-                     : "it has " + found) +
+      (others.empty() ? std::string("only some of onestore's tables _meta, _outbox, _tables")
+                      : (views ? "it has the tables and views " : "it has the tables ") + found) +
       "); open another path, or pass adoptForeign: true to add the store's tables to it");
 }
 
@@ -682,8 +677,8 @@ Status SqliteBackend::ApplyPut(Op* op) {
 // A host-bound SQLite (a Durable Object's) refuses a row whose values are
 // too big together (SQLITE_TOOBIG, about 2.2 MB in workerd) with a message
 // that names neither the row nor its size: a put above the per-value limit,
-// in one value or in total, is refused here, naming its key (and the
-// column). Texts, json and vectors count their bytes, every other value 8.
+// in one value or in total, is refused here, naming its key and size.
+// Texts, json and vectors count their bytes, every other value 8.
 Status SqliteBackend::CheckHostRow(const TableSchema& t, const std::vector<Value>& row) {
   const size_t limit = dialect_.max_row_bytes;
   size_t bytes = 0;
@@ -699,17 +694,9 @@ ONESTORE_COLD Status SqliteBackend::HostRowTooBig(const TableSchema& t, const st
                                                   size_t bytes, size_t limit) {
   Key key;
   for (int i : t.key) key.push_back(row[static_cast<size_t>(i)]);
-  const std::string where = "put into table \"" + t.name + "\": the row " + DescribeKey(key);
-  for (size_t i = 0; i < row.size() && i < t.columns.size(); ++i) {
-    const Type type = row[i].type();
-    if ((type == Type::kStr || type == Type::kJson || type == Type::kVector) && row[i].text().size() > limit) {
-      return Status::Limit(where + ": its column \"" + t.columns[i].name + "\" holds a value of " +
-                           std::to_string(row[i].text().size()) + " bytes, above this backend's limit of " +
-                           std::to_string(limit) + " bytes per value");
-    }
-  }
-  return Status::Limit(where + " is " + std::to_string(bytes) + " bytes, above this backend's limit of " +
-                       std::to_string(limit) + " bytes per row");
+  return Status::Limit("put into table \"" + t.name + "\": the row " + DescribeKey(key) + " is " +
+                       std::to_string(bytes) + " bytes, above this backend's limit of " +
+                       std::to_string(limit) + " bytes per value or row");
 }
 
 ONESTORE_COLD const SqliteBackend::PutHead& SqliteBackend::PutHeadOf(const TableSchema& t) {
