@@ -425,9 +425,7 @@ export function startSync(store, options) {
         throw new StoreError(ErrorCodes.SyncGap, `sync: the relay's session ${session} ends at seq ${H}, before this store's outbox (trimmed up to ${T}); it cannot continue there`);
       }
       await uploadBlobs();
-      for await (const b of pulled(origin.id, H, origin.seq)) {
-        await retry(() => client.push(session, epoch, b));
-      }
+      for await (const b of pulled(origin.id, H, origin.seq)) await pushHalving(b);
       H = origin.seq;
     }
     if (H > head) {
@@ -453,6 +451,20 @@ export function startSync(store, options) {
     next = H;
     await ack(Math.max(H, acked));
     return true;
+  }
+
+  // One batch of the origin's records, pushed as it is or, too large for
+  // the relay in one body (413 limit), in halves, in order.
+  async function pushHalving(b) {
+    try {
+      await retry(() => client.push(session, epoch, b));
+    } catch (e) {
+      if (!(e?.code === ErrorCodes.Limit && e.status === 413 && b.commits.length > 1)) throw e;
+      const mid = Math.ceil(b.commits.length / 2);
+      const left = { from: b.from, to: b.commits[mid - 1].seq, commits: b.commits.slice(0, mid) };
+      await pushHalving(left);
+      await pushHalving({ from: left.to, to: b.to, commits: b.commits.slice(mid) });
+    }
   }
 
   // One batch, resubmitted until acknowledged.

@@ -439,6 +439,36 @@ describe("pullSession and losing the lease", () => {
     await e.close();
   });
 
+  test("a split-off store whose origin's records are too large for one push gets them to its new session in halves", { timeout: 30000 }, async () => {
+    const relay = memoryRelay({ maxBody: 64 * 1024 });
+    const a = await openStore({ backend: "memory" });
+    const session = a.id;
+    for (let i = 0; i < 12; i++) await put(a, [{ id: i, text: "t".repeat(20_000) }]);
+    const syncA = startSync(a, { relay: base, fetch: relay.fetch, batch: 2 });
+    assert.equal(await syncA.settled(), 13);
+    await syncA.stop();
+    // Another device takes the session over; A, offline, commits: it forks.
+    const b = await pullSession({ relay: `${base}/sessions/${session}`, fetch: relay.fetch }, { backend: "memory" });
+    const syncB = startSync(b, { relay: base, fetch: relay.fetch, batch: 2 });
+    await put(b, [{ id: 100, text: "b" }]);
+    await syncB.settled();
+    await put(a, [{ id: 100, text: "a" }]);
+    const again = startSync(a, { relay: `${base}/sessions/${session}`, fetch: relay.fetch, batch: 2 });
+    await new Promise((resolve) => again.on("lost", resolve));
+    await again.stop();
+    // A's new session starts with the origin's 13 records, about 240 KB:
+    // pushed whole, it was refused with 413 and the sync stopped.
+    const own = startSync(a, { relay: `${base}/sessions/${session}`, fetch: relay.fetch, batch: 2 });
+    assert.equal(own.session, a.id);
+    assert.equal(await own.settled(), 14);
+    assert.equal(await relayFingerprint(relay, a.id), await a.fingerprint());
+    await own.stop();
+    await syncB.stop();
+    await a.close();
+    await b.close();
+    await relay.close();
+  });
+
   test("a split store whose new session another device pulled empty and drove splits again from the same origin instead of forking it", async () => {
     const relay = memoryRelay();
     const a = await openStore({ backend: "memory" });
