@@ -478,13 +478,14 @@ export function relayError(request, status, code, message) {
 /** The blob names among the values written by the commits after `head`. */
 function namedBlobs(commits, head, isBlobName) {
   const out = new Set();
-  const walk = (v) => {
+  // Deeper than the core reads (1000 levels: docs/formats.md) is the
+  // replica's invalid/args; it was a stack overflow here, answered 500.
+  const walk = (v, depth = 0) => {
     if (typeof v === "string") {
       if (isBlobName(v)) out.add(v);
-    } else if (Array.isArray(v)) {
-      for (const x of v) walk(x);
     } else if (v !== null && typeof v === "object") {
-      for (const x of Object.values(v)) walk(x);
+      if (depth > 1000) throw invalidArgs("relay: push: a value nests deeper than 1000 levels");
+      for (const x of Array.isArray(v) ? v : Object.values(v)) walk(x, depth + 1);
     }
   };
   for (const c of commits) {

@@ -221,6 +221,13 @@ describe("the relay's batches", () => {
     assertError(await push({ epoch, batch: { from: 0, to: "2", commits: [] } }), 400, "invalid/args", ["from"]);
     assertError(await push({ epoch, batch: { ...good, commits: good.commits.slice(0, 1) } }), 400, "invalid/args");
     assertError(await push({ epoch, batch: { ...good, commits: [good.commits[0], { ...good.commits[1], seq: 9 }] } }), 400, "invalid/args");
+    // A value nested 20,000 deep: it overflowed the stack of the relay's
+    // blob search, answered 500 storage_failed.
+    const roomy = memoryRelay();
+    const roomyEpoch = (await take(roomy, "s1")).epoch;
+    const deep = `{"epoch":${roomyEpoch},"batch":{"from":0,"to":1,"commits":[{"seq":1,"from":0,"at":1,"owner":"o","ops":[{"op":"put","table":"o/t","row":{"v":${"[".repeat(20000)}${"]".repeat(20000)}}}]}]}}`;
+    assertError(await call(roomy, "POST", "/sessions/s1/push", deep), 400, "invalid/args", ["1000 levels"]);
+    await roomy.close();
     const big = await store.outbox.read(0, 31);
     assert.ok(JSON.stringify({ epoch, batch: big }).length > 2048);
     assertError(await push({ epoch, batch: big }), 413, "limit", ["2048"]);
