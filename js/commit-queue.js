@@ -16,11 +16,10 @@
  * const queue = makeCommitQueue({ flush: (seq, ops) => live.flush(seq, ops) });
  * const seq = await queue.step(() => gate.commit("c", () => core.commit(t, m)), (seq, ops) => hook(seq, ops()));
  */
-export function makeCommitQueue({ flush, yieldEvery = 0 }) {
+export function makeCommitQueue({ flush }) {
   const queue = [];
   let running = false;
   let holds = 0;
-  const yielding = yieldEvery > 0 ? taskYield(yieldEvery) : null;
 
   function drain() {
     if (running) return;
@@ -56,14 +55,6 @@ export function makeCommitQueue({ flush, yieldEvery = 0 }) {
      * rejects with adopt's error (the commit stays: it is durable).
      */
     step(commit, adopt) {
-      // Steps awaited one after another run in microtasks only: past
-      // yieldEvery ms without a task, this step waits for one, so that what
-      // only a task delivers (an opfs take-over's stolen lock, a tab's
-      // message) gets in.
-      if (yielding !== null && holds === 0 && yielding.due()) {
-        holds++;
-        yielding.after(() => { holds--; drain(); });
-      }
       if (!running && holds === 0 && queue.length === 0) {
         // An idle queue: the step runs now, in this call, as drain() would
         // run it, without a Promise executor and a queued closure (issue 13,
@@ -167,44 +158,6 @@ export function makeCommitQueue({ flush, yieldEvery = 0 }) {
     /** The number of steps waiting. */
     get waiting() {
       return queue.length;
-    },
-  };
-}
-
-// Whether a loop has gone `ms` without a task (only microtasks), and a way
-// to wait for the next one: a MessageChannel where there is one (a browser
-// or Worker; setTimeout nested in its own callbacks is held to 4 ms), else
-// setTimeout.
-function taskYield(ms) {
-  let lastTask = performance.now();
-  let marked = false;
-  const waiting = [];
-  let post;
-  if (typeof MessageChannel === "function") {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => tick();
-    post = () => channel.port2.postMessage(0);
-  } else {
-    post = () => setTimeout(tick, 0);
-  }
-  function tick() {
-    marked = false;
-    lastTask = performance.now();
-    for (const fn of waiting.splice(0)) fn();
-  }
-  function mark() {
-    if (marked) return;
-    marked = true;
-    post();
-  }
-  return {
-    due() {
-      mark();
-      return performance.now() - lastTask > ms;
-    },
-    after(fn) {
-      waiting.push(fn);
-      mark();
     },
   };
 }

@@ -130,7 +130,6 @@ async function openOpfsSession(name, timeoutMs, onFenced, role) {
   let told = false;
   const session = {
     name,
-    tasksFence: true,  // a take-over is told by a task (js/store.js)
     fence: null,
     release() {
       if (ended) return;

@@ -147,9 +147,6 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
   const commitListeners = new Set();  // js/sync.js: a new commit wakes the driver
   let snaps = null;
   const queue = makeCommitQueue({
-    // An opfs store learns of a take-over from a task (its Web Lock stolen):
-    // a loop of awaited commits lets one in every 50 ms.
-    yieldEvery: session?.tasksFence ? 50 : 0,
     flush(seq, ops) {
       live.flush(seq, ops);
       snaps?.afterCommit(seq);

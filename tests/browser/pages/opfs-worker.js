@@ -71,7 +71,6 @@ const ops = {
     return put(id, n, tab);
   },
   // Commits "<prefix><i>" one after another, every `everyMs`, until one fails.
-  // everyMs: null for a loop of awaited commits with no task between them.
   startLoop({ prefix, tab, everyMs = 2 }) {
     loop = { acked: [], error: null, done: false };
     const mine = loop;
@@ -85,7 +84,7 @@ const ops = {
           mine.done = true;
           return;
         }
-        if (everyMs !== null) await new Promise((r) => setTimeout(r, everyMs));
+        await new Promise((r) => setTimeout(r, everyMs));
       }
     })();
     return true;
