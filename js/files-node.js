@@ -24,6 +24,7 @@ export function createNodeFiles() {
   const newFiles = new Map();
   let nextId = 1;
   const announced = new Set(); // database paths whose lock this process announced it waits for
+  const roles = new Map(); // database path -> the role its opener holds it in ("store" or "replica")
 
   // Removes this process's announcement (it got the lock).
   function withdraw(want, path) {
@@ -168,7 +169,8 @@ export function createNodeFiles() {
       if (waiterAhead(want)) return false;
       for (let attempt = 0; attempt < 3; attempt++) {
         try {
-          fs.writeFileSync(lock, me(), { flag: "wx" });
+          const role = roles.get(path);
+          fs.writeFileSync(lock, role ? `${me()} ${role}` : me(), { flag: "wx" });
           if (announced.has(path)) withdraw(want, path);
           return true;
         } catch (e) {
@@ -206,6 +208,29 @@ export function createNodeFiles() {
     /** Whether a live holder has the lock of `path`. */
     lockHeld(path) {
       return holderState(`${path}-lock`) === "live";
+    },
+
+    /**
+     * Sets the role ("store" or "replica", or null for none) that this
+     * process's locks of `path` name after the holder: "<pid>@<host> store".
+     * The Node loader sets it before each open, so that another opener can
+     * tell the role of a held file from its lock (js/loader-node.js).
+     */
+    holdAs(path, role) {
+      if (role) roles.set(path, role);
+      else roles.delete(path);
+    },
+
+    /** The role that the live holder of `path`'s lock named, or null. */
+    lockRole(path) {
+      let text;
+      try {
+        text = fs.readFileSync(`${path}-lock`, "utf8");
+      } catch {
+        return null;
+      }
+      const role = text.slice(text.indexOf(" ") + 1);
+      return text.includes(" ") && holderState(`${path}-lock`) === "live" ? role : null;
     },
   };
 }
@@ -250,7 +275,8 @@ function waiterAhead(want) {
   return processState(text) !== "ended";
 }
 
-// The lock file's holder: "gone" (no lock file), "live", or "stale" (a
+// The lock file's holder ("<pid>@<host>", then " store" or " replica" when
+// the holder named its role): "gone" (no lock file), "live", or "stale" (a
 // process of this host that no longer runs, this process's pid in a file it
 // did not write, or a file without a holder that is over 2 s old: cut short
 // by a crash). A holder on another host is live.
@@ -265,6 +291,7 @@ function holderState(lock) {
     throw e;
   }
   if (text.indexOf("@") < 0) return Date.now() - mtimeMs < 2000 ? "live" : "stale";
+  text = text.split(" ")[0];  // "<pid>@<host>", without the role after it
   if (text === me()) return wroteBefore(mtimeMs) ? "stale" : "live";
   return processState(text) === "ended" ? "stale" : "live";
 }

@@ -104,11 +104,12 @@ export async function prepareNodeOpen(options) {
     // An open in the other role would be refused by the core once it holds
     // the file (CheckRole, src/commit/store.cc), after the holder was
     // fenced: a mistyped path would stop a running store. When the file is
-    // held, its role is read from a private copy first, as listStores reads
-    // it, and the open refused with the core's words, the holder untouched.
+    // held, the open is refused with the core's words first, the holder
+    // untouched (see refuseOtherRole).
     if (held.has(out.path) || lockHeldNow(out.path)) {
       await refuseOtherRole(out.path, replica === true);
     }
+    nodeFiles.holdAs(out.path, replica === true ? "replica" : "store");
     // A store of this process that holds the file lets go of it first (its
     // core closes: SQLite checkpoints and drops the lock): this opener takes
     // it over, as one from another process does.
@@ -237,7 +238,7 @@ function explainLocked(core, wire) {
     if (typeof answer !== "string" || !answer.startsWith(`!${ErrorCodes.StorageFailed} `) || !answer.includes("database is locked")) return answer;
     const lock = `${wire.path}-lock`;
     let holder;
-    try { holder = readFileSync(lock, "utf8"); } catch { return answer; }
+    try { holder = readFileSync(lock, "utf8").split(" ")[0]; } catch { return answer; }
     return `${answer} (${lock} names its holder, ${JSON.stringify(holder)} (pid@host), which did not let go within lockTimeout; if that process no longer runs, on another host or in another container, delete ${lock})`;
   };
   return core;
@@ -503,11 +504,17 @@ function lockHeldNow(path) {
 }
 
 // Refuses an open of a held store file in the role it does not have (see
-// prepareNodeOpen); an unreadable copy leaves the check to the core.
+// prepareNodeOpen). The holder's lock names the role it opened the file in
+// (js/files-node.js), which the core accepted: an open in the same role, a
+// takeover, reads nothing more. Otherwise (an openReplica of a held owner's
+// file, which is refused only if it holds commits, or a lock without a role)
+// the file's role and head are read from a private copy of it, as
+// listStores reads it; an unreadable copy leaves the check to the core.
 async function refuseOtherRole(path, replica) {
-  const answer = await peekCopy(await loadNodeCore(), path);
-  if (answer.startsWith("!")) return;
-  const peek = JSON.parse(answer);
+  const role = nodeFiles.lockRole(path);
+  if (role === (replica ? "replica" : "store")) return;
+  const peek = role === "replica" ? { replica: true } : await peekCopy(await loadNodeCore(), path).then((a) => (a.startsWith("!") ? null : JSON.parse(a)));
+  if (peek === null) return;
   const open = "it is open in another store or process, which keeps it";
   if (peek.replica && !replica) {
     throw new StoreError(ErrorCodes.InvalidArgs, `openStore: ${path} is a replica (it changes only by its driver's batches); open it with openReplica (${open})`);
@@ -520,8 +527,9 @@ async function refuseOtherRole(path, replica) {
 // peekStore on a private copy of a held store's file and its WAL, in a
 // temporary folder removed afterwards: "!…" when the copy cannot be read.
 async function peekCopy(mod, path) {
-  const dir = await mkdtemp(join(tmpdir(), "onestore-peek-"));
+  let dir;
   try {
+    dir = await mkdtemp(join(tmpdir(), "onestore-peek-"));
     const copy = join(dir, "s.sqlite");
     await copyFile(path, copy);
     await copyFile(path + "-wal", copy + "-wal").catch(() => {});
@@ -529,7 +537,7 @@ async function peekCopy(mod, path) {
   } catch (e) {
     return `!${e?.message ?? e}`;
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    if (dir) await rm(dir, { recursive: true, force: true });
   }
 }
 

@@ -459,11 +459,8 @@ export function startSync(store, options) {
     try {
       await retry(() => client.push(session, epoch, b));
     } catch (e) {
-      if (!(e?.code === ErrorCodes.Limit && e.status === 413 && b.commits.length > 1)) throw e;
-      const mid = Math.ceil(b.commits.length / 2);
-      const left = { from: b.from, to: b.commits[mid - 1].seq, commits: b.commits.slice(0, mid) };
-      await pushHalving(left);
-      await pushHalving({ from: left.to, to: b.to, commits: b.commits.slice(mid) });
+      if (!tooLarge(e, b)) throw e;
+      for (const half of halves(b)) await pushHalving(half);
     }
   }
 
@@ -497,12 +494,8 @@ export function startSync(store, options) {
           await sleep(retryMin, wakers);
           continue;
         }
-        if (e?.code === ErrorCodes.Limit && e.status === 413 && b.commits.length > 1) {
-          // Too large for the relay in one body: in two halves, in order.
-          const mid = Math.ceil(b.commits.length / 2);
-          const left = { from: b.from, to: b.commits[mid - 1].seq, commits: b.commits.slice(0, mid) };
-          await send(left);
-          if (running()) await send({ from: left.to, to: b.to, commits: b.commits.slice(mid) });
+        if (tooLarge(e, b)) {
+          for (const half of halves(b)) if (running()) await send(half);
           return;
         }
         if (e?.code === ErrorCodes.NotFound) {
@@ -716,4 +709,17 @@ export async function pullSessionWith(runtime, remote, openOptions) {
     closeCore();
     throw e;
   }
+}
+
+// Whether a push failed only because its batch is too large for the relay
+// in one body (413 limit) and can be split.
+function tooLarge(e, b) {
+  return e?.code === ErrorCodes.Limit && e.status === 413 && b.commits.length > 1;
+}
+
+// A batch of records in two batches, in order: the first half and the rest.
+function halves(b) {
+  const mid = Math.ceil(b.commits.length / 2);
+  const to = b.commits[mid - 1].seq;
+  return [{ from: b.from, to, commits: b.commits.slice(0, mid) }, { from: to, to: b.to, commits: b.commits.slice(mid) }];
 }

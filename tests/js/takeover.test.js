@@ -9,7 +9,7 @@
 // acknowledged commit.
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -18,6 +18,25 @@ import { defineTable, int, openReplica, openStore, str } from "../../js/index.js
 
 const writer = new URL("./fixtures/writer.mjs", import.meta.url).pathname;
 
+// Runs body(dir) in a fresh folder, then ends the writers it started that
+// still run and removes the folder.
+async function inFolder(prefix, body) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  try {
+    await body(dir);
+  } finally {
+    for (const w of [...running]) {
+      w.kill();
+      await w.done;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const running = new Set();  // the writers started by run that have not ended
+
+// Starts the writer fixture on the store file at `path` (see
+// fixtures/writer.mjs): its output lines, and a way to wait for them.
 function run(path, name, count, mode) {
   const args = [writer, path, name, String(count), ...(mode ? [mode] : [])];
   const child = spawn(process.execPath, args, { stdio: [mode ? "pipe" : "ignore", "pipe", "inherit"] });
@@ -43,6 +62,7 @@ function run(path, name, count, mode) {
     });
   });
   const done = new Promise((resolve) => child.on("exit", (code) => {
+    running.delete(handle);
     for (const w of waiters.splice(0)) w.resolve();  // nothing more will come
     resolve(code);
   }));
@@ -50,15 +70,16 @@ function run(path, name, count, mode) {
   // process ended.
   const until = (test) => (test(lines) || child.exitCode !== null ? Promise.resolve() : new Promise((resolve) => waiters.push({ test, resolve })));
   const send = (line) => child.stdin.write(`${line}\n`);
-  return { lines, opened, done, until, send, pid: child.pid, kill: () => child.kill(), get exitCode() { return child.exitCode; } };
+  const handle = { lines, opened, done, until, send, pid: child.pid, kill: () => child.kill(), get exitCode() { return child.exitCode; } };
+  running.add(handle);
+  return handle;
 }
 
 const Rows = defineTable("rows", { columns: { id: str(), n: int(), pad: str() }, key: ["id"] });
 const acks = (lines) => lines.filter((l) => l.startsWith("ok ")).length;
 
 test("a second process takes over a store while the first commits, and no acknowledged commit is lost", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "onestore-takeover-"));
-  try {
+  await inFolder("onestore-takeover-", async (dir) => {
     const path = join(dir, "s.sqlite");
     const a = run(path, "a", 100000);
     await a.opened;
@@ -79,19 +100,15 @@ test("a second process takes over a store while the first commits, and no acknow
     for await (const row of rows.rows()) stored.add(row.id);
     for (const id of acked) assert.ok(stored.has(id), `acknowledged commit ${id} is in the file`);
     await store.close();
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 // (The timeout only keeps a hang from holding the suite up: a passing run
 // takes a few seconds.)
 test("an opener gets the store from a process that commits in a tight loop, every time within its lockTimeout", { timeout: 300_000 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), "onestore-takeover-"));
-  let a;
-  try {
+  await inFolder("onestore-takeover-", async (dir) => {
     const path = join(dir, "s.sqlite");
-    a = run(path, "a", 1e9, "reopen");
+    const a = run(path, "a", 1e9, "reopen");
     await a.opened;
     const mine = [];
     for (let round = 0; round < 10; round++) {
@@ -125,21 +142,13 @@ test("an opener gets the store from a process that commits in a tight loop, ever
     const acked = a.lines.filter((l) => l.startsWith("ok ")).map((l) => l.slice(3));
     for (const id of [...acked, ...mine]) assert.ok(stored.has(id), `acknowledged commit ${id} is in the file`);
     await store.close();
-  } finally {
-    if (a && a.exitCode === null) {
-      a.kill();
-      await a.done;
-    }
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test("an idle store of another process hands its file over to an opener, and its onFenced is called", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "onestore-takeover-"));
-  let a;
-  try {
+  await inFolder("onestore-takeover-", async (dir) => {
     const path = join(dir, "s.sqlite");
-    a = run(path, "a", 5, "hold");
+    const a = run(path, "a", 5, "hold");
     await a.until((lines) => lines.includes("idle"));
     assert.ok(existsSync(`${path}-lock`), "the idle store still holds the file's lock");
     // Before holding the lock for life, the lock was free between
@@ -158,21 +167,13 @@ test("an idle store of another process hands its file over to an opener, and its
     assert.equal(await a.done, 0);
     await store.close();
     assert.equal(execFileSync("sqlite3", [path, "pragma integrity_check"], { encoding: "utf8" }).trim(), "ok");
-  } finally {
-    if (a && a.exitCode === null) {
-      a.kill();
-      await a.done;
-    }
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test("an open in the other role is refused without taking the file from its holder, in another process or in this one", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "onestore-takeover-"));
-  let a;
-  try {
+  await inFolder("onestore-takeover-", async (dir) => {
     const path = join(dir, "s.sqlite");
-    a = run(path, "a", 3, "hold");
+    const a = run(path, "a", 3, "hold");
     await a.until((lines) => lines.includes("idle"));
     // Before, the refusal came from the core once it held the file: the
     // holder had been fenced by then ("handed over").
@@ -197,18 +198,47 @@ test("an open in the other role is refused without taking the file from its hold
     assert.deepEqual(fenced, []);
     await replica.close();
     await store.close();
+  });
+});
+
+// fn() with TMPDIR naming a folder that does not exist.
+async function withoutTmpdir(fn) {
+  const tmp = process.env.TMPDIR;
+  process.env.TMPDIR = join(tmpdir(), "onestore-no-such-folder", "tmp");
+  try {
+    return await fn();
   } finally {
-    if (a && a.exitCode === null) {
-      a.kill();
-      await a.done;
-    }
-    rmSync(dir, { recursive: true, force: true });
+    if (tmp === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = tmp;
   }
+}
+
+test("a takeover in the same role reads the holder's role from its lock, not a copy of the file", async () => {
+  await inFolder("onestore-takeover-", async (dir) => {
+    const path = join(dir, "s.sqlite");
+    const a = run(path, "a", 3, "hold");
+    await a.until((lines) => lines.includes("idle"));
+    assert.match(readFileSync(`${path}-lock`, "utf8"), /^\d+@\S+ store$/, "the lock names its holder and the role it holds the file in");
+    // With no temporary folder, a private copy of the file cannot be made:
+    // before, every takeover copied the whole file and its WAL there (and
+    // this open failed with a raw ENOENT).
+    const store = await withoutTmpdir(() => openStore({ backend: "sqlite", path, lockTimeout: 5000 }));
+    await a.until((lines) => lines.includes("handed over"));
+    assert.equal(store.head, 4);
+    a.send("stop");
+    assert.equal(await a.done, 0);
+    // A replica's lock says so, and an openStore of it is refused from it.
+    const rpath = join(dir, "r.sqlite");
+    const replica = await openReplica({ backend: "sqlite", path: rpath });
+    assert.match(readFileSync(`${rpath}-lock`, "utf8"), / replica$/);
+    await withoutTmpdir(() => assert.rejects(openStore({ backend: "sqlite", path: rpath }), (e) => e.code === "invalid/args" && /is a replica/.test(e.message)));
+    await replica.close();
+    await store.close();
+  });
 });
 
 test("a process killed with SIGKILL while it commits (durability full, WAL) loses no acknowledged commit, five times over", { timeout: 300_000 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), "onestore-kill-"));
-  try {
+  await inFolder("onestore-kill-", async (dir) => {
     const path = join(dir, "s.sqlite");
     const acked = [];
     for (let round = 0; round < 5; round++) {
@@ -231,7 +261,5 @@ test("a process killed with SIGKILL while it commits (durability full, WAL) lose
       assert.ok(!existsSync(`${path}-wal`), "a closed store leaves no WAL");
       assert.equal(execFileSync("sqlite3", [path, "pragma integrity_check"], { encoding: "utf8" }).trim(), "ok");
     }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });

@@ -256,10 +256,11 @@ class PosixFs : public FileSystem {
     return !Ended(text);
   }
 
-  // Whether "<pid>@<host>" names a process of this host that no longer runs.
+  // Whether "<pid>@<host>" names a process of this host that no longer runs
+  // (the Node runtime's locks name a role after it: "<pid>@<host> store").
   static bool Ended(const std::string& text) {
     size_t at = text.find('@');
-    if (at == std::string::npos || text.substr(at + 1) != Host()) return false;
+    if (at == std::string::npos || text.substr(at + 1, text.find(' ', at) - at - 1) != Host()) return false;
     long pid = std::strtol(text.c_str(), nullptr, 10);
     return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
   }
