@@ -13,7 +13,7 @@
 // content at seq.
 
 import { ErrorCodes, invalidArgs, StoreError } from "./errors.js";
-import { encodeJson, parseJsonExact, rowDecoder } from "./encode.js";
+import { encodeJson, parseJsonExact } from "./encode.js";
 import { makeGate } from "./core-calls.js";
 import { makeReads } from "./reads.js";
 import { query as makeQuery } from "./query.js";
@@ -207,16 +207,9 @@ function makeView(gate, seq, close, storeHandles) {
   // `edges`: the store's defineEdges definition the caller named the table
   // by, whose kinds neighbours checks as the live table does (the stored
   // record does not hold them); null reads any kind.
-  function makeHandle(record, edges) {
+  function makeHandle(record, edges, versions) {
     const def = defOf(record);
-    const h = {
-      name: record.table,
-      def,
-      settled: true,
-      pending: null,
-      failed: null,
-      decode: rowDecoder(Object.entries(record.columns).map(([name, c]) => ({ name, type: c.type }))),
-    };
+    const h = { name: record.table, def, versions, settled: true, pending: null, failed: null, decode: null };
     const live = (what) => { if (gate.closing || gate.closed) throw viewClosed(`${h.name}.${what}`); };
     return Object.freeze({
       /** The table's stored name ("file-history/edits"). */
@@ -285,10 +278,14 @@ function makeView(gate, seq, close, storeHandles) {
       // neighbours checks its kinds.
       const given = isTableDef(t) ? t : isTableDef(t?.def) ? t.def : null;
       const edges = isEdgesDef(given) ? given : null;
+      // The code's definition (the one named, else the store's open
+      // handle's): its versioned json columns are read as the owner reads
+      // them. Without one the values are given as stored.
+      const versions = given ?? storeHandles?.byName(name)?.def ?? null;
       const known = handles.get(name);
-      if (known && known.edges === edges && JSON.stringify(known.record) === JSON.stringify(record)) return known.handle;
-      const handle = makeHandle(record, edges);
-      handles.set(name, { record, handle, edges });
+      if (known && known.edges === edges && known.versions === versions && JSON.stringify(known.record) === JSON.stringify(record)) return known.handle;
+      const handle = makeHandle(record, edges, versions);
+      handles.set(name, { record, handle, edges, versions });
       return handle;
     },
     /** The stored names of the tables at this seq, in byte order. @example view.tables() */

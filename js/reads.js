@@ -47,10 +47,13 @@ export function makeReads(gate) {
 
   // An owner's handle reads its json columns through their versions
   // (js/schema.js, readJson): a value out of its envelope, migrated, or
-  // refused when newer. A replica's handle gives the values as stored.
+  // refused when newer; so does a view's handle through the code's
+  // definition (h.versions, js/history.js). A replica's handle gives the
+  // values as stored.
   function withJsonVersions(h, decode) {
-    if (!h.owner) return decode;
-    const cols = Object.entries(h.def.columns).filter(([, c]) => c.type === "json");
+    const def = h.versions ?? (h.owner ? h.def : null);
+    if (!def) return decode;
+    const cols = Object.entries(def.columns).filter(([, c]) => c.type === "json");
     if (cols.length === 0) return decode;
     return (raw) => {
       const row = decode(raw);

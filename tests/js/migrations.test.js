@@ -398,6 +398,27 @@ for (const [label, kind] of Object.entries(kinds)) {
       return kind.reopen(store);
     }
 
+    test("a view at a seq reads versioned json as the owner does: out of its envelope, an older one migrated", async () => {
+      const store = await seededNotes();
+      const owner = store.object({ type: "notes" });
+      const Notes2 = notesAt(2);
+      const t = owner.table(Notes2);
+      await owner.tx(async (tx) => { await tx.put(t, { id: 3, n: 3, meta: { title: "c", tags: ["x"] } }); });
+      const view = await store.at(store.head);
+      try {
+        const want = [{ id: 1, n: 1, meta: { title: "a", tags: [] } }, { id: 3, n: 3, meta: { title: "c", tags: ["x"] } }];
+        // Before, the view gave { $v: 2, $value: … } for row 3 and row 1's old shape.
+        for (const named of [t, Notes2, t.name]) {
+          const vt = view.table(named);
+          assert.deepEqual([await vt.get(1), await vt.get(3)], want, `named by ${typeof named === "string" ? "its stored name" : named === t ? "the handle" : "the definition"}`);
+          assert.deepEqual((await vt.page(undefined, 10)).rows.filter((r) => r.id !== 2), want);
+        }
+      } finally {
+        await view.close();
+      }
+      await store.close();
+    });
+
     test("an older value is migrated when read, with no commit, and stored in the new shape when its column is written", async () => {
       let store = await seededNotes();
       const head = store.head;
