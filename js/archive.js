@@ -78,16 +78,19 @@ function checkProgress(onProgress, what) {
  */
 export function exportArchive({ gate, queue, info, blobs }, options = {}) {
   if (options === null || typeof options !== "object") {
-    throw invalidArgs(`store.export: options must be { onProgress }, got ${describe(options)}`);
+    throw invalidArgs(`store.export: options must be { onProgress, idleTimeout }, got ${describe(options)}`);
   }
-  refuseUnknownOptions(options, ["onProgress"], "store.export");
-  const { onProgress } = options;
+  refuseUnknownOptions(options, ["onProgress", "idleTimeout"], "store.export");
+  const { onProgress, idleTimeout = 60_000 } = options;
   checkProgress(onProgress, "store.export");
+  if (typeof idleTimeout !== "number" || !(idleTimeout >= 0)) throw invalidArgs(`store.export: idleTimeout must be a number of ms ≥ 0 (0: none), got ${describe(idleTimeout)}`);
   gate.checkOpen("store.export");
   const core = gate.core;
   queue.hold();
   let released = false;
+  let timer;
   const release = () => {
+    clearTimeout(timer);
     if (!released) {
       released = true;
       queue.release();
@@ -206,9 +209,32 @@ export function exportArchive({ gate, queue, info, blobs }, options = {}) {
 
   // The producer runs as the consumer reads: one entry per pull; the hold
   // ends with it.
+  // A reader that stops asking (a client gone without the stream being
+  // cancelled: a Durable Object's Response is not) would hold the commits
+  // for ever: after idleTimeout ms without a read, the export fails.
   const chunks = produce();
+  let controller;
+  const idle = () => {
+    clearTimeout(timer);
+    if (idleTimeout > 0 && idleTimeout < 2 ** 31) {
+      // Chunks read from the stream's queue (a pull enqueues several) count
+      // as reads: they raise its desiredSize.
+      const queued = controller.desiredSize;
+      timer = setTimeout(() => {
+        if (controller.desiredSize !== queued) return idle();
+        release();
+        chunks.return();
+        controller.error(new StoreError(ErrorCodes.LockTimeout, `store.export: the archive was not read for ${idleTimeout} ms (idleTimeout) while it held the store's commits; the export is cancelled`));
+      }, idleTimeout);
+    }
+  };
   return new ReadableStream({
+    start(c) {
+      controller = c;
+      idle();
+    },
     async pull(c) {
+      clearTimeout(timer);
       try {
         const { done: end, value } = await chunks.next();
         if (end) {
@@ -216,6 +242,7 @@ export function exportArchive({ gate, queue, info, blobs }, options = {}) {
           c.close();
         } else {
           for (const chunk of value) c.enqueue(chunk);
+          idle();
         }
       } catch (e) {
         release();

@@ -67,25 +67,25 @@ function atOf(options, what) {
  * @example
  * const docs = txDocuments({ name: "notes", checkpoint, live, push, mint });
  */
-export function txDocuments({ name, checkpoint, live, push, mint, refuse = (e) => e }) {
+export function txDocuments({ name, checkpoint, live, push, mint, refused = (e) => Promise.reject(e) }) {
   return Object.freeze({
     /**
      * Creates a document at an address of this owner; resolves to its id.
      * A second live document at the address fails the commit (invalid/args).
      * @example const id = await tx.documents.create({ kind: "note", key: "n1" }, { title: "Plan" });
      */
-    async create(address, value) {
+    create(address, value) {
       const what = `${name}: tx.documents.create`;
-      live(what);
       try {
+        live(what);
         const addr = addressOf(address, what);
         if (value === undefined) throw invalidArgs(`${what}: a document needs a value (any JSON value), got undefined`);
         const data = plainData(value, `${what}: value`);
         const id = mint();
         push({ op: "doc.create", owner: name, id, ...addr, value: data }, what);
-        return id;
+        return Promise.resolve(id);
       } catch (e) {
-        throw refuse(e);
+        return refused(e);
       }
     },
     /**
@@ -93,30 +93,32 @@ export function txDocuments({ name, checkpoint, live, push, mint, refuse = (e) =
      * not apply fails the commit (invalid/args) and changes nothing.
      * @example await tx.documents.change(id, [{ op: "replace", path: "/title", value: "Plan v2" }]);
      */
-    async change(id, patch) {
+    change(id, patch) {
       const what = `${name}: tx.documents.change`;
-      live(what);
       try {
+        live(what);
         idOf(id, what);
         if (!Array.isArray(patch)) throw invalidArgs(`${what}: the patch must be an array of JSON Patch ops (RFC 6902), got ${describe(patch)}`);
         push({ op: "doc.change", owner: name, id, patch: plainData(patch, `${what}: patch`), checkpointWhen: checkpoint }, what);
       } catch (e) {
-        throw refuse(e);
+        return refused(e);
       }
+      return Promise.resolve();
     },
     /**
      * Retires a live document: its address is free again; its versions stay.
      * @example await tx.documents.retire(id);
      */
-    async retire(id) {
+    retire(id) {
       const what = `${name}: tx.documents.retire`;
-      live(what);
       try {
+        live(what);
         idOf(id, what);
         push({ op: "doc.retire", owner: name, id }, what);
       } catch (e) {
-        throw refuse(e);
+        return refused(e);
       }
+      return Promise.resolve();
     },
   });
 }

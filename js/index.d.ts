@@ -931,7 +931,7 @@ export interface Store {
    * promptly. Every backend (a Durable Object: `new Response(store.export())`).
    * @example await exportToFile(store, "session.tar"); // Node; or: new Response(store.export())
    */
-  export(options?: ArchiveOptions): ByteStream;
+  export(options?: ExportOptions): ByteStream;
   /**
    * A snapshot of the content at the current head, kept beside the store
    * (memory: in the core; a sqlite file: `<file>.snapshots/`; opfs: the
@@ -1030,6 +1030,15 @@ export interface ArchiveOptions {
   onProgress?: (progress: ArchiveProgress) => void;
 }
 
+/** Options of store.export. */
+export interface ExportOptions extends ArchiveOptions {
+  /**
+   * Fails the export with `lock/timeout` (and lets the commits it held run)
+   * when its reader reads nothing for this many ms. Default 60000; 0: none.
+   */
+  idleTimeout?: number;
+}
+
 /** A web ReadableStream of bytes, as far as onestore uses one (for projects whose lib has none). */
 export interface ByteStreamLike {
   getReader(): { read(): Promise<{ done: boolean; value?: Uint8Array }>; releaseLock(): void; cancel(reason?: unknown): Promise<void> };
@@ -1067,7 +1076,7 @@ export function importStore(archive: ArchiveSource, openOptions: OpenOptions, op
  * resolves to the bytes written. Elsewhere it rejects with invalid/args.
  * @example await exportToFile(store, "session.tar", { onProgress: (p) => bar.set(p.done / p.total) });
  */
-export function exportToFile(store: Store, path: string, options?: ArchiveOptions): Promise<number>;
+export function exportToFile(store: Store, path: string, options?: ExportOptions): Promise<number>;
 
 /**
  * Opens a store.

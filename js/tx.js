@@ -97,6 +97,20 @@ function refuse(st, e) {
   return e;
 }
 
+// What a write answers (tx.put, tx.update, …: they are not async functions,
+// which would make a promise per write): done, or refused.
+const DONE = Promise.resolve();
+// A write refused in its open transaction rejects, and the transaction
+// fails with the same error (refuse), which its tx() call reports: the
+// rejection is marked handled, so a write left unawaited does not also
+// raise an unhandled rejection. One refused outside a transaction (ended,
+// or a method taken off tx) has nothing else to report it, and is not.
+function refused(st, e) {
+  const p = Promise.reject(st?.open ? refuse(st, e) : e);
+  if (st?.open) p.catch(() => {});
+  return p;
+}
+
 function liveTx(st, gate, what) {
   if (!st.open) throw invalidArgs(`${what}: the transaction has ended; use tx only inside its callback`);
   if (st.poisoned) throw st.poisoned;
@@ -207,6 +221,10 @@ class Tx {
     }
     return tx;
   }
+  // A write's refusal (see refused) in the transaction of `tx`, if any.
+  static #refused(tx, e) {
+    return refused(tx !== null && typeof tx === "object" && #st in tx ? tx.#st : undefined, e);
+  }
   // The state of the open transaction `tx`, or throws.
   static #open(tx, what) {
     const st = Tx.#of(tx, what).#st;
@@ -229,7 +247,7 @@ class Tx {
         checkpoint: owner.checkpoint,
         live: (what) => liveTx(st, gate, what),
         push: (op, what) => st.ops.json(encodeJson(op, what)),
-        refuse: (e) => refuse(st, e),
+        refused: (e) => refused(st, e),
         mint: () => {
           const what = `${owner.name}: tx.documents.create`;
           const id = mintedId(gate.call(what, () => gate.core.mintId("_documents")));
@@ -247,9 +265,9 @@ class Tx {
    * once (docs/api.md, "What a row may hold").
    * @example await tx.put(edits, { id: "e1", path: "a/x.ts", entry: 812, at: 1, meta: {} });
    */
-  async put(t, row) {
-    const st = Tx.#open(this, "tx.put");
+  put(t, row) {
     try {
+      const st = Tx.#open(this, "tx.put");
       let h = this.#lastH;
       if (t !== this.#lastHandle || t === null) {
         h = this.#owner.resolveTable(t, "tx.put");
@@ -307,64 +325,69 @@ class Tx {
       }
       this.#scratch = vals;
     } catch (e) {
-      throw refuse(st, e);
+      return Tx.#refused(this, e);
     }
+    return DONE;
   }
   /**
    * Sets columns of one row, by key. A plain value means value(v).
    * @example await tx.update(edits, ["e1"], { at: add(col("at"), 1) });
    */
-  async update(t, key, set) {
-    const st = Tx.#open(this, "tx.update");
+  update(t, key, set) {
     try {
+      const st = Tx.#open(this, "tx.update");
       const h = this.#owner.resolveTable(t, "tx.update");
       pushOp(st, { op: "update", table: h.name, key: keyOf(key), set: versionedSet(h, setOf(set, `tx.update(${h.name})`), `tx.update(${h.name})`) }, "update");
     } catch (e) {
-      throw refuse(st, e);
+      return Tx.#refused(this, e);
     }
+    return DONE;
   }
   /**
    * Deletes one row, by key.
    * @example await tx.delete(edits, ["e1"]);
    */
-  async delete(t, key) {
-    const st = Tx.#open(this, "tx.delete");
+  delete(t, key) {
     try {
+      const st = Tx.#open(this, "tx.delete");
       const h = this.#owner.resolveTable(t, "tx.delete");
       pushOp(st, { op: "delete", table: h.name, key: keyOf(key) }, "delete");
     } catch (e) {
-      throw refuse(st, e);
+      return Tx.#refused(this, e);
     }
+    return DONE;
   }
   /**
    * Sets columns of every row matching a predicate: one op in the outbox,
    * whatever the row count. `where` undefined means every row.
    * @example await tx.updateWhere(edits, (e) => prefix(e.path, "a/"), { path: replacePrefix("a/", "b/") });
    */
-  async updateWhere(t, where, set) {
-    const st = Tx.#open(this, "tx.updateWhere");
+  updateWhere(t, where, set) {
     try {
+      const st = Tx.#open(this, "tx.updateWhere");
       const h = this.#owner.resolveTable(t, "tx.updateWhere");
       const w = bulkWhereOf(h.def, where, `tx.updateWhere(${h.name})`);
       // No predicate (where: null) means every row.
       pushOp(st, { op: "update", table: h.name, where: w ?? null, set: versionedSet(h, setOf(set, `tx.updateWhere(${h.name})`), `tx.updateWhere(${h.name})`) }, "update");
     } catch (e) {
-      throw refuse(st, e);
+      return Tx.#refused(this, e);
     }
+    return DONE;
   }
   /**
    * Deletes every row matching a predicate: one op in the outbox.
    * @example await tx.deleteWhere(edits, (e) => lt(e.at, 10));
    */
-  async deleteWhere(t, where) {
-    const st = Tx.#open(this, "tx.deleteWhere");
+  deleteWhere(t, where) {
     try {
+      const st = Tx.#open(this, "tx.deleteWhere");
       const h = this.#owner.resolveTable(t, "tx.deleteWhere");
       const w = bulkWhereOf(h.def, where, `tx.deleteWhere(${h.name})`);
       pushOp(st, { op: "delete", table: h.name, where: w ?? null }, "delete");
     } catch (e) {
-      throw refuse(st, e);
+      return Tx.#refused(this, e);
     }
+    return DONE;
   }
   /**
    * Deletes the edges of a node (a table made by defineEdges): out (from
@@ -372,14 +395,15 @@ class Tx {
    * given. One `delete … where` op in the outbox, with its count.
    * @example await tx.deleteEdges(links, "a", { direction: "both" });
    */
-  async deleteEdges(t, node, options) {
-    const st = Tx.#open(this, "tx.deleteEdges");
+  deleteEdges(t, node, options) {
     try {
+      const st = Tx.#open(this, "tx.deleteEdges");
       const h = this.#owner.resolveTable(t, "tx.deleteEdges");
       pushOp(st, { op: "delete", table: h.name, where: edgesWhere(h, node, options, "tx.deleteEdges") }, "delete");
     } catch (e) {
-      throw refuse(st, e);
+      return Tx.#refused(this, e);
     }
+    return DONE;
   }
   /**
    * The row with this key as this transaction sees it (its own writes

@@ -2,10 +2,10 @@
 // archives in a Durable Object. Routes, on the object named by the first
 // path segment (class TestSession, SQLite storage):
 //
-//   POST /<object>/fill     { tag, rows }  fills a new durable store (tests/js/archive/session.js),
+//   POST /<object>/fill     { tag, rows, blobs? }  fills a new durable store (tests/js/archive/session.js),
 //                                          and the class's own table class_notes beside it
 //   GET  /<object>/state                   the store's state (JSON text)
-//   GET  /<object>/export                  store.export() as the Response body, streamed
+//   GET  /<object>/export?idle=<ms>        store.export({ idleTimeout }) as the Response body, streamed
 //   POST /<object>/import                  importStore(request.body) over the store; answers
 //                                          { ok, state, progress } or { ok: false, code, message, state, tables }
 
@@ -51,15 +51,17 @@ export class TestSession {
     const op = new URL(request.url).pathname.split("/")[2];
     try {
       if (op === "fill") {
-        const { tag, rows } = await request.json();
-        await fill(await this.open(), { tag, rows });
+        const { tag, rows, blobs } = await request.json();
+        await fill(await this.open(), { tag, rows, blobs });
         this.ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS class_notes (id INTEGER PRIMARY KEY, text TEXT)");
         this.ctx.storage.sql.exec("INSERT OR REPLACE INTO class_notes VALUES (1, ?)", `kept by the class (${tag})`);
         return json({ ok: true });
       }
       if (op === "state") return json({ ok: true, state: await state(await this.open()), tables: this.tables() });
       if (op === "export") {
-        return new Response((await this.open()).export(), { headers: { "content-type": "application/x-tar" } });
+        const idle = new URL(request.url).searchParams.get("idle");
+        const options = idle === null ? undefined : { idleTimeout: Number(idle) };
+        return new Response((await this.open()).export(options), { headers: { "content-type": "application/x-tar" } });
       }
       if (op === "import") {
         await this.close();  // importStore replaces a closed store

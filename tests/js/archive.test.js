@@ -134,6 +134,38 @@ describe("an export", () => {
     await store.close();
   });
 
+  test("that its reader stops reading fails after idleTimeout ms with lock/timeout, and the commits it held run", async () => {
+    const store = await filled();
+    const head = store.head;
+    const stream = store.export({ idleTimeout: 150 });
+    const reader = stream.getReader();
+    assert.ok((await reader.read()).value.byteLength > 0);
+    // The reader goes away without cancelling (a Durable Object's client that
+    // disconnected: its Response never cancels the stream). Before, this
+    // commit waited for ever.
+    const chat = store.object({ host: "session", type: "chat" });
+    await chat.tx(async (tx) => { await tx.put(chat.table(Tags), { tag: "late" }); });
+    assert.equal(store.head, head + 1);
+    await assert.rejects(reader.read(), (e) => e instanceof StoreError && e.code === ErrorCodes.LockTimeout && /not read for 150 ms/.test(e.message));
+    // A reader that keeps reading is never timed out, however long the
+    // export takes; 0 turns the timeout off.
+    const slow = store.export({ idleTimeout: 100 }).getReader();
+    let chunks = 0;
+    for (;;) {
+      const { done } = await slow.read();
+      if (done) break;
+      chunks++;
+      if (chunks < 4) await new Promise((resolve) => setTimeout(resolve, 60));
+    }
+    assert.ok(chunks > 4);
+    assert.throws(() => store.export({ idleTimeout: -1 }), (e) => e.code === ErrorCodes.InvalidArgs && /idleTimeout/.test(e.message));
+    assert.throws(() => store.export({ idleTimeout: "5" }), (e) => e.code === ErrorCodes.InvalidArgs && /idleTimeout/.test(e.message));
+    const off = store.export({ idleTimeout: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.ok((await bytesOf(off)).byteLength > 0, "read whole after a pause");
+    await store.close();
+  });
+
   test("reports progress { done, total, bytes } in rows and outbox records, up to the total", async () => {
     const store = await filled();
     const seen = [];

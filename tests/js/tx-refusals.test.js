@@ -20,6 +20,45 @@ async function open() {
   return { store, owner, items: owner.table(Items) };
 }
 
+test("a refused write left unawaited raises no unhandled rejection: its transaction reports the error", async () => {
+  const { store, owner, items } = await open();
+  const unhandled = [];
+  const listener = (e) => unhandled.push(e);
+  process.on("unhandledRejection", listener);
+  try {
+    const writes = [
+      (tx) => tx.put(items, null),
+      (tx) => tx.put("items", { id: "a" }),
+      (tx) => tx.update(items, ["a"], null),
+      (tx) => tx.delete(items, Symbol("k")),
+      (tx) => tx.updateWhere(items, () => undefined, { n: 1 }),
+      (tx) => tx.deleteWhere(items, () => { throw new Error("where"); }),
+      (tx) => tx.documents.create({ kind: "note", key: "k" }, undefined),
+      (tx) => tx.documents.change(-1, []),
+      (tx) => tx.documents.retire("x"),
+    ];
+    for (const write of writes) {
+      await assert.rejects(owner.tx(async (tx) => {
+        write(tx);                              // the refusal, not awaited
+        tx.put(items, { id: "after", n: 1 });   // rejects with the same error, not awaited
+      }), (e) => e instanceof StoreError && e.code === "invalid/args", String(write));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Before, each refusal (and each write after it) was also an unhandled
+    // rejection, which ends a Node process by default.
+    assert.deepEqual(unhandled.map((e) => e.message), []);
+    // A write after its transaction ended has nothing else to report it:
+    // it rejects as before.
+    let ended;
+    await owner.tx(async (tx) => { ended = tx; });
+    await assert.rejects(ended.put(items, { id: "late", n: 1 }), /the transaction has ended/);
+    assert.equal(await items.count(), 0);
+  } finally {
+    process.off("unhandledRejection", listener);
+    await store.close();
+  }
+});
+
 test("a write the package refuses fails its transaction, caught or not awaited; later writes reject with the same error", async () => {
   const { store, owner, items } = await open();
   assert.equal(await items.count(), 0);
