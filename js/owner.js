@@ -99,10 +99,11 @@ export function makeOwner(parts, name, address, hooks) {
     const records = gate.call(`${name}.table(${def.name})`, () => gate.core.declare(recordText));
     // The handle's own state stays here; users get the frozen `handle`.
     // `sameAt`: the schema generation at which the declare found the stored
-    // table of this version and shape (no records to commit), whose columns
-    // are then the definition's, in its order (TableSchema::SameShape): the
-    // first read decodes by them without asking the core (js/reads.js,
-    // columnsOf).
+    // table of this version and shape (""), whose columns are then the
+    // definition's, in its order (TableSchema::SameShape): the first read
+    // decodes by them without asking the core (js/reads.js, columnsOf).
+    // "[]": the same, declared in another order: nothing to commit, and rows
+    // decode by the stored order.
     const h = { owner, name: full, def, settled: true, pending: null, failed: null, decode: null, sameAt: records === "" ? gate.schema : -1 };
     const handle = Object.freeze({
       /** The table's full name in the store ("file-history/edits"). */
@@ -162,7 +163,7 @@ export function makeOwner(parts, name, address, hooks) {
     });
     handles.add(handle, h);
     tables.set(def.name, handle);
-    if (records !== "") {
+    if (records !== "" && records !== "[]") {
 
       h.settled = false;
       h.pending = queue.step(

@@ -48,7 +48,7 @@ class ReadCacheTest : public ::testing::TestWithParam<std::string> {
     std::string records, result;
     Status s = store_->Declare(decl, &records);
     ASSERT_TRUE(s.ok()) << s.ToString();
-    if (records.empty()) return;
+    if (records.empty() || records == "[]") return;
     s = store_->Commit(records, R"({"owner":"t"})", &result);
     ASSERT_TRUE(s.ok()) << s.ToString();
   }

@@ -16,7 +16,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 
-import { add, col, defineTable, eq, importStore, int, json, openReplica, openStore, query, str, StoreError } from "../../js/index.js";
+import { add, bool, col, defineTable, eq, importStore, int, json, openReplica, openStore, query, str, StoreError } from "../../js/index.js";
 import { rejectsWith, tempDir, throwsWith } from "./helpers.js";
 
 const V1 = defineTable("items", {
@@ -386,6 +386,44 @@ function notesAt(version, calls = []) {
 }
 
 for (const [label, kind] of Object.entries(kinds)) {
+  test(`a table declared with its columns in another order than stored reads and writes them by name (${label})`, async () => {
+    const Stored = defineTable("people", { columns: { id: str(), first: str(), last: str(), meta: json(), ok: bool() }, key: ["id"] });
+    const Reordered = defineTable("people", { columns: { ok: bool(), meta: json(), id: str(), last: str(), first: str() }, key: ["id"] });
+    const V2 = defineTable("people", {
+      version: 2,
+      columns: { id: str(), last: str(), note: str({ default: "none" }), first: str(), meta: json(), ok: bool() },
+      key: ["id"],
+      migrations: { 2: { alter: { add: { note: str({ default: "none" }) } } } },
+    });
+    const ada = { id: "u1", first: "Ada", last: "Lovelace", meta: { born: 1815 }, ok: true };
+    let store = await kind.open();
+    let owner = store.object({ type: "app" });
+    await owner.tx(async (tx) => { await tx.put(owner.table(Stored), ada); });
+    store = await kind.reopen(store);
+    owner = store.object({ type: "app" });
+    const head = store.head;
+    const t = owner.table(Reordered);
+    // Before, the values were read by the declared order: { ok: "u1", meta: "Ada", ... },
+    // or a raw SyntaxError for the json and bool columns.
+    assert.deepEqual(await t.get("u1"), ada);
+    assert.deepEqual((await t.page(query(Reordered).where((e) => eq(e.first, "Ada")), 10)).rows, [ada]);
+    assert.equal(store.head, head, "another order is no change: nothing is committed");
+    const row = await t.get("u1");
+    await owner.tx(async (tx) => { await tx.put(t, { ...row }); assert.deepEqual(await tx.get(t, "u1"), ada); });
+    store = await kind.reopen(store);
+    owner = store.object({ type: "app" });
+    assert.deepEqual(await owner.table(Stored).get("u1"), ada, "the row written back is as it was");
+    store = await kind.reopen(store);
+    owner = store.object({ type: "app" });
+    // A column added by an alter may be declared anywhere: after the
+    // migration, and on every later open with the same code.
+    assert.deepEqual(await owner.table(V2).get("u1"), { ...ada, note: "none" });
+    store = await kind.reopen(store);
+    owner = store.object({ type: "app" });
+    assert.deepEqual(await owner.table(V2).get("u1"), { ...ada, note: "none" });
+    await store.close();
+  });
+
   describe(`versioned json values on ${label}`, () => {
     async function seededNotes() {
       const store = await kind.open();
