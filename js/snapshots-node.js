@@ -8,10 +8,10 @@
 //   <file>.snapshots/<id>.json     { id, seq, at, label, n }, written once the copy is whole
 //
 // A copy without its .json (a crash between the two) is not listed, and the
-// next snapshot of the store deletes it.
+// next open of the store deletes it.
 
-import { closeSync, constants, copyFileSync, existsSync, fsyncSync, openSync, readdirSync } from "node:fs";
-import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
+import { closeSync, constants, copyFileSync, existsSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 
 import { ErrorCodes, StoreError } from "./errors.js";
@@ -19,6 +19,12 @@ import { ErrorCodes, StoreError } from "./errors.js";
 /** The folder of a sqlite store file's snapshots. */
 export function snapshotsDir(file) {
   return `${file}.snapshots`;
+}
+
+// Makes a folder's new and renamed entries durable.
+function syncDir(dir) {
+  const fd = openSync(dir, "r");
+  try { fsyncSync(fd); } finally { closeSync(fd); }
 }
 
 const SIDES = ["", "-journal", "-wal", "-lock", "-lock.break", "-lock.want"];
@@ -89,22 +95,26 @@ export function nodeSnapshots(file) {
       }
       return out;
     },
-    async save(meta) {
+    // The list is written synchronously, inside the step that took or
+    // dropped the snapshot (js/snapshots.js, later): a snapshot is listed
+    // as soon as it is taken, and keepSnapshots holds while commits run
+    // back to back.
+    sync: true,
+    save(meta) {
       const tmp = pathOf(`.tmp-${meta.id}`, "json");
-      const fd = await open(tmp, "w");
+      const fd = openSync(tmp, "w");
       try {
-        await fd.writeFile(JSON.stringify(meta));
-        await fd.sync();
+        writeFileSync(fd, JSON.stringify(meta));
+        fsyncSync(fd);
       } finally {
-        await fd.close();
+        closeSync(fd);
       }
-      await rename(tmp, pathOf(meta.id, "json"));
-      const d = await open(dir, "r");
-      try { await d.sync(); } finally { await d.close(); }
+      renameSync(tmp, pathOf(meta.id, "json"));
+      syncDir(dir);
     },
-    async remove(id) {
-      await rm(pathOf(id, "json"), { force: true });
-      for (const side of SIDES) await rm(pathOf(id, "sqlite") + side, { force: true });
+    remove(id) {
+      rmSync(pathOf(id, "json"), { force: true });
+      for (const side of SIDES) rmSync(pathOf(id, "sqlite") + side, { force: true });
     },
   };
 }

@@ -136,8 +136,15 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
     }
   }
 
+  // A list write. A shelf whose writes are synchronous (Node) makes them at
+  // once, inside the step: a snapshot is listed once taken (a kill right
+  // after keeps it) and keepSnapshots holds during a loop of commits.
   function later(fn) {
-    chain = chain.then(fn).catch((e) => { failed ??= e; });
+    if (shelf.sync) {
+      try { fn(); } catch (e) { failed ??= e; }
+    } else {
+      chain = chain.then(fn).catch((e) => { failed ??= e; });
+    }
   }
 
   function prune() {
@@ -197,6 +204,8 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
   const pub = (s) => ({ id: s.id, seq: s.seq, at: s.at, label: s.label });
 
   return {
+    /** Resolves once the list writes asked for so far are made (store.close waits for them). */
+    idle: () => chain,
     /**
      * Where a view at `seq` can start (store.at, js/history.js): the newest
      * snapshot with snapshot.seq <= seq as `{ id, seq, file, copies }`

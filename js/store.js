@@ -433,11 +433,13 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
     close() {
       if (!closePromise) {
         gate.closing = true;
-        closePromise = queue.after(() => {
+        // The snapshots' list writes first: a copy whose .json is not
+        // written is deleted by the next open.
+        closePromise = queue.after(() => snaps?.idle()).then(() => queue.after(() => {
           const failed = closeCoreOf(gate, session, "store");
           live.close();
           if (failed) throw failed;
-        });
+        }));
       }
       return closePromise;
     },

@@ -6,6 +6,7 @@
 // ids and a hand-made restore op are refused.
 
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -327,6 +328,59 @@ describe("snapshots of a sqlite file", () => {
     await store.close();
     await deleteStore(o);
     assert.ok(!existsSync(folder));
+  });
+
+  test("snapshotEvery's snapshots are listed as each is taken: keepSnapshots holds in a loop of commits, and they survive a close and a SIGKILL", { timeout: 60_000 }, async () => {
+    const Rows = defineTable("rows", { columns: { id: int(), pad: str() }, key: ["id"] });
+    const o = sqliteOptions();
+    const folder = `${o.path}.snapshots`;
+    let store = await openStore({ ...o, snapshotEvery: 5, keepSnapshots: 2 });
+    let owner = store.object({ type: "w" });
+    for (let i = 0; i < 40; i++) await owner.tx(async (tx) => { await tx.put(owner.table(Rows), { id: i, pad: "x".repeat(2000) }); });
+    // Read at once, with no turn of the event loop: before, the folder held
+    // every copy taken (8, past keepSnapshots) and no .json yet.
+    const names = readdirSync(folder).sort();
+    assert.equal(names.filter((n) => n.endsWith(".sqlite")).length, 2, names.join(" "));
+    assert.equal(names.filter((n) => n.endsWith(".json")).length, 2, names.join(" "));
+    const kept = (await store.snapshots()).map((snap) => snap.seq);
+    assert.equal(kept.length, 2);
+    // Closed right after its commits: before, the reopen listed none and
+    // deleted the copies (their .json were still being written).
+    for (let i = 40; i < 43; i++) await owner.tx(async (tx) => { await tx.put(owner.table(Rows), { id: i, pad: "" }); });
+    const listed = (await store.snapshots()).map((snap) => snap.seq);
+    await store.close();
+    store = await openStore({ ...o, snapshotEvery: 5, keepSnapshots: 2 });
+    assert.deepEqual((await store.snapshots()).map((snap) => snap.seq), listed);
+    await store.close();
+    // A process killed while it commits keeps every snapshot it took.
+    const child = spawn(process.execPath, ["--input-type=module", "-e", `
+      import { defineTable, int, openStore, str } from ${JSON.stringify(new URL("../../js/index.js", import.meta.url).href)};
+      const Rows = defineTable("rows", { columns: { id: int(), pad: str() }, key: ["id"] });
+      const store = await openStore({ backend: "sqlite", path: ${JSON.stringify(o.path)}, snapshotEvery: 7, keepSnapshots: 3 });
+      const owner = store.object({ type: "w" });
+      for (let i = 1000; ; i++) {
+        await owner.tx(async (tx) => { await tx.put(owner.table(Rows), { id: i, pad: "y" }); });
+        process.stdout.write(store.head + "\\n");
+      }`], { stdio: ["ignore", "pipe", "inherit"] });
+    let last = 0;
+    await new Promise((resolve) => {
+      child.stdout.on("data", (d) => {
+        last = Number(String(d).trim().split("\n").at(-1));
+        if (last >= 100) resolve();
+      });
+      child.on("exit", resolve);
+    });
+    child.kill("SIGKILL");
+    await new Promise((resolve) => child.on("exit", resolve));
+    store = await openStore(o);
+    const after = await store.snapshots();
+    assert.ok(after.length >= 2, `snapshots after the kill at head ${last}: ${JSON.stringify(after)}`);
+    for (const snap of after) {
+      const view = await store.at(snap.seq);
+      assert.equal(view.seq, snap.seq);
+      await view.close();
+    }
+    await store.close();
   });
 
   test("the list survives a reopen, and a table declared after the snapshot comes back empty", async () => {
