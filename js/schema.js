@@ -7,7 +7,7 @@
 
 import { ErrorCodes, StoreError, invalidArgs, refuseUnknownOptions, userThrew } from "./errors.js";
 import { encodeJson } from "./encode.js";
-import { isExpr, toExpr, value } from "./expr.js";
+import { coalesce, isExpr, toExpr, value, when } from "./expr.js";
 import { vectorWire } from "./vectors.js";
 import { plainData } from "./data.js";
 
@@ -156,9 +156,15 @@ export function versionedJson(def) {
  * storedJson(MetaV2, { a: 1 })   // { $v: 2, $value: { a: 1 } }
  */
 export function storedJson(c, v) {
-  if (isExpr(v) && Object.prototype.hasOwnProperty.call(v, "value")) return c.version > 1 && v.value !== null ? value({ $v: c.version, $value: v.value }) : v;
-  if (isExpr(v)) return v;
-  return v === null || v === undefined || !(c.version > 1) ? v : { $v: c.version, $value: v };
+  if (v === null || v === undefined || !(c.version > 1)) return v;
+  if (!isExpr(v)) return { $v: c.version, $value: v };
+  // An expression: each value it may give is stored in its envelope (a
+  // value(), the arms of coalesce and when); a column is copied as stored.
+  if ("value" in v) return v.value === null ? v : value({ $v: c.version, $value: v.value });
+  if (v.coalesce) return coalesce(...v.coalesce.map((a) => storedJson(c, a)));
+  if (v.when) return when(v.when[0], storedJson(c, v.when[1]), storedJson(c, v.when[2]));
+  if ("col" in v) return v;
+  throw invalidArgs(`a versioned json column takes a value, col(), coalesce() or when(), got ${describe(v)}`);
 }
 
 /**

@@ -16,7 +16,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 
-import { add, bool, col, defineTable, eq, importStore, int, json, openReplica, openStore, query, str, StoreError } from "../../js/index.js";
+import { add, bool, coalesce, col, defineTable, eq, importStore, int, json, openReplica, openStore, query, str, StoreError, value, when } from "../../js/index.js";
 import { rejectsWith, tempDir, throwsWith } from "./helpers.js";
 
 const V1 = defineTable("items", {
@@ -454,6 +454,26 @@ for (const [label, kind] of Object.entries(kinds)) {
       } finally {
         await view.close();
       }
+      await store.close();
+    });
+
+    test("a value set through coalesce or when is stored at the column's version; an expression that makes no json is refused", async () => {
+      const store = await seededNotes();
+      const owner = store.object({ type: "notes" });
+      const calls = [];
+      const t = owner.table(notesAt(2, calls));
+      await owner.tx(async (tx) => {
+        await tx.put(t, { id: 3, n: 3, meta: { title: "x", tags: [] } });
+        // Before, the values in the arms were stored bare, and read back
+        // through migrate(value, 1).
+        await tx.updateWhere(t, (e) => eq(e.id, 3), { meta: coalesce(value(null), value({ title: "c", tags: [] })) });
+        await tx.update(t, 2, { meta: when(eq(col("n"), 2), value({ title: "two", tags: ["w"] }), col("meta")) });
+      });
+      calls.length = 0;
+      assert.deepEqual((await t.get(3)).meta, { title: "c", tags: [] });
+      assert.deepEqual((await t.get(2)).meta, { title: "two", tags: ["w"] });
+      assert.deepEqual(calls, [], "read as stored at version 2, not migrated");
+      await rejectsWith(owner.tx(async (tx) => { await tx.update(t, 2, { meta: add(col("n"), 1) }); }), "invalid/args", ["versioned json", '"add"']);
       await store.close();
     });
 
