@@ -224,7 +224,7 @@ export function exportArchive({ gate, queue, info, blobs }, options = {}) {
         if (controller.desiredSize !== queued) return idle();
         release();
         chunks.return();
-        controller.error(new StoreError(ErrorCodes.LockTimeout, `store.export: the archive was not read for ${idleTimeout} ms (idleTimeout) while it held the store's commits; the export is cancelled`));
+        controller.error(new StoreError(ErrorCodes.LockTimeout, `store.export: not read for ${idleTimeout} ms (idleTimeout); cancelled, and the commits it held run`));
       }, idleTimeout);
     }
   };

@@ -292,7 +292,7 @@ for (const [label, kind] of Object.entries(kinds)) {
       const cases = [
         // A moved row is put whole, from the row rows saw: it lacks the update.
         [{ 2: { update: { n: add(col("n"), 100) }, rows: (row) => ({ id: row.id + 10 }) } },
-          ["migrations.2.rows moves the row of key [1] to [11]", "migrations.2.update ran before it"]],
+          ["migrations.2.rows moves the row of key [1] to [11]", "after migrations.2.update"]],
         [{ 2: { rows: () => ({ id: 7 }) } }, ["keys [1] and [2] both to [7]"]],
         [{ 2: { rows: (row) => (row.id === 1 ? { id: 3 } : {}) } }, ["moves the row of key [1] to [3], the key of a row it keeps"]],
         // Values are held to tx.put's rule, a Promise (an async rows) too.
