@@ -1447,7 +1447,7 @@ export interface FollowRelayOptions {
   /** Pull again every this many ms until stop(); without it only sync() pulls. */
   interval?: number;
   /** Called with a failed background pull's error; polling stops on sync/diverged. */
-  onError?: (e: Error) => void;
+  onError?: (e: StoreError) => void;
   /** The fetch to call (default globalThis.fetch); a relay's `fetch` works as is. */
   fetch?: (request: FetchRequest) => Promise<FetchResponse>;
   /** ms a pull may go without an answer, the token function's included (1 to 3600000; default 30000). */

@@ -1,7 +1,7 @@
 // `npm run relay`: runs examples/relay/worker.js locally in workerd through
 // Miniflare (examples/miniflare-package.mjs, which hands workerd the
 // package as wrangler's bundler would), with the sessions' Durable Objects
-// kept in .data/relay/ (delete it to start over; RELAY_DATA=dir to keep them
+// kept in .data/relay/ of the current folder (delete it to start over; RELAY_DATA=dir to keep them
 // elsewhere). Prints the URL (PORT=n to choose the port, 0 for any free
 // one; RELAY_TOKEN=t to require a token to drive); Ctrl-C stops it.
 
@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { startExample } from "../miniflare-package.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const pkgRoot = join(here, "..", "..");  // the onestore package (this repository)
+const pkgRoot = join(here, "..", "..");  // the onestore package (this repository, or node_modules/onestore)
 const url = await startExample({
   here,
   pkgRoot,
@@ -19,7 +19,7 @@ const url = await startExample({
   options: {
     port: Number(process.env.PORT ?? 8788),
     durableObjects: { SESSIONS: { className: "Sessions", useSQLite: true } },
-    durableObjectsPersist: process.env.RELAY_DATA || join(pkgRoot, ".data", "relay"),
+    durableObjectsPersist: process.env.RELAY_DATA || join(process.cwd(), ".data", "relay"),
     bindings: process.env.RELAY_TOKEN ? { RELAY_TOKEN: process.env.RELAY_TOKEN } : {},
   },
 });

@@ -5,8 +5,8 @@
 // (Miniflare) and commits through a SQLite Durable Object, across a restart.
 
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { execFile, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -96,5 +96,37 @@ test("wrangler's bundle of the edge example commits through a Durable Object in 
     assert.equal(commits.at(-1).actor.id, "ana");
   } finally {
     await w.dispose();
+  }
+});
+
+// examples/edge/README.md: "node node_modules/onestore/examples/edge/start.mjs"
+// in a project that installed onestore (and Miniflare). Before, the package
+// did not ship start.mjs nor examples/miniflare-package.mjs.
+test("the installed package's examples/edge/start.mjs runs the edge example in workerd through Miniflare", { timeout: 120_000 }, async () => {
+  symlinkSync(join(repoRoot, "node_modules", "miniflare"), join(app.dir, "node_modules", "miniflare"), "dir");
+  const child = spawn(process.execPath, [join(app.dir, "node_modules", "onestore", "examples", "edge", "start.mjs")], {
+    cwd: app.dir, env: { ...process.env, PORT: "0" }, stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  try {
+    const url = await new Promise((resolve, reject) => {
+      const look = (d) => {
+        output += d;
+        const m = /at (http:\/\/\S+)/.exec(output);
+        if (m) resolve(m[1]);
+      };
+      child.stdout.on("data", look);
+      child.stderr.on("data", look);
+      child.on("exit", (code) => reject(new Error(`start.mjs exited with ${code}: ${output}`)));
+    });
+    const res = await fetch(new URL("sessions/s9/notes", url), { method: "POST", headers: { "x-actor": "ana" }, body: JSON.stringify({ title: "from start.mjs" }) });
+    assert.equal(res.status, 201, await res.clone().text());
+    assert.equal((await res.json()).id, 1);
+    const page = await (await fetch(new URL("sessions/s9/notes?limit=10", url))).json();
+    assert.deepEqual(page.rows.map((n) => n.title), ["from start.mjs"]);
+    assert.ok(existsSync(join(app.dir, ".data", "edge")), "the objects' SQLite is kept in .data/edge of the current folder");
+  } finally {
+    child.kill("SIGTERM");
+    await new Promise((resolve) => (child.exitCode === null ? child.on("exit", resolve) : resolve()));
   }
 });
