@@ -125,8 +125,9 @@ export function makeOwner(parts, name, address, hooks) {
        */
       // page(q, limit, { after }), the shape of tx.page and read.page, is
       // taken too: a cursor passed as ctx would be dropped, and a pager
-      // loop would never end.
-      page: (q, limit, ctx, options) => reads.page(h, q, limit, options ?? (ctx !== null && typeof ctx === "object" && "after" in ctx ? ctx : undefined)),
+      // loop would never end. So is a third argument that is no ctx (no
+      // actor, some key): a misspelt { afer } is refused, not dropped.
+      page: (q, limit, ctx, options) => reads.page(h, q, limit, options ?? (ctx !== null && typeof ctx === "object" && !("actor" in ctx) && Object.keys(ctx).length ? ctx : undefined)),
       /**
        * Every row of a query, page by page.
        * @example for await (const row of edits.rows(q, ctx)) console.log(row.path);

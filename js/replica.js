@@ -18,7 +18,7 @@ import { openCore } from "./open.js";
 import { closeCoreOf, fenceWith, makeGate } from "./core-calls.js";
 import { makeReads } from "./reads.js";
 import { blobStorageCall, contentFingerprint, makeBlobs, memoryBlobs, webSha256 } from "./blobs.js";
-import { MAX_BATCH_DEPTH, encodeJson, parseJsonExact, rowDecoder } from "./encode.js";
+import { MAX_BATCH_DEPTH, encodeJson, parseJsonExact, rowDecoder, wellFormed } from "./encode.js";
 import { query as makeQuery } from "./query.js";
 import { bool, defineTable, describe, int, json, num, str, vector } from "./schema.js";
 import { vectorOf } from "./vectors.js";
@@ -291,7 +291,9 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
       set(name, text) {
         if (typeof name !== "string") throw invalidArgs(`replica.hostNotes.set: name must be a string, got ${describe(name)}`);
         if (typeof text !== "string") throw invalidArgs(`replica.hostNotes.set: text must be a string, got ${describe(text)}`);
-        call("replica.hostNotes.set", () => core.setHostNote(name, text));
+        // Well formed: the crossing would glue a lone surrogate to the next
+        // character (str()'s rule: it becomes U+FFFD).
+        call("replica.hostNotes.set", () => core.setHostNote(name, wellFormed(text)));
       },
     }),
     outbox: Object.freeze({

@@ -153,5 +153,10 @@ test("handle.page(q, limit, { after }) (tx.page's shape) follows the cursor, as 
     after = page.next;
   }
   assert.deepEqual(ids, [1, 2, 3, 4, 5]);
+  // A misspelt cursor option is refused, naming it; before, { afer } was
+  // taken as a ctx and every call answered the first page.
+  await assert.rejects(t.page(q, 2, { afer: first.next }), (e) => e.code === "invalid/args" && /afer/.test(e.message));
+  // A ctx is still a ctx.
+  assert.deepEqual((await t.page(q, 2, { actor: { kind: "person", id: "ana" } })).rows.map((r) => r.id), [1, 2]);
   await store.close();
 });

@@ -502,6 +502,10 @@ describe("a replica's host notes", () => {
     assert.equal(again.hostNotes.get("relay.lease"), '{"epoch":3}');
     assert.throws(() => again.hostNotes.set("Bad Name", "x"), (e) => e.code === "invalid/args" && e.message.includes("Bad Name"));
     assert.throws(() => again.hostNotes.set("ok", 5), (e) => e.code === "invalid/args");
+    // A lone surrogate becomes U+FFFD, as in a str column; before, the
+    // crossing glued it to the next character ("a\u{10062}": the b lost).
+    again.hostNotes.set("lone", "a\uD800b");
+    assert.equal(again.hostNotes.get("lone"), "a\uFFFDb");
     await again.close();
     await rejectsWith(async () => again.hostNotes.get("relay.lease"), "closed");
   });
