@@ -90,7 +90,8 @@ function checkOptions(options) {
   }
   if (maxBlob > MAX_BLOB_BYTES) throw invalidArgs(`createRelay: maxBlob must be at most ${MAX_BLOB_BYTES} (a blob's limit), got ${maxBlob}`);
   if (isBlobName !== false && typeof isBlobName !== "function") throw invalidArgs(`createRelay: isBlobName must be a function (value) => boolean or false, got ${describe(isBlobName)}`);
-  if (typeof cors !== "boolean" && typeof cors !== "string") throw invalidArgs(`createRelay: cors must be true, false or an origin, got ${describe(cors)}`);
+  // A string is sent as a header value: one that no header can hold would fail every answer.
+  if (typeof cors !== "boolean" && !(typeof cors === "string" && /^[\x20-\x7e]+$/.test(cors))) throw invalidArgs(`createRelay: cors must be true, false or an origin, got ${describe(cors)}`);
   if (typeof now !== "function") throw invalidArgs(`createRelay: now must be a function () => ms, got ${describe(now)}`);
   return { open, authorize, maxBody, maxBlob, leaseTtl, isBlobName, cors, now };
 }
@@ -158,8 +159,9 @@ export function createRelayWith(openReplica, options) {
   }
 
   async function fetch(request) {
-    const extra = corsHeaders(request);
+    let extra = {};
     try {
+      extra = corsHeaders(request);
       if (closed) throw refuse(503, ErrorCodes.Closed, "relay: the relay is closed");
       if (request.method === "OPTIONS") return new Response(null, { status: 204, headers: extra });
       return withHeaders(await route(request), extra);

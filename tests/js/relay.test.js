@@ -376,6 +376,21 @@ describe("the relay's download and access", () => {
     assert.throws(() => createRelay({ open: "x" }), (e) => e.code === "invalid/args" && e.message.includes("open"));
     assert.throws(() => createRelay({ open: () => ({}), maxBody: 0 }), (e) => e.code === "invalid/args" && e.message.includes("maxBody"));
     assert.throws(() => createRelay({ open: () => ({}), isBlobName: true }), (e) => e.code === "invalid/args" && e.message.includes("isBlobName"));
+    // An origin no header can hold: before, it was taken, and then every
+    // relay.fetch rejected with a raw TypeError.
+    for (const cors of ["a\nb", "a\u0000b", "a\uD800b", "", 5]) {
+      assert.throws(() => createRelay({ open: () => ({}), cors }), (e) => e.code === "invalid/args" && e.message.includes("cors"), JSON.stringify(cors));
+    }
+  });
+
+  test("relay.fetch never rejects: what is not a Request gets an error answer", async () => {
+    const relay = memoryRelay({ cors: "https://app.example" });
+    for (const request of [undefined, null, 42, {}]) {
+      const res = await relay.fetch(request);
+      assert.ok(res.status >= 400, `${String(request)}: ${res.status}`);
+    }
+    assert.equal((await call(relay, "GET", "/sessions/s1")).headers.get("access-control-allow-origin"), "https://app.example");
+    await relay.close();
   });
 });
 
