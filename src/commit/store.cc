@@ -632,9 +632,9 @@ ONESTORE_COLD Status Store::Declare(const std::string& table_json, std::string* 
     bumped.version = t.version;
     out.push_back(bumped.ToJson());
   }
-  // Nothing to commit, yet not SameShape: the columns (or indexes) are
-  // declared in another order than stored. Said apart from "" so that the
-  // caller decodes rows by the stored order (js/owner.js, sameAt).
+  // Nothing to commit, yet not SameShape: the columns or indexes are
+  // declared in another order than stored. Said apart from "" ("[]"), so
+  // that the caller decodes rows by the stored order (js/owner.js, sameAt).
   *records = out.dump();
   return Status::OK();
 }

@@ -118,10 +118,10 @@ class Store {
   int64_t head() const { return head_; }
 
   // Compares a declared table record with the stored one. Sets *records to
-  // "" when they match (the same columns and indexes, in the same order),
-  // "[]" when they differ only in order (nothing to commit, but rows are
-  // laid out in the stored order, not the declaration's), or to a JSON
-  // array of the records to commit.
+  // "" when they match, "[]" when they differ only in the order of their
+  // columns or indexes (nothing to commit, but rows are laid out in the
+  // stored order, not the declaration's), or to a JSON array of the
+  // records to commit.
   // Fails with schema/newer when the stored version is newer.
   //
   // The declaration may carry "migrations": {"<v>": {"alter"?: {..},
