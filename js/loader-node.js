@@ -13,6 +13,7 @@ import { basename, dirname, join, resolve } from "node:path";
 
 import { ErrorCodes, refuseUnknownOptions, StoreError } from "./errors.js";
 import { memoryBlobs } from "./blobs.js";
+import { describe } from "./schema.js";
 import { blobsDir, nodeFileBlobs, nodeSha256 } from "./blobs-node.js";
 import { nodeFiles } from "./files-node.js";
 import { memorySnapshots } from "./snapshots.js";
@@ -284,7 +285,7 @@ function nodeGenerations() {
       const { backend, path } = openOptions;
       if (backend !== "sqlite" || path === ":memory:") return null;
       if (typeof path !== "string" || path === "") {
-        throw new StoreError(ErrorCodes.InvalidArgs, `importStore: a sqlite store needs a path (a file, or ":memory:"), got ${JSON.stringify(path) ?? String(path)}`);
+        throw new StoreError(ErrorCodes.InvalidArgs, `importStore: a sqlite store needs a path (a file, or ":memory:"), got ${describe(path)}`);
       }
       const file = storeFile(path, "importStore");
       // A journal with content (the store keeps an empty one between
@@ -368,7 +369,7 @@ async function beginLocked(file, release) {
 // its file away under it, nor a delete remove it (the store would go on
 // writing a deleted file, and lose every commit it acknowledges).
 function refuseOpen(file, what = "importStore", advice = "close it before importing over it") {
-  if (nodeFiles.lockHeld(file)) {
+  if (lockHeldNow(file)) {
     throw new StoreError(ErrorCodes.InvalidArgs, `${what}: the store at ${file} is open (a process holds ${file}-lock); ${advice}`);
   }
 }
@@ -436,12 +437,12 @@ export async function deleteNodeStore(options) {
     throw new StoreError(ErrorCodes.InvalidArgs, `deleteStore: options must be an object such as { backend: "sqlite", path: ".data/s.sqlite" }, got ${String(options)}`);
   }
   if (options.backend !== "sqlite") {
-    throw new StoreError(ErrorCodes.InvalidArgs, `deleteStore: backend must be "sqlite" in Node, got ${JSON.stringify(options.backend) ?? String(options.backend)}`);
+    throw new StoreError(ErrorCodes.InvalidArgs, `deleteStore: backend must be "sqlite" in Node, got ${describe(options.backend)}`);
   }
   refuseUnknownOptions(options, ["backend", "path"], "deleteStore");
   const { path } = options;
   if (typeof path !== "string" || path === "" || path === ":memory:") {
-    throw new StoreError(ErrorCodes.InvalidArgs, `deleteStore: a sqlite store's path must name a file, got ${JSON.stringify(path) ?? String(path)}`);
+    throw new StoreError(ErrorCodes.InvalidArgs, `deleteStore: a sqlite store's path must name a file, got ${describe(path)}`);
   }
   const file = storeFile(path, "deleteStore");
   refuseOpen(file, "deleteStore", "close it first; nothing was deleted");
@@ -560,12 +561,12 @@ export async function listNodeStores(options) {
     throw new StoreError(ErrorCodes.InvalidArgs, `listStores: options must be an object such as { backend: "sqlite", dir: ".data" }, got ${String(options)}`);
   }
   if (options.backend !== "sqlite") {
-    throw new StoreError(ErrorCodes.InvalidArgs, `listStores: backend must be "sqlite" in Node (memory stores live in their process and are not listed), got ${JSON.stringify(options.backend) ?? String(options.backend)}`);
+    throw new StoreError(ErrorCodes.InvalidArgs, `listStores: backend must be "sqlite" in Node (memory stores live in their process and are not listed), got ${describe(options.backend)}`);
   }
   refuseUnknownOptions(options, ["backend", "dir"], "listStores");
   const { dir } = options;
   if (typeof dir !== "string" || dir === "") {
-    throw new StoreError(ErrorCodes.InvalidArgs, `listStores: dir must name a folder, got ${JSON.stringify(dir) ?? String(dir)}`);
+    throw new StoreError(ErrorCodes.InvalidArgs, `listStores: dir must name a folder, got ${describe(dir)}`);
   }
   const folder = storeFile(dir, "listStores");
   let names;

@@ -8,6 +8,7 @@ import { link, mkdir, readFile, rm, rename, stat, writeFile } from "node:fs/prom
 import { join } from "node:path";
 import { createHash, randomUUID } from "node:crypto";
 
+import { wellFormed } from "./encode.js";
 import { wroteBefore } from "./files-node.js";
 import { lockTimeout } from "./locks.js";
 
@@ -36,7 +37,9 @@ function alive(pid) {
 export function nodeFileLocks(file) {
   const dir = locksDir(file);
   const pathOf = (name) => {
-    let base = encodeURIComponent(name).replaceAll(".", "%2E");
+    // Well formed: encodeURIComponent throws on a lone surrogate (the name
+    // then shares its lock with the one that has U+FFFD there).
+    let base = encodeURIComponent(wellFormed(name)).replaceAll(".", "%2E");
     // A name whose encoding would pass a file name's 255 bytes (with the
     // holder's ".lock.new-<uuid>"): its sha256, after "%%", which no
     // encoded name holds.

@@ -27,9 +27,11 @@ test("deleteStore removes a closed sqlite store, and a new open starts at head 0
 });
 
 test("deleteStore refuses other backends and paths that name no file", async () => {
-  for (const bad of [null, { backend: "opfs", name: "x" }, { backend: "memory" }, { backend: "sqlite", path: ":memory:" }, { backend: "sqlite", path: "" }]) {
+  for (const bad of [null, { backend: "opfs", name: "x" }, { backend: "memory" }, { backend: "sqlite", path: ":memory:" }, { backend: "sqlite", path: "" }, { backend: "sqlite", path: 10n }]) {
     await assert.rejects(deleteStore(bad), (e) => e.code === ErrorCodes.InvalidArgs && /deleteStore/.test(e.message));
   }
+  // A file name no file system takes: before, a raw ENAMETOOLONG.
+  await assert.rejects(deleteStore({ backend: "sqlite", path: join(mkdtempSync(join(tmpdir(), "onestore-delete-")), "x".repeat(300)) }), (e) => e.code === ErrorCodes.StorageFailed && /cannot delete/.test(e.message));
 });
 
 test("deleteStore refuses a file that is not a store (a text file, another application's SQLite database made by the sqlite3 command) and deletes nothing", async (t) => {

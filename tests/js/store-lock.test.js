@@ -50,6 +50,13 @@ test("callers of one store take a lock one after another, in order, and get fn's
   await store.close();
 });
 
+test("a lock name with a lone surrogate is taken on a sqlite file as on memory (before: a raw URIError)", async () => {
+  const store = await openStore({ backend: "sqlite", path: join(tempDir("onestore-store-lock-"), "s.sqlite") });
+  assert.equal(await store.lock("a\uD800b", async () => "ran"), "ran");
+  assert.equal(await store.lock("\uDC00", async () => "ran too"), "ran too");
+  await store.close();
+});
+
 test("a lock held by another process sharing the sqlite file waits for it, and times out with lock/timeout", async (t) => {
   const path = join(tempDir("onestore-store-lock-"), "s.sqlite");
   const other = holder(path, "import");
