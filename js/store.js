@@ -172,11 +172,18 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
     return invalidArgs(`${what}: this backend takes no snapshots (memory, sqlite, opfs and durable stores do)`);
   }
 
+  // A table whose declaration is still queued waits for the read's own
+  // hold: refused, where waiting for it would hang the read and the store.
+  const settled = (t, what) => {
+    const h = handles.of(t, what);
+    if (!h.settled) throw invalidArgs(`${what}(${h.name}): the table is still being declared; open it before store.read`);
+    return h;
+  };
   const reader = Object.freeze({
-    get: (t, key) => reads.get(handles.of(t, "read.get"), key),
-    page: (t, q, limit, options) => reads.page(handles.of(t, "read.page"), q, limit, options),
-    rows: (t, q) => reads.rows(handles.of(t, "read.rows"), q),
-    count: (t, q) => reads.count(handles.of(t, "read.count"), q),
+    get: (t, key) => reads.get(settled(t, "read.get"), key),
+    page: (t, q, limit, options) => reads.page(settled(t, "read.page"), q, limit, options),
+    rows: (t, q) => reads.rows(settled(t, "read.rows"), q),
+    count: (t, q) => reads.count(settled(t, "read.count"), q),
   });
 
   const store = {

@@ -119,3 +119,23 @@ test("close() rejects a tx that awaits a tx of its own owner, that inner tx and 
   }
   assert.equal(store.head, head);
 });
+
+test("a table opened inside store.read is refused by its reads (invalid/args), where they waited for the read itself for ever", async () => {
+  const { store, owner } = await open();
+  const Later = defineTable("later", { columns: { id: str() }, key: ["id"] });
+  const answer = await store.read(async (r) => {
+    const later = owner.table(Later);
+    try {
+      await r.get(later, "x");
+      return "read";
+    } catch (e) {
+      return e;
+    }
+  });
+  assert.ok(answer instanceof StoreError && answer.code === "invalid/args" && /still being declared; open it before store.read/.test(answer.message), String(answer));
+  // The read ended: the declaration then commits, and the store goes on.
+  const later = owner.table(Later);
+  assert.equal(await later.get("x"), undefined);
+  assert.equal(await store.read(async (r) => r.count(later)), 0);
+  await store.close();
+});
