@@ -39,6 +39,10 @@ const builders = { str, int, bool, num, json };
  * const replica = await openReplicaWith(nodeRuntime, { backend: "sqlite", path: ".data/copy.sqlite" });
  */
 export async function openReplicaWith(runtime, options) {
+  // A replica takes no snapshots: their options would be silently ignored.
+  for (const k of ["keepSnapshots", "snapshotEvery"]) {
+    if (options?.[k] !== undefined) throw invalidArgs(`openReplica: ${k} is for openStore; a replica takes no snapshots`);
+  }
   const { core, info, session, blobs } = await openCore(runtime, options, "openReplica", { replica: true });
   return makeReplica(core, info, session, blobs);
 }

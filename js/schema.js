@@ -25,10 +25,10 @@ function column(type, opts = {}, isOptional = false, dims = undefined) {
   if (hasDefault && opts.default === undefined) {
     throw invalidArgs(`${type}(): default is undefined; leave it out, or give a value`);
   }
-  // A json default is held to a put's rule for json values (a Date, a Map
-  // or a class instance is refused, not stored as what JSON.stringify
-  // makes of it), and copied: the definition is frozen.
-  let dflt = hasDefault && type === "json" && opts.default !== null ? plainData(opts.default, "json().default") : opts.default;
+  // A default is held to a put's rule (a Date, a Map or a class instance
+  // is refused, not stored as what JSON.stringify makes of it), and a json
+  // one copied: the definition is frozen.
+  let dflt = hasDefault && type !== "vector" && opts.default !== null ? plainData(opts.default, `${type}().default`) : opts.default;
   // A vector default reads as a read gives the column: a Float32Array (its
   // own copy), checked against dims here rather than at the first declare.
   if (hasDefault && type === "vector" && dflt !== null) {

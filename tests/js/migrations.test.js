@@ -595,6 +595,9 @@ describe("declaring migrations", () => {
     // A default is held to a put's rule: a Date is not stored as its text,
     // and undefined is not a default.
     throwsWith(() => json({ default: new Date(0) }), "invalid/args", ["json().default", "Date"]);
+    // Before, a str column took it and stored "1970-01-01T00:00:00.000Z".
+    throwsWith(() => str({ default: new Date(0) }), "invalid/args", ["str().default", "Date"]);
+    throwsWith(() => int({ default: new Date(0) }), "invalid/args", ["int().default", "Date"]);
     throwsWith(() => json({ default: undefined }), "invalid/args", ["default is undefined"]);
     throwsWith(() => str({ default: undefined }), "invalid/args", ["str()", "default is undefined"]);
     const given = { a: [1] };

@@ -122,6 +122,10 @@ describe("a replica", () => {
     assert.equal(replica.head, 3);
     await replica.close();
     await store.close();
+    // Nor snapshots: their options were taken, whatever their value, and ignored.
+    for (const options of [{ keepSnapshots: 3 }, { snapshotEvery: -5 }]) {
+      await rejectsWith(openReplica({ backend: "memory", ...options }), "invalid/args", [Object.keys(options)[0], "no snapshots"]);
+    }
   });
 
   test("applies an already applied batch as a no-op, and only the new commits of an overlapping one", async () => {
