@@ -6,12 +6,13 @@
 // // worker.js, deployed with wrangler (examples/relay/)
 // import { SessionRelay, relayFetch } from "onestore";
 // export class Sessions extends SessionRelay {
-//   authorize({ access, token }) { return token === this.env.RELAY_TOKEN || access === "read"; }
+//   authorize({ access, token }) { return access === "read" || (!!this.env.RELAY_TOKEN && token === this.env.RELAY_TOKEN); }
 // }
 // export default { fetch: (request, env) => relayFetch(request, env) };
 
 import { createRelayWith, relayError, sessionOf } from "./relay.js";
-import { ErrorCodes } from "./errors.js";
+import { ErrorCodes, invalidArgs, refuseUnknownOptions } from "./errors.js";
+import { describe } from "./schema.js";
 
 /**
  * A Durable Object class that is the relay of one session: its replica, the
@@ -80,7 +81,10 @@ export function makeSessionRelay(openReplica) {
  * @example
  * export default { fetch: (request, env) => relayFetch(request, env) };
  */
-export async function relayFetch(request, env, { binding = "SESSIONS" } = {}) {
+export async function relayFetch(request, env, options = {}) {
+  if (options === null || typeof options !== "object") throw invalidArgs(`relayFetch: options must be { binding }, got ${describe(options)}`);
+  refuseUnknownOptions(options, ["binding"], "relayFetch");
+  const { binding = "SESSIONS" } = options;
   const routed = sessionOf(request);
   if (routed.error) return routed.error;
   const ns = env?.[binding];

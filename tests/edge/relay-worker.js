@@ -22,6 +22,12 @@ export default {
     if (url.pathname.startsWith("/unbound/")) {
       return relayFetch(new Request(request.url.replace("/unbound/", "/"), request), env, { binding: "NOPE" });
     }
+    // A router given a misspelt option: relayFetch throws (a bug of the
+    // Worker's code, named), answered here as the relay answers errors.
+    if (url.pathname.startsWith("/misspelt/")) {
+      return relayFetch(request, env, { bindng: "SESSIONS" }).catch((e) =>
+        new Response(JSON.stringify({ error: { code: e.code, message: e.message } }), { status: 500, headers: { "content-type": "application/json" } }));
+    }
     return relayFetch(request, env);
   },
 };

@@ -217,6 +217,8 @@ describe("SessionRelay in workerd", () => {
     assertError(await call(mf, "GET", "/nope/sessions/x"), 404, "not_found");
     assertError(await call(mf, "GET", "/sessions/-bad"), 400, "invalid/args", ["session id"]);
     assertError(await call(mf, "GET", "/unbound/sessions/x"), 500, "invalid/args", ["env.NOPE"]);
+    // Before, a misspelt option was ignored (the request went to env.SESSIONS).
+    assertError(await call(mf, "GET", "/misspelt/sessions/x"), 500, "invalid/args", ["bindng"]);
     assertError(await call(mf, "GET", "/sessions/x/elsewhere"), 404, "not_found");
   });
 });
