@@ -89,8 +89,10 @@ export function makeOwner(parts, name, address, hooks) {
     }
     const known = tables.get(def.name);
     if (known) {
-      if (known.def !== def) {
-        throw invalidArgs(`${name}.table: table ${JSON.stringify(def.name)} is already open with another definition`);
+      // Another object of the same declaration (a definition made in a
+      // function, a module loaded again) is the same table.
+      if (known.def !== def && declarationText(known.name, known.def) !== declarationText(known.name, def)) {
+        throw invalidArgs(`${name}.table: table ${JSON.stringify(def.name)} is already open with another definition (other columns, key, indexes or version)`);
       }
       return known;
     }

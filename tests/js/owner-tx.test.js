@@ -160,3 +160,17 @@ test("handle.page(q, limit, { after }) (tx.page's shape) follows the cursor, as 
   assert.deepEqual((await t.page(q, 2, { actor: { kind: "person", id: "ana" } })).rows.map((r) => r.id), [1, 2]);
   await store.close();
 });
+
+test("owner.table of another object that declares the same table returns the same handle; one that declares it otherwise is refused", async () => {
+  const { int, openStore, str } = await import("../../js/index.js");
+  const make = () => defineTable("tasks", { columns: { id: str(), n: int() }, key: ["id"] });
+  const store = await openStore({ backend: "memory" });
+  const owner = store.object({ type: "todo" });
+  // Before, the second call was refused: "already open with another definition".
+  const a = owner.table(make());
+  assert.equal(owner.table(make()), a);
+  await owner.tx(async (tx) => { await tx.put(make(), { id: "x", n: 1 }); });
+  assert.deepEqual(await a.get("x"), { id: "x", n: 1 });
+  assert.throws(() => owner.table(defineTable("tasks", { columns: { id: str() }, key: ["id"] })), (e) => e.code === "invalid/args" && /another definition \(other columns/.test(e.message));
+  await store.close();
+});
