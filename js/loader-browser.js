@@ -82,6 +82,8 @@ async function instantiate(extra) {
 async function streamWasm(url, imports) {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  // A dev server's fallback for a missing file (Vite's index.html).
+  if (response.headers.get("content-type")?.includes("html")) throw new Error("the server answered an HTML page, not the .wasm");
   if (WebAssembly.instantiateStreaming && response.headers.get("content-type")?.startsWith("application/wasm")) {
     return WebAssembly.instantiateStreaming(response, imports);
   }

@@ -42,16 +42,19 @@ const types = {
  * unless `port` is given. "/" serves `index` if given. `isolated`: every
  * response carries COOP same-origin and COEP require-corp, so pages are
  * cross-origin isolated and performance.now() reads to 5 µs instead of
- * 100 (bench/link-figures.mjs).
+ * 100 (bench/link-figures.mjs). `fallback`: a path of `dir` answered, with
+ * 200, for any file that does not exist (a single-page app's dev server:
+ * Vite's answers index.html).
  */
-export function startServer({ dir = root, port = 0, index = null, isolated = false } = {}) {
+export function startServer({ dir = root, port = 0, index = null, isolated = false, fallback = null } = {}) {
   const isolation = isolated ? { "cross-origin-opener-policy": "same-origin", "cross-origin-embedder-policy": "require-corp" } : {};
   const server = createServer((req, res) => {
     let path = decodeURIComponent(new URL(req.url, "http://x").pathname);
     if (path === "/favicon.ico") { res.writeHead(204); res.end(); return; }
     if (path === "/" && index) path = index;
     if (path.endsWith("/")) path += "index.html";
-    const file = resolve(join(dir, path));
+    let file = resolve(join(dir, path));
+    if (fallback && !existsSync(file)) file = resolve(join(dir, fallback));
     if (!(file === dir || file.startsWith(dir + sep)) || !existsSync(file) || !statSync(file).isFile()) {
       res.writeHead(404, { "content-type": "text/plain" });
       res.end(`not found: ${path}`);

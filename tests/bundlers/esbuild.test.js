@@ -66,6 +66,20 @@ test("an esbuild bundle that leaves the .wasm out fails to open with the URL it 
   } finally {
     await srv.close();
   }
+  // A server that answers a missing file with its index page (a single-page
+  // app's fallback, as Vite's does): before, the message was WebAssembly's
+  // "expected magic word 00 61 73 6d, found 3c 21 64 6f".
+  const spa = await startServer({ dir: out, fallback: "index.html" });
+  try {
+    const tab = await openTab(env.browser.context, `${spa.url}/`);
+    const error = await callFails(tab, "list");
+    assert.equal(error.code, "storage_failed");
+    assert.match(error.message, new RegExp(`cannot load the wasm core from ${spa.url}/dist/onestore-core\\.wasm: the server answered an HTML page`));
+    assert.match(error.message, /configureBrowserCore\(\{ wasmUrl \}\)/);
+    await tab.close();
+  } finally {
+    await spa.close();
+  }
 });
 
 test("a Node server bundled with esbuild: with onestore external it opens a store; bundled in, the open fails with storage_failed saying to keep it external", async () => {
