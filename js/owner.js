@@ -13,6 +13,7 @@ import { hasRowsStep, migrateRows } from "./migrate.js";
 import { runTx } from "./tx.js";
 import { checkpointOf, ownerDocuments } from "./documents.js";
 import { isEdgesDef, neighbours } from "./edges.js";
+import { reportListenerError } from "./watch.js";
 
 /**
  * The table handles of one store: public handle -> state, and full name ->
@@ -188,7 +189,9 @@ export function makeOwner(parts, name, address, hooks) {
         },
         (seq, ops) => {
           h.settled = true;
-          if (adopt) adopt(seq, ops);
+          // No call awaits this commit to reject: a throwing hook is
+          // reported as a listener's error is (the commit stands).
+          try { adopt?.(seq, ops); } catch (e) { reportListenerError(e, `${name} adopt`); }
         },
       ).then(() => undefined, () => undefined);
       if (h.failed) throw h.failed;  // the step ran at once and failed

@@ -174,3 +174,24 @@ test("owner.table of another object that declares the same table returns the sam
   assert.throws(() => owner.table(defineTable("tasks", { columns: { id: str() }, key: ["id"] })), (e) => e.code === "invalid/args" && /another definition \(other columns/.test(e.message));
   await store.close();
 });
+
+test("an adopt hook that throws on a table's declaration is reported (console.error in Node), and the declaration stands", async () => {
+  const { int, openStore, str } = await import("../../js/index.js");
+  const store = await openStore({ backend: "memory" });
+  const owner = store.object({ type: "a" }, { adopt(seq, ops) { if (ops[0].op === "table") throw new Error("hook failed"); } });
+  const reported = [];
+  const original = console.error;
+  console.error = (...args) => reported.push(args);
+  try {
+    const t = owner.table(defineTable("items", { columns: { id: str(), n: int() }, key: ["id"] }));
+    await t.count();
+  } finally {
+    console.error = original;
+  }
+  // Before, the error was dropped without a word.
+  assert.equal(reported.length, 1);
+  assert.match(String(reported[0][0]), /a adopt/);
+  assert.equal(reported[0][1].message, "hook failed");
+  assert.equal(store.head, 1);
+  await store.close();
+});
