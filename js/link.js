@@ -496,9 +496,8 @@ export function connect(target) {
           send({ t: "call", id: callId, method, args, ctx });
         } catch (e) {
           pending.delete(callId);
-          reject(isDataCloneError(e)
-            ? invalidArgs(`link.call(${method}): the arguments cannot be sent to the worker (structured clone refused them): ${e.message}`, { cause: e })
-            : e);
+          // Structured clone refused them, or reading them threw (a getter).
+          reject(e instanceof StoreError ? e : invalidArgs(`link.call(${method}): the arguments cannot be sent to the worker: ${e?.message}`, { cause: e }));
         }
       });
     },

@@ -174,6 +174,8 @@ test("call errors arrive as StoreError with their code, or as an Error with the 
   await rejectsWith(t.link.call("put", { notesRows: [{ id: "a", text: 5 }] }), "invalid/args", ["text"]);
   await rejectsWith(t.link.call("fn"), "invalid/args", ["structured clone"]);
   await rejectsWith(t.link.call("put", { f: () => 1 }), "invalid/args", ["arguments"]);
+  // Arguments whose reading throws (a getter): before, the getter's raw Error.
+  await rejectsWith(t.link.call("put", { get notesRows() { throw new Error("getter threw"); } }), "invalid/args", ["arguments", "getter threw"]);
   await rejectsWith(t.link.call(""), "invalid/args", ["method"]);
   const err = await t.link.call("typeError").catch((e) => e);
   assert.ok(!(err instanceof StoreError));
