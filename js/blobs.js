@@ -39,6 +39,8 @@ export function checkHash(h, what) {
   return h;
 }
 
+const abByteLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, "byteLength").get;  // throws for what is not an ArrayBuffer
+
 /**
  * A private copy of the caller's bytes (Uint8Array, Buffer or ArrayBuffer),
  * taken synchronously, so that a later change of the caller's buffer does
@@ -46,13 +48,20 @@ export function checkHash(h, what) {
  * MAX_BLOB_BYTES with `limit`.
  */
 export function copyBytes(bytes, what) {
-  if (!(bytes instanceof Uint8Array) && !(bytes instanceof ArrayBuffer)) {
-    throw invalidArgs(`${what}: expected bytes (a Uint8Array, Buffer or ArrayBuffer), got ${describe(bytes)}`);
+  // By their internal slots, not instanceof: bytes of another realm (a vm
+  // context, an iframe) are bytes too.
+  const view8 = ArrayBuffer.isView(bytes) && Object.prototype.toString.call(bytes) === "[object Uint8Array]";
+  if (!view8) {
+    try {
+      abByteLength.call(bytes);
+    } catch {
+      throw invalidArgs(`${what}: expected bytes (a Uint8Array, Buffer or ArrayBuffer), got ${describe(bytes)}`);
+    }
   }
   let view;
   let copy;
   try {
-    view = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+    view = view8 ? bytes : new Uint8Array(bytes);
     // Uint8Array's own slice: a Buffer's slice is a view of the same memory.
     if (view.byteLength <= MAX_BLOB_BYTES) copy = Uint8Array.prototype.slice.call(view);
   } catch (e) {

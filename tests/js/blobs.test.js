@@ -159,6 +159,19 @@ for (const [label, options] of Object.entries(backends)) {
   });
 }
 
+test("bytes of another realm (a vm context, an iframe) are bytes: a Uint8Array or ArrayBuffer made there is stored; what is not bytes is refused", async () => {
+  const { runInNewContext } = await import("node:vm");
+  const store = await openStore({ backend: "memory" });
+  const hash = createHash("sha256").update(Buffer.from([1, 2, 3])).digest("hex");
+  // Before: "expected bytes (a Uint8Array, Buffer or ArrayBuffer), got Uint8Array of 3 bytes".
+  assert.equal(await store.blobs.put(runInNewContext("new Uint8Array([1, 2, 3])")), hash);
+  assert.equal(await store.blobs.put(runInNewContext("new Uint8Array([1, 2, 3]).buffer")), hash);
+  for (const bad of [{ [Symbol.toStringTag]: "Uint8Array" }, { [Symbol.toStringTag]: "ArrayBuffer", byteLength: 3 }, new Uint16Array(2), "abc"]) {
+    await rejectsWith(store.blobs.put(bad), "invalid/args", ["expected bytes"]);
+  }
+  await store.close();
+});
+
 describe("blobs of a sqlite file on disk", () => {
   test("a blob is the file <file>.blobs/sha256/<2 hex>/<hash> holding its bytes, and no temporary file is left", async () => {
     const path = filePath();
