@@ -37,7 +37,7 @@ export function pullSession(remote, openOptions) {
  * const replica = await openReplica({ backend: "opfs", name: "copy-42" });
  * await replica.applyBatch(await store.outbox.read(replica.head, 500));
  */
-export function openReplica(options) {
+export async function openReplica(options) {
   if (options?.backend === "opfs") checkOpfsName(options.name, "openReplica");
   return openReplicaWith(browserRuntime, options);
 }
@@ -80,7 +80,8 @@ export function createRelay(options) {
  * @example
  * const store = await openStore({ backend: "opfs", name: "session-42", onFenced: (e) => postMessage({ fenced: e.message }) });
  */
-export function openStore(options) {
+// async: a bad name rejects the promise, as every other failure does.
+export async function openStore(options) {
   if (options?.backend === "opfs") checkOpfsName(options.name, "openStore");
   return openStoreWith(browserRuntime, options);
 }

@@ -130,9 +130,26 @@ async function openOpfsSession(name, timeoutMs, onFenced, role) {
   let ended = false;   // released by its store (or a failed open)
   let stolen = false;
   let told = false;
+  let fence = null;
+  // Stolen: another opener took the lock. Stop, flush, release the files.
+  const fenceNow = () => {
+    const err = fencedError(name);
+    try { fence(err); } catch { /* the store reports it on its next call */ }
+    try { session.release(); } catch { /* released anyway */ }
+    if (onFenced && !told) {
+      told = true;
+      try { onFenced(err); } catch (e2) { queueMicrotask(() => { throw e2; }); }
+    }
+  };
   const session = {
     name,
-    fence: null,
+    get fence() { return fence; },
+    // A steal while the store was still opening (after its files were
+    // taken, before the store could be fenced) fences it as soon as it can.
+    set fence(f) {
+      fence = f;
+      if (stolen && f) fenceNow();
+    },
     release() {
       if (ended) return;
       ended = true;
@@ -150,17 +167,9 @@ async function openOpfsSession(name, timeoutMs, onFenced, role) {
     (e) => {
       if (ended) return;
       if (e?.name !== "AbortError") { refused(e); return; }
-      // Stolen: another opener took the lock. Stop, flush, release the files.
       stolen = true;
       refused(fencedError(name));
-      if (!session.fence) return;  // still opening: the open rejects below
-      const err = fencedError(name);
-      try { session.fence(err); } catch { /* the store reports it on its next call */ }
-      try { session.release(); } catch { /* released anyway */ }
-      if (onFenced && !told) {
-        told = true;
-        try { onFenced(err); } catch (e2) { queueMicrotask(() => { throw e2; }); }
-      }
+      if (fence) fenceNow();  // else still opening: the open rejects below, or its fence setter fences it
     },
   );
   try {

@@ -191,8 +191,14 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
     return meta;
   }
 
+  // Resolves once every list write is made, those added meanwhile too (a
+  // snapshotEvery copy taken in the chain adds its writes to it then).
+  async function drained() {
+    for (let c; c !== chain;) await (c = chain);
+  }
+
   async function settled(what) {
-    await chain;
+    await drained();
     if (failed) {
       const e = failed;
       failed = null;
@@ -205,7 +211,7 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
 
   return {
     /** Resolves once the list writes asked for so far are made (store.close waits for them). */
-    idle: () => chain,
+    idle: drained,
     /**
      * Where a view at `seq` can start (store.at, js/history.js): the newest
      * snapshot with snapshot.seq <= seq as `{ id, seq, file, copies }`

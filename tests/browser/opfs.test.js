@@ -254,12 +254,66 @@ test("deleteStore removes an opfs store, fencing its owner in another tab", asyn
       try { await openStore({ backend: "opfs", name: "owned" }); return "opened"; } catch (e) { return `${e.code}: ${e.message}`; }
     });
     assert.match(fromPage, /^invalid\/args: .*dedicated Worker/);
+    // A bad name rejects the promise, as every failure of the open does;
+    // before, openStore and openReplica threw it synchronously.
+    const settled = await b.evaluate(async () => {
+      const { openReplica, openStore } = await import("/js/browser.js");
+      const out = [];
+      for (const open of [openStore, openReplica]) {
+        try {
+          out.push(await open({ backend: "opfs", name: "a/b" }).then(() => "opened", (e) => `rejected ${e.code}`));
+        } catch (e) {
+          out.push(`threw ${e.code}`);
+        }
+      }
+      return out;
+    });
+    assert.deepEqual(settled, ["rejected invalid/args", "rejected invalid/args"]);
     // Two opens of one name at once: one store, and the other is fenced
     // (it was taken over during its open), never a storage failure.
-    for (let round = 0; round < 3; round++) {
-      const twice = await call(b, "openTwice", { name: `twice-${round}` });
+    // Each round also opens the name a third time: before, a take-over
+    // that landed while the first open was still opening was swallowed,
+    // the first store went on without its lock, and no later open (nor
+    // deleteStore) got the files until its tab closed.
+    for (let round = 0; round < 6; round++) {
+      const { results: twice, again } = await call(b, "openTwice", { name: `twice-${round}`, delay: [0, 5, 20, 50, 100, 150][round] });
       assert.ok(twice.some((r) => r.ok), JSON.stringify(twice));
       for (const r of twice) if (!r.ok) assert.equal(r.code, "fenced", JSON.stringify(twice));
+      assert.equal(again, "ok", `round ${round}: ${JSON.stringify(twice)}`);
+    }
+    // The same across two workers (two tabs restored together, a page that
+    // starts its store worker twice): before, the winner often went on
+    // without its lock and was never fenced, and every later open or
+    // deleteStore of the name waited lockTimeout and failed.
+    const raced = await b.evaluate(async () => {
+      const worker = () => {
+        const w = new Worker(new URL("/tests/browser/pages/opfs-worker.js", location.href), { type: "module" });
+        let next = 1;
+        const waiting = new Map();
+        const events = [];
+        w.onmessage = (e) => (e.data.event ? events.push(e.data) : waiting.get(e.data.id)?.(e.data));
+        return { events, call: (op, args) => new Promise((ok) => { const id = next++; waiting.set(id, ok); w.postMessage({ id, op, args }); }), end: () => w.terminate() };
+      };
+      const out = [];
+      for (const delay of [0, 0, 30, 100]) {
+        const name = `raced-${out.length}`;
+        const [w1, w2, w3] = [worker(), worker(), worker()];
+        const first = w1.call("open", { name, lockTimeout: 3000 });
+        if (delay) await new Promise((r) => setTimeout(r, delay));
+        const both = await Promise.all([first, w2.call("open", { name, lockTimeout: 3000 })]);
+        const third = await w3.call("open", { name, lockTimeout: 3000 });
+        // Whoever opened and was taken over afterwards was told.
+        const fencedTold = w1.events.length + w2.events.length;
+        out.push({ both: both.map((a) => (a.ok ? "ok" : a.error.code)), third: third.ok ? "ok" : `${third.error.code}: ${third.error.message}`, fencedTold });
+        for (const w of [w1, w2, w3]) w.end();
+      }
+      return out;
+    });
+    for (const r of raced) {
+      assert.equal(r.third, "ok", JSON.stringify(raced));
+      assert.ok(r.both.includes("ok"), JSON.stringify(raced));
+      for (const a of r.both) assert.ok(a === "ok" || a === "fenced", JSON.stringify(raced));
+      assert.ok(r.fencedTold >= r.both.filter((a) => a === "ok").length, `every store that opened was fenced by the third open: ${JSON.stringify(raced)}`);
     }
     // configureBrowserCore refuses what it cannot take, naming it.
     const configured = await b.evaluate(async () => {

@@ -59,13 +59,23 @@ const ops = {
   },
   // Two opens of one name at once: each { ok } or { code, message }; the
   // stores that opened are closed.
-  async openTwice({ name }) {
-    const results = await Promise.allSettled([openStore({ backend: "opfs", name }), openStore({ backend: "opfs", name })]);
+  // With `delay`, the second open starts that many ms after the first. Then
+  // a third open of the name: "again" is "ok" when it opens within 3 s.
+  async openTwice({ name, delay = 0 }) {
+    const first = openStore({ backend: "opfs", name });
+    if (delay) await new Promise((r) => setTimeout(r, delay));
+    const results = await Promise.allSettled([first, openStore({ backend: "opfs", name })]);
     const out = [];
     for (const r of results) {
       if (r.status === "fulfilled") { out.push({ ok: true }); await r.value.close().catch(() => {}); } else out.push({ code: r.reason?.code, message: r.reason?.message });
     }
-    return out;
+    try {
+      await (await openStore({ backend: "opfs", name, lockTimeout: 3000 })).close();
+      out.again = "ok";
+    } catch (e) {
+      out.again = `${e.code}: ${e.message}`;
+    }
+    return { results: out, again: out.again };
   },
   async put({ id, n = 0, tab = "" }) {
     return put(id, n, tab);
