@@ -80,8 +80,8 @@ export function createRelay(options) {
  * @example
  * const store = await openStore({ backend: "opfs", name: "session-42", onFenced: (e) => postMessage({ fenced: e.message }) });
  */
-// async: a bad name rejects the promise, as every other failure does.
 export async function openStore(options) {
+  // async: a bad name rejects the promise, as every other failure does.
   if (options?.backend === "opfs") checkOpfsName(options.name, "openStore");
   return openStoreWith(browserRuntime, options);
 }

@@ -65,9 +65,9 @@ function atOf(options, what) {
  * the transaction; `mint()` gives a new document id.
  *
  * @example
- * const docs = txDocuments({ name: "notes", checkpoint, live, push, mint });
+ * const docs = txDocuments({ name: "notes", checkpoint, live, push, mint, refused });
  */
-export function txDocuments({ name, checkpoint, live, push, mint, refused = (e) => Promise.reject(e) }) {
+export function txDocuments({ name, checkpoint, live, push, mint, refused }) {
   return Object.freeze({
     /**
      * Creates a document at an address of this owner; resolves to its id.

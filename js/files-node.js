@@ -211,14 +211,13 @@ export function createNodeFiles() {
     },
 
     /**
-     * Sets the role ("store" or "replica", or null for none) that this
-     * process's locks of `path` name after the holder: "<pid>@<host> store".
-     * The Node loader sets it before each open, so that another opener can
-     * tell the role of a held file from its lock (js/loader-node.js).
+     * Sets the role ("store" or "replica") that this process's locks of
+     * `path` name after the holder: "<pid>@<host> store". The Node loader
+     * sets it before each open, so that another opener can tell the role of
+     * a held file from its lock (js/loader-node.js).
      */
     holdAs(path, role) {
-      if (role) roles.set(path, role);
-      else roles.delete(path);
+      roles.set(path, role);
     },
 
     /** The role that the live holder of `path`'s lock named, or null. */
@@ -229,8 +228,8 @@ export function createNodeFiles() {
       } catch {
         return null;
       }
-      const role = text.slice(text.indexOf(" ") + 1);
-      return text.includes(" ") && holderState(`${path}-lock`) === "live" ? role : null;
+      const space = text.indexOf(" ");
+      return space > 0 && holderState(`${path}-lock`) === "live" ? text.slice(space + 1) : null;
     },
   };
 }

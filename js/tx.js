@@ -88,26 +88,22 @@ function mintedId(v) {
   return Number.isSafeInteger(n) ? n : BigInt(v);
 }
 
-// A write the package refused fails its transaction: the write rejects,
-// and so do every later call of the tx and the commit, with this error,
-// whether or not the callback caught it (as a refusal by the core fails the
-// whole commit). Returns `e`.
-function refuse(st, e) {
-  st.poisoned ??= e;
-  return e;
-}
-
 // What a write answers (tx.put, tx.update, …: they are not async functions,
 // which would make a promise per write): done, or refused.
 const DONE = Promise.resolve();
-// A write refused in its open transaction rejects, and the transaction
-// fails with the same error (refuse), which its tx() call reports: the
-// rejection is marked handled, so a write left unawaited does not also
-// raise an unhandled rejection. One refused outside a transaction (ended,
-// or a method taken off tx) has nothing else to report it, and is not.
+// A write the package refused in its open transaction fails the
+// transaction: the write rejects, and so do every later call of the tx and
+// the commit, with this error, whether or not the callback caught it (as a
+// refusal by the core fails the whole commit). The tx() call reports it, so
+// the write's rejection is marked handled: one left unawaited does not also
+// raise an unhandled rejection. A write refused outside a transaction
+// (ended, or a method taken off tx) has nothing else to report it.
 function refused(st, e) {
-  const p = Promise.reject(st?.open ? refuse(st, e) : e);
-  if (st?.open) p.catch(() => {});
+  const p = Promise.reject(e);
+  if (st?.open) {
+    st.poisoned ??= e;
+    p.catch(() => {});
+  }
   return p;
 }
 

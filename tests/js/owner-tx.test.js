@@ -165,7 +165,7 @@ test("owner.table of another object that declares the same table returns the sam
   const { int, openStore, str } = await import("../../js/index.js");
   const make = () => defineTable("tasks", { columns: { id: str(), n: int() }, key: ["id"] });
   const store = await openStore({ backend: "memory" });
-  const owner = store.object({ type: "todo" });
+  const owner = store.object({ type: "tasks" });
   // Before, the second call was refused: "already open with another definition".
   const a = owner.table(make());
   assert.equal(owner.table(make()), a);
