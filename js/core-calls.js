@@ -133,8 +133,8 @@ export function makeGate(core, head, kind = "store") {
   const ownerIds = new Map();  // owner name -> the core's number for it (Core.ownerId)
 
   let closing = false;
-  let markClosing;
-  const whenClosing = new Promise((resolve) => { markClosing = resolve; });
+  // The waits of behind() still pending, each told when close() is asked for.
+  const waiting = new Set();
   // unwrap, and a failed COMMIT (the core's "the store stopped") stops the
   // gate too: the calls that never reach the core (blobs, locks, the
   // snapshot list) reject with it as the core's do.
@@ -154,13 +154,28 @@ export function makeGate(core, head, kind = "store") {
     },
     set closing(v) {
       closing = v;
-      if (v) markClosing();
+      if (!v) return;
+      for (const go of waiting) go();
+      waiting.clear();
     },
     /**
-     * Resolves once close() is asked for: what waits behind a transaction
-     * that never ends (one awaiting a tx of its own owner) stops waiting.
+     * Resolves once `prev` settles, or once close() is asked for: what
+     * waits behind a transaction that never ends (one awaiting a tx of its
+     * own owner) stops waiting. Nothing of the wait is held once it ends (a
+     * race with one promise that settles only at close kept a reaction on
+     * it for every transaction of the store's life, about 300 bytes each).
      */
-    whenClosing,
+    behind(prev) {
+      if (closing) return Promise.resolve();
+      return new Promise((resolve) => {
+        const go = () => {
+          waiting.delete(go);
+          resolve();
+        };
+        waiting.add(go);
+        prev.then(go, go);
+      });
+    },
     /** The core is closed and freed. */
     closed: false,
     /** A StoreError after a trap, a failed COMMIT or fencing: the instance is not trusted any more. */

@@ -244,7 +244,7 @@ export function makeOwner(parts, name, address, hooks) {
       // Behind the owner's last tx, or until close() (which then refuses
       // it): a tx that awaits another of its own owner never ends, and
       // neither would the ones queued behind it.
-      const run = Promise.race([line, gate.whenClosing]).then(() => runTx(txParts, fn, ctx));
+      const run = gate.behind(line).then(() => runTx(txParts, fn, ctx));
       line = run.then(settled, settled);
       return run;
     },
