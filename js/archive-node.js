@@ -1,13 +1,18 @@
 // Node helpers of archives: store.export() written to a file.
 
+import { randomUUID } from "node:crypto";
 import { open, rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { ErrorCodes, StoreError, invalidArgs } from "./errors.js";
 import { describe } from "./schema.js";
 
 /**
- * Writes the store's archive to `path` ("<path>.part" first, renamed when
- * complete); resolves to the number of bytes.
+ * Writes the store's archive to `path` ("<path>.<random>.part" first,
+ * renamed when complete); resolves to the number of bytes. Each call has a
+ * file of its own until its rename: two exports to one path at once each
+ * leave a whole archive, and the last rename wins (with one "<path>.part"
+ * for both, the second wrote on into the file the first had renamed and
+ * reported written).
  *
  * @example
  * const bytes = await exportFileNode(store, "session.tar");
@@ -19,14 +24,14 @@ export async function exportFileNode(store, path, options) {
   if (typeof path !== "string" || path === "" || path.includes("\0")) {
     throw invalidArgs(`exportToFile: path must name a file, got ${describe(path)}`);
   }
-  const part = `${path}.part`;
+  const part = `${path}.${randomUUID().slice(0, 8)}.part`;
   let file;
   let bytes = 0;
   try {
     // The file first: the export holds the commit queue from its first read
     // until its stream ends or is cancelled, so it starts only once there is
     // somewhere to write it (a loop that throws cancels it).
-    file = await open(part, "w");
+    file = await open(part, "wx");
     const stream = store.export(options);
     for await (const chunk of stream) {
       await file.write(chunk);

@@ -1072,8 +1072,8 @@ export type ArchiveSource = ByteStream | ByteStreamLike | Uint8Array | ArrayBuff
 export function importStore(archive: ArchiveSource, openOptions: OpenOptions, options?: ArchiveOptions): Promise<Store>;
 
 /**
- * Node: writes store.export() to `path` ("<path>.part", then renamed) and
- * resolves to the bytes written. Elsewhere it rejects with invalid/args.
+ * Node: writes store.export() to `path` ("<path>.<8 hex digits>.part", a
+ * file of this call's own, then renamed) and resolves to the bytes written. Elsewhere it rejects with invalid/args.
  * @example await exportToFile(store, "session.tar", { onProgress: (p) => bar.set(p.done / p.total) });
  */
 export function exportToFile(store: Store, path: string, options?: ExportOptions): Promise<number>;

@@ -12,8 +12,8 @@
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { basename, join } from "node:path";
+import { createReadStream, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { Readable } from "node:stream";
 import { describe, test } from "node:test";
 
@@ -505,8 +505,25 @@ test("exportToFile into a folder that does not exist fails with storage_failed a
   }
 });
 
+test("two exportToFile calls to one path at once both resolve, and the file left is a whole archive of one of them", async () => {
+  // One "<path>.part" for both: the second wrote on into the file the
+  // first had renamed and reported written, and the import then refused it.
+  const a = await filled();
+  const b = await filled();
+  const chat = b.object({ host: "session", type: "chat" });
+  await chat.tx((tx) => tx.put(chat.table(Tags), { tag: "only-in-b" }));
+  const tar = file("export-twice").replace(/\.sqlite$/, ".tar");
+  const [na, nb] = await Promise.all([exportToFile(a, tar), exportToFile(b, tar)]);
+  assert.ok(na > 0 && nb > 0);
+  const back = await importStore(createReadStream(tar), { backend: "memory" });
+  const from = back.id === a.id ? a : b;
+  assert.equal(statSync(tar).size, from === a ? na : nb, "the file is the whole archive its export reported");
+  await sameStore(from, back);
+  assert.deepEqual(readdirSync(dirname(tar)).filter((n) => n.startsWith(basename(tar)) && n.endsWith(".part")), [], "no .part file is left");
+  await Promise.all([a.close(), b.close(), back.close()]);
+});
+
 test("importStore(createReadStream(a missing file)) rejects with a StoreError naming the file; the stream's early error does not end the process", async () => {
-  const { createReadStream } = await import("node:fs");
   const missing = join(dir, `no-such-archive-${counter++}.tar`);
   // The stream fails at once, while the sqlite import still waits for its
   // lock: an "error" event nobody listened to would end this test process.
