@@ -51,3 +51,20 @@ test("a page that connects, holds and calls before its Worker has served (the wo
     await h.close();
   }
 });
+
+test("a page linked to a Worker whose module fails before it serves (its openStore rejects) gets closed on its call and hold, with the worker's error", { timeout: 60000 }, async () => {
+  const h = await startHarness();
+  try {
+    const page = await h.newPage("/tests/browser/pages/link.html");
+    const r = await page.evaluate(() => window.failing());
+    for (const told of [r.call, r.hold]) {
+      assert.equal(told.code, "closed", JSON.stringify(told));
+      assert.equal(told.isStoreError, true);
+      assert.match(told.message, /the worker failed before serving: /);
+      assert.match(told.message, /bad\/name/, "the worker's own error names the refused name");
+    }
+    assert.equal(r.closed, true);
+  } finally {
+    await h.close();
+  }
+});
