@@ -329,8 +329,7 @@ class DurableConnection : public SqlConnection {
     if (in_tx_) return Status::InvalidArgs("durable: a transaction is already open");
     if (onestore_durable_begin(handle_) != 0) {
       return Status::StorageFailed(
-          "durable: no ctx.storage.transactionSync around this write (the durable backend "
-          "commits only through the store's own calls)");
+          "durable: a write outside the store's own ctx.storage.transactionSync");
     }
     in_tx_ = true;
     return Status::OK();

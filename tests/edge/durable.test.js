@@ -309,3 +309,17 @@ describe("a store across a restart of workerd", () => {
     assert.equal(r.undone, r.changed);
   });
 });
+
+test("a commit that a transaction of the app's own rolls back after it resolved stops the store's next commit, instead of a hole in the outbox", async () => {
+  const r = await workerd.call("rolled-back-by-app", "rolledBackByApp");
+  assert.equal(r.thrown, "the app rolls back");
+  assert.equal(r.reported, r.head + 1, "the store reported the commit inside the app's transaction");
+  // Before: the next commit took seq head + 2 over a hole at head + 1, and
+  // no replica could read the outbox from 0 again.
+  assert.equal(r.next.code, "storage_failed", JSON.stringify(r.next));
+  assert.match(r.next.message, /rolled back after it was done/);
+  assert.equal(r.reopened, r.head + 1, "a store opened again reads the head on disk and commits at head + 1");
+  assert.deepEqual(r.seqs, Array.from({ length: r.head + 1 }, (_, i) => i + 1), "the outbox has no hole");
+  assert.deepEqual(r.ids, [1, 4], "the rolled-back row and the refused one are not there");
+  assert.equal(r.replicaHead, r.head + 1, "a replica applies the whole outbox from 0");
+});

@@ -366,6 +366,45 @@ export class TestSession {
     return true;
   }
 
+  // A commit inside a transaction of the app's own, which the app then rolls
+  // back: the store had reported the commit; its next one is refused, not
+  // written past a hole in the outbox; a store opened again commits on.
+  async op_rolledBackByApp() {
+    await this.open();
+    await this.owner.tx((tx) => tx.put(this.notes, { id: 1, title: "before" }));
+    const head = this.store.head;
+    let thrown;
+    try {
+      await this.ctx.storage.transaction(async () => {
+        await this.owner.tx((tx) => tx.put(this.notes, { id: 2, title: "inside the app's transaction" }));
+        throw new Error("the app rolls back");
+      });
+    } catch (e) {
+      thrown = e.message;
+    }
+    const reported = this.store.head;
+    let next;
+    try {
+      await this.owner.tx((tx) => tx.put(this.notes, { id: 3, title: "after" }));
+      next = { seq: this.store.head };
+    } catch (e) {
+      next = { code: e.code, message: e.message };
+    }
+    const again = await openStore({ backend: "durable", storage: this.ctx.storage, id: "edge-test" });
+    this.store = undefined;
+    const owner = again.object({ host: "session", type: "notes" });
+    const notes = owner.table(Notes);
+    await owner.tx((tx) => tx.put(notes, { id: 4, title: "after opening again" }));
+    const seqs = [...this.ctx.storage.sql.exec("SELECT seq FROM _outbox ORDER BY seq")].map((r) => r.seq);
+    const ids = (await notes.page(undefined, 10)).rows.map((r) => r.id);
+    const replica = await api.openReplica({ backend: "memory" });
+    const applied = await replica.applyBatch(await again.outbox.read(0, 100));
+    const out = { head, thrown, reported, next, reopened: again.head, seqs, ids, replicaHead: applied.head };
+    await replica.close();
+    await again.close();
+    return out;
+  }
+
   // What workerd answers to BEGIN through sql.exec.
   async op_rawBegin() {
     try {

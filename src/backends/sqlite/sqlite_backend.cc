@@ -478,7 +478,18 @@ ONESTORE_COLD Status SqliteBackend::Open(const std::string& new_id, BackendState
       // switch that drops the store's tables (an import) drops it too.
       s = conn_->Exec(
           "CREATE TRIGGER IF NOT EXISTS _outbox_head AFTER INSERT ON _outbox BEGIN "
-          "UPDATE _meta SET value = NEW.seq WHERE key = 'head'; END;");
+          "UPDATE _meta SET value = NEW.seq WHERE key = 'head'; END;"
+          // A commit follows the head on disk. A transaction of the app's
+          // own around a commit (ctx.storage.transaction) makes the
+          // store's a savepoint in it, which the app's rollback undoes
+          // after the commit resolved: the store's head is then ahead of
+          // the file's, and its next seq would leave a hole in the outbox
+          // that no replica can cross. The insert is refused instead, and
+          // the store is opened again (docs/formats.md). Head 0 is left
+          // out: an import writes its archive's outbox from its first seq.
+          "CREATE TRIGGER IF NOT EXISTS _outbox_next BEFORE INSERT ON _outbox WHEN (SELECT value "
+          "FROM _meta WHERE key = 'head') NOT IN (0, NEW.seq - 1) BEGIN SELECT RAISE(ABORT, "
+          "'onestore: a commit was rolled back after it was done'); END;");
     }
     BackendState st;
     if (s.ok()) s = OpenMeta(new_id, &st);
