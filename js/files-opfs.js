@@ -112,7 +112,7 @@ export function checkOpfsName(name, what, generation = false) {
   if (typeof name !== "string" || name === "" || name.length > 200 || name === "." || name === ".." || /[/\\\0]/.test(name) ||
       !name.isWellFormed() || (!generation && GENERATION_NAME.test(name))) {
     throw new StoreError(ErrorCodes.InvalidArgs,
-      `${what}: name must be 1 to 200 UTF-16 units (its length), without "/", "\\", NUL or a lone surrogate, not "." or "..", and not ending in ".import-" and 12 hex digits (an import's folder), got ${JSON.stringify(name) ?? String(name)}`);
+      `${what}: name must be 1 to 200 UTF-16 units, without "/", "\\", NUL or a lone surrogate, not "." or "..", and not ending in ".import-" and 12 hex digits, got ${JSON.stringify(name) ?? String(name)}`);
   }
 }
 

@@ -176,7 +176,7 @@ function rewriteRows({ gate, what, full, total, decode, json, storedKey, chain, 
         for (const [c, v] of Object.entries(next)) if (v !== undefined) whole[c] = v;  // undefined: unchanged, as below
         const newKey = key.map((c) => whole[c]);
         if (updatedAt > 0) {
-          throw invalidArgs(`${what}: migrations.${version}.rows moves the row of key ${keyText(oldKey)} to ${keyText(newKey)}, after migrations.${updatedAt}.update, which a moved row (written whole from what rows got) would undo: make that change in rows. Nothing was changed`);
+          throw invalidArgs(`${what}: migrations.${version}.rows moves the row of key ${keyText(oldKey)} to ${keyText(newKey)}, after migrations.${updatedAt}.update, which a moved row would undo: make that change in rows. Nothing was changed`);
         }
         const landing = keyText(newKey);
         if (lands.has(landing)) {
