@@ -110,7 +110,7 @@ export function exportArchive({ gate, queue, info, blobs }, options = {}) {
   function entry(name, text) {
     const body = typeof text === "string" ? encoder.encode(text) : text;
     if (body.byteLength > MAX_PAGE_BYTES) {
-      throw new StoreError(ErrorCodes.Limit, `store.export: entry ${name} would be ${body.byteLength} bytes, above the ${MAX_PAGE_BYTES} an import takes (1000 rows of over 1 MB each): no archive is made`);
+      throw new StoreError(ErrorCodes.Limit, `store.export: entry ${name} would be ${body.byteLength} bytes, above the ${MAX_PAGE_BYTES} an import takes: no archive is made`);
     }
     bytes += tarEntryBytes(body.byteLength);
     const pad = tarPadding(body.byteLength);

@@ -1245,13 +1245,13 @@ export interface Sync {
   /** The lease epoch it holds (0 before taking it). */
   readonly epoch: number;
   /** The error that stopped it by itself, or null. */
-  readonly error: Error | null;
+  readonly error: StoreError | null;
   /** Resolves once everything committed so far is acknowledged. @example await sync.settled(); */
   settled(): Promise<number>;
   /** @example sync.on("lost", ({ id, origin }) => console.log(id, origin)); */
   on(event: "lost", fn: (e: { id: string; origin: SessionOrigin }) => void): () => void;
   on(event: "state", fn: (state: Sync["state"]) => void): () => void;
-  on(event: "error", fn: (e: Error) => void): () => void;
+  on(event: "error", fn: (e: StoreError) => void): () => void;
   /** Stops and releases the lease. @example await sync.stop(); */
   stop(): Promise<void>;
 }

@@ -279,7 +279,7 @@ export async function listStores(options) {
     throw new StoreError(ErrorCodes.InvalidArgs, `listStores: options must be an object such as { backend: "opfs", prefix: "conv-" }, got ${String(options)}`);
   }
   if (options.backend !== "opfs") {
-    throw new StoreError(ErrorCodes.InvalidArgs, `listStores: backend must be "opfs" here (memory stores live in their realm and are not listed), got ${JSON.stringify(options.backend) ?? String(options.backend)}`);
+    throw new StoreError(ErrorCodes.InvalidArgs, `listStores: backend must be "opfs" here, got ${JSON.stringify(options.backend) ?? String(options.backend)}`);
   }
   refuseUnknownOptions(options, ["backend", "prefix"], "listStores");
   const { prefix = "" } = options;

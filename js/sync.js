@@ -33,7 +33,8 @@ function parseRelay(relay, id, what) {
     throw invalidArgs(`${what}: relay must be the relay's URL ("https://edge.example" or ".../sessions/<id>"), got ${describe(relay)}`);
   }
   let url;
-  try { url = new URL(relay); } catch { throw invalidArgs(`${what}: relay is not a URL: ${describe(relay)}`); }
+  try { url = new URL(relay); } catch { /* below */ }
+  if (!/^https?:$/.test(url?.protocol)) throw invalidArgs(`${what}: relay is not an http(s) URL: ${describe(relay)}`);
   const path = url.pathname.replace(/\/+$/, "");
   const m = /^(.*)\/sessions\/([^/]+)$/.exec(path);
   const basePath = m ? m[1] : path;
@@ -187,7 +188,7 @@ export function startSync(store, options) {
   checkTimeout(timeout, what);
   if (!Number.isSafeInteger(parallel) || parallel < 1 || parallel > 64) throw invalidArgs(`${what}: parallel must be an integer from 1 to 64, got ${describe(parallel)}`);
   if (!Number.isSafeInteger(batchSize) || batchSize < 1 || batchSize > 10000) throw invalidArgs(`${what}: batch must be an integer from 1 to 10000, got ${describe(batchSize)}`);
-  if (typeof device !== "string" || device === "") throw invalidArgs(`${what}: device must be a non-empty string, got ${describe(device)}`);
+  if (typeof device !== "string" || device === "" || device.length > 200) throw invalidArgs(`${what}: device must be 1 to 200 characters, got ${describe(device)}`);
   const parsed = parseRelay(relay, store.id, what);
   const { base } = parsed;
   let session = parsed.session;
@@ -258,6 +259,7 @@ export function startSync(store, options) {
   function fail(e) {
     if (failure || stopped) return;
     failure = e;
+    core.running = false;  // a new sync may start, from the listeners on
     setState("offline");
     emit("error", e);
     settle();
@@ -283,6 +285,7 @@ export function startSync(store, options) {
       fail(e);
       return;
     }
+    core.running = false;
     setState("lost");
     clearTimeout(heartbeat);
     settle();
@@ -298,7 +301,7 @@ export function startSync(store, options) {
       if (!running()) throw new StoreError(ErrorCodes.Closed, "sync: stopped");
       try {
         const v = await fn();
-        if (state === "offline" || state === "connecting") setState(epoch ? "driving" : state);
+        if (!failure && (state === "offline" || state === "connecting")) setState(epoch ? "driving" : state);
         delay = retryMin;
         return v;
       } catch (e) {
@@ -625,9 +628,9 @@ export function startSync(store, options) {
       await done;
       await Promise.allSettled([...inflight]);
       core.running = false;
-      if (held) {
-        try { await client.lease(session, { op: "release", epoch }); } catch { /* offline or fenced: the lease expires */ }
-      }
+      // Waited for a second at most: a relay that answers nothing held
+      // stop() for the whole timeout. Offline or fenced, the lease expires.
+      if (held) await Promise.race([client.lease(session, { op: "release", epoch }).catch(() => {}), sleep(1000, [])]);
     },
   };
   // A failed or lost sync frees the store for a new one.
@@ -686,7 +689,7 @@ export async function pullSessionWith(runtime, remote, openOptions) {
   if (!Number.isSafeInteger(target) || target < 0) {
     throw new StoreError(ErrorCodes.InvalidArgs, `${what}: the relay's session info has no head (a seq): ${describe(info)}`);
   }
-  const { core, session: held, blobs } = await openCore(runtime, { ...openOptions, id: session }, what, { replica: true });
+  const { core, info: opened, session: held, blobs } = await openCore(runtime, { ...openOptions, id: session }, what, { replica: true });
   const closeCore = () => {
     try { core.close(); } catch { /* closing anyway */ }
     try { core.delete(); } catch { /* already freed */ }
@@ -696,9 +699,17 @@ export async function pullSessionWith(runtime, remote, openOptions) {
     const answer = (s) => unwrap(s);
     const localBlobs = makeBlobs(blobs.backend, { sha256: blobs.sha256, prefix: what, writable: false, checkOpen() {} });
     let head = Number(answer(core.head()));
+    // A replica's file already there (of another session, or this one's
+    // part pulled before a failure): the pull would put the session's
+    // records on top of its rows.
+    if (head !== 0 || opened.id !== session) {
+      throw invalidArgs(`${what}: the store is not empty (session ${opened.id}, head ${head})`);
+    }
     await downloadBlobs(client, session, localBlobs);
+    // Up to the head read before the blobs, whose every blob they hold:
+    // the relay's later commits may name blobs listed after.
     while (head < target) {
-      const b = await client.pull(session, head, pullLimit);
+      const b = await client.pull(session, head, Math.min(pullLimit, target - head));
       if (b.from !== head || b.to <= head) throw new StoreError(ErrorCodes.SyncGap, `${what}: the relay answered a pull after ${head} with ${b.from}..${b.to}`);
       head = JSON.parse(answer(core.applyBatch(encodeJson(b, "batch", MAX_BATCH_DEPTH)))).head;
     }

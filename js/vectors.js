@@ -119,7 +119,7 @@ export function vectorWire(v, dims, what) {
   for (let i = 0; i < f32.length; i++) {
     if (!Number.isFinite(f32[i])) {
       const given = Array.isArray(v) ? v[i] : f32[i];
-      throw invalidArgs(`${what}[${i}]: ${given} is not a finite float32 (a vector holds finite numbers${Number.isFinite(given) ? "; this one is beyond float32's range" : ""})`);
+      throw invalidArgs(`${what}[${i}]: ${given} is not a finite float32${Number.isFinite(given) ? " (beyond float32's range)" : ""}`);
     }
   }
   return base64Of(bytesOfFloats(f32));

@@ -12,7 +12,7 @@ import { copyFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 
-import { defineTable, int, openStore, pullSession, startSync, str } from "../../js/index.js";
+import { defineTable, int, openReplica, openStore, pullSession, startSync, str } from "../../js/index.js";
 import { rejectsWith, tempDir } from "./helpers.js";
 import { faultyFetch, memoryRelay, origin as base, relayFingerprint, relayHasBlob, relayInfo, relayRecords } from "./sync-helpers.js";
 
@@ -562,5 +562,113 @@ describe("after a power loss", () => {
     assert.notEqual(before, await store.fingerprint());
     await sync.stop();
     await store.close();
+  });
+});
+
+describe("sync and pullSession, as a session probe found them", () => {
+  test("pullSession into a replica's file that already follows another session is refused, and the file keeps its session", async () => {
+    const relay = memoryRelay();
+    const a = await openStore({ backend: "memory" });
+    await put(a, [{ id: 1, text: "a1" }, { id: 2, text: "a2" }]);
+    const syncA = startSync(a, { relay: base, fetch: relay.fetch });
+    await syncA.settled();
+    const b = await openStore({ backend: "memory" });
+    await put(b, [{ id: 1, text: "b1" }]);
+    const bBatch = await b.outbox.read(0, 100);  // before the sync trims it
+    const syncB = startSync(b, { relay: base, fetch: relay.fetch });
+    await syncB.settled();
+    // A replica of B in a file (as followRelay keeps one).
+    const path = filePath("replica-of-b.sqlite");
+    const first = await openReplica({ backend: "sqlite", path, id: b.id });
+    await first.applyBatch(bBatch);
+    const bPrint = await first.fingerprint();
+    await first.close();
+    // Before: A's records after B's head went on top of B's rows, and the
+    // file then said it was B at A's head.
+    await rejectsWith(pullSession({ relay: `${base}/sessions/${a.id}`, fetch: relay.fetch }, { backend: "sqlite", path }), "invalid/args", ["not empty", b.id]);
+    const again = await openReplica({ backend: "sqlite", path });
+    assert.equal(again.id, b.id);
+    assert.equal(await again.fingerprint(), bPrint);
+    await Promise.all([again.close(), syncA.stop(), syncB.stop()]);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  test("pullSession stops at the head it read before the blobs: a commit the driver makes meanwhile, naming a new blob, is not pulled without it", async () => {
+    const relay = memoryRelay();
+    const a = await openStore({ backend: "memory" });
+    await put(a, [{ id: 1, text: "one" }]);
+    const syncA = startSync(a, { relay: base, fetch: relay.fetch });
+    await syncA.settled();
+    let raced = false;
+    // The driver commits a row naming a new blob right after the pull read
+    // the session's head, before it lists the blobs... then the list
+    // misses the blob while the records hold its row.
+    const fetch = async (request) => {
+      const answer = await relay.fetch(request);
+      if (!raced && request.method === "GET" && new URL(request.url).pathname === `/sessions/${a.id}`) {
+        raced = true;
+        const hash = await a.blobs.put(new TextEncoder().encode("late blob"));
+        await put(a, [{ id: 2, text: "two", file: hash }]);
+        await syncA.settled();
+      }
+      return answer;
+    };
+    const b = await pullSession({ relay: `${base}/sessions/${a.id}`, fetch }, { backend: "memory" });
+    assert.ok(raced, "the driver committed during the pull");
+    assert.equal(b.head, 2, "the pull ends at the head it read (the declaration and row 1)");
+    const rows = await b.object({ type: "notes" }).table(Items).page(undefined, 10);
+    assert.deepEqual(rows.rows.map((r) => r.id), [1]);
+    await Promise.all([b.close(), syncA.stop()]);
+    await a.close();
+  });
+
+  test("a sync that stopped (lost, or a fatal error) can be started again from its own listener, and stays offline after a fatal error", async () => {
+    const relay = memoryRelay();
+    const a = await openStore({ backend: "memory" });
+    await put(a, [{ id: 1, text: "one" }]);
+    // Every push refused for good (a 400 the relay would not repeat
+    // differently): the sync stops with that error.
+    const refusing = async (request) => (new URL(request.url).pathname.endsWith("/push")
+      ? new Response(JSON.stringify({ error: "invalid/args", message: "refused by the test" }), { status: 400, headers: { "content-type": "application/json" } })
+      : relay.fetch(request));
+    const sync = startSync(a, { relay: base, fetch: refusing });
+    const restarted = new Promise((resolve) => sync.on("error", () => {
+      // Before: "this store already has a running sync" (it had stopped).
+      try { resolve(startSync(a, { relay: base, fetch: relay.fetch })); } catch (e) { resolve(e); }
+    }));
+    const next = await restarted;
+    assert.equal(typeof next.settled, "function", `startSync from the error listener: ${next?.message}`);
+    assert.equal(sync.state, "offline");
+    assert.ok(sync.error, "the first sync keeps its error");
+    assert.equal(await next.settled(), a.head);
+    await new Promise((ok) => setTimeout(ok, 100));
+    assert.equal(sync.state, "offline", "a stopped sync's late answers do not make it driving again");
+    await next.stop();
+    await a.close();
+  });
+
+  test("sync.stop() returns within a moment when the relay stops answering", async () => {
+    const relay = memoryRelay();
+    const a = await openStore({ backend: "memory" });
+    await put(a, [{ id: 1, text: "one" }]);
+    let answering = true;
+    const fetch = (request) => (answering ? relay.fetch(request) : new Promise(() => {}));
+    const sync = startSync(a, { relay: base, fetch });
+    await sync.settled();
+    answering = false;
+    const t0 = Date.now();
+    await sync.stop();
+    // Before: the lease's release waited for the whole timeout (30 s).
+    assert.ok(Date.now() - t0 < 10000, `stop took ${Date.now() - t0} ms`);
+    await a.close();
+  });
+
+  test("startSync refuses a relay URL no fetch can reach and a device the relay would refuse, at once", async () => {
+    const a = await openStore({ backend: "memory" });
+    for (const relay of ["ftp://relay.example", "file:///tmp/relay", "mailto:x@example.com", "not a url"]) {
+      assert.throws(() => startSync(a, { relay }), (e) => e.code === "invalid/args" && e.message.includes("http(s)"), relay);
+    }
+    assert.throws(() => startSync(a, { relay: base, device: "d".repeat(201) }), (e) => e.code === "invalid/args" && /1 to 200/.test(e.message));
+    await a.close();
   });
 });

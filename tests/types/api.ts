@@ -182,6 +182,10 @@ async function session() {
   const sync: Sync = startSync(store, { relay: "https://edge.example", parallel: 4, token: () => "t" });
   const syncState: "connecting" | "driving" | "offline" | "lost" = sync.state;
   sync.on("lost", ({ id, origin }) => void (id + origin.id + origin.seq));
+  // A sync's error is a StoreError: its code is there to read.
+  sync.on("error", (e) => void e.code.startsWith("sync/"));
+  const stoppedBy: string | undefined = sync.error?.code;
+  void stoppedBy;
   const acked: number = await sync.settled();
   await sync.stop();
   // @ts-expect-error relay is required
