@@ -388,6 +388,14 @@ export async function prepareWorkerdOpen(options) {
       throw invalidArgs(`openStore: a durable store needs storage: ctx.storage of a Durable Object with SQLite ` +
         `(new_sqlite_classes in wrangler.toml), got ${describe(out.storage)}`);
     }
+    // A class that is not SQLite-backed has sql.exec too, which throws:
+    // said here as the setup it is, not as the storage failing.
+    try {
+      out.storage.sql.exec("SELECT 1");
+    } catch (e) {
+      throw invalidArgs(`openStore: the Durable Object's storage runs no SQL: its class must be SQLite-backed ` +
+        `(new_sqlite_classes in wrangler.toml, useSQLite: true in Miniflare): ${e?.message ?? e}`);
+    }
     const handle = nextHandle++;
     stores.set(handle, newState(out.storage, false));
     out.handle = handle;

@@ -323,3 +323,13 @@ test("a commit that a transaction of the app's own rolls back after it resolved 
   assert.deepEqual(r.ids, [1, 4], "the rolled-back row and the refused one are not there");
   assert.equal(r.replicaHead, r.head + 1, "a replica applies the whole outbox from 0");
 });
+
+test("a durable store over a Durable Object class that is not SQLite-backed is refused with invalid/args naming the setting", async () => {
+  const kv = await startWorkerd({ sqlite: false });
+  try {
+    // Before: storage_failed, its message the store's CREATE TABLE text.
+    await assert.rejects(kv.call("kv", "get", { id: 1 }), (e) => e.code === "invalid/args" && /SQLite-backed/.test(e.message) && /new_sqlite_classes/.test(e.message));
+  } finally {
+    await kv.dispose();
+  }
+});

@@ -27,9 +27,11 @@ export function decode(text) {
  * Starts workerd. `persist`: a directory that keeps the Durable Objects'
  * SQLite files across a restart (dispose, then start again with it);
  * `script`: the Worker of tests/edge/ (its Durable Object class is
- * TestSession), worker.js by default.
+ * TestSession), worker.js by default; `sqlite: false` makes the class
+ * key-value backed (no SQL), as a wrangler.toml without
+ * new_sqlite_classes does.
  */
-export async function startWorkerd({ persist, script = "worker.js" } = {}) {
+export async function startWorkerd({ persist, script = "worker.js", sqlite = true } = {}) {
   const mf = new Miniflare({
     modules: true,
     scriptPath: join(repoRoot, "tests", "edge", script),
@@ -42,7 +44,7 @@ export async function startWorkerd({ persist, script = "worker.js" } = {}) {
     ],
     compatibilityDate: "2025-01-01",
     compatibilityFlags: ["nodejs_compat"],
-    durableObjects: { SESSION: { className: "TestSession", useSQLite: true } },
+    durableObjects: { SESSION: { className: "TestSession", useSQLite: sqlite } },
     durableObjectsPersist: persist ?? false,
   });
   await mf.ready;
