@@ -74,11 +74,11 @@ export class Session {
     const ctx = { actor: { kind: "person", id: request.headers.get("x-actor") ?? "anonymous" } };
     try {
       if (what === "notes" && request.method === "POST" && id === undefined) {
-        const { title, body } = await request.json();
+        const { title, body } = await bodyOf(request);
         return json(await this.notes.add({ title, body }, ctx), 201);
       }
       if (what === "notes" && request.method === "PATCH" && id) {
-        return json(await this.notes.rename(Number(id), (await request.json()).title, ctx));
+        return json(await this.notes.rename(Number(id), (await bodyOf(request)).title, ctx));
       }
       if (what === "notes" && request.method === "DELETE" && id) {
         return json(await this.notes.remove(Number(id), ctx));
@@ -104,6 +104,15 @@ export class Session {
   }
 }
 
+// A request's JSON body, which must be an object ({ title, body? }).
+async function bodyOf(request) {
+  const value = await request.json();
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new StoreError("invalid/args", `the body must be a JSON object such as {"title": "..."}, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
 // BigInt (an int beyond 2^53) goes out as a decimal string.
 function json(value, status = 200) {
   return new Response(JSON.stringify(value, (k, v) => (typeof v === "bigint" ? v.toString() : v)), {
@@ -116,7 +125,13 @@ export default {
   async fetch(request, env) {
     const m = new URL(request.url).pathname.match(/^\/sessions\/([^/]+)\//);
     if (!m) return json({ error: "not_found", message: "use /sessions/<session>/notes or /sessions/<session>/outbox" }, 404);
+    let session;
+    try {
+      session = decodeURIComponent(m[1]);
+    } catch {
+      return json({ error: "invalid/args", message: `the session in ${JSON.stringify(m[1])} is not a well-formed URL component` }, 400);
+    }
     // One Durable Object per session, found by name.
-    return env.SESSION.get(env.SESSION.idFromName(decodeURIComponent(m[1]))).fetch(request);
+    return env.SESSION.get(env.SESSION.idFromName(session)).fetch(request);
   },
 };

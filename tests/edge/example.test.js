@@ -97,3 +97,17 @@ test("the example Worker serves notes and the outbox from one Durable Object per
   assert.equal(bad.status, 400);
   assert.equal(bad.body.error, "invalid/args");
 });
+
+test("the example Worker answers a body that is not an object, and a session name that is not a URL component, with 400 and JSON", async () => {
+  // Before: 500 and a stack trace as text (README: errors are {"error", "message"}).
+  for (const [method, path] of [["POST", "sessions/s3/notes"], ["PATCH", "sessions/s3/notes/1"]]) {
+    for (const body of [null, 5, "a", [1]]) {
+      const r = await call(method, path, body);
+      assert.equal(r.status, 400, `${method} ${JSON.stringify(body)}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.error, "invalid/args");
+    }
+  }
+  const r = await call("GET", "sessions/%E0%A4%A/notes");
+  assert.equal(r.status, 400, JSON.stringify(r.body));
+  assert.equal(r.body.error, "invalid/args");
+});
