@@ -296,7 +296,11 @@ function nodeGenerations() {
           throw new StoreError(ErrorCodes.InvalidArgs, `importStore: ${file}${side} holds ${size} bytes: the store at ${file} is open, or has a transaction to recover; close it (or open and close it) before importing over it`);
         }
       }
-      await mkdir(dirname(file), { recursive: true });
+      try {
+        await mkdir(dirname(file), { recursive: true });
+      } catch (e) {
+        throw new StoreError(ErrorCodes.StorageFailed, `importStore: cannot create the folder of ${file}: ${e.message}`, { cause: e });
+      }
       // Imports to one path run one at a time (across processes too): the
       // cleanup below would take another running import's generation for
       // a crash's leftovers and delete it under that import.

@@ -523,6 +523,17 @@ test("two exportToFile calls to one path at once both resolve, and the file left
   await Promise.all([a.close(), b.close(), back.close()]);
 });
 
+test("importStore to a path under a regular file fails with storage_failed naming the path, as openStore does", async () => {
+  const source = await filled();
+  const tar = file("under-a-file").replace(/\.sqlite$/, ".tar");
+  await exportToFile(source, tar);
+  const plain = file("a-plain-file");
+  writeFileSync(plain, "not a folder");
+  // Before: Node's own EEXIST Error.
+  await rejectsWith(importStore(createReadStream(tar), { backend: "sqlite", path: join(plain, "store.sqlite") }), ErrorCodes.StorageFailed, ["importStore", plain]);
+  await source.close();
+});
+
 test("importStore(createReadStream(a missing file)) rejects with a StoreError naming the file; the stream's early error does not end the process", async () => {
   const missing = join(dir, `no-such-archive-${counter++}.tar`);
   // The stream fails at once, while the sqlite import still waits for its
