@@ -57,7 +57,7 @@ export type WriteTypeOf<TType extends ColumnType, TRead> = TType extends "int"
         ? number
         : TType extends "vector"
           ? Float32Array | readonly number[]
-          : TRead;
+          : NonNullable<TRead>;  // json: null only in an optional column, as any type
 
 /**
  * A text column (UTF-8 without NUL; a lone surrogate is stored as U+FFFD).
@@ -90,11 +90,6 @@ export function num(): Column<"num", number, false, false>;
 export function num(options: { default: number }): Column<"num", number, false, true>;
 
 /**
- * A JSON column: any JSON value, typed `T` when read; never in a where, an
- * orderBy, a key or an index.
- * @example const T = defineTable("t", { columns: { id: str(), meta: json<{ lines: number }>() }, key: ["id"] });
- */
-/**
  * A vector column: `dims` float32 (1 to 16384), written from a Float32Array
  * or an array of numbers, read back as a Float32Array; searched with
  * `handle.nearest`. Never in a key, index, where or orderBy.
@@ -102,17 +97,23 @@ export function num(options: { default: number }): Column<"num", number, false, 
  */
 export function vector(dims: number): Column<"vector", Float32Array, false, false>;
 export function vector(dims: number, options: { default: Float32Array | readonly number[] }): Column<"vector", Float32Array, false, true>;
+/**
+ * A JSON column: any JSON value, typed `T` when read; never in a where, an
+ * orderBy, a key or an index. Null is a value of an optional column only
+ * (`json().optional()`), as in every column.
+ * @example const T = defineTable("t", { columns: { id: str(), meta: json<{ lines: number }>() }, key: ["id"] });
+ */
 export function json<T = unknown>(): Column<"json", T, false, false>;
-export function json<T = unknown>(options: { default: NoInfer<T> }): Column<"json", T, false, true>;
+export function json<T = unknown>(options: { default: NoInfer<NonNullable<T>> }): Column<"json", T, false, true>;
 /**
  * A versioned json column: values carry their version; an older one is given
  * to `migrate(old, from)` when read, a newer one reads as schema/newer.
  * @example const Meta = json<{ title: string; tags: string[] }>({ version: 2, migrate: (old: any, from) => ({ title: old.name, tags: [] }) });
  */
 export function json<T = unknown>(options: { version: 1 }): Column<"json", T, false, false>;
-export function json<T = unknown>(options: { version: 1; default: NoInfer<T> }): Column<"json", T, false, true>;
+export function json<T = unknown>(options: { version: 1; default: NoInfer<NonNullable<T>> }): Column<"json", T, false, true>;
 export function json<T = unknown>(options: { version: number; migrate: (old: unknown, from: number) => T }): Column<"json", T, false, false>;
-export function json<T = unknown>(options: { version: number; migrate: (old: unknown, from: number) => T; default: NoInfer<T> }): Column<"json", T, false, true>;
+export function json<T = unknown>(options: { version: number; migrate: (old: unknown, from: number) => T; default: NoInfer<NonNullable<T>> }): Column<"json", T, false, true>;
 
 // ---------------------------------------------------------------- tables
 
@@ -134,9 +135,9 @@ export type KeyNames<C extends Columns> = {
  * @example const step: Alter = { rename: { path: "file" }, add: { size: int({ default: 0 }) } };
  */
 export interface Alter {
-  drop?: readonly string[];
-  rename?: Readonly<Record<string, string>>;
-  add?: Readonly<Record<string, Column>>;
+  drop?: readonly string[] | undefined;
+  rename?: Readonly<Record<string, string>> | undefined;
+  add?: Readonly<Record<string, Column>> | undefined;
 }
 
 /**
@@ -145,11 +146,11 @@ export interface Alter {
  * @example const migrations = { 2: { alter: { drop: ["meta"] } } };
  */
 export interface Migration {
-  alter?: Alter;
+  alter?: Alter | undefined;
   /** One update of every row: column -> value or expression (as tx.updateWhere's set). */
-  update?: Readonly<Record<string, unknown>>;
+  update?: Readonly<Record<string, unknown>> | undefined;
   /** Every row, in this version's shape -> the columns to change (all in one commit). */
-  rows?: (row: Record<string, any>) => Record<string, unknown>;
+  rows?: ((row: Record<string, any>) => Record<string, unknown>) | undefined;
 }
 
 /** What onProgress gets after each page of an eager migration's rows. */
@@ -197,12 +198,12 @@ export function defineTable<
 >(
   name: TName,
   spec: {
-    version?: number;
+    version?: number | undefined;
     columns: C;
     key: K;
-    indexes?: Readonly<Record<string, readonly NamesOfType<C, KeyType>[]>>;
+    indexes?: Readonly<Record<string, readonly NamesOfType<C, KeyType>[]>> | undefined;
     /** How an older stored table becomes this version: { 2: { alter }, 3: { alter } }. */
-    migrations?: Record<number, Migration>;
+    migrations?: Record<number, Migration> | undefined;
   },
 ): TableDef<TName, C, K>;
 
@@ -413,36 +414,41 @@ export interface Actor {
   kind: string;
   id: string;
   /** On whose behalf: another actor. */
-  for?: Actor;
+  for?: Actor | undefined;
   /** Through what (a tool, a channel): any JSON value. */
-  via?: unknown;
+  via?: unknown | undefined;
 }
 /** The context, always the last argument. */
 export interface Context {
-  actor?: Actor;
+  actor?: Actor | undefined;
   /** The app's own fields travel with it (a link hands them to the worker's method). */
   [field: string]: unknown;
 }
 
 /** Open options. */
-export type OpenOptions = (
-  | { backend: "memory"; id?: string }
+export type OpenOptions = BackendOpenOptions & SnapshotOpenOptions & VectorCacheOpenOptions;
+
+/** openReplica's options (and a relay's `open`): openStore's but for the snapshot ones, which a replica refuses. */
+export type ReplicaOpenOptions = BackendOpenOptions & VectorCacheOpenOptions & { keepSnapshots?: never; snapshotEvery?: never };
+
+/** Each backend's own open options. */
+export type BackendOpenOptions =
+  | { backend: "memory"; id?: string | undefined }
   | {
       backend: "sqlite";
       /** A file (its folder is created) or ":memory:"; no NUL character. */
       path: string;
-      id?: string;
-      durability?: "full" | "relaxed";
+      id?: string | undefined;
+      durability?: "full" | "relaxed" | undefined;
       /** ms the open waits for another process to hand the file over (default 10000). */
-      lockTimeout?: number;
+      lockTimeout?: number | undefined;
       /** Open a SQLite database of another application (tables, but no store's) and add the store's tables to it; default false: refused with invalid/args. */
-      adoptForeign?: boolean;
+      adoptForeign?: boolean | undefined;
       /** Node files: called once, with the `fenced` StoreError, when another opener (another process, or another store of this one) takes the file over. */
-      onFenced?: (error: StoreError) => void;
+      onFenced?: ((error: StoreError) => void) | undefined;
     }
   | OpfsOpenOptions
-  | DurableOpenOptions
-) & SnapshotOpenOptions & VectorCacheOpenOptions;
+  | DurableOpenOptions;
 
 /**
  * How many bytes `nearest` may keep of vector columns in the core, so that a
@@ -451,7 +457,7 @@ export type OpenOptions = (
  * opfs, 32 MiB for durable, 0 for memory.
  */
 export interface VectorCacheOpenOptions {
-  vectorCache?: number;
+  vectorCache?: number | undefined;
 }
 
 /** What the vector cache holds: `store.vectorCache()`. */
@@ -467,9 +473,9 @@ export interface VectorCacheInfo {
 /** The snapshot options of openStore (docs/api.md, "Snapshots and restore"). */
 export interface SnapshotOpenOptions {
   /** How many snapshots to keep (integer >= 1, default 10). */
-  keepSnapshots?: number;
+  keepSnapshots?: number | undefined;
   /** A snapshot after every commit whose seq is a multiple of K (default 0: never). */
-  snapshotEvery?: number;
+  snapshotEvery?: number | undefined;
 }
 
 /**
@@ -481,10 +487,12 @@ export interface SnapshotOpenOptions {
 export interface OpfsOpenOptions {
   backend: "opfs";
   name: string;
-  id?: string;
-  durability?: "full" | "relaxed";
-  lockTimeout?: number;
-  onFenced?: (error: StoreError) => void;
+  id?: string | undefined;
+  durability?: "full" | "relaxed" | undefined;
+  lockTimeout?: number | undefined;
+  /** Open a SQLite database of another application (tables, but no store's) and add the store's tables to it; default false: refused with invalid/args. */
+  adoptForeign?: boolean | undefined;
+  onFenced?: ((error: StoreError) => void) | undefined;
 }
 
 /**
@@ -496,7 +504,7 @@ export interface DurableOpenOptions {
   backend: "durable";
   /** `ctx.storage` of a Durable Object whose class has SQLite (`new_sqlite_classes`). */
   storage: DurableObjectStorageLike;
-  id?: string;
+  id?: string | undefined;
 }
 
 /** The part of a Durable Object's `ctx.storage` the durable backend uses. */
@@ -507,14 +515,14 @@ export interface DurableObjectStorageLike {
 
 /** An object address: its host kind ("session" by default) and type. */
 export interface ObjectAddress {
-  host?: string;
+  host?: string | undefined;
   type: string;
 }
 
 /** A page of rows: pass `next` as `after` for the following page. */
 export interface Page<R> {
   rows: R[];
-  next?: string;
+  next?: string | undefined;
 }
 
 /** An op in the wire format (outbox records, store.commit). */
@@ -538,7 +546,7 @@ export interface OutboxRecord {
   from: number;
   at: number;
   owner: string;
-  actor?: Actor;
+  actor?: Actor | undefined;
   ops: WireOp[];
 }
 /** A batch of the outbox. */
@@ -557,7 +565,7 @@ export interface TableHandle<D extends AnyTableDef = AnyTableDef> {
   /** @example const e1 = await edits.get(["e1"], ctx); */
   get(key: KeyOf<D>, ctx?: Context): Promise<RowOf<D> | undefined>;
   /** @example const { rows, next } = await edits.page(q, 20, ctx, { after: cursor }); */
-  page(q: Query<D> | undefined, limit: number, ctx?: Context, options?: { after?: string }): Promise<Page<RowOf<D>>>;
+  page(q: Query<D> | undefined, limit: number, ctx?: Context, options?: { after?: string | undefined }): Promise<Page<RowOf<D>>>;
   /** @example for await (const row of edits.rows(q, ctx)) use(row); */
   rows(q?: Query<D>, ctx?: Context): AsyncIterable<RowOf<D>>;
   /** @example const n = await edits.count(q, ctx); */
@@ -582,9 +590,9 @@ export type Metric = "cosine" | "l2" | "dot";
 /** The options of nearest. */
 export interface NearestOptions<D extends AnyTableDef = AnyTableDef> {
   /** Default "cosine". */
-  metric?: Metric;
+  metric?: Metric | undefined;
   /** Narrows the rows searched. */
-  where?: Where<D>;
+  where?: Where<D> | undefined;
 }
 /** One hit of nearest: the row and its distance (smaller is nearer). */
 export interface NearestHit<R> {
@@ -619,9 +627,9 @@ export function defineEdges<const TName extends string, const K extends string, 
   name: TName,
   spec: {
     kinds: readonly [K, ...K[]];
-    data?: C;
-    version?: number;
-    migrations?: Record<number, Migration>;
+    data?: C | undefined;
+    version?: number | undefined;
+    migrations?: Record<number, Migration> | undefined;
   },
 ): EdgesDef<TName, K, C>;
 
@@ -631,13 +639,13 @@ export type EdgeDirection = "out" | "in" | "both";
 /** The options of neighbours. */
 export interface NeighboursOptions<K extends string = string> {
   /** Only edges of this kind. */
-  kind?: K;
+  kind?: K | undefined;
   /** Default "out". */
-  direction?: EdgeDirection;
+  direction?: EdgeDirection | undefined;
   /** Default 100, at most 100000. */
-  limit?: number;
+  limit?: number | undefined;
   /** The next of an earlier page of the same node, direction and kind. */
-  after?: string;
+  after?: string | undefined;
 }
 
 /** The handle of an edges table: the usual reads, and neighbours. */
@@ -663,7 +671,7 @@ type MintOf<D> = D extends TableDef<any, infer C, infer K>
 /** A document's address inside its owner: one live document per address. */
 export interface DocAddress {
   kind: string;
-  key?: string;
+  key?: string | undefined;
 }
 
 /** One RFC 6902 JSON Patch op. */
@@ -675,9 +683,9 @@ export type JsonPatchOp =
 /** When an owner writes a new base: once the deltas since the last one pass either threshold. */
 export interface CheckpointWhen {
   /** Default 50: loading reads one base and at most this many deltas. */
-  deltas?: number;
+  deltas?: number | undefined;
   /** Default 65536: the bytes of the patches since the last base. */
-  bytes?: number;
+  bytes?: number | undefined;
 }
 
 /** A document as find, load and list give it. */
@@ -697,7 +705,7 @@ export interface DocVersion {
   /** The commit's time (ms since the epoch). */
   at: number;
   op: "create" | "change" | "retire";
-  actor?: Actor;
+  actor?: Actor | undefined;
 }
 
 /** tx.documents: the owner's document writes, in the transaction's commit. */
@@ -713,11 +721,11 @@ export interface TxDocuments {
 /** owner.documents: reads of committed documents. */
 export interface OwnerDocuments {
   /** @example const doc = await notes.documents.find({ kind: "note", key: "n1" }); */
-  find<T = unknown>(address: DocAddress, options?: { at?: number }): Promise<DocRecord<T> | undefined>;
+  find<T = unknown>(address: DocAddress, options?: { at?: number | undefined }): Promise<DocRecord<T> | undefined>;
   /** As it was at seq `at`; not_found when the deltas it needs are not retained. @example const old = await notes.documents.load(id, { at: 57 }); */
-  load<T = unknown>(id: number, options?: { at?: number }): Promise<DocRecord<T> | undefined>;
+  load<T = unknown>(id: number, options?: { at?: number | undefined }): Promise<DocRecord<T> | undefined>;
   /** Live documents by kind then key. @example const { rows, next } = await notes.documents.list({ kind: "note" }, 50, { after }); */
-  list<T = unknown>(filter?: { kind?: string }, limit?: number, options?: { after?: string }): Promise<Page<DocRecord<T>>>;
+  list<T = unknown>(filter?: { kind?: string }, limit?: number, options?: { after?: string | undefined }): Promise<Page<DocRecord<T>>>;
   /** @example const history = await notes.documents.versions(id); */
   versions(id: number): Promise<DocVersion[]>;
 }
@@ -746,12 +754,12 @@ export interface Tx {
   deleteEdges<T extends EdgesHandle<any> | AnyEdgesDef>(
     table: T,
     node: string,
-    options?: { direction?: EdgeDirection; kind?: DefOf<T> extends EdgesDef<any, infer K, any> ? K : string },
+    options?: { direction?: EdgeDirection | undefined; kind?: DefOf<T> extends EdgesDef<any, infer K, any> ? K : string },
   ): Promise<void>;
   /** Sees this transaction's own writes; read_after_bulk after a bulk op on the table. @example await tx.get(edits, ["e2"]) */
   get<T extends TableArg>(table: T, key: KeyOf<DefOf<T>>): Promise<RowOf<DefOf<T>> | undefined>;
   /** Committed state. @example await tx.page(edits, q, 100) */
-  page<T extends TableArg>(table: T, q: Query<DefOf<T>> | undefined, limit: number, options?: { after?: string }): Promise<Page<RowOf<DefOf<T>>>>;
+  page<T extends TableArg>(table: T, q: Query<DefOf<T>> | undefined, limit: number, options?: { after?: string | undefined }): Promise<Page<RowOf<DefOf<T>>>>;
   /** Committed state. @example for await (const row of tx.rows(edits, q)) ... */
   rows<T extends TableArg>(table: T, q?: Query<DefOf<T>>): AsyncIterable<RowOf<DefOf<T>>>;
   /** Committed state. @example await tx.count(edits, q) */
@@ -777,7 +785,7 @@ export interface OwnerHooks {
    */
   adopt?(seq: number, ops: readonly WireOp[]): void;
   /** When this owner's documents get a new base (default { deltas: 50, bytes: 65536 }). */
-  checkpointWhen?: CheckpointWhen;
+  checkpointWhen?: CheckpointWhen | undefined;
 }
 
 /** The owner of an object address: its tables and its line of transactions. */
@@ -809,7 +817,7 @@ export interface Owner {
 /** The reader of store.read: runners taking a table handle first. */
 export interface Reader {
   get<D extends AnyTableDef>(table: TableHandle<D>, key: KeyOf<D>): Promise<RowOf<D> | undefined>;
-  page<D extends AnyTableDef>(table: TableHandle<D>, q: Query<D> | undefined, limit: number, options?: { after?: string }): Promise<Page<RowOf<D>>>;
+  page<D extends AnyTableDef>(table: TableHandle<D>, q: Query<D> | undefined, limit: number, options?: { after?: string | undefined }): Promise<Page<RowOf<D>>>;
   rows<D extends AnyTableDef>(table: TableHandle<D>, q?: Query<D>): AsyncIterable<RowOf<D>>;
   count<D extends AnyTableDef>(table: TableHandle<D>, q?: Query<D>): Promise<number>;
 }
@@ -826,7 +834,7 @@ export interface Outbox {
 export interface BlobPage {
   hashes: string[];
   /** The `after` of the next page; absent on the last page. */
-  next?: string;
+  next?: string | undefined;
 }
 
 /**
@@ -839,7 +847,7 @@ export interface BlobReader {
   /** @example if (!(await store.blobs.has(hash))) await upload(hash); */
   has(hash: string): Promise<boolean>;
   /** Hashes in order after `after`, at most `limit` (default 1000, at most 10000). @example const { hashes, next } = await store.blobs.list({ limit: 100 }); */
-  list(options?: { after?: string; limit?: number }): Promise<BlobPage>;
+  list(options?: { after?: string | undefined; limit?: number | undefined }): Promise<BlobPage>;
   /**
    * Stores bytes under `hash`; rejects with invalid/args when their sha256
    * differs. Resolves to the hash once the blob is durable.
@@ -939,7 +947,7 @@ export interface Store {
    * the Durable Object's SQLite).
    * @example const snap = await store.snapshot({ label: "before the run" });
    */
-  snapshot(options?: { label?: string }): Promise<SnapshotInfo>;
+  snapshot(options?: { label?: string | undefined }): Promise<SnapshotInfo>;
   /** The kept snapshots, newest first. @example const [newest] = await store.snapshots(); */
   snapshots(): Promise<SnapshotInfo[]>;
   /**
@@ -954,7 +962,7 @@ export interface Store {
    * longer than `timeout` ms rejects with "lock/timeout".
    * @example await store.lock("import", async () => { await run(); }, { timeout: 5000 });
    */
-  lock<R>(name: string, fn: () => Promise<R> | R, options?: { timeout?: number }): Promise<R>;
+  lock<R>(name: string, fn: () => Promise<R> | R, options?: { timeout?: number | undefined }): Promise<R>;
   /**
    * Closes after the queued commits. Rejects with storage_failed when
    * releasing the backend failed (closed anyway, every acknowledged commit kept).
@@ -1027,7 +1035,7 @@ export interface ArchiveProgress {
 /** Options of store.export and importStore. */
 export interface ArchiveOptions {
   /** Called after the manifest and after each page or blob entry. */
-  onProgress?: (progress: ArchiveProgress) => void;
+  onProgress?: ((progress: ArchiveProgress) => void) | undefined;
 }
 
 /** Options of store.export. */
@@ -1036,7 +1044,7 @@ export interface ExportOptions extends ArchiveOptions {
    * Fails the export with `lock/timeout` (and lets the commits it held run)
    * when its reader reads nothing for this many ms. Default 60000; 0: none.
    */
-  idleTimeout?: number;
+  idleTimeout?: number | undefined;
 }
 
 /** A web ReadableStream of bytes, as far as onestore uses one (for projects whose lib has none). */
@@ -1087,24 +1095,24 @@ export function openStore(options: OpenOptions): Promise<Store>;
 /** A store.log filter: every given field must match. */
 export interface LogFilter {
   /** An owner's name ("notes", "host:type") or its address. */
-  owner?: string | ObjectAddress;
+  owner?: string | ObjectAddress | undefined;
   /** The actor's kind and/or id. */
-  actor?: { kind: string; id?: string } | { kind?: string; id: string };
+  actor?: { kind: string | undefined; id?: string } | { kind?: string; id: string };
   /** The first seq to consider (default 1). */
-  from?: number;
+  from?: number | undefined;
   /** The last seq to consider (default the head). */
-  to?: number;
+  to?: number | undefined;
   /** The `next` of the previous page. */
-  after?: number;
+  after?: number | undefined;
   /** At most this many commits (1 to 1000, default 100). */
-  limit?: number;
+  limit?: number | undefined;
 }
 
 /** One page of store.log. */
 export interface LogPage {
   commits: OutboxRecord[];
   /** Present when more commits may match: pass it as `after`. */
-  next?: number;
+  next?: number | undefined;
 }
 
 /** A read view of a store at one past seq (store.at). */
@@ -1142,7 +1150,7 @@ export interface ReplicaTable {
   /** @example const row = await items.get(["e1"]); */
   get(key: unknown): Promise<Record<string, unknown> | undefined>;
   /** @example const { rows, next } = await items.page(items.query(), 50, { after }); */
-  page(q: Query<AnyTableDef> | undefined, limit: number, options?: { after?: string }): Promise<Page<Record<string, unknown>>>;
+  page(q: Query<AnyTableDef> | undefined, limit: number, options?: { after?: string | undefined }): Promise<Page<Record<string, unknown>>>;
   /** @example for await (const row of items.rows()) console.log(row); */
   rows(q?: Query<AnyTableDef>): AsyncIterable<Record<string, unknown>>;
   /** @example const n = await items.count(); */
@@ -1217,11 +1225,11 @@ export interface SyncOptions {
   /** The relay's URL ("https://edge.example"), or a session's ("https://edge.example/sessions/42"). */
   relay: string;
   /** Batches in flight (1 to 64; default 4). */
-  parallel?: number;
+  parallel?: number | undefined;
   /** Commits per push (default 100). */
-  batch?: number;
+  batch?: number | undefined;
   /** The fetch to call with each request (default globalThis.fetch); a relay's `fetch` works as is. */
-  fetch?: (request: FetchRequest) => Promise<FetchResponse>;
+  fetch?: ((request: FetchRequest) => Promise<FetchResponse>) | undefined;
   /**
    * Sent as `Authorization: Bearer <token>`; a function is asked before each
    * call. A function that throws is retried as an unreachable relay is
@@ -1229,9 +1237,9 @@ export interface SyncOptions {
    */
   token?: string | (() => string | undefined | Promise<string | undefined>);
   /** This device's id in the lease (random by default). */
-  device?: string;
+  device?: string | undefined;
   /** Milliseconds a relay call may go without an answer before it counts as offline (default 30000). */
-  timeout?: number;
+  timeout?: number | undefined;
 }
 
 /** A running sync (startSync). */
@@ -1311,19 +1319,19 @@ export interface RelayAccess {
 /** Options of createRelay. */
 export interface RelayOptions {
   /** The open options of a session's replica (its id defaults to the session id). */
-  open(sessionId: string): OpenOptions | Promise<OpenOptions>;
+  open(sessionId: string): ReplicaOpenOptions | Promise<ReplicaOpenOptions>;
   /** true allows the request; anything else refuses it (401 without a token, 403 with one). Everything is allowed when omitted. */
   authorize?(access: RelayAccess): boolean | Promise<boolean>;
   /** The largest JSON body in bytes (default 8 MiB); larger: 413 limit. */
-  maxBody?: number;
+  maxBody?: number | undefined;
   /** The largest blob in bytes (default and at most 64 MiB); larger: 413 limit. */
-  maxBlob?: number;
+  maxBlob?: number | undefined;
   /** The lease's time to live in ms (default 30000). */
-  leaseTtl?: number;
+  leaseTtl?: number | undefined;
   /** Whether a string a commit writes names a blob (default: 64 lowercase hex digits); false checks none. */
-  isBlobName?: ((value: string) => boolean) | false;
+  isBlobName?: (((value: string) => boolean) | false) | undefined;
   /** CORS: true (any origin, the default), false (no CORS headers) or the one origin allowed. */
-  cors?: boolean | string;
+  cors?: boolean | string | undefined;
   /** The clock, ms since 1970 (default Date.now). */
   now?(): number;
 }
@@ -1379,7 +1387,7 @@ export function relayFetch(request: FetchRequest, env: object, options?: { bindi
  * Opens a replica on any backend of the runtime (openStore's options).
  * @example const replica = await openReplica({ backend: "sqlite", path: ".data/copy.sqlite" });
  */
-export function openReplica(options: OpenOptions): Promise<Replica>;
+export function openReplica(options: ReplicaOpenOptions): Promise<Replica>;
 /**
  * Opens a PostgreSQL mirror of one session (Node only; needs the optional
  * peer dependency `pg`): its tables are real tables in the schema named by
@@ -1392,11 +1400,11 @@ export function openReplica(options: PostgresReplicaOptions): Promise<PostgresRe
 export interface PostgresReplicaOptions {
   backend: "postgres";
   /** A PostgreSQL connection string; or pass `pool`. */
-  url?: string;
+  url?: string | undefined;
   /** The session mirrored: its schema's name (default "default"); 1 to 128 of A-Z a-z 0-9 _ . -. */
-  session?: string;
+  session?: string | undefined;
   /** A pg.Pool shared by many sessions' mirrors (left open by close()). */
-  pool?: unknown;
+  pool?: unknown | undefined;
 }
 
 /**
@@ -1435,7 +1443,7 @@ export interface FollowRelayOptions {
   /** The replica to keep up to date (a PostgreSQL mirror, or any replica). */
   replica: Pick<Replica, "head" | "applyBatch"> & { readonly id: string };
   /** The relay session (default: the replica's id, a mirror's session). */
-  session?: string;
+  session?: string | undefined;
   /**
    * Sent as `Authorization: Bearer <token>`; a function is asked before each
    * call. A function that throws is retried as an unreachable relay is
@@ -1443,15 +1451,15 @@ export interface FollowRelayOptions {
    */
   token?: string | (() => string | undefined | Promise<string | undefined>);
   /** Records a pull (1 to 1000; default 500). */
-  limit?: number;
+  limit?: number | undefined;
   /** Pull again every this many ms until stop(); without it only sync() pulls. */
-  interval?: number;
+  interval?: number | undefined;
   /** Called with a failed background pull's error; polling stops on sync/diverged. */
-  onError?: (e: StoreError) => void;
+  onError?: ((e: StoreError) => void) | undefined;
   /** The fetch to call (default globalThis.fetch); a relay's `fetch` works as is. */
-  fetch?: (request: FetchRequest) => Promise<FetchResponse>;
+  fetch?: ((request: FetchRequest) => Promise<FetchResponse>) | undefined;
   /** ms a pull may go without an answer, the token function's included (1 to 3600000; default 30000). */
-  timeout?: number;
+  timeout?: number | undefined;
 }
 
 /** A running followRelay. */
@@ -1489,8 +1497,8 @@ export type WatchListener = (ops: WireOp[], seq: number) => void | Promise<void>
 export interface DeriveReader {
   get<D extends AnyTableDef>(table: TableHandle<D>, key: KeyOf<D>): RowOf<D> | undefined;
   get(table: string, key: unknown): Record<string, unknown> | undefined;
-  page<D extends AnyTableDef>(table: TableHandle<D>, q: Query<D> | undefined, limit: number, options?: { after?: string }): Page<RowOf<D>>;
-  page(table: string, q: Query<any> | undefined, limit: number, options?: { after?: string }): Page<Record<string, unknown>>;
+  page<D extends AnyTableDef>(table: TableHandle<D>, q: Query<D> | undefined, limit: number, options?: { after?: string | undefined }): Page<RowOf<D>>;
+  page(table: string, q: Query<any> | undefined, limit: number, options?: { after?: string | undefined }): Page<Record<string, unknown>>;
   count<D extends AnyTableDef>(table: TableHandle<D> | string, q?: Query<D>): number;
   all<D extends AnyTableDef>(table: TableHandle<D>, q?: Query<D>): RowOf<D>[];
   all(table: string, q?: Query<any>): Record<string, unknown>[];
@@ -1529,7 +1537,7 @@ export type DocumentEvent<T = unknown> =
 export interface HeldDocument {
   owner: string;
   kind: string;
-  key?: string;
+  key?: string | undefined;
 }
 
 /** A method a worker serves: its args, then the tab's context. */

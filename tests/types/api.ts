@@ -34,6 +34,11 @@ defineTable("bad", { columns: { id: json() }, key: ["id"] });
 // A versioned json column at version 1 needs no migrate; above it does.
 json<{ title: string }>({ version: 1 });
 json<{ title: string }>({ version: 1, default: { title: "" } });
+const AnyJson = defineTable("anyJson", { columns: { id: str(), m: json() }, key: ["id"] });
+// @ts-expect-error a null default on a column that is not optional
+json({ default: null });
+// An optional json column takes null.
+defineTable("opt", { columns: { id: str(), m: json<{ a: number }>().optional() }, key: ["id"] });
 // @ts-expect-error migrate is needed above version 1
 json<{ title: string }>({ version: 2 });
 // @ts-expect-error a json column cannot be indexed
@@ -281,6 +286,15 @@ async function session() {
     await tx.put(edits, { id: "e2" });
     // @ts-expect-error a set value has its column's type
     await tx.update(edits, ["e1"], { path: 3 });
+    // @ts-expect-error null only in an optional column: a required json column refuses it
+    await tx.put(edits, { ...insert, meta: null });
+    // @ts-expect-error the same in an update
+    await tx.update(edits, ["e1"], { meta: null });
+    // @ts-expect-error json() of no type: any JSON value but null
+    await tx.put(AnyJson, { id: "j", m: null });
+    // @ts-expect-error nor undefined
+    await tx.put(AnyJson, { id: "j", m: undefined });
+    await tx.put(AnyJson, { id: "j", m: { any: ["json", 1] } });
     // @ts-expect-error a text expression is not an int
     await tx.update(edits, ["e1"], { at: concat("a", "b") });
     // @ts-expect-error a key column cannot be set
@@ -319,6 +333,20 @@ async function session() {
   const one: OutboxRecord = await store.log({ seq: 3 });
   const logPage: LogPage = await store.log({ owner: { type: "notes" }, actor: { id: "ana" }, from: 1, to: 9, limit: 20, after: undefined });
   const nextLog: number | undefined = (await store.log()).next;
+  // @ts-expect-error a replica keeps no snapshots: openReplica refuses the option
+  await openReplica({ backend: "memory", keepSnapshots: 3 });
+  await openStore({ backend: "opfs", name: "imported", adoptForeign: true });
+  // api.md's log loop, under exactOptionalPropertyTypes (this config's): an
+  // optional option takes undefined, as the package does.
+  let logAfter: number | undefined;
+  do {
+    const { next } = await store.log({ owner: "notes", actor: { id: "ana" }, limit: 50, after: logAfter });
+    logAfter = next;
+  } while (logAfter !== undefined);
+  let cursor: string | undefined;
+  cursor = (await edits.page(query(Edits), 20, {}, { after: cursor })).next;
+  cursor = (await notes.documents.list({ kind: "note" }, 50, { after: cursor })).next;
+  void cursor;
   // @ts-expect-error a log limit is a number
   await store.log({ limit: "20" });
   // @ts-expect-error a log's actor filter names a kind, an id or both
