@@ -166,8 +166,8 @@ export function makeGate(core, head, kind = "store") {
      * it for every transaction of the store's life, about 300 bytes each).
      */
     behind(prev) {
-      if (closing) return Promise.resolve();
       return new Promise((resolve) => {
+        if (closing) return resolve();
         const go = () => {
           waiting.delete(go);
           resolve();

@@ -188,7 +188,7 @@ function write(v, out, path, seen, root, maxDepth = MAX_DEPTH) {
     return;
   }
   if (ArrayBuffer.isView(v)) {
-    throw invalidArgs(`${where(root, path)}: a ${v.constructor?.name ?? "typed array"} is stored only in a vector column (as a Float32Array); in a json column, pass an array of numbers`);
+    throw invalidArgs(`${where(root, path)}: a ${v.constructor?.name ?? "typed array"} is stored only in a vector column; in a json column, pass an array of numbers`);
   }
   if (seen.has(v)) throw invalidArgs(`${where(root, path)}: the value refers to itself`);
   if (path.length >= maxDepth) throw invalidArgs(`${where(root, path.slice(0, 3))}...: the value is nested deeper than ${maxDepth} levels`);

@@ -100,7 +100,7 @@ function replay(source, view, from, seq, what) {
     const text = source.call(`${what}: reading the outbox`, () => source.core.outboxRead(head, Math.min(REPLAY_PAGE, seq - head)));
     const m = /^\{"from":(\d+),"to":(\d+)/.exec(text);
     if (!m || Number(m[2]) === head || Number(m[1]) !== head) {
-      throw new StoreError(ErrorCodes.NotFound, `${what}: commit ${head + 1} is no longer in the outbox (trimmed), so the store cannot be rebuilt as it was at seq ${seq}`);
+      throw new StoreError(ErrorCodes.NotFound, `${what}: commit ${head + 1} is no longer in the outbox (trimmed), so the store cannot be rebuilt at seq ${seq}`);
     }
     head = JSON.parse(view.call(`${what}: replaying the outbox`, () => view.core.applyBatch(text))).head;
   }
@@ -117,7 +117,7 @@ function checkRetained(source, from, seq, what) {
     const oldest = first.commits[0]?.seq;
     const head = Number(source.call("store.at", () => source.core.head()));
     const start = from === 0 ? "" : ` (its newest snapshot at or below it is at seq ${from})`;
-    throw new StoreError(ErrorCodes.NotFound, `${what}: the outbox no longer holds the commits before ${oldest ?? head + 1} (trimmed), so the store cannot be rebuilt as it was at seq ${seq}${start}`);
+    throw new StoreError(ErrorCodes.NotFound, `${what}: the outbox no longer holds the commits before ${oldest ?? head + 1} (trimmed), so the store cannot be rebuilt at seq ${seq}${start}`);
   }
 }
 

@@ -416,7 +416,7 @@ export interface Actor {
   /** On whose behalf: another actor. */
   for?: Actor | undefined;
   /** Through what (a tool, a channel): any JSON value. */
-  via?: unknown | undefined;
+  via?: unknown;
 }
 /** The context, always the last argument. */
 export interface Context {

@@ -380,21 +380,21 @@ export function connect(target) {
   function exited(code) {
     ended(`the worker exited (code ${code})`);
   }
-  if (typeof target.terminate === "function" && typeof target.once === "function") target.once("exit", exited);
   // A browser's dedicated Worker whose module failed (its top-level
   // openStore rejected, say) fires "error" on the Worker and never serves:
-  // before the server's first answer, that ends the link. After it, an
-  // error event is an uncaught error of a worker that lives on.
-  let served = false;
+  // before the server's "ready" (while `queue` holds), that ends the link.
+  // After it, an error event is an uncaught error of a worker that lives on.
   function failedEarly(event) {
-    if (!served && !closed) ended(`the worker failed before serving: ${event.message}`);
+    if (queue && !closed) ended(`the worker failed before serving: ${event.message}`);
   }
-  if (typeof target.terminate === "function" && !target.once) target.addEventListener?.("error", failedEarly);
+  if (typeof target.terminate === "function") {
+    if (typeof target.once === "function") target.once("exit", exited);
+    else target.addEventListener?.("error", failedEarly);
+  }
 
   const unlisten = ep.listen((msg) => {
     if (msg === null || typeof msg !== "object" || msg.onestore !== TAG || msg.link !== id) return;
     if (typeof msg.seq === "number" && msg.seq > seq) seq = msg.seq;
-    served = true;
     switch (msg.t) {
       case "ready":
         flush();

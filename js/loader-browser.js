@@ -204,7 +204,7 @@ export async function prepareBrowserOpen(options) {
     // before the take-over would fence the tab that has it open.
     const other = out.replica ? "store" : "replica";
     if ((await navigator.locks?.query?.())?.held?.some((l) => l.name === `${opfsLockName(name)}#${other}`)) {
-      throw invalidArgs(`${out.replica ? "openReplica" : "openStore"}: ${JSON.stringify(name)} is open as ${other === "replica" ? "a replica" : "an owner's store"} in another tab or worker; it was left open there`);
+      throw invalidArgs(`${out.replica ? "openReplica" : "openStore"}: ${JSON.stringify(name)} is open as ${other === "replica" ? "a replica" : "an owner's store"} in another tab or worker (left open there)`);
     }
     await loadBrowserCore();  // loaded first: only microtasks run between the take-over and the store's open
     // An import whose switch a crash cut is finished first, under the

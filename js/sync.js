@@ -197,7 +197,12 @@ export function startSync(store, options) {
   if (split && split.id === session && store.id !== session) session = store.id;
   const client = relayClient({ fetch: fetch.bind(globalThis), token, timeout }, base);
   if (core.running) throw invalidArgs(`${what}: this store already has a running sync; stop it first`);
-  core.running = true;
+  // The store's one sync is this one until letGo(): stopped, failed or
+  // lost, it frees the store at once (its own listeners may start the
+  // next), and never frees it for a sync started after it.
+  const me = {};
+  core.running = me;
+  const letGo = () => { if (core.running === me) core.running = null; };
 
   let state = "connecting";
   let acked = 0;
@@ -259,7 +264,7 @@ export function startSync(store, options) {
   function fail(e) {
     if (failure || stopped) return;
     failure = e;
-    core.running = false;  // a new sync may start, from the listeners on
+    letGo();
     setState("offline");
     emit("error", e);
     settle();
@@ -285,7 +290,7 @@ export function startSync(store, options) {
       fail(e);
       return;
     }
-    core.running = false;
+    letGo();
     setState("lost");
     clearTimeout(heartbeat);
     settle();
@@ -627,14 +632,14 @@ export function startSync(store, options) {
       settle();
       await done;
       await Promise.allSettled([...inflight]);
-      core.running = false;
+      letGo();
       // Waited for a second at most: a relay that answers nothing held
       // stop() for the whole timeout. Offline or fenced, the lease expires.
       if (held) await Promise.race([client.lease(session, { op: "release", epoch }).catch(() => {}), sleep(1000, [])]);
     },
   };
-  // A failed or lost sync frees the store for a new one.
-  done.then(() => { if (!running()) { unlisten(); core.running = false; clearTimeout(heartbeat); } });
+  // A failed or lost sync stops listening (it freed the store: letGo).
+  done.then(() => { if (!running()) { unlisten(); clearTimeout(heartbeat); } });
   return sync;
 }
 

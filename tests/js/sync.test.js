@@ -643,6 +643,9 @@ describe("sync and pullSession, as a session probe found them", () => {
     assert.equal(await next.settled(), a.head);
     await new Promise((ok) => setTimeout(ok, 100));
     assert.equal(sync.state, "offline", "a stopped sync's late answers do not make it driving again");
+    // The stopped sync's own end does not free the store from the running one.
+    await sync.stop();
+    assert.throws(() => startSync(a, { relay: base, fetch: relay.fetch }), (e) => e.code === "invalid/args" && e.message.includes("already has a running sync"));
     await next.stop();
     await a.close();
   });
