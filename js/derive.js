@@ -766,8 +766,13 @@ export function makeDerives(io) {
 
   function compute(d) {
     const seq = io.head();
-    d.deps.clear();
-    d.pages.clear();
+    // New maps, not clear(): a cleared Map's old table keeps a link to its
+    // new one (for live iterators), so once an old table is promoted each
+    // compute's windows were kept alive through the young generation's
+    // scavenges by the one before, and promoted in turn (docs/performance.md,
+    // "Session 48").
+    d.deps = new Map();
+    d.pages = new Map();
     d.every = false;
     const { reader, start, end } = (d.reader ??= readerFor(d));
     start();
