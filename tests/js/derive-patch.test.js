@@ -97,6 +97,38 @@ test("pages of the highest n, every one changed by each put: patched with no pag
   await store.close();
 });
 
+test("each derive gets rows of its own from a patched page, though the written row is one object for every page", async () => {
+  const { store, pairs, tx, values, held } = await open();
+  await tx(async (t) => {
+    for (let i = 0; i < 6; i++) await t.put(pairs, { grp: "g", at: i, n: i });
+  });
+  const q = query(Pairs).where((r) => gte(r.n, 0)).orderBy((r) => r.n, "desc");
+  // Recomputed first (derives run in the order they were made): sums its
+  // rows, then spoils every one. The written row is one object for every
+  // page the flush patches; each derive must get its own copy.
+  held("spoiler", (read) => {
+    const { rows } = read.page(pairs, q, 3);
+    const sum = rows.reduce((s, r) => s + r.n, 0);
+    for (const r of rows) {
+      r.n = -1;
+      r.grp = "spoilt";
+    }
+    return sum;
+  });
+  held("reader", (read) => read.page(pairs, q, 3));
+  await tick();
+  for (let n = 10; n < 14; n++) {
+    const before = pageReads;
+    await tx(async (t) => { await t.put(pairs, { grp: "g", at: n, n }); });
+    assert.equal(pageReads - before, 0, `no page read for the put of n ${n}`);
+    await tick();
+    const fresh = await pairs.page(q, 3);
+    assert.deepEqual(values.reader, fresh, `the reader's page after the put of n ${n}`);
+    assert.equal(values.spoiler, fresh.rows.reduce((s, r) => s + r.n, 0), `the spoiler's sum after the put of n ${n}`);
+  }
+  await store.close();
+});
+
 test("a derive recomputed for another read is served its untouched page without a page read", async () => {
   const { store, items, tx, values, held } = await open();
   await tx(async (t) => {
