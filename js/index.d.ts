@@ -816,9 +816,26 @@ export interface Owner {
 
 /** The reader of store.read: runners taking a table handle first. */
 export interface Reader {
+  /**
+   * The row with this key, or undefined.
+   * @example const row = await store.read((r) => r.get(edits, ["e1"]));
+   */
   get<D extends AnyTableDef>(table: TableHandle<D>, key: KeyOf<D>): Promise<RowOf<D> | undefined>;
+  /**
+   * One page of a query (every row in key order without one): `rows`, and
+   * `next` (the `after` of the next page) when more may follow.
+   * @example const { rows, next } = await store.read((r) => r.page(edits, query(Edits), 20, { after }));
+   */
   page<D extends AnyTableDef>(table: TableHandle<D>, q: Query<D> | undefined, limit: number, options?: { after?: string | undefined }): Promise<Page<RowOf<D>>>;
+  /**
+   * Every row of a query, read page by page as it is iterated.
+   * @example for await (const row of r.rows(edits)) total += row.size;
+   */
   rows<D extends AnyTableDef>(table: TableHandle<D>, q?: Query<D>): AsyncIterable<RowOf<D>>;
+  /**
+   * The number of rows of a query (every row without one).
+   * @example const n = await store.read((r) => r.count(edits));
+   */
   count<D extends AnyTableDef>(table: TableHandle<D>, q?: Query<D>): Promise<number>;
 }
 
@@ -1495,12 +1512,41 @@ export type WatchListener = (ops: WireOp[], seq: number) => void | Promise<void>
 
 /** The synchronous reader a derive gets: committed state; a table is a handle or its full name. */
 export interface DeriveReader {
+  /**
+   * The row with this key, or undefined; the derive depends on that key only.
+   * @example store.derive("draft", (read) => read.get(notes, ["draft"])?.text ?? "");
+   */
   get<D extends AnyTableDef>(table: TableHandle<D>, key: KeyOf<D>): RowOf<D> | undefined;
+  /**
+   * The row with this key of a table named in full ("owner/table"), or undefined.
+   * @example store.derive("draft", (read) => read.get("notes/notes", ["draft"]));
+   */
   get(table: string, key: unknown): Record<string, unknown> | undefined;
+  /**
+   * One page of a query: `rows`, and `next` when more may follow (pass it
+   * as `after` for the next page).
+   * @example store.derive("recent", (read) => read.page(notes, query(Notes).orderBy((n) => n.at, "desc"), 20).rows);
+   */
   page<D extends AnyTableDef>(table: TableHandle<D>, q: Query<D> | undefined, limit: number, options?: { after?: string | undefined }): Page<RowOf<D>>;
+  /**
+   * One page of a query on a table named in full ("owner/table").
+   * @example store.derive("recent", (read) => read.page("notes/notes", undefined, 20).rows);
+   */
   page(table: string, q: Query<any> | undefined, limit: number, options?: { after?: string | undefined }): Page<Record<string, unknown>>;
+  /**
+   * The number of rows of a query (every row without one).
+   * @example store.derive("open", (read) => read.count(notes, query(Notes).where((n) => eq(n.done, false))));
+   */
   count<D extends AnyTableDef>(table: TableHandle<D> | string, q?: Query<D>): number;
+  /**
+   * Every row of a query, as an array (read page by page).
+   * @example store.derive("tags", (read) => read.all(tags).map((t) => t.name));
+   */
   all<D extends AnyTableDef>(table: TableHandle<D>, q?: Query<D>): RowOf<D>[];
+  /**
+   * Every row of a query on a table named in full ("owner/table").
+   * @example store.derive("tags", (read) => read.all("notes/tags").length);
+   */
   all(table: string, q?: Query<any>): Record<string, unknown>[];
   /** The head seq; a derive that reads it is recomputed after every commit. */
   readonly head: number;
