@@ -646,11 +646,22 @@ export function makeDerives(io) {
     const use = (what) => {
       if (!open) throw invalidArgs(`derive(${d.name}): ${what} was called after the derive returned; read only inside it, synchronously`);
     };
+    // The handle of table `t`. One not open yet (or still being declared)
+    // names nothing to depend on: the derive is then computed again after
+    // every commit, until the table opens and the read succeeds.
+    const handle = (t, what) => {
+      try {
+        return settled(t, `derive(${d.name}): ${what}`);
+      } catch (e) {
+        d.every = true;
+        throw e;
+      }
+    };
     // The table's handle, its read added to what `d` depends on: the range
     // `range(col)` gives for a str key column `col`, else every row.
     const table = (t, what, range) => {
       use(what);
-      const h = settled(t, `derive(${d.name}): ${what}`);
+      const h = handle(t, what);
       const col = rangeColumn(h);
       depend(d.deps, h.name, col, col !== undefined && range ? range(col) : null);
       return h;
@@ -660,7 +671,7 @@ export function makeDerives(io) {
     // not, the read's window is kept once read (keepWindow).
     const byQuery = (t, what, q) => {
       use(what);
-      const h = settled(t, `derive(${d.name}): ${what}`);
+      const h = handle(t, what);
       const col = rangeColumn(h);
       const r = col !== undefined ? queryRange(col, q) : null;
       if (r !== null) depend(d.deps, h.name, col, r);

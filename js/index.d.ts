@@ -910,7 +910,7 @@ export interface Store {
   /** @example const n = await store.read(async (r) => r.count(edits)); */
   read<R>(fn: (r: Reader) => Promise<R> | R): Promise<R>;
   /** A value computed synchronously from committed tables. See "watches, derives and links". @example const count = store.derive("count", (read) => read.count(notes)); */
-  derive<T>(name: string, fn: (read: DeriveReader) => T): T extends PromiseLike<unknown> ? never : Derive<T>;
+  derive<T>(name: string, fn: (read: DeriveReader) => NotPromise<T>): Derive<T>;
   readonly outbox: Outbox;
   /** Bytes named by their sha256 (docs/api.md "Blobs"). @example const hash = await store.blobs.put(bytes); */
   readonly blobs: Blobs;
@@ -1509,6 +1509,9 @@ export type Unsubscribe = () => void;
 
 /** A watch's listener: that commit's ops for the table. A returned promise is awaited before the next call. */
 export type WatchListener = (ops: WireOp[], seq: number) => void | Promise<void>;
+
+/** `T`, or never for a promise: a derive's function is synchronous (an async one is a type error at the call). */
+export type NotPromise<T> = T extends PromiseLike<unknown> ? never : T;
 
 /** The synchronous reader a derive gets: committed state; a table is a handle or its full name. */
 export interface DeriveReader {

@@ -129,12 +129,16 @@ export function serve(store, options = {}) {
   const links = new Map();  // link id -> Map<hold id, { table } | { derive }>
   let closed = false;
 
+  // Posts `msg`; false when structured clone refused it (`refused` then
+  // holds why, naming the value).
+  let refused = "";
   function post(msg) {
     try {
       ep.post(msg);
       return true;
     } catch (e) {
       if (!isDataCloneError(e)) reportListenerError(e, "serve: postMessage");
+      refused = e?.message;
       return false;
     }
   }
@@ -144,7 +148,7 @@ export function serve(store, options = {}) {
     settle.then(
       (value) => {
         if (!post({ ...base, value })) {
-          post({ ...base, error: errorToWire(invalidArgs(`the result of this call cannot be sent to the tab (structured clone refused it): ${describe(value)}`)) });
+          post({ ...base, error: errorToWire(invalidArgs(`the result of this call cannot be sent to the tab (structured clone refused it): ${refused}`)) });
         }
       },
       (error) => post({ ...base, error: errorToWire(error) }),
@@ -222,9 +226,10 @@ export function serve(store, options = {}) {
         } catch (e) {
           part = { error: errorToWire(e), ended: true };  // no hold was made
         }
+        // A value structured clone refuses fails only this event: the hold
+        // stays, and later values come as any other (as in a commit's).
         if (!post({ ...base, ...part })) {
-          release(holds, msg.id);
-          post({ ...base, ended: true, error: errorToWire(invalidArgs(`link.hold: the value cannot be sent to the tab (structured clone refused it)`)) });
+          post({ ...base, error: errorToWire(invalidArgs(`link.hold: the value cannot be sent to the tab (structured clone refused it): ${refused}`)) });
         }
         return;
       }
@@ -535,7 +540,7 @@ export function connect(target) {
       const isTable = name.includes("/");
       const listener = typeof a === "function" ? a : b;
       const q = typeof a === "function" ? undefined : a;
-      if (typeof listener !== "function") throw invalidArgs(`link.hold(${name}): the last argument must be a listener function, got ${describe(listener)}`);
+      if (typeof listener !== "function") throw invalidArgs(`link.hold(${name}): the last argument must be a listener function, got ${describe(b === undefined ? a : b)}`);
       if (!isTable && typeof a !== "function") throw invalidArgs(`link.hold(${name}): a derive takes no query; pass the listener second`);
       if (q !== undefined && q !== null && !isQuery(q)) throw invalidArgs(`link.hold(${name}): expected a query such as query(Messages).orderBy(...), got ${describe(q)}`);
       const table = name.slice(name.lastIndexOf("/") + 1);

@@ -177,15 +177,20 @@ export function columnRefs(def) {
 }
 
 /**
- * Resolves a where argument: a function of the column refs, a predicate, or
- * undefined (every row).
+ * Resolves a where argument: a function of the column refs (one that
+ * returns nothing is refused), a predicate, or undefined (every row).
  *
  * @example
  * resolveWhere(Edits, (e) => eq(e.path, "a"))   // { eq: ["path", "a"] }
  */
 export function resolveWhere(def, w, what = "where") {
   const p = typeof w === "function" ? w(columnRefs(def)) : w;
-  if (p === undefined || p === null) return undefined;
+  if (p === undefined || p === null) {
+    // `(e) => { eq(e.path, "a"); }` (braces, no return) would otherwise
+    // mean "every row": no where at all is how a caller says that.
+    if (typeof w === "function") throw invalidArgs(`${what}: the where callback returned ${p}; return a predicate, or pass no where for every row`);
+    return undefined;
+  }
   if (!isPred(p)) throw invalidArgs(`${what}: expected a predicate such as eq(e.path, "a"), got ${describe(p)}`);
   return p;
 }
@@ -209,27 +214,13 @@ export function whereOf(def, where, what) {
 }
 
 /**
- * The predicate of a bulk write (updateWhere, deleteWhere): whereOf's, but a
- * callback that returns nothing is refused. `(e) => { eq(e.path, "a"); }`
- * (braces, no return) would otherwise mean "every row": no where at all
- * (undefined or null) is how a caller says that.
+ * The predicate of a bulk write (updateWhere, deleteWhere): whereOf's (a
+ * callback that returns nothing is refused, as everywhere).
  *
  * @example
  * bulkWhereOf(def, (e) => { eq(e.path, "a"); }, "tx.deleteWhere(notes/items)")   // throws invalid/args
  */
-export function bulkWhereOf(def, where, what) {
-  if (typeof where !== "function") return whereOf(def, where, what);
-  let p;
-  try {
-    p = where(columnRefs(def));
-  } catch (e) {
-    throw userThrew(e, `${what}: the where callback`);
-  }
-  if (p === undefined || p === null) {
-    throw invalidArgs(`${what}: the where callback returned ${p}; return a predicate, or pass no where for every row`);
-  }
-  return whereOf(def, p, what);
-}
+export const bulkWhereOf = whereOf;
 
 const QUERY = Symbol.for("onestore.query");
 

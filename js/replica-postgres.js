@@ -1045,7 +1045,7 @@ export async function openPostgresReplica(options) {
   async function apply(text, batch) {
     const { from, to } = checkBatch(batch);
     if (diverged !== undefined) {
-      throw new StoreError(ErrorCodes.SyncDiverged, `applyBatch: the replica diverged (${diverged}) and takes no more batches until it is restored`);
+      throw new StoreError(ErrorCodes.SyncDiverged, `applyBatch: the replica diverged (${diverged}) and takes no more batches: apply from 0 into a new one`);
     }
     const { client, release } = await checkout().catch((e) => { throw storageFailed("applyBatch", e); });
     let seq = 0;
@@ -1136,7 +1136,7 @@ export async function openPostgresReplica(options) {
         diverged = e.message;
         // Recorded in a transaction of its own, after the batch rolled back.
         await q(client, `INSERT INTO ${schema}."_meta" VALUES ('diverged', $1) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`, [diverged]).catch(() => {});
-        throw new StoreError(ErrorCodes.SyncDiverged, `applyBatch: the replica diverged ${diverged}; it takes no more batches until it is restored`);
+        throw new StoreError(ErrorCodes.SyncDiverged, `applyBatch: the replica diverged ${diverged}; it takes no more batches: apply from 0 into a new one`);
       }
       if (e instanceof StoreError) throw e;
       throw storageFailed("applyBatch", e);
@@ -1376,7 +1376,7 @@ export async function openPostgresReplica(options) {
         // A diverged replica answers every batch, a malformed one too, with
         // sync/diverged (as the core's replicas do).
         if (diverged !== undefined) {
-          throw new StoreError(ErrorCodes.SyncDiverged, `applyBatch: the replica diverged (${diverged}) and takes no more batches until it is restored`);
+          throw new StoreError(ErrorCodes.SyncDiverged, `applyBatch: the replica diverged (${diverged}) and takes no more batches: apply from 0 into a new one`);
         }
         const text = typeof batch === "string" ? batch : encodeJson(batch, "batch");
         let parsed;

@@ -179,7 +179,7 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
      * the commits it added; 0 when the batch was already applied). Rejects
      * with sync/gap (the batch starts after the head), sync/diverged (a
      * recorded count or row differs; the replica then refuses every later
-     * batch, also after reopening, until it is restored) or invalid/args (a
+     * batch, also after reopening: apply from 0 into a new replica) or invalid/args (a
      * malformed batch; on a diverged replica every batch, malformed or not,
      * is sync/diverged); nothing is applied then.
      * @example const { head } = await replica.applyBatch(await store.outbox.read(replica.head, 500));
@@ -198,7 +198,7 @@ export function makeReplica(core, info, session, blobs = { backend: memoryBlobs(
         let diverged;
         try { diverged = replica.diverged; } catch { /* closed: the error below says what failed */ }
         if (diverged !== undefined) {
-          throw new StoreError(ErrorCodes.SyncDiverged, `applyBatch: the replica diverged (${diverged}) and takes no more batches until it is restored`);
+          throw new StoreError(ErrorCodes.SyncDiverged, `applyBatch: the replica diverged (${diverged}) and takes no more batches: apply from 0 into a new one`);
         }
         if (e instanceof StoreError) throw e;
         throw invalidArgs(`applyBatch: reading the batch threw: ${e?.message ?? e}`, { cause: e });

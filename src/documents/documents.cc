@@ -495,6 +495,19 @@ size_t FootprintOf(const Json& v) {
   JsonFootprint(v, &bytes, &depth);
   return bytes;
 }
+
+// The refusals of a document past its bounds (kMaxDocumentFootprint,
+// kMaxDocumentDepth), at `at` (a create's value, a change's patch or op).
+Status TooLarge(const std::string& at, size_t footprint) {
+  return Status::Limit(at + ": the document would hold about " + std::to_string(footprint >> 20) +
+                       " MiB, above the " + std::to_string(kMaxDocumentFootprint >> 20) +
+                       " MiB a document may hold");
+}
+Status TooDeep(const std::string& at, int depth) {
+  return Status::InvalidArgs(at + ": the document would nest " + std::to_string(depth) +
+                             " levels, above the " + std::to_string(kMaxDocumentDepth) +
+                             " a document may (it could not be read back)");
+}
 }  // namespace
 
 Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc,
@@ -526,9 +539,7 @@ Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc,
     footprint += bytes;
     depth = std::max(depth, static_cast<int>(std::min<size_t>(at_level, kMaxDocumentDepth + 1)) + added_depth);
     if (footprint <= kMaxDocumentFootprint) return Status::OK();
-    return Status::Limit(where + ".patch[" + std::to_string(i) + "]: the document would hold about " +
-                         std::to_string(footprint >> 20) + " MiB, above the " +
-                         std::to_string(kMaxDocumentFootprint >> 20) + " MiB a document may hold");
+    return TooLarge(where + ".patch[" + std::to_string(i) + "]", footprint);
   };
   for (size_t i = 0; i < patch.size(); ++i) {
     const Json& op = patch[i];
@@ -706,7 +717,13 @@ Status DocWriter::Apply(DocOp* op, const std::string& where, std::vector<Op>* wr
       return Status::InvalidArgs(where + ".version: a new document's version is 1, not " +
                                  std::to_string(op->version));
     }
+    // Its bounds, as a change's (measured before the value is copied: one
+    // far past the footprint would stop the core on the copy).
     Doc d;
+    JsonFootprint(op->value, &d.size.footprint, &d.size.depth);
+    d.size.known = true;
+    if (d.size.footprint > kMaxDocumentFootprint) return TooLarge(where + ".value", d.size.footprint);
+    if (d.size.depth > kMaxDocumentDepth) return TooDeep(where + ".value", d.size.depth);
     d.owner = op->owner;
     d.kind = op->doc_kind;
     d.key = op->key;
@@ -738,12 +755,7 @@ Status DocWriter::Apply(DocOp* op, const std::string& where, std::vector<Op>* wr
         int depth = 0;
         JsonFootprint(doc->value, &doc->size.footprint, &depth);
         doc->size.depth = depth;
-        if (depth > kMaxDocumentDepth) {
-          return Status::InvalidArgs(where + ".patch: the document would nest " +
-                                     std::to_string(depth) + " levels, above the " +
-                                     std::to_string(kMaxDocumentDepth) +
-                                     " a document may (it could not be read back)");
-        }
+        if (depth > kMaxDocumentDepth) return TooDeep(where + ".patch", depth);
       }
       patch = op->patch;
       const int64_t bytes = static_cast<int64_t>(patch.dump().size());

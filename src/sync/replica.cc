@@ -89,17 +89,19 @@ Status Replica::AttachDriver(Store* store, std::unique_ptr<Replica>* out) {
   return Status::OK();
 }
 
+Status Replica::Diverged() const {
+  return Status::SyncDiverged("applyBatch: the replica diverged (" + diverged_ +
+                              ") and takes no more batches: apply from 0 into a new one");
+}
+
 Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
   ONESTORE_RETURN_IF_ERROR(store_->CheckUsable(true));
-  // A diverged replica applies nothing until it is restored, so every batch
-  // gets the one answer a sync driver can act on (stop, restore), before the
+  // A diverged replica applies nothing more (a new one is made), so every batch
+  // gets the one answer a sync driver can act on (stop, start over), before the
   // batch is read at all: a malformed batch included (docs/api.md,
   // "replica.applyBatch"). invalid/args would tell it to fetch the batch
   // again, which cannot help.
-  if (!diverged_.empty()) {
-    return Status::SyncDiverged("applyBatch: the replica diverged (" + diverged_ +
-                                ") and takes no more batches until it is restored");
-  }
+  if (!diverged_.empty()) return Diverged();
   const int64_t head = store_->head_;
   // The batch as the store writes it, starting at the head (every batch of a
   // replica that keeps up), goes through the fast reader (writes.h,
@@ -191,9 +193,7 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
     backend->Rollback();
     diverged_ = "at seq " + std::to_string(seq) + ", " + what;
     recorded_ = false;
-    return Status::SyncDiverged("applyBatch: the replica diverged " + diverged_ +
-                                "; it takes no more batches until it is restored (from a "
-                                "snapshot, an archive or the relay)");
+    return Diverged();
   };
   // Tables declared by this batch, for later ops' Apply calls and, once
   // committed, for the catalog.

@@ -83,6 +83,8 @@ class Replica {
 
  private:
   explicit Replica(Store* store) : store_(store) {}
+  // sync/diverged, naming where (diverged_) and what to do.
+  Status Diverged() const;
 
   Store* store_;
   std::string diverged_;

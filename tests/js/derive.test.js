@@ -115,6 +115,37 @@ test("a throwing derive fails only itself: the commit lands, other derives go on
   await store.close();
 });
 
+test("a derive that reads a table by name before it is open recovers once the table opens (the serve example of docs/api.md)", async () => {
+  const store = await openStore({ backend: "memory" });
+  const Messages = defineTable("messages", { columns: { id: str(), text: str() }, key: ["id"] });
+  const count = store.derive("count", (read) => read.count("agent/messages"));
+  const page = store.derive("first", (read) => read.page("agent/messages", query(Messages), 5).rows.map((r) => r.id));
+  const events = [];
+  count.hold((e) => events.push(e));
+  page.hold(() => {});
+  await tick();
+  assert.equal(events[0].error.code, "invalid/args", "no table agent/messages is open yet");
+  const agent = store.object({ type: "agent" });
+  const messages = agent.table(Messages);
+  await agent.tx(async (tx) => {
+    await tx.put(messages, { id: "m1", text: "hi" });
+    await tx.put(messages, { id: "m2", text: "yo" });
+  });
+  await tick();
+  assert.deepEqual(events.at(-1), { seq: store.head, value: 2 });
+  assert.equal(count.value, 2);
+  assert.deepEqual(page.value, ["m1", "m2"]);
+  // Open, it depends on the table again, not on every commit.
+  const held = events.length;
+  await store.object({ type: "other" }).tx(async (tx) => { await tx.put(store.object({ type: "other" }).table(Tags), { id: "t" }); });
+  await tick();
+  assert.equal(events.length, held, "a commit to another table leaves it alone");
+  await agent.tx(async (tx) => { await tx.put(messages, { id: "m3", text: "!" }); });
+  await tick();
+  assert.deepEqual(events.at(-1), { seq: store.head, value: 3 });
+  await store.close();
+});
+
 test("value rethrows the derive's error", async () => {
   const { store, notes, put } = await setup();
   await put(notes, { id: "a", text: "A" });

@@ -52,6 +52,26 @@ for (const [label, options] of Object.entries(backends)) {
       await store.close();
     });
 
+    // A create was never held to a document's bounds: one past 128 MiB was
+    // accepted (far past it, the copies stopped the wasm core), and one of
+    // 998 levels was accepted and could then never be changed.
+    test("a create is held to a document's bounds as a change is: its footprint (limit) and its nesting (invalid/args)", async () => {
+      const store = await openStore(options());
+      const notes = store.object({ type: "notes" });
+      const head = store.head;
+      // 4.5M numbers: 9 MB of JSON, about 137 MiB as the core would hold them.
+      const big = new Array(4_500_000).fill(0);
+      await rejectsWith(notes.tx((tx) => tx.documents.create({ kind: "big" }, big)), "limit", ["value", "MiB", "128 MiB a document may hold"]);
+      const nest = (n) => { let v = 0; for (let i = 0; i < n; i++) v = [v]; return v; };
+      await rejectsWith(notes.tx((tx) => tx.documents.create({ kind: "deep" }, { a: nest(997) })), "invalid/args", ["value", "nest 998 levels", "997"]);
+      assert.equal(store.head, head, "nothing committed");
+      // At the bound: created, and changed after.
+      const id = await notes.tx((tx) => tx.documents.create({ kind: "deep" }, { a: nest(996) }));
+      await notes.tx((tx) => tx.documents.change(id, [{ op: "add", path: "/b", value: 1 }]));
+      assert.equal((await notes.documents.load(id)).value.b, 1);
+      await store.close();
+    });
+
     test("a tx creates and changes a document with a table write in one commit, seen by adopt and the outbox", async () => {
       const store = await openStore(options());
       const seen = [];

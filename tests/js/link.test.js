@@ -163,6 +163,20 @@ test("a derive value structured clone refuses fails only that part", async () =>
   await t.done();
 });
 
+test("a derive whose first value structured clone refuses stays held: later values arrive", async () => {
+  const t = await setup();
+  t.store.derive("fn", (read) => (read.count(t.notes) === 0 ? { render: () => 1 } : { count: read.count(t.notes) }));
+  const fn = [];
+  t.link.hold("fn", (e) => fn.push(e));
+  await until(() => fn.length === 1, "the held derive's first event");
+  assert.equal(fn[0].error.code, "invalid/args");
+  assert.match(fn[0].error.message, /structured clone.*could not be cloned/);
+  const seq = await t.link.call("put", { notesRows: [{ id: "a", text: "A" }] });
+  await until(() => fn.length === 2, "the value after the first");
+  assert.deepEqual(fn[1], { seq, value: { count: 1 } });
+  await t.done();
+});
+
 test("call errors arrive as StoreError with their code, or as an Error with the worker error's name", async () => {
   const t = await setup({
     fenced: () => { throw new StoreError("fenced", "another tab took this store over"); },
@@ -172,7 +186,9 @@ test("call errors arrive as StoreError with their code, or as an Error with the 
   await rejectsWith(t.link.call("fenced"), "fenced", ["another tab"]);
   await rejectsWith(t.link.call("nope", {}), "not_found", ["\"nope\"", "\"put\""]);
   await rejectsWith(t.link.call("put", { notesRows: [{ id: "a", text: 5 }] }), "invalid/args", ["text"]);
-  await rejectsWith(t.link.call("fn"), "invalid/args", ["structured clone"]);
+  // The message names what the clone refused (the function), not the
+  // value without it.
+  await rejectsWith(t.link.call("fn"), "invalid/args", ["structured clone", "() => 1"]);
   await rejectsWith(t.link.call("put", { f: () => 1 }), "invalid/args", ["arguments"]);
   // Arguments whose reading throws (a getter): before, the getter's raw Error.
   await rejectsWith(t.link.call("put", { get notesRows() { throw new Error("getter threw"); } }), "invalid/args", ["arguments", "getter threw"]);
@@ -195,6 +211,9 @@ test("bad holds answer with an error to their listener; unsubscribe and close st
   throwsWith(() => t.link.hold("notes/notes", "not a query", () => {}), "invalid/args", ["query"]);
   throwsWith(() => t.link.hold("count", query(Notes), () => {}), "invalid/args", ["derive"]);
   throwsWith(() => t.link.hold(42, () => {}), "invalid/args", ["42"]);
+  // The listener that is not a function is the one named.
+  throwsWith(() => t.link.hold("count", 5), "invalid/args", ["listener", "got 5"]);
+  throwsWith(() => t.link.hold("notes/notes", query(Notes), "x"), "invalid/args", ["listener", "got \"x\""]);
   throwsWith(() => t.link.hold("notes/notes", query(Tags), () => {}), "invalid/args", ["\"tags\"", "\"notes\""]);
 
   const held = [];

@@ -88,9 +88,16 @@ test("queries are immutable: where and orderBy return new queries", () => {
   assert.equal(base.table, Edits);
 });
 
+test("a where callback that returns nothing is refused, never taken for every row; no where at all is every row", () => {
+  throwsWith(() => query(Edits).where((e) => { eq(e.path, "a"); }), "invalid/args", ["where callback returned undefined", "no where"]);
+  throwsWith(() => query(Edits).where(() => null), "invalid/args", ["returned null"]);
+  assert.deepEqual(query(Edits).where(undefined).toJSON(), { where: null, orderBy: [] });
+  assert.deepEqual(query(Edits).where(null).toJSON(), { where: null, orderBy: [] });
+});
+
 test("e.name is col(name), and an unknown name still gives a column the core can refuse by name", () => {
   let seen;
-  query(Edits).where((e) => { seen = e; return undefined; });
+  query(Edits).where((e) => { seen = e; return eq(e.path, "a"); });
   assert.deepEqual(wire(seen.path), { col: "path" });
   assert.deepEqual(wire(seen.nope), { col: "nope" });
   assert.equal(seen.then, undefined);

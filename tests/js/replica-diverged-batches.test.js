@@ -47,7 +47,7 @@ for (const backend of ["memory", "sqlite"]) {
     await rejectsWith(replica.applyBatch(diverging), "sync/diverged", ["seq 2"]);
     assert.match(replica.diverged, /seq 2/);
     for (const [what, batch] of malformed) {
-      await rejectsWith(replica.applyBatch(batch), "sync/diverged", ["restored"]).catch((e) => {
+      await rejectsWith(replica.applyBatch(batch), "sync/diverged", ["a new one"]).catch((e) => {
         throw new Error(`${what}: ${e.message}`);
       });
     }

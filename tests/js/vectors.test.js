@@ -195,6 +195,8 @@ describe("vectors across backends and copies", () => {
     assert.equal(e.cause, mine);
     e = await rejectsWith(docs.nearest(() => { throw mine; }, q, 3), "invalid/args", ["nearest", "column function threw", "mine"]);
     assert.equal(e.cause, mine);
+    // A where callback with braces and no return: refused, not every row.
+    await rejectsWith(docs.nearest((d) => d.embedding, q, 3, { where: (d) => { eq(d.kind, "note"); } }), "invalid/args", ["nearest", "returned undefined"]);
     assert.deepEqual(await docs.nearest((d) => d.embedding, q, 3), [], "the store answers on");
     await store.close();
   });

@@ -412,6 +412,13 @@ async function linked(port: Endpoint) {
   store.derive("bad", (read) => read.get(edits, ["e1"]).then(() => 1));
   // @ts-expect-error a derive is computed synchronously: an async function's promise is refused
   store.derive("async", async (read) => read.head).hold(() => {});
+  // The call itself is the error, also as a statement or assigned (before,
+  // it typed `never`, which both accepted).
+  // @ts-expect-error an async derive
+  store.derive("asyncStatement", async (read) => read.head);
+  // @ts-expect-error a derive returning a promise
+  const promised: Derive<number> = store.derive("promised", (read) => Promise.resolve(read.head));
+  void promised;
   const stop: Unsubscribe = count.hold((e: DeriveEvent<number>) => { if (e.error) throw e.error; const n: number | undefined = e.value; void n; });
 
   const methods = {
