@@ -124,6 +124,15 @@ async function watchRelay(id) {
     else offerContinue(relay, session);
   }, (e) => toast(e));
   const show = async () => {
+    // Split off, this store is a session of its own that no relay holds:
+    // the old session's head on the relay says nothing of it.
+    if (state.splitOff) {
+      value.textContent = "split off";
+      chip.classList.add("offline");
+      chip.classList.remove("synced", "behind");
+      chip.title = `${session}: this store split off into a session of its own, which does not sync`;
+      return;
+    }
     try {
       const res = await fetch(session, { cache: "no-store" });
       const info = await res.json();

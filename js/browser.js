@@ -53,7 +53,7 @@ export { configureBrowserCore, deleteStore, listStores } from "./loader-browser.
  */
 export class SessionRelay {
   constructor() {
-    throw invalidArgs("SessionRelay: a Durable Object class of the workerd root; deploy it in a Worker (docs/guide.md, \"Sync a session\"), or use createRelay here");
+    throw invalidArgs("SessionRelay: a Durable Object class for workerd; deploy it in a Worker, or use createRelay here");
   }
 }
 export { relayFetch } from "./relay-workerd.js";

@@ -1019,7 +1019,7 @@ export interface ListedSqliteStore {
   readonly replica: boolean;
 }
 
-/** An OPFS store found by listStores (browsers); id and head are null while a tab holds it open. */
+/** An OPFS store found by listStores (browsers); id and head are read from a private copy of its files when it is open, and are null only when they cannot be read. */
 export interface ListedOpfsStore {
   readonly name: string;
   readonly id: string | null;

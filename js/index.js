@@ -58,7 +58,7 @@ export async function openReplica(options) {
  */
 export class SessionRelay {
   constructor() {
-    throw invalidArgs("SessionRelay: a Durable Object class of the workerd root; deploy it in a Worker (docs/guide.md, \"Sync a session\"), or use createRelay here");
+    throw invalidArgs("SessionRelay: a Durable Object class for workerd; deploy it in a Worker, or use createRelay here");
   }
 }
 export { relayFetch } from "./relay-workerd.js";

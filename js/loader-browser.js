@@ -107,7 +107,7 @@ export function opfsLockName(name) {
 
 function fencedError(name) {
   return new StoreError(ErrorCodes.Fenced,
-    `store ${JSON.stringify(name)} (opfs): another tab or worker took it over; this one is fenced (its commits are kept; open it again to take it back)`);
+    `store ${JSON.stringify(name)} (opfs): another tab or worker took it over (an open, deleteStore or importStore); this one is fenced`);
 }
 
 // Takes store `name` over: its Web Lock (stealing it from any owner, which is

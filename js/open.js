@@ -69,7 +69,7 @@ export async function openCore(runtime, options, what, extra = {}) {
   // A new store gets a random session id; an existing one keeps its own.
   // The core checks adoptForeign's type (sqlite and opfs files only).
   const { session, ...wire } = await runtime.prepare({
-    backend, path, id: id ?? globalThis.crypto.randomUUID(), durability, lockTimeout,
+    backend, path, id: id ?? newId(), durability, lockTimeout,
     // The core checks it: bytes nearest may keep in the core (0: none).
     vectorCache,
     ...(backend === "sqlite" || backend === "opfs" ? { adoptForeign } : {}),
@@ -107,4 +107,12 @@ export async function openCore(runtime, options, what, extra = {}) {
     release();
     throw asStoreError(e, what);
   }
+}
+
+// A random session id: a UUID where crypto.randomUUID exists (a secure
+// context, Node, workerd), else 32 hex digits from getRandomValues (a page
+// served over plain http, where an open used to fail with a raw TypeError).
+function newId() {
+  const c = globalThis.crypto;
+  return c.randomUUID ? c.randomUUID() : Array.from(c.getRandomValues(new Uint32Array(4)), (x) => x.toString(16).padStart(8, "0")).join("");
 }

@@ -74,14 +74,14 @@ export function startServer({ dir = root, port = 0, index = null, isolated = fal
 }
 
 /** Launches headless Chromium on a persistent profile (a new temp one by default). */
-export async function launchChromium({ userDataDir } = {}) {
+export async function launchChromium({ userDataDir, args = [] } = {}) {
   if (!existsSync(chromiumPath)) {
     throw new Error(`Chromium not found at ${chromiumPath}: run \`npm run setup\` (installs Debian's chromium)`);
   }
   const own = !userDataDir;
   const dir = userDataDir ?? mkdtempSync(join(tmpdir(), "onestore-chromium-"));
   const context = await chromium.launchPersistentContext(dir, {
-    executablePath: chromiumPath, headless: true, args: chromiumArgs,
+    executablePath: chromiumPath, headless: true, args: [...chromiumArgs, ...args],
   });
   return {
     context,

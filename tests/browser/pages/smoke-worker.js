@@ -15,7 +15,7 @@ self.onmessage = async () => {
     let adopted = 0;
     const seq = await store.commit([{ op: "put", table: "smoke/notes", row: { id: "b", n: 2 } }], () => { adopted++; });
     const page = await notes.page(query(Notes), 10);
-    self.postMessage({ ok: true, seq, adopted, head: store.head, rows: page.rows, names: Object.keys(api).sort() });
+    self.postMessage({ ok: true, seq, adopted, head: store.head, id: store.id, rows: page.rows, names: Object.keys(api).sort() });
     await store.close();
   } catch (e) {
     self.postMessage({ ok: false, error: `${e.code ?? e.name}: ${e.message}` });
