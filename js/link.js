@@ -130,8 +130,9 @@ export function serve(store, options = {}) {
   let closed = false;
 
   // Posts `msg`; false when structured clone refused it (`refused` then
-  // holds why, naming the value).
+  // holds why, naming the value, for unsent()).
   let refused = "";
+  const unsent = (what) => errorToWire(invalidArgs(`${what} cannot be sent to the tab (structured clone refused it): ${refused}`));
   function post(msg) {
     try {
       ep.post(msg);
@@ -148,7 +149,7 @@ export function serve(store, options = {}) {
     settle.then(
       (value) => {
         if (!post({ ...base, value })) {
-          post({ ...base, error: errorToWire(invalidArgs(`the result of this call cannot be sent to the tab (structured clone refused it): ${refused}`)) });
+          post({ ...base, error: unsent("the result of this call") });
         }
       },
       (error) => post({ ...base, error: errorToWire(error) }),
@@ -229,7 +230,7 @@ export function serve(store, options = {}) {
         // A value structured clone refuses fails only this event: the hold
         // stays, and later values come as any other (as in a commit's).
         if (!post({ ...base, ...part })) {
-          post({ ...base, error: errorToWire(invalidArgs(`link.hold: the value cannot be sent to the tab (structured clone refused it): ${refused}`)) });
+          post({ ...base, error: unsent("link.hold: the value") });
         }
         return;
       }
@@ -294,7 +295,8 @@ export function serve(store, options = {}) {
           structuredClone(p);
           return p;
         } catch (e) {
-          return { id: p.id, error: errorToWire(invalidArgs(`the value of this hold cannot be sent to the tab (structured clone refused it): ${e.message}`)) };
+          refused = e.message;
+          return { id: p.id, error: unsent("the value of this hold") };
         }
       });
       post(msg);

@@ -213,15 +213,6 @@ export function whereOf(def, where, what) {
   }
 }
 
-/**
- * The predicate of a bulk write (updateWhere, deleteWhere): whereOf's (a
- * callback that returns nothing is refused, as everywhere).
- *
- * @example
- * bulkWhereOf(def, (e) => { eq(e.path, "a"); }, "tx.deleteWhere(notes/items)")   // throws invalid/args
- */
-export const bulkWhereOf = whereOf;
-
 const QUERY = Symbol.for("onestore.query");
 
 function makeQuery(def, where, order) {

@@ -694,6 +694,17 @@ async function loadPg() {
 }
 
 /**
+ * A diverged replica's answer to every batch, as the core's replicas word it
+ * (src/sync/replica.cc, Replica::Diverged; js/replica.js).
+ *
+ * @example
+ * throw replicaDiverged("at seq 4, ops[1] on table \"app/notes\": it affected 1 rows, the record says 2");
+ */
+function replicaDiverged(where) {
+  return new StoreError(ErrorCodes.SyncDiverged, `applyBatch: the replica diverged (${where}) and takes no more batches: apply from 0 into a new one`);
+}
+
+/**
  * Opens a PostgreSQL mirror of one session: `{ backend: "postgres", url,
  * session?, pool? }`. `url` is a PostgreSQL connection string; `pool` a
  * pg.Pool to share among many sessions' replicas instead (closing the
@@ -1045,7 +1056,7 @@ export async function openPostgresReplica(options) {
   async function apply(text, batch) {
     const { from, to } = checkBatch(batch);
     if (diverged !== undefined) {
-      throw new StoreError(ErrorCodes.SyncDiverged, `applyBatch: the replica diverged (${diverged}) and takes no more batches: apply from 0 into a new one`);
+      throw replicaDiverged(diverged);
     }
     const { client, release } = await checkout().catch((e) => { throw storageFailed("applyBatch", e); });
     let seq = 0;
@@ -1136,7 +1147,7 @@ export async function openPostgresReplica(options) {
         diverged = e.message;
         // Recorded in a transaction of its own, after the batch rolled back.
         await q(client, `INSERT INTO ${schema}."_meta" VALUES ('diverged', $1) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`, [diverged]).catch(() => {});
-        throw new StoreError(ErrorCodes.SyncDiverged, `applyBatch: the replica diverged ${diverged}; it takes no more batches: apply from 0 into a new one`);
+        throw replicaDiverged(diverged);
       }
       if (e instanceof StoreError) throw e;
       throw storageFailed("applyBatch", e);
@@ -1376,7 +1387,7 @@ export async function openPostgresReplica(options) {
         // A diverged replica answers every batch, a malformed one too, with
         // sync/diverged (as the core's replicas do).
         if (diverged !== undefined) {
-          throw new StoreError(ErrorCodes.SyncDiverged, `applyBatch: the replica diverged (${diverged}) and takes no more batches: apply from 0 into a new one`);
+          throw replicaDiverged(diverged);
         }
         const text = typeof batch === "string" ? batch : encodeJson(batch, "batch");
         let parsed;

@@ -13,7 +13,7 @@ import { encodeJson } from "./encode.js";
 import { OpsBuffer } from "./ops-buffer.js";
 import { isExpr, isPred, toExpr, value } from "./expr.js";
 import { vectorColumns, vectorWire } from "./vectors.js";
-import { bulkWhereOf } from "./query.js";
+import { whereOf } from "./query.js";
 import { plainData, readRow } from "./data.js";
 import { commitContext } from "./core-calls.js";
 import { describe, storedJson, versionedJson } from "./schema.js";
@@ -362,7 +362,7 @@ class Tx {
     try {
       const st = Tx.#open(this, "tx.updateWhere");
       const h = this.#owner.resolveTable(t, "tx.updateWhere");
-      const w = bulkWhereOf(h.def, where, `tx.updateWhere(${h.name})`);
+      const w = whereOf(h.def, where, `tx.updateWhere(${h.name})`);
       // No predicate (where: null) means every row.
       pushOp(st, { op: "update", table: h.name, where: w ?? null, set: versionedSet(h, setOf(set, `tx.updateWhere(${h.name})`), `tx.updateWhere(${h.name})`) }, "update");
     } catch (e) {
@@ -378,7 +378,7 @@ class Tx {
     try {
       const st = Tx.#open(this, "tx.deleteWhere");
       const h = this.#owner.resolveTable(t, "tx.deleteWhere");
-      const w = bulkWhereOf(h.def, where, `tx.deleteWhere(${h.name})`);
+      const w = whereOf(h.def, where, `tx.deleteWhere(${h.name})`);
       pushOp(st, { op: "delete", table: h.name, where: w ?? null }, "delete");
     } catch (e) {
       return Tx.#refused(this, e);
