@@ -132,17 +132,28 @@ export function exportArchive({ gate, queue, info, blobs }, options = {}) {
       return { name: record.table, record, rows: d.rows, digest: d.digest, pages: Math.ceil(d.rows / PAGE_ROWS) };
     });
     // The retained outbox: records after its first retained seq, up to the head.
+    // Pages of PAGE_ROWS records, each from one read or more (a read stops
+    // at 8 MiB of records).
     const outbox = [];
     let after = 0;
+    let page = "";
+    let inPage = 0;
     for (;;) {
-      const batch = call("outbox", () => core.outboxRead(after, PAGE_ROWS));
+      const batch = call("outbox", () => core.outboxRead(after, PAGE_ROWS - inPage));
       const lines = splitOutboxBatch(batch);
       if (lines.seqs.length === 0) break;
-      outbox.push(lines.text);
+      page += lines.text;
+      inPage += lines.seqs.length;
+      if (inPage === PAGE_ROWS) {
+        outbox.push(page);
+        page = "";
+        inPage = 0;
+      }
       after = lines.seqs[lines.seqs.length - 1];
       total += lines.seqs.length;
       if (after >= head) break;
     }
+    if (inPage) outbox.push(page);
     const outboxCount = outbox.reduce((n, t) => n + countLines(t), 0);
     // The blobs there now: named by content and never deleted, so each one
     // listed is there, the same bytes, when its entry is written.
@@ -170,12 +181,20 @@ export function exportArchive({ gate, queue, info, blobs }, options = {}) {
     for (let t = 0; t < tables.length; t++) {
       let cursor = "";
       for (let p = 1; p <= tables[t].pages; p++) {
-        const answer = call(tables[t].name, () => core.exportRows(tables[t].name, cursor, PAGE_ROWS));
-        const nl = answer.indexOf("\n");
-        cursor = answer.slice(0, nl);
-        const lines = answer.slice(nl + 1);
-        yield entry(tablePath(t, p), lines);
-        done += countLines(lines);
+        // PAGE_ROWS rows, from one answer or more (an answer stops at 8 MiB),
+        // joined as bytes (a page's text may be longer than a JS string).
+        const parts = [];
+        let n = 0;
+        do {
+          const answer = call(tables[t].name, () => core.exportRows(tables[t].name, cursor, PAGE_ROWS - n));
+          const nl = answer.indexOf("\n");
+          cursor = answer.slice(0, nl);
+          const part = answer.slice(nl + 1);
+          parts.push(encoder.encode(part));
+          n += countLines(part);
+        } while (n < PAGE_ROWS && cursor !== "");
+        yield entry(tablePath(t, p), joinBytes(parts));
+        done += n;
         report();
       }
     }
@@ -682,8 +701,8 @@ async function tarStep(fn) {
 export function copyRestored(from, to, manifest, outboxText, call) {
   call("tables", () => to.restoreTables(JSON.stringify(manifest.tables.map((t) => t.record))));
   for (const t of manifest.tables) {
-    let cursor = "";
-    for (let p = 1; p <= t.pages; p++) {
+    // Every row, in answers the core may cut at 8 MiB.
+    for (let cursor = "", more = t.rows > 0; more; more = cursor !== "") {
       const answer = call(t.name, () => from.exportRows(t.name, cursor, PAGE_ROWS));
       const nl = answer.indexOf("\n");
       cursor = answer.slice(0, nl);

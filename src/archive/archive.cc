@@ -97,10 +97,11 @@ Status Archiver::RowLines(const std::string& table, const std::string& cursor, i
   std::vector<Value> after;
   if (!cursor.empty()) ONESTORE_RETURN_IF_ERROR(DecodeCursor(q, cursor, &after));
   std::vector<Row> rows;
+  PageBytes bytes;  // cut at kReadBytes: then `next` too
   ONESTORE_RETURN_IF_ERROR(
-      store_->backend_->Page(q, cursor.empty() ? nullptr : &after, limit + 1, &rows));
-  const bool more = static_cast<int64_t>(rows.size()) > limit;
-  if (more) rows.resize(limit);
+      store_->backend_->Page(q, cursor.empty() ? nullptr : &after, limit + 1, &rows, &bytes));
+  const bool more = static_cast<int64_t>(rows.size()) > limit || bytes.cut;
+  if (static_cast<int64_t>(rows.size()) > limit) rows.resize(limit);
   lines->clear();
   // The fingerprint's row encoding (ints as integers, also beyond 2^53),
   // except a json cell that holds a string or an integer beyond 2^53: it goes

@@ -36,6 +36,26 @@ struct OutboxEntry {
   std::string record;  // the record's JSON text
 };
 
+// About what one read builds in the wasm heap: a page's rows (when asked)
+// and ReadOutbox's records stop once they hold this many bytes of text, one
+// row or record at least. A page of 100 rows of 4 MB, and the outbox read of
+// 100 records of 60 MB, were built whole and aborted the core, whose room
+// check keeps 32 MiB for reads (docs/reliability.md, "A full wasm heap").
+constexpr size_t kReadBytes = size_t{8} << 20;
+
+// The bytes of a row's strings (text, json text, vector bytes).
+inline size_t RowTextBytes(const Row& row) {
+  size_t n = 0;
+  for (const Value& v : row) n += v.text().size();
+  return n;
+}
+
+// A page cut at kReadBytes (Backend::Page): `cut` says that a wanted row
+// follows the rows given, which may then be fewer than the limit.
+struct PageBytes {
+  bool cut = false;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -72,9 +92,11 @@ class Backend {
   // Reads of committed state.
   virtual Status Get(const TableSchema& t, const Key& key, std::optional<Row>* row) = 0;
   // Up to `limit` rows of `q` in its order, strictly after `after` (a
-  // position in q's order values) when given.
+  // position in q's order values) when given. With `bytes`, fewer once the
+  // rows hold kReadBytes (PageBytes; a Durable Object's connection never
+  // cuts: its pages are held, or the host's limits bound them).
   virtual Status Page(const Query& q, const std::vector<Value>* after, int64_t limit,
-                      std::vector<Row>* rows) = 0;
+                      std::vector<Row>* rows, PageBytes* bytes = nullptr) = 0;
   // Asks the next Page, which must follow at once, to leave the rows of a
   // page of `t` with the host: true when it will. Such a Page gives as many
   // rows, only the last two filled (the cursor's), and the host hands the
@@ -115,7 +137,8 @@ class Backend {
   // The largest value of an int key column, or 0 for an empty table.
   virtual Status MaxIntKey(const TableSchema& t, int64_t* max) = 0;
 
-  // Outbox records with seq > after, oldest first, at most `limit`.
+  // Outbox records with seq > after, oldest first, at most `limit`, and
+  // fewer once they hold kReadBytes (every caller reads on after the last).
   virtual Status ReadOutbox(int64_t after, int64_t limit, std::vector<OutboxEntry>* out) = 0;
   // Removes the records with seq <= up_to; sets *removed.
   virtual Status TrimOutbox(int64_t up_to, int64_t* removed) = 0;

@@ -1053,12 +1053,16 @@ Status Store::Page(const std::string& table, const std::string& query_json, int6
   // A host that keeps the rows (a Durable Object's, HoldNextPage) hands
   // them to the package itself: the answer is {"held":n,"next"?}.
   const bool held = backend_->HoldNextPage(*t);
-  ONESTORE_RETURN_IF_ERROR(backend_->Page(q, cursor.empty() ? nullptr : &after, limit + 1, &rows));
-  bool more = static_cast<int64_t>(rows.size()) > limit;
+  // A page cut at kReadBytes has its `next` and no peek.
+  PageBytes bytes;
+  ONESTORE_RETURN_IF_ERROR(backend_->Page(q, cursor.empty() ? nullptr : &after, limit + 1, &rows,
+                                          held ? nullptr : &bytes));
+  const bool extra_row = static_cast<int64_t>(rows.size()) > limit;
+  const bool more = extra_row || bytes.cut;
   // The key of the row after the page, for "peek" (a held page's rows are
   // the host's: it has none).
   std::string peek;
-  if (more && !held) {
+  if (extra_row && !held) {
     const Row& extra = rows[static_cast<size_t>(limit)];
     peek = "[";
     for (size_t i = 0; i < t->key.size(); ++i) {
@@ -1067,7 +1071,7 @@ Status Store::Page(const std::string& table, const std::string& query_json, int6
     }
     peek.push_back(']');
   }
-  if (more) rows.resize(limit);
+  if (extra_row) rows.resize(limit);
   page->clear();
   if (held) {
     *page += "{\"held\":";

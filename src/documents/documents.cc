@@ -949,9 +949,11 @@ Status DocumentsRead(Backend* backend, bool tables_exist, bool restores_exist, i
       ONESTORE_RETURN_IF_ERROR(DecodeCursor(parsed, req["after"].get<std::string>(), &after));
     }
     std::vector<Row> rows;
-    ONESTORE_RETURN_IF_ERROR(backend->Page(parsed, has_after ? &after : nullptr, limit + 1, &rows));
-    const bool more = static_cast<int64_t>(rows.size()) > limit;
-    if (more) rows.resize(limit);
+    PageBytes bytes;  // cut at kReadBytes: then `next` too
+    ONESTORE_RETURN_IF_ERROR(
+        backend->Page(parsed, has_after ? &after : nullptr, limit + 1, &rows, &bytes));
+    const bool more = static_cast<int64_t>(rows.size()) > limit || bytes.cut;
+    if (static_cast<int64_t>(rows.size()) > limit) rows.resize(limit);
     *answer = "{\"rows\":[";
     for (size_t i = 0; i < rows.size(); ++i) {
       if (i) answer->push_back(',');

@@ -134,7 +134,7 @@ Status ReadLog(Store* store, const std::string& request_json, std::string* answe
   answer->assign("{\"commits\":[");
   std::vector<OutboxEntry> entries;
   while (pos < end) {
-    if (matched == limit || scanned >= kLogScanBudget) {
+    if (matched == limit || scanned >= kLogScanBudget || answer->size() >= kReadBytes) {
       more = true;
       break;
     }

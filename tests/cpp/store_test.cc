@@ -722,9 +722,9 @@ class FailingCommitBackend : public Backend {
   Status Get(const TableSchema& t, const Key& k, std::optional<Row>* r) override {
     return base_->Get(t, k, r);
   }
-  Status Page(const Query& q, const std::vector<Value>* a, int64_t l,
-              std::vector<Row>* r) override {
-    return base_->Page(q, a, l, r);
+  Status Page(const Query& q, const std::vector<Value>* a, int64_t l, std::vector<Row>* r,
+              PageBytes* b = nullptr) override {
+    return base_->Page(q, a, l, r, b);
   }
   Status Count(const TableSchema& t, const Predicate* w, int64_t* c) override {
     return base_->Count(t, w, c);

@@ -511,7 +511,7 @@ class MemoryBackend : public Backend {
   void Rollback() override;
   Status Get(const TableSchema& t, const Key& key, std::optional<Row>* row) override;
   Status Page(const Query& q, const std::vector<Value>* after, int64_t limit,
-              std::vector<Row>* rows) override;
+              std::vector<Row>* rows, PageBytes* bytes = nullptr) override;
   Status Count(const TableSchema& t, const Predicate* where, int64_t* count) override;
   Status Scan(const Query& q, const std::function<bool(const Row&)>& visit) override;
   Status MaxIntKey(const TableSchema& t, int64_t* max) override;
@@ -934,7 +934,7 @@ Status MemoryBackend::Get(const TableSchema& t, const Key& key, std::optional<Ro
 }
 
 Status MemoryBackend::Page(const Query& q, const std::vector<Value>* after, int64_t limit,
-                           std::vector<Row>* rows) {
+                           std::vector<Row>* rows, PageBytes* bytes) {
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
   rows->clear();
   if (q.table == nullptr) return Status::InvalidArgs("page: a query without a table");
@@ -950,6 +950,20 @@ Status MemoryBackend::Page(const Query& q, const std::vector<Value>* after, int6
   ScanPlan plan = PlanScan(*d->schema, where, &q.order);
   auto wanted = [&](const Row& row) {
     return Matches(where, row) && (after == nullptr || q.CompareToPosition(row, *after) > 0);
+  };
+  // Adds a wanted row to the page; false, with the page cut, once the rows
+  // already hold kReadBytes.
+  size_t used = 0;
+  auto take = [&](const Row& row) {
+    if (bytes != nullptr) {
+      if (used >= kReadBytes) {
+        bytes->cut = true;
+        return false;
+      }
+      used += RowTextBytes(row);
+    }
+    rows->push_back(row);
+    return true;
   };
 
   if (!plan.sort) {
@@ -973,8 +987,7 @@ Status MemoryBackend::Page(const Query& q, const std::vector<Value>* after, int6
       if (use_seek) seek.push_back(pos != nullptr ? *pos : *fixed);
     }
     Walk(*d, plan, use_seek ? &seek : nullptr, [&](const Row& row) {
-      if (wanted(row)) rows->push_back(row);
-      return rows->size() < max_rows;
+      return (!wanted(row) || take(row)) && rows->size() < max_rows;
     });
     return Status::OK();
   }
@@ -1001,20 +1014,19 @@ Status MemoryBackend::Page(const Query& q, const std::vector<Value>* after, int6
     auto flush = [&]() {
       std::sort(group.begin(), group.end(), by_order);
       for (const Row* r : group) {
-        if (rows->size() >= max_rows) break;
-        rows->push_back(*r);
+        if (rows->size() >= max_rows || !take(*r)) break;
       }
       group.clear();
     };
     Walk(*d, plan, nullptr, [&](const Row& row) {
       if (!group.empty() && !same_group(*group.front(), row)) {
         flush();
-        if (rows->size() >= max_rows) return false;
+        if (rows->size() >= max_rows || (bytes != nullptr && bytes->cut)) return false;
       }
       if (wanted(row)) group.push_back(&row);
       return true;
     });
-    if (rows->size() < max_rows) flush();
+    if (rows->size() < max_rows && (bytes == nullptr || !bytes->cut)) flush();
     return Status::OK();
   }
 
@@ -1026,7 +1038,8 @@ Status MemoryBackend::Page(const Query& q, const std::vector<Value>* after, int6
   size_t n = std::min(max_rows, hits.size());
   std::partial_sort(hits.begin(), hits.begin() + n, hits.end(), by_order);
   rows->reserve(n);
-  for (size_t i = 0; i < n; ++i) rows->push_back(*hits[i]);
+  for (size_t i = 0; i < n && take(*hits[i]); ++i) {
+  }
   return Status::OK();
 }
 
@@ -1072,9 +1085,12 @@ Status MemoryBackend::MaxIntKey(const TableSchema& t, int64_t* max) {
 Status MemoryBackend::ReadOutbox(int64_t after, int64_t limit, std::vector<OutboxEntry>* out) {
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
   out->clear();
-  for (auto it = outbox_.upper_bound(after);
-       it != outbox_.end() && (limit < 0 || static_cast<int64_t>(out->size()) < limit); ++it) {
+  size_t used = 0;
+  for (auto it = outbox_.upper_bound(after); it != outbox_.end() && used < kReadBytes &&
+                                             (limit < 0 || static_cast<int64_t>(out->size()) < limit);
+       ++it) {
     out->push_back(OutboxEntry{it->first, *it->second});
+    used += it->second->size();
   }
   return Status::OK();
 }

@@ -36,6 +36,11 @@ struct SqlRows {
   // of the last two only (all of them when fewer).
   bool hold = false;
   size_t held = 0;
+  // Asked by the caller: stop once the rows' text and blobs hold this many
+  // bytes (kReadBytes; 0: never), and say in `cut` that a row follows. The
+  // embedded connection cuts; a host-bound one gives every row.
+  size_t max_bytes = 0;
+  bool cut = false;
 
   size_t size() const { return columns == 0 ? 0 : cells.size() / columns; }
   const Value& at(size_t row, size_t column) const { return cells[row * columns + column]; }

@@ -367,13 +367,19 @@ Status EmbeddedConnection::RunNow(const std::string& sql, const Value* params, s
     rows->columns = static_cast<size_t>(n);
     rows->cells.clear();
     rows->changes = 0;
+    rows->cut = false;
   }
+  size_t used = 0;
   for (;;) {
     const int rc = sqlite3_step(b.stmt);
     if (rc == SQLITE_DONE) break;
     // sqlite3_reset returns the same error; the message is on the connection.
     if (rc != SQLITE_ROW) return Error(rc, what);
     if (rows == nullptr) continue;
+    if (rows->max_bytes != 0 && used >= rows->max_bytes) {
+      rows->cut = true;
+      break;
+    }
     for (int c = 0; c < n; ++c) {
       switch (sqlite3_column_type(b.stmt, c)) {
         case SQLITE_NULL:
@@ -388,15 +394,17 @@ Status EmbeddedConnection::RunNow(const std::string& sql, const Value* params, s
         case SQLITE_BLOB: {  // a vector column's bytes
           const void* blob = sqlite3_column_blob(b.stmt, c);
           const size_t size = static_cast<size_t>(sqlite3_column_bytes(b.stmt, c));
+          used += size;
           rows->cells.push_back(Value::Vector(
               size == 0 ? std::string() : std::string(static_cast<const char*>(blob), size)));
           break;
         }
         default: {
           const unsigned char* text = sqlite3_column_text(b.stmt, c);
+          const size_t size = static_cast<size_t>(sqlite3_column_bytes(b.stmt, c));
+          used += size;
           rows->cells.push_back(
-              Value::Str(std::string(reinterpret_cast<const char*>(text),
-                                     static_cast<size_t>(sqlite3_column_bytes(b.stmt, c)))));
+              Value::Str(std::string(reinterpret_cast<const char*>(text), size)));
           break;
         }
       }

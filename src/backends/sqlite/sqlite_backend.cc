@@ -135,7 +135,7 @@ class SqliteBackend : public Backend {
 
   Status Get(const TableSchema& t, const Key& key, std::optional<Row>* row) override;
   Status Page(const Query& q, const std::vector<Value>* after, int64_t limit,
-              std::vector<Row>* rows) override;
+              std::vector<Row>* rows, PageBytes* bytes = nullptr) override;
   bool HoldNextPage(const TableSchema& t) override;
   Status Count(const TableSchema& t, const Predicate* where, int64_t* count) override;
   Status ScanKeys(const Query& q, const std::function<void(const Key&)>& visit) override;
@@ -957,7 +957,7 @@ bool SqliteBackend::HoldNextPage(const TableSchema& t) {
 }
 
 Status SqliteBackend::Page(const Query& q, const std::vector<Value>* after, int64_t limit,
-                           std::vector<Row>* rows) {
+                           std::vector<Row>* rows, PageBytes* bytes) {
   const bool hold = hold_next_;
   hold_next_ = false;
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
@@ -992,7 +992,9 @@ Status SqliteBackend::Page(const Query& q, const std::vector<Value>* after, int6
   b.Append(" LIMIT ").Append(std::to_string(limit));
   SqlRows result;
   result.hold = hold;
+  if (bytes != nullptr) result.max_bytes = kReadBytes;
   ONESTORE_RETURN_IF_ERROR(Run(b, "page of table \"" + t.name + "\"", &result));
+  if (bytes != nullptr) bytes->cut = result.cut;
   // Held: the last rows' cells only (HoldNextPage).
   const size_t skip = hold ? result.held - result.size() : 0;
   rows->resize(skip + result.size());
@@ -1076,6 +1078,7 @@ Status SqliteBackend::ReadOutbox(int64_t after, int64_t limit, std::vector<Outbo
       .Append(" ORDER BY seq LIMIT ")
       .Append(std::to_string(limit));  // not bound: see Page
   SqlRows rows;
+  rows.max_bytes = kReadBytes;
   ONESTORE_RETURN_IF_ERROR(Run(b, "reading the outbox", &rows));
   out->reserve(rows.size());
   for (size_t r = 0; r < rows.size(); ++r) {
