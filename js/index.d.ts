@@ -520,6 +520,11 @@ export interface ObjectAddress {
 }
 
 /** A page of rows: pass `next` as `after` for the following page. */
+/**
+ * A page of rows. `next`, the cursor of the following page, is absent on the
+ * last; a page whose rows hold more than about 8 MiB of text stops there with
+ * fewer rows than its limit, so follow `next`, not the count.
+ */
 export interface Page<R> {
   rows: R[];
   next?: string | undefined;
@@ -841,7 +846,11 @@ export interface Reader {
 
 /** The outbox: one record per commit. */
 export interface Outbox {
-  /** @example const batch = await store.outbox.read(0, 100); */
+  /**
+   * The records after `after`, oldest first: at most `limit`, and fewer once
+   * they hold about 8 MiB (one at least); read on from `batch.to`.
+   * @example const batch = await store.outbox.read(0, 100);
+   */
   read(after?: number, limit?: number): Promise<OutboxBatch>;
   /** @example await store.outbox.trim(batch.to); */
   trim(upTo: number): Promise<number>;
