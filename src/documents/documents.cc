@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "onestore/heap.h"
 #include "query/query.h"
 #include "values/json_text.h"
 
@@ -762,6 +763,15 @@ Status DocWriter::Apply(DocOp* op, const std::string& where, std::vector<Op>* wr
       base = op->base ? *op->base
                       : doc->deltas + 1 > op->max_deltas || doc->bytes + bytes > op->max_bytes;
       if (base) {
+        // A base is the whole value written again (its text and its row):
+        // heap the commit's own check, which sees only the patch, did not
+        // count. On a memory store every base stays in the heap.
+        if (!HeapHasRoomFor(3.0 * static_cast<double>(doc->size.footprint))) {
+          return Status::Limit(where + ": " + what + "'s new base (its whole value, about " +
+                               std::to_string(doc->size.footprint >> 20) +
+                               " MiB) needs more of the wasm heap than is left; keep a "
+                               "document this large in a file store");
+        }
         doc->base = doc->version;
         doc->deltas = 0;
         doc->bytes = 0;

@@ -1,0 +1,7 @@
+#include "onestore/heap.h"
+
+namespace onestore {
+
+bool (*heap_has_room)(double bytes) = nullptr;
+
+}  // namespace onestore
