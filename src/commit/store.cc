@@ -1240,9 +1240,10 @@ ONESTORE_COLD Status Store::ForEachRow(const TableSchema& t, int64_t page,
   std::vector<Row> rows;
   std::vector<Value> after;
   for (bool first = true;; first = false) {
-    ONESTORE_RETURN_IF_ERROR(backend_->Page(q, first ? nullptr : &after, page, &rows));
+    PageBytes bytes;  // pages cut at kReadBytes too (rows of MBs: a fingerprint, a snapshot)
+    ONESTORE_RETURN_IF_ERROR(backend_->Page(q, first ? nullptr : &after, page, &rows, &bytes));
     for (const Row& row : rows) ONESTORE_RETURN_IF_ERROR(visit(row));
-    if (static_cast<int64_t>(rows.size()) < page) return Status::OK();
+    if (static_cast<int64_t>(rows.size()) < page && !bytes.cut) return Status::OK();
     after = q.OrderValues(rows.back());
   }
 }

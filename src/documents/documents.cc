@@ -962,12 +962,18 @@ Status DocumentsRead(Backend* backend, bool tables_exist, bool restores_exist, i
     PageBytes bytes;  // cut at kReadBytes: then `next` too
     ONESTORE_RETURN_IF_ERROR(
         backend->Page(parsed, has_after ? &after : nullptr, limit + 1, &rows, &bytes));
-    const bool more = static_cast<int64_t>(rows.size()) > limit || bytes.cut;
+    bool more = static_cast<int64_t>(rows.size()) > limit || bytes.cut;
     if (static_cast<int64_t>(rows.size()) > limit) rows.resize(limit);
     *answer = "{\"rows\":[";
     for (size_t i = 0; i < rows.size(); ++i) {
       if (i) answer->push_back(',');
       ONESTORE_RETURN_IF_ERROR(RecordAt(backend, rows[i], -1, answer));
+      // Each record holds its document's value: the page stops at
+      // kReadBytes of records too.
+      if (answer->size() >= kReadBytes && i + 1 < rows.size()) {
+        rows.resize(i + 1);
+        more = true;
+      }
     }
     answer->push_back(']');
     if (more) {
