@@ -970,7 +970,8 @@ export interface Store {
    * A snapshot of the content at the current head, kept beside the store
    * (memory: in the core; a sqlite file: `<file>.snapshots/`; opfs: the
    * store's OPFS folder `snapshots/`; durable: copies of the tables inside
-   * the Durable Object's SQLite).
+   * the Durable Object's SQLite). A memory store's copy that the wasm heap
+   * cannot take rejects with `limit`; nothing is added.
    * @example const snap = await store.snapshot({ label: "before the run" });
    */
   snapshot(options?: { label?: string | undefined }): Promise<SnapshotInfo>;
@@ -979,6 +980,8 @@ export interface Store {
   /**
    * Gives back snapshot `id` (the newest when omitted) in one commit, after
    * a snapshot of the current state (`undo`): `store.restore()` again undoes it.
+   * Rejects with `limit` when the wasm heap cannot hold the snapshot's rows
+   * it compares, or its commit; nothing is changed.
    * @example const { undo } = await store.restore(snap.id);
    */
   restore(id?: string, ctx?: Context): Promise<RestoreResult>;

@@ -3,7 +3,8 @@
 // there aborts the whole module (C++ without exceptions), a memory store's
 // rows with it; the wasm bindings check a call's room before it starts
 // (wasm/bindings.cc, RoomFor). Work whose size the call's arguments do not
-// show (a document's new base, the whole value written again) asks here.
+// show (a document's new base, the whole value written again; a snapshot's
+// copy; a restore's rows) asks here.
 #ifndef ONESTORE_ONESTORE_HEAP_H_
 #define ONESTORE_ONESTORE_HEAP_H_
 
@@ -16,6 +17,35 @@ extern bool (*heap_has_room)(double bytes);
 inline bool HeapHasRoomFor(double bytes) {
   return heap_has_room == nullptr || heap_has_room(bytes);
 }
+
+// Whether one block of `bytes`, and the 32 MiB the bindings keep free for
+// reads beside it, can be had now: tried with malloc, which answers null
+// where `new` aborts, and given back. One block, because a large row's or
+// a base's text is one piece, and near the cap the free bytes may lie in
+// holes smaller than it (counting them, as the bindings' own check does,
+// let a snapshot's copy of rows of 4 MiB abort).
+bool HeapHasBlock(double bytes);
+
+// The room of work that copies rows one at a time and keeps them (a
+// snapshot's copy, a restore's rows): ahead of the rows it asks for room
+// for `factor` times a step of 4 MiB of them (or of one larger row), in
+// all and in one block, once a step, not once a row.
+class HeapSteps {
+ public:
+  explicit HeapSteps(double factor) : factor_(factor) {}
+
+  // Whether `bytes` more fit; false (nothing taken) when the heap has no
+  // room for them.
+  bool Take(double bytes);
+  // The bytes taken so far.
+  double taken() const { return taken_; }
+
+ private:
+  static constexpr double kStep = 4194304.0;  // 4 MiB
+  const double factor_;
+  double left_ = 0;
+  double taken_ = 0;
+};
 
 }  // namespace onestore
 

@@ -9,6 +9,7 @@
 
 #include "backends/memory/memory_backend.h"
 #include "documents/documents.h"
+#include "onestore/heap.h"
 #include "values/json_text.h"
 #include "writes/writes.h"
 
@@ -36,6 +37,21 @@ struct SnapshotSource {
 namespace {
 
 constexpr int64_t kPage = 1000;
+
+// What a row kept by a copy or a restore takes of the heap: its text, its
+// cells and its nodes. A copy's row is copied once into the copy's
+// staging and moved into its table, beside the page it was read from; a
+// restore's is kept until its commit, which writes the rows that differ
+// again (the outbox record).
+double KeptBytes(const Row& row) {
+  return static_cast<double>(RowTextBytes(row) + 32 * row.size() + 256);
+}
+
+// The refusal of a copy or a restore that the heap cannot take.
+Status NoRoom(const char* what, const HeapSteps& room) {
+  return Status::Limit(std::string(what) + " needs more of the wasm heap than is left (at " +
+                       std::to_string(static_cast<int64_t>(room.taken()) >> 20) + " MiB); nothing was changed");
+}
 
 // Same column names and types in the same order: a row of one is a row of
 // the other.
@@ -125,6 +141,7 @@ Status Snapshots::CopyFrom(const SnapshotSource& src, Store* into) {
   }
   Backend* to = into->backend_.get();
   ONESTORE_RETURN_IF_ERROR(to->Begin());
+  HeapSteps room(2);
   Status st;
   for (const auto& entry : src.tables) {
     const std::shared_ptr<const TableSchema>& t = entry.second;
@@ -134,6 +151,7 @@ Status Snapshots::CopyFrom(const SnapshotSource& src, Store* into) {
     st = to->Apply(&table, nullptr);
     if (st.ok()) {
       st = src.rows(*t, [&](const Row& row) {
+        if (!room.Take(KeptBytes(row))) return NoRoom("the copy of the rows", room);
         Op put;
         put.kind = OpKind::kPut;
         put.table = t;
@@ -211,6 +229,7 @@ Status Snapshots::RestoreFrom(Store* store, const SnapshotSource& snapshot, cons
                                  "\", which this store does not: it is not a snapshot of it");
     }
   }
+  HeapSteps room(2);
   for (const auto& t : store->catalog_.All()) {
     auto found = snapshot.tables.find(t->name);
     const TableSchema* s = found == snapshot.tables.end() ? nullptr : found->second.get();
@@ -264,6 +283,7 @@ Status Snapshots::RestoreFrom(Store* store, const SnapshotSource& snapshot, cons
       TableResolver tables(&store->catalog_);
       tables.AllowStoreTables();
       ONESTORE_RETURN_IF_ERROR(snapshot.rows(*s, [&](const Row& row) {
+        if (!room.Take(KeptBytes(row))) return NoRoom("the restore", room);
         if (same) {
           want.emplace(KeyOf(*t, row), row);
           return Status::OK();
@@ -327,6 +347,9 @@ Status Snapshots::RestoreFrom(Store* store, const SnapshotSource& snapshot, cons
     put.row = {Value::Int(store->head_ + 1), Value::Int(marker["seq"].get<int64_t>())};
     ops.push_back(std::move(put));
   }
+  double differ = 0;
+  for (const Op& op : ops) differ += KeptBytes(op.row);
+  if (!HeapSteps(2).Take(differ)) return NoRoom("the restore", room);
   return store->CommitParsed(&ops, meta, result);
 }
 

@@ -49,7 +49,7 @@ const char* SqlType(Type t) {
   return "ANY";
 }
 
-std::string DescribeKey(const Key& key) {
+ONESTORE_COLD std::string DescribeKey(const Key& key) {
   std::string out = "[";
   for (size_t i = 0; i < key.size(); ++i) {
     if (i > 0) out += ", ";
@@ -65,7 +65,7 @@ std::string IndexSqlName(const TableSchema& t, const Index& ix) {
 // A value as a SQL constant (a column's DEFAULT): ints and bools as
 // integers, nums with 17 digits (and a point, so that they stay REAL), text
 // quoted with its quotes doubled.
-std::string SqlLiteral(const Value& v, Type column) {
+ONESTORE_COLD std::string SqlLiteral(const Value& v, Type column) {
   switch (v.type()) {
     case Type::kBool:
       return v.bool_value() ? "1" : "0";
@@ -104,7 +104,7 @@ std::string SqlLiteral(const Value& v, Type column) {
 }
 
 // Same columns (name, type, nullability) and key: what a table's SQL holds.
-bool SameStoredColumns(const TableSchema& a, const TableSchema& b) {
+ONESTORE_COLD bool SameStoredColumns(const TableSchema& a, const TableSchema& b) {
   if (a.columns.size() != b.columns.size() || a.key != b.key) return false;
   for (size_t i = 0; i < a.columns.size(); ++i) {
     const Column& x = a.columns[i];
@@ -1050,7 +1050,7 @@ Status SqliteBackend::Count(const TableSchema& t, const Predicate* where, int64_
   return Status::OK();
 }
 
-Status SqliteBackend::MaxIntKey(const TableSchema& t, int64_t* max) {
+ONESTORE_COLD Status SqliteBackend::MaxIntKey(const TableSchema& t, int64_t* max) {
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
   if (!t.HasIntKey()) {
     return Status::InvalidArgs("table \"" + t.name + "\" does not have a single int key");
