@@ -567,7 +567,11 @@ export interface TableHandle<D extends AnyTableDef = AnyTableDef> {
   readonly name: string;
   readonly def: D;
   readonly owner: Owner;
-  /** @example const e1 = await edits.get(["e1"], ctx); */
+  /**
+   * The row with this key, or undefined. A key whose JSON is longer than
+   * any key can be (above 6 MiB a key column) rejects with `invalid/args`.
+   * @example const e1 = await edits.get(["e1"], ctx);
+   */
   get(key: KeyOf<D>, ctx?: Context): Promise<RowOf<D> | undefined>;
   /** @example const { rows, next } = await edits.page(q, 20, ctx, { after: cursor }); */
   page(q: Query<D> | undefined, limit: number, ctx?: Context, options?: { after?: string | undefined }): Promise<Page<RowOf<D>>>;
