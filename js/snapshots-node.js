@@ -89,9 +89,11 @@ export function nodeSnapshots(file) {
           }
         } catch { /* a .json cut by a crash: not a snapshot */ }
       }
+      // What a crash left: a copy whose .json was never written, and a
+      // .json whose write it cut (save's temporary file, never renamed).
       for (const name of names) {
         const m = /^(.*)\.sqlite(-journal|-wal|-lock|-lock\.break|-lock\.want)?$/.exec(name);
-        if (m && !ids.has(m[1])) await rm(join(dir, name), { force: true });
+        if ((m && !ids.has(m[1])) || /^\.tmp-.*\.json$/.test(name)) await rm(join(dir, name), { force: true });
       }
       return out;
     },

@@ -94,7 +94,10 @@ export function opfsSnapshots(name) {
         try {
           const meta = JSON.parse(await (await handle.getFile()).text());
           if (typeof meta?.id === "string" && `${meta.id}.json` === file && Number.isSafeInteger(meta.n)) metas.push(meta);
-        } catch { /* a .json cut by a crash: not a snapshot */ }
+        } catch {
+          // A .json a crash left empty (made before its write): not a snapshot.
+          await dir.removeEntry(file).catch(() => {});
+        }
       }
       const ids = new Set(metas.map((m) => m.id));
       for (const file of files) {

@@ -4,7 +4,7 @@
 // again give back each fingerprint; the list survives a reopen (and a
 // restore after it reads the copy); keepSnapshots removes the files of the
 // snapshots it drops; a restore from a copy found empty fails and changes
-// nothing; snapshotEvery takes one at each K-th seq exactly, with commits
+// nothing; an empty .json a crash left is removed at the next open; snapshotEvery takes one at each K-th seq exactly, with commits
 // queued behind it, and keepSnapshots prunes them.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -95,6 +95,17 @@ test("keepSnapshots removes the OPFS files of the snapshots it drops, and a rest
     await call(a, "close");
     // ...and the files it made for the "before" snapshot it never took went.
     assert.deepEqual((await call(a, "snapshotFiles", { name: "kept" })).filter((f) => f.endsWith(".sqlite")), [`${ids[2]}.sqlite`, `${ids[3]}.sqlite`]);
+
+    // A .json a crash left empty (its file made, its write never closed),
+    // and the copy it was for, are removed at the next open.
+    await call(a, "snapshotFileEmpty", { name: "kept", file: "20261207-000000.000.json" });
+    await call(a, "snapshotFileEmpty", { name: "kept", file: "20261207-000000.000.sqlite" });
+    await call(a, "open", { name: "kept", keepSnapshots: 2 });
+    assert.deepEqual((await call(a, "snapshots")).map((s) => s.id), [ids[3], ids[2]]);
+    await call(a, "close");
+    const left = await call(a, "snapshotFiles", { name: "kept" });
+    assert.deepEqual(left.filter((f) => f.endsWith(".json")), [`${ids[2]}.json`, `${ids[3]}.json`]);
+    assert.ok(!left.some((f) => f.startsWith("20261207-000000.000")), String(left));
 
   } finally {
     await h.close();

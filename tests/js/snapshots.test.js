@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { copyFileSync, existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 
@@ -328,6 +328,26 @@ describe("snapshots of a sqlite file", () => {
     await store.close();
     await deleteStore(o);
     assert.ok(!existsSync(folder));
+  });
+
+  test("what a crash leaves in the folder (a copy with no .json, a .json cut in its write) is removed at the next open", async () => {
+    const o = sqliteOptions();
+    const store = await openStore(o);
+    await seed(store);
+    const a = await store.snapshot();
+    await store.close();
+    const folder = `${o.path}.snapshots`;
+    // A kill between the copy and its .json, and one inside the .json's
+    // write (save() writes .tmp-<id>.json, then renames it).
+    copyFileSync(join(folder, `${a.id}.sqlite`), join(folder, "20261207-010101.001.sqlite"));
+    writeFileSync(join(folder, ".tmp-20261207-010101.002.json"), '{"id":"20261207-010101.002","se');
+    const again = await openStore(o);
+    try {
+      assert.deepEqual(await again.snapshots(), [a]);
+      assert.deepEqual(readdirSync(folder).sort(), [`${a.id}.json`, `${a.id}.sqlite`]);
+    } finally {
+      await again.close();
+    }
   });
 
   test("snapshotEvery's snapshots are listed as each is taken: keepSnapshots holds in a loop of commits, and they survive a close and a SIGKILL", { timeout: 60_000 }, async () => {

@@ -234,10 +234,11 @@ const ops = {
     for await (const [file] of dir.entries()) out.push(file);
     return out.sort();
   },
-  // Empties one file of snapshots/ (a copy lost outside onestore).
+  // Empties one file of snapshots/ (a copy lost outside onestore), or makes
+  // it empty (a .json a crash left before its write).
   async snapshotFileEmpty({ name, file }) {
     const dir = await (await (await (await navigator.storage.getDirectory()).getDirectoryHandle(OPFS_DIR)).getDirectoryHandle(name)).getDirectoryHandle("snapshots");
-    const w = await (await dir.getFileHandle(file)).createWritable();
+    const w = await (await dir.getFileHandle(file, { create: true })).createWritable();
     await w.close();
     return true;
   },
