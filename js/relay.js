@@ -164,10 +164,18 @@ export function createRelayWith(openReplica, options) {
       extra = corsHeaders(request);
       if (closed) throw refuse(503, ErrorCodes.Closed, "relay: the relay is closed");
       if (request.method === "OPTIONS") return new Response(null, { status: 204, headers: extra });
-      return withHeaders(await route(request), extra);
+      return headOnly(request, withHeaders(await route(request), extra));
     } catch (e) {
-      return withHeaders(errorResponse(e), extra);
+      return headOnly(request, withHeaders(errorResponse(e), extra));
     }
+  }
+
+  // A HEAD is answered as its GET would be, without the body (HTTP's rule:
+  // RFC 9110, 9.3.2).
+  function headOnly(request, response) {
+    if (request?.method !== "HEAD" || response.body === null) return response;
+    response.body.cancel().catch(() => {});
+    return new Response(null, { status: response.status, headers: response.headers });
   }
 
   async function route(request) {
@@ -215,8 +223,12 @@ export function createRelayWith(openReplica, options) {
 
   function endpointOf(rest, method, path) {
     const one = (allowed, access, run, arg) => {
+      // Where a GET is taken, so is a HEAD (answered without the body).
+      if (allowed.includes("GET") && !allowed.includes("HEAD")) allowed.push("HEAD");
       if (!allowed.includes(method)) {
-        throw refuse(405, ErrorCodes.InvalidArgs, `relay: ${path} takes ${allowed.join(" or ")}, not ${method}`);
+        const e = refuse(405, ErrorCodes.InvalidArgs, `relay: ${path} takes ${allowed.join(" or ")}, not ${method}`);
+        e.allow = allowed.join(", ");
+        throw e;
       }
       return { access, run, arg };
     };
@@ -596,6 +608,7 @@ function errorResponse(e) {
   const body = { error: { code: err.code, message: err.message, ...(err.extra ?? {}) } };
   const headers = { "content-type": "application/json" };
   if (status === 401) headers["www-authenticate"] = "Bearer";
+  if (err.allow) headers.allow = err.allow;  // a 405 names the methods taken
   return new Response(JSON.stringify(body), { status, headers });
 }
 

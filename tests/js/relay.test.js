@@ -249,6 +249,34 @@ describe("the relay's batches", () => {
     assertError(await call(relay, "DELETE", "/sessions/s1"), 405, "invalid/args", ["GET"]);
     assertError(await call(relay, "GET", "/sessions/..%2Fetc"), 400, "invalid/args", ["session id"]);
     assertError(await call(relay, "GET", "/sessions/s1/blobs/XYZ"), 400, "invalid/args", ["64 lowercase hex"]);
+    // A 405 names the methods the path takes (RFC 9110's Allow header).
+    assert.equal((await call(relay, "GET", "/sessions/s1/push")).headers.get("allow"), "POST");
+    assert.equal((await call(relay, "DELETE", "/sessions/s1")).headers.get("allow"), "GET, HEAD");
+    await relay.close();
+  });
+
+  test("answers a HEAD wherever it takes a GET, as the GET with no body; a HEAD's error has its status and no body", async () => {
+    const relay = memoryRelay();
+    const store = await driverStore(2);
+    const { epoch } = await take(relay, "s1");
+    const pushed = await call(relay, "POST", "/sessions/s1/push", { epoch, batch: await store.outbox.read(0, 100) });
+    assert.equal(pushed.status, 200, JSON.stringify(pushed.body));
+    for (const path of ["/sessions/s1", "/sessions/s1/pull?after=0", "/sessions/s1/download", "/sessions/s1/blobs"]) {
+      const get = await relay.fetch(new Request(origin + path));
+      const head = await relay.fetch(new Request(origin + path, { method: "HEAD" }));
+      assert.equal(get.status, 200, path);
+      assert.ok((await get.arrayBuffer()).byteLength > 0, path);
+      assert.equal(head.status, 200, path);
+      assert.equal(head.body, null, path);
+      assert.equal(head.headers.get("content-type"), get.headers.get("content-type"), path);
+    }
+    const missing = await relay.fetch(new Request(`${origin}/sessions/s1/nothing`, { method: "HEAD" }));
+    assert.equal(missing.status, 404);
+    assert.equal(missing.body, null);
+    const postOnly = await relay.fetch(new Request(`${origin}/sessions/s1/lease`, { method: "HEAD" }));
+    assert.equal(postOnly.status, 405);
+    assert.equal(postOnly.headers.get("allow"), "POST");
+    await store.close();
     await relay.close();
   });
 });
