@@ -45,18 +45,20 @@ std::string Answer(const Status& s, std::string payload = std::string()) {
 constexpr double kKeptFree = 33554432.0;  // 32 MiB
 
 // Whether the wasm heap can still give `bytes` more with kKeptFree to
-// spare (docs/reliability.md, "A full wasm heap"). The heap grows to at
-// most 2 GB, and an allocation that fails there stops the whole module
-// (C++ without exceptions aborts), a memory store's rows with it: what
-// would need more is refused before it starts, with `limit`. Far from the
-// cap this reads two numbers; near it the allocator's free room is walked
-// (mallinfo).
-bool HeapHasRoom(double bytes) {
+// spare, `piece` of them in one block (docs/reliability.md, "A full wasm
+// heap"). The heap grows to at most 2 GB, and an allocation that fails
+// there stops the whole module (C++ without exceptions aborts), a memory
+// store's rows with it: what would need more is refused before it starts,
+// with `limit`. Far from the cap this reads two numbers; near it the
+// allocator's free room is walked (mallinfo), and the block is tried
+// (HeapHasBlock): the free room may lie in holes smaller than a piece.
+bool HeapHasRoom(double bytes, double piece) {
   const double growable = static_cast<double>(emscripten_get_heap_max()) -
                           static_cast<double>(emscripten_get_heap_size());
   const double need = kKeptFree + bytes;
   if (need <= growable) return true;
-  return need <= growable + static_cast<double>(static_cast<unsigned>(mallinfo().fordblks));
+  return need <= growable + static_cast<double>(static_cast<unsigned>(mallinfo().fordblks)) &&
+         (piece <= 0 || HeapHasBlock(piece));
 }
 
 // A document's new base asks the same (src/onestore/heap.h).
@@ -64,19 +66,23 @@ bool HeapHasRoom(double bytes) {
 
 std::string Mib(double b) { return std::to_string(static_cast<int64_t>(b / 1048576)) + " MiB"; }
 
-// What is left of the heap, for the messages of a refusal.
-std::string HeapLeft() {
-  const double growable = static_cast<double>(emscripten_get_heap_max()) -
-                          static_cast<double>(emscripten_get_heap_size());
-  return Mib(growable + static_cast<double>(static_cast<unsigned>(mallinfo().fordblks))) +
-         " left of its " + Mib(static_cast<double>(emscripten_get_heap_max()));
+// What is left of the heap, for the messages of a refusal of `need` bytes
+// (HeapHasRoom): when that is more, it lies in pieces too small.
+std::string HeapLeft(double need) {
+  const double left = static_cast<double>(emscripten_get_heap_max()) -
+                      static_cast<double>(emscripten_get_heap_size()) +
+                      static_cast<double>(static_cast<unsigned>(mallinfo().fordblks));
+  return Mib(left) + " left of its " + Mib(static_cast<double>(emscripten_get_heap_max())) +
+         (left >= need ? ", in free pieces too small for it" : "");
 }
 
 // Whether the wasm heap has room for a call that takes a batch of ops of
 // `batch.size()` bytes. The room asked for is a bound measured on the
 // memory backend, the largest taker: 3 bytes a byte of batch (the rows'
 // data, the outbox record, the parse) and 1 KiB an op (a row's nodes and
-// the op itself), beside the 32 MiB kept free.
+// the op itself), beside the 32 MiB kept free; near the cap, one block of
+// twice the batch (its rows' cells and its outbox record, each as large as
+// the batch at most).
 Status RoomFor(std::string_view batch) {
   const double n = static_cast<double>(batch.size());
   // 1 KiB an op, and 64 bytes a json node: a binary batch's json cells are
@@ -84,7 +90,7 @@ Status RoomFor(std::string_view batch) {
   // for as little as two bytes of text ("0,"). A text batch's nodes are
   // covered by its bound of an op per 16 bytes.
   const auto need = [&](double ops, double nodes) { return 3 * n + 1024 * ops + 64 * nodes; };
-  if (HeapHasRoom(need(n / 3 + 1, 0))) return Status::OK();  // at most an op per 3 bytes
+  if (HeapHasRoom(need(n / 3 + 1, 0), 2 * n)) return Status::OK();  // at most an op per 3 bytes
   double ops;
   size_t count = 0;
   for (char c : batch) count += (c == ',') | (c == '[') | (c == '{');
@@ -98,11 +104,11 @@ Status RoomFor(std::string_view batch) {
     ops = 1;
     for (size_t at = batch.find("\"op\":"); at != std::string_view::npos; at = batch.find("\"op\":", at + 5)) ++ops;
   }
-  if (HeapHasRoom(need(ops, nodes))) return Status::OK();
+  if (HeapHasRoom(need(ops, nodes), 2 * n)) return Status::OK();
   return Status::Limit("a transaction's ops (" + std::to_string(batch.size()) + " bytes, " +
                        std::to_string(static_cast<int64_t>(ops)) + " ops) need about " +
                        Mib(kKeptFree + need(ops, nodes)) + " of the wasm heap, which has " +
-                       HeapLeft() + "; commit them in smaller transactions");
+                       HeapLeft(kKeptFree + need(ops, nodes)) + "; commit them in smaller transactions");
 }
 
 // The heap a call's arguments of `n` bytes ask for before the call starts
@@ -120,7 +126,7 @@ char* ArgumentsRoom(std::string* room, int n) {
   constexpr size_t kSmall = 64u << 10;
   const size_t size = static_cast<size_t>(n < 0 ? 0 : n);
   if (size <= kSmall && room->capacity() > kSmall) std::string().swap(*room);
-  if (size > kSmall && !HeapHasRoom(kArgumentsFactor * static_cast<double>(size))) return nullptr;
+  if (size > kSmall && !HeapHasRoom(kArgumentsFactor * static_cast<double>(size), 2.0 * static_cast<double>(size))) return nullptr;
   room->assign(size, '\0');
   return room->data();
 }
@@ -130,9 +136,11 @@ char* ArgumentsRoom(std::string* room, int n) {
 // `limit` is written instead (the call's work is done, but its answer is
 // too large to hand over).
 void WriteAnswer(const std::string& answer, std::string* room) {
-  if (answer.size() > room->capacity() && !HeapHasRoom(static_cast<double>(answer.size()))) {
+  const double size = static_cast<double>(answer.size());
+  if (answer.size() > room->capacity() && !HeapHasRoom(size, size)) {
     WriteAnswer("!limit the answer (" + std::to_string(answer.size()) +
-                    " bytes) does not fit in what is left of the wasm heap (" + HeapLeft() +
+                    " bytes) does not fit in what is left of the wasm heap (" +
+                    HeapLeft(kKeptFree + size) +
                     "); read less at a time",
                 room);
     return;

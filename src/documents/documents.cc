@@ -766,7 +766,7 @@ Status DocWriter::Apply(DocOp* op, const std::string& where, std::vector<Op>* wr
         // A base is the whole value written again (its text and its row):
         // heap the commit's own check, which sees only the patch, did not
         // count. On a memory store every base stays in the heap.
-        if (!HeapHasRoomFor(3.0 * static_cast<double>(doc->size.footprint))) {
+        if (!HeapHasRoomFor(3.0 * static_cast<double>(doc->size.footprint), 0)) {
           return Status::Limit(where + ": " + what + "'s new base (its whole value, about " +
                                std::to_string(doc->size.footprint >> 20) +
                                " MiB) needs more of the wasm heap than is left; keep a "

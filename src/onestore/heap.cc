@@ -6,12 +6,12 @@
 
 namespace onestore {
 
-bool (*heap_has_room)(double bytes) = nullptr;
+bool (*heap_has_room)(double bytes, double piece) = nullptr;
 
 ONESTORE_COLD bool HeapHasBlock(double bytes) {
   // volatile: a compiler may take a malloc that is only freed for one that
   // succeeds, and drop it.
-  void* volatile p = std::malloc(static_cast<size_t>(bytes + 33554432.0));
+  void* volatile p = std::malloc(static_cast<size_t>(bytes));
   const bool had = p != nullptr;
   std::free(p);
   return had;
@@ -20,7 +20,7 @@ ONESTORE_COLD bool HeapHasBlock(double bytes) {
 ONESTORE_COLD bool HeapSteps::Take(double bytes) {
   if (bytes > left_) {
     const double step = bytes > kStep ? bytes : kStep;
-    if (!HeapHasRoomFor(factor_ * step) || !HeapHasBlock(factor_ * step)) return false;
+    if (!HeapHasRoomFor(factor_ * step, 0) || !HeapHasBlock(factor_ * step + 33554432.0)) return false;
     left_ = step;
   }
   left_ -= bytes;
