@@ -44,24 +44,41 @@ std::string Answer(const Status& s, std::string payload = std::string()) {
 // the reads and derives after it.
 constexpr double kKeptFree = 33554432.0;  // 32 MiB
 
+// What the heap can grow by (one piece, past the allocator's top).
+double HeapGrowable() {
+  return static_cast<double>(emscripten_get_heap_max()) - static_cast<double>(emscripten_get_heap_size());
+}
+
+// What the heap can still give in all: its growth and the allocator's free
+// room (walked: mallinfo).
+double HeapFree() { return HeapGrowable() + static_cast<double>(static_cast<unsigned>(mallinfo().fordblks)); }
+
+// Whether one block of `bytes` can be had now: tried with malloc, which
+// answers null where `new` aborts, and given back (volatile: a compiler
+// may take a malloc that is only freed for one that succeeds, and drop it).
+bool HeapHasBlock(double bytes) {
+  void* volatile p = malloc(static_cast<size_t>(bytes));
+  const bool had = p != nullptr;
+  free(p);
+  return had;
+}
+
 // Whether the wasm heap can still give `bytes` more with kKeptFree to
 // spare, `piece` of them in one block (docs/reliability.md, "A full wasm
 // heap"). The heap grows to at most 2 GB, and an allocation that fails
 // there stops the whole module (C++ without exceptions aborts), a memory
 // store's rows with it: what would need more is refused before it starts,
 // with `limit`. Far from the cap this reads two numbers; near it the
-// allocator's free room is walked (mallinfo), and the block is tried
-// (HeapHasBlock): the free room may lie in holes smaller than a piece.
+// allocator's free room is walked, and the block is tried: the free room
+// may lie in holes smaller than a piece (counted alone, it let a commit of
+// a 6 MiB row after an outbox trim abort the core).
 bool HeapHasRoom(double bytes, double piece) {
-  const double growable = static_cast<double>(emscripten_get_heap_max()) -
-                          static_cast<double>(emscripten_get_heap_size());
   const double need = kKeptFree + bytes;
-  if (need <= growable) return true;
-  return need <= growable + static_cast<double>(static_cast<unsigned>(mallinfo().fordblks)) &&
-         (piece <= 0 || HeapHasBlock(piece));
+  return need <= HeapGrowable() || (need <= HeapFree() && (piece <= 0 || HeapHasBlock(piece)));
 }
 
-// A document's new base asks the same (src/onestore/heap.h).
+// The core's own asks come here too (src/onestore/heap.h: a document's new
+// base, a snapshot's copy, a restore's rows).
 [[maybe_unused]] const bool kHeapRoomSet = (heap_has_room = HeapHasRoom, true);
 
 std::string Mib(double b) { return std::to_string(static_cast<int64_t>(b / 1048576)) + " MiB"; }
@@ -69,9 +86,7 @@ std::string Mib(double b) { return std::to_string(static_cast<int64_t>(b / 10485
 // What is left of the heap, for the messages of a refusal of `need` bytes
 // (HeapHasRoom): when that is more, it lies in pieces too small.
 std::string HeapLeft(double need) {
-  const double left = static_cast<double>(emscripten_get_heap_max()) -
-                      static_cast<double>(emscripten_get_heap_size()) +
-                      static_cast<double>(static_cast<unsigned>(mallinfo().fordblks));
+  const double left = HeapFree();
   return Mib(left) + " left of its " + Mib(static_cast<double>(emscripten_get_heap_max())) +
          (left >= need ? ", in free pieces too small for it" : "");
 }

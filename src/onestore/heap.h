@@ -12,25 +12,19 @@ namespace onestore {
 
 // Whether the host can give `bytes` more with its reserve to spare, `piece`
 // of them in one block (a large row's or a value's text is one piece; 0:
-// no block asked). Set by the wasm bindings; null natively, where there is
-// no such cap.
+// no block asked): near the cap the free bytes may lie in holes smaller
+// than a piece. Set by the wasm bindings; null natively, where there is no
+// such cap.
 extern bool (*heap_has_room)(double bytes, double piece);
 
 inline bool HeapHasRoomFor(double bytes, double piece) {
   return heap_has_room == nullptr || heap_has_room(bytes, piece);
 }
 
-// Whether one block of `bytes` can be had now: tried with malloc, which
-// answers null where `new` aborts, and given back. Near the cap the free
-// bytes may lie in holes smaller than a call's pieces: counting them let a
-// snapshot's copy of rows of 4 MiB, and a commit of a 6 MiB row after an
-// outbox trim, abort the core.
-bool HeapHasBlock(double bytes);
-
 // The room of work that copies rows one at a time and keeps them (a
 // snapshot's copy, a restore's rows): ahead of the rows it asks for room
-// for `factor` times a step of 4 MiB of them (or of one larger row), and
-// for one block of that and the 32 MiB kept for reads (a copy's next page
+// for `factor` times a step of 4 MiB of them (or of one larger row), as
+// one block with the 32 MiB kept for reads beside it (a copy's next page
 // is read before its rows ask), once a step, not once a row.
 class HeapSteps {
  public:

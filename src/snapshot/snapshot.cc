@@ -349,7 +349,7 @@ Status Snapshots::RestoreFrom(Store* store, const SnapshotSource& snapshot, cons
   }
   double differ = 0;
   for (const Op& op : ops) differ += KeptBytes(op.row);
-  if (!HeapSteps(2).Take(differ)) return NoRoom("the restore", room);
+  if (!HeapHasRoomFor(2 * differ, differ)) return NoRoom("the restore", room);
   return store->CommitParsed(&ops, meta, result);
 }
 
