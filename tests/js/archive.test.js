@@ -70,6 +70,11 @@ describe("an export", () => {
     assert.deepEqual(manifest.tables.map((t) => [t.name, t.rows]), [["chat/tags", 1], ["chat/turns", 2], ["file-history/edits", 1202]]);
     assert.match(manifest.tables[2].digest, /^t1-[0-9a-f]{64}$/);
     assert.equal(manifest.outbox.records, store.head);
+    // The outbox's digest, as docs/formats.md defines it, from the extracted
+    // files: the SHA-256 of the pages' own SHA-256s, a line each.
+    const sha = (b) => createHash("sha256").update(b).digest("hex");
+    const pageHashes = Array.from({ length: manifest.outbox.pages }, (_, i) => `${sha(readFileSync(join(out, `onestore/outbox/${String(i + 1).padStart(6, "0")}.jsonl`)))}\n`);
+    assert.equal(manifest.outbox.digest, `o1-${sha(pageHashes.join(""))}`);
     const rows = readFileSync(join(out, "onestore/tables/0002/000002.jsonl"), "utf8").trim().split("\n");
     assert.equal(rows.length, 202);
     await store.close();
@@ -376,6 +381,16 @@ describe("the attack corpus", async () => {
   test("has at least 30 hostile archives, and their valid base imports", async () => {
     assert.ok(cases.length >= 30, `${cases.length} cases`);
     const back = await importStore(tarOf(valid), { backend: "memory" });
+    await sameStore(source, back);
+    await back.close();
+  });
+
+  test("without an outbox digest, as written before 7 December 2026, still imports", async () => {
+    const [manifest, ...rest] = valid;
+    const m = JSON.parse(manifest.text);
+    assert.match(m.outbox.digest, /^o1-[0-9a-f]{64}$/);
+    delete m.outbox.digest;
+    const back = await importStore(tarOf([{ ...manifest, text: JSON.stringify(m) }, ...rest]), { backend: "memory" });
     await sameStore(source, back);
     await back.close();
   });

@@ -131,6 +131,12 @@ export function hostileArchives(valid) {
   add("an outbox record with a field a record has not", firstRecord((r) => ({ ...r, extra: 1 })));
   add("an outbox record whose from is not its seq - 1", firstRecord((r) => ({ ...r, from: r.seq + 5 })));
   add("an outbox record without ops", firstRecord(({ ops, ...r }) => r));
+  // Well formed, in order, and of the right shape: only the outbox's digest
+  // (the tables' digests and the fingerprint do not cover it) tells.
+  add("an outbox record whose time changed", firstRecord((r) => ({ ...r, at: r.at + 1 })));
+  add("an outbox record whose owner changed", firstRecord((r) => ({ ...r, owner: `${r.owner}x` })));
+  add("a wrong outbox digest in the manifest", tarOf(editManifest(valid, (m) => { m.outbox.digest = "o1-" + "0".repeat(64); return m; })));
+  add("an outbox digest that is not one", tarOf(editManifest(valid, (m) => { m.outbox.digest = "sha256:" + "0".repeat(64); return m; })));
   add("a manifest of a newer format", tarOf(editManifest(valid, (m) => { m.format += 1; return m; })), "schema/newer");
 
   // Blobs (onestore/sha256/<xx>/<hash>, listed in the manifest).
