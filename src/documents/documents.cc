@@ -881,19 +881,29 @@ Status DocumentsRead(Backend* backend, bool tables_exist, bool restores_exist, i
     ONESTORE_RETURN_IF_ERROR(doc_row(&row));
     *answer = "[";
     if (row) {
+      // A page of kReadBytes of version rows at a time, in version order.
       Json q = {{"where", Json{{"eq", {"doc", (*row)[kDId].int_value()}}}}};
+      Query parsed;
+      ONESTORE_RETURN_IF_ERROR(ParseQuery(q, *DeltasTable(), "documents query", &parsed));
+      int64_t left = (*row)[kDVersion].int_value();
+      std::vector<Value> after;
       std::vector<Row> rows;
-      ONESTORE_RETURN_IF_ERROR(
-          Select(backend, *DeltasTable(), q, (*row)[kDVersion].int_value(), &rows));
-      for (size_t i = 0; i < rows.size(); ++i) {
-        const Row& r = rows[i];
-        if (i) answer->push_back(',');
-        *answer += "{\"version\":" + std::to_string(r[kVVersion].int_value()) +
-                   ",\"seq\":" + std::to_string(r[kVSeq].int_value()) +
-                   ",\"at\":" + std::to_string(r[kVAt].int_value()) +
-                   ",\"op\":" + Quote(r[kVOp].text());
-        if (!r[kVActor].is_null()) *answer += ",\"actor\":" + r[kVActor].text();
-        answer->push_back('}');
+      while (left > 0) {
+        PageBytes bytes;
+        ONESTORE_RETURN_IF_ERROR(
+            backend->Page(parsed, after.empty() ? nullptr : &after, left, &rows, &bytes));
+        for (const Row& r : rows) {
+          if (answer->size() > 1) answer->push_back(',');
+          *answer += "{\"version\":" + std::to_string(r[kVVersion].int_value()) +
+                     ",\"seq\":" + std::to_string(r[kVSeq].int_value()) +
+                     ",\"at\":" + std::to_string(r[kVAt].int_value()) +
+                     ",\"op\":" + Quote(r[kVOp].text());
+          if (!r[kVActor].is_null()) *answer += ",\"actor\":" + r[kVActor].text();
+          answer->push_back('}');
+        }
+        if (!bytes.cut || rows.empty()) break;
+        left -= static_cast<int64_t>(rows.size());
+        after = parsed.OrderValues(rows.back());
       }
     }
     answer->push_back(']');

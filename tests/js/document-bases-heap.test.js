@@ -49,6 +49,17 @@ test("a change whose document base would not fit in the wasm heap is refused wit
     await owner.tx(async (tx) => { await tx.documents.change(id, [{ op: "add", path: "/small", value: 1 }]); });
     assert.equal((await owner.documents.load(id)).value.small, 1);
     assert.equal(store.head, changed + 2);
+
+    // The list of versions, with the heap as full as the refusal left it:
+    // each version's row holds its base (5 MB, 10 MB, ... each), and the
+    // list read them all at once, which aborted the core (session 50's
+    // probe). It reads them a page of 8 MiB at a time now.
+    const versions = await owner.documents.versions(id);
+    assert.deepEqual(versions.map((v) => v.version), Array.from({ length: changed + 2 }, (_, i) => i + 1));
+    assert.deepEqual(versions.map((v) => v.seq), Array.from({ length: changed + 2 }, (_, i) => i + 1));
+    assert.equal((await owner.documents.load(id, { at: 3 })).value.parts.length, 2);
+    await owner.tx(async (tx) => { await tx.documents.change(id, [{ op: "add", path: "/after", value: 2 }]); });
+    assert.equal((await owner.documents.versions(id)).length, changed + 3);
   } finally {
     await store.close();
   }

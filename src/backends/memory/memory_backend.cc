@@ -19,6 +19,7 @@
 #include "backends/memory/memory_testing.h"
 #include "backends/memory/plan.h"
 #include "onestore/cold.h"
+#include "onestore/heap.h"
 #include "onestore/kept.h"
 
 namespace onestore {
@@ -278,6 +279,21 @@ Status UnknownTable(const std::string& name) {
                              "\" (declare it with a table record first)");
 }
 
+// A read's copy of a row whose text passes kReadBytes asks the heap first
+// (src/onestore/heap.h): near the wasm heap's cap a copy of a document's
+// base of 100 MB aborted the core, every row of the store gone with it.
+// False, with *why set, when the heap has no room for the copy. (A row that
+// large is mostly one value: its text is asked as one block.)
+ONESTORE_NOINLINE bool RoomToRead(const Row& row, Status* why) {
+  const size_t text = RowTextBytes(row);
+  if (text <= kReadBytes || HeapHasRoomFor(2.0 * static_cast<double>(text), static_cast<double>(text))) {
+    return true;
+  }
+  *why = Status::Limit("a row of " + std::to_string(text >> 20) +
+                       " MiB: the wasm heap has no room left to read it");
+  return false;
+}
+
 bool Matches(const Predicate* where, const Row& row) {
   return where == nullptr || EvalPredicate(*where, row) == Tri::kTrue;
 }
@@ -528,9 +544,12 @@ class MemoryBackend : public Backend {
     return closed_ ? Status::Closed("the memory store is closed") : Status::OK();
   }
   Status CheckTx(const char* call) const {
+    return !closed_ && in_tx_ ? Status::OK() : NotInTx(call);
+  }
+  // CheckTx's refusal, out of the write path.
+  ONESTORE_COLD Status NotInTx(const char* call) const {
     ONESTORE_RETURN_IF_ERROR(CheckOpen());
-    if (!in_tx_) return Status::InvalidArgs(std::string(call) + " outside a write transaction");
-    return Status::OK();
+    return Status::InvalidArgs(std::string(call) + " outside a write transaction");
   }
   Status Committed(const std::string& name, const TableData** out) const {
     auto it = tables_.find(name);
@@ -927,10 +946,11 @@ Status MemoryBackend::Get(const TableSchema& t, const Key& key, std::optional<Ro
   auto it = d->rows.find(KeyProbe(key));
   if (it == d->rows.end()) {
     row->reset();
-  } else {
-    *row = it->second;
+    return Status::OK();
   }
-  return Status::OK();
+  Status why;
+  if (RoomToRead(it->second, &why)) *row = it->second;
+  return why;
 }
 
 Status MemoryBackend::Page(const Query& q, const std::vector<Value>* after, int64_t limit,
@@ -954,6 +974,7 @@ Status MemoryBackend::Page(const Query& q, const std::vector<Value>* after, int6
   // Adds a wanted row to the page; false, with the page cut, once the rows
   // already hold kReadBytes.
   size_t used = 0;
+  Status room;  // a row too large for the heap's room: the page fails
   auto take = [&](const Row& row) {
     if (bytes != nullptr) {
       if (used >= kReadBytes) {
@@ -962,6 +983,7 @@ Status MemoryBackend::Page(const Query& q, const std::vector<Value>* after, int6
       }
       used += RowTextBytes(row);
     }
+    if (!RoomToRead(row, &room)) return false;
     rows->push_back(row);
     return true;
   };
@@ -989,7 +1011,7 @@ Status MemoryBackend::Page(const Query& q, const std::vector<Value>* after, int6
     Walk(*d, plan, use_seek ? &seek : nullptr, [&](const Row& row) {
       return (!wanted(row) || take(row)) && rows->size() < max_rows;
     });
-    return Status::OK();
+    return room;
   }
 
   auto by_order = [&](const Row* a, const Row* b) { return q.CompareRows(*a, *b) < 0; };
@@ -1021,13 +1043,13 @@ Status MemoryBackend::Page(const Query& q, const std::vector<Value>* after, int6
     Walk(*d, plan, nullptr, [&](const Row& row) {
       if (!group.empty() && !same_group(*group.front(), row)) {
         flush();
-        if (rows->size() >= max_rows || (bytes != nullptr && bytes->cut)) return false;
+        if (rows->size() >= max_rows || (bytes != nullptr && bytes->cut) || !room.ok()) return false;
       }
       if (wanted(row)) group.push_back(&row);
       return true;
     });
-    if (rows->size() < max_rows && (bytes == nullptr || !bytes->cut)) flush();
-    return Status::OK();
+    if (rows->size() < max_rows && (bytes == nullptr || !bytes->cut) && room.ok()) flush();
+    return room;
   }
 
   std::vector<const Row*> hits;
@@ -1040,7 +1062,7 @@ Status MemoryBackend::Page(const Query& q, const std::vector<Value>* after, int6
   rows->reserve(n);
   for (size_t i = 0; i < n && take(*hits[i]); ++i) {
   }
-  return Status::OK();
+  return room;
 }
 
 Status MemoryBackend::Count(const TableSchema& t, const Predicate* where, int64_t* count) {
