@@ -187,9 +187,15 @@ mergeInto(LibraryManager.library, {
   },
 
   onestore_files_last_error__deps: ['$ONESTORE_FILES'],
+  // The message's UTF-8 length; its first cap - 1 bytes and a NUL at buf
+  // (cut at a byte: the core reads it as the message of an error).
   onestore_files_last_error: function (buf, cap) {
-    var message = ONESTORE_FILES.lastError;
-    if (cap > 0) stringToUTF8(message, buf, cap);
-    return lengthBytesUTF8(message);
+    var message = new TextEncoder().encode(ONESTORE_FILES.lastError);
+    if (cap > 0) {
+      var n = Math.min(message.length, cap - 1);
+      HEAPU8.set(message.subarray(0, n), buf);
+      HEAPU8[buf + n] = 0;
+    }
+    return message.length;
   },
 });

@@ -71,10 +71,9 @@ describe("an export", () => {
     assert.match(manifest.tables[2].digest, /^t1-[0-9a-f]{64}$/);
     assert.equal(manifest.outbox.records, store.head);
     // The outbox's digest, as docs/formats.md defines it, from the extracted
-    // files: the SHA-256 of the pages' own SHA-256s, a line each.
-    const sha = (b) => createHash("sha256").update(b).digest("hex");
-    const pageHashes = Array.from({ length: manifest.outbox.pages }, (_, i) => `${sha(readFileSync(join(out, `onestore/outbox/${String(i + 1).padStart(6, "0")}.jsonl`)))}\n`);
-    assert.equal(manifest.outbox.digest, `o1-${sha(pageHashes.join(""))}`);
+    // files: the SHA-256 of the pages' bytes, in page order.
+    const pages = Array.from({ length: manifest.outbox.pages }, (_, i) => readFileSync(join(out, `onestore/outbox/${String(i + 1).padStart(6, "0")}.jsonl`)));
+    assert.equal(manifest.outbox.digest, `o1-${createHash("sha256").update(Buffer.concat(pages)).digest("hex")}`);
     const rows = readFileSync(join(out, "onestore/tables/0002/000002.jsonl"), "utf8").trim().split("\n");
     assert.equal(rows.length, 202);
     await store.close();

@@ -1002,7 +1002,7 @@ Status SqliteBackend::Page(const Query& q, const std::vector<Value>* after, int6
   return Status::OK();
 }
 
-Status SqliteBackend::ScanKeys(const Query& q, const std::function<void(const Key&)>& visit) {
+ONESTORE_COLD Status SqliteBackend::ScanKeys(const Query& q, const std::function<void(const Key&)>& visit) {
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
   if (q.table == nullptr) return Status::InvalidArgs("sqlite: a query without a table");
   const TableSchema& t = *q.table;
@@ -1035,7 +1035,7 @@ Status SqliteBackend::ScanKeys(const Query& q, const std::function<void(const Ke
   return Status::OK();
 }
 
-Status SqliteBackend::Count(const TableSchema& t, const Predicate* where, int64_t* count) {
+ONESTORE_COLD Status SqliteBackend::Count(const TableSchema& t, const Predicate* where, int64_t* count) {
   ONESTORE_RETURN_IF_ERROR(CheckOpen());
   SqlBuilder b = Builder();
   b.Append("SELECT ").Append(IntResultSql(dialect_, "count(*)")).Append(" FROM ");
