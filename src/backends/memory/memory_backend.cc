@@ -976,14 +976,15 @@ Status MemoryBackend::Page(const Query& q, const std::vector<Value>* after, int6
   size_t used = 0;
   Status room;  // a row too large for the heap's room: the page fails
   auto take = [&](const Row& row) {
+    const size_t text = RowTextBytes(row);
     if (bytes != nullptr) {
       if (used >= kReadBytes) {
         bytes->cut = true;
         return false;
       }
-      used += RowTextBytes(row);
+      used += text;
     }
-    if (!RoomToRead(row, &room)) return false;
+    if (__builtin_expect(text > kReadBytes, 0) && !RoomToRead(row, &room)) return false;
     rows->push_back(row);
     return true;
   };
