@@ -881,7 +881,10 @@ Status DocumentsRead(Backend* backend, bool tables_exist, bool restores_exist, i
     ONESTORE_RETURN_IF_ERROR(doc_row(&row));
     *answer = "[";
     if (row) {
-      // A page of kReadBytes of version rows at a time, in version order.
+      // The version rows a page of kReadBytes at a time, in key (version)
+      // order: a base's row holds the whole value, and every row read at
+      // once held all the bases in the heap together (twenty of 5 to 105
+      // MB aborted the core; docs/reliability.md, "A full wasm heap").
       Json q = {{"where", Json{{"eq", {"doc", (*row)[kDId].int_value()}}}}};
       Query parsed;
       ONESTORE_RETURN_IF_ERROR(ParseQuery(q, *DeltasTable(), "documents query", &parsed));

@@ -972,7 +972,8 @@ Status MemoryBackend::Page(const Query& q, const std::vector<Value>* after, int6
     return Matches(where, row) && (after == nullptr || q.CompareToPosition(row, *after) > 0);
   };
   // Adds a wanted row to the page; false, with the page cut, once the rows
-  // already hold kReadBytes.
+  // already hold kReadBytes, or with `room` set when a row above
+  // kReadBytes does not fit in the heap.
   size_t used = 0;
   Status room;  // a row too large for the heap's room: the page fails
   auto take = [&](const Row& row) {
@@ -984,7 +985,7 @@ Status MemoryBackend::Page(const Query& q, const std::vector<Value>* after, int6
       }
       used += text;
     }
-    if (__builtin_expect(text > kReadBytes, 0) && !RoomToRead(row, &room)) return false;
+    if (text > kReadBytes && !RoomToRead(row, &room)) return false;
     rows->push_back(row);
     return true;
   };
