@@ -29,8 +29,10 @@ size_t BinaryOpsCount(std::string_view bytes);
 // package would have sent and goes through ParseOp, so that it gives the
 // same op or the same worded error ("ops[3].row.entry: ..."). A batch that
 // does not parse fails with invalid/args naming the byte. On a failure
-// `out` is as it was.
-Status ParseBinaryOps(std::string_view bytes, TableResolver* tables, std::vector<Op>* out);
+// `out` is as it was. `dom_ops`, when given, counts the puts that went the
+// DOM way (the tests' view of which values the fast reader takes).
+Status ParseBinaryOps(std::string_view bytes, TableResolver* tables, std::vector<Op>* out,
+                      size_t* dom_ops = nullptr);
 
 }  // namespace onestore
 

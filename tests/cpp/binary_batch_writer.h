@@ -32,12 +32,14 @@ struct BatchWriter {
     for (const auto& n : names) Str(n);
     ends.push_back(bytes.size());
   }
-  // Values: a str (tag 4), a non-negative int (tag 3) or JSON text (tag 6).
+  // Values: null, false or true (tags 0-2: no text), a str (tag 4), an int
+  // (tag 3, or 7 for a negative one: the text's digits) or JSON text (tag 6).
   void Put(const std::vector<std::pair<int, std::string>>& values) {
     bytes.push_back('P');
     for (const auto& [tag, v] : values) {
       bytes.push_back(static_cast<char>(tag));
-      if (tag == 3) {
+      if (tag <= 2) continue;
+      if (tag == 3 || tag == 7) {
         Varint(std::stoull(v));
       } else {
         Str(v);

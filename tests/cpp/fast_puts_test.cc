@@ -100,6 +100,10 @@ TEST_F(FastPutsTest, TakesWhatTheJsPackageWritesAndGivesTheDomPathsOps) {
       R"({"id":"e11","path":"p","entry":5,"meta":{"content":"say \"hi\"\n\tto C:\\dir é😀","k\r":[]}})",
       R"({"id":"e12","path":"p","entry":5,"meta":["\b\f\u0000\u0001\u000b\u001f"]})",
       R"({"id":"e13","path":"p","entry":5,"meta":{"a\n":1,"a\t":2,"a":3}})",
+      // Numbers with a fraction or an exponent as dump() writes them (and
+      // JSON.stringify, for these).
+      R"({"id":"e14","path":"p","entry":5,"meta":{"x":1.5,"y":-0.25,"z":1e+21,"w":0.14285714285714285}})",
+      R"({"id":"e15","path":"p","entry":5,"meta":[-0.0,2.5e+300,-1e-300,1.5e-07]})",
   };
   std::string all = "[";
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -141,7 +145,10 @@ TEST_F(FastPutsTest, DeclinesWhatItCannotGiveIdentically) {
       "[" + Put(R"({"id":"a","entry":1})") + "]",                        // missing column
       "[" + Put(R"({"id":"a","path":"p","entry":1,"nope":1})") + "]",    // unknown column
       "[" + Put(R"({"id":"a","path":"p","entry":1,"entry":2})") + "]",   // repeated column
-      "[" + Put(R"({"id":"a","path":"p","entry":1,"meta":{"x":1.5}})") + "]",      // json float
+      "[" + Put(R"({"id":"a","path":"p","entry":1,"meta":{"x":1.50}})") + "]",     // json 1.5 as dump() does not write it
+      "[" + Put(R"({"id":"a","path":"p","entry":1,"meta":{"x":1E5}})") + "]",      // nor 100000.0
+      "[" + Put(R"({"id":"a","path":"p","entry":1,"meta":{"x":1.5e-7}})") + "]",   // nor 1.5e-07
+      "[" + Put(R"({"id":"a","path":"p","entry":1,"meta":{"x":12345678901234567890}})") + "]",  // 20 digits
       "[" + Put(R"({"id":"a","path":"p","entry":1,"meta":{"x":-0}})") + "]",       // json -0
       // json escapes dump() does not write (it writes "/", "\n", lowercase hex,
       // the char itself from 0x20 up), and a repeated key with escapes
