@@ -29,8 +29,11 @@ size_t BinaryOpsCount(std::string_view bytes);
 // package would have sent and goes through ParseOp, so that it gives the
 // same op or the same worded error ("ops[3].row.entry: ..."). A batch that
 // does not parse fails with invalid/args naming the byte. On a failure
-// `out` is as it was. `dom_ops`, when given, counts the puts that went the
-// DOM way (the tests' view of which values the fast reader takes).
+// `out` is as it was. An op the JS package left to wire JSON (an update, a
+// delete, a put holding a BigInt...) is read by the wire JSON reader
+// (ParsePutsFast's) when it takes it, else by ParseOp. `dom_ops`, when
+// given, counts the ops that went the DOM way (the tests' view of what
+// the fast readers take).
 Status ParseBinaryOps(std::string_view bytes, TableResolver* tables, std::vector<Op>* out,
                       size_t* dom_ops = nullptr);
 
