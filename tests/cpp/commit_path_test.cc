@@ -592,6 +592,21 @@ TEST(BinaryBatchTest, EveryPrefixGivesItsWholeRecordsOpsOrTheRefusalAndPiecesGro
   EXPECT_EQ(pieces[1].row[0].text(), "p0319");
 }
 
+// Parses the binary batch `bytes` into *ops (counting the ops that went the
+// DOM way in *dom_ops), and checks they are the ops the DOM path reads from
+// `json`, the same ops as wire JSON.
+void ParseAsTheDomDoes(const Catalog& catalog, const std::string& bytes, const std::string& json,
+                       std::vector<Op>* ops, size_t* dom_ops) {
+  TableResolver tables(&catalog);
+  Status s = ParseBinaryOps(bytes, &tables, ops, dom_ops);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  TableResolver json_tables(&catalog);
+  std::vector<Op> want;
+  Status j = ParseOps(Json::parse(json), &json_tables, &want);
+  ASSERT_TRUE(j.ok()) << j.ToString();
+  EXPECT_EQ(OpsText(*ops, ops->size()), OpsText(want, want.size()));
+}
+
 // A json column's number, string or bool is read straight into its text
 // (7 December: each went the DOM way, about ten times a put's cost), the
 // text the DOM path gives, and so are fractions and exponents written as
@@ -651,18 +666,10 @@ TEST(BinaryBatchTest, AJsonColumnTakesNumbersStringsAndBoolsWithoutTheDomPath) {
               std::to_string(i) + R"(","doc":)" + text + "}}";
     }
     json += "]";
-    TableResolver tables(&catalog);
     std::vector<Op> ops;
     size_t dom_ops = 0;
-    Status s = ParseBinaryOps(w.bytes, &tables, &ops, &dom_ops);
-    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_NO_FATAL_FAILURE(ParseAsTheDomDoes(catalog, w.bytes, json, &ops, &dom_ops));
     ASSERT_EQ(ops.size(), cases->size());
-    // The DOM path's ops for the same puts, as wire JSON.
-    TableResolver json_tables(&catalog);
-    std::vector<Op> want;
-    Status j = ParseOps(Json::parse(json), &json_tables, &want);
-    ASSERT_TRUE(j.ok()) << j.ToString();
-    EXPECT_EQ(OpsText(ops, ops.size()), OpsText(want, want.size()));
     if (cases == &fast) {
       EXPECT_EQ(dom_ops, 0u);
       for (size_t i = 0; i < ops.size(); ++i) {
@@ -708,16 +715,9 @@ TEST(BinaryBatchTest, UpdatesAndDeletesByKeyInABatchAreReadWithoutTheDomPath) {
     }
   }
   json += "]";
-  TableResolver tables(&catalog);
   std::vector<Op> ops;
   size_t dom_ops = 0;
-  Status s = ParseBinaryOps(w.bytes, &tables, &ops, &dom_ops);
-  ASSERT_TRUE(s.ok()) << s.ToString();
-  TableResolver json_tables(&catalog);
-  std::vector<Op> want;
-  Status j = ParseOps(Json::parse(json), &json_tables, &want);
-  ASSERT_TRUE(j.ok()) << j.ToString();
-  EXPECT_EQ(OpsText(ops, ops.size()), OpsText(want, want.size()));
+  ASSERT_NO_FATAL_FAILURE(ParseAsTheDomDoes(catalog, w.bytes, json, &ops, &dom_ops));
   EXPECT_EQ(dom_ops, 2u);  // the expression and the update by where
 
   // An update of an unknown column: the DOM path's refusal, word for word.
