@@ -8,7 +8,8 @@
 // sql-column.mjs): commit, bulk, rename, page, get, replay, commitAt, open.
 // The message "go" or { quick } starts it.
 //
-// Each figure is a mean over a batch (performance.now() is coarse outside a
+// Workloads 1 and 2 run interleaved across the rows (`interleaved`), the
+// others row by row. Each figure is a mean over a batch (performance.now() is coarse outside a
 // cross-origin-isolated page), the median of `runs` batches.
 import { deleteStore, openStore, prefix, query, replacePrefix } from "../../js/browser.js";
 import sqlite3InitModule from "../../node_modules/@sqlite.org/sqlite-wasm/dist/index.mjs";
@@ -46,7 +47,42 @@ let log = () => {};
 
 // ---- onestore ----
 
-async function onestore(label, durability, p) {
+// Opens the OPFS store `name`, its owner and table, with the table's
+// declaration committed.
+async function openOnestore(name, durability) {
+  const store = await openStore({ backend: "opfs", name, durability });
+  const owner = store.object({ type: OWNER });
+  const edits = owner.table(Edits);
+  await edits.get("none");  // the table's declaration has committed
+  return { store, owner, edits, name };
+}
+
+// Workloads 1 and 2 on a fresh store of their own (see `interleaved`).
+async function onestoreFirst(durability) {
+  const name = `bench-${durability}-first`;
+  await deleteStore({ backend: "opfs", name });
+  const { store, owner, edits } = await openOnestore(name, durability);
+  let n = 0;
+  return {
+    async commits(p) {
+      const t0 = performance.now();
+      for (let i = 0; i < p.commits; i++) await owner.tx(async (tx) => { await tx.put(edits, ROW(n++)); });
+      return (performance.now() - t0) / p.commits;
+    },
+    async bulk(p) {
+      const t0 = performance.now();
+      await owner.tx(async (tx) => { for (let i = 0; i < p.bulk; i++) await tx.put(edits, ROW(n++)); });
+      return performance.now() - t0;
+    },
+    async close() {
+      await store.close();
+      await deleteStore({ backend: "opfs", name });
+    },
+  };
+}
+
+// The other workloads (3 to 8); `first` holds the figures of 1 and 2.
+async function onestore(label, durability, p, first) {
   let files = 0;
   const names = [];
   const fresh = async () => {
@@ -55,13 +91,7 @@ async function onestore(label, durability, p) {
     await deleteStore({ backend: "opfs", name });
     return open(name);
   };
-  const open = async (name, d = durability) => {
-    const store = await openStore({ backend: "opfs", name, durability: d });
-    const owner = store.object({ type: OWNER });
-    const edits = owner.table(Edits);
-    await edits.get("none");  // the table's declaration has committed
-    return { store, owner, edits, name };
-  };
+  const open = (name, d = durability) => openOnestore(name, d);
   const fill = async (owner, edits, from, to) => {
     for (let at = from; at < to; at += CHUNK) {
       const end = Math.min(to, at + CHUNK);
@@ -69,26 +99,8 @@ async function onestore(label, durability, p) {
     }
   };
   const lastRecord = async (store) => (await store.outbox.read(store.head - 1, 1)).commits[0];
-  const f = {};
+  const f = { ...first };
   try {
-    {
-      const { store, owner, edits } = await fresh();
-      let n = 0;
-      const one = await repeat(p.runs, async () => {
-        const t0 = performance.now();
-        for (let i = 0; i < p.commits; i++) await owner.tx(async (tx) => { await tx.put(edits, ROW(n++)); });
-        return (performance.now() - t0) / p.commits;
-      });
-      f.commit = figure(one.value, "ms", { per: "commit", runs: one.runs });
-      const bulk = await repeat(p.runs, async () => {
-        const t0 = performance.now();
-        await owner.tx(async (tx) => { for (let i = 0; i < p.bulk; i++) await tx.put(edits, ROW(n++)); });
-        return performance.now() - t0;
-      });
-      f.bulk = figure(bulk.value, "ms", { per: `tx of ${p.bulk} puts`, runs: bulk.runs, putsPerSecond: p.bulk / (bulk.value / 1000) });
-      await store.close();
-      log(`${label}: commit ${one.value.toFixed(3)} ms, bulk ${bulk.value.toFixed(1)} ms`);
-    }
     {
       const { store, owner, edits } = await fresh();
       await fill(owner, edits, 0, p.readRows);
@@ -201,6 +213,42 @@ async function onestore(label, durability, p) {
   return { label, engine: "onestore", durability, commit: f.commit.value, get: f.get.value, bulk: f.bulk.value, figures: f };
 }
 
+// Workloads 1 (one-row commits) and 2 (a transaction of p.bulk puts) of
+// every row, interleaved as the Node columns' are (bench/run.mjs): each row
+// works on a fresh store of its own (`starts[i]()` opens it and returns {
+// commits(p): ms per commit over a batch of p.commits, bulk(p): ms for one
+// transaction, close() }); each round runs one batch of every row, in an
+// order rotated round by round; one batch of every row before the rounds
+// is not counted. Run one row after another, whichever came first paid the
+// first seconds of a new Chromium (its own start-up work beside the
+// worker's, on a 2-core machine): about twice its commit time
+// (docs/performance.md, "Session 53"). Returns, per row, { commit, bulk }.
+async function interleaved(starts, p) {
+  const subjects = [];
+  const commits = starts.map(() => []);
+  const bulks = starts.map(() => []);
+  const rounds = async (fn) => {
+    for (let r = 0; r < p.runs; r++) {
+      for (let k = 0; k < subjects.length; k++) await fn((k + r) % subjects.length);
+    }
+  };
+  try {
+    for (const start of starts) subjects.push(await start());
+    for (const s of subjects) await s.commits(p);  // warm-up, not counted
+    await rounds(async (i) => { commits[i].push(await subjects[i].commits(p)); });
+    await rounds(async (i) => { bulks[i].push(await subjects[i].bulk(p)); });
+  } finally {
+    for (const s of subjects) await s.close();
+  }
+  return subjects.map((_, i) => {
+    const bulk = median(bulks[i]);
+    return {
+      commit: figure(median(commits[i]), "ms", { per: "commit", runs: commits[i] }),
+      bulk: figure(bulk, "ms", { per: `tx of ${p.bulk} puts`, runs: bulks[i], putsPerSecond: p.bulk / (bulk / 1000) }),
+    };
+  });
+}
+
 // Workload 7 for either engine: `openAndGet(key)` opens the fixture and reads
 // one key (timed up to the get), and returns { found, close } (not timed).
 // Batches of OPEN_BATCH opens, p.openRuns + 1 of them; the first batch only
@@ -243,74 +291,91 @@ const upper = (s) => s.slice(0, -1) + String.fromCharCode(s.charCodeAt(s.length 
 
 let sqlite3;
 let pool;
-async function sahpool(label, pragmas, durability, p) {
+async function installSahpool() {
   sqlite3 ??= await sqlite3InitModule();
   pool ??= await sqlite3.installOpfsSAHPoolVfs({ name: "bench-sahpool", directory: ".bench-sahpool", clearOnInit: true, initialCapacity: 12 });
-  const base = label.replace(/[^a-z0-9]+/gi, "-");
+}
+
+// A connection to `file` in the pool, `pragmas` run, its statements cached.
+function conn(file, pragmas) {
+  const db = new pool.OpfsSAHPoolDb(file);
+  if (pragmas) db.exec(pragmas);
+  const cache = new Map();
+  const stmt = (sql) => { let s = cache.get(sql); if (!s) cache.set(sql, (s = db.prepare(sql))); return s; };
+  return {
+    db,
+    exec: (sql) => db.exec(sql),
+    run(sql, bind) { const s = stmt(sql); s.bind(bind); s.step(); s.reset(); return db.changes(); },
+    all(sql, bind) { const s = stmt(sql); s.bind(bind); const out = []; while (s.step()) out.push(s.get([])); s.reset(); return out; },
+    close() { for (const s of cache.values()) s.finalize(); db.close(); },
+  };
+}
+
+// One commit, as sql-column.mjs: BEGIN IMMEDIATE, the row statements, the
+// JSON outbox record, COMMIT.
+function commit(c, state, ops, body) {
+  c.exec("BEGIN IMMEDIATE");
+  const counts = body();
+  const seq = ++state.seq;
+  if (counts !== undefined) ops = ops.map((op, i) => (counts[i] === undefined ? op : { ...op, count: counts[i] }));
+  const record = JSON.stringify({ seq, from: seq - 1, at: Date.now(), owner: OWNER, ops });
+  c.run(OUT, [seq, record]);
+  c.exec("COMMIT");
+  return record;
+}
+const putOne = (c, state, row) => commit(c, state, [{ op: "put", table: TABLE, row }], () => { c.run(PUT, putParams(row)); });
+const fileBase = (label) => label.replace(/[^a-z0-9]+/gi, "-");
+
+// Workloads 1 and 2 on a fresh database of their own (see `interleaved`).
+async function sahpoolFirst(label, pragmas) {
+  await installSahpool();
+  const file = `/${fileBase(label)}-first.db`;
+  const c = conn(file, pragmas);
+  c.exec(SCHEMA);
+  const state = { seq: 0 };
+  let n = 0;
+  return {
+    async commits(p) {
+      const t0 = performance.now();
+      for (let i = 0; i < p.commits; i++) putOne(c, state, ROW(n++));
+      return (performance.now() - t0) / p.commits;
+    },
+    async bulk(p) {
+      const t0 = performance.now();
+      const ops = [];
+      commit(c, state, ops, () => {
+        for (let i = 0; i < p.bulk; i++) {
+          const row = ROW(n++);
+          c.run(PUT, putParams(row));
+          ops.push({ op: "put", table: TABLE, row });
+        }
+      });
+      return performance.now() - t0;
+    },
+    async close() {
+      c.close();
+      pool.unlink(file);
+    },
+  };
+}
+
+// The other workloads (3 to 8); `first` holds the figures of 1 and 2.
+async function sahpool(label, pragmas, durability, p, first) {
+  await installSahpool();
+  const base = fileBase(label);
   let files = 0;
   const paths = [];
-  const conn = (file) => {
-    const db = new pool.OpfsSAHPoolDb(file);
-    if (pragmas) db.exec(pragmas);
-    const cache = new Map();
-    const stmt = (sql) => { let s = cache.get(sql); if (!s) cache.set(sql, (s = db.prepare(sql))); return s; };
-    return {
-      db,
-      exec: (sql) => db.exec(sql),
-      run(sql, bind) { const s = stmt(sql); s.bind(bind); s.step(); s.reset(); return db.changes(); },
-      all(sql, bind) { const s = stmt(sql); s.bind(bind); const out = []; while (s.step()) out.push(s.get([])); s.reset(); return out; },
-      close() { for (const s of cache.values()) s.finalize(); db.close(); },
-    };
-  };
+  const connect = (file) => conn(file, pragmas);
   const fresh = () => {
     const file = `/${base}-${files++}.db`;
     paths.push(file);
-    const c = conn(file);
+    const c = connect(file);
     c.exec(SCHEMA);
     c.file = file;
     return c;
   };
-  // One commit, as sql-column.mjs: BEGIN IMMEDIATE, the row statements, the
-  // JSON outbox record, COMMIT.
-  const commit = (c, state, ops, body) => {
-    c.exec("BEGIN IMMEDIATE");
-    const counts = body();
-    const seq = ++state.seq;
-    if (counts !== undefined) ops = ops.map((op, i) => (counts[i] === undefined ? op : { ...op, count: counts[i] }));
-    const record = JSON.stringify({ seq, from: seq - 1, at: Date.now(), owner: OWNER, ops });
-    c.run(OUT, [seq, record]);
-    c.exec("COMMIT");
-    return record;
-  };
-  const putOne = (c, state, row) => commit(c, state, [{ op: "put", table: TABLE, row }], () => { c.run(PUT, putParams(row)); });
-  const f = {};
+  const f = { ...first };
   try {
-    {
-      const c = fresh();
-      const state = { seq: 0 };
-      let n = 0;
-      const one = await repeat(p.runs, () => {
-        const t0 = performance.now();
-        for (let i = 0; i < p.commits; i++) putOne(c, state, ROW(n++));
-        return (performance.now() - t0) / p.commits;
-      });
-      f.commit = figure(one.value, "ms", { per: "commit", runs: one.runs });
-      const bulk = await repeat(p.runs, () => {
-        const t0 = performance.now();
-        const ops = [];
-        commit(c, state, ops, () => {
-          for (let i = 0; i < p.bulk; i++) {
-            const row = ROW(n++);
-            c.run(PUT, putParams(row));
-            ops.push({ op: "put", table: TABLE, row });
-          }
-        });
-        return performance.now() - t0;
-      });
-      f.bulk = figure(bulk.value, "ms", { per: `tx of ${p.bulk} puts`, runs: bulk.runs, putsPerSecond: p.bulk / (bulk.value / 1000) });
-      c.close();
-      log(`${label}: commit ${one.value.toFixed(3)} ms, bulk ${bulk.value.toFixed(1)} ms`);
-    }
     {
       const c = fresh();
       const state = { seq: 0 };
@@ -422,7 +487,7 @@ async function sahpool(label, pragmas, durability, p) {
       c.exec("COMMIT");
       c.close();
       const runs = await timeOpens(p, have, label, async (key) => {
-        c = conn(file);
+        c = connect(file);
         const found = c.all(GET, [key]).length === 1;
         return { found, close: () => c.close() };
       });
@@ -442,12 +507,19 @@ self.onmessage = async (e) => {
     const p = plan(quick);
     started = performance.now();
     log = (m) => self.postMessage({ log: `[${((performance.now() - started) / 1000).toFixed(1)} s] ${m}` });
+    const ROWS = [
+      { label: "onestore opfs (full)", engine: "onestore", durability: "full" },
+      { label: "onestore opfs (relaxed)", engine: "onestore", durability: "relaxed" },
+      { label: "sahpool, defaults", engine: "sahpool", pragmas: "", durability: "full" },
+      { label: "sahpool, exclusive lock", engine: "sahpool", pragmas: "PRAGMA locking_mode=EXCLUSIVE", durability: "full" },
+      { label: "sahpool, exclusive + WAL, synchronous=NORMAL", engine: "sahpool", pragmas: "PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", durability: "relaxed" },
+    ];
+    const firsts = await interleaved(ROWS.map((r) => () => (r.engine === "onestore" ? onestoreFirst(r.durability) : sahpoolFirst(r.label, r.pragmas))), p);
+    ROWS.forEach((r, i) => log(`${r.label}: commit ${firsts[i].commit.value.toFixed(3)} ms, bulk ${firsts[i].bulk.value.toFixed(1)} ms`));
     const rows = [];
-    rows.push(await onestore("onestore opfs (full)", "full", p));
-    rows.push(await onestore("onestore opfs (relaxed)", "relaxed", p));
-    rows.push(await sahpool("sahpool, defaults", "", "full", p));
-    rows.push(await sahpool("sahpool, exclusive lock", "PRAGMA locking_mode=EXCLUSIVE", "full", p));
-    rows.push(await sahpool("sahpool, exclusive + WAL, synchronous=NORMAL", "PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", "relaxed", p));
+    for (const [i, r] of ROWS.entries()) {
+      rows.push(r.engine === "onestore" ? await onestore(r.label, r.durability, p, firsts[i]) : await sahpool(r.label, r.pragmas, r.durability, p, firsts[i]));
+    }
     self.postMessage({ ok: true, quick, rows, env: { userAgent: navigator.userAgent, sqliteWasm: sqlite3.version.libVersion, hardwareConcurrency: navigator.hardwareConcurrency } });
   } catch (err) {
     self.postMessage({ ok: false, error: String(err?.stack ?? err) });
