@@ -9,8 +9,9 @@
 // The message "go" or { quick } starts it.
 //
 // Workloads 1 and 2 run interleaved across the rows (`interleaved`), the
-// others row by row. Each figure is a mean over a batch (performance.now() is coarse outside a
-// cross-origin-isolated page), the median of `runs` batches.
+// others row by row. Each figure is a mean over a batch (performance.now()
+// is coarse outside a cross-origin-isolated page), the median of `runs`
+// batches.
 import { deleteStore, openStore, prefix, query, replacePrefix } from "../../js/browser.js";
 import sqlite3InitModule from "../../node_modules/@sqlite.org/sqlite-wasm/dist/index.mjs";
 

@@ -4,7 +4,8 @@
 // own, and a wait that counted only its 2 ms pauses between tries lasted
 // 1.3 to 3.7 times lockTimeout on a loaded machine (docs/api.md,
 // "lockTimeout"). Here every try takes 20 ms, so a wait of 100 ms has room
-// for at most six tries, where counting pauses made fifty.
+// for at most seven tries (five that fit in it, the first and the last),
+// where counting pauses made 51.
 #include <gtest/gtest.h>
 
 #include <chrono>
