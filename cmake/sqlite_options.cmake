@@ -99,7 +99,8 @@ set(ONESTORE_SQLITE_OPTIONS
   # Views, triggers, ANALYZE, REINDEX, ATTACH and with it VACUUM: the
   # parser still calls the function that starts each statement, which
   # src/backends/sqlite/sqlite3_unit.c defines to refuse it with an error.
-  # (Window functions and CTEs are more entangled with the parser: left in.)
+  # (CTEs are more entangled with the parser: left in. Window functions are
+  # out since session 54, below.)
   SQLITE_OMIT_ATTACH
   SQLITE_OMIT_TRIGGER
   SQLITE_OMIT_VIEW
@@ -125,6 +126,14 @@ set(ONESTORE_SQLITE_OPTIONS
   # (full) the CPU time with it, 25,000 puts 1.03x, within the noise
   # (bench/compare-file-commits.mjs, 9 runs).
   SQLITE_OMIT_LOOKASIDE
+  # No window functions (OVER, FILTER, WINDOW): 7,370 bytes of the gzipped
+  # .wasm (docs/performance.md, "Session 54"). No store SQL has one. The
+  # amalgamation's tokenizer would then read the three words as keywords the
+  # grammar has no place for; cmake/sqlite_source.cmake adds the line that
+  # reads them as identifiers, as SQLite built from its full sources without
+  # window functions does, and src/backends/sqlite/sqlite3_unit.c defines
+  # what the parser's window actions call, so that it links.
+  SQLITE_OMIT_WINDOWFUNC
   # Not omitted on purpose: SQLITE_OMIT_AUTOINIT (sqlite3_initialize stays
   # automatic). Not enabled: SQLITE_ENABLE_MATH_FUNCTIONS (not needed).
 )

@@ -4,10 +4,12 @@
 // (build/wasm/bench/onestore-bench.*), which is the same core plus it and
 // runs SQL on the same SQLite, VFS and Node files as the store; and the glue
 // has no JS strftime, gmtime or tzset, SQLite's CURRENT_* formatting through
-// the core's own (wasm/strftime.cc); and SQLite is built without the statements no store
-// SQL uses (views, triggers, ANALYZE, REINDEX, ATTACH, VACUUM), which it
-// refuses with an error, while UNIONs and multi-row VALUES still answer in
-// full (src/backends/sqlite/sqlite3_unit.c, cmake/sqlite_options.cmake).
+// the core's own (wasm/strftime.cc); and SQLite is built without what no
+// store SQL uses: views, triggers, ANALYZE, REINDEX, ATTACH and VACUUM,
+// which it refuses with an error, and window functions, whose syntax is an
+// error; UNIONs, multi-row VALUES and aggregates still answer in full
+// (src/backends/sqlite/sqlite3_unit.c, cmake/sqlite_options.cmake,
+// cmake/sqlite_source.cmake).
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -17,7 +19,7 @@ import { test } from "node:test";
 
 import { loadBenchCore } from "../../bench/lib/bench-core.mjs";
 import { loadNodeCore } from "../../js/loader-node.js";
-import { openStore } from "../../js/index.js";
+import { defineTable, openStore, str } from "../../js/index.js";
 import { rejectsWith, tempDir } from "./helpers.js";
 
 test("the shipped core has the store's Core class and not the bench's RawSqlite", async () => {
@@ -74,7 +76,7 @@ test("the shipped glue has no strftime, gmtime or tzset of its own, and SQLite's
   }
 });
 
-test("the core's SQLite refuses views, triggers, ANALYZE, REINDEX, ATTACH, DETACH and VACUUM with an error naming the statement, and still answers UNIONs and multi-row VALUES in full", async () => {
+test("the core's SQLite refuses views, triggers, ANALYZE, REINDEX, ATTACH, DETACH and VACUUM with an error naming the statement and window syntax as a syntax error, and still answers UNIONs, multi-row VALUES and aggregates in full", async () => {
   const bench = await loadBenchCore();
   const db = new bench.RawSqlite();
   try {
@@ -100,6 +102,27 @@ test("the core's SQLite refuses views, triggers, ANALYZE, REINDEX, ATTACH, DETAC
     assert.deepEqual(JSON.parse(db.all("SELECT a FROM t WHERE a IN (SELECT 1 UNION ALL SELECT 3) ORDER BY a", "[]")), [[1], [3]]);
     assert.deepEqual(JSON.parse(db.all("SELECT 1 UNION SELECT 2 ORDER BY 1", "[]")), [[1], [2]]);
     assert.deepEqual(JSON.parse(db.all("VALUES (CAST(1 AS TEXT)), (2)", "[]")), [["1"], [2]]);
+    // Window functions (SQLITE_OMIT_WINDOWFUNC): OVER, FILTER and WINDOW
+    // are identifiers in this build (cmake/sqlite_source.cmake), so window
+    // syntax fails to prepare, rather than running as a plain aggregate.
+    const windowed = [
+      "SELECT a, sum(a) OVER () FROM t",
+      "SELECT a, count(*) OVER (ORDER BY a) FROM t",
+      "SELECT a, max(a) OVER (PARTITION BY b ORDER BY a ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t",
+      "SELECT a, sum(a) OVER w FROM t WINDOW w AS (ORDER BY a)",
+      "SELECT count(*) OVER w FROM t",
+      "SELECT count(*) FILTER (WHERE a > 1) FROM t",
+      "SELECT a FROM t WINDOW w AS (ORDER BY a)",
+    ];
+    for (const sql of windowed) {
+      assert.match(db.all(sql, "[]"), /^!storage_failed near "[^"]+": syntax error$/, sql);
+    }
+    assert.match(db.all("SELECT row_number() FROM t", "[]"), /^!storage_failed no such function: row_number$/);
+    // The same functions as aggregates, and the three words as names.
+    assert.deepEqual(JSON.parse(db.all("SELECT sum(a), count(*), max(a), group_concat(b, '') FROM t", "[]")), [[6, 3, 3, "ab3"]]);
+    assert.equal(db.exec("CREATE TABLE w (window INTEGER, over TEXT, filter TEXT)"), "");
+    assert.equal(db.exec("INSERT INTO w VALUES (1, 'o', 'f')"), "");
+    assert.deepEqual(JSON.parse(db.all("SELECT window, over, filter AS window FROM w WHERE window = 1 ORDER BY over", "[]")), [[1, "o", "f"]]);
   } finally {
     db.close();
     db.delete();
@@ -115,6 +138,20 @@ test("another application's database with a view is still refused naming its tab
   execFileSync("/usr/bin/sqlite3", [withTrigger, "create table notes(id integer primary key, body text); create table log(n); create trigger t after insert on notes begin insert into log values (new.id); end;"]);
   await rejectsWith(openStore({ backend: "sqlite", path: withTrigger, adoptForeign: true }), "storage_failed", [`opening ${withTrigger}:`, "CREATE TRIGGER is not in this build of SQLite"]);
   assert.equal(execFileSync("/usr/bin/sqlite3", [withTrigger, "select count(*) from sqlite_master where type = 'trigger'"], { encoding: "utf8" }).trim(), "1");
+});
+
+test("another application's database whose schema names columns window, over and filter unquoted opens with adoptForeign, and its rows stay readable by sqlite3", async () => {
+  const dir = tempDir();
+  const path = join(dir, "words.db");
+  execFileSync("/usr/bin/sqlite3", [path, "create table views(id integer primary key, window text, over int, filter text); create index by_over on views(over, filter) where window is not null; insert into views values (1, 'w', 2, 'f');"]);
+  const store = await openStore({ backend: "sqlite", path, adoptForeign: true });
+  const Notes = defineTable("notes", { version: 1, columns: { id: str(), body: str() }, key: ["id"] });
+  const notes = store.object({ host: "session", type: "app" }).table(Notes);
+  await store.object({ host: "session", type: "app" }).tx(async (tx) => tx.put(notes, { id: "n1", body: "kept" }));
+  assert.equal((await notes.get("n1")).body, "kept");
+  await store.close();
+  assert.equal(execFileSync("/usr/bin/sqlite3", [path, "select window || over || filter from views where over = 2"], { encoding: "utf8" }).trim(), "w2f");
+  assert.equal(execFileSync("/usr/bin/sqlite3", [path, "PRAGMA integrity_check"], { encoding: "utf8" }).trim(), "ok");
 });
 
 // Issue 13's budget, measured as the bench measures it (bench/lib/common.mjs):

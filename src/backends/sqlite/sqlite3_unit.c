@@ -1,5 +1,6 @@
 /* The SQLite amalgamation as onestore compiles it (CMakeLists.txt,
- * onestore_sqlite): sqlite3.c itself, then what cmake/sqlite_options.cmake's
+ * onestore_sqlite): sqlite3.c itself (with the line
+ * cmake/sqlite_source.cmake adds), then what cmake/sqlite_options.cmake's
  * omissions leave undefined.
  *
  * SQLite's parser comes pre-generated in the amalgamation, so it keeps the
@@ -10,7 +11,8 @@
  * statement with an error (and free what the parser handed it), so that the
  * rest of the feature's code stays out of the build (issue 13: the
  * download). No store SQL creates a view or a trigger, analyzes, reindexes,
- * attaches or vacuums (a snapshot copies the file with the backup API).
+ * attaches or vacuums (a snapshot copies the file with the backup API), or
+ * calls a window function (SQLITE_OMIT_WINDOWFUNC, below).
  * An error stops the parser at the token that raised it (sqlite3RunParser
  * breaks on pParse->rc), so a CREATE TRIGGER ends at its BEGIN. */
 #ifdef SQLITE_OMIT_TRIGGER
@@ -45,7 +47,33 @@ static struct TriggerStep *sqlite3TriggerDeleteStep(struct Parse *, struct Token
                                                     const char *, const char *);
 #endif
 
-#include "sqlite3.c"
+#ifdef SQLITE_OMIT_WINDOWFUNC
+/* Window functions: the grammar's actions for OVER, FILTER and WINDOW call
+ * these, declared (like the trigger ones above) before the amalgamation.
+ * No SQL reaches them: the tokenizer reads those three words as identifiers
+ * in this build (cmake/sqlite_source.cmake), so window syntax is a syntax
+ * error. They are defined below only so that the parser links. */
+struct Parse;
+struct Token;
+struct Expr;
+struct ExprList;
+struct Window;
+struct sqlite3;
+static struct Window *sqlite3WindowAlloc(struct Parse *, int, int, struct Expr *, int,
+                                         struct Expr *, unsigned char);
+static struct Window *sqlite3WindowAssemble(struct Parse *, struct Window *, struct ExprList *,
+                                            struct ExprList *, struct Token *);
+static void sqlite3WindowChain(struct Parse *, struct Window *, struct Window *);
+static void sqlite3WindowListDelete(struct sqlite3 *, struct Window *);
+/* One action stores a SELECT's WINDOW clause in Select.pWinDefn, a member
+ * the option removes. So that it compiles, the member names a sink of the
+ * right type (the comma discards the Select's op, read for nothing). */
+static struct Window *onestore_window_defn_sink;
+#define pWinDefn op, onestore_window_defn_sink
+#endif
+
+/* sqlite3.c with the one line cmake/sqlite_source.cmake adds. */
+#include "sqlite3_onestore.c"
 
 #ifdef SQLITE_OMIT_VIEW
 SQLITE_PRIVATE void sqlite3CreateView(Parse *pParse, Token *pBegin, Token *pName1, Token *pName2,
@@ -197,5 +225,40 @@ SQLITE_PRIVATE void sqlite3Vacuum(Parse *pParse, Token *pName, Expr *pInto) {
   (void)pName;
   sqlite3ErrorMsg(pParse, "VACUUM is not in this build of SQLite (onestore)");
   sqlite3ExprDelete(pParse->db, pInto);
+}
+#endif
+
+#ifdef SQLITE_OMIT_WINDOWFUNC
+/* Unreachable (see the declarations above); a window's frame would be
+ * refused, should SQL ever get here. */
+static struct Window *sqlite3WindowAlloc(Parse *pParse, int eType, int eStart, Expr *pStart,
+                                         int eEnd, Expr *pEnd, u8 eExclude) {
+  (void)eType;
+  (void)eStart;
+  (void)eEnd;
+  (void)eExclude;
+  sqlite3ErrorMsg(pParse, "window functions are not in this build of SQLite (onestore)");
+  sqlite3ExprDelete(pParse->db, pStart);
+  sqlite3ExprDelete(pParse->db, pEnd);
+  return 0;
+}
+
+static struct Window *sqlite3WindowAssemble(Parse *pParse, Window *pWin, ExprList *pPartition,
+                                            ExprList *pOrderBy, Token *pBase) {
+  (void)pBase;
+  sqlite3ExprListDelete(pParse->db, pPartition);
+  sqlite3ExprListDelete(pParse->db, pOrderBy);
+  return pWin;
+}
+
+static void sqlite3WindowChain(Parse *pParse, Window *pWin, Window *pList) {
+  (void)pParse;
+  (void)pWin;
+  (void)pList;
+}
+
+static void sqlite3WindowListDelete(sqlite3 *db, Window *p) {
+  (void)db;
+  (void)p;
 }
 #endif
