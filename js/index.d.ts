@@ -1630,6 +1630,8 @@ export interface LinkServer {
 
 /**
  * Serves a store to linked tabs, on `port` (the worker's global scope by default).
+ * One store per endpoint: while a server listens on it, another serve there
+ * throws invalid/args (close that server, or its store, first).
  * @example serve(store, { methods: { addNote: ({ text }, ctx) => notes.tx(async (tx) => { ... }, ctx) } });
  */
 export function serve<M extends LinkMethods>(store: Store, options: { methods?: M; port?: Endpoint }): LinkServer;

@@ -97,6 +97,9 @@ function isDataCloneError(e) {
   return e?.name === "DataCloneError" || /could not be cloned|DataCloneError/.test(String(e?.message));
 }
 
+// The endpoints a server listens on, until it stops: one store each.
+const serving = new WeakSet();
+
 /**
  * Serves a store over an endpoint (the worker's global scope by default):
  * tabs that `connect` to it call `methods` and hold tables and derives.
@@ -125,7 +128,11 @@ export function serve(store, options = {}) {
     // parentPort (or a MessagePort), given as `port`.
     throw invalidArgs("serve: no port given, and no global postMessage (not a Worker): pass { port }, a worker_threads parentPort or a MessagePort");
   }
-  const ep = endpointOf(options.port ?? globalThis, "serve");
+  const target = options.port ?? globalThis;
+  const ep = endpointOf(target, "serve");
+  if (serving.has(target)) {
+    throw invalidArgs("serve: this endpoint already serves a store, and both servers would run every call of its links; close that server (or its store) first, or give each store a MessagePort of its own");
+  }
   const links = new Map();  // link id -> Map<hold id, { table } | { derive }>
   let closed = false;
 
@@ -314,10 +321,12 @@ export function serve(store, options = {}) {
     links.clear();
     removeSink();
     unlisten();
+    serving.delete(target);
   }
 
   const removeSink = live.addSink({ commit, closed: (err) => stop(err?.message ?? "the store this tab is linked to was closed in its worker", err?.code) });
   const unlisten = ep.listen(onMessage);
+  serving.add(target);
 
   const server = Object.freeze({
     /** The number of links (tabs) currently connected. */

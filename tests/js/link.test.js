@@ -253,6 +253,39 @@ test("two links on one endpoint each get their own one message per commit", asyn
   await t.done();
 });
 
+test("an endpoint serves one store at a time: a second serve on it is refused (one answer per call) until the first server or its store closes", async () => {
+  const first = await openStore({ backend: "memory" });
+  const second = await openStore({ backend: "memory" });
+  const { port1, port2 } = new MessageChannel();
+  const results = [];
+  port2.on("message", (m) => { if (m?.t === "result") results.push(m.value); });
+  const server = serve(first, { port: port1, methods: { which: () => "first" } });
+  throwsWith(() => serve(second, { port: port1, methods: { which: () => "second" } }), "invalid/args", ["already serves a store", "close that server"]);
+  throwsWith(() => serve(first, { port: port1, methods: {} }), "invalid/args", ["already serves a store"]);
+  const a = connect(port2);
+  assert.equal(await a.call("which"), "first");
+  await tick();
+  assert.deepEqual(results, ["first"], "one server answered the call");
+  // Its server closed, the endpoint takes another store.
+  server.close();
+  const again = serve(second, { port: port1, methods: { which: () => "second" } });
+  const b = connect(port2);
+  assert.equal(await b.call("which"), "second");
+  assert.equal(again.links, 1);
+  // So does it once the store it serves is closed.
+  await second.close();
+  serve(first, { port: port1, methods: { which: () => "first again" } });
+  const c = connect(port2);
+  assert.equal(await c.call("which"), "first again");
+  // Another endpoint was never in the way.
+  const other = new MessageChannel();
+  const elsewhere = serve(first, { port: other.port1, methods: {} });
+  assert.equal(elsewhere.links, 0);
+  a.close(); b.close(); c.close(); elsewhere.close();
+  port1.close(); port2.close(); other.port1.close(); other.port2.close();
+  await first.close();
+});
+
 test("a closed store tells its links: holds get closed, calls reject with closed", async () => {
   const t = await setup();
   const events = [];
