@@ -283,7 +283,8 @@ Status Archiver::RestoreOutbox(const std::string& lines, int64_t head) {
   if (records.empty()) {
     // The outbox was trimmed up to the head: the backend records a head with
     // a record, so one is written and trimmed right after.
-    Status st = backend->AppendOutbox(head, "{}");
+    Status st = backend->OutboxStartsAfter(head - 1);
+    if (st.ok()) st = backend->AppendOutbox(head, "{}");
     if (!st.ok()) {
       backend->Rollback();
       return st;
@@ -292,6 +293,11 @@ Status Archiver::RestoreOutbox(const std::string& lines, int64_t head) {
     int64_t removed = 0;
     ONESTORE_RETURN_IF_ERROR(backend->TrimOutbox(head, &removed));
   } else {
+    Status first = backend->OutboxStartsAfter(records.front().first - 1);
+    if (!first.ok()) {
+      backend->Rollback();
+      return first;
+    }
     for (const auto& [seq, text] : records) {
       Status st = backend->AppendOutbox(seq, std::string(text));
       if (!st.ok()) {

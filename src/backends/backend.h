@@ -83,6 +83,14 @@ class Backend {
   virtual Status AppendOutboxShared(int64_t seq, const std::shared_ptr<const std::string>& record) {
     return AppendOutbox(seq, *record);
   }
+  // Inside a transaction, before its first AppendOutbox: the records that
+  // follow start after `head`, not after the head the store had (an import
+  // of an archive whose outbox was trimmed writes its first record at a
+  // seq above 1 into an empty store). A backend that refuses an outbox row
+  // that does not follow its head (a Durable Object's, docs/formats.md,
+  // "The head on a Durable Object") takes `head` as its head. The default
+  // does nothing.
+  virtual Status OutboxStartsAfter(int64_t head) { return Status::OK(); }
   // Makes the transaction durable. Any failure here is storage_failed: the
   // outcome is unknown and the store stops.
   virtual Status Commit() = 0;

@@ -324,6 +324,28 @@ test("a commit that a transaction of the app's own rolls back after it resolved 
   assert.equal(r.replicaHead, r.head + 1, "a replica applies the whole outbox from 0");
 });
 
+test("the store's very first commit rolled back by the app's own transaction stops the next commit too", async () => {
+  const r = await workerd.call("rolled-back-first", "rolledBackByApp", { first: true });
+  assert.equal(r.thrown, "the app rolls back");
+  assert.equal(r.head, 0);
+  assert.equal(r.reported, 2, "the store reported the table's declaration and the put inside the app's transaction");
+  // Before: the disk's head was 0, which the check let pass (an import
+  // starts there), so the next commit took seq 3 over a hole at seqs 1-2.
+  assert.equal(r.next.code, "storage_failed", JSON.stringify(r.next));
+  assert.match(r.next.message, /rolled back after it was done/);
+  assert.equal(r.reopened, 2, "a store opened again reads head 0 on disk and commits the declaration and the put at seqs 1 and 2");
+  assert.deepEqual(r.seqs, [1, 2], "the outbox has no hole: the declaration and the put after opening again");
+  assert.deepEqual(r.ids, [4], "the rolled-back row and the refused one are not there");
+  assert.equal(r.replicaHead, 2, "a replica applies the whole outbox from 0");
+});
+
+test("an open replaces the _outbox_next trigger of an earlier version with _outbox_follows", async () => {
+  const r = await workerd.call("old-trigger", "oldTrigger");
+  assert.deepEqual(r.before, ["_outbox_head", "_outbox_next"]);
+  assert.deepEqual(r.after, ["_outbox_follows", "_outbox_head"]);
+  assert.match(r.refused ?? "", /rolled back after it was done/, "an outbox row past the head + 1 is refused");
+});
+
 test("a durable store over a Durable Object class that is not SQLite-backed is refused with invalid/args naming the setting", async () => {
   const kv = await startWorkerd({ sqlite: false });
   try {

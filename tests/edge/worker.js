@@ -369,13 +369,24 @@ export class TestSession {
   // A commit inside a transaction of the app's own, which the app then rolls
   // back: the store had reported the commit; its next one is refused, not
   // written past a hole in the outbox; a store opened again commits on.
-  async op_rolledBackByApp() {
-    await this.open();
-    await this.owner.tx((tx) => tx.put(this.notes, { id: 1, title: "before" }));
+  // `first`: the rolled-back commit is the store's very first (head 0 on
+  // disk after the rollback), and the next commit writes another owner's
+  // table (the notes table's declaration was rolled back with it).
+  async op_rolledBackByApp({ first = false } = {}) {
+    if (first) {
+      this.store = await openStore({ backend: "durable", storage: this.ctx.storage, id: "edge-test" });
+    } else {
+      await this.open();
+      await this.owner.tx((tx) => tx.put(this.notes, { id: 1, title: "before" }));
+    }
     const head = this.store.head;
     let thrown;
     try {
       await this.ctx.storage.transaction(async () => {
+        if (first) {  // the table's declaration commits here too
+          this.owner = this.store.object({ host: "session", type: "notes" });
+          this.notes = this.owner.table(Notes);
+        }
         await this.owner.tx((tx) => tx.put(this.notes, { id: 2, title: "inside the app's transaction" }));
         throw new Error("the app rolls back");
       });
@@ -385,7 +396,12 @@ export class TestSession {
     const reported = this.store.head;
     let next;
     try {
-      await this.owner.tx((tx) => tx.put(this.notes, { id: 3, title: "after" }));
+      if (first) {
+        const other = this.store.object({ host: "session", type: "other" });
+        await other.tx((tx) => tx.put(other.table(Notes), { id: 3, title: "after" }));
+      } else {
+        await this.owner.tx((tx) => tx.put(this.notes, { id: 3, title: "after" }));
+      }
       next = { seq: this.store.head };
     } catch (e) {
       next = { code: e.code, message: e.message };
@@ -403,6 +419,32 @@ export class TestSession {
     await replica.close();
     await again.close();
     return out;
+  }
+
+  // A store whose file an earlier version opened: its _outbox_next trigger
+  // (which let any outbox row follow head 0) is replaced by _outbox_follows
+  // at the next open. Answers the triggers before and after, and whether a
+  // row that does not follow the head is refused after.
+  async op_oldTrigger() {
+    await this.open();
+    await this.owner.tx((tx) => tx.put(this.notes, { id: 1, title: "one" }));
+    await this.store.close();
+    this.store = undefined;
+    const sql = this.ctx.storage.sql;
+    const triggers = () => [...sql.exec("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name")].map((r) => r.name);
+    sql.exec("DROP TRIGGER _outbox_follows");
+    sql.exec("CREATE TRIGGER _outbox_next BEFORE INSERT ON _outbox WHEN (SELECT value FROM _meta WHERE key = 'head') NOT IN (0, NEW.seq - 1) BEGIN SELECT RAISE(ABORT, 'onestore: a commit was rolled back after it was done'); END");
+    const before = triggers();
+    await this.open();
+    const after = triggers();
+    const head = this.store.head;
+    let refused;
+    try {
+      sql.exec("INSERT INTO _outbox (seq, record) VALUES (?, '{}')", head + 2);
+    } catch (e) {
+      refused = String(e.message);
+    }
+    return { before, after, refused, head };
   }
 
   // What workerd answers to BEGIN through sql.exec.

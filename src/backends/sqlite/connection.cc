@@ -88,7 +88,7 @@ Status HostSqlError(const std::string& message, const std::string& what) {
   const std::string msg = what + ": " + message;
   auto has = [&](const char* s) { return message.find(s) != std::string::npos; };
   if (message.rfind(kHostOverflowMessage, 0) == 0) return Status::InvalidArgs(msg);
-  // A constraint is the input's, but for a durable store's _outbox_next
+  // A constraint is the input's, but for a durable store's _outbox_follows
   // (sqlite_backend.cc, Open), which says the file lost a commit.
   if ((has("SQLITE_CONSTRAINT") || has("constraint failed")) && !has("onestore:")) {
     return Status::InvalidArgs(msg);

@@ -130,6 +130,7 @@ class SqliteBackend : public Backend {
   Status Begin() override;
   Status Apply(Op* op, const TableSchema* previous) override;
   Status AppendOutbox(int64_t seq, const std::string& record) override;
+  Status OutboxStartsAfter(int64_t head) override;
   Status Commit() override;
   void Rollback() override;
 
@@ -485,10 +486,15 @@ ONESTORE_COLD Status SqliteBackend::Open(const std::string& new_id, BackendState
           // after the commit resolved: the store's head is then ahead of
           // the file's, and its next seq would leave a hole in the outbox
           // that no replica can cross. The insert is refused instead, and
-          // the store is opened again (docs/formats.md). Head 0 is left
-          // out: an import writes its archive's outbox from its first seq.
-          "CREATE TRIGGER IF NOT EXISTS _outbox_next BEFORE INSERT ON _outbox WHEN (SELECT value "
-          "FROM _meta WHERE key = 'head') NOT IN (0, NEW.seq - 1) BEGIN SELECT RAISE(ABORT, "
+          // the store is opened again (docs/formats.md). An import, whose
+          // archive's outbox may start above seq 1, sets the head first
+          // (OutboxStartsAfter). Until session 55 the trigger was
+          // _outbox_next, which let any row follow head 0, so a rollback of
+          // a store's very first commit went unseen; it is dropped (a no-op
+          // once it is gone).
+          "DROP TRIGGER IF EXISTS _outbox_next;"
+          "CREATE TRIGGER IF NOT EXISTS _outbox_follows BEFORE INSERT ON _outbox WHEN (SELECT "
+          "value FROM _meta WHERE key = 'head') != NEW.seq - 1 BEGIN SELECT RAISE(ABORT, "
           "'onestore: a commit was rolled back after it was done'); END;");
     }
     BackendState st;
@@ -880,6 +886,13 @@ Status SqliteBackend::AppendOutbox(int64_t seq, const std::string& record) {
   // The last write of a commit: what the connection deferred runs now, so
   // that its failure is the commit's (with its own code), not COMMIT's.
   return conn_->Flush();
+}
+
+ONESTORE_COLD Status SqliteBackend::OutboxStartsAfter(int64_t head) {
+  if (!options_.head_per_commit || !options_.head_by_trigger) return Status::OK();
+  SqlBuilder b = Builder();
+  b.Append("UPDATE _meta SET value = ").AppendParam(Value::Int(head)).Append(" WHERE key = 'head'");
+  return Run(b, "writing the head");
 }
 
 Status SqliteBackend::Commit() {
