@@ -20,6 +20,9 @@
 import { invalidArgs, userThrew } from "./errors.js";
 
 const MAX_DEPTH = 1000;
+// A row's json value sits three levels down in its commit's ops text (the
+// list of ops, the op, the row), which nests at most MAX_DEPTH levels.
+const ROW_VALUE_LEVELS = MAX_DEPTH - 3;
 
 function where(root, path) {
   let s = root;
@@ -70,8 +73,10 @@ function isDetached(buffer) {
 }
 
 // `seen`: the objects being copied, outermost first (a short array: values are
-// shallow, and includes() on it is cheaper than a Set).
-function copy(v, root, path, seen) {
+// shallow, and includes() on it is cheaper than a Set). The value may nest
+// `levels` levels of arrays and objects; its own path starts after the
+// first `lead` entries of `path`.
+function copy(v, root, path, seen, levels = MAX_DEPTH, lead = 0) {
   switch (typeof v) {
     case "string":
     case "number":
@@ -91,7 +96,7 @@ function copy(v, root, path, seen) {
   // but a vector column the encoder refuses it (js/encode.js).
   if (isFloat32Array(v, root, path)) return copyFloat32(v, root, path);
   if (seen.includes(v)) throw invalidArgs(`${where(root, path)}: the value refers to itself`);
-  if (path.length >= MAX_DEPTH) throw invalidArgs(`${where(root, path.slice(0, 3))}...: the value is nested deeper than ${MAX_DEPTH} levels`);
+  if (path.length - lead >= levels) throw invalidArgs(`${where(root, path.slice(0, 3))}...: the value is nested deeper than ${levels} levels`);
   let isArray;
   let proto;
   try {
@@ -118,7 +123,7 @@ function copy(v, root, path, seen) {
         throw valueThrew(root, [...path, i], e, "reading the element");
       }
       path.push(i);
-      out[i] = copy(item, root, path, seen);
+      out[i] = copy(item, root, path, seen, levels, lead);
       path.pop();
     }
   } else {
@@ -145,7 +150,7 @@ function copy(v, root, path, seen) {
         continue;
       }
       path.push(k);
-      const value = copy(item, root, path, seen);
+      const value = copy(item, root, path, seen, levels, lead);
       path.pop();
       // defineProperty, not assignment, for "__proto__": it stays a key.
       if (k === "__proto__") Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
@@ -164,8 +169,8 @@ function copy(v, root, path, seen) {
  * plainData({ a: [1, { b: 2n }] }, "meta")   // a fresh { a: [1, { b: 2n }] }
  * plainData(new Date(0), "meta")             // throws invalid/args "meta: an object of class Date is not plain data; ..."
  */
-export function plainData(v, root = "value") {
-  return copy(v, root, [], []);
+export function plainData(v, root = "value", levels = MAX_DEPTH) {
+  return copy(v, root, [], [], levels);
 }
 
 /**
@@ -212,7 +217,7 @@ function checkRow(row, root) {
  */
 export function plainRow(row, root = "row") {
   checkRow(row, root);
-  return copy(row, root, [], []);
+  return copy(row, root, [], [], ROW_VALUE_LEVELS, 1);
 }
 
 // The (empty) path and seen arrays of readRow's copies of object values,
@@ -275,7 +280,7 @@ export function readRow(row, root, vals, prev = null) {
     spareWalk = null;
     walk.path.push(names[i]);
     walk.seen.push(row);
-    vals[i] = copy(item, root, walk.path, walk.seen);
+    vals[i] = copy(item, root, walk.path, walk.seen, ROW_VALUE_LEVELS, 1);
     walk.path.pop();
     walk.seen.pop();
     spareWalk = walk;

@@ -24,6 +24,8 @@ const MAX_DEPTH = 1000;
 // than the commit's own text: the core reads a batch with this limit
 // (Replica::ApplyBatch), so a value a store took replicates.
 export const MAX_BATCH_DEPTH = MAX_DEPTH + 3;
+// An op encoded alone sits in its commit's list of ops, one level down.
+export const MAX_OP_DEPTH = MAX_DEPTH - 1;
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 

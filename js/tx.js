@@ -9,7 +9,7 @@
 // the core recorded them (js/core-calls.js, Core.lastOps).
 
 import { ErrorCodes, invalidArgs, StoreError, userThrew } from "./errors.js";
-import { encodeJson } from "./encode.js";
+import { MAX_OP_DEPTH, encodeJson } from "./encode.js";
 import { OpsBuffer } from "./ops-buffer.js";
 import { isExpr, isPred, toExpr, value } from "./expr.js";
 import { vectorColumns, vectorWire } from "./vectors.js";
@@ -115,7 +115,7 @@ function liveTx(st, gate, what) {
 // Each value of the caller's is read once, by plainData/readRow, before
 // it is encoded.
 function pushOp(st, op, what) {
-  st.ops.json(encodeJson(plainData(op, what), what));
+  st.ops.json(encodeJson(plainData(op, what, MAX_OP_DEPTH), what, MAX_OP_DEPTH));
 }
 function setOf(set, what) {
   if (set === null || typeof set !== "object" || Array.isArray(set) || isPred(set)) {
@@ -242,7 +242,7 @@ class Tx {
         name: owner.name,
         checkpoint: owner.checkpoint,
         live: (what) => liveTx(st, gate, what),
-        push: (op, what) => st.ops.json(encodeJson(op, what)),
+        push: (op, what) => st.ops.json(encodeJson(op, what, MAX_OP_DEPTH)),
         refused: (e) => refused(st, e),
         mint: () => {
           const what = `${owner.name}: tx.documents.create`;
@@ -317,7 +317,7 @@ class Tx {
       // The row straight into the batch; a value it leaves to JSON (a
       // BigInt, NaN...) sends the op as wire JSON, whose encoder words any error.
       if (!st.ops.putValues(h.name, names, vals)) {
-        st.ops.json(encodeJson({ op: "put", table: h.name, row: rowOf(names, vals) }, "put"));
+        st.ops.json(encodeJson({ op: "put", table: h.name, row: rowOf(names, vals) }, "put", MAX_OP_DEPTH));
       }
       this.#scratch = vals;
     } catch (e) {
