@@ -491,15 +491,21 @@ function headOf(next) {
 }
 
 // What patching a window's page needs: { h, q, limit, raw, rows, more,
-// peek, next, head, terms } (limit Infinity for an all; `rows` the page's
-// rows decoded for patchWindow, { raw, row, id } each, and `head` its
-// cursors' head, both made when first needed), or null when its order
+// peek, next, head, terms, chars } (limit Infinity for an all; `rows` the
+// page's rows decoded for patchWindow, { raw, row, id } each, and `head`
+// its cursors' head, both made when first needed; `chars` a bound on its
+// rows' text in UTF-16 units, see patchWindow), or null when its order
 // cannot be told.
-function pageState(h, q, table, more, peek, { limit, raw, next }) {
+function pageState(h, q, table, more, peek, { limit, raw, next, chars = 0 }) {
   const terms = orderOf(q, table);
   if (terms === null || !Array.isArray(raw)) return null;
-  return { h, q, limit, raw, rows: null, more, peek: more ? keyId(table.kinds, peek) : null, next, head: undefined, terms };
+  return { h, q, limit, raw, rows: null, more, peek: more ? keyId(table.kinds, peek) : null, next, head: undefined, terms, chars };
 }
+
+// The core cuts a page once its rows hold kReadBytes of text
+// (src/backends/backend.h); a patched page whose rows may hold that much
+// is read from the core instead, which cuts it where a fresh read would.
+const READ_BYTES = 8 << 20;
 
 // The keys a commit's ops on a table of shape `table` name, each once
 // ([id, key values], in commit order; a later op of a key adds nothing: the
@@ -538,6 +544,9 @@ function patchWindow(w, changes, rowOf, decode) {
     });
   }
   const { limit, terms } = p;
+  // A bound on the rows' text: the old page's answer plus every row added
+  // (rows removed are not taken off; a read from the core starts it again).
+  let chars = p.chars;
   const rows = p.rows.slice();
   let complete = !p.more;
   let beyond = p.peek;  // a key whose row comes after `rows`, or null
@@ -571,6 +580,7 @@ function patchWindow(w, changes, rowOf, decode) {
       i--;
     }
     rows.splice(i, 0, now);
+    chars += now.chars;
     if (rows.length > limit + 1) {  // the last is past the page and its next row
       rows.pop();
       complete = false;
@@ -581,6 +591,7 @@ function patchWindow(w, changes, rowOf, decode) {
   else if (complete) more = false;
   else if (rows.length === limit && beyond !== null) more = true;
   else return null;  // a row of the page left it; the row after it is not known
+  if (limit !== Infinity && chars * 3 >= READ_BYTES) return null;  // the core may cut it
   const peek = more ? (rows.length > limit ? rows.pop().id : beyond) : null;
   let next;
   if (more) {
@@ -598,7 +609,7 @@ function patchWindow(w, changes, rowOf, decode) {
     raw[i] = rows[i].raw;
   }
   if (peek !== null) keys.push(peek);
-  const page = { h: p.h, q: p.q, limit, raw, rows, more, peek, next, head: p.head, terms };
+  const page = { h: p.h, q: p.q, limit, raw, rows, more, peek, next, head: p.head, terms, chars };
   return { table: w.table, keys: keySet(keys), cols: w.cols, where: w.where, page };
 }
 
@@ -717,7 +728,7 @@ export function makeDerives(io) {
         }
         const info = {};
         const page = io.pageNow(h, q, limit, options, info);
-        keepWindow(h, pageWindow(h, q, page.rows, page.next !== undefined, info.peek, first ? { limit, raw: info.raw, next: page.next } : null));
+        keepWindow(h, pageWindow(h, q, page.rows, page.next !== undefined, info.peek, first ? { limit, raw: info.raw, next: page.next, chars: info.chars } : null));
         return page;
       },
       /**
@@ -929,8 +940,9 @@ export function makeDerives(io) {
         if (!left.has(at)) {
           let got;
           try {
-            const raw = io.cellsNow(h, key);
-            got = raw === null ? null : { raw, row: io.decoderOf(h)(raw), id };
+            const size = { chars: 0 };
+            const raw = io.cellsNow(h, key, size);
+            got = raw === null ? null : { raw, row: io.decoderOf(h)(raw), id, chars: size.chars };
           } catch {
             got = undefined;
           }

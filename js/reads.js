@@ -114,10 +114,12 @@ export function makeReads(gate) {
   }
 
   // The row of `key` as the core's cells (columnsOf(h) decodes them), or
-  // null: getNow's, and derives' (js/derive.js, "pages patched in place").
-  function cellsNow(h, key) {
+  // null: getNow's, and derives' (js/derive.js, "pages patched in place"),
+  // which take the answer's length in `size.chars`.
+  function cellsNow(h, key, size) {
     const text = keyText(h, key);
     const answer = gate.call(`${h.name}.get`, () => core.get(h.name, text));
+    if (size !== undefined) size.chars = answer.length;
     return answer === "null" || answer === "" ? null : JSON.parse(answer);
   }
 
@@ -154,6 +156,10 @@ export function makeReads(gate) {
       const peekRow = answer.peekRow ? decode(answer.peekRow) : null;
       info.peek = peekRow ? h.def.key.map((c) => peekRow[c]) : answer.peek;
       info.raw = answer.rows;
+      // The answer's length, which bounds its rows' text (3 bytes of UTF-8
+      // a char at most); 0 for a page held by the host, whose core never
+      // cuts a page at kReadBytes.
+      info.chars = typeof got === "string" ? got.length : 0;
     }
     return page;
   }

@@ -211,3 +211,25 @@ for (const backend of ["memory", "sqlite"]) {
     await store.close();
   });
 }
+
+test("a patched page is cut at about 8 MiB of text as a fresh read is: rows that grow past it send the read to the core", async () => {
+  const { store, items, tx, values, held } = await open();
+  await tx(async (t) => {
+    for (let i = 0; i < 12; i++) await t.put(items, { id: `r${String(i).padStart(2, "0")}`, grp: "g", n: i });
+  });
+  const q = query(Items).where((r) => gte(r.n, 0)).orderBy((r) => r.n, "desc");
+  held("top", (read) => read.page(items, q, 10));
+  await tick();
+  const big = "é".repeat(600_000);  // 1.2 MB of UTF-8 in 600,000 chars
+  let cut = false;
+  for (let i = 11; i >= 2; i--) {
+    await tx(async (t) => { await t.put(items, { id: `r${String(i).padStart(2, "0")}`, grp: "g", n: i, tag: big }); });
+    await tick();
+    const fresh = await items.page(q, 10);
+    cut ||= fresh.rows.length < 10;
+    assert.deepEqual(values.top.rows.map((r) => r.id), fresh.rows.map((r) => r.id), `the derive's page after row ${i} grew`);
+    assert.equal(values.top.next, fresh.next);
+  }
+  assert.ok(cut, "a fresh read was cut by then (7 rows of 1.2 MB)");
+  await store.close();
+});
