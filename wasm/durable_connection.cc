@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "backends/backend.h"
+#include "onestore/heap.h"
 #include "values/json_text.h"
 #include "values/value.h"
 
@@ -235,6 +237,13 @@ class BinaryReader {
         case 3:
         case 4:
           if (!Take(&n) || n > static_cast<size_t>(end_ - p_)) return false;
+          // A value above kReadBytes asks the heap before it is copied (as
+          // the embedded connection's reads do, RoomToCopy): the copy and
+          // the answer made of it, the copy as one block.
+          if (n > kReadBytes && !HeapHasRoomFor(3.0 * n, static_cast<double>(n))) {
+            no_room_ = n;
+            return false;
+          }
           cell = tag == 3 ? Value::Str(std::string(p_, n)) : Value::Vector(std::string(p_, n));
           p_ += n;
           break;
@@ -244,6 +253,8 @@ class BinaryReader {
     }
     return p_ == end_;
   }
+  // The size of the value Read found no room to copy, or 0.
+  uint32_t no_room() const { return no_room_; }
 
  private:
   bool Eat(char c) {
@@ -261,6 +272,7 @@ class BinaryReader {
 
   const char* p_;
   const char* end_;
+  uint32_t no_room_ = 0;
 };
 
 // Statements go to the host in batches (onestore_durable_batch): inside a
@@ -496,9 +508,16 @@ class DurableConnection : public SqlConnection {
   // The answer of a batch: "[0]", rows (BinaryReader), or the host's error.
   Status Answer(std::string_view a, const std::string& what, SqlRows* rows) {
     if (!a.empty() && a[0] == '!') return HostSqlError(std::string(a.substr(1)), what);
-    if (rows == nullptr ? (a == "[0]" || (!a.empty() && a[0] == '#'))
-                        : BinaryReader(a).Read(rows)) {
-      return Status::OK();
+    if (rows == nullptr) {
+      if (a == "[0]" || (!a.empty() && a[0] == '#')) return Status::OK();
+    } else {
+      BinaryReader reader(a);
+      if (reader.Read(rows)) return Status::OK();
+      if (reader.no_room() != 0) {
+        rows->cells.clear();
+        return Status::Limit(what + ": a row of " + std::to_string(reader.no_room() >> 20) +
+                             " MiB: the wasm heap has no room left to read it");
+      }
     }
     return Status::StorageFailed(what + ": the durable runtime answered " +
                                  std::string(a.substr(0, 80)));

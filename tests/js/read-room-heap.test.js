@@ -8,11 +8,14 @@
 // copies a row above 8 MiB, and the read is refused with `limit` (the list
 // of versions too: it reads the version rows, bases included, a page of 8
 // MiB at a time). In its own file: its process alone holds the full heap.
+// The second test reads a 90 MB row of a sqlite file store the same way.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { join } from "node:path";
 
 import { defineTable, int, openStore, str, StoreError } from "../../js/index.js";
+import { tempDir } from "./helpers.js";
 
 const PART = 10 << 20;
 const part = (i) => `${i}:`.padEnd(PART, "z");
@@ -70,6 +73,68 @@ test("with the wasm heap full, a read of a row it cannot copy is refused with li
     assert.equal((await owner.documents.load(id, { at: 5 })).value.parts.length, 4);
     const versions = await owner.documents.versions(id);
     assert.deepEqual(versions.map((v) => [v.version, v.op]), [[1, "create"], ...Array.from({ length: 9 }, (_, i) => [i + 2, "change"])]);
+  } finally {
+    await ballast.close();
+    await store.close();
+  }
+});
+
+// A sqlite file store's read copies each value out of SQLite's buffer. With
+// the heap nearly full, SQLite's own buffer may still fit where the copy
+// (and the answer made of it) does not: that copy aborted the core (the
+// store answered storage_failed, "the wasm core stopped"). The connection
+// now asks the heap before it copies a value above 8 MiB. The ballast's
+// rows are freed 8 MiB at a time, and the row is read after each step:
+// every read either gives the whole row or is refused with limit, and the
+// store reads and commits after.
+test("with the wasm heap full, a sqlite file store's read of a row it cannot copy is refused with limit, never a stopped core", async () => {
+  const Big = defineTable("big", { columns: { id: int(), v: str() }, key: ["id"] });
+  const store = await openStore({ backend: "sqlite", path: join(tempDir("onestore-read-room-"), "big.sqlite") });
+  const ballast = await openStore({ backend: "memory" });
+  try {
+    const owner = store.object({ type: "big" });
+    const t = owner.table(Big);
+    const V = 90 << 20;
+    await owner.tx(async (tx) => { await tx.put(t, { id: 1, v: "q".repeat(V) }); });
+    await store.outbox.trim(store.head);
+
+    const b = ballast.object({ type: "ballast" });
+    const rows = b.table(Ballast);
+    const big = "y".repeat(4 << 20);
+    let n = 0;
+    let refused = null;
+    while (refused === null && n < 1000) {
+      try {
+        await b.tx(async (tx) => { await tx.put(rows, { id: n, v: big }); });
+        n++;
+      } catch (e) {
+        refused = e;
+      }
+    }
+    assert.equal(refused?.code, "limit", `the ballast was not refused after ${n} rows: ${refused}`);
+    await ballast.outbox.trim(ballast.head);
+
+    const outcomes = [];
+    for (let freed = 0; freed < n; freed += 2) {
+      await b.tx(async (tx) => { await tx.delete(rows, [freed]); await tx.delete(rows, [freed + 1]); });
+      await ballast.outbox.trim(ballast.head);
+      try {
+        const row = await t.get([1]);
+        assert.equal(row.v.length, V);
+        outcomes.push("read");
+        break;
+      } catch (e) {
+        assert.ok(e instanceof StoreError, `a StoreError, not ${e}`);
+        assert.equal(e.code, "limit", e.message);
+        outcomes.push(/no room left to read it/.test(e.message) ? "copy refused" : "sqlite refused");
+      }
+    }
+    // The heap passed through the window where SQLite's buffer fits and the
+    // copy does not (before: the core stopped there), and then had room.
+    assert.ok(outcomes.includes("copy refused"), outcomes.join(", "));
+    assert.equal(outcomes.at(-1), "read", outcomes.join(", "));
+    await owner.tx(async (tx) => { await tx.put(t, { id: 2, v: "small" }); });
+    assert.equal((await t.get([2])).v, "small");
   } finally {
     await ballast.close();
     await store.close();
