@@ -142,6 +142,14 @@ class Backend {
       return true;
     });
   }
+  // Scan, where only the columns marked in `wanted` (one flag a column of
+  // q.table) need be read: the others may come as null (a document's
+  // versions, without their bases). The default is Scan (memory walks its
+  // rows in place); sqlite selects only those columns.
+  virtual Status ScanColumns(const Query& q, const std::vector<bool>& wanted,
+                             const std::function<bool(const Row&)>& visit) {
+    return Scan(q, visit);
+  }
   // The largest value of an int key column, or 0 for an empty table.
   virtual Status MaxIntKey(const TableSchema& t, int64_t* max) = 0;
 

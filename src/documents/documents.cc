@@ -881,32 +881,34 @@ Status DocumentsRead(Backend* backend, bool tables_exist, bool restores_exist, i
     ONESTORE_RETURN_IF_ERROR(doc_row(&row));
     *answer = "[";
     if (row) {
-      // The version rows a page of kReadBytes at a time, in key (version)
-      // order: a base's row holds the whole value, and every row read at
-      // once held all the bases in the heap together (twenty of 5 to 105
-      // MB aborted the core; docs/reliability.md, "A full wasm heap").
+      // The version rows without their bases and patches (ScanColumns: a
+      // memory store walks them in place, a sqlite one selects the columns
+      // listed here): a base's row holds the whole value, and reading them
+      // held every base in the heap in turn, refused near a full heap
+      // (docs/reliability.md, "A full wasm heap").
       Json q = {{"where", Json{{"eq", {"doc", (*row)[kDId].int_value()}}}}};
       Query parsed;
       ONESTORE_RETURN_IF_ERROR(ParseQuery(q, *DeltasTable(), "documents query", &parsed));
-      int64_t left = (*row)[kDVersion].int_value();
-      std::vector<Value> after;
-      std::vector<Row> rows;
-      while (left > 0) {
-        PageBytes bytes;
-        ONESTORE_RETURN_IF_ERROR(
-            backend->Page(parsed, after.empty() ? nullptr : &after, left, &rows, &bytes));
-        for (const Row& r : rows) {
-          if (answer->size() > 1) answer->push_back(',');
-          *answer += "{\"version\":" + std::to_string(r[kVVersion].int_value()) +
-                     ",\"seq\":" + std::to_string(r[kVSeq].int_value()) +
-                     ",\"at\":" + std::to_string(r[kVAt].int_value()) +
-                     ",\"op\":" + Quote(r[kVOp].text());
-          if (!r[kVActor].is_null()) *answer += ",\"actor\":" + r[kVActor].text();
-          answer->push_back('}');
-        }
-        if (!bytes.cut || rows.empty()) break;
-        left -= static_cast<int64_t>(rows.size());
-        after = parsed.OrderValues(rows.back());
+      const int64_t last = (*row)[kDVersion].int_value();
+      std::vector<bool> wanted(DeltasTable()->columns.size(), false);
+      for (int c : {kVVersion, kVSeq, kVAt, kVActor, kVOp}) wanted[c] = true;
+      // In version order, whatever the scan's.
+      std::map<int64_t, std::string> versions;
+      ONESTORE_RETURN_IF_ERROR(backend->ScanColumns(parsed, wanted, [&](const Row& r) {
+        const int64_t v = r[kVVersion].int_value();
+        if (v > last) return true;
+        std::string& one = versions[v];
+        one = "{\"version\":" + std::to_string(v) +
+              ",\"seq\":" + std::to_string(r[kVSeq].int_value()) +
+              ",\"at\":" + std::to_string(r[kVAt].int_value()) +
+              ",\"op\":" + Quote(r[kVOp].text());
+        if (!r[kVActor].is_null()) one += ",\"actor\":" + r[kVActor].text();
+        one.push_back('}');
+        return true;
+      }));
+      for (const auto& [v, one] : versions) {
+        if (answer->size() > 1) answer->push_back(',');
+        *answer += one;
       }
     }
     answer->push_back(']');

@@ -140,6 +140,8 @@ class SqliteBackend : public Backend {
   bool HoldNextPage(const TableSchema& t) override;
   Status Count(const TableSchema& t, const Predicate* where, int64_t* count) override;
   Status ScanKeys(const Query& q, const std::function<void(const Key&)>& visit) override;
+  Status ScanColumns(const Query& q, const std::vector<bool>& wanted,
+                     const std::function<bool(const Row&)>& visit) override;
   Status MaxIntKey(const TableSchema& t, int64_t* max) override;
 
   Status ReadOutbox(int64_t after, int64_t limit, std::vector<OutboxEntry>* out) override;
@@ -190,7 +192,9 @@ class SqliteBackend : public Backend {
     return conn_->Run(b.sql(), b.params(), what, rows, count_changes);
   }
   // "SELECT c1, c2, ... FROM t": every column, ints as the dialect reads them.
-  void AppendSelectRow(const TableSchema& t, SqlBuilder* b) const;
+  // `wanted`: one flag a column; the others are selected as NULL.
+  void AppendSelectRow(const TableSchema& t, SqlBuilder* b,
+                       const std::vector<bool>* wanted = nullptr) const;
   // Row `r` of `rows` (as AppendSelectRow selects it) in t's column types;
   // its str cells are moved out of `rows`.
   void ReadRow(SqlRows* rows, size_t r, const TableSchema& t, Row* row) const;
@@ -274,10 +278,15 @@ class SqliteBackend : public Backend {
   } outbox_insert_;
 };
 
-void SqliteBackend::AppendSelectRow(const TableSchema& t, SqlBuilder* b) const {
+void SqliteBackend::AppendSelectRow(const TableSchema& t, SqlBuilder* b,
+                                    const std::vector<bool>* wanted) const {
   b->Append("SELECT ");
   for (size_t i = 0; i < t.columns.size(); ++i) {
     if (i > 0) b->Append(", ");
+    if (wanted != nullptr && (i >= wanted->size() || !(*wanted)[i])) {
+      b->Append("NULL");
+      continue;
+    }
     const std::string c = QuoteIdent(t.columns[i].name);
     b->Append(t.columns[i].type == Type::kInt ? IntResultSql(dialect_, c) : c);
   }
@@ -1012,6 +1021,27 @@ Status SqliteBackend::Page(const Query& q, const std::vector<Value>* after, int6
   const size_t skip = hold ? result.held - result.size() : 0;
   rows->resize(skip + result.size());
   for (size_t r = 0; r < result.size(); ++r) ReadRow(&result, r, t, &(*rows)[skip + r]);
+  return Status::OK();
+}
+
+ONESTORE_COLD Status SqliteBackend::ScanColumns(const Query& q, const std::vector<bool>& wanted,
+                                              const std::function<bool(const Row&)>& visit) {
+  ONESTORE_RETURN_IF_ERROR(CheckOpen());
+  if (q.table == nullptr) return Status::InvalidArgs("sqlite: a query without a table");
+  const TableSchema& t = *q.table;
+  SqlBuilder b = Builder();
+  AppendSelectRow(t, &b, &wanted);
+  if (q.where) {
+    b.Append(" WHERE ");
+    AppendPredicateSql(t, *q.where, &b);
+  }
+  SqlRows rows;
+  ONESTORE_RETURN_IF_ERROR(Run(b, "columns of table \"" + t.name + "\"", &rows));
+  Row row;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    ReadRow(&rows, r, t, &row);
+    if (!visit(row)) break;
+  }
   return Status::OK();
 }
 
