@@ -22,6 +22,27 @@ const PART = 10 << 20;
 const part = (i) => `${i}:`.padEnd(PART, "z");
 const Ballast = defineTable("ballast", { columns: { id: int(), v: str() }, key: ["id"] });
 
+// Fills the wasm heap with rows of 4 MiB in `ballast` (a memory store)
+// until a commit is refused with limit, and trims its outbox.
+async function fillHeap(ballast) {
+  const b = ballast.object({ type: "ballast" });
+  const rows = b.table(Ballast);
+  const big = "y".repeat(4 << 20);
+  let n = 0;
+  let refused = null;
+  while (refused === null && n < 1000) {
+    try {
+      await b.tx(async (tx) => { await tx.put(rows, { id: n, v: big }); });
+      n++;
+    } catch (e) {
+      refused = e;
+    }
+  }
+  assert.equal(refused?.code, "limit", `the ballast was not refused after ${n} rows: ${refused}`);
+  await ballast.outbox.trim(ballast.head);
+  return { b, rows, big, n };
+}
+
 test("with the wasm heap full, a read of a row it cannot copy is refused with limit; once room is freed the read works", async () => {
   const store = await openStore({ backend: "memory" });
   const ballast = await openStore({ backend: "memory" });
@@ -33,21 +54,7 @@ test("with the wasm heap full, a read of a row it cannot copy is refused with li
     }
     await store.outbox.trim(store.head);
 
-    const b = ballast.object({ type: "ballast" });
-    const rows = b.table(Ballast);
-    const big = "y".repeat(4 << 20);
-    let n = 0;
-    let refused = null;
-    while (refused === null && n < 1000) {
-      try {
-        await b.tx(async (tx) => { await tx.put(rows, { id: n, v: big }); });
-        n++;
-      } catch (e) {
-        refused = e;
-      }
-    }
-    assert.equal(refused?.code, "limit", `the ballast was not refused after ${n} rows: ${refused}`);
-    await ballast.outbox.trim(ballast.head);
+    const { b, rows, big, n } = await fillHeap(ballast);
 
     // The latest version's base (90 MB) and an earlier one's (40 MB).
     for (const read of [() => owner.documents.load(id), () => owner.documents.load(id, { at: 5 })]) {
@@ -103,21 +110,7 @@ test("with the wasm heap full, a sqlite file store's read of a row it cannot cop
     await owner.tx(async (tx) => { await tx.documents.change(doc, [{ op: "replace", path: "/text", value: "short" }]); });
     await store.outbox.trim(store.head);
 
-    const b = ballast.object({ type: "ballast" });
-    const rows = b.table(Ballast);
-    const big = "y".repeat(4 << 20);
-    let n = 0;
-    let refused = null;
-    while (refused === null && n < 1000) {
-      try {
-        await b.tx(async (tx) => { await tx.put(rows, { id: n, v: big }); });
-        n++;
-      } catch (e) {
-        refused = e;
-      }
-    }
-    assert.equal(refused?.code, "limit", `the ballast was not refused after ${n} rows: ${refused}`);
-    await ballast.outbox.trim(ballast.head);
+    const { b, rows, n } = await fillHeap(ballast);
 
     // The versions list selects no base: it works with the heap this full
     // (before session 55 it read the 30 MB base and was refused).
