@@ -204,7 +204,8 @@ size_t AppendParamList(const std::vector<Value>& params, std::string* out, Batch
 // shape.
 class BinaryReader {
  public:
-  explicit BinaryReader(std::string_view a) : p_(a.data()), end_(a.data() + a.size()) {}
+  BinaryReader(std::string_view a, const std::string& what)
+      : p_(a.data()), end_(a.data() + a.size()), what_(what) {}
 
   bool Read(SqlRows* rows) {
     rows->cells.clear();
@@ -238,12 +239,8 @@ class BinaryReader {
         case 4:
           if (!Take(&n) || n > static_cast<size_t>(end_ - p_)) return false;
           // A value above kReadBytes asks the heap before it is copied (as
-          // the embedded connection's reads do, RoomToCopy): the copy and
-          // the answer made of it, the copy as one block.
-          if (n > kReadBytes && !HeapHasRoomFor(3.0 * n, static_cast<double>(n))) {
-            no_room_ = n;
-            return false;
-          }
+          // the embedded connection's cells do): the copy and the answer's text.
+          if (n > kReadBytes && !(no_room_ = ReadRoom(n, 3.0, what_)).ok()) return false;
           cell = tag == 3 ? Value::Str(std::string(p_, n)) : Value::Vector(std::string(p_, n));
           p_ += n;
           break;
@@ -253,8 +250,8 @@ class BinaryReader {
     }
     return p_ == end_;
   }
-  // The size of the value Read found no room to copy, or 0.
-  uint32_t no_room() const { return no_room_; }
+  // Read's refusal of a value the heap has no room to copy, or OK.
+  const Status& no_room() const { return no_room_; }
 
  private:
   bool Eat(char c) {
@@ -272,7 +269,8 @@ class BinaryReader {
 
   const char* p_;
   const char* end_;
-  uint32_t no_room_ = 0;
+  const std::string& what_;
+  Status no_room_;
 };
 
 // Statements go to the host in batches (onestore_durable_batch): inside a
@@ -511,12 +509,11 @@ class DurableConnection : public SqlConnection {
     if (rows == nullptr) {
       if (a == "[0]" || (!a.empty() && a[0] == '#')) return Status::OK();
     } else {
-      BinaryReader reader(a);
+      BinaryReader reader(a, what);
       if (reader.Read(rows)) return Status::OK();
-      if (reader.no_room() != 0) {
+      if (!reader.no_room().ok()) {
         rows->cells.clear();
-        return Status::Limit(what + ": a row of " + std::to_string(reader.no_room() >> 20) +
-                             " MiB: the wasm heap has no room left to read it");
+        return reader.no_room();
       }
     }
     return Status::StorageFailed(what + ": the durable runtime answered " +

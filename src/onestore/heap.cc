@@ -6,6 +6,14 @@ namespace onestore {
 
 bool (*heap_has_room)(double bytes, double piece) = nullptr;
 
+ONESTORE_COLD Status ReadRoom(size_t bytes, double copies, const std::string& what) {
+  const double b = static_cast<double>(bytes);
+  if (HeapHasRoomFor(copies * b, b)) return Status::OK();
+  return Status::Limit((what.empty() ? std::string() : what + ": ") + "a row of " +
+                       std::to_string(bytes >> 20) +
+                       " MiB: the wasm heap has no room left to read it");
+}
+
 ONESTORE_COLD bool HeapSteps::Take(double bytes) {
   if (bytes > left_) {
     const double step = bytes > kStep ? bytes : kStep;

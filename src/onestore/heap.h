@@ -8,6 +8,11 @@
 #ifndef ONESTORE_ONESTORE_HEAP_H_
 #define ONESTORE_ONESTORE_HEAP_H_
 
+#include <cstddef>
+#include <string>
+
+#include "onestore/status.h"
+
 namespace onestore {
 
 // Whether the host can give `bytes` more with its reserve to spare, `piece`
@@ -20,6 +25,14 @@ extern bool (*heap_has_room)(double bytes, double piece);
 inline bool HeapHasRoomFor(double bytes, double piece) {
   return heap_has_room == nullptr || heap_has_room(bytes, piece);
 }
+
+// The room of a read that copies a row of `bytes` of text (one above the
+// 32 MiB kept for reads; callers ask above kReadBytes, 8 MiB): OK when the
+// heap has `copies` times it, the first copy as one block; else `limit`,
+// "a row of 90 MiB: the wasm heap has no room left to read it", after
+// `what` when given. The memory backend's reads, a sqlite connection's
+// cells and a Durable Object's answer ask it before they copy.
+Status ReadRoom(size_t bytes, double copies, const std::string& what = std::string());
 
 // The room of work that copies rows one at a time and keeps them (a
 // snapshot's copy, a restore's rows): ahead of the rows it asks for room

@@ -286,12 +286,9 @@ Status UnknownTable(const std::string& name) {
 // large is mostly one value: its text is asked as one block.)
 ONESTORE_NOINLINE bool RoomToRead(const Row& row, Status* why) {
   const size_t text = RowTextBytes(row);
-  if (text <= kReadBytes || HeapHasRoomFor(2.0 * static_cast<double>(text), static_cast<double>(text))) {
-    return true;
-  }
-  *why = Status::Limit("a row of " + std::to_string(text >> 20) +
-                       " MiB: the wasm heap has no room left to read it");
-  return false;
+  if (text <= kReadBytes) return true;
+  *why = ReadRoom(text, 2.0);
+  return why->ok();
 }
 
 bool Matches(const Predicate* where, const Row& row) {

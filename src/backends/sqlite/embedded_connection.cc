@@ -357,21 +357,6 @@ Status EmbeddedConnection::Run(const std::string& sql, const std::vector<Value>&
   return RunNow(sql, params.data(), params.size(), what, rows, count_changes);
 }
 
-namespace {
-
-// A read's copy of a value above kReadBytes asks the heap first
-// (src/onestore/heap.h), as the memory backend's reads do (RoomToRead):
-// SQLite has the value in its own buffer by then, and with the wasm heap
-// nearly full the copy, or the answer made of it, aborted the core.
-// Room for the copy and the answer's text, the copy as one block.
-ONESTORE_COLD Status RoomToCopy(size_t size, const std::string& what) {
-  if (HeapHasRoomFor(3.0 * static_cast<double>(size), static_cast<double>(size))) return Status::OK();
-  return Status::Limit(what + ": a row of " + std::to_string(size >> 20) +
-                       " MiB: the wasm heap has no room left to read it");
-}
-
-}  // namespace
-
 Status EmbeddedConnection::RunNow(const std::string& sql, const Value* params, size_t count,
                                   const std::string& what, SqlRows* rows, bool count_changes) {
   Borrowed b;
@@ -411,7 +396,9 @@ Status EmbeddedConnection::RunNow(const std::string& sql, const Value* params, s
         case SQLITE_BLOB: {  // a vector column's bytes
           const void* blob = sqlite3_column_blob(b.stmt, c);
           const size_t size = static_cast<size_t>(sqlite3_column_bytes(b.stmt, c));
-          if (size > kReadBytes) ONESTORE_RETURN_IF_ERROR(RoomToCopy(size, what));
+          // A value above kReadBytes asks the heap before it is copied (SQLite
+          // has it in its own buffer already): the copy and the answer's text.
+          if (size > kReadBytes) ONESTORE_RETURN_IF_ERROR(ReadRoom(size, 3.0, what));
           used += size;
           rows->cells.push_back(Value::Vector(
               size == 0 ? std::string() : std::string(static_cast<const char*>(blob), size)));
@@ -420,7 +407,7 @@ Status EmbeddedConnection::RunNow(const std::string& sql, const Value* params, s
         default: {
           const unsigned char* text = sqlite3_column_text(b.stmt, c);
           const size_t size = static_cast<size_t>(sqlite3_column_bytes(b.stmt, c));
-          if (size > kReadBytes) ONESTORE_RETURN_IF_ERROR(RoomToCopy(size, what));
+          if (size > kReadBytes) ONESTORE_RETURN_IF_ERROR(ReadRoom(size, 3.0, what));
           used += size;
           rows->cells.push_back(
               Value::Str(std::string(reinterpret_cast<const char*>(text), size)));
