@@ -6,7 +6,9 @@
 // returns. A step asked for while a step runs (from an adopt hook, say) is
 // queued and runs right after the current one, in order. One loop drains the
 // queue, so commit order, seq order and adoption order are one order. A hold
-// (store.read) stops the loop between steps until it is released.
+// (store.read, store.export) stops the loop between steps until it is
+// released; a place (a restore preparing its files) keeps the steps after it
+// waiting, and its own commit waits for the holds too.
 
 /**
  * A commit queue. `flush(seq, ops)` runs at the end of every step that
@@ -19,13 +21,23 @@
 export function makeCommitQueue({ flush }) {
   const queue = [];
   let running = false;
+  // hold()s not yet released: nothing commits while there is one.
   let holds = 0;
+  // Places taken and not yet ended: the queue's steps wait behind them.
+  let places = 0;
+  // A place's commit asked for while a hold was on: it runs, ahead of the
+  // queue, once the last hold is released.
+  const placed = [];
 
   function drain() {
     if (running) return;
     running = true;
     try {
-      while (queue.length > 0 && holds === 0) queue.shift()();
+      while (holds === 0) {
+        if (placed.length > 0) placed.shift()();
+        else if (places === 0 && queue.length > 0) queue.shift()();
+        else break;
+      }
     } finally {
       running = false;
     }
@@ -55,7 +67,7 @@ export function makeCommitQueue({ flush }) {
      * rejects with adopt's error (the commit stays: it is durable).
      */
     step(commit, adopt) {
-      if (!running && holds === 0 && queue.length === 0) {
+      if (!running && holds === 0 && places === 0 && queue.length === 0) {
         // An idle queue: the step runs now, in this call, as drain() would
         // run it, without a Promise executor and a queued closure (issue 13,
         // the commit's fixed cost); steps that its adopt hook or the flush
@@ -109,27 +121,46 @@ export function makeCommitQueue({ flush }) {
      * queued after it wait until `slot.step(commit, adopt)` (as step()),
      * `slot.run(fn)` (as after()) or `slot.skip()` ends it. Each call
      * keeps its place in the commit order, however long its files take.
+     * A hold taken meanwhile (an export, a store.read) holds the slot's
+     * commit too: it runs once the last hold is released, so the held
+     * reads see the store as it was when they began.
      */
     place() {
       return new Promise((resolve) => {
         queue.push(() => {
-          holds++;
+          places++;
           let open = true;
           const end = () => {
             if (!open) return;
             open = false;
-            holds--;
+            places--;
             drain();
+          };
+          const commitNow = (commit, adopt) => {
+            try {
+              return runStep(commit, adopt);
+            } finally {
+              end();
+            }
           };
           resolve({
             step(commit, adopt) {
-              try {
-                return Promise.resolve(runStep(commit, adopt));
-              } catch (e) {
-                return Promise.reject(e);
-              } finally {
-                end();
+              if (holds === 0) {
+                try {
+                  return Promise.resolve(commitNow(commit, adopt));
+                } catch (e) {
+                  return Promise.reject(e);
+                }
               }
+              return new Promise((resolve, reject) => {
+                placed.push(() => {
+                  try {
+                    resolve(commitNow(commit, adopt));
+                  } catch (e) {
+                    reject(e);
+                  }
+                });
+              });
             },
             run(fn) {
               try {

@@ -91,3 +91,29 @@ test("after() commits nothing and resolves once every step queued before it has 
   assert.equal(await a, 1);
   assert.equal(f.events.filter((e) => e[0] === "flush").length, 1, "after() has no flush");
 });
+
+test("a place keeps the steps after it waiting, and its own commit waits for a hold taken meanwhile", async () => {
+  const f = fake();
+  const slot = await f.queue.place();  // a restore: its place taken, its files being prepared
+  const behind = f.queue.step(f.commit("behind"));
+  assert.equal(f.head(), 0, "a step asked for after the place waits for it");
+  f.queue.hold();  // an export (or a store.read) begins while the files are prepared
+  const placed = slot.step(f.commit("placed"));
+  await new Promise((r) => setTimeout(r, 5));
+  assert.equal(f.head(), 0, "the place's commit waits for the hold: the held reads see the store as it was");
+  f.queue.release();
+  assert.equal(await placed, 1, "released, the place commits first");
+  assert.equal(await behind, 2, "then the step that waited behind it");
+  assert.deepEqual(f.events.filter((e) => e[0] === "commit").map((e) => e[1]), ["placed", "behind"]);
+});
+
+test("a place whose commit waits for a hold still ends when the commit fails, and the queue goes on", async () => {
+  const f = fake();
+  const slot = await f.queue.place();
+  f.queue.hold();
+  const failing = slot.step(() => { throw new Error("the restore's commit failed"); });
+  const next = f.queue.step(f.commit("next"));
+  f.queue.release();
+  await assert.rejects(failing, /the restore's commit failed/);
+  assert.equal(await next, 1, "the step behind the failed place commits");
+});

@@ -11,7 +11,7 @@ import { copyFileSync, existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 
-import { defineTable, deleteStore, int, json, openReplica, openStore, str } from "../../js/index.js";
+import { defineTable, deleteStore, importStore, int, json, openReplica, openStore, str } from "../../js/index.js";
 import { rejectsWith, tempDir } from "./helpers.js";
 
 const Items = defineTable("items", {
@@ -74,6 +74,51 @@ for (const [label, options] of backends) {
       assert.equal(r.seq, store.head - 1, "the restore, then c");
       assert.deepEqual(await items.get(["c"]), { id: "c", n: 3, tags: null });
       assert.equal(await items.get(["b"]), undefined);
+      await store.close();
+    });
+
+    // A restore takes its place in the commit order at its call, then
+    // prepares its files; an export or a store.read begun meanwhile holds
+    // the queue. The restore's commit ran anyway: the export's manifest had
+    // the digests of before it and its pages the rows of after it (an
+    // archive its own import refused), and one store.read saw both states.
+    test("a restore asked for before an export or a store.read commits after them: both see one state", async () => {
+      const store = await openStore(options());
+      const { notes, items } = await seed(store);
+      const snap = await store.snapshot();
+      await notes.tx(async (tx) => {
+        for (let i = 0; i < 20; i++) await tx.update(items, [`i${i}`], { n: 1000 + i });
+      });
+      const before = await store.fingerprint();
+      const restoring = store.restore(snap.id);
+      const reader = store.export().getReader();
+      const chunks = [];
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        chunks.push(value);
+        await new Promise((r) => setTimeout(r, 1));  // a slow reader: the restore's files are ready long before the end
+      }
+      const r = await restoring;
+      assert.equal(r.seq, store.head, "the restore committed after the export");
+      const copy = await importStore(new Uint8Array(Buffer.concat(chunks)), { backend: "memory" });
+      assert.equal(await copy.fingerprint(), before, "the archive is the store at the export's call, before the restore");
+      await copy.close();
+      assert.equal((await items.get(["i3"])).n, 3, "the restore then took effect");
+
+      // The same with a store.read that spans a macrotask.
+      await notes.tx(async (tx) => { await tx.update(items, ["i3"], { n: 77 }); });
+      const snap2 = await store.snapshot();
+      await notes.tx(async (tx) => { await tx.update(items, ["i3"], { n: 88 }); });
+      const restoring2 = store.restore(snap2.id);
+      const seen = await store.read(async (rd) => {
+        const first = (await rd.get(items, ["i3"])).n;
+        await new Promise((res) => setTimeout(res, 50));
+        return [first, (await rd.get(items, ["i3"])).n];
+      });
+      assert.deepEqual(seen, [88, 88], "one store.read sees one state");
+      await restoring2;
+      assert.equal((await items.get(["i3"])).n, 77);
       await store.close();
     });
 
