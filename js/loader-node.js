@@ -330,6 +330,8 @@ const IMPORT_WAIT_MS = 24 * 3600 * 1000;
 // import left, and names the new generation.
 async function beginLocked(file, release) {
   refuseOpen(file);
+  // An import replaces the file at the path: never one that is no store.
+  await refuseOtherFile(file, "importStore", "it was left as it is");
   const prefix = `${basename(file)}.import-`;
   const names = await readdir(dirname(file));
   const undone = new Set();
@@ -380,6 +382,7 @@ function refuseOpen(file, what = "importStore", advice = "close it before import
 
 async function commitGeneration(gen) {
   refuseOpen(gen.file);
+  await refuseOtherFile(gen.file, "importStore", "it was left as it is");
   const aside = `${gen.path}.old.blobs`;
   // The old store's snapshots are of another session's content: they go
   // with it (a restore or store.at would bring its rows back).
@@ -483,14 +486,15 @@ async function fileMagic(path) {
   } catch { return undefined; }
 }
 
-// deleteStore's check that `file` is a store's before anything is deleted:
-// a file that is no SQLite database, or another application's database
-// (a mistyped path), is refused. A missing or empty file, and one with a
-// WAL beside it (a store open in some process, or left by a crash), pass.
-async function refuseOtherFile(file) {
+// deleteStore's and importStore's check that `file` is a store's before it
+// is deleted or replaced: a file that is no SQLite database, or another
+// application's database (a mistyped path), is refused. A missing or empty
+// file, and one with a WAL beside it (a store open in some process, or left
+// by a crash, which the callers refuse themselves), pass.
+async function refuseOtherFile(file, what = "deleteStore", untouched = "nothing was deleted") {
   const magic = await fileMagic(file);
   if (!magic) return;  // no file (or none readable: the deletes below say so), or an empty one
-  const refuse = (why) => new StoreError(ErrorCodes.InvalidArgs, `deleteStore: ${file} ${why}; nothing was deleted`);
+  const refuse = (why) => new StoreError(ErrorCodes.InvalidArgs, `${what}: ${file} ${why}; ${untouched}`);
   if (magic !== SQLITE_MAGIC) throw refuse("is not a store (not a SQLite database)");
   if (await stat(file + "-wal").then(() => true, () => false)) return;
   const answer = (await loadNodeCore()).peekStore(file, false);

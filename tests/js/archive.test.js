@@ -548,6 +548,43 @@ test("importStore to a path under a regular file fails with storage_failed namin
   await source.close();
 });
 
+// openStore and deleteStore refuse a file that is no store (a mistyped
+// path); importStore renamed its new file over it, and the text file or
+// the other application's database was gone.
+test("importStore over a file that is no store (a text file, another application's SQLite database) is refused and leaves it as it was", async () => {
+  const source = await filled();
+  const bytes = await bytesOf(source.export());
+  const notes = file("notes").replace(/\.sqlite$/, ".txt");
+  writeFileSync(notes, "my notes\n");
+  const app = file("other-app");
+  execFileSync("sqlite3", [app, "CREATE TABLE customers(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO customers VALUES (1, 'ana');"]);
+  const appBytes = readFileSync(app);
+  await rejectsWith(importStore(bytes, { backend: "sqlite", path: notes }), ErrorCodes.InvalidArgs, ["importStore", notes, "not a SQLite database"]);
+  await rejectsWith(importStore(bytes, { backend: "sqlite", path: app }), ErrorCodes.InvalidArgs, ["importStore", app, "another application"]);
+  assert.equal(readFileSync(notes, "utf8"), "my notes\n");
+  assert.deepEqual(readFileSync(app), appBytes);
+  assert.equal(execFileSync("sqlite3", [app, "SELECT name FROM customers"]).toString().trim(), "ana");
+  assert.deepEqual(readdirSync(dirname(app)).filter((n) => n.includes(".import-")), [], "no generation left");
+
+  // A file put at the path while the archive is read is checked at the switch.
+  const late = file("late");
+  let more;
+  const gate = new Promise((r) => { more = r; });
+  const chunks = (async function* () {
+    yield bytes.subarray(0, 512);
+    await gate;
+    yield bytes.subarray(512);
+  })();
+  const importing = importStore(chunks, { backend: "sqlite", path: late });
+  await new Promise((r) => setTimeout(r, 100));
+  writeFileSync(late, "written meanwhile\n");
+  more();
+  await rejectsWith(importing, ErrorCodes.InvalidArgs, ["importStore", late, "not a SQLite database"]);
+  assert.equal(readFileSync(late, "utf8"), "written meanwhile\n");
+  assert.deepEqual(readdirSync(dirname(late)).filter((n) => n.includes(".import-")), [], "the generation was discarded");
+  await source.close();
+});
+
 test("importStore(createReadStream(a missing file)) rejects with a StoreError naming the file; the stream's early error does not end the process", async () => {
   const missing = join(dir, `no-such-archive-${counter++}.tar`);
   // The stream fails at once, while the sqlite import still waits for its
