@@ -168,6 +168,10 @@ async function seededView(source, seq, openCore, storeHandles, snapshots, what) 
       from = JSON.parse(gate.call(`${what}: copying snapshot ${start.id}`, () => (start.copies !== undefined
         ? core.seedViewCopies(source.core, start.copies, start.seq)
         : core.seedView(source.core, start.id, start.file)))).head;
+      // A copy cut to 0 bytes opens as an empty store: not the snapshot.
+      if (from !== start.seq) {
+        throw new StoreError(ErrorCodes.StorageFailed, `${what}: snapshot ${start.id}'s copy holds seq ${from}, not seq ${start.seq}, the one it was taken at: it was damaged or replaced outside the store (cut short, overwritten)`);
+      }
     }
     checkRetained(source, from, seq, what);
     replay(source, gate, from, seq, what);

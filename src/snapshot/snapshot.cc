@@ -187,6 +187,19 @@ void Snapshots::Release(Store* store) { store->backend_->EndRead(); }
 Status Snapshots::Restore(Store* store, Store* snapshot, const std::string& marker_json,
                           const std::string& meta_json, std::string* result) {
   ONESTORE_RETURN_IF_ERROR(snapshot->CheckUsable(false));
+  // A copy holds the head it was taken at, the marker's seq. One that does
+  // not was replaced or damaged outside the store: a copy cut to 0 bytes
+  // opens as a new, empty store, whose restore would delete every row.
+  Json marker;
+  if (ParseJsonText(marker_json, "restore marker", &marker).ok() && marker.is_object() &&
+      marker.contains("seq") && marker["seq"].is_number_integer() &&
+      marker["seq"].get<int64_t>() != snapshot->head_) {
+    return Status::StorageFailed("store.restore: the snapshot's copy holds seq " +
+                                 std::to_string(snapshot->head_) + ", not seq " +
+                                 std::to_string(marker["seq"].get<int64_t>()) +
+                                 ", the one it was taken at: it was damaged or replaced outside "
+                                 "the store (cut short, overwritten), and nothing was restored");
+  }
   return RestoreFrom(store, StoreSource(snapshot, snapshot->catalog_.All(), snapshot->head_),
                      marker_json, meta_json, result);
 }

@@ -505,4 +505,25 @@ describe("snapshots of a sqlite file", () => {
     assert.ok(!existsSync(copy), "no empty store was made in its place");
     await store.close();
   });
+
+  // SQLite opens a file of 0 bytes as an empty database: the restore took
+  // it for a snapshot with no rows and deleted every row of the store.
+  test("a snapshot whose copy was cut to 0 bytes outside the store is refused with storage_failed, and no row changes", async () => {
+    const { truncateSync } = await import("node:fs");
+    const o = sqliteOptions();
+    const store = await openStore(o);
+    const { notes, items } = await seed(store);
+    const snap = await store.snapshot();
+    await change(notes, items);
+    truncateSync(join(`${o.path}.snapshots`, `${snap.id}.sqlite`), 0);
+    const head = store.head;
+    const fp = await store.fingerprint();
+    await rejectsWith(store.restore(snap.id), "storage_failed", [`holds seq 0, not seq ${snap.seq}`, "outside the store"]);
+    await rejectsWith(store.at(snap.seq), "storage_failed", [snap.id, `holds seq 0, not seq ${snap.seq}`]);
+    assert.equal(store.head, head, "nothing was committed");
+    assert.equal(await store.fingerprint(), fp);
+    await notes.tx(async (tx) => { await tx.put(items, { id: "after", n: 1 }); });
+    assert.equal(store.head, head + 1, "the store goes on committing");
+    await store.close();
+  });
 });
