@@ -76,8 +76,22 @@ function alterKey(key, alter) {
   return key.map((c) => alter.rename?.[c] ?? c);
 }
 
-function same(a, b) {
-  return a === b || (typeof a === "bigint" && typeof b === "bigint" && a === b);
+// Whether `rows` leaves a key column as it is: `next`, the value it
+// returned, is undefined (kept) or the stored value, a BigInt as the int
+// it equals (tx.put stores either the same).
+function sameKeyValue(next, stored) {
+  if (next === undefined || next === stored) return true;
+  if (typeof next === "bigint" && typeof stored === "number") return Number.isInteger(stored) && next === BigInt(stored);
+  if (typeof next === "number" && typeof stored === "bigint") return Number.isInteger(next) && BigInt(next) === stored;
+  return false;
+}
+
+// `row` with the columns `rows` returned: one returned as undefined keeps
+// its value (as in the update a step stages).
+function withColumns(row, next) {
+  const out = { ...row };
+  for (const [c, v] of Object.entries(next)) if (v !== undefined) out[c] = v;
+  return out;
 }
 
 /**
@@ -153,7 +167,7 @@ function rewriteRows({ gate, what, full, total, decode, json, storedKey, chain, 
   const readRow = (raw) => {
     let row = decode(raw);
     for (const c of Object.keys(row)) row[c] = json.read(c, 0, row[c]);
-    for (const step of chain) row = step.alter ? alterRow(row, step.alter) : { ...row, ...result(step.rows, row, what, version) };
+    for (const step of chain) row = step.alter ? alterRow(row, step.alter) : withColumns(row, result(step.rows, row, what, version));
     return row;
   };
   const puts = [];
@@ -170,10 +184,9 @@ function rewriteRows({ gate, what, full, total, decode, json, storedKey, chain, 
       const row = readRow(raw);
       const next = result(fn, row, what, version);
       const oldKey = key.map((c) => row[c]);
-      const moved = key.some((c) => Object.prototype.hasOwnProperty.call(next, c) && !same(next[c], row[c]));
+      const moved = key.some((c) => !sameKeyValue(next[c], row[c]));
       if (moved) {
-        const whole = { ...row };
-        for (const [c, v] of Object.entries(next)) if (v !== undefined) whole[c] = v;  // undefined: unchanged, as below
+        const whole = withColumns(row, next);
         const newKey = key.map((c) => whole[c]);
         if (updatedAt > 0) {
           throw invalidArgs(`${what}: migrations.${version}.rows moves the row of key ${keyText(oldKey)} to ${keyText(newKey)}, after migrations.${updatedAt}.update, which a moved row would undo: make that change in rows. Nothing was changed`);
