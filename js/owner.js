@@ -8,7 +8,7 @@
 
 import { invalidArgs, refuseUnknownOptions } from "./errors.js";
 import { parseJsonExact } from "./encode.js";
-import { declarationText, describe, isTableDef, tableName } from "./schema.js";
+import { declarationText, describe, isTableDef, tableName, versionedJson } from "./schema.js";
 import { hasRowsStep, migrateRows } from "./migrate.js";
 import { runTx } from "./tx.js";
 import { checkpointOf, ownerDocuments } from "./documents.js";
@@ -77,6 +77,14 @@ export function makeOwner(parts, name, address, hooks) {
   // hands it to each adopt hook too.
   if (hooks?.adopt) parts.adopters?.set(name, hooks.adopt);
 
+  // What the package itself reads of a definition, beside the core's
+  // declaration: its json columns' versions (the envelope tx.put writes)
+  // and an edges table's kinds (the kinds a write may use).
+  function packageSide(def) {
+    const versions = versionedJson(def).map(([c, col]) => [c, col.version]);
+    return JSON.stringify([versions, isEdgesDef(def) ? def.edges.kinds : null]);
+  }
+
   function table(def, options) {
     gate.checkOpen(`${name}.table`);
     if (!isTableDef(def)) throw invalidArgs(`${name}.table: expected a table made by defineTable, got ${describe(def)}`);
@@ -92,8 +100,8 @@ export function makeOwner(parts, name, address, hooks) {
     if (known) {
       // Another object of the same declaration (a definition made in a
       // function, a module loaded again) is the same table.
-      if (known.def !== def && declarationText(known.name, known.def) !== declarationText(known.name, def)) {
-        throw invalidArgs(`${name}.table: table ${JSON.stringify(def.name)} is already open with another definition (other columns, key, indexes or version)`);
+      if (known.def !== def && (declarationText(known.name, known.def) !== declarationText(known.name, def) || packageSide(known.def) !== packageSide(def))) {
+        throw invalidArgs(`${name}.table: table ${JSON.stringify(def.name)} is already open with another definition (other columns, key, indexes, version, json column versions or edge kinds)`);
       }
       return known;
     }

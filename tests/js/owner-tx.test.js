@@ -175,6 +175,27 @@ test("owner.table of another object that declares the same table returns the sam
   await store.close();
 });
 
+// The core's declaration of a versioned json column or of an edges table's
+// kinds is the plain one: a definition that differed only there got the
+// open handle, and its writes went without their envelope (or were checked
+// against the other definition's kinds).
+test("owner.table of a definition that differs in a json column's version or in edge kinds is refused while the other is open", async () => {
+  const { defineEdges, int, json, openStore, str } = await import("../../js/index.js");
+  const store = await openStore({ backend: "memory" });
+  const owner = store.object({ type: "o" });
+  const Plain = defineTable("t", { columns: { id: int(), m: json().optional() }, key: ["id"] });
+  const Versioned = defineTable("t", { columns: { id: int(), m: json({ version: 2, migrate: (v) => v }).optional() }, key: ["id"] });
+  owner.table(Plain);
+  assert.throws(() => owner.table(Versioned), (e) => e.code === "invalid/args" && /another definition .*json column versions/.test(e.message));
+  assert.equal(owner.table(defineTable("t", { columns: { id: int(), m: json().optional() }, key: ["id"] })), owner.table(Plain), "the same declaration still gets the handle");
+  const Cites = defineEdges("links", { kinds: ["cites"] });
+  const Both = defineEdges("links", { kinds: ["cites", "replies"] });
+  const links = owner.table(Cites);
+  assert.throws(() => owner.table(Both), (e) => e.code === "invalid/args" && /edge kinds/.test(e.message));
+  assert.equal(owner.table(defineEdges("links", { kinds: ["cites"] })), links);
+  await store.close();
+});
+
 test("an adopt hook that throws on a table's declaration is reported (console.error in Node), and the declaration stands", async () => {
   const { int, openStore, str } = await import("../../js/index.js");
   const store = await openStore({ backend: "memory" });
