@@ -49,6 +49,21 @@ function pad(n, width) {
   return String(n).padStart(width, "0");
 }
 
+// The manifest as written: indented, or on one line when the indents
+// alone would take it past the 64 MiB an import reads (a json column's
+// default nested hundreds of levels deep is indented once per level);
+// above that on one line too, the export fails with `limit`.
+function manifestText(manifest) {
+  const pretty = JSON.stringify(manifest, null, 1) + "\n";
+  if (pretty.length <= MAX_ENTRY_BYTES / 3 || encoder.encode(pretty).byteLength <= MAX_ENTRY_BYTES) return pretty;
+  const flat = JSON.stringify(manifest) + "\n";
+  const n = encoder.encode(flat).byteLength;
+  if (n > MAX_ENTRY_BYTES) {
+    throw new StoreError(ErrorCodes.Limit, `store.export: the manifest would be ${n} bytes, above the ${MAX_ENTRY_BYTES} an import takes (its tables' definitions are that large): no archive is made`);
+  }
+  return flat;
+}
+
 function tablePath(t, p) {
   return `${ROOT}tables/${pad(t, 4)}/${pad(p, 6)}.jsonl`;
 }
@@ -181,7 +196,7 @@ export function exportArchive({ gate, queue, info, blobs }, options = {}) {
       outbox: { records: outboxCount, from: outboxCount ? head - outboxCount : head, pages: outboxPages.length, digest: outboxDigest },
       blobs: blobList,
     };
-    yield entry(MANIFEST, JSON.stringify(manifest, null, 1) + "\n");
+    yield entry(MANIFEST, manifestText(manifest));
     report();
     for (let t = 0; t < tables.length; t++) {
       let cursor = "";
@@ -473,7 +488,7 @@ export async function readArchive(archive, target, onProgress) {
       const type = header.type ?? "file";
       if (type === "directory") {
         // GNU tar -c lists the folders of the layout; nothing else is one.
-        if (!/^onestore\/((tables(\/\d{4})?|outbox|sha256(\/[0-9a-f]{2})?)\/)?$/.test(name)) throw archiveError(`entry ${JSON.stringify(name)} is a folder the archive does not have`);
+        if (!/^onestore\/((tables(\/\d{4,})?|outbox|sha256(\/[0-9a-f]{2})?)\/)?$/.test(name)) throw archiveError(`entry ${JSON.stringify(name)} is a folder the archive does not have`);
         // A folder has no bytes: one that declares some is refused before
         // they are read (a source that stalls or never ends would hold the import).
         if (header.size !== 0) throw archiveError(`folder entry ${JSON.stringify(name)} declares ${describe(header.size)} bytes; a folder has none`);
@@ -493,14 +508,16 @@ export async function readArchive(archive, target, onProgress) {
         what = { kind: "manifest" };
       } else {
         let m;
-        if ((m = /^onestore\/tables\/(\d{4})\/(\d{6})\.jsonl$/.exec(name))) {
+        // Numbers padded to 4 and 6 digits, longer past 9999 tables or
+        // 999999 pages, each written one way only (tablePath, outboxPath).
+        if ((m = /^onestore\/tables\/(\d{4,})\/(\d{6,})\.jsonl$/.exec(name))) {
           const t = manifest.tables[Number(m[1])];
           const p = Number(m[2]);
-          if (!t || p < 1 || p > t.pages) throw archiveError(`entry ${JSON.stringify(name)} is no page of a table the manifest lists`);
+          if (!t || p < 1 || p > t.pages || name !== tablePath(Number(m[1]), p)) throw archiveError(`entry ${JSON.stringify(name)} is no page of a table the manifest lists`);
           what = { kind: "rows", table: t, page: p };
-        } else if ((m = /^onestore\/outbox\/(\d{6})\.jsonl$/.exec(name))) {
+        } else if ((m = /^onestore\/outbox\/(\d{6,})\.jsonl$/.exec(name))) {
           const p = Number(m[1]);
-          if (p < 1 || p > manifest.outbox.pages) throw archiveError(`entry ${JSON.stringify(name)} is no page of the outbox the manifest lists`);
+          if (p < 1 || p > manifest.outbox.pages || name !== outboxPath(p)) throw archiveError(`entry ${JSON.stringify(name)} is no page of the outbox the manifest lists`);
           what = { kind: "outbox", page: p };
         } else if ((m = /^onestore\/sha256\/([0-9a-f]{2})\/([0-9a-f]{64})$/.exec(name)) && m[2].startsWith(m[1])) {
           const hash = m[2];

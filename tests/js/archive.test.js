@@ -585,6 +585,55 @@ test("importStore over a file that is no store (a text file, another application
   await source.close();
 });
 
+// Table numbers are padded to 4 digits; the 10,001st table's pages are
+// onestore/tables/10000/..., which the import took for a foreign entry.
+test("a store of more than 9999 tables exports an archive its import takes; a page number padded another way is refused", { timeout: 120_000 }, async () => {
+  const store = await openStore({ backend: "memory" });
+  const n = 10001;
+  for (let k = 0; k < n; k += 1000) {
+    const ops = [];
+    for (let i = k; i < Math.min(n, k + 1000); i++) ops.push({ op: "table", table: `app/t${String(i).padStart(5, "0")}`, version: 1, columns: { id: { type: "int" } }, key: ["id"], indexes: {} });
+    await store.commit(ops);
+  }
+  await store.commit([{ op: "put", table: "app/t10000", row: { id: 7 } }]);
+  const bytes = await bytesOf(store.export());
+  const entries = await entriesOf(bytes);
+  const last = entries.find((e) => e.name.startsWith("onestore/tables/10000/"));
+  assert.ok(last, "the 10,001st table's page is numbered 10000");
+  const copy = await importStore(bytes, { backend: "memory" });
+  assert.equal(await copy.fingerprint(), await store.fingerprint());
+  await copy.close();
+  // The same page under a name padded another way is another name for one
+  // page: refused.
+  const renamed = entries.map((e) => (e.name === last.name ? { ...e, name: last.name.replace("/10000/", "/010000/") } : e));
+  await rejectsWith(importStore(tarOf(renamed), { backend: "memory" }), ErrorCodes.InvalidArchive, ["onestore/tables/010000/"]);
+  await store.close();
+});
+
+// The manifest is indented one space a level: a json column's default
+// nested 900 levels deep (160 KB of JSON) made a 70 MiB manifest, which
+// the store's own import refused (above the 64 MiB of a manifest entry).
+test("a manifest whose indents alone would pass 64 MiB is written on one line, and the archive imports", async () => {
+  const store = await openStore({ backend: "memory" });
+  let deep = new Array(80_000).fill(0);
+  for (let i = 0; i < 900; i++) deep = [deep];
+  await store.commit([{ op: "table", table: "a/t", version: 1, columns: { id: { type: "int" }, j: { type: "json", default: deep } }, key: ["id"], indexes: {} }]);
+  await store.commit([{ op: "put", table: "a/t", row: { id: 1, j: [1] } }]);
+  const bytes = await bytesOf(store.export());
+  const manifest = (await entriesOf(bytes))[0];
+  assert.equal(manifest.name, "onestore/manifest.json");
+  assert.ok(manifest.text.length < 1_000_000 && manifest.text.indexOf("\n") === manifest.text.length - 1, `one line, ${manifest.text.length} chars`);
+  const copy = await importStore(bytes, { backend: "memory" });
+  assert.equal(await copy.fingerprint(), await store.fingerprint());
+  await copy.close();
+  // An everyday manifest stays indented.
+  const other = await filled();
+  const small = await entriesOf(await bytesOf(other.export()));
+  assert.match(small[0].text, /^\{\n "format"/);
+  await other.close();
+  await store.close();
+});
+
 test("importStore(createReadStream(a missing file)) rejects with a StoreError naming the file; the stream's early error does not end the process", async () => {
   const missing = join(dir, `no-such-archive-${counter++}.tar`);
   // The stream fails at once, while the sqlite import still waits for its
