@@ -304,7 +304,15 @@ function nodeGenerations() {
       // Imports to one path run one at a time (across processes too): the
       // cleanup below would take another running import's generation for
       // a crash's leftovers and delete it under that import.
-      const held = await nodeFileLocks(file).acquire(IMPORT_LOCK, IMPORT_WAIT_MS);
+      let held;
+      try {
+        held = await nodeFileLocks(file).acquire(IMPORT_LOCK, IMPORT_WAIT_MS);
+      } catch (e) {
+        // The lock's folder <path>.locks cannot be made (a name too long,
+        // no permission): as openStore, a storage failure naming it.
+        if (e instanceof StoreError) throw e;
+        throw new StoreError(ErrorCodes.StorageFailed, `importStore: cannot take the import lock beside ${file}: ${e?.message ?? e}`, { cause: e });
+      }
       // Released with the lock folder when nothing else is in it, so an
       // import leaves no files beside the store's own.
       const release = async () => {

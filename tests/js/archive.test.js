@@ -634,6 +634,15 @@ test("a manifest whose indents alone would pass 64 MiB is written on one line, a
   await store.close();
 });
 
+test("importStore to a file name too long for its lock folder fails with storage_failed naming the path, not Node's raw ENAMETOOLONG", async () => {
+  const source = await filled();
+  const bytes = await bytesOf(source.export());
+  dir ??= tempDir("onestore-archive-");
+  const path = join(dir, "x".repeat(250) + ".db");  // 253 chars: the file fits, "<file>.locks" does not
+  await rejectsWith(importStore(bytes, { backend: "sqlite", path }), ErrorCodes.StorageFailed, ["importStore", path, "ENAMETOOLONG"]);
+  await source.close();
+});
+
 test("importStore(createReadStream(a missing file)) rejects with a StoreError naming the file; the stream's early error does not end the process", async () => {
   const missing = join(dir, `no-such-archive-${counter++}.tar`);
   // The stream fails at once, while the sqlite import still waits for its
