@@ -24,6 +24,7 @@ export async function exportFileNode(store, path, options) {
   if (typeof path !== "string" || path === "" || path.includes("\0")) {
     throw invalidArgs(`exportToFile: path must name a file, got ${describe(path)}`);
   }
+  await refuseDatabase(path);
   const part = `${path}.${randomUUID().slice(0, 8)}.part`;
   let file;
   let bytes = 0;
@@ -40,6 +41,7 @@ export async function exportFileNode(store, path, options) {
     await file.sync();
     await file.close();
     file = null;
+    await refuseDatabase(path);
     await rename(part, path);
     const dir = await open(dirname(path), "r");
     try { await dir.sync(); } finally { await dir.close(); }
@@ -51,3 +53,25 @@ export async function exportFileNode(store, path, options) {
   }
   return bytes;
 }
+
+// An archive replaces an earlier archive at its path, never a SQLite
+// database: `exportToFile(store, <its own file>)` renamed the tar over the
+// open store, whose next commits were lost.
+async function refuseDatabase(path) {
+  let head = "";
+  try {
+    const fd = await open(path, "r");
+    try {
+      const b = Buffer.alloc(16);
+      head = b.toString("latin1", 0, (await fd.read(b, 0, 16, 0)).bytesRead);
+    } finally {
+      await fd.close();
+    }
+  } catch {
+    return;  // no file there (or none readable: the write says what is wrong)
+  }
+  if (head === "SQLite format 3\0") {
+    throw invalidArgs(`exportToFile: ${path} is a SQLite database (a store's file?), which an archive would replace; give the archive a path of its own (session.tar)`);
+  }
+}
+

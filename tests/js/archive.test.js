@@ -507,6 +507,20 @@ test("exportToFile without a store is invalid/args naming what it got", async ()
   }
 });
 
+test("exportToFile over a SQLite database (the store's own file) is refused with invalid/args, and the store keeps its commits", async () => {
+  const path = file("own-file");
+  let store = await filled({ backend: "sqlite", path });
+  const head = store.head;
+  const fp = await store.fingerprint();
+  await rejectsWith(exportToFile(store, path), ErrorCodes.InvalidArgs, ["exportToFile", path, "SQLite database"]);
+  await store.close();
+  store = await openStore({ backend: "sqlite", path });
+  assert.equal(store.head, head, "the file is still the store");
+  assert.equal(await store.fingerprint(), fp);
+  assert.deepEqual(readdirSync(dirname(path)).filter((n) => n.endsWith(".part")), [], "no part file left");
+  await store.close();
+});
+
 test("exportToFile into a folder that does not exist fails with storage_failed and leaves the store committing and closing", async () => {
   for (const options of [{ backend: "memory" }, { backend: "sqlite", path: file("export-nowhere") }]) {
     const store = await filled(options);
