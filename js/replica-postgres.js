@@ -88,6 +88,25 @@ function toParam(type, v) {
   }
 }
 
+// JSON text -> its value, its numbers read as the core reads them: an
+// integer past 64 bits is a double. jsonb writes a number as its exact
+// decimal, never with an exponent (the float 1e20 comes back as
+// 100000000000000000000), and a batch's text may hold one (2 ** 64 written
+// by JSON.stringify): parseJsonExact reads those as BigInts that no int can
+// hold, which encodeJson refuses.
+function parseAsCore(text) {
+  const v = parseJsonExact(text);
+  return /\d{19}/.test(text) ? floatsPast64(v) : v;
+}
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+function floatsPast64(v) {
+  if (typeof v === "bigint") return v < INT64_MIN || v > INT64_MAX ? Number(v) : v;
+  if (v === null || typeof v !== "object") return v;
+  for (const k of Object.keys(v)) v[k] = floatsPast64(v[k]);
+  return v;
+}
+
 // A cell as PostgreSQL's text gives it -> the value every backend reads.
 function fromPg(type, v) {
   if (v === null) return null;
@@ -98,7 +117,7 @@ function fromPg(type, v) {
     }
     case "num": return Number(v);
     case "bool": return v === true || v === "t" || v === "true";
-    case "json": return parseJsonExact(v);
+    case "json": return parseAsCore(v);
     case "vector": {
       // bytea's hex output (\x...) -> the Float32Array every backend reads.
       const bytes = Buffer.from(v.startsWith("\\x") ? v.slice(2) : v, "hex");
@@ -580,10 +599,13 @@ function resolvePointer(doc, tokens) {
   return { value: cur };
 }
 
-// JSON equality: objects by members in any order, numbers by value.
+// JSON equality: objects by members in any order, numbers by value as
+// their JSON text says it (as the core reads both from text): 2 equals 2n,
+// and 2 ** 60, whose text is 1152921504606847000, equals that integer read
+// back from jsonb as a BigInt.
 function sameJson(a, b) {
   const num = (v) => typeof v === "number" || typeof v === "bigint";
-  if (num(a) && num(b)) return a == b;  // eslint-disable-line eqeqeq -- 2 equals 2n, as JSON numbers
+  if (num(a) && num(b)) return typeof a === typeof b ? a === b : String(a) === String(b);
   if (Array.isArray(a) || Array.isArray(b)) {
     return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
   }
@@ -918,7 +940,7 @@ export async function openPostgresReplica(options) {
       const version = Number(doc.version) + 1;
       if (op.version !== version) throw new Diverged(`${where}.version: the document is at version ${doc.version}, so this op makes version ${version}, not ${op.version}`);
       row = { owner: doc.owner, kind: doc.kind, key: doc.key, version, retired: null, base: Number(doc.base), deltas: Number(doc.deltas), bytes: Number(doc.bytes) };
-      value = parseJsonExact(doc.value);
+      value = parseAsCore(doc.value);
       if (op.op === "doc.change") {
         value = applyJsonPatch(value, op.patch, where);
         patch = op.patch;
@@ -957,8 +979,8 @@ export async function openPostgresReplica(options) {
         ORDER BY version`, [String(id), doc.rows[0].version]);
       let value = null;
       for (const r of deltas.rows) {
-        if (Number(r.base) === 1) value = parseJsonExact(r.value);
-        else if (r.patch !== null) value = applyJsonPatch(value, parseJsonExact(r.patch), `document ${id}`);
+        if (Number(r.base) === 1) value = parseAsCore(r.value);
+        else if (r.patch !== null) value = applyJsonPatch(value, parseAsCore(r.patch), `document ${id}`);
       }
       await q(client, `UPDATE ${schema}."_documents" SET value = $2::jsonb WHERE id = $1::bigint`, [String(id), encodeJson(value, "value")]);
     }
@@ -1392,7 +1414,7 @@ export async function openPostgresReplica(options) {
         const text = typeof batch === "string" ? batch : encodeJson(batch, "batch");
         let parsed;
         try {
-          parsed = parseJsonExact(text);
+          parsed = parseAsCore(text);
         } catch {
           throw invalidArgs(`applyBatch: the batch is not valid JSON: ${text.slice(0, 60)}`);
         }
