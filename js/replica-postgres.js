@@ -502,7 +502,30 @@ function checkBatch(batch) {
 }
 
 // A divergence: what the driver's store took and this replica cannot.
+// A connection string pg reads as the server's address: postgres:// or
+// postgresql:// with a host (or a socket folder as ?host=). Anything else
+// ("not a url", "postgres//host") pg would take for a host name and fail
+// on as a lookup (storage_failed, naming no option).
+function postgresUrl(url) {
+  let u;
+  try {
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  return (u.protocol === "postgres:" || u.protocol === "postgresql:") && (u.hostname !== "" || u.searchParams.has("host"));
+}
+
 class Diverged extends Error {}
+
+// An error of this file's own code reading a record of another shape than
+// formats.md's (a table record without its key, an index that is no list,
+// a vector that is no base64 string): a malformed batch, which this mirror
+// answers with sync/diverged (docs/api.md), not a failure of the server to
+// retry for ever.
+function isShapeError(e) {
+  return e instanceof TypeError || e instanceof RangeError;
+}
 
 // PostgreSQL's refusals that mean the record does not fit this replica's
 // data (a null, an overflow, an unknown column or table, a duplicate
@@ -747,7 +770,7 @@ export async function openPostgresReplica(options) {
     }
     if (url !== undefined) throw invalidArgs("openReplica: give url or pool, not both (the replica would use the pool and ignore url)");
   }
-  if (shared === undefined && (typeof url !== "string" || url === "")) {
+  if (shared === undefined && (typeof url !== "string" || url === "" || !postgresUrl(url))) {
     throw invalidArgs(`openReplica: a postgres replica needs url (a PostgreSQL connection string such as "postgres://user@host/db") or pool, got ${describe(url)}`);
   }
   if (typeof session !== "string" || !SESSION_RE.test(session)) {
@@ -1115,6 +1138,7 @@ export async function openPostgresReplica(options) {
           await putRows(client, p.record, [...p.rows.values()]);
         } catch (e) {
           if (isDataRefusal(e)) throw new Diverged(`at seq ${p.seq}, ops[${p.k}] on table "${p.table}" (or a put after it into that table): PostgreSQL refused it: ${e.message}`);
+          if (isShapeError(e)) throw new Diverged(`at seq ${p.seq}, ops[${p.k}] on table "${p.table}" (or a put after it into that table): a row is malformed (${e.message})`);
           throw e;
         }
       };
@@ -1139,6 +1163,7 @@ export async function openPostgresReplica(options) {
           } catch (e) {
             if (e instanceof Diverged) throw e.message.startsWith("at seq ") ? e : new Diverged(`at seq ${seq}, ${e.message}`);
             if (isDataRefusal(e)) throw new Diverged(`at seq ${seq}, ops[${k}] on table "${op.table}": PostgreSQL refused it: ${e.message}`);
+            if (isShapeError(e)) throw new Diverged(`at seq ${seq}, ops[${k}] on table "${op.table}": the op is malformed (${e.message})`);
             throw e;
           }
         }

@@ -448,6 +448,19 @@ describe("a PostgreSQL mirror's applyBatch", () => {
     await store.close();
   });
 
+  // The mirror's own code read these records' missing or mistyped fields
+  // and threw a TypeError, answered as storage_failed ("PostgreSQL failed:
+  // Cannot read properties of undefined"), which a follower retries for ever.
+  test("answers a record of another shape (a table without its key, an index that is no list, a vector that is no base64) with sync/diverged, as documented", async () => {
+    const table = { op: "table", table: "app/t", version: 1, columns: { id: { type: "str" }, v: { type: "vector", dims: 2, optional: true } }, key: ["id"], indexes: {} };
+    for (const ops of [[{ ...table, key: undefined }], [{ ...table, indexes: { byV: null } }], [table, { op: "put", table: "app/t", row: { id: "a", v: 1.5 } }]]) {
+      const mirror = await openReplica({ backend: "postgres", pool, session: nextSession() });
+      const batch = JSON.stringify({ from: 0, to: 1, commits: [{ seq: 1, from: 0, at: 1, owner: "store", ops }] });
+      await rejectsWith(mirror.applyBatch(batch), "sync/diverged", ["at seq 1", "malformed"]);
+      await mirror.close();
+    }
+  });
+
   test("lets two appliers of one session follow each other: the second applies only what is after the first's head, knowing the tables the first declared", async () => {
     const { store, owner, notes } = await notesStore([row("a", "x/1", 1)]);
     const session = nextSession();
@@ -559,6 +572,10 @@ describe("a PostgreSQL mirror's applyBatch", () => {
     }
     await rejectsWith(openReplica({ backend: "postgres", url: server.url, session: "no spaces" }), "invalid/args", ["no spaces"]);
     await rejectsWith(openReplica({ backend: "postgres", url: "postgres://postgres@127.0.0.1:1/none" }), "storage_failed", ["PostgreSQL"]);
+    // Before: pg took these for host names, and the lookup failed (storage_failed, "ENOTFOUND base").
+    for (const url of ["not a url", "postgres//missing-colon", "http://127.0.0.1/db"]) {
+      await rejectsWith(openReplica({ backend: "postgres", url, session: "s" }), "invalid/args", [JSON.stringify(url)]);
+    }
     const mirror = await openReplica({ backend: "postgres", pool, session: nextSession() });
     assert.throws(() => mirror.table("nope/none"), (e) => e.code === "invalid/args" && /nope\/none/.test(e.message));
     await rejectsWith(mirror.commit([]), "invalid/args", ["no owner writes"]);
