@@ -66,6 +66,20 @@ Status CheckRecord(const Json& rec, int64_t seq, const std::string& where) {
         where + ".ops: expected a list of ops, got " +
         (ops_it == rec.end() ? std::string("nothing") : DescribeJson(*ops_it)));
   }
+  // Every bulk op carries its count (formats.md, "Batches"): checked here,
+  // with the whole batch, so that a batch missing one is refused before
+  // anything applies (found while applying, an earlier record's divergence
+  // came first and stopped the replica for good).
+  for (size_t k = 0; k < ops_it->size(); ++k) {
+    const Json& op = (*ops_it)[k];
+    if (!op.is_object()) continue;  // the op's own parse words it
+    auto name = op.find("op");
+    if (name == op.end() || !name->is_string() || (*name != "update" && *name != "delete")) continue;
+    if (op.contains("where") && !op.contains("key") && !op.contains("count")) {
+      return Status::InvalidArgs(where + ".ops[" + std::to_string(k) +
+                                 "]: a bulk op in a record carries its count");
+    }
+  }
   return Status::OK();
 }
 
@@ -116,6 +130,10 @@ Status Replica::ApplyBatch(const std::string& batch_json, std::string* result) {
   bool taken = ParseBatchFast(batch_json, head, &fast_tables, &to, &fast);
   for (size_t i = 0; taken && i < fast.size(); ++i) {
     if (!fast[i].actor.is_null() && !CheckActor(fast[i].actor, std::string()).ok()) taken = false;
+    // A bulk op without its count: the DOM path's CheckRecord refuses it.
+    for (const Op& op : fast[i].ops) {
+      if (op.is_bulk() && op.count < 0) taken = false;
+    }
   }
   Json batch;
   const Json* commits = nullptr;

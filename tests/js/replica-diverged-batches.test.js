@@ -62,3 +62,26 @@ for (const backend of ["memory", "sqlite"]) {
     await replica.close();
   });
 }
+
+// formats.md, "Batches": a batch is checked whole before any of it applies,
+// every bulk op carrying its count included. A later record's bulk op
+// without one was found only while applying, after an earlier record had
+// diverged: the replica stopped for good over a batch it should have refused.
+for (const backend of ["memory", "sqlite"]) {
+  test(`a ${backend} replica refuses a batch whose later bulk op has no count with invalid/args, before an earlier record can diverge`, async () => {
+    const options = backend === "memory" ? { backend } : { backend, path: join(tempDir(), "replica.sqlite") };
+    const replica = await openReplica(options);
+    const batch = {
+      from: 0,
+      to: 3,
+      commits: [...diverging.commits, { seq: 3, from: 2, at: 1, owner: "t", ops: [{ op: "delete", table: "t/items", where: null }] }],
+    };
+    await rejectsWith(replica.applyBatch(batch), "invalid/args", ["commits[2].ops[0]", "carries its count"]);
+    assert.equal(replica.diverged, undefined, "not diverged: the batch may be fetched again");
+    assert.equal(replica.head, 0);
+    // The same batch as JSON text takes the core's fast reader first.
+    await rejectsWith(replica.applyBatch(JSON.stringify(batch)), "invalid/args", ["carries its count"]);
+    assert.equal(replica.diverged, undefined);
+    await replica.close();
+  });
+}
