@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "onestore/heap.h"
 #include "values/json_text.h"
 #include "values/vector.h"
 #include "writes/writes.h"
@@ -131,6 +132,62 @@ void WriteAnswer(const std::vector<Hit>& hits, std::string* answer) {
   *answer += "]}";
 }
 
+// The longest answer JS can take as a string (V8: 2^29 - 24 characters).
+constexpr size_t kMaxAnswerBytes = (size_t{1} << 29) - 24;
+
+// The rows of `hits`, read by key, then the answer. Each row asks the heap
+// before it is kept (its text and cells, three times over: the row, its
+// JSON in the answer, the answer's copy out), so k rows of megabytes each
+// are refused with `limit` instead of aborting the core, a memory store's
+// rows with it. Leaves *found false, nothing written, when a key has no
+// row (a stale cache's).
+Status AnswerHits(Backend* backend, const TableSchema& t, std::vector<Hit>& hits, bool* found,
+                  std::string* answer) {
+  *found = false;
+  HeapSteps room(3);
+  for (Hit& h : hits) {
+    std::optional<Row> row;
+    ONESTORE_RETURN_IF_ERROR(backend->Get(t, h.key, &row));
+    if (!row) return Status::OK();
+    if (!room.Take(static_cast<double>(RowTextBytes(*row) + 32 * row->size() + 64))) {
+      return Status::Limit("nearest(" + t.name + "): its " + std::to_string(hits.size()) +
+                           " rows need more of the wasm heap than is left (at " +
+                           std::to_string(static_cast<int64_t>(room.taken()) >> 20) +
+                           " MiB); ask for fewer rows (a smaller k)");
+    }
+    h.row = std::move(*row);
+  }
+  // The answer: at least the rows' text, in one block, and room for it
+  // twice over (the copy out to JS).
+  double text = 0;
+  for (const Hit& h : hits) text += static_cast<double>(RowTextBytes(h.row) + 24 * h.row.size());
+  if (text > static_cast<double>(kMaxAnswerBytes)) {
+    return Status::Limit("nearest(" + t.name + "): its " + std::to_string(hits.size()) +
+                         " rows are " + std::to_string(static_cast<int64_t>(text) >> 20) +
+                         " MiB, longer than a JavaScript string may be; ask for fewer rows (a "
+                         "smaller k)");
+  }
+  if (!HeapHasRoomFor(2 * text, text)) {
+    return Status::Limit("nearest(" + t.name + "): its answer of " +
+                         std::to_string(static_cast<int64_t>(text) >> 20) +
+                         " MiB needs more of the wasm heap than is left; ask for fewer rows (a "
+                         "smaller k)");
+  }
+  answer->reserve(static_cast<size_t>(text) + 64);
+  WriteAnswer(hits, answer);
+  if (answer->size() > kMaxAnswerBytes) {
+    const size_t n = answer->size();
+    answer->clear();
+    answer->shrink_to_fit();
+    return Status::Limit("nearest(" + t.name + "): its " + std::to_string(hits.size()) +
+                         " rows are " + std::to_string(n >> 20) +
+                         " MiB of JSON, longer than a JavaScript string may be; ask for fewer "
+                         "rows (a smaller k)");
+  }
+  *found = true;
+  return Status::OK();
+}
+
 // From a cached column: every vector (or those of the rows the where takes)
 // scored in place, then the k rows found read by key. Leaves *done false,
 // nothing written, when a row is not where the cache says (then the caller
@@ -155,16 +212,8 @@ Status NearestFromCache(Backend* backend, const NearestRequest& r, const QueryVe
       if (top.Admits(d)) top.Offer(d, key, nullptr);
     }));
   }
-  std::vector<Hit>& hits = top.Sorted();
-  for (Hit& h : hits) {
-    std::optional<Row> row;
-    ONESTORE_RETURN_IF_ERROR(backend->Get(*r.query.table, h.key, &row));
-    if (!row) return Status::OK();  // not where the cache says: the caller scans
-    h.row = std::move(*row);
-  }
-  WriteAnswer(hits, answer);
-  *done = true;
-  return Status::OK();
+  // A key with no row is not where the cache says: the caller scans.
+  return AnswerHits(backend, *r.query.table, top.Sorted(), done, answer);
 }
 
 }  // namespace
@@ -217,11 +266,13 @@ Status RunNearest(Backend* backend, const NearestRequest& r, std::string* answer
     if (!admits && !building) return true;
     for (size_t i = 0; i < t.key.size(); ++i) key[i] = row[t.key[i]];
     if (building) building = build.Add(key, v);
-    if (admits) top.Offer(d, key, &row);
+    if (admits) top.Offer(d, key, nullptr);  // its row is read again once it is among the k
     return true;
   }));
   if (building) build.Finish(head);
-  WriteAnswer(top.Sorted(), answer);
+  bool found = false;
+  ONESTORE_RETURN_IF_ERROR(AnswerHits(backend, t, top.Sorted(), &found, answer));
+  if (!found) return Status::StorageFailed("nearest(" + t.name + "): a row it found is gone");
   return Status::OK();
 }
 
