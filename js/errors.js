@@ -136,6 +136,11 @@ export function asStoreError(error, what) {
   // A call refused before it started: its arguments do not fit in the wasm
   // heap (wasm/core_post.js, onestoreLimit). The instance is sound.
   if (error?.name === "OnestoreLimitError") return new StoreError(ErrorCodes.Limit, `${what}: ${text}`, { cause: error });
+  // An answer longer than a JS string may be (a row of a store written by
+  // an older version, read back whole): too large, not a bad argument.
+  if (error instanceof RangeError && /string longer than|Invalid string length/.test(text)) {
+    return new StoreError(ErrorCodes.Limit, `${what}: the answer is longer than a JavaScript string may be (${text})`, { cause: error });
+  }
   if (isTrap(error)) {
     return new StoreError(ErrorCodes.StorageFailed, `${what}: the wasm core stopped (${text}); reopen the store`, { cause: error });
   }

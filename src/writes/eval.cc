@@ -5,11 +5,16 @@
 #include <cstring>
 #include <string>
 
+#include "onestore/heap.h"
 #include "writes/writes.h"
 
 namespace onestore {
 
 namespace {
+
+// The longest str a read can hand to JS (V8: 2^29 - 24 characters; a byte
+// of UTF-8 is at most a character).
+constexpr size_t kMaxStrBytes = (size_t{1} << 29) - 24;
 
 // Names the column being set in error messages ("set \"at\"").
 std::string Where(const TableSchema& t, int set_column) {
@@ -134,8 +139,25 @@ Status Eval(const Expr& e, const Row& row, const TableSchema& t, int set_column,
       }
       if (e.op == ExprOp::kAdd || e.op == ExprOp::kSub) return Arith(e, vals, t, set_column, out);
       if (e.op == ExprOp::kConcat) {
+        const auto is_text = [](const Value& v) { return v.type() == Type::kStr || v.type() == Type::kJson; };
+        size_t n = 0;
+        for (const Value& v : vals) n += is_text(v) ? v.text().size() : ConcatText(v).size();
+        // A str no read could hand back (JS takes a string of at most 2^29 -
+        // 24 characters), or one the heap cannot hold: refused, before it
+        // is made (a memory store's commit would keep a row no get reads,
+        // or abort on the way).
+        if (n > kMaxStrBytes || !HeapHasRoomFor(2.0 * static_cast<double>(n), static_cast<double>(n))) {
+          return Status::Limit(Where(t, set_column) + ": concat would make a str of " +
+                               std::to_string(n >> 20) + " MiB, " +
+                               (n > kMaxStrBytes ? "longer than a JavaScript string may be"
+                                                 : "more than the wasm heap has room for"));
+        }
         std::string s;
-        for (const Value& v : vals) s += ConcatText(v);
+        s.reserve(n);
+        for (const Value& v : vals) {
+          if (is_text(v)) s += v.text();
+          else s += ConcatText(v);
+        }
         *out = Value::Str(std::move(s));
         return Status::OK();
       }

@@ -564,8 +564,11 @@ class MemoryBackend : public Backend {
   // The row a write in the open transaction sees, or null.
   const Row* MergedRow(const std::string& name, const Key& key) const;
   // Every row the open transaction sees that matches `where`, with its key.
-  void MergedMatches(const std::string& name, const TableSchema& t, const Predicate* where,
-                     std::vector<std::pair<Key, Row>>* out);
+  // The rows of `name` that `where` takes, staged changes included, copied
+  // into *out; `limit` when the copies would not fit in the heap (`room`
+  // counts them, for the caller to count what it makes of them too).
+  Status MergedMatches(const std::string& name, const TableSchema& t, const Predicate* where,
+                       HeapSteps* room, std::vector<std::pair<Key, Row>>* out);
 
   Status ApplyTable(const Op& op);
   Status ApplyAlter(const Op& op);
@@ -660,26 +663,51 @@ const Row* MemoryBackend::MergedRow(const std::string& name, const Key& key) con
   return r == d->rows.end() ? nullptr : &r->second;
 }
 
-void MemoryBackend::MergedMatches(const std::string& name, const TableSchema& t,
-                                  const Predicate* where, std::vector<std::pair<Key, Row>>* out) {
+// What a row copied for a bulk write takes of the heap: its text and cells.
+inline double CopiedBytes(const Row& row) {
+  return static_cast<double>(RowTextBytes(row) + 32 * row.size() + 64);
+}
+
+ONESTORE_COLD Status BulkNoRoom(const std::string& table, const HeapSteps& room) {
+  return Status::Limit("a bulk write to table \"" + table +
+                       "\": the rows it changes need more of the wasm heap than is left (at " +
+                       std::to_string(static_cast<int64_t>(room.taken()) >> 20) +
+                       " MiB); nothing was changed: change fewer rows a transaction");
+}
+
+Status MemoryBackend::MergedMatches(const std::string& name, const TableSchema& t,
+                                    const Predicate* where, HeapSteps* room,
+                                    std::vector<std::pair<Key, Row>>* out) {
   auto st_it = staged_.find(name);
   const StagedTable* st = st_it == staged_.end() ? nullptr : &st_it->second;
+  bool full = false;
   if (const TableData* base = BaseOf(name)) {
     const TableData& d = *base;
     ScanPlan plan = PlanScan(*d.schema, where, nullptr);
     Walk(d, plan, nullptr, [&](const Row& row) {
       if (!Matches(where, row)) return true;
       Key key = Project(t.key, row);
-      if (st == nullptr || st->changes.Find(key) == nullptr)
+      if (st == nullptr || st->changes.Find(key) == nullptr) {
+        if (!room->Take(CopiedBytes(row))) {
+          full = true;
+          return false;
+        }
         out->emplace_back(std::move(key), row);
+      }
       return true;
     });
   }
-  if (st != nullptr) {
+  if (st != nullptr && !full) {
     st->changes.ForEach([&](const Key& key, const std::optional<Row>& row) {
-      if (row && Matches(where, *row)) out->emplace_back(key, *row);
+      if (full || !row || !Matches(where, *row)) return;
+      if (!room->Take(CopiedBytes(*row))) {
+        full = true;
+        return;
+      }
+      out->emplace_back(key, *row);
     });
   }
+  return full ? BulkNoRoom(name, *room) : Status::OK();
 }
 
 Status MemoryBackend::CheckRow(const TableSchema& t, const Row& row, const char* what) const {
@@ -820,9 +848,13 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
     }
     case OpKind::kUpdateWhere: {
       std::vector<std::pair<Key, Row>> hits;
-      MergedMatches(name, t, where, &hits);
+      HeapSteps room(2);
+      ONESTORE_RETURN_IF_ERROR(MergedMatches(name, t, where, &room, &hits));
       for (auto& [key, row] : hits) {  // every row first: a failure stages nothing
+        const double before = CopiedBytes(row);
         ONESTORE_RETURN_IF_ERROR(ApplySet(op->set, t, &row));
+        const double after = CopiedBytes(row);
+        if (after > before && !room.Take(after - before)) return BulkNoRoom(name, room);
         ONESTORE_RETURN_IF_ERROR(CheckRow(t, row, "updateWhere"));
         if (CompareValueLists(Project(t.key, row), key) != 0) {
           return Status::InvalidArgs("updateWhere: a set cannot change the key of table \"" + name +
@@ -836,7 +868,8 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
     }
     case OpKind::kDeleteWhere: {
       std::vector<std::pair<Key, Row>> hits;
-      MergedMatches(name, t, where, &hits);
+      HeapSteps room(2);
+      ONESTORE_RETURN_IF_ERROR(MergedMatches(name, t, where, &room, &hits));
       StagedTable& st = staged_[name];
       for (auto& [key, row] : hits) st.changes.Set(std::move(key), std::nullopt);
       op->count = static_cast<int64_t>(hits.size());
