@@ -448,6 +448,19 @@ export function describe(v) {
   if (typeof v === "symbol") return String(v);
   // Bytes in another shape than the one asked for: named by their kind.
   if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return `${v.constructor?.name ?? "ArrayBuffer"} of ${v.byteLength} bytes`;
+  // An instance of a class (a Map, a Blob, a SharedArrayBuffer) by its
+  // class: its own enumerable data, which JSON shows, is most often none
+  // ("{}").
+  try {
+    const proto = v !== null && typeof v === "object" && !Array.isArray(v) ? Object.getPrototypeOf(v) : Object.prototype;
+    if (proto !== Object.prototype && proto !== null && typeof v.toJSON !== "function") {
+      if (typeof SharedArrayBuffer === "function" && v instanceof SharedArrayBuffer) return `SharedArrayBuffer of ${v.byteLength} bytes`;
+      const name = typeof v.constructor === "function" ? v.constructor.name : "";
+      return `an object of class ${name || "(anonymous)"}`;
+    }
+  } catch {
+    return Object.prototype.toString.call(v);
+  }
   const out = [];
   try {
     shortForm(v, out, { length: 0 });

@@ -45,3 +45,17 @@ test("asStoreError: a call refused for its arguments' room is limit (the instanc
   assert.equal(asStoreError(new WebAssembly.RuntimeError("unreachable"), "x").code, ErrorCodes.StorageFailed);
   assert.equal(asStoreError(new TypeError("Core.get: argument 1"), "x").code, ErrorCodes.InvalidArgs);
 });
+
+// An instance of a class was named by its JSON, "{}", in the messages of
+// many calls: "got {}" says nothing of what was passed.
+test("a class instance passed where a value is expected is named by its class in the message", async () => {
+  const { defineTable, int, openStore } = await import("../../js/index.js");
+  const store = await openStore({ backend: "memory" });
+  const t = store.object({ type: "o" }).table(defineTable("t", { columns: { id: int() }, key: ["id"] }));
+  const message = async (p) => { try { await p; } catch (e) { return `${e.code}: ${e.message}`; } return "no error"; };
+  assert.match(await message(store.blobs.put(new SharedArrayBuffer(4))), /^invalid\/args: .*got SharedArrayBuffer of 4 bytes/);
+  assert.match(await message(store.blobs.get(new Map())), /^invalid\/args: .*got an object of class Map/);
+  assert.match(await message(t.get(new Map())), /^invalid\/args: .*key\[0\] is an object of class Map/);
+  assert.match(await message(store.outbox.read(new Set())), /^invalid\/args: .*got an object of class Set/);
+  await store.close();
+});
