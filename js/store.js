@@ -22,6 +22,40 @@ import { closeCoreOf, commitContext, fenceWith, makeGate } from "./core-calls.js
 
 // The ops that give a table new columns: the row decoders follow them.
 const SCHEMA_OPS = new Set(["table", "alter", "index"]);
+
+// The fields of each op store.commit takes (docs/formats.md, "Ops"), and of
+// a column in a table or alter op. The core reads the fields it knows and
+// ignored the others: a misspelt `optinal: true` declared a column that is
+// not optional, with no word. (Document ops are checked by the core.)
+const OP_FIELDS = {
+  put: new Set(["op", "table", "row"]),
+  update: new Set(["op", "table", "key", "where", "set", "count"]),
+  delete: new Set(["op", "table", "key", "where", "count"]),
+  table: new Set(["op", "table", "version", "columns", "key", "indexes"]),
+  alter: new Set(["op", "table", "version", "drop", "rename", "add"]),
+  index: new Set(["op", "table", "version", "drop", "create"]),
+};
+const COLUMN_FIELDS = new Set(["type", "optional", "default", "dims"]);
+
+function refuseUnknownFields(writes) {
+  for (let i = 0; i < writes.length; i++) {
+    const w = writes[i];
+    if (w === null || typeof w !== "object" || Array.isArray(w)) continue;  // the core words it
+    const fields = Object.hasOwn(OP_FIELDS, w.op) ? OP_FIELDS[w.op] : undefined;
+    if (fields === undefined) continue;
+    for (const k of Object.keys(w)) {
+      if (!fields.has(k)) throw invalidArgs(`store.commit: ops[${i}]: a ${w.op} op has no field ${JSON.stringify(k)} (it takes ${[...fields].join(", ")})`);
+    }
+    const columns = w.op === "table" ? w.columns : w.op === "alter" ? w.add : undefined;
+    if (columns === null || typeof columns !== "object" || Array.isArray(columns)) continue;
+    for (const [name, c] of Object.entries(columns)) {
+      if (c === null || typeof c !== "object" || Array.isArray(c)) continue;
+      for (const k of Object.keys(c)) {
+        if (!COLUMN_FIELDS.has(k)) throw invalidArgs(`store.commit: ops[${i}]: column ${JSON.stringify(name)} has no field ${JSON.stringify(k)} (a column takes type, optional, default, dims)`);
+      }
+    }
+  }
+}
 import { makeCommitQueue } from "./commit-queue.js";
 import { makeReads } from "./reads.js";
 import { makeHandles, makeOwner } from "./owner.js";
@@ -247,7 +281,9 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
         if (adopt !== undefined && adopt !== null && typeof adopt !== "function") {
           throw invalidArgs(`store.commit: adopt must be a function (seq) => void, got ${describe(adopt)}`);
         }
-        const ops = encodeJson(plainData(writes, "ops"), "ops");
+        const plain = plainData(writes, "ops");
+        refuseUnknownFields(plain);
+        const ops = encodeJson(plain, "ops");
         const meta = commitContext("store", ctx, "store.commit");
         if (ops === "[]") return queue.after(() => gate.lastHead);
         const schema = writes.some((w) => w !== null && typeof w === "object" && SCHEMA_OPS.has(w.op));

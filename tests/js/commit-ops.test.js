@@ -155,6 +155,25 @@ async function counted() {
   return { store: await openStoreWith(runtime, { backend: "memory" }), calls };
 }
 
+// The core read the fields it knows and dropped the rest: a misspelt
+// `optinal: true` declared a column that is not optional, and a put's stray
+// field went unsaid.
+test("store.commit refuses an op or a column with a field the format does not have, naming it; nothing is committed", async () => {
+  const store = await openStore({ backend: "memory" });
+  const table = { op: "table", table: "o/x", version: 1, columns: { id: { type: "int" }, note: { type: "str", optional: true } }, key: ["id"], indexes: {} };
+  await rejectsWith(store.commit([{ ...table, columns: { ...table.columns, note: { type: "str", optinal: true } } }]), "invalid/args", ["ops[0]", 'column "note"', '"optinal"']);
+  await rejectsWith(store.commit([{ ...table, zz: 1 }]), "invalid/args", ["ops[0]", "table op", '"zz"']);
+  assert.equal(store.head, 0, "nothing committed");
+  await store.commit([table]);
+  await rejectsWith(store.commit([{ op: "put", table: "o/x", row: { id: 1 }, zz: 1 }]), "invalid/args", ["put op", '"zz"']);
+  await rejectsWith(store.commit([{ op: "alter", table: "o/x", version: 2, add: { n: { type: "int", defualt: 0 } } }]), "invalid/args", ['column "n"', '"defualt"']);
+  // What the format has still commits: a delete's count (an outbox record's op fed back), an alter's add.
+  await store.commit([{ op: "put", table: "o/x", row: { id: 1 } }, { op: "delete", table: "o/x", where: null, count: 1 }]);
+  await store.commit([{ op: "alter", table: "o/x", version: 2, add: { n: { type: "int", default: 0 } } }]);
+  assert.equal(store.head, 3);
+  await store.close();
+});
+
 test("a commit nobody listens to never asks the core for its ops; one with listeners asks once", async () => {
   const { store, calls } = await counted();
   const quiet = store.object({ type: "quiet" });
