@@ -7,7 +7,7 @@
 // file system the SQLite VFS calls (js/files-node.js).
 
 import { copyFile, mkdir, mkdtemp, open as openFile, readFile, readdir, rename, rm, rmdir, stat } from "node:fs/promises";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 
@@ -110,6 +110,7 @@ export async function prepareNodeOpen(options) {
     if (held.has(out.path) || lockHeldNow(out.path)) {
       await refuseOtherRole(out.path, replica === true);
     }
+    if (replica !== true) setOrphanedSnapshotsAside(out.path);
     nodeFiles.holdAs(out.path, replica === true ? "replica" : "store");
     // A store of this process that holds the file lets go of it first (its
     // core closes: SQLite checkpoints and drops the lock): this opener takes
@@ -120,6 +121,28 @@ export async function prepareNodeOpen(options) {
   }
   for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
   return out;
+}
+
+// A store about to be made where there is no store file (none, or an
+// empty one) finds no snapshots of its own: a `<file>.snapshots/` folder
+// there is an earlier store's, whose file was removed by hand. Listed as
+// this store's, its copies were read by store.at and restore as this
+// store's past. It is set aside, kept (it may be that store's only copy):
+// `<file>.snapshots.orphaned-<ms since the epoch>`.
+function setOrphanedSnapshotsAside(file) {
+  let size;
+  try {
+    size = statSync(file).size;
+  } catch {
+    size = 0;  // no file
+  }
+  if (size > 0 || !existsSync(snapshotsDir(file))) return;
+  try {
+    renameSync(snapshotsDir(file), `${snapshotsDir(file)}.orphaned-${Date.now()}`);
+  } catch {
+    // Another opener set it aside first, or the folder cannot be moved: the
+    // snapshot list says what it finds.
+  }
 }
 
 // The sessions of this process's open store files, by absolute path.

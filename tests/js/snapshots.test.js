@@ -506,6 +506,32 @@ describe("snapshots of a sqlite file", () => {
     await store.close();
   });
 
+  // A store made where an earlier store's file was removed by hand (its
+  // folders left) listed that store's snapshots as its own: store.at read
+  // the other store's rows as its past.
+  test("a new store where an earlier store's file was removed by hand does not take its snapshots: they are set aside, kept", async () => {
+    const { rmSync } = await import("node:fs");
+    const { listStores } = await import("../../js/index.js");
+    const o = sqliteOptions();
+    const old = await openStore(o);
+    const { items } = await seed(old);
+    const snap = await old.snapshot();
+    await old.close();
+    rmSync(o.path);
+    const fresh = await openStore(o);
+    assert.deepEqual(await fresh.snapshots(), [], "none of the earlier store's is listed");
+    const aside = readdirSync(join(o.path, "..")).filter((n) => n.startsWith(`${o.path.split("/").pop()}.snapshots.orphaned-`));
+    assert.equal(aside.length, 1, "the folder was set aside");
+    assert.ok(existsSync(join(o.path, "..", aside[0], `${snap.id}.sqlite`)), "with its copy");
+    const t = fresh.object({ type: "notes" }).table(items.def);
+    await fresh.object({ type: "notes" }).tx(async (tx) => { await tx.put(t, { id: "mine", n: 1 }); });
+    const view = await fresh.at(snap.seq);
+    assert.deepEqual((await view.table(t.name).page(undefined, 100)).rows.map((r) => r.id), ["mine"], "its past is its own");
+    await view.close();
+    assert.ok((await listStores({ backend: "sqlite", dir: join(o.path, "..") })).some((st) => st.path === o.path));
+    await fresh.close();
+  });
+
   // SQLite opens a file of 0 bytes as an empty database: the restore took
   // it for a snapshot with no rows and deleted every row of the store.
   test("a snapshot whose copy was cut to 0 bytes outside the store is refused with storage_failed, and no row changes", async () => {
