@@ -85,12 +85,13 @@ export function makeReads(gate) {
     if (typeof key === "string" && (hasWellFormed ? key.isWellFormed() : false)) return JSON.stringify([key]);
     if (key === undefined) throw invalidArgs(`${h.name}: a key is needed, such as ["e1"] or "e1", got undefined`);
     const parts = Array.isArray(key) ? key : [key];
-    // A key holds strs and ints: an object there without a toJSON (a Map)
-    // would go as its JSON ("{}") and be refused for that, not named. (A
-    // Date goes as its JSON, the ISO string, as documented.)
+    // A key holds strs and ints: an instance of a class there without a
+    // toJSON (a Map) would go as its JSON ("{}") and be refused as that,
+    // not named. (A Date goes as its JSON, the ISO string, as documented;
+    // a plain object or array goes to the core, which words it.)
     for (let i = 0; i < parts.length; i++) {
       const v = parts[i];
-      if (v !== null && typeof v === "object" && typeof v.toJSON !== "function") throw invalidArgs(`${h.name}: key[${i}] is ${describe(v)}, not a key value (a str or an int)`);
+      if (v !== null && typeof v === "object" && !Array.isArray(v) && typeof v.toJSON !== "function" && Object.getPrototypeOf(v) !== Object.prototype && Object.getPrototypeOf(v) !== null) throw invalidArgs(`${h.name}: key[${i}] is ${describe(v)}, not a key value (a str or an int)`);
     }
     return encodeJson(parts, "key");
   }
