@@ -5,6 +5,7 @@ import { open, rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { ErrorCodes, StoreError, invalidArgs } from "./errors.js";
 import { describe } from "./schema.js";
+import { fileMagic, SQLITE_MAGIC } from "./loader-node.js";
 
 /**
  * Writes the store's archive to `path` ("<path>.<random>.part" first,
@@ -58,20 +59,7 @@ export async function exportFileNode(store, path, options) {
 // database: `exportToFile(store, <its own file>)` renamed the tar over the
 // open store, whose next commits were lost.
 async function refuseDatabase(path) {
-  let head = "";
-  try {
-    const fd = await open(path, "r");
-    try {
-      const b = Buffer.alloc(16);
-      head = b.toString("latin1", 0, (await fd.read(b, 0, 16, 0)).bytesRead);
-    } finally {
-      await fd.close();
-    }
-  } catch {
-    return;  // no file there (or none readable: the write says what is wrong)
-  }
-  if (head === "SQLite format 3\0") {
+  if ((await fileMagic(path)) === SQLITE_MAGIC) {
     throw invalidArgs(`exportToFile: ${path} is a SQLite database (a store's file?), which an archive would replace; give the archive a path of its own (session.tar)`);
   }
 }
-

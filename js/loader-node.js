@@ -505,11 +505,11 @@ export async function deleteNodeStore(options) {
   return found;
 }
 
-const SQLITE_MAGIC = "SQLite format 3\0";
+export const SQLITE_MAGIC = "SQLite format 3\0";
 
 // The first 16 bytes of `path` as latin1 text ("" for an empty file), or
 // undefined when it cannot be read: SQLITE_MAGIC for a SQLite database.
-async function fileMagic(path) {
+export async function fileMagic(path) {
   const head16 = Buffer.alloc(16);
   try {
     const fd = await openFile(path, "r");
