@@ -50,6 +50,12 @@ inline size_t RowTextBytes(const Row& row) {
   return n;
 }
 
+// What a copy of a row takes of the heap: its strings, its cells and its
+// allocations' overhead (a bulk write's rows, nearest's k rows).
+inline double RowHeapBytes(const Row& row) {
+  return static_cast<double>(RowTextBytes(row) + 32 * row.size() + 64);
+}
+
 // A page cut at kReadBytes (Backend::Page): `cut` says that a wanted row
 // follows the rows given, which may then be fewer than the limit.
 struct PageBytes {

@@ -15,6 +15,10 @@
 
 namespace onestore {
 
+// The longest text a call can hand to JS as a string (V8: 2^29 - 24
+// characters; a byte of UTF-8 is at most one character).
+constexpr size_t kMaxJsStringBytes = (size_t{1} << 29) - 24;
+
 // Whether the host can give `bytes` more with its reserve to spare, `piece`
 // of them in one block (a large row's or a value's text is one piece; 0:
 // no block asked): near the cap the free bytes may lie in holes smaller

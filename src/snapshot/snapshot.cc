@@ -44,7 +44,7 @@ constexpr int64_t kPage = 1000;
 // restore's is kept until its commit, which writes the rows that differ
 // again (the outbox record).
 double KeptBytes(const Row& row) {
-  return static_cast<double>(RowTextBytes(row) + 32 * row.size() + 256);
+  return RowHeapBytes(row) + 192;  // and its node in the copy's tree
 }
 
 // The refusal of a copy or a restore that the heap cannot take.

@@ -132,9 +132,6 @@ void WriteAnswer(const std::vector<Hit>& hits, std::string* answer) {
   *answer += "]}";
 }
 
-// The longest answer JS can take as a string (V8: 2^29 - 24 characters).
-constexpr size_t kMaxAnswerBytes = (size_t{1} << 29) - 24;
-
 // The rows of `hits`, read by key, then the answer. Each row asks the heap
 // before it is kept (its text and cells, three times over: the row, its
 // JSON in the answer, the answer's copy out), so k rows of megabytes each
@@ -149,7 +146,7 @@ Status AnswerHits(Backend* backend, const TableSchema& t, std::vector<Hit>& hits
     std::optional<Row> row;
     ONESTORE_RETURN_IF_ERROR(backend->Get(t, h.key, &row));
     if (!row) return Status::OK();
-    if (!room.Take(static_cast<double>(RowTextBytes(*row) + 32 * row->size() + 64))) {
+    if (!room.Take(RowHeapBytes(*row))) {
       return Status::Limit("nearest(" + t.name + "): its " + std::to_string(hits.size()) +
                            " rows need more of the wasm heap than is left (at " +
                            std::to_string(static_cast<int64_t>(room.taken()) >> 20) +
@@ -161,7 +158,7 @@ Status AnswerHits(Backend* backend, const TableSchema& t, std::vector<Hit>& hits
   // twice over (the copy out to JS).
   double text = 0;
   for (const Hit& h : hits) text += static_cast<double>(RowTextBytes(h.row) + 24 * h.row.size());
-  if (text > static_cast<double>(kMaxAnswerBytes)) {
+  if (text > static_cast<double>(kMaxJsStringBytes)) {
     return Status::Limit("nearest(" + t.name + "): its " + std::to_string(hits.size()) +
                          " rows are " + std::to_string(static_cast<int64_t>(text) >> 20) +
                          " MiB, longer than a JavaScript string may be; ask for fewer rows (a "
@@ -175,7 +172,7 @@ Status AnswerHits(Backend* backend, const TableSchema& t, std::vector<Hit>& hits
   }
   answer->reserve(static_cast<size_t>(text) + 64);
   WriteAnswer(hits, answer);
-  if (answer->size() > kMaxAnswerBytes) {
+  if (answer->size() > kMaxJsStringBytes) {
     const size_t n = answer->size();
     answer->clear();
     answer->shrink_to_fit();

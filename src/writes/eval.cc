@@ -12,10 +12,6 @@ namespace onestore {
 
 namespace {
 
-// The longest str a read can hand to JS (V8: 2^29 - 24 characters; a byte
-// of UTF-8 is at most a character).
-constexpr size_t kMaxStrBytes = (size_t{1} << 29) - 24;
-
 // Names the column being set in error messages ("set \"at\"").
 std::string Where(const TableSchema& t, int set_column) {
   if (set_column < 0 || static_cast<size_t>(set_column) >= t.columns.size()) return "set";
@@ -146,10 +142,10 @@ Status Eval(const Expr& e, const Row& row, const TableSchema& t, int set_column,
         // 24 characters), or one the heap cannot hold: refused, before it
         // is made (a memory store's commit would keep a row no get reads,
         // or abort on the way).
-        if (n > kMaxStrBytes || !HeapHasRoomFor(2.0 * static_cast<double>(n), static_cast<double>(n))) {
+        if (n > kMaxJsStringBytes || !HeapHasRoomFor(2.0 * static_cast<double>(n), static_cast<double>(n))) {
           return Status::Limit(Where(t, set_column) + ": concat would make a str of " +
                                std::to_string(n >> 20) + " MiB, " +
-                               (n > kMaxStrBytes ? "longer than a JavaScript string may be"
+                               (n > kMaxJsStringBytes ? "longer than a JavaScript string may be"
                                                  : "more than the wasm heap has room for"));
         }
         std::string s;

@@ -663,11 +663,6 @@ const Row* MemoryBackend::MergedRow(const std::string& name, const Key& key) con
   return r == d->rows.end() ? nullptr : &r->second;
 }
 
-// What a row copied for a bulk write takes of the heap: its text and cells.
-inline double CopiedBytes(const Row& row) {
-  return static_cast<double>(RowTextBytes(row) + 32 * row.size() + 64);
-}
-
 ONESTORE_COLD Status BulkNoRoom(const std::string& table, const HeapSteps& room) {
   return Status::Limit("a bulk write to table \"" + table +
                        "\": the rows it changes need more of the wasm heap than is left (at " +
@@ -688,7 +683,7 @@ Status MemoryBackend::MergedMatches(const std::string& name, const TableSchema& 
       if (!Matches(where, row)) return true;
       Key key = Project(t.key, row);
       if (st == nullptr || st->changes.Find(key) == nullptr) {
-        if (!room->Take(CopiedBytes(row))) {
+        if (!room->Take(RowHeapBytes(row))) {
           full = true;
           return false;
         }
@@ -700,7 +695,7 @@ Status MemoryBackend::MergedMatches(const std::string& name, const TableSchema& 
   if (st != nullptr && !full) {
     st->changes.ForEach([&](const Key& key, const std::optional<Row>& row) {
       if (full || !row || !Matches(where, *row)) return;
-      if (!room->Take(CopiedBytes(*row))) {
+      if (!room->Take(RowHeapBytes(*row))) {
         full = true;
         return;
       }
@@ -851,9 +846,9 @@ Status MemoryBackend::Apply(Op* op, const TableSchema* /*previous*/) {
       HeapSteps room(2);
       ONESTORE_RETURN_IF_ERROR(MergedMatches(name, t, where, &room, &hits));
       for (auto& [key, row] : hits) {  // every row first: a failure stages nothing
-        const double before = CopiedBytes(row);
+        const double before = RowHeapBytes(row);
         ONESTORE_RETURN_IF_ERROR(ApplySet(op->set, t, &row));
-        const double after = CopiedBytes(row);
+        const double after = RowHeapBytes(row);
         if (after > before && !room.Take(after - before)) return BulkNoRoom(name, room);
         ONESTORE_RETURN_IF_ERROR(CheckRow(t, row, "updateWhere"));
         if (CompareValueLists(Project(t.key, row), key) != 0) {
