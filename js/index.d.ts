@@ -774,7 +774,8 @@ export interface Tx {
   /** Committed state. @example await tx.count(edits, q) */
   count<T extends TableArg>(table: T, q?: Query<DefOf<T>>): Promise<number>;
   /**
-   * An id above every stored and minted id of an int-keyed table: a number,
+   * An id above every stored and minted id of an int-keyed table, and every
+   * id this transaction has put in it: a number,
    * or beyond 2^53 a BigInt (typed as the key column reads, so an
    * `int<number>()` key gives `number`). Past 2^63−1 it throws `limit`.
    * @example const id = tx.mintId(tasks);

@@ -463,16 +463,32 @@ class Tx {
     return reads.countNow(h, q);
   }
   /**
-   * A new id for an int-keyed table: above every stored id and every id
-   * minted before. Synchronous.
+   * A new id for an int-keyed table: above every stored id, every id
+   * minted before and every id this transaction has put. Synchronous.
    * @example const id = tx.mintId(tasks); await tx.put(tasks, { id, title: "x" });
    */
   mintId(t) {
-    Tx.#open(this, "tx.mintId");
+    const st = Tx.#open(this, "tx.mintId");
     const h = this.#owner.resolveTable(t, "tx.mintId");
     if (!h.settled) throw invalidArgs(`tx.mintId(${h.name}): the table is still being declared; await a read on it first`);
     const { gate } = this.#owner;
-    return mintedId(gate.call(`tx.mintId(${h.name})`, () => gate.core.mintId(h.name)));
+    const what = `tx.mintId(${h.name})`;
+    // Above the ids this transaction has put, too: the ops written since the
+    // last crossing are staged first (as tx.get stages them), so the core
+    // sees their keys. A transaction that has written nothing mints as a
+    // store does.
+    if (st.ops.pending > 0) {
+      if (!st.txId) st.txId = Number(gate.call(what, () => gate.core.txOpen()));
+      const batch = st.ops.batchCopy();
+      try {
+        gate.call(what, () => gate.core.txStage(st.txId, batch));
+      } catch (e) {
+        st.poisoned = e;  // what was staged is unknown: the tx cannot commit
+        throw e;
+      }
+      st.ops.mark();
+    }
+    return mintedId(gate.call(what, () => gate.core.mintId(h.name, st.txId)));
   }
 
   // A tx kept for the life of the module, with a state of its own (ended).

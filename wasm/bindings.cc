@@ -383,12 +383,14 @@ class Core {
     return WithStore([&](Store* st) { return st->Documents(request_json, &out); }, &out);
   }
 
-  ONESTORE_COLD std::string mintId(const std::string& table) {
+  // Inside transaction `tx` (0: none) above its staged puts' ids too
+  // (Store::TxMintId).
+  ONESTORE_COLD std::string mintId(const std::string& table, int tx) {
     std::string out;
     return WithStore(
         [&](Store* st) {
           int64_t id = 0;
-          Status s = st->MintId(table, &id);
+          Status s = tx == 0 ? st->MintId(table, &id) : st->TxMintId(tx, table, &id);
           out = std::to_string(id);
           return s;
         },
@@ -938,7 +940,7 @@ const Method kMethods[] = {
     ONESTORE_TEXT_(k->vectorCache()),  // 17
     ONESTORE_TEXT_(k->debugBase64GrowthBytes()),  // 18
     ONESTORE_TEXT_(k->count(s[0], s[1])),  // 19
-    ONESTORE_TEXT_(k->mintId(s[0])),  // 20
+    ONESTORE_TEXT_(k->mintId(s[0], static_cast<int>(a))),  // 20
     ONESTORE_TEXT_(k->documents(s[0])),  // 21
     ONESTORE_TEXT_(k->outboxRead(a, b)),  // 22
     ONESTORE_TEXT_(k->log(s[0])),  // 23

@@ -1155,6 +1155,30 @@ ONESTORE_COLD Status Store::Nearest(const std::string& table, const std::string&
 ONESTORE_COLD Status Store::MintId(const std::string& table, int64_t* id) {
   ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
   ONESTORE_RETURN_IF_ERROR(CheckOwnerWrite("mintId"));
+  return MintIdAbove(table, 0, id);
+}
+
+ONESTORE_COLD Status Store::TxMintId(int tx_id, const std::string& table, int64_t* id) {
+  ONESTORE_RETURN_IF_ERROR(CheckUsable(true));
+  ONESTORE_RETURN_IF_ERROR(CheckOwnerWrite("mintId"));
+  auto it = txs_.find(tx_id);
+  if (it == txs_.end())
+    return Status::InvalidArgs("transaction " + std::to_string(tx_id) + " is not open");
+  Tx* tx = &it->second;
+  // Only puts name new keys: a set cannot change a key (updateWhere refuses
+  // it), and a delete frees one that the store may hold again at the commit.
+  for (; tx->minted_scan < tx->ops.size(); ++tx->minted_scan) {
+    const Op& op = tx->ops[tx->minted_scan];
+    if (op.kind != OpKind::kPut || !op.table->HasIntKey()) continue;
+    const int64_t k = op.row[op.table->key[0]].int_value();
+    int64_t& most = tx->put_max[op.table->name];
+    if (most < k) most = k;
+  }
+  auto most = tx->put_max.find(table);
+  return MintIdAbove(table, most == tx->put_max.end() ? 0 : most->second, id);
+}
+
+ONESTORE_COLD Status Store::MintIdAbove(const std::string& table, int64_t floor, int64_t* id) {
   if (table == kDocumentsTable && catalog_.Find(kDocumentsTable) == nullptr) {
     // A document id before the first document (tx.documents.create).
     *id = ++minted_[table];
@@ -1170,6 +1194,7 @@ ONESTORE_COLD Status Store::MintId(const std::string& table, int64_t* id) {
   ONESTORE_RETURN_IF_ERROR(backend_->MaxIntKey(*t, &max));
   int64_t& last = minted_[table];
   if (last < max) last = max;
+  if (last < floor) last = floor;
   if (last == INT64_MAX) {
     return Status::Limit("mintId: table \"" + table + "\" already holds or minted id " +
                          std::to_string(last) + ", the largest 64-bit int");

@@ -200,6 +200,10 @@ class Store {
   // An id above the highest stored id of an int-keyed table and above every
   // id minted before in this process.
   Status MintId(const std::string& table, int64_t* id);
+  // MintId inside transaction `tx`: above the ids its staged puts hold too
+  // (TxStage them first), so that a minted id never names a row the same
+  // transaction put.
+  Status TxMintId(int tx, const std::string& table, int64_t* id);
 
   // Reads of documents (src/documents/documents.h, DocumentsRead): find,
   // load (at a seq), list, versions; `request` is JSON text.
@@ -254,6 +258,10 @@ class Store {
   struct Tx {
     std::vector<Op> ops;  // staged ops, checked, not yet written
     std::map<std::string, TableOverlay, std::less<>> overlay;
+    // TxMintId's view: the highest int key each table's staged puts hold,
+    // up to ops[minted_scan].
+    std::map<std::string, int64_t, std::less<>> put_max;
+    size_t minted_scan = 0;
   };
 
   Store() = default;
@@ -264,6 +272,9 @@ class Store {
   friend class Snapshots;
 
   Status CheckUsable(bool writing) const;
+  // MintId's step: an id above `floor`, the table's stored ids and those
+  // minted before.
+  Status MintIdAbove(const std::string& table, int64_t floor, int64_t* id);
   Status CheckOwnerWrite(const char* what) const;
   // Parses and appends ops to the tx (checked, not yet written).
   Status StageInto(Tx* tx, std::string_view ops_json);

@@ -519,6 +519,30 @@ TEST_P(StoreTest, MintIdStartsAboveTheHighestStoredId) {
   EXPECT_EQ(store_->MintId("file-history/edits", &id).code(), Code::kInvalidArgs);
 }
 
+TEST_P(StoreTest, TxMintIdIsAboveTheIdsItsTransactionStaged) {
+  std::string records, result;
+  ASSERT_TRUE(store_->Declare(kCounter, &records).ok());
+  MustCommit(records);
+  MustCommit(R"([{"op":"put","table":"t/counter","row":{"n":3,"v":"x"}}])");
+  const int tx = store_->TxOpen();
+  ASSERT_TRUE(store_
+                  ->TxStage(tx, R"([{"op":"put","table":"t/counter","row":{"n":20,"v":"a"}},)"
+                                R"({"op":"put","table":"t/counter","row":{"n":9,"v":"b"}}])")
+                  .ok());
+  int64_t id = 0;
+  ASSERT_TRUE(store_->TxMintId(tx, "t/counter", &id).ok());
+  EXPECT_EQ(id, 21);
+  ASSERT_TRUE(store_->TxStage(tx, R"([{"op":"put","table":"t/counter","row":{"n":30,"v":"c"}}])").ok());
+  ASSERT_TRUE(store_->TxMintId(tx, "t/counter", &id).ok());
+  EXPECT_EQ(id, 31);
+  // Outside the transaction: above what was minted, as before.
+  ASSERT_TRUE(store_->MintId("t/counter", &id).ok());
+  EXPECT_EQ(id, 32);
+  EXPECT_EQ(store_->TxMintId(tx + 1, "t/counter", &id).code(), Code::kInvalidArgs);
+  EXPECT_EQ(store_->TxMintId(tx, "file-history/edits", &id).code(), Code::kInvalidArgs);
+  ASSERT_TRUE(store_->TxCommit(tx, "", "{}", &result).ok());
+}
+
 TEST_P(StoreTest, MintIdAtTheLargestInt64IsALimitNotAWrap) {
   std::string records;
   ASSERT_TRUE(store_->Declare(kCounter, &records).ok());

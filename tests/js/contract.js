@@ -479,6 +479,35 @@ export function runBackendContract(name, open) {
       await rejectsWith(fileHistory.tx(async (tx) => tx.mintId(edits)), "invalid/args");
     });
 
+    test("mintId is above every id the same transaction has put, staged or not", async () => {
+      const ids = await fileHistory.tx(async (tx) => {
+        const floor = tx.mintId(items);
+        await tx.put(items, { id: floor + 5 });  // written, not yet staged
+        const a = tx.mintId(items);
+        assert.equal(await tx.get(items, floor + 5) !== undefined, true);  // stages what was written
+        await tx.put(items, { id: a + 10 });
+        const b = tx.mintId(items);
+        const c = tx.mintId(items);  // nothing written since: the tx's staged puts still count
+        await tx.put(items, { id: a });
+        await tx.put(items, { id: b });
+        await tx.put(items, { id: c });
+        return { floor, a, b, c };
+      });
+      assert.equal(ids.a, ids.floor + 6);
+      assert.equal(ids.b, ids.a + 11);
+      assert.equal(ids.c, ids.b + 1);
+      for (const id of [ids.floor + 5, ids.a, ids.a + 10, ids.b, ids.c]) assert.equal((await items.get(id))?.id, id);
+      // A transaction that fails to stage cannot commit: nothing it wrote lands.
+      const head = store.head;
+      await rejectsWith(fileHistory.tx(async (tx) => {
+        await tx.put(items, { id: ids.c + 1 });
+        await tx.put(items, { id: ids.c + 2, n: "two" });  // refused by the core's check, at the staging
+        assert.throws(() => tx.mintId(items), (e) => e.code === "invalid/args" && /"two"/.test(e.message));
+      }), "invalid/args", ["two"]);
+      assert.equal(store.head, head);
+      assert.equal(await items.get(ids.c + 1), undefined);
+    });
+
     test("mintId beyond 2^53 gives the exact BigInt, and at 2^63-1 throws limit", async () => {
       await fileHistory.tx(async (tx) => { await tx.put(items, { id: 2 ** 53 - 1 }); });
       const past = await fileHistory.tx(async (tx) => {
