@@ -17,7 +17,7 @@
 // - a getter or Proxy trap that throws gives invalid/args naming the value,
 //   with the thrown error as `cause`.
 
-import { invalidArgs, userThrew } from "./errors.js";
+import { ErrorCodes, invalidArgs, StoreError, userThrew } from "./errors.js";
 
 const MAX_DEPTH = 1000;
 // A row's json value sits three levels down in its commit's ops text (the
@@ -76,6 +76,42 @@ function isDetached(buffer) {
 // shallow, and includes() on it is cheaper than a Set). The value may nest
 // `levels` levels of arrays and objects; its own path starts after the
 // first `lead` entries of `path`.
+// A value built with shared references (`e = { a: e, b: e }`, twenty times)
+// is small in memory and huge written out: JSON writes a shared object each
+// time it is reached. A copy counts the items it reaches (array elements and
+// object properties; a shared one each time), `made`. Past WATCH_ITEMS it
+// keeps the copies it makes, by their source object (`copies`), and hands the
+// same copy out when it meets that object again, so that the copy stays as
+// small as the caller's value; past MAX_ITEMS it refuses the value with
+// `limit`: written out, each item takes two chars at least ("0,"), and the
+// text would be longer than a JS string may be (2^29-24 chars), which no
+// encoder could write and no read could hand back. Before this count a copy
+// expanded such a value in full and the process ran out of memory.
+const WATCH_ITEMS = 1 << 22;
+const MAX_ITEMS = 1 << 28;
+let made = 0;
+let copies = null;
+
+function tooManyItems(root, path) {
+  return new StoreError(ErrorCodes.Limit,
+    `${where(root, path.slice(0, 3))}: the value holds more than 2^28 items written out (a value reached through shared references counts each time): its JSON text would be longer than a JavaScript string may be`);
+}
+
+// copy() as a walk of its own: the count and the kept copies of a walk that
+// is under way (a getter that writes meanwhile) are put back after it.
+function copyValue(v, root, path, seen, levels, lead) {
+  const outerMade = made;
+  const outerCopies = copies;
+  made = 0;
+  copies = null;
+  try {
+    return copy(v, root, path, seen, levels, lead);
+  } finally {
+    made = outerMade;
+    copies = outerCopies;
+  }
+}
+
 function copy(v, root, path, seen, levels = MAX_DEPTH, lead = 0) {
   switch (typeof v) {
     case "string":
@@ -95,6 +131,15 @@ function copy(v, root, path, seen, levels = MAX_DEPTH, lead = 0) {
   // A Float32Array (a vector column's value) is copied as it is; anywhere
   // but a vector column the encoder refuses it (js/encode.js).
   if (isFloat32Array(v, root, path)) return copyFloat32(v, root, path);
+  if (copies !== null) {
+    const kept = copies.get(v);
+    if (kept !== undefined) {
+      made += kept.items;
+      if (made > MAX_ITEMS) throw tooManyItems(root, path);
+      return kept.copy;
+    }
+  }
+  const from = made;
   if (seen.includes(v)) throw invalidArgs(`${where(root, path)}: the value refers to itself`);
   if (path.length - lead >= levels) throw invalidArgs(`${where(root, path.slice(0, 3))}...: the value is nested deeper than ${levels} levels`);
   let isArray;
@@ -114,6 +159,8 @@ function copy(v, root, path, seen, levels = MAX_DEPTH, lead = 0) {
     } catch (e) {
       throw valueThrew(root, path, e, "reading length");
     }
+    made += n;
+    if (made > MAX_ITEMS) throw tooManyItems(root, path);
     out = new Array(n);
     for (let i = 0; i < n; i++) {
       let item;
@@ -139,6 +186,7 @@ function copy(v, root, path, seen, levels = MAX_DEPTH, lead = 0) {
     }
     for (const k in out) {
       const item = out[k];
+      made++;
       if (item === null || typeof item !== "object") {
         if (typeof item === "function") {
           if (k === "toJSON") {
@@ -158,6 +206,10 @@ function copy(v, root, path, seen, levels = MAX_DEPTH, lead = 0) {
     }
   }
   seen.pop();
+  if (made > WATCH_ITEMS) {
+    if (made > MAX_ITEMS) throw tooManyItems(root, path);
+    (copies ??= new Map()).set(v, { copy: out, items: made - from });
+  }
   return out;
 }
 
@@ -170,7 +222,7 @@ function copy(v, root, path, seen, levels = MAX_DEPTH, lead = 0) {
  * plainData(new Date(0), "meta")             // throws invalid/args "meta: an object of class Date is not plain data; ..."
  */
 export function plainData(v, root = "value", levels = MAX_DEPTH) {
-  return copy(v, root, [], [], levels);
+  return copyValue(v, root, [], [], levels, 0);
 }
 
 /**
@@ -217,7 +269,7 @@ function checkRow(row, root) {
  */
 export function plainRow(row, root = "row") {
   checkRow(row, root);
-  return copy(row, root, [], [], ROW_VALUE_LEVELS, 1);
+  return copyValue(row, root, [], [], ROW_VALUE_LEVELS, 1);
 }
 
 // The (empty) path and seen arrays of readRow's copies of object values,
@@ -280,7 +332,7 @@ export function readRow(row, root, vals, prev = null) {
     spareWalk = null;
     walk.path.push(names[i]);
     walk.seen.push(row);
-    vals[i] = copy(item, root, walk.path, walk.seen, ROW_VALUE_LEVELS, 1);
+    vals[i] = copyValue(item, root, walk.path, walk.seen, ROW_VALUE_LEVELS, 1);
     walk.path.pop();
     walk.seen.pop();
     spareWalk = walk;

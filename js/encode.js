@@ -59,8 +59,13 @@ export function encodeJson(value, root = "value", maxDepth = MAX_DEPTH) {
   // written exactly as JSON.stringify writes them: take the native path when
   // a quick check says so, and walk with checks and paths otherwise.
   const path = [];
+  const outerItems = items;
+  const outerTexts = texts;
+  items = 0;
+  texts = null;
   try {
     if (isPlain(value, 0)) return JSON.stringify(value);
+    items = 0;
     const out = new Text();
     write(value, out, path, new Set(), root, maxDepth);
     return out.done();
@@ -68,8 +73,24 @@ export function encodeJson(value, root = "value", maxDepth = MAX_DEPTH) {
     // An error of the caller's own (a toJSON, getter or proxy trap that
     // threw) is named as theirs.
     throw tooLong(e, where(root, path.slice(0, 3))) ?? userThrew(e, `${where(root, path.slice(0, 3))}: reading its properties`);
+  } finally {
+    items = outerItems;
+    texts = outerTexts;
   }
 }
+
+// A value built with shared references (`e = [e, e]`, twenty times) is
+// small in memory and huge written out: JSON writes a shared object each
+// time it is reached. isPlain gives up past WATCH_ITEMS items (array
+// elements and object members, a shared one each time), and write() takes
+// the value: past WATCH_ITEMS items it keeps the text of each object it
+// writes, by the object, and writes a shared object again as that text.
+// Such a value then costs its own objects and its text, and a text longer
+// than a JS string is refused (tooLong) as soon as its pieces are joined,
+// where a walk of every reference took minutes, or for ever.
+const WATCH_ITEMS = 1 << 22;
+let items = 0;
+let texts = null;  // object -> { text, height } once past WATCH_ITEMS
 
 // The text write() builds: pieces joined a few thousand at a time, so that a
 // value of 10^8 items never asks V8 for an array of that many (a fatal
@@ -87,8 +108,17 @@ class Text {
       this.parts.length = 0;
     }
   }
+  // A piece that may be long (a kept text): joined as a rope, not copied
+  // into a join of pieces; past the longest string V8 throws at once.
+  pushLong(t) {
+    if (this.parts.length) {
+      this.text += this.parts.join("");
+      this.parts.length = 0;
+    }
+    this.text += t;
+  }
   done() {
-    return this.text + this.parts.join("");
+    return this.parts.length ? this.text + this.parts.join("") : this.text;
   }
 }
 
@@ -115,6 +145,7 @@ export function tooLong(e, name) {
  * isPlainJson({ n: 1n })      // false
  */
 export function isPlainJson(value) {
+  items = 0;
   return isPlain(value, 0);
 }
 
@@ -135,13 +166,15 @@ function isPlain(v, depth) {
       return false;
   }
   if (v === null) return true;
-  if (depth >= 64 || typeof v.toJSON === "function" || ArrayBuffer.isView(v)) return false;
+  if (depth >= 64 || items > WATCH_ITEMS || typeof v.toJSON === "function" || ArrayBuffer.isView(v)) return false;
   if (Array.isArray(v)) {
+    items += v.length;
     for (let i = 0; i < v.length; i++) if (!isPlain(v[i], depth + 1)) return false;
     return true;
   }
   for (const k of Object.keys(v)) {
     const item = v[k];
+    items++;
     if (item === undefined) continue;
     if (!(hasWellFormed ? k.isWellFormed() : !hasLoneSurrogate.test(k)) || !isPlain(item, depth + 1)) return false;
   }
@@ -154,28 +187,31 @@ function where(root, path) {
   return s;
 }
 
+// Writes `v` into `out`; returns its height (0 for a scalar, 1 for an
+// empty array or object), which a kept text needs to be checked against
+// the depth where it is written again.
 function write(v, out, path, seen, root, maxDepth = MAX_DEPTH) {
   switch (typeof v) {
     case "string":
       out.push(JSON.stringify(wellFormed(v)));
-      return;
+      return 0;
     case "number":
       if (!Number.isFinite(v)) throw invalidArgs(`${where(root, path)}: ${v} is not a finite number`);
       if (Number.isInteger(v) && !Number.isSafeInteger(v)) out.push(v.toExponential());
       else out.push(String(v));
-      return;
+      return 0;
     case "bigint":
       if (v < INT64_MIN || v > INT64_MAX) {
         throw invalidArgs(`${where(root, path)}: ${v}n is outside the 64-bit int range (-2^63 to 2^63-1)`);
       }
       out.push(v.toString());
-      return;
+      return 0;
     case "boolean":
       out.push(v ? "true" : "false");
-      return;
+      return 0;
     case "undefined":
       out.push("null");
-      return;
+      return 0;
     case "object":
       break;
     default:
@@ -183,24 +219,50 @@ function write(v, out, path, seen, root, maxDepth = MAX_DEPTH) {
   }
   if (v === null) {
     out.push("null");
-    return;
+    return 0;
   }
-  if (typeof v.toJSON === "function") {
-    write(v.toJSON(), out, path, seen, root, maxDepth);
-    return;
-  }
+  if (typeof v.toJSON === "function") return write(v.toJSON(), out, path, seen, root, maxDepth);
   if (ArrayBuffer.isView(v)) {
     throw invalidArgs(`${where(root, path)}: a ${v.constructor?.name ?? "typed array"} is stored only in a vector column; in a json column, pass an array of numbers`);
   }
+  const kept = texts?.get(v);
+  if (kept !== undefined) {
+    if (path.length + kept.height > maxDepth) throw tooDeep(root, path, maxDepth);
+    out.pushLong(kept.text);
+    return kept.height;
+  }
   if (seen.has(v)) throw invalidArgs(`${where(root, path)}: the value refers to itself`);
-  if (path.length >= maxDepth) throw invalidArgs(`${where(root, path.slice(0, 3))}...: the value is nested deeper than ${maxDepth} levels`);
+  if (path.length >= maxDepth) throw tooDeep(root, path, maxDepth);
   seen.add(v);
+  if (texts === null && items > WATCH_ITEMS) texts = new Map();
+  let height;
+  if (texts === null) {
+    height = writeItems(v, out, path, seen, root, maxDepth);
+  } else {
+    const own = new Text();
+    height = writeItems(v, own, path, seen, root, maxDepth);
+    const text = own.done();
+    texts.set(v, { text, height });
+    out.pushLong(text);
+  }
+  seen.delete(v);
+  return height;
+}
+
+function tooDeep(root, path, maxDepth) {
+  return invalidArgs(`${where(root, path.slice(0, 3))}...: the value is nested deeper than ${maxDepth} levels`);
+}
+
+// The brackets and items of an array or object: write()'s part.
+function writeItems(v, out, path, seen, root, maxDepth) {
+  let height = 0;
   if (Array.isArray(v)) {
+    items += v.length;
     out.push("[");
     for (let i = 0; i < v.length; i++) {
       if (i) out.push(",");
       path.push(i);
-      write(v[i], out, path, seen, root, maxDepth);
+      height = Math.max(height, write(v[i], out, path, seen, root, maxDepth));
       path.pop();
     }
     out.push("]");
@@ -210,16 +272,17 @@ function write(v, out, path, seen, root, maxDepth = MAX_DEPTH) {
     for (const k of Object.keys(v)) {
       const item = v[k];
       if (item === undefined) continue;  // as JSON.stringify: an undefined property is absent
+      items++;
       if (!first) out.push(",");
       first = false;
       out.push(JSON.stringify(wellFormed(k)), ":");
       path.push(k);
-      write(item, out, path, seen, root, maxDepth);
+      height = Math.max(height, write(item, out, path, seen, root, maxDepth));
       path.pop();
     }
     out.push("}");
   }
-  seen.delete(v);
+  return height + 1;
 }
 
 /**

@@ -2,6 +2,8 @@
 // itself never recurses) into a DOM built here.
 #include "values/json_text.h"
 
+#include "onestore/heap.h"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -184,6 +186,22 @@ bool TryParseJsonTextWithout(std::string_view text, std::string_view skip_member
 }
 
 Status ParseJsonText(std::string_view text, const std::string& what, Json* out, int max_depth) {
+  // A large text asks the heap first: parsed, each item takes its node (16
+  // bytes, a member its name beside it, more while a container grows), and
+  // a text of small items ("0,", a query's and() of and()s) parses into
+  // many times its size. An allocation that failed would abort the core.
+  // A commit's batch was asked for already (wasm/bindings.cc, RoomFor);
+  // this covers every other text, a query's and a request's.
+  if (text.size() > kParseRoomAbove) {
+    size_t items = 0;
+    for (char c : text) items += (c == ',') | (c == ':') | (c == '[') | (c == '{');
+    const double need = 2.0 * static_cast<double>(text.size()) + 64.0 * static_cast<double>(items);
+    if (!HeapHasRoomFor(need, 0)) {
+      return Status::Limit(what + ": JSON text of " + std::to_string(text.size()) + " bytes and " +
+                           std::to_string(items) +
+                           " items would not fit in what is left of the wasm heap once parsed");
+    }
+  }
   bool too_deep = false;
   if (TryParseJsonText(text, max_depth, out, &too_deep)) return Status::OK();
   if (too_deep) {

@@ -31,9 +31,13 @@ namespace onestore {
 // two in step.
 constexpr int kMaxJsonDepth = 1000;
 
+// Above this many bytes, ParseJsonText asks the heap for the parse's room.
+constexpr size_t kParseRoomAbove = size_t{1} << 20;
+
 // Parses `text` into *out. Fails with invalid/args "<what>: not valid JSON:
 // <the start of the text>" or "<what>: JSON nested deeper than <max_depth>
-// levels". Linear in the size of the text.
+// levels", or with limit when a text above 1 MiB would not fit in the heap
+// once parsed (HeapHasRoomFor). Linear in the size of the text.
 Status ParseJsonText(std::string_view text, const std::string& what, Json* out,
                      int max_depth = kMaxJsonDepth);
 

@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { defineTable, json, openStore, str, StoreError } from "../../js/index.js";
+import { and, col, defineTable, eq, int, json, max, openStore, query, str, StoreError } from "../../js/index.js";
 
 const Docs = defineTable("docs", { columns: { id: str(), body: json().optional() }, key: ["id"] });
 
@@ -120,4 +120,53 @@ test("a get or tx.get by a key whose text is longer than any key can be (300 MB,
   } finally {
     await store.close();
   }
+});
+
+// A value built with shared references is small in memory and huge written
+// out (JSON writes a shared object each time it is reached). Before: the
+// package's copy expanded a json value or a set expression in full, and
+// the Node process ran out of memory (`e = max(e, e)` 26 times); a where of
+// and()s sharing their operands (24 levels, 400 MB of text) reached the
+// core, whose parse aborted it, a memory store's rows with it.
+test("values built with shared references: written out in full when their text fits, refused with limit when not; a where of shared and()s too; the memory store keeps its rows", async () => {
+  const store = await openStore({ backend: "memory" });
+  const owner = store.object({ type: "docs" });
+  const Items = defineTable("items", { columns: { id: str(), n: int().optional(), body: json().optional() }, key: ["id"] });
+  const items = owner.table(Items);
+  await owner.tx(async (tx) => { await tx.put(items, { id: "kept", n: 1, body: { a: 1 } }); });
+  const head = store.head;
+
+  // 2^22 leaves, 16 MB written out: taken, and read back as the whole tree.
+  let wide = 0;
+  for (let i = 0; i < 22; i++) wide = [wide, wide];
+  await owner.tx(async (tx) => { await tx.put(items, { id: "wide", body: wide }); });
+  const read = (await items.get("wide")).body;
+  assert.equal(JSON.stringify(read), JSON.stringify(wide));
+  assert.notEqual(read[0], read[1]);  // a tree, not the caller's shared objects
+
+  const isLimit = (e) => e instanceof StoreError && e.code === "limit";
+  // 2^30 leaves: refused before it is written out.
+  let deep = { n: 1 };
+  for (let i = 0; i < 30; i++) deep = { a: deep, b: deep };
+  await assert.rejects(owner.tx(async (tx) => { await tx.put(items, { id: "deep", body: deep }); }),
+    (e) => isLimit(e) && /row\.body/.test(e.message) && /shared references/.test(e.message));
+  // A set expression of 2^30 column references.
+  let e = col("n");
+  for (let i = 0; i < 30; i++) e = max(e, e);
+  await assert.rejects(owner.tx(async (tx) => { await tx.update(items, ["kept"], { n: e }); }),
+    (err) => isLimit(err) && /set\.n/.test(err.message));
+  // A where of 2^24 comparisons: its 400 MB of text reach the core, which
+  // refuses to parse what the heap could not hold; of 2^40, refused in JS.
+  for (const levels of [24, 40]) {
+    let p = eq(col("n"), 1);
+    for (let i = 0; i < levels; i++) p = and(p, p);
+    await assert.rejects(items.page(query(Items).where(() => p), 10), isLimit);
+  }
+
+  assert.equal(store.head, head + 1);
+  assert.deepEqual(await items.get("kept"), { id: "kept", n: 1, body: { a: 1 } });
+  assert.equal(await items.count(), 2);
+  await owner.tx(async (tx) => { await tx.update(items, ["kept"], { n: max(col("n"), 5) }); });
+  assert.equal((await items.get("kept")).n, 5);
+  await store.close();
 });
