@@ -74,9 +74,14 @@ export const PG_TYPES = Object.freeze({
 /** The cast of a bound parameter of a column type. */
 const PARAM_CASTS = Object.freeze({ str: "text", int: "bigint", bool: "boolean", num: "double precision", json: "jsonb", vector: "bytea" });
 
-// A value as a text parameter: exact for ints beyond 2^53 and for -0.
+// A value as a text parameter: exact for ints beyond 2^53 and for -0. A
+// value of another type than its column's is a malformed record (the core
+// of every other replica refuses it): a TypeError, which apply() answers
+// with sync/diverged. PostgreSQL would have cast it (3 into a text column
+// as "3", "1" into a boolean as true).
 function toParam(type, v) {
   if (v === null || v === undefined) return null;
+  if (!fitsType(type, v)) throw new TypeError(`${typeName(v)} ${describe(v)} is not a value of a ${type} column`);
   switch (type) {
     case "int": return typeof v === "bigint" ? v.toString() : String(v);
     case "num": return Object.is(v, -0) ? "-0" : String(v);
@@ -85,6 +90,19 @@ function toParam(type, v) {
     // The wire's base64 of the float32 bytes -> bytea's hex input form.
     case "vector": return `\\x${Buffer.from(v, "base64").toString("hex")}`;
     default: return String(v);
+  }
+}
+
+// Whether `v` (not null) is a value of a column of `type` as a record
+// holds it: an int beyond 2^53 is a BigInt, a vector its base64.
+function fitsType(type, v) {
+  switch (type) {
+    case "str": return typeof v === "string";
+    case "int": return (typeof v === "number" && Number.isInteger(v)) || (typeof v === "bigint" && v >= INT64_MIN && v <= INT64_MAX);
+    case "num": return (typeof v === "number" && Number.isFinite(v)) || typeof v === "bigint";
+    case "bool": return typeof v === "boolean";
+    case "vector": return typeof v === "string";
+    default: return true;
   }
 }
 

@@ -461,6 +461,25 @@ describe("a PostgreSQL mirror's applyBatch", () => {
     }
   });
 
+  // PostgreSQL casts a text parameter to the column's type: a 3 in a str
+  // column was stored as "3", and "yes" in a bool column failed as a
+  // refusal; the core of every other replica refuses such a put.
+  test("refuses a put or update whose value is of another type than its column, as the other replicas do, with sync/diverged and nothing applied", async () => {
+    const table = { op: "table", table: "app/t", version: 1, columns: { id: { type: "str" }, s: { type: "str", optional: true }, n: { type: "int", optional: true }, b: { type: "bool", optional: true } }, key: ["id"], indexes: {} };
+    const good = { op: "put", table: "app/t", row: { id: "a", s: "x", n: 1, b: true } };
+    for (const bad of [{ op: "put", table: "app/t", row: { id: "b", s: 3 } }, { op: "put", table: "app/t", row: { id: "b", n: 1.5 } },
+      { op: "put", table: "app/t", row: { id: "b", b: 1 } }, { op: "update", table: "app/t", key: ["a"], set: { s: { value: 7 } } }]) {
+      const mirror = await openReplica({ backend: "postgres", pool, session: nextSession() });
+      const memory = await openReplica({ backend: "memory" });
+      const batch = JSON.stringify({ from: 0, to: 2, commits: [{ seq: 1, from: 0, at: 1, owner: "store", ops: [table, good] }, { seq: 2, from: 1, at: 2, owner: "store", ops: [bad] }] });
+      await assert.rejects(memory.applyBatch(batch), (e) => e instanceof api.StoreError, "the memory replica refuses it too");
+      await rejectsWith(mirror.applyBatch(batch), "sync/diverged", ["at seq ", "is not a value of a"]);
+      assert.equal(mirror.head, 0);
+      await memory.close();
+      await mirror.close();
+    }
+  });
+
   test("lets two appliers of one session follow each other: the second applies only what is after the first's head, knowing the tables the first declared", async () => {
     const { store, owner, notes } = await notesStore([row("a", "x/1", 1)]);
     const session = nextSession();
