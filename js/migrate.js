@@ -47,12 +47,15 @@ function alterRow(row, alter) {
 // by following the name through the alters still to come.
 function jsonColumns(def, full, alters) {
   // The definition's json column that `name`, a column name after the
-  // first `from` alters, becomes; undefined if none (or it is dropped).
+  // first `from` alters, becomes; undefined if none, or if it is dropped
+  // (added back by the same alter, it is a new column that starts from its
+  // default: the dropped values are not its own, and never reach its
+  // migrate).
   const columnOf = (name, from) => {
     let n = name;
     for (let i = from; i < alters.length; i++) {
       const a = alters[i];
-      if ((a.drop ?? []).includes(n) && !Object.prototype.hasOwnProperty.call(a.add ?? {}, n)) return undefined;
+      if ((a.drop ?? []).includes(n)) return undefined;
       n = a.rename?.[n] ?? n;
     }
     const c = Object.prototype.hasOwnProperty.call(def.columns, n) ? def.columns[n] : undefined;

@@ -573,6 +573,29 @@ for (const [label, kind] of Object.entries(kinds)) {
       await store.close();
     });
 
+    // Before, the stored values of the column dropped were read through the
+    // new column's migrate (here, n's ints as if they were meta's { name }).
+    test("a column dropped and added back as a versioned json column, in a step with rows, starts from its default: its migrate never sees the dropped values", async () => {
+      let store = await seededNotes();  // n: 1 and 2, ints
+      const seen = [];
+      const V2 = defineTable("docs", {
+        version: 2,
+        columns: { id: int(), n: json({ version: 2, migrate: (old, from) => { seen.push(old); return { was: old, from }; }, default: { fresh: true } }), meta: Notes1.columns.meta },
+        key: ["id"],
+        migrations: { 2: { alter: { drop: ["n"], add: { n: json({ version: 2, migrate: (old) => old, default: { fresh: true } }) } }, rows: (r) => ({ meta: { name: `${r.meta.name}!`, n: r.n } }) } },
+      });
+      const t = store.object({ type: "notes" }).table(V2);
+      const expected = [
+        { id: 1, n: { fresh: true }, meta: { name: "a!", n: { fresh: true } } },
+        { id: 2, n: { fresh: true }, meta: { name: "b!", n: { fresh: true } } },
+      ];
+      assert.deepEqual(await rowsOf(t), expected);
+      assert.deepEqual(seen, [], "no dropped value reached the new column's migrate");
+      store = await kind.reopen(store);
+      assert.deepEqual(await rowsOf(store.object({ type: "notes" }).table(V2)), expected);
+      await store.close();
+    });
+
     test("a migrate that throws fails the read with invalid/args naming the column", async () => {
       const store = await seededNotes();
       const Broken = defineTable("docs", { columns: { id: int(), n: int(), meta: json({ version: 2, migrate: () => { throw new Error("bad shape"); } }) }, key: ["id"] });
