@@ -34,6 +34,18 @@ export const ErrorCodes = Object.freeze({
 const knownCodes = new Set(Object.values(ErrorCodes));
 
 /**
+ * Whether `code` is one of ErrorCodes: an error code that came from
+ * elsewhere (a link, a relay's answer) is kept only then.
+ *
+ * @example
+ * isErrorCode("fenced")   // true
+ * isErrorCode(42)         // false
+ */
+export function isErrorCode(code) {
+  return knownCodes.has(code);
+}
+
+/**
  * The one error class of onestore. `code` is one of `ErrorCodes`; the message
  * says what was wrong and with which value; `cause` carries an underlying
  * error when there is one.

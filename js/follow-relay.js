@@ -6,7 +6,7 @@
 // a follower that restarts goes on from where the replica is: nothing is
 // applied twice, nothing is skipped.
 
-import { ErrorCodes, invalidArgs, refuseUnknownOptions, StoreError } from "./errors.js";
+import { ErrorCodes, invalidArgs, isErrorCode, refuseUnknownOptions, StoreError } from "./errors.js";
 import { parseJsonExact } from "./encode.js";
 import { describe } from "./schema.js";
 
@@ -146,6 +146,7 @@ export function followRelay(options) {
         headers: tok ? { authorization: `Bearer ${tok}` } : {},
         signal,
       }));
+      if (typeof answer?.text !== "function") throw new TypeError(`fetch answered ${describe(answer)}, not a Response`);
       text = await answer.text();
     } catch (e) {
       throw new StoreError(ErrorCodes.StorageFailed, `followRelay: the relay at ${relay} did not answer: ${e?.message ?? e}`, { cause: e });
@@ -153,7 +154,8 @@ export function followRelay(options) {
     if (!answer.ok) {
       let error;
       try { error = JSON.parse(text).error; } catch { /* not the relay's error body */ }
-      throw new StoreError(error?.code ?? ErrorCodes.StorageFailed, `followRelay: pull after ${after} from ${base}: ${answer.status} ${error?.message ?? text.slice(0, 200)}`);
+      const message = typeof error?.message === "string" ? error.message : text.slice(0, 200);
+      throw new StoreError(isErrorCode(error?.code) ? error.code : ErrorCodes.StorageFailed, `followRelay: pull after ${after} from ${base}: ${answer.status} ${message}`);
     }
     return text;
   }

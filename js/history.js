@@ -57,10 +57,14 @@ export function logRequest(request, what = "store.log") {
     else if (typeof out.owner !== "string" || out.owner === "") throw invalidArgs(`${what}: owner must be an owner name or address, got ${describe(out.owner)}`);
   }
   if (out.actor !== undefined) {
-    const a = out.actor;
+    // A field set to undefined is left out, as the request's own fields are.
+    const a = out.actor !== null && typeof out.actor === "object" && !Array.isArray(out.actor)
+      ? Object.fromEntries(Object.entries(out.actor).filter(([, v]) => v !== undefined))
+      : out.actor;
     const ok = a !== null && typeof a === "object" && !Array.isArray(a) && Object.keys(a).length > 0 &&
       Object.entries(a).every(([k, v]) => (k === "kind" || k === "id") && typeof v === "string");
-    if (!ok) throw invalidArgs(`${what}: actor must be { kind?, id? } with string values, got ${describe(a)}`);
+    if (!ok) throw invalidArgs(`${what}: actor must be { kind?, id? } with string values, one at least, got ${describe(out.actor)}`);
+    out.actor = a;
   }
   for (const k of ["from", "to", "after"]) if (out[k] !== undefined) seqOf(out[k], k, 0, what);
   if (out.limit !== undefined && (!Number.isSafeInteger(out.limit) || out.limit < 1 || out.limit > 1000)) {

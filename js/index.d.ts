@@ -734,7 +734,7 @@ export interface OwnerDocuments {
   /** As it was at seq `at`; not_found when the deltas it needs are not retained. @example const old = await notes.documents.load(id, { at: 57 }); */
   load<T = unknown>(id: number, options?: { at?: number | undefined }): Promise<DocRecord<T> | undefined>;
   /** Live documents by kind then key. @example const { rows, next } = await notes.documents.list({ kind: "note" }, 50, { after }); */
-  list<T = unknown>(filter?: { kind?: string }, limit?: number, options?: { after?: string | undefined }): Promise<Page<DocRecord<T>>>;
+  list<T = unknown>(filter?: { kind?: string | undefined }, limit?: number, options?: { after?: string | undefined }): Promise<Page<DocRecord<T>>>;
   /** @example const history = await notes.documents.versions(id); */
   versions(id: number): Promise<DocVersion[]>;
 }
@@ -1050,7 +1050,7 @@ export interface ListedOpfsStore {
  * @example const stores = await listStores({ backend: "sqlite", dir: ".data/sessions" });
  */
 export function listStores(options: { backend: "sqlite"; dir: string }): Promise<ListedSqliteStore[]>;
-export function listStores(options: { backend: "opfs"; prefix?: string }): Promise<ListedOpfsStore[]>;
+export function listStores(options: { backend: "opfs"; prefix?: string | undefined }): Promise<ListedOpfsStore[]>;
 
 /** Progress of an export or import. */
 export interface ArchiveProgress {
@@ -1131,7 +1131,7 @@ export interface LogFilter {
   /** An owner's name ("notes", "host:type") or its address. */
   owner?: string | ObjectAddress | undefined;
   /** The actor's kind and/or id. */
-  actor?: { kind: string | undefined; id?: string } | { kind?: string; id: string };
+  actor?: { kind: string; id?: string | undefined } | { kind?: string | undefined; id: string } | undefined;
   /** The first seq to consider (default 1). */
   from?: number | undefined;
   /** The last seq to consider (default the head). */
@@ -1269,7 +1269,7 @@ export interface SyncOptions {
    * call. A function that throws is retried as an unreachable relay is
    * (`storage_failed`); one that gives other than a string is `invalid/args`.
    */
-  token?: string | (() => string | undefined | Promise<string | undefined>);
+  token?: string | (() => string | undefined | Promise<string | undefined>) | undefined;
   /** This device's id in the lease (random by default). */
   device?: string | undefined;
   /** Milliseconds a relay call may go without an answer before it counts as offline (default 30000). */
@@ -1308,7 +1308,7 @@ export function startSync(store: Store, options: SyncOptions): Sync;
  * Downloads a relay's session into a new local store, ready to drive.
  * @example const store = await pullSession({ relay: "https://edge.example/sessions/42" }, { backend: "memory" });
  */
-export function pullSession(remote: { relay: string; fetch?: SyncOptions["fetch"]; token?: SyncOptions["token"]; timeout?: number }, openOptions: OpenOptions): Promise<Store>;
+export function pullSession(remote: { relay: string; fetch?: SyncOptions["fetch"]; token?: SyncOptions["token"]; timeout?: number | undefined }, openOptions: OpenOptions): Promise<Store>;
 /** A replica's host notes (Replica.hostNotes). */
 export interface HostNotes {
   /** The note's text, or undefined. @example const text = replica.hostNotes.get("relay.lease"); */
@@ -1415,7 +1415,7 @@ export declare class SessionRelay<Env = any> {
  * (binding "SESSIONS" unless given); anything else 404 not_found.
  * @example export default { fetch: (request, env) => relayFetch(request, env) };
  */
-export function relayFetch(request: FetchRequest, env: object, options?: { binding?: string }): Promise<FetchResponse>;
+export function relayFetch(request: FetchRequest, env: object, options?: { binding?: string | undefined }): Promise<FetchResponse>;
 
 /**
  * Opens a replica on any backend of the runtime (openStore's options).
@@ -1483,7 +1483,7 @@ export interface FollowRelayOptions {
    * call. A function that throws is retried as an unreachable relay is
    * (`storage_failed`); one that gives other than a string is `invalid/args`.
    */
-  token?: string | (() => string | undefined | Promise<string | undefined>);
+  token?: string | (() => string | undefined | Promise<string | undefined>) | undefined;
   /** Records a pull (1 to 1000; default 500). */
   limit?: number | undefined;
   /** Pull again every this many ms until stop(); without it only sync() pulls. */

@@ -19,7 +19,7 @@
 // Messages are tagged { onestore: "link", link: id, t: … }; anything else on
 // the endpoint is left to its other listeners.
 
-import { ErrorCodes, invalidArgs, refuseUnknownOptions, StoreError } from "./errors.js";
+import { ErrorCodes, invalidArgs, isErrorCode, refuseUnknownOptions, StoreError } from "./errors.js";
 import { queryFromWire, isQuery } from "./query.js";
 import { describe } from "./schema.js";
 import { storeInternals } from "./store.js";
@@ -27,7 +27,6 @@ import { reportListenerError } from "./watch.js";
 
 const TAG = "link";
 const PAGE_SIZE = 100;
-const knownCodes = new Set(Object.values(ErrorCodes));
 // The documents' own tables (src/documents/documents.h): a restore record
 // writes them with plain ops.
 const DOCUMENTS_TABLE = "_documents";
@@ -70,12 +69,33 @@ function endpointOf(ep, what) {
  * errorToWire(new StoreError("fenced", "…"))   // { name: "StoreError", code: "fenced", message: "…" }
  */
 export function errorToWire(e) {
-  if (e instanceof Error) {
-    const out = { name: e.name, message: e.message };
-    if (typeof e.code === "string") out.code = e.code;
-    return out;
+  // Never throws, and always gives strings that structured clone keeps:
+  // whatever a method threw (a null-prototype object, an Error whose
+  // message is a symbol, a Proxy whose traps throw) is answered, where a
+  // throw here left the call unsettled and stopped a commit's messages.
+  try {
+    if (e instanceof Error) {
+      const out = { name: textOf(e.name), message: textOf(e.message) };
+      if (typeof e.code === "string") out.code = e.code;
+      return out;
+    }
+  } catch { /* a Proxy's trap threw: named by describe() below */ }
+  return { name: "Error", message: textOf(e) };
+}
+
+// `v` as text: String(v), or describe(v) where String throws (an object of
+// no prototype, a toString that throws).
+function textOf(v) {
+  if (typeof v === "string") return v;
+  try {
+    return String(v);
+  } catch {
+    try {
+      return describe(v);
+    } catch {
+      return "a value that cannot be shown as text";
+    }
   }
-  return { name: "Error", message: String(e) };
 }
 
 /**
@@ -87,7 +107,7 @@ export function errorToWire(e) {
  * errorFromWire({ name: "StoreError", code: "fenced", message: "…" }) instanceof StoreError   // true
  */
 export function errorFromWire(w) {
-  if (w && knownCodes.has(w.code)) return new StoreError(w.code, w.message);
+  if (w && isErrorCode(w.code)) return new StoreError(w.code, w.message);
   const e = new Error(w?.message ?? "unknown error across the link");
   if (typeof w?.name === "string") e.name = w.name;
   return e;
@@ -111,7 +131,10 @@ const serving = new WeakSet();
  * serve(store, { methods: { addNote: ({ text }, ctx) => notes.tx(async (tx) => { … }, ctx) } });
  */
 export function serve(store, options = {}) {
-  const { live, io } = storeInternals(store);
+  const { live, io, checkOpen } = storeInternals(store);
+  // A closed or fenced store has no commits to send, and its server would
+  // hold the endpoint for good (nothing would stop it).
+  checkOpen("serve");
   if (options === null || typeof options !== "object") {
     throw invalidArgs(`serve: options must be { methods, port? }, got ${describe(options)}`);
   }
@@ -159,7 +182,9 @@ export function serve(store, options = {}) {
           post({ ...base, error: unsent("the result of this call") });
         }
       },
-      (error) => post({ ...base, error: errorToWire(error) }),
+      (error) => {
+        if (!post({ ...base, error: errorToWire(error) })) post({ ...base, error: unsent("the error of this call") });
+      },
     );
   }
 

@@ -22,7 +22,7 @@
 // between the check and the write.
 
 import { ErrorCodes, StoreError, invalidArgs, refuseUnknownOptions } from "./errors.js";
-import { encodeJson, parseJsonExact } from "./encode.js";
+import { MAX_BATCH_DEPTH, encodeJson, parseJsonExact } from "./encode.js";
 import { MAX_BLOB_BYTES } from "./blobs.js";
 import { describe } from "./schema.js";
 
@@ -595,8 +595,12 @@ async function readJsonBody(request, max, what) {
   return value;
 }
 
+// An answer holds at most a batch's records ({ commits: [..] }, a pull's),
+// which nest as deep as a batch may (MAX_BATCH_DEPTH), one level for its
+// wrapper to spare: a record the relay took is always served back (before,
+// one holding a json value nested 997 levels made every pull a 400).
 function json(status, value) {
-  return new Response(encodeJson(value, "answer"), { status, headers: { "content-type": "application/json" } });
+  return new Response(encodeJson(value, "answer", MAX_BATCH_DEPTH + 1), { status, headers: { "content-type": "application/json" } });
 }
 
 function errorResponse(e) {

@@ -514,7 +514,7 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
       return r;
     },
   };
-  internals.set(store, { live, io, sync, queue });
+  internals.set(store, { live, io, sync, queue, checkOpen: (what) => gate.checkOpen(what) });
   return store;
 }
 

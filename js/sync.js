@@ -13,7 +13,7 @@
 // Runtime-neutral: it talks to the relay only through `fetch` (an option, so
 // tests pass an in-process relay or a fault-injecting wrapper).
 
-import { ErrorCodes, invalidArgs, refuseUnknownOptions, StoreError, unwrap } from "./errors.js";
+import { ErrorCodes, invalidArgs, isErrorCode, refuseUnknownOptions, StoreError, unwrap } from "./errors.js";
 import { MAX_BATCH_DEPTH, encodeJson, parseJsonExact } from "./encode.js";
 import { headerToken, relayToken, withDeadline } from "./follow-relay.js";
 import { describe } from "./schema.js";
@@ -75,7 +75,10 @@ function relayClient({ fetch, token, timeout = RELAY_TIMEOUT_MS }, base) {
       payload = binary;
       headers["content-type"] = "application/octet-stream";
     } else if (body !== undefined) {
-      payload = encodeJson(body, "relay request");
+      // A push wraps its batch one level down ({ epoch, batch }): as deep
+      // as a batch may nest, plus that level (every value a store took
+      // replicates; before, a json value nested 994 levels stopped the sync).
+      payload = encodeJson(body, "relay request", MAX_BATCH_DEPTH + 1);
       headers["content-type"] = "application/json";
     }
     let res;
@@ -84,6 +87,11 @@ function relayClient({ fetch, token, timeout = RELAY_TIMEOUT_MS }, base) {
     } catch (e) {
       // No code fits a network failure better: the call's outcome is unknown.
       const err = new StoreError(ErrorCodes.StorageFailed, `relay: ${method} ${path || "/"} could not reach the relay: ${e?.message ?? e}`, { cause: e });
+      err.offline = true;
+      throw err;
+    }
+    if (res === null || typeof res !== "object" || typeof res.ok !== "boolean") {
+      const err = new StoreError(ErrorCodes.StorageFailed, `relay: ${method} ${path || "/"}: fetch answered ${describe(res)}, not a Response`);
       err.offline = true;
       throw err;
     }
@@ -102,8 +110,8 @@ function relayClient({ fetch, token, timeout = RELAY_TIMEOUT_MS }, base) {
     let body2 = null;
     try { body2 = JSON.parse(await res.text()); } catch { /* no JSON body */ }
     const e = body2?.error;
-    const code = typeof e?.code === "string" ? e.code : res.status === 404 ? ErrorCodes.NotFound : ErrorCodes.InvalidArgs;
-    const err = new StoreError(code, `relay: ${method} ${path || "/"} answered ${res.status}: ${e?.message ?? res.statusText ?? ""}`);
+    const code = isErrorCode(e?.code) ? e.code : res.status === 404 ? ErrorCodes.NotFound : ErrorCodes.InvalidArgs;
+    const err = new StoreError(code, `relay: ${method} ${path || "/"} answered ${res.status}: ${typeof e?.message === "string" ? e.message : res.statusText ?? ""}`);
     err.status = res.status;
     err.body = e ?? null;
     err.offline = res.status >= 500 || res.status === 408 || res.status === 429;
@@ -662,6 +670,11 @@ async function downloadBlobs(client, session, local, retry = (fn) => fn()) {
       await local.putWithHash(hash, bytes);
     }
     if (!page.next) return;
+    // The list goes up by hash: a `next` that does not would list for ever.
+    if (typeof page.next !== "string" || (after !== undefined && !(page.next > after))) {
+      const show = (v) => (typeof v === "string" ? JSON.stringify(v) : describe(v));
+      throw new StoreError(ErrorCodes.InvalidArgs, `relay: the blob list of session ${session} does not go on: next ${show(page.next)} after ${show(after)}`);
+    }
     after = page.next;
   }
 }

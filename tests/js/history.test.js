@@ -102,6 +102,12 @@ describe("store.log", () => {
     await rejectsWith(() => store.log(null), "invalid/args", ["null"]);
     assert.equal((await store.log({ seq: 1 })).ops[0].op, "table");
     assert.deepEqual(await store.log(), { commits: [await store.log({ seq: 1 })] });
+    // An actor field set to undefined is left out, as the request's own are
+    // (before, { kind: undefined, id } was refused); with none left, refused.
+    await store.commit([{ op: "put", table: "t/x", row: { id: "a" } }], undefined, { actor: { kind: "person", id: "ana" } });
+    assert.deepEqual((await store.log({ actor: { kind: undefined, id: "ana" } })).commits.map((c) => c.seq), [2]);
+    assert.deepEqual((await store.log({ actor: { kind: "person", id: undefined } })).commits.map((c) => c.seq), [2]);
+    await rejectsWith(() => store.log({ actor: { kind: undefined } }), "invalid/args", ["actor", "one at least"]);
     await store.close();
     await rejectsWith(() => store.log({ seq: 1 }), "closed");
   });

@@ -286,6 +286,65 @@ test("an endpoint serves one store at a time: a second serve on it is refused (o
   await first.close();
 });
 
+// Before: String(e) of an object of no prototype threw inside the server,
+// and an Error whose message was a symbol or an object could not be
+// cloned, so each of these calls never settled; a derive throwing such a
+// value stopped the commit's messages to every link of the server.
+test("whatever a method or a derive throws is answered: calls settle, and the other holds of every link go on", { timeout: 20000 }, async () => {
+  const noProto = Object.create(null);
+  const symbolMessage = new Error("x");
+  symbolMessage.message = Symbol("why");
+  const objectMessage = new Error("x");
+  objectMessage.message = { toString: () => "an object's text" };
+  const t = await setup({
+    noProto: () => { throw noProto; },
+    rejectNoProto: () => Promise.reject(Object.create(null)),
+    symbolMessage: () => { throw symbolMessage; },
+    objectMessage: () => { throw objectMessage; },
+  });
+  for (const [method, text] of [["noProto", /\S/], ["rejectNoProto", /\S/], ["symbolMessage", /Symbol\(why\)/], ["objectMessage", /an object's text/]]) {
+    const err = await t.link.call(method).then(() => assert.fail(`${method} resolved`), (e) => e);
+    assert.ok(err instanceof Error, method);
+    assert.match(err.message, text, method);
+  }
+  t.store.derive("odd", (read) => { if (read.count(t.notes) > 0) throw Object.create(null); return 0; });
+  t.store.derive("count", (read) => read.count(t.notes));
+  const odd = [];
+  const count = [];
+  const rows = [];
+  t.link.hold("odd", (e) => odd.push(e));
+  t.link.hold("count", (e) => count.push(e));
+  t.link.hold("notes/notes", (e) => rows.push(e));
+  await until(() => odd.length === 1 && count.length === 1 && rows.length === 1, "the first answers");
+  const seq = await t.link.call("put", { notesRows: [{ id: "a", text: "A" }] });
+  await until(() => count.length === 2 && rows.length === 2 && odd.length === 2, `the commit's parts: ${JSON.stringify([odd, count])}`);
+  assert.deepEqual(count[1], { seq, value: 1 });
+  assert.equal(odd[1].seq, seq);
+  assert.ok(odd[1].error instanceof Error);
+  await t.done();
+});
+
+test("serve refuses a store that is closed or fenced, and leaves the endpoint free", async () => {
+  const closed = await openStore({ backend: "memory" });
+  await closed.close();
+  const { port1, port2 } = new MessageChannel();
+  throwsWith(() => serve(closed, { port: port1 }), "closed", ["serve"]);
+  const { mkdtempSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const path = join(mkdtempSync(join(tmpdir(), "onestore-link-serve-")), "s.sqlite");
+  const fenced = await openStore({ backend: "sqlite", path });
+  const taker = await openStore({ backend: "sqlite", path });
+  throwsWith(() => serve(fenced, { port: port1 }), "fenced");
+  // The endpoint is free: the store that holds the file now serves on it.
+  const server = serve(taker, { port: port1, methods: { head: () => taker.head } });
+  const link = connect(port2);
+  assert.equal(await link.call("head"), taker.head);
+  link.close(); server.close(); port1.close(); port2.close();
+  await fenced.close();
+  await taker.close();
+});
+
 test("a closed store tells its links: holds get closed, calls reject with closed", async () => {
   const t = await setup();
   const events = [];

@@ -12,7 +12,7 @@ import { copyFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 
-import { defineTable, int, openReplica, openStore, pullSession, startSync, str } from "../../js/index.js";
+import { defineTable, followRelay, int, json, openReplica, openStore, pullSession, startSync, str } from "../../js/index.js";
 import { rejectsWith, tempDir } from "./helpers.js";
 import { faultyFetch, memoryRelay, origin as base, relayFingerprint, relayHasBlob, relayInfo, relayRecords } from "./sync-helpers.js";
 
@@ -31,6 +31,35 @@ async function put(store, rows) {
 
 
 describe("startSync", () => {
+  // The push body wraps a batch one level down, and a pull's answer was
+  // encoded with a json value's own limit: a value nested 994 to 997 levels
+  // (which a put takes) stopped the sync with invalid/args, and a relay
+  // that held one answered every pull and download with 400.
+  test("a json value nested as deep as a put takes (997 levels) syncs, and the relay serves it back to pullSession and followRelay", { timeout: 20000 }, async () => {
+    const relay = memoryRelay();
+    const fetch = (request) => relay.fetch(request);
+    const Deep = defineTable("deep", { columns: { id: int(), j: json().optional() }, key: ["id"] });
+    let value = 1;
+    for (let i = 0; i < 997; i++) value = [value];
+    const store = await openStore({ backend: "memory" });
+    const owner = store.object({ type: "app" });
+    const deep = owner.table(Deep);
+    await owner.tx(async (tx) => { await tx.put(deep, { id: 1, j: value }); });
+    await owner.tx(async (tx) => { await tx.put(deep, { id: 2, j: "after" }); });
+    const sync = startSync(store, { relay: base, fetch });
+    assert.equal(await sync.settled(), store.head);
+    assert.equal(await relayFingerprint(relay, store.id), await store.fingerprint());
+    const pulled = await pullSession({ relay: `${base}/sessions/${store.id}`, fetch }, { backend: "memory" });
+    assert.deepEqual(await pulled.object({ type: "app" }).table(Deep).get(1), { id: 1, j: value });
+    const replica = await openReplica({ backend: "memory" });
+    await followRelay({ relay: base, replica, session: store.id, fetch }).sync();
+    assert.equal(replica.head, store.head);
+    assert.deepEqual(await replica.table("app/deep").get([1]), { id: 1, j: value });
+    await sync.stop();
+    for (const s of [pulled, replica, store]) await s.close();
+    await relay.close();
+  });
+
   test("a relay that lost the session (its storage reset: lease and head back to 0) stops the sync with sync/gap, not a split-off as if another device took over", { timeout: 20000 }, async () => {
     let relay = memoryRelay();
     const fetch = (request) => relay.fetch(request);
@@ -199,7 +228,7 @@ describe("startSync", () => {
     await store.close();
   });
 
-  test("refuses bad options with invalid/args naming the value", async () => {
+  test("refuses bad options with invalid/args naming the value", { timeout: 20000 }, async () => {
     const store = await openStore({ backend: "memory" });
     assert.throws(() => startSync(store, { relay: 42 }), (e) => e.code === "invalid/args" && /42/.test(e.message));
     assert.throws(() => startSync(store, { relay: "not a url" }), (e) => e.code === "invalid/args" && /not a url/.test(e.message));
@@ -213,6 +242,21 @@ describe("startSync", () => {
     const answering = (body) => async () => new Response(JSON.stringify(body), { headers: { "content-type": "application/json" } });
     await rejectsWith(pullSession({ relay: `${base}/sessions/s1`, fetch: answering({ head: "abc" }) }, { backend: "memory" }), "invalid/args", ["head"]);
     await rejectsWith(pullSession({ relay: `${base}/sessions/s1`, fetch: async (r) => (r.url.includes("/blobs") ? answering({ nope: 1 })() : answering({ head: 3 })()) }, { backend: "memory" }), "invalid/args", ["hashes"]);
+    // A blob list whose `next` does not go on: before, pullSession listed
+    // for ever; a fetch that answers no Response: before, a TypeError; an
+    // error body whose code is none of onestore's: before, a StoreError of
+    // code 42 and the message "[object Object]".
+    const hash = "a".repeat(64);
+    await rejectsWith(pullSession({ relay: `${base}/sessions/s1`, fetch: async (r) => (r.url.includes("/blobs") ? answering({ hashes: [], next: hash })() : answering({ head: 0 })()) }, { backend: "memory" }), "invalid/args", ["does not go on", hash]);
+    await rejectsWith(pullSession({ relay: `${base}/sessions/s1`, fetch: async () => undefined }, { backend: "memory" }), "storage_failed", ["not a Response"]);
+    const odd = async () => new Response(JSON.stringify({ error: { code: 42, message: { a: 1 } } }), { status: 400, headers: { "content-type": "application/json" } });
+    const err = await pullSession({ relay: `${base}/sessions/s1`, fetch: odd }, { backend: "memory" }).catch((e) => e);
+    assert.equal(err.code, "invalid/args");
+    assert.doesNotMatch(err.message, /object Object/);
+    const replica = await openReplica({ backend: "memory" });
+    await rejectsWith(followRelay({ relay: base, replica, session: "s1", fetch: odd }).sync(), "storage_failed", ["400"]);
+    await rejectsWith(followRelay({ relay: base, replica, session: "s1", fetch: async () => undefined }).sync(), "storage_failed", ["not a Response"]);
+    await replica.close();
     await store.close();
   });
 

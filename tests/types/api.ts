@@ -196,6 +196,10 @@ async function session() {
   // @ts-expect-error relay is required
   startSync(store, { parallel: 2 });
   const pulled: Store = await pullSession({ relay: "https://edge.example/sessions/42" }, { backend: "memory" });
+  // An option that may be undefined is left out (exactOptionalPropertyTypes).
+  const envToken: string | undefined = undefined as string | undefined;
+  startSync(store, { relay: "https://edge.example", token: envToken });
+  await pullSession({ relay: "https://edge.example/sessions/42", token: envToken, timeout: undefined }, { backend: "memory" });
   const origin: SessionOrigin | null = pulled.origin;
   void syncState; void acked; void origin;
   const relay: Relay = createRelay({
@@ -351,6 +355,11 @@ async function session() {
   await store.log({ limit: "20" });
   // @ts-expect-error a log's actor filter names a kind, an id or both
   await store.log({ actor: {} });
+  const maybeKind: string | undefined = undefined as string | undefined;
+  await store.log({ actor: { kind: maybeKind, id: "ana" } });
+  // @ts-expect-error an undefined kind leaves an actor filter of nothing
+  await store.log({ actor: { kind: maybeKind } });
+  await notes.documents.list({ kind: maybeKind });
   for (const op of one.ops) if (op.op === "restore") { const undo: string = op.undo; void undo; }
   const view: StoreView = await store.at(firstSeq);
   const viewRows: number = await view.table(Edits).count() + await view.table("file-history/edits").count();
@@ -488,6 +497,7 @@ async function snapshotsAndLocks() {
   const files = await listStores({ backend: "sqlite", dir: ".data" });
   const id: string = files[0].id;
   const tabs = await listStores({ backend: "opfs", prefix: "conv-" });
+  await listStores({ backend: "opfs", prefix: undefined as string | undefined });
   const maybe: string | null = tabs[0].id;
   // @ts-expect-error a sqlite listing needs a dir
   await listStores({ backend: "sqlite" });
@@ -509,6 +519,7 @@ async function postgresMirror() {
   // @ts-expect-error the session is a string
   await openReplica({ backend: "postgres", url: "postgres://db", session: 7 });
   const follower: Follower = followRelay({ relay: "https://edge.example", replica: mirror, interval: 1000, timeout: 5000, onError: (e) => void e.message });
+  followRelay({ relay: "https://edge.example", replica: mirror, token: undefined as string | undefined });
   const synced: number = (await follower.sync()).head;
   await follower.stop();
   // @ts-expect-error the relay's URL is required
