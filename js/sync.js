@@ -110,7 +110,10 @@ function relayClient({ fetch, token, timeout = RELAY_TIMEOUT_MS }, base) {
     let body2 = null;
     try { body2 = JSON.parse(await res.text()); } catch { /* no JSON body */ }
     const e = body2?.error;
-    const code = isErrorCode(e?.code) ? e.code : res.status === 404 ? ErrorCodes.NotFound : ErrorCodes.InvalidArgs;
+    // Without the relay's own error body (a proxy's page): a 5xx is the
+    // server's failure (retried), a 404 a session it does not have.
+    const code = isErrorCode(e?.code) ? e.code
+      : res.status >= 500 ? ErrorCodes.StorageFailed : res.status === 404 ? ErrorCodes.NotFound : ErrorCodes.InvalidArgs;
     const err = new StoreError(code, `relay: ${method} ${path || "/"} answered ${res.status}: ${typeof e?.message === "string" ? e.message : res.statusText ?? ""}`);
     err.status = res.status;
     err.body = e ?? null;

@@ -253,6 +253,9 @@ describe("startSync", () => {
     const err = await pullSession({ relay: `${base}/sessions/s1`, fetch: odd }, { backend: "memory" }).catch((e) => e);
     assert.equal(err.code, "invalid/args");
     assert.doesNotMatch(err.message, /object Object/);
+    // A proxy's page for a 502: the server failed (before, invalid/args).
+    const proxy = async () => new Response("<html>Bad gateway</html>", { status: 502, headers: { "content-type": "text/html" } });
+    await rejectsWith(pullSession({ relay: `${base}/sessions/s1`, fetch: proxy }, { backend: "memory" }), "storage_failed", ["502"]);
     const replica = await openReplica({ backend: "memory" });
     await rejectsWith(followRelay({ relay: base, replica, session: "s1", fetch: odd }).sync(), "storage_failed", ["400"]);
     await rejectsWith(followRelay({ relay: base, replica, session: "s1", fetch: async () => undefined }).sync(), "storage_failed", ["not a Response"]);
