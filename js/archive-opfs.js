@@ -106,7 +106,13 @@ export function opfsGenerations({ lockName, timeoutOf }) {
       checkOpfsName(genName, "importStore (the new generation's folder, the name and \".import-\" and 12 digits)", true);
       // What earlier imports left: a switch to finish, or a generation that
       // never switched (deleted unless an import in another tab holds it).
-      await navigator.locks.request(lockName(name), { steal: true }, () => settleOpfsImports(name));
+      // Only where no one holds the store: an owner's open settled them
+      // already, and taking its lock here (a steal) fenced it at once, before
+      // a byte of the archive was read, even when the archive was then
+      // refused. The owner is fenced at the switch, as documented.
+      await navigator.locks.request(lockName(name), { ifAvailable: true }, async (lock) => {
+        if (lock) await settleOpfsImports(name);
+      });
       const top = await topDir();
       for (const [n, h] of await names(top)) {
         if (h.kind !== "directory" || !genPattern(name)(n)) continue;

@@ -150,6 +150,11 @@ export class TarReader {
     const h = new Uint8Array(BLOCK);
     this.take(BLOCK, h);
     if (h.every((b) => b === 0)) {
+      // Both end blocks: an archive cut inside the second one is cut.
+      if (!(await this.fill(BLOCK))) throw new TarError(`the archive is cut inside its end blocks (${512 + this.buffered} of their 1024 bytes are there)`);
+      const second = new Uint8Array(BLOCK);
+      this.take(BLOCK, second);
+      if (!second.every((b) => b === 0)) throw new TarError("the archive's first end block (512 zero bytes) is not followed by the second");
       this.done();
       return null;
     }
@@ -199,8 +204,8 @@ export class TarReader {
     }
   }
 
-  // After the first zero block the rest (the second block, a tar's record
-  // padding) is not read: the source is let go.
+  // After the two zero blocks the rest (a tar's record padding) is not
+  // read: the source is let go.
   done() {
     this.chunks = [];
     this.buffered = 0;

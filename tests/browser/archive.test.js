@@ -121,6 +121,14 @@ test("a bad or cut archive imported over an OPFS or a durable store is refused w
       assert.equal(await call(page, "state", { name: "kept" }), before);
       assert.deepEqual(Object.keys(await call(page, "listing")).filter((n) => n.includes(".import-")), [], "no generation left in OPFS");
     }
+    // Refused while the store stays open: its owner goes on committing (before,
+    // the import's first step took the store's lock and fenced it).
+    for (const args of [{ tar: Buffer.from(bad).toString("base64") }, { tar: Buffer.from(good.slice(0, 700)).toString("base64") }]) {
+      const e = await callFails(page, "import", { name: "kept", keepOpen: true, ...args });
+      assert.equal(e.code, "invalid/archive", e.message);
+      await call(page, "fill", { name: "kept", tag: `open-${args.tar.length}`, rows: 3 });
+    }
+    assert.notEqual(await call(page, "state", { name: "kept" }), before, "the open store committed after the refused imports");
 
     await w.mf.dispatchFetch("http://t/kept/fill", { method: "POST", body: JSON.stringify({ tag: "kept", rows: 30 }) });
     const durableBefore = (await (await w.mf.dispatchFetch("http://t/kept/state")).json()).state;

@@ -66,8 +66,10 @@ const ops = {
     const bytes = new Uint8Array(await new Response((await open(name)).export({ onProgress: (p) => progress.push(p) })).arrayBuffer());
     return { tar: toBase64(bytes), progress: progress.at(-1), reports: progress.length };
   },
-  async import({ name, tar, cut }) {
-    await close(name);
+  // `keepOpen`: the store at that name stays open in this worker, as its
+  // owner, while the import runs.
+  async import({ name, tar, cut, keepOpen }) {
+    if (!keepOpen) await close(name);
     const bytes = fromBase64(tar);
     // `cut`: the stream fails after that many bytes, as a network does.
     const source = cut === undefined ? bytes : new ReadableStream({
@@ -76,6 +78,7 @@ const ops = {
     });
     const progress = [];
     const store = await importStore(source, { backend: "opfs", name }, { onProgress: (p) => progress.push(p) });
+    if (keepOpen) await close(name);  // fenced by the switch
     stores.set(name, store);
     return { progress: progress.at(-1), reports: progress.length };
   },

@@ -103,6 +103,10 @@ export function hostileArchives(valid) {
   add("an archive cut in a body", bytes.slice(0, 512 + Math.ceil(manifest.text.length / 512) * 512 + 512 + 100));
   add("an archive cut in a header", bytes.slice(0, 512 + Math.ceil(manifest.text.length / 512) * 512 + 200));
   add("an archive cut after the manifest", tarOf([manifest]));
+  // Every entry whole, the end cut: before, one end block of the two was
+  // enough, and these imported.
+  add("an archive cut inside its second end block", bytes.slice(0, -1));
+  add("an archive cut after its first end block", bytes.slice(0, -512));
   add("an archive without its last page", tarOf(valid.slice(0, -1)));
   add("an empty archive", END);
   add("no bytes at all", new Uint8Array(0));
