@@ -97,22 +97,39 @@ function tooManyItems(root, path) {
     `${where(root, path.slice(0, 3))}: the value holds more than 2^28 items written out (a value reached through shared references counts each time): its JSON text would be longer than a JavaScript string may be`);
 }
 
-// copy() as a walk of its own: the count and the kept copies of a walk that
-// is under way (a getter that writes meanwhile) are put back after it.
-function copyValue(v, root, path, seen, levels, lead) {
+// The walk copy() is in: the value's name in messages, the levels it may
+// nest and the path entries above it. Module state, not arguments, so that
+// copy()'s frame stays small: a Worker's stack must hold a value nested
+// 997 levels.
+let root = "value";
+let levels = MAX_DEPTH;
+let lead = 0;
+
+// copy() as a walk of its own: the count, the kept copies and the walk of
+// one that is under way (a getter that writes meanwhile) are put back after.
+function copyValue(v, name, path, seen, depth, above) {
   const outerMade = made;
   const outerCopies = copies;
+  const outerRoot = root;
+  const outerLevels = levels;
+  const outerLead = lead;
   made = 0;
   copies = null;
+  root = name;
+  levels = depth;
+  lead = above;
   try {
-    return copy(v, root, path, seen, levels, lead);
+    return copy(v, path, seen);
   } finally {
     made = outerMade;
     copies = outerCopies;
+    root = outerRoot;
+    levels = outerLevels;
+    lead = outerLead;
   }
 }
 
-function copy(v, root, path, seen, levels = MAX_DEPTH, lead = 0) {
+function copy(v, path, seen) {
   switch (typeof v) {
     case "string":
     case "number":
@@ -131,14 +148,7 @@ function copy(v, root, path, seen, levels = MAX_DEPTH, lead = 0) {
   // A Float32Array (a vector column's value) is copied as it is; anywhere
   // but a vector column the encoder refuses it (js/encode.js).
   if (isFloat32Array(v, root, path)) return copyFloat32(v, root, path);
-  if (copies !== null) {
-    const kept = copies.get(v);
-    if (kept !== undefined) {
-      made += kept.items;
-      if (made > MAX_ITEMS) throw tooManyItems(root, path);
-      return kept.copy;
-    }
-  }
+  if (copies !== null && copies.has(v)) return keptCopy(v, root, path);
   const from = made;
   if (seen.includes(v)) throw invalidArgs(`${where(root, path)}: the value refers to itself`);
   if (path.length - lead >= levels) throw invalidArgs(`${where(root, path.slice(0, 3))}...: the value is nested deeper than ${levels} levels`);
@@ -170,7 +180,7 @@ function copy(v, root, path, seen, levels = MAX_DEPTH, lead = 0) {
         throw valueThrew(root, [...path, i], e, "reading the element");
       }
       path.push(i);
-      out[i] = copy(item, root, path, seen, levels, lead);
+      out[i] = copy(item, path, seen);
       path.pop();
     }
   } else {
@@ -198,7 +208,7 @@ function copy(v, root, path, seen, levels = MAX_DEPTH, lead = 0) {
         continue;
       }
       path.push(k);
-      const value = copy(item, root, path, seen, levels, lead);
+      const value = copy(item, path, seen);
       path.pop();
       // defineProperty, not assignment, for "__proto__": it stays a key.
       if (k === "__proto__") Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
@@ -206,11 +216,22 @@ function copy(v, root, path, seen, levels = MAX_DEPTH, lead = 0) {
     }
   }
   seen.pop();
-  if (made > WATCH_ITEMS) {
-    if (made > MAX_ITEMS) throw tooManyItems(root, path);
-    (copies ??= new Map()).set(v, { copy: out, items: made - from });
-  }
+  if (made > WATCH_ITEMS) keepCopy(v, out, made - from, root, path);
   return out;
+}
+
+// copy()'s steps past WATCH_ITEMS, apart so that its frame stays small (a
+// Worker's stack holds a value nested 997 levels).
+function keptCopy(v, root, path) {
+  const kept = copies.get(v);
+  made += kept.items;
+  if (made > MAX_ITEMS) throw tooManyItems(root, path);
+  return kept.copy;
+}
+
+function keepCopy(v, out, items, root, path) {
+  if (made > MAX_ITEMS) throw tooManyItems(root, path);
+  (copies ??= new Map()).set(v, { copy: out, items });
 }
 
 /**

@@ -187,31 +187,28 @@ function where(root, path) {
   return s;
 }
 
-// Writes `v` into `out`; returns its height (0 for a scalar, 1 for an
-// empty array or object), which a kept text needs to be checked against
-// the depth where it is written again.
 function write(v, out, path, seen, root, maxDepth = MAX_DEPTH) {
   switch (typeof v) {
     case "string":
       out.push(JSON.stringify(wellFormed(v)));
-      return 0;
+      return;
     case "number":
       if (!Number.isFinite(v)) throw invalidArgs(`${where(root, path)}: ${v} is not a finite number`);
       if (Number.isInteger(v) && !Number.isSafeInteger(v)) out.push(v.toExponential());
       else out.push(String(v));
-      return 0;
+      return;
     case "bigint":
       if (v < INT64_MIN || v > INT64_MAX) {
         throw invalidArgs(`${where(root, path)}: ${v}n is outside the 64-bit int range (-2^63 to 2^63-1)`);
       }
       out.push(v.toString());
-      return 0;
+      return;
     case "boolean":
       out.push(v ? "true" : "false");
-      return 0;
+      return;
     case "undefined":
       out.push("null");
-      return 0;
+      return;
     case "object":
       break;
     default:
@@ -219,50 +216,29 @@ function write(v, out, path, seen, root, maxDepth = MAX_DEPTH) {
   }
   if (v === null) {
     out.push("null");
-    return 0;
+    return;
   }
-  if (typeof v.toJSON === "function") return write(v.toJSON(), out, path, seen, root, maxDepth);
+  if (typeof v.toJSON === "function") {
+    write(v.toJSON(), out, path, seen, root, maxDepth);
+    return;
+  }
   if (ArrayBuffer.isView(v)) {
     throw invalidArgs(`${where(root, path)}: a ${v.constructor?.name ?? "typed array"} is stored only in a vector column; in a json column, pass an array of numbers`);
   }
-  const kept = texts?.get(v);
-  if (kept !== undefined) {
-    if (path.length + kept.height > maxDepth) throw tooDeep(root, path, maxDepth);
-    out.pushLong(kept.text);
-    return kept.height;
+  if (items > WATCH_ITEMS) {
+    writeKept(v, out, path, seen, root, maxDepth);
+    return;
   }
   if (seen.has(v)) throw invalidArgs(`${where(root, path)}: the value refers to itself`);
   if (path.length >= maxDepth) throw tooDeep(root, path, maxDepth);
   seen.add(v);
-  if (texts === null && items > WATCH_ITEMS) texts = new Map();
-  let height;
-  if (texts === null) {
-    height = writeItems(v, out, path, seen, root, maxDepth);
-  } else {
-    const own = new Text();
-    height = writeItems(v, own, path, seen, root, maxDepth);
-    const text = own.done();
-    texts.set(v, { text, height });
-    out.pushLong(text);
-  }
-  seen.delete(v);
-  return height;
-}
-
-function tooDeep(root, path, maxDepth) {
-  return invalidArgs(`${where(root, path.slice(0, 3))}...: the value is nested deeper than ${maxDepth} levels`);
-}
-
-// The brackets and items of an array or object: write()'s part.
-function writeItems(v, out, path, seen, root, maxDepth) {
-  let height = 0;
   if (Array.isArray(v)) {
     items += v.length;
     out.push("[");
     for (let i = 0; i < v.length; i++) {
       if (i) out.push(",");
       path.push(i);
-      height = Math.max(height, write(v[i], out, path, seen, root, maxDepth));
+      write(v[i], out, path, seen, root, maxDepth);
       path.pop();
     }
     out.push("]");
@@ -277,12 +253,72 @@ function writeItems(v, out, path, seen, root, maxDepth) {
       first = false;
       out.push(JSON.stringify(wellFormed(k)), ":");
       path.push(k);
-      height = Math.max(height, write(item, out, path, seen, root, maxDepth));
+      write(item, out, path, seen, root, maxDepth);
       path.pop();
     }
     out.push("}");
   }
-  return height + 1;
+  seen.delete(v);
+}
+
+// The height of the object writeKept wrote last (0 after a scalar: its
+// caller sets it before each item).
+let keptHeight = 0;
+
+// write()'s object case past WATCH_ITEMS: the object's text, written apart
+// and kept (texts), or the kept text of an object met before. Apart from
+// write() so that write's frame stays small: a Worker's stack must hold a
+// value nested 997 levels.
+function writeKept(v, out, path, seen, root, maxDepth) {
+  texts ??= new Map();
+  let kept = texts.get(v);
+  if (kept === undefined) {
+    if (seen.has(v)) throw invalidArgs(`${where(root, path)}: the value refers to itself`);
+    if (path.length >= maxDepth) throw tooDeep(root, path, maxDepth);
+    seen.add(v);
+    const own = new Text();
+    let height = 0;
+    const item = (x, key) => {
+      path.push(key);
+      keptHeight = 0;
+      write(x, own, path, seen, root, maxDepth);
+      if (keptHeight > height) height = keptHeight;
+      path.pop();
+    };
+    if (Array.isArray(v)) {
+      items += v.length;
+      own.push("[");
+      for (let i = 0; i < v.length; i++) {
+        if (i) own.push(",");
+        item(v[i], i);
+      }
+      own.push("]");
+    } else {
+      own.push("{");
+      let first = true;
+      for (const k of Object.keys(v)) {
+        const x = v[k];
+        if (x === undefined) continue;
+        items++;
+        if (!first) own.push(",");
+        first = false;
+        own.push(JSON.stringify(wellFormed(k)), ":");
+        item(x, k);
+      }
+      own.push("}");
+    }
+    seen.delete(v);
+    kept = { text: own.done(), height: height + 1 };
+    texts.set(v, kept);
+  } else if (path.length + kept.height > maxDepth) {
+    throw tooDeep(root, path, maxDepth);
+  }
+  keptHeight = kept.height;
+  out.pushLong(kept.text);
+}
+
+function tooDeep(root, path, maxDepth) {
+  return invalidArgs(`${where(root, path.slice(0, 3))}...: the value is nested deeper than ${maxDepth} levels`);
 }
 
 /**
