@@ -47,14 +47,16 @@ export function makeCommitQueue({ flush }) {
   // the commit's error (nothing else ran) or adopt's (after the flush).
   function runStep(commit, adopt) {
     const done = commit();
-    let failed = null;
+    let threw = false;  // not the thrown value's truth: `throw undefined` throws too
+    let failed;
     try {
       if (adopt) adopt(done.seq, done.ops);
     } catch (e) {
+      threw = true;
       failed = e;
     }
     flush(done.seq, done.ops);
-    if (failed) throw failed;
+    if (threw) throw failed;
     return done.seq;
   }
 

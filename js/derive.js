@@ -929,7 +929,7 @@ export function makeDerives(io) {
      * (js/derive.js, "what a read depends on") and recomputes the held ones.
      * Returns the set of derives recomputed for this commit.
      */
-    flush(opsByTable) {
+    flush(opsByTable, seq) {
       const recomputed = new Set();
       // The rows the commit left at the keys it wrote, read once for every
       // derive's patched pages: `${table}\0${key id}` -> { raw, row, id },
@@ -967,6 +967,10 @@ export function makeDerives(io) {
         return c[1];
       };
       for (const d of byName.values()) {
+        // Computed at this commit already (first held or read inside its
+        // adopt hook): its value is this seq's, and its holders had it.
+        // Before, it was computed and sent again, the same seq twice.
+        if (!d.dirty && d.result !== null && d.result.seq >= seq) continue;
         // Its windows are those of the state before this commit.
         const current = !d.dirty && d.result !== null;
         let touched;  // the window that made it dirty, if one did
@@ -1002,11 +1006,11 @@ export function makeDerives(io) {
       }
       return recomputed;
     },
+    // The store closed: no derive computes again; the values already
+    // queued for holders (each for an acknowledged commit) are still
+    // delivered, as a watch's calls are (js/watch.js, clear).
     clear() {
-      for (const d of byName.values()) {
-        d.closed = true;
-        for (const l of d.listeners) l.live = false;
-      }
+      for (const d of byName.values()) d.closed = true;
       byName.clear();
     },
   };

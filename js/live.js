@@ -64,7 +64,7 @@ export function makeLive(io) {
         reportListenerError(e, `flush of seq ${seq}`);
         return;
       }
-      const recomputed = derives.size > 0 ? derives.flush(byTable) : NO_DERIVES;
+      const recomputed = derives.size > 0 ? derives.flush(byTable, seq) : NO_DERIVES;
       for (const sink of sinks) {
         try {
           sink.commit(seq, byTable, recomputed, docOps);

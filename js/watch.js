@@ -84,8 +84,11 @@ export function makeWatches() {
         }
       }
     },
+    // The store closed: no call is queued after this, and those queued
+    // already (each for a commit acknowledged before the close) are still
+    // made. Before, they were dropped, so even a synchronous listener
+    // missed the commits of the last microtasks before a close.
     clear() {
-      for (const set of byTable.values()) for (const w of set) w.live = false;
       byTable.clear();
     },
   };

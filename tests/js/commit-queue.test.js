@@ -81,6 +81,18 @@ test("a throwing adopt rejects the step with its error, and the flush still runs
   assert.deepEqual(f.events.map((e) => e.slice(0, 2)), [["commit", "a"], ["flush", 1]]);
 });
 
+// Before, the error was kept and tested by its truth: a hook that threw
+// undefined, null, 0, "" or false let the step resolve as if it had not.
+test("an adopt that throws a falsy value rejects the step with that value too", async () => {
+  for (const thrown of [undefined, null, 0, "", false]) {
+    const f = fake();
+    const p = f.queue.step(f.commit("a"), () => { throw thrown; });
+    const outcome = await p.then(() => "resolved", (e) => ({ rejected: e }));
+    assert.deepEqual(outcome, { rejected: thrown }, `adopt threw ${String(thrown)}`);
+    assert.deepEqual(f.events.map((e) => e.slice(0, 2)), [["commit", "a"], ["flush", 1]]);
+  }
+});
+
 test("after() commits nothing and resolves once every step queued before it has run", async () => {
   const f = fake();
   f.queue.hold();

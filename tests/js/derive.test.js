@@ -502,3 +502,29 @@ for (const backend of ["memory", "sqlite"]) {
     await store.close();
   });
 }
+
+// Before, a derive first held inside an adopt hook was computed there (at
+// the commit's seq), then computed and sent again by that commit's flush:
+// its holder got the same seq twice.
+test("a derive first held inside an adopt hook gets each seq once", async () => {
+  const store = await openStore({ backend: "memory" });
+  let derive;
+  let armed = false;
+  const seen = [];
+  const owner = store.object({ type: "notes" }, {
+    adopt() {
+      if (!armed) return;
+      armed = false;
+      derive.hold((r) => seen.push([r.seq, r.value]));
+    },
+  });
+  const notes = owner.table(Notes);
+  await notes.count();
+  derive = store.derive("count", (read) => read.count(notes));
+  armed = true;
+  const first = await owner.tx(async (tx) => { await tx.put(notes, { id: "a", text: "x" }); }).then(() => store.head);
+  await owner.tx(async (tx) => { await tx.put(notes, { id: "b", text: "y" }); });
+  await new Promise((r) => setTimeout(r, 10));
+  assert.deepEqual(seen, [[first, 1], [first + 1, 2]]);
+  await store.close();
+});

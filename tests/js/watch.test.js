@@ -126,3 +126,28 @@ test("watch refuses another owner's table, a non-function listener, and a closed
   throwsWith(() => owner.watch(notes, () => {}), "closed");
   await rejectsWith(notes.count(), "closed");
 });
+
+// Before, close() marked every watch and holder dead at once, and a call
+// still queued (two microtasks a call on its line) was dropped: a
+// synchronous listener missed the last commit acknowledged before close.
+test("calls queued for commits acknowledged before close() are still made: a watch and a derive's holder see every one", async () => {
+  const store = await openStore({ backend: "memory" });
+  const owner = store.object({ type: "notes" });
+  const notes = owner.table(Notes);
+  const watched = [];
+  const held = [];
+  owner.watch(notes, (ops, seq) => { watched.push(seq); });
+  store.derive("count", (r) => r.count(notes)).hold(({ seq }) => { held.push(seq); });
+  await tick();
+  watched.length = 0;
+  held.length = 0;
+  const seqs = await Promise.all([1, 2, 3, 4].map((i) => store.commit([{ op: "put", table: notes.name, row: { id: `k${i}`, text: "t" } }])));
+  await store.close();
+  await tick();
+  assert.deepEqual(watched, seqs);
+  assert.deepEqual(held, seqs);
+  // Nothing is queued after the close.
+  await rejectsWith(store.commit([{ op: "put", table: notes.name, row: { id: "later", text: "t" } }]), "closed");
+  await tick();
+  assert.deepEqual(watched, seqs);
+});
