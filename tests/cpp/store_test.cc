@@ -230,6 +230,27 @@ TEST_P(StoreTest, ATransactionWhoseRecordIsAbove2MBCommitsAndItsRecordReadsBackW
   EXPECT_EQ(b["commits"][0]["seq"], 3);
 }
 
+// A page of the outbox stops once its records hold about 8 MiB, on every
+// backend. Before, the host-bound one (a Durable Object's) gave every
+// record up to the limit: its records of outbox format 2 are small first
+// parts, which its connection's byte cut never saw.
+TEST_P(StoreTest, AnOutboxPageStopsOnceItsRecordsHold8MiB) {
+  const std::string long_path(1400000, 'p');
+  for (int i = 0; i < 12; ++i) MustCommit("[" + Put("e" + std::to_string(i), long_path, i) + "]");
+  std::string batch;
+  ASSERT_TRUE(store_->ReadOutbox(1, 100, &batch).ok());
+  Json b = ParseOrDie(batch);
+  const size_t first = b["commits"].size();
+  EXPECT_GE(first, 6u);
+  EXPECT_LT(first, 12u) << "a page of " << batch.size() << " bytes";
+  EXPECT_LT(batch.size(), size_t{8} * 1048576 + 2 * 1500000);
+  // The next page goes on from its `to`, and the two hold every record.
+  ASSERT_TRUE(store_->ReadOutbox(b["to"].get<int64_t>(), 100, &batch).ok());
+  Json rest = ParseOrDie(batch);
+  EXPECT_EQ(first + rest["commits"].size(), 12u);
+  EXPECT_EQ(rest["commits"].back()["seq"], store_->head());
+}
+
 TEST_P(StoreTest, LastOpsAreTheOpsOfTheLastOutboxRecordAndSurviveARefusedCommit) {
   // The declaration of SetUp was the last commit: its table record.
   Json declared = ParseOrDie(store_->LastOps());
