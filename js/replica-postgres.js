@@ -98,7 +98,7 @@ function toParam(type, v) {
 function fitsType(type, v) {
   switch (type) {
     case "str": return typeof v === "string";
-    case "int": return (typeof v === "number" && Number.isInteger(v)) || (typeof v === "bigint" && v >= INT64_MIN && v <= INT64_MAX);
+    case "int": return (typeof v === "number" && Number.isSafeInteger(v)) || (typeof v === "bigint" && v >= INT64_MIN && v <= INT64_MAX);
     case "num": return (typeof v === "number" && Number.isFinite(v)) || typeof v === "bigint";
     case "bool": return typeof v === "boolean";
     case "vector": return typeof v === "string";
@@ -231,10 +231,7 @@ function tableColumn(record, name, what) {
 function operand(record, column, v, what) {
   const spec = tableColumn(record, column, what);
   const t = spec.type;
-  const ok = (t === "str" && typeof v === "string")
-    || (t === "int" && ((typeof v === "number" && Number.isSafeInteger(v)) || (typeof v === "bigint" && v >= -(2n ** 63n) && v < 2n ** 63n)))
-    || (t === "num" && ((typeof v === "number" && Number.isFinite(v)) || typeof v === "bigint"))
-    || (t === "bool" && typeof v === "boolean");
+  const ok = v !== null && fitsType(t, v);
   if (t === "json") throw invalidArgs(`${what}: column "${column}" is a json column, which a where cannot compare`);
   if (t === "vector") throw invalidArgs(`${what}: column "${column}" is a vector column, which a where cannot use (search a vector with nearest)`);
   if (!ok) {

@@ -152,6 +152,28 @@ function versionedSet(h, set, what) {
   }
   return set;
 }
+// A call that stages the ops written since the last crossing into the
+// core's transaction (opened at the first), then reads (tx.get's txGet,
+// tx.mintId's txStage): `call(batch)` inside the gate, its answer returned.
+// read_after_bulk comes after the ops were staged; any other failure leaves
+// the staged state unknown, so the tx cannot commit.
+function withStaged(st, gate, what, call) {
+  if (!st.txId) st.txId = Number(gate.call(what, () => gate.core.txOpen()));
+  // Its own copy: sizing the call's room may grow the wasm heap (where the
+  // buffer may be) before the core reads the batch.
+  const batch = st.ops.batchCopy();
+  let answer;
+  try {
+    answer = gate.call(what, () => call(batch));
+  } catch (e) {
+    if (e instanceof StoreError && e.code === ErrorCodes.ReadAfterBulk) st.ops.mark();
+    else st.poisoned = e;
+    throw e;
+  }
+  st.ops.mark();
+  return answer;
+}
+
 function keyOf(key) {
   return Array.isArray(key) ? [...key] : [key];
 }
@@ -414,21 +436,7 @@ class Tx {
     if (!h.settled || h.failed) await reads.ready(h);
     Tx.#open(this, "tx.get");
     const kt = reads.keyText(h, key);
-    if (!st.txId) st.txId = Number(gate.call("tx.get", () => gate.core.txOpen()));
-    // Its own copy: sizing the call's room may grow the wasm heap (where
-    // the buffer may be) before txGet reads the batch.
-    const batch = st.ops.batchCopy();
-    let answer;
-    try {
-      answer = gate.call(`tx.get(${h.name})`, () => gate.core.txGet(st.txId, batch, h.name, kt));
-    } catch (e) {
-      // read_after_bulk comes after the ops were staged; any other
-      // failure leaves the staged state unknown, so the tx cannot commit.
-      if (e instanceof StoreError && e.code === ErrorCodes.ReadAfterBulk) st.ops.mark();
-      else st.poisoned = e;
-      throw e;
-    }
-    st.ops.mark();
+    const answer = withStaged(st, gate, `tx.get(${h.name})`, (batch) => gate.core.txGet(st.txId, batch, h.name, kt));
     return reads.rowOf(h, answer);
   }
   /**
@@ -477,17 +485,7 @@ class Tx {
     // last crossing are staged first (as tx.get stages them), so the core
     // sees their keys. A transaction that has written nothing mints as a
     // store does.
-    if (st.ops.pending > 0) {
-      if (!st.txId) st.txId = Number(gate.call(what, () => gate.core.txOpen()));
-      const batch = st.ops.batchCopy();
-      try {
-        gate.call(what, () => gate.core.txStage(st.txId, batch));
-      } catch (e) {
-        st.poisoned = e;  // what was staged is unknown: the tx cannot commit
-        throw e;
-      }
-      st.ops.mark();
-    }
+    if (st.ops.pending > 0) withStaged(st, gate, what, (batch) => gate.core.txStage(st.txId, batch));
     return mintedId(gate.call(what, () => gate.core.mintId(h.name, st.txId)));
   }
 
