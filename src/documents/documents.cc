@@ -421,15 +421,21 @@ Status ParseDocOp(const Json& j, const std::string& where, DocOp* out) {
 }
 
 void DocOp::AppendJson(std::string* out) const {
+  // What follows the value or patch, with the record's own end: room kept
+  // for it when the value is written, so that a large value's record is
+  // not grown again (and by doubling) for its last bytes.
+  constexpr size_t kTail = 64;
   static const char* kNames[] = {"doc.create", "doc.change", "doc.retire"};
   *out += "{\"op\":\"" + std::string(kNames[static_cast<int>(kind)]) +
           "\",\"owner\":" + Quote(owner) + ",\"id\":" + std::to_string(id);
   if (kind == DocOpKind::kCreate) {
     *out += ",\"kind\":" + Quote(doc_kind);
     if (key) *out += ",\"key\":" + Quote(*key);
-    *out += ",\"value\":" + value.dump(-1, ' ', false, Json::error_handler_t::replace);
+    *out += ",\"value\":";
+    AppendDump(value, out, kTail);
   } else if (kind == DocOpKind::kChange) {
-    *out += ",\"patch\":" + patch.dump(-1, ' ', false, Json::error_handler_t::replace);
+    *out += ",\"patch\":";
+    AppendDump(patch, out, kTail);
     *out += std::string(",\"base\":") + (base.value_or(false) ? "true" : "false");
   }
   *out += ",\"version\":" + std::to_string(version) + "}";
@@ -725,6 +731,18 @@ Status DocWriter::Apply(DocOp* op, const std::string& where, std::vector<Op>* wr
     d.size.known = true;
     if (d.size.footprint > kMaxDocumentFootprint) return TooLarge(where + ".value", d.size.footprint);
     if (d.size.depth > kMaxDocumentDepth) return TooDeep(where + ".value", d.size.depth);
+    // Its room, asked before the copy: the value kept here, and its text
+    // twice (the delta row's, the outbox record's), each text one block.
+    // Near the heap's cap a large one aborted the core in the record.
+    if (d.size.footprint > kParseRoomAbove) {
+      const double text = static_cast<double>(DumpedLength(op->value));
+      if (!HeapHasRoomFor(static_cast<double>(d.size.footprint) + 2 * text, text)) {
+        return Status::Limit(where + ".value: a new document of about " +
+                             std::to_string(d.size.footprint >> 20) +
+                             " MiB needs more of the wasm heap than is left; keep a "
+                             "document this large in a file store");
+      }
+    }
     d.owner = op->owner;
     d.kind = op->doc_kind;
     d.key = op->key;
@@ -759,7 +777,7 @@ Status DocWriter::Apply(DocOp* op, const std::string& where, std::vector<Op>* wr
         if (depth > kMaxDocumentDepth) return TooDeep(where + ".patch", depth);
       }
       patch = op->patch;
-      const int64_t bytes = static_cast<int64_t>(patch.dump().size());
+      const int64_t bytes = static_cast<int64_t>(DumpedLength(patch));
       base = op->base ? *op->base
                       : doc->deltas + 1 > op->max_deltas || doc->bytes + bytes > op->max_bytes;
       if (base) {
@@ -806,7 +824,9 @@ Status DocWriter::Apply(DocOp* op, const std::string& where, std::vector<Op>* wr
   delta.kind = OpKind::kPut;
   delta.table = DeltasTable();
   auto text = [](const Json& j) {
-    return Value::JsonText(j.dump(-1, ' ', false, Json::error_handler_t::replace));
+    std::string t;
+    AppendDump(j, &t);
+    return Value::JsonText(std::move(t));
   };
   delta.row = {Value::Int(op->id),
                Value::Int(doc->version),

@@ -30,6 +30,14 @@ inline bool HeapHasRoomFor(double bytes, double piece) {
   return heap_has_room == nullptr || heap_has_room(bytes, piece);
 }
 
+// Whether a JSON reader's token can grow one byte at a time to `bytes`:
+// its blocks (the token's and its raw text's, twice the last each time)
+// are asked for in the order the reader asks for them, each held while the
+// next is had, and given back. Near the heap's cap the free room may lie in holes that a
+// string growing by doubling splits until its last block finds none, where
+// one check of the total said yes. Always true natively (no cap).
+bool HeapCanGrowString(size_t bytes);
+
 // The room of a read that copies a row of `bytes` of text (one above the
 // 32 MiB kept for reads; callers ask above kReadBytes, 8 MiB): OK when the
 // heap has `copies` times it, the first copy as one block; else `limit`,

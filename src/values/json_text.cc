@@ -5,6 +5,7 @@
 #include "onestore/heap.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -201,6 +202,20 @@ Status ParseJsonText(std::string_view text, const std::string& what, Json* out, 
                            std::to_string(items) +
                            " items would not fit in what is left of the wasm heap once parsed");
     }
+    // Its longest string, which the reader grows by doubling.
+    size_t longest = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (text[i] != '"') continue;
+      size_t j = i + 1;
+      while (j < text.size() && text[j] != '"') j += text[j] == '\\' ? 2 : 1;
+      if (j - i - 1 > longest) longest = j - i - 1;
+      i = j;
+    }
+    if (longest > kParseRoomAbove && !HeapCanGrowString(longest)) {
+      return Status::Limit(what + ": a string of " + std::to_string(longest) +
+                           " bytes in a JSON text would not fit in what is left of the wasm heap "
+                           "once read");
+    }
   }
   bool too_deep = false;
   if (TryParseJsonText(text, max_depth, out, &too_deep)) return Status::OK();
@@ -210,6 +225,32 @@ Status ParseJsonText(std::string_view text, const std::string& what, Json* out, 
   }
   std::string shown(text.substr(0, 60));
   return Status::InvalidArgs(what + ": not valid JSON: " + shown);
+}
+
+namespace {
+
+// An output of nlohmann's serializer that only counts what it is given.
+class CountingOutput : public nlohmann::detail::output_adapter_protocol<char> {
+ public:
+  void write_character(char) override { ++count; }
+  void write_characters(const char*, std::size_t length) override { count += length; }
+  size_t count = 0;
+};
+
+}  // namespace
+
+size_t DumpedLength(const Json& j) {
+  auto counter = std::make_shared<CountingOutput>();
+  nlohmann::detail::serializer<Json> s(counter, ' ', Json::error_handler_t::replace);
+  s.dump(j, false, false, 0);
+  return counter->count;
+}
+
+void AppendDump(const Json& j, std::string* out, size_t slack) {
+  out->reserve(out->size() + DumpedLength(j) + slack);
+  nlohmann::detail::serializer<Json> s(nlohmann::detail::output_adapter<char>(*out), ' ',
+                                      Json::error_handler_t::replace);
+  s.dump(j, false, false, 0);
 }
 
 void AppendJsonText(const Json& j, std::string* out) {

@@ -61,6 +61,18 @@ bool TryParseJsonTextWithout(std::string_view text, std::string_view skip_member
 // as a document's value on its way to JS.
 void AppendJsonText(const Json& j, std::string* out);
 
+// The length of j.dump(-1, ' ', false, Json::error_handler_t::replace),
+// counted without writing the text (no allocation).
+size_t DumpedLength(const Json& j);
+
+// Appends that same text to *out, with room for it (and `slack` bytes more,
+// for what the caller appends next) reserved once, where a dump into a new
+// string and an append of it grew two strings by doubling: for a value of
+// 128 MiB, two blocks of 256 MiB where 128 MiB is written, and the last a
+// core near its heap's cap could not find (docs/reliability.md, "A third
+// hunt").
+void AppendDump(const Json& j, std::string* out, size_t slack = 0);
+
 // A depth limit for text the store wrote itself (records, stored defaults),
 // which Json::parse read without one.
 constexpr int kNoJsonDepthLimit = 1 << 30;
