@@ -190,9 +190,14 @@ export function makeGate(core, head, kind = "store") {
      */
     poll: null,
 
-    /** Calls the core; returns its payload or throws a StoreError. */
-    call(what, fn) {
-      if (gate.poll !== null && !gate.closed && !gate.broken) gate.poll();
+    /**
+     * Calls the core; returns its payload or throws a StoreError. `poll`
+     * false: no hand-over first (a commit's own ops, read inside its step:
+     * handed over there, the commit would be durable and yet reported
+     * `fenced`, its adopt hook never called).
+     */
+    call(what, fn, poll = true) {
+      if (poll && gate.poll !== null && !gate.closed && !gate.broken) gate.poll();
       if (gate.closed) throw closedError(what, kind);
       if (gate.broken) throw gate.broken;
       let answer;
@@ -281,7 +286,7 @@ export function makeGate(core, head, kind = "store") {
         ops() {
           if (ops === undefined) {
             if (mine !== commits) throw new StoreError(ErrorCodes.InvalidArgs, `${what}: the ops of seq ${seq} were asked for after a later commit; read them inside the commit step`);
-            ops = parseJsonExact(gate.call(`${what}: its ops`, () => core.lastOps()));
+            ops = parseJsonExact(gate.call(`${what}: its ops`, () => core.lastOps(), false));
           }
           return ops;
         },

@@ -263,3 +263,59 @@ test("a process killed with SIGKILL while it commits (durability full, WAL) lose
     }
   });
 });
+
+// A hand-over asked for while a commit's step runs: before, the step's read
+// of the commit's ops (for the adopt hook, a watch, a derive) handed the
+// file over, so a commit already durable was reported `fenced` and its
+// adopt hook never called (an app that retries on `fenced` wrote it twice),
+// or a watch missed an acknowledged seq. Now the hand-over waits for the
+// next call: every transaction that resolved is in the file and was
+// adopted, every one that was refused is not. Bulk transactions make a step
+// long enough for the opener's announcement to land in it; the opener
+// comes at a random moment, three times.
+test("a takeover during a commit's step: a refused transaction is not in the file, and every resolved one was adopted and watched", { timeout: 120_000 }, async () => {
+  const opener = `
+    import { openStore } from ${JSON.stringify(new URL("../../js/index.js", import.meta.url).href)};
+    await new Promise((r) => setTimeout(r, 200 + Math.random() * 400));
+    const s = await openStore({ backend: "sqlite", path: process.argv[1], lockTimeout: 8000 });
+    await s.close();`;
+  for (let round = 0; round < 3; round++) {
+    await inFolder("onestore-midstep-", async (dir) => {
+      const path = join(dir, "s.sqlite");
+      const store = await openStore({ backend: "sqlite", path });
+      const adopted = [];
+      const watched = [];
+      const owner = store.object({ type: "writer" }, { adopt: (seq) => adopted.push(seq) });
+      const rows = owner.table(Rows);
+      const stop = owner.watch(rows, (ops, seq) => watched.push(seq));
+      const child = spawn(process.execPath, ["--input-type=module", "-e", opener, path], { stdio: "inherit" });
+      const exited = new Promise((resolve) => child.on("exit", resolve));
+      const resolved = [];
+      let refused = null;
+      for (let b = 0; b < 400 && refused === null; b++) {
+        try {
+          await owner.tx(async (tx) => { for (let i = 0; i < 2000; i++) tx.put(rows, { id: `b${b}-${i}`, n: i, pad: "x".repeat(100) }); });
+          resolved.push(b);
+        } catch (e) {
+          refused = { b, code: e.code };
+        }
+      }
+      await store.close().catch(() => {});
+      stop();
+      assert.equal(await exited, 0);
+      assert.equal(refused?.code, "fenced", "the store was taken over while it committed");
+      const again = await openStore({ backend: "sqlite", path });
+      try {
+        const table = again.object({ type: "writer" }).table(Rows);
+        assert.equal(await table.get(`b${refused.b}-0`), undefined, `the refused transaction (batch ${refused.b}) is not in the file`);
+        for (const b of resolved) assert.ok(await table.get(`b${b}-1999`), `batch ${b} resolved and is in the file`);
+        // Seq 1 declares the table (adopted too); batch b is seq b + 2.
+        assert.deepEqual(adopted, [1, ...resolved.map((b) => b + 2)], "each resolved transaction was adopted, in order");
+        assert.deepEqual(watched, adopted.slice(1), "and watched");
+        assert.equal(again.head, resolved.length + 1, "the file holds the resolved transactions, no more");
+      } finally {
+        await again.close();
+      }
+    });
+  }
+});
