@@ -7,7 +7,7 @@
 // file system the SQLite VFS calls (js/files-node.js).
 
 import { copyFile, mkdir, mkdtemp, open as openFile, readFile, readdir, rename, rm, rmdir, stat } from "node:fs/promises";
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 
@@ -216,11 +216,28 @@ function fileSession(path, onFenced) {
  * @example
  * storeFile(".data/s.sqlite", "openStore")   // "/home/me/app/.data/s.sqlite"
  */
-export function storeFile(path, what) {
+export function storeFile(path, what, { follow = true } = {}) {
   if (path.includes("\0")) {
     throw new StoreError(ErrorCodes.InvalidArgs, `${what}: the path ${JSON.stringify(path)} contains NUL, which no file name can hold`);
   }
-  return resolve(path);
+  return follow ? realFile(resolve(path)) : resolve(path);
+}
+
+// The file an absolute path names with its symlinks followed (the file's
+// own, or its folder's while the file is not there yet). A store's lock,
+// WAL, blobs and snapshots are named after its file: opened by two names
+// (a link to it), one file took two locks, and two writers each
+// acknowledged commits the other's close then lost.
+function realFile(file) {
+  try {
+    return realpathSync(file);
+  } catch {
+    try {
+      return join(realpathSync(dirname(file)), basename(file));
+    } catch {
+      return file;  // no folder yet: the open makes it
+    }
+  }
 }
 
 /**
@@ -607,7 +624,7 @@ export async function listNodeStores(options) {
   if (typeof dir !== "string" || dir === "") {
     throw new StoreError(ErrorCodes.InvalidArgs, `listStores: dir must name a folder, got ${describe(dir)}`);
   }
-  const folder = storeFile(dir, "listStores");
+  const folder = storeFile(dir, "listStores", { follow: false });  // its stores named under the folder as given
   let names;
   try {
     names = (await readdir(folder, { withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name).sort();

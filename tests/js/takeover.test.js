@@ -9,12 +9,13 @@
 // acknowledged commit.
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 
 import { defineTable, int, openReplica, openStore, str } from "../../js/index.js";
+import { rejectsWith } from "./helpers.js";
 
 const writer = new URL("./fixtures/writer.mjs", import.meta.url).pathname;
 
@@ -318,4 +319,43 @@ test("a takeover during a commit's step: a refused transaction is not in the fil
       }
     });
   }
+});
+
+// One file by two names: a symlink to it, or to its folder. Before, each
+// name took a lock of its own ("<name>-lock"), so both opens succeeded and
+// both stores acknowledged commits, and one close then lost the other's.
+// Now the path is followed to the file: the second opener takes the store
+// over as it does by the file's own name. (Before, the holder was never
+// asked to hand over: the test's timeout ends that wait.)
+test("a store file opened through a symlink to it, or to its folder, is the same store: the other opener is fenced and no acknowledged commit is lost", { timeout: 60_000 }, async () => {
+  await inFolder("onestore-links-", async (dir) => {
+    const path = join(dir, "real", "s.sqlite");
+    mkdirSync(join(dir, "real"));
+    symlinkSync("s.sqlite", join(dir, "real", "link.sqlite"));
+    symlinkSync(join(dir, "real"), join(dir, "folder-link"));
+    // Another process holds the file by its own name.
+    const a = run(path, "a", 3, "hold");
+    await a.until((lines) => lines.includes("idle"));
+    const byLink = await openStore({ backend: "sqlite", path: join(dir, "real", "link.sqlite"), lockTimeout: 5000 });
+    await a.until((lines) => lines.includes("handed over"));
+    assert.ok(a.lines.includes("handed over"), `the holder was told: ${a.lines.join("; ")}`);
+    const owner = byLink.object({ type: "writer" });
+    await owner.tx(async (tx) => { await tx.put(owner.table(Rows), { id: "by-link", n: 1, pad: "" }); });
+    // In this process: the folder's link fences the file's link.
+    const byFolder = await openStore({ backend: "sqlite", path: join(dir, "folder-link", "s.sqlite") });
+    await rejectsWith(owner.tx(async (tx) => { await tx.put(owner.table(Rows), { id: "late", n: 2, pad: "" }); }), "fenced", ["took it over"]);
+    const third = byFolder.object({ type: "writer" });
+    await third.tx(async (tx) => { await tx.put(third.table(Rows), { id: "by-folder", n: 3, pad: "" }); });
+    await byFolder.close();
+    await byLink.close().catch(() => {});
+    a.send("stop");
+    await a.done;
+    assert.deepEqual(readdirSync(join(dir, "real")).filter((f) => f.endsWith("-lock") || f.endsWith("-wal")), [], "no lock or WAL left by any name");
+    const store = await openStore({ backend: "sqlite", path });
+    const ids = [];
+    for await (const row of store.object({ type: "writer" }).table(Rows).rows()) ids.push(row.id);
+    assert.deepEqual(ids.sort(), ["a-0", "a-1", "a-2", "by-folder", "by-link"]);
+    await store.close();
+    assert.equal(execFileSync("sqlite3", [path, "pragma integrity_check"], { encoding: "utf8" }).trim(), "ok");
+  });
 });
