@@ -21,6 +21,7 @@ import { defOf } from "./replica.js";
 import { ownerDocuments } from "./documents.js";
 import { describe, isTableDef, ownerName } from "./schema.js";
 import { isEdgesDef, neighboursWith } from "./edges.js";
+import { jsonColumnThrough } from "./migrate.js";
 
 const LOG_FIELDS = ["seq", "owner", "actor", "from", "to", "after", "limit"];
 // Records per crossing while a view replays the outbox.
@@ -212,12 +213,39 @@ function makeView(gate, seq, close, storeHandles) {
     throw invalidArgs(`view.table: expected a stored table name ("notes/items"), a table handle or a definition, got ${describe(t)}`);
   }
 
-  // `edges`: the store's defineEdges definition the caller named the table
+  /**
+ * The json columns of a table's `record` at a seq as the code's definition
+ * `code` reads them: `{ columns }` by their stored names then, or null
+ * without a definition. The record, not the code, says what the table was
+ * then: a stored column is followed through the code's migrations from the
+ * record's version to the code's, so a renamed one reads as the column it
+ * became, and one dropped (or added back under its name by a later
+ * version: another column) reads as stored, as does every column of a
+ * record newer than the code (whose migrations do not reach it).
+ *
+ * @example
+ * jsonAt({ version: 1, columns: { meta: { type: "json" } } }, V2)   // { columns: { meta: V2.columns.info } }
+ */
+function jsonAt(record, code) {
+  if (!code) return null;
+  const columns = {};
+  if (code.version >= record.version) {
+    const alters = [];
+    for (let v = record.version + 1; v <= code.version; v++) alters.push(code.migrations?.[v]?.alter ?? {});
+    for (const [name, c] of Object.entries(record.columns)) {
+      const mine = c.type === "json" ? jsonColumnThrough(code, alters, name) : undefined;
+      if (mine) columns[name] = mine[1];
+    }
+  }
+  return { columns };
+}
+
+// `edges`: the store's defineEdges definition the caller named the table
   // by, whose kinds neighbours checks as the live table does (the stored
   // record does not hold them); null reads any kind.
   function makeHandle(record, edges, versions) {
     const def = defOf(record);
-    const h = { name: record.table, def, versions, settled: true, pending: null, failed: null, decode: null };
+    const h = { name: record.table, def, versions: jsonAt(record, versions), settled: true, pending: null, failed: null, decode: null };
     const live = (what) => { if (gate.closing || gate.closed) throw viewClosed(`${h.name}.${what}`); };
     return Object.freeze({
       /** The table's stored name ("file-history/edits"). */
@@ -287,8 +315,9 @@ function makeView(gate, seq, close, storeHandles) {
       const given = isTableDef(t) ? t : isTableDef(t?.def) ? t.def : null;
       const edges = isEdgesDef(given) ? given : null;
       // The code's definition (the one named, else the store's open
-      // handle's): its versioned json columns are read as the owner reads
-      // them. Without one the values are given as stored.
+      // handle's): the json columns it reaches from the record at this seq
+      // are read as the owner reads them (jsonAt). Without one the values
+      // are given as stored.
       const versions = given ?? storeHandles?.byName(name)?.def ?? null;
       const known = handles.get(name);
       if (known && known.edges === edges && known.versions === versions && JSON.stringify(known.record) === JSON.stringify(record)) return known.handle;

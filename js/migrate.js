@@ -40,27 +40,37 @@ function alterRow(row, alter) {
   return out;
 }
 
+/**
+ * The json column of `def` that `name`, a column name after the first
+ * `from` of `alters` (each { drop?, rename? }, oldest first), becomes:
+ * [its name in def, its builder]; undefined if none, or if it is dropped
+ * (added back by the same alter, it is a new column that starts from its
+ * default: the dropped values are not its own, and never reach its
+ * migrate). A view at a past seq reads a table's json columns by it too
+ * (js/history.js).
+ *
+ * @example
+ * jsonColumnThrough(V2, [{ rename: { meta: "info" } }], "meta")   // ["info", V2.columns.info]
+ */
+export function jsonColumnThrough(def, alters, name, from = 0) {
+  const own = (o, k) => o !== undefined && o !== null && Object.prototype.hasOwnProperty.call(o, k);
+  let n = name;
+  for (let i = from; i < alters.length; i++) {
+    const a = alters[i];
+    if ((a.drop ?? []).includes(n)) return undefined;
+    if (own(a.rename, n)) n = a.rename[n];
+  }
+  const c = own(def.columns, n) ? def.columns[n] : undefined;
+  return c?.type === "json" ? [n, c] : undefined;
+}
+
 // The json columns through a migration's alters. A `rows` step sees a json
 // value as the owner's reads give it (out of its version's envelope,
 // migrated: js/schema.js, readJson) and writes it as tx.put and tx.update do
 // (storedJson); the column's version and migrate are those of `def`, found
 // by following the name through the alters still to come.
 function jsonColumns(def, full, alters) {
-  // The definition's json column that `name`, a column name after the
-  // first `from` alters, becomes; undefined if none, or if it is dropped
-  // (added back by the same alter, it is a new column that starts from its
-  // default: the dropped values are not its own, and never reach its
-  // migrate).
-  const columnOf = (name, from) => {
-    let n = name;
-    for (let i = from; i < alters.length; i++) {
-      const a = alters[i];
-      if ((a.drop ?? []).includes(n)) return undefined;
-      n = a.rename?.[n] ?? n;
-    }
-    const c = Object.prototype.hasOwnProperty.call(def.columns, n) ? def.columns[n] : undefined;
-    return c?.type === "json" ? [n, c] : undefined;
-  };
+  const columnOf = (name, from) => jsonColumnThrough(def, alters, name, from);
   return {
     /** A stored value of column `name` (after `from` alters) as a read gives it. */
     read(name, from, v) {

@@ -47,8 +47,9 @@ export function makeReads(gate) {
 
   // An owner's handle reads its json columns through their versions
   // (js/schema.js, readJson): a value out of its envelope, migrated, or
-  // refused when newer; so does a view's handle through the code's
-  // definition (h.versions, js/history.js). A replica's handle gives the
+  // refused when newer; so does a view's handle through the code's json
+  // columns that the table's record at its seq reaches (h.versions, by
+  // the stored names then: js/history.js). A replica's handle gives the
   // values as stored.
   function withJsonVersions(h, decode) {
     const def = h.versions ?? (h.owner ? h.def : null);

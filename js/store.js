@@ -100,25 +100,38 @@ export async function openStoreWith(runtime, options) {
   return makeStore(core, info, session, { blobs, snapshots: shelf, locks, openViewCore: viewCoreOf(runtime) });
 }
 
-// The snapshot shelf of a store with its list at open: `{ shelf, known,
-// keep, every }`, or null where the backend takes no snapshots.
-async function openShelf(shelf, { keep, every }, closeCore) {
+/**
+ * The snapshot shelf of a store with its list at open: `{ shelf, known,
+ * keep, every }`, or null where the backend takes no snapshots. `what`
+ * names the call that opens it (openStore, pullSession: js/sync.js).
+ *
+ * @example
+ * const shelf = await openShelf(snapshots, snapshotOptions(options, "openStore"), closeCore);
+ */
+export async function openShelf(shelf, { keep, every }, closeCore, what = "openStore") {
   if (!shelf) return { shelf: null, known: [], keep, every };
   if (every > 0 && shelf.noEvery) {
     closeCore();
-    throw invalidArgs(`openStore: snapshotEvery must be 0 here: ${shelf.noEvery}; got ${every}`);
+    throw invalidArgs(`${what}: snapshotEvery must be 0 here: ${shelf.noEvery}; got ${every}`);
   }
   try {
     if (every > 0) await shelf.prepare?.();
     return { shelf, known: await shelf.list(), keep, every };
   } catch (e) {
     closeCore();
-    throw asStoreError(e, "openStore: reading its snapshots");
+    throw asStoreError(e, `${what}: reading its snapshots`);
   }
 }
 
-// A new memory replica core of the same runtime: what store.at(seq) replays into.
-function viewCoreOf(runtime) {
+/**
+ * A new memory replica core of the same runtime: what store.at(seq)
+ * replays into. Every store made over a runtime's core is given it
+ * (openStore, importStore, pullSession).
+ *
+ * @example
+ * makeStore(core, info, session, { openViewCore: viewCoreOf(runtime) });
+ */
+export function viewCoreOf(runtime) {
   return () => openCore(runtime, { backend: "memory" }, "store.at", { replica: true });
 }
 

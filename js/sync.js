@@ -17,7 +17,8 @@ import { ErrorCodes, invalidArgs, isErrorCode, refuseUnknownOptions, StoreError,
 import { MAX_BATCH_DEPTH, encodeJson, parseJsonExact } from "./encode.js";
 import { headerToken, relayToken, withDeadline } from "./follow-relay.js";
 import { describe } from "./schema.js";
-import { storeInternals, makeStore } from "./store.js";
+import { makeStore, openShelf, storeInternals, viewCoreOf } from "./store.js";
+import { snapshotOptions } from "./snapshots.js";
 import { openCore } from "./open.js";
 import { makeBlobs } from "./blobs.js";
 
@@ -702,6 +703,8 @@ export async function pullSessionWith(runtime, remote, openOptions) {
   checkToken(remote.token, what);
   const { timeout = RELAY_TIMEOUT_MS } = remote;
   checkTimeout(timeout, what);
+  // keepSnapshots and snapshotEvery are checked before the relay is asked.
+  const snapshotting = snapshotOptions(openOptions, what);
   const { base, session } = parseRelay(remote.relay, undefined, what);
   if (session === undefined) throw invalidArgs(`${what}: relay must name the session (".../sessions/<id>"), got ${describe(remote.relay)}`);
   const client = relayClient({ fetch: fetch.bind(globalThis), token: remote.token, timeout }, base);
@@ -710,7 +713,7 @@ export async function pullSessionWith(runtime, remote, openOptions) {
   if (!Number.isSafeInteger(target) || target < 0) {
     throw new StoreError(ErrorCodes.InvalidArgs, `${what}: the relay's session info has no head (a seq): ${describe(info)}`);
   }
-  const { core, info: opened, session: held, blobs } = await openCore(runtime, { ...openOptions, id: session }, what, { replica: true });
+  const { core, info: opened, session: held, blobs, snapshots, locks } = await openCore(runtime, { ...openOptions, id: session }, what, { replica: true });
   const closeCore = () => {
     try { core.close(); } catch { /* closing anyway */ }
     try { core.delete(); } catch { /* already freed */ }
@@ -726,6 +729,10 @@ export async function pullSessionWith(runtime, remote, openOptions) {
     if (head !== 0 || opened.id !== session) {
       throw invalidArgs(`${what}: the store is not empty (session ${opened.id}, head ${head})`);
     }
+    // The store's snapshots, as openStore lists them (refused before the
+    // download where the backend takes no snapshotEvery); the catch below
+    // closes the core.
+    const shelf = await openShelf(snapshots, snapshotting, () => {}, what);
     await downloadBlobs(client, session, localBlobs);
     // Up to the head read before the blobs, whose every blob they hold:
     // the relay's later commits may name blobs listed after.
@@ -735,7 +742,10 @@ export async function pullSessionWith(runtime, remote, openOptions) {
       head = JSON.parse(answer(core.applyBatch(encodeJson(b, "batch", MAX_BATCH_DEPTH)))).head;
     }
     answer(core.promote());
-    const store = makeStore(core, { id: session, head }, held, { blobs, archive: runtime.archive });
+    // What openStore gives a store over the same backend: its snapshots,
+    // its locks across processes and store.at's views. Without them the
+    // pulled store refused store.at and snapshot() until it was reopened.
+    const store = makeStore(core, { id: session, head }, held, { blobs, snapshots: shelf, locks, openViewCore: viewCoreOf(runtime) });
     return store;
   } catch (e) {
     closeCore();

@@ -457,6 +457,51 @@ for (const [label, kind] of Object.entries(kinds)) {
       await store.close();
     });
 
+    // A view read a table through the code's current definition by column
+    // name, whatever the table was at its seq: a str column dropped and
+    // added back as a versioned json one read "hello" as migrate("hello"),
+    // and a versioned json column renamed since gave its raw envelope. Each
+    // seq has one answer: the record at that seq says which column it is.
+    test("a view at a seq before a migration reads each column as the table was then, whichever definition is open", async () => {
+      const meta = json({ version: 2, migrate: (old, from) => ({ migratedFrom: from, old }) }).optional();
+      const Tags1 = defineTable("tags", { columns: { id: str(), note: str(), meta }, key: ["id"] });
+      const Tags2 = defineTable("tags", {
+        version: 2,
+        columns: { id: str(), note: meta, info: meta },
+        key: ["id"],
+        migrations: { 2: { alter: { drop: ["note"], rename: { meta: "info" }, add: { note: meta } } } },
+      });
+      let store = await kind.open();
+      let owner = store.object({ type: "tags" });
+      await owner.tx(async (tx) => { await tx.put(owner.table(Tags1), { id: "1", note: "hello", meta: { k: 1 } }); });
+      const then = { id: "1", note: "hello", meta: { k: 1 } };
+      const before = store.head;
+      const readBefore = async (named) => {
+        const view = await store.at(before);
+        try {
+          return await view.table(named).get("1");
+        } finally {
+          await view.close();
+        }
+      };
+      assert.deepEqual(await readBefore("tags/tags"), then, "with the definition of that seq open");
+      store = await kind.reopen(store);
+      owner = store.object({ type: "tags" });
+      const t = owner.table(Tags2);
+      assert.deepEqual(await t.get("1"), { id: "1", note: null, info: { k: 1 } });
+      await owner.tx(async (tx) => { await tx.put(t, { id: "2", note: { n: 2 }, info: null }); });
+      for (const named of ["tags/tags", Tags2, t]) {
+        assert.deepEqual(await readBefore(named), then, `with the migrated definition open, named by ${typeof named === "string" ? "its stored name" : named === t ? "the handle" : "the definition"}`);
+      }
+      const view = await store.at(store.head);
+      try {
+        assert.deepEqual(await view.table(t).get("2"), { id: "2", note: { n: 2 }, info: null });
+      } finally {
+        await view.close();
+      }
+      await store.close();
+    });
+
     test("a value set through coalesce or when is stored at the column's version; an expression that makes no json is refused", async () => {
       const store = await seededNotes();
       const owner = store.object({ type: "notes" });

@@ -569,6 +569,40 @@ describe("pullSession and losing the lease", () => {
     await b.close();
     await a.close();
   });
+
+  // The pulled store was made without the shelf and the view core that
+  // openStore gives: store.at rejected "made without a runtime to open a
+  // view in", snapshot() "this backend takes no snapshots (memory, sqlite,
+  // … do)", though it was one of those, until the file was reopened.
+  for (const [label, options] of [["memory", () => ({ backend: "memory" })], ["a sqlite file", () => ({ backend: "sqlite", path: filePath("pulled-at.sqlite") })]]) {
+    test(`a store pulled into ${label} opens views at past seqs and takes snapshots, as an opened one does`, async () => {
+      const relay = memoryRelay();
+      const a = await openStore({ backend: "memory" });
+      await put(a, [{ id: 1, text: "one" }]);
+      await put(a, [{ id: 1, text: "uno" }, { id: 2, text: "two" }]);
+      const sync = startSync(a, { relay: base, fetch: relay.fetch });
+      await sync.settled();
+      await sync.stop();
+      const b = await pullSession({ relay: `${base}/sessions/${a.id}`, fetch: relay.fetch }, options());
+      const view = await b.at(2);
+      try {
+        assert.deepEqual(await view.table(Items).get(1), { id: 1, text: "one", file: "" });
+        assert.equal(await view.table("notes/items").count(), 1);
+      } finally {
+        await view.close();
+      }
+      const taken = await b.snapshot({ label: "pulled" });
+      assert.equal(taken.seq, 3);
+      assert.deepEqual((await b.snapshots()).map((s) => [s.id, s.seq, s.label]), [[taken.id, 3, "pulled"]]);
+      await put(b, [{ id: 3, text: "three" }]);
+      // From the snapshot the view replays only the commit after it.
+      const later = await b.at(4);
+      assert.equal(await later.table(Items).count(), 3);
+      await later.close();
+      await b.close();
+      await a.close();
+    });
+  }
 });
 
 describe("after a power loss", () => {
