@@ -187,33 +187,7 @@ async function seededView(source, seq, openCore, storeHandles, snapshots, what) 
   return makeView(gate, seq, close, storeHandles);
 }
 
-function makeView(gate, seq, close, storeHandles) {
-  const reads = makeReads(gate);
-  const handles = new Map();  // stored name -> { record, handle }
-  const docs = new Map();     // owner name -> documents reads
-  const call = (what, fn) => {
-    if (gate.closing || gate.closed) throw viewClosed(what);
-    return gate.call(what, fn);
-  };
-  const records = () => JSON.parse(call("view.tables", () => gate.core.tables()));
-
-  function nameOf(t) {
-    if (typeof t === "string" && t !== "") return t;
-    // A table handle of the store: its full name.
-    if (t !== null && typeof t === "object" && typeof t.name === "string" && isTableDef(t.def)) return t.name;
-    if (isTableDef(t)) {
-      // A definition: the one open in the store, else the one stored table of that name.
-      const open = storeHandles?.nameOfDef(t);
-      if (open) return open;
-      const matches = records().map((r) => r.table).filter((n) => n.slice(n.lastIndexOf("/") + 1) === t.name);
-      if (matches.length === 1) return matches[0];
-      if (matches.length > 1) throw invalidArgs(`view.table: several owners have a table ${JSON.stringify(t.name)} (${matches.join(", ")}); pass its stored name`);
-      throw invalidArgs(`view.table: the store held no table ${JSON.stringify(t.name)} at seq ${seq}`);
-    }
-    throw invalidArgs(`view.table: expected a stored table name ("notes/items"), a table handle or a definition, got ${describe(t)}`);
-  }
-
-  /**
+/**
  * The json columns of a table's `record` at a seq as the code's definition
  * `code` reads them: `{ columns }` by their stored names then, or null
  * without a definition. The record, not the code, says what the table was
@@ -240,7 +214,33 @@ function jsonAt(record, code) {
   return { columns };
 }
 
-// `edges`: the store's defineEdges definition the caller named the table
+function makeView(gate, seq, close, storeHandles) {
+  const reads = makeReads(gate);
+  const handles = new Map();  // stored name -> { record, handle }
+  const docs = new Map();     // owner name -> documents reads
+  const call = (what, fn) => {
+    if (gate.closing || gate.closed) throw viewClosed(what);
+    return gate.call(what, fn);
+  };
+  const records = () => JSON.parse(call("view.tables", () => gate.core.tables()));
+
+  function nameOf(t) {
+    if (typeof t === "string" && t !== "") return t;
+    // A table handle of the store: its full name.
+    if (t !== null && typeof t === "object" && typeof t.name === "string" && isTableDef(t.def)) return t.name;
+    if (isTableDef(t)) {
+      // A definition: the one open in the store, else the one stored table of that name.
+      const open = storeHandles?.nameOfDef(t);
+      if (open) return open;
+      const matches = records().map((r) => r.table).filter((n) => n.slice(n.lastIndexOf("/") + 1) === t.name);
+      if (matches.length === 1) return matches[0];
+      if (matches.length > 1) throw invalidArgs(`view.table: several owners have a table ${JSON.stringify(t.name)} (${matches.join(", ")}); pass its stored name`);
+      throw invalidArgs(`view.table: the store held no table ${JSON.stringify(t.name)} at seq ${seq}`);
+    }
+    throw invalidArgs(`view.table: expected a stored table name ("notes/items"), a table handle or a definition, got ${describe(t)}`);
+  }
+
+  // `edges`: the store's defineEdges definition the caller named the table
   // by, whose kinds neighbours checks as the live table does (the stored
   // record does not hold them); null reads any kind.
   function makeHandle(record, edges, versions) {
