@@ -83,15 +83,16 @@ function checkProgress(onProgress, what) {
 }
 
 /**
- * The archive of a store at its current head, as a ReadableStream of tar
- * bytes. The commit queue is held from this call until the last byte was
- * read (or the stream is cancelled): commits asked for meanwhile wait, then
- * run in order.
+ * The archive of a store, as a ReadableStream of tar bytes, at its head
+ * once the commits queued before this call have run. `hold()` takes the
+ * commit queue's hold in turn (`{ ready, release }`: js/commit-queue.js,
+ * holdInTurn); it is kept until the last byte was read (or the stream is
+ * cancelled): commits asked for meanwhile wait, then run in order.
  *
  * @example
- * const stream = exportArchive({ core, gate, queue, info }, { onProgress });
+ * const stream = exportArchive({ gate, hold: () => queue.holdInTurn(), info, blobs }, { onProgress });
  */
-export function exportArchive({ gate, queue, info, blobs }, options = {}) {
+export function exportArchive({ gate, hold, info, blobs }, options = {}) {
   if (options === null || typeof options !== "object") {
     throw invalidArgs(`store.export: options must be { onProgress, idleTimeout }, got ${describe(options)}`);
   }
@@ -101,15 +102,12 @@ export function exportArchive({ gate, queue, info, blobs }, options = {}) {
   if (typeof idleTimeout !== "number" || !(idleTimeout >= 0)) throw invalidArgs(`store.export: idleTimeout must be a number of ms ≥ 0 (0: none), got ${describe(idleTimeout)}`);
   gate.checkOpen("store.export");
   const core = gate.core;
-  queue.hold();
-  let released = false;
+  // In its turn, as a store.read: behind the commits queued before the call.
+  const turn = hold();
   let timer;
   const release = () => {
     clearTimeout(timer);
-    if (!released) {
-      released = true;
-      queue.release();
-    }
+    turn.release();
   };
 
   let bytes = 0;
@@ -134,6 +132,7 @@ export function exportArchive({ gate, queue, info, blobs }, options = {}) {
 
   // The archive's chunks, made as they are asked for (one entry at a time).
   async function* produce() {
+    if (turn.ready) await turn.ready;
     const call = (what, fn) => gate.call(`store.export: ${what}`, fn);
     const head = Number(core.head());
     // The documents' own tables (_documents, _deltas) too: an archive holds

@@ -8,7 +8,11 @@
 // queue, so commit order, seq order and adoption order are one order. A hold
 // (store.read, store.export) stops the loop between steps until it is
 // released; a place (a restore preparing its files) keeps the steps after it
-// waiting, and its own commit waits for the holds too.
+// waiting, and its own commit waits for the holds too. A read or an export
+// takes its hold in turn (holdInTurn): behind the steps queued before it,
+// so that reads that overlap one another cannot keep a commit waiting for
+// ever (each new read used to join the holds at once, and two pollers kept
+// them on for as long as they ran).
 
 /**
  * A commit queue. `flush(seq, ops)` runs at the end of every step that
@@ -33,9 +37,11 @@ export function makeCommitQueue({ flush }) {
     if (running) return;
     running = true;
     try {
-      while (holds === 0) {
-        if (placed.length > 0) placed.shift()();
-        else if (places === 0 && queue.length > 0) queue.shift()();
+      for (;;) {
+        if (holds === 0 && placed.length > 0) placed.shift()();
+        // A hold taken in turn at the head of the line goes on beside the
+        // holds already on: reads queued one after another run together.
+        else if (places === 0 && queue.length > 0 && (holds === 0 || (queue[0].hold && placed.length === 0))) queue.shift()();
         else break;
       }
     } finally {
@@ -179,9 +185,55 @@ export function makeCommitQueue({ flush }) {
         drain();
       });
     },
+    /**
+     * A hold taken in its turn (store.read, store.export): `{ ready,
+     * release }`. With no step waiting it is on at once (ready: null);
+     * else `ready` resolves once the steps queued before it have run, and
+     * the steps queued after it wait for it. `now` takes it at once all
+     * the same: a read inside a read (the outer one awaits it, and the
+     * steps it would wait for wait for the outer one). While a place is
+     * open (a restore preparing its files) it is on at once too: the steps
+     * behind the place wait for it anyway, and the place's commit waits for
+     * the holds (docs/api.md: a restore asked for before a read commits
+     * after it). release() ends it, or gives up the turn not yet come; a
+     * second call does nothing.
+     */
+    holdInTurn(now = false) {
+      let on = false;
+      let ended = false;
+      const release = () => {
+        if (ended) return;
+        ended = true;
+        if (!on) return;  // its entry, when reached, takes nothing
+        holds--;
+        drain();
+      };
+      if (now || placed.length === 0 && (queue.length === 0 || places > 0)) {
+        holds++;
+        on = true;
+        return { ready: null, release };
+      }
+      const ready = new Promise((resolve) => {
+        const entry = () => {
+          if (!ended) {
+            holds++;
+            on = true;
+          }
+          resolve();
+        };
+        entry.hold = true;
+        queue.push(entry);
+        drain();
+      });
+      return { ready, release };
+    },
     /** Stops the loop between steps until release(). Holds nest. */
     hold() {
       holds++;
+    },
+    /** Whether a hold is on. */
+    get held() {
+      return holds > 0;
     },
     /** Ends one hold; the queued steps run when none is left. */
     release() {

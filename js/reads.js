@@ -9,6 +9,7 @@ import { columnRefs, isQuery, whereOf } from "./query.js";
 import { col, isCol } from "./expr.js";
 import { vectorWire } from "./vectors.js";
 import { describe, readJson } from "./schema.js";
+import { closedError } from "./core-calls.js";
 
 const PAGE_SIZE = 100;
 const hasWellFormed = typeof String.prototype.isWellFormed === "function";
@@ -212,15 +213,58 @@ export function makeReads(gate) {
     return Number(gate.call(`${h.name}.count`, () => core.count(h.name, text)));
   }
 
-  async function* rowsOf(h, q) {
+  async function* rowsOf(h, q, check) {
     let after = "";
     for (;;) {
-      gate.checkOpen(`${h.name}.rows`);
+      check(`${h.name}.rows`);
       const page = pageNow(h, q, PAGE_SIZE, { after });
       yield* page.rows;
       if (!page.next) return;
       after = page.next;
     }
+  }
+
+  // What gate.checkOpen refuses but a closing store.
+  function checkLive(what) {
+    if (gate.closed) throw closedError(what);
+    if (gate.broken) throw gate.broken;
+  }
+
+  // The async reads share one form: (handle, ...args). They check the
+  // store with `check(what)` and wait for the handle's declaration to
+  // commit.
+  function asyncReads(check) {
+    return {
+      async get(h, key) {
+        check("get");
+        if (!h.settled || h.failed) await ready(h);
+        return getNow(h, key);
+      },
+      async nearest(h, column, vector, k, options) {
+        check("nearest");
+        if (!h.settled || h.failed) await ready(h);
+        return nearestNow(h, column, vector, k, options);
+      },
+      async page(h, q, limit, options) {
+        check("page");
+        if (!h.settled || h.failed) await ready(h);
+        return pageNow(h, q, limit, options);
+      },
+      rows(h, q) {
+        return {
+          async *[Symbol.asyncIterator]() {
+            check("rows");
+            if (!h.settled || h.failed) await ready(h);
+            yield* rowsOf(h, q, check);
+          },
+        };
+      },
+      async count(h, q) {
+        check("count");
+        if (!h.settled || h.failed) await ready(h);
+        return countNow(h, q);
+      },
+    };
   }
 
   return {
@@ -232,37 +276,11 @@ export function makeReads(gate) {
     cellsNow,
     pageNow,
     countNow,
-    // The async reads share one form: (handle, ...args). They check the
-    // store and wait for the handle's declaration to commit.
-    async get(h, key) {
-      gate.checkOpen("get");
-      if (!h.settled || h.failed) await ready(h);
-      return getNow(h, key);
-    },
+    // The async reads, refused once close() was asked for.
+    ...asyncReads(gate.checkOpen),
+    // The same for the reads of a store.read, refused once the store is
+    // closed (or broken), not while it closes: close() waits for the read.
+    held: asyncReads(checkLive),
     nearestNow,
-    async nearest(h, column, vector, k, options) {
-      gate.checkOpen("nearest");
-      if (!h.settled || h.failed) await ready(h);
-      return nearestNow(h, column, vector, k, options);
-    },
-    async page(h, q, limit, options) {
-      gate.checkOpen("page");
-      if (!h.settled || h.failed) await ready(h);
-      return pageNow(h, q, limit, options);
-    },
-    rows(h, q) {
-      return {
-        async *[Symbol.asyncIterator]() {
-          gate.checkOpen("rows");
-          if (!h.settled || h.failed) await ready(h);
-          yield* rowsOf(h, q);
-        },
-      };
-    },
-    async count(h, q) {
-      gate.checkOpen("count");
-      if (!h.settled || h.failed) await ready(h);
-      return countNow(h, q);
-    },
   };
 }

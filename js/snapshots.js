@@ -295,9 +295,15 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
         () => {
           target = want === undefined ? undefined : list.find((s) => s.id === want);
           if (!target) {
-            throw invalidArgs(id === undefined
-              ? "store.restore: the store has no snapshot yet; take one with store.snapshot()"
-              : `store.restore: no snapshot ${JSON.stringify(id)}; store.snapshots() lists them`);
+            // The newest when restore() was called may be gone by its turn:
+            // a snapshot queued before it dropped it (keepSnapshots). It is
+            // named, where "no snapshot yet" was said of a store that
+            // lists one.
+            throw invalidArgs(id !== undefined
+              ? `store.restore: no snapshot ${JSON.stringify(id)}; store.snapshots() lists them`
+              : want === undefined
+                ? "store.restore: the store has no snapshot yet; take one with store.snapshot()"
+                : `store.restore: the newest snapshot when restore() was called, ${JSON.stringify(want)}, is no longer kept: keepSnapshots (${keep}) dropped it for a snapshot taken before the restore's turn (asked for before it, or by snapshotEvery); pass an id from store.snapshots()`);
           }
           const from = target;
           // The current state first, so that this restore can be undone.

@@ -66,6 +66,13 @@ import { makeSnapshots, snapshotOptions } from "./snapshots.js";
 import { lockArgs, localLocks, withLocks } from "./locks.js";
 import { makeLog, openView } from "./history.js";
 
+// Where the runtime has AsyncLocalStorage (Node; js/browser.js has none),
+// a store.read knows whether it was started inside another read of the
+// same store: that one joins the holds at once (its outer read awaits it),
+// where a read beside them takes its turn behind the commits queued before
+// it (js/commit-queue.js, holdInTurn).
+const AsyncLocalStorage = globalThis.process?.getBuiltinModule?.("node:async_hooks")?.AsyncLocalStorage;
+
 // store -> { live, io }: what js/link.js needs of a store (watches,
 // derives and links live in js/watch.js, js/derive.js, js/link.js).
 const internals = new WeakMap();
@@ -160,6 +167,18 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
   try { readOrigin(); } catch { /* known before a fence; a failure here is the first call's to say */ }
 
   const reads = makeReads(gate);
+  // The read whose callback runs (an AsyncLocalStorage's store: `{ on }`,
+  // on until its hold is released), or null without AsyncLocalStorage.
+  const inRead = AsyncLocalStorage ? new AsyncLocalStorage() : null;
+  // A hold for a read or an export, in its turn (js/commit-queue.js). At
+  // once where waiting could deadlock: inside a read of this store still
+  // on (it awaits this one, and the commits this one would wait for wait
+  // for it), and, without AsyncLocalStorage, whenever a hold is on (a read
+  // inside another cannot be told from one beside it there).
+  function holdInTurn() {
+    const now = inRead ? inRead.getStore()?.on === true : queue.held;
+    return queue.holdInTurn(now);
+  }
 
   // The outbox read of store.outbox.read and of a derive's read.outbox.
   function outboxRead(after, limit, what) {
@@ -226,11 +245,15 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
     if (!h.settled) throw invalidArgs(`${what}(${h.name}): the table is still being declared; open it before store.read`);
     return h;
   };
+  // Its reads refuse a closed store, not a closing one: close() waits for
+  // the read's hold, and the core stays open until then (a read running
+  // when close() was asked for failed halfway, with `closed`).
+  const held = reads.held;
   const reader = Object.freeze({
-    get: (t, key) => reads.get(settled(t, "read.get"), key),
-    page: (t, q, limit, options) => reads.page(settled(t, "read.page"), q, limit, options),
-    rows: (t, q) => reads.rows(settled(t, "read.rows"), q),
-    count: (t, q) => reads.count(settled(t, "read.count"), q),
+    get: (t, key) => held.get(settled(t, "read.get"), key),
+    page: (t, q, limit, options) => held.page(settled(t, "read.page"), q, limit, options),
+    rows: (t, q) => held.rows(settled(t, "read.rows"), q),
+    count: (t, q) => held.count(settled(t, "read.count"), q),
   });
 
   const store = {
@@ -325,17 +348,27 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
     /**
      * Runs several reads on one consistent state: the commit queue waits
      * while the callback runs, and its commits run afterwards in order.
-     * Do not await a commit of this store inside the callback.
+     * The callback starts once the commits asked for before the call have
+     * run (a read inside another's callback starts at once). Do not await
+     * a commit, a snapshot, a restore or close() of this store inside it.
      * @example const [a, n] = await store.read(async (r) => [await r.get(edits, "e1"), await r.count(edits)]);
      */
     async read(fn) {
       gate.checkOpen("store.read");
       if (typeof fn !== "function") throw invalidArgs(`store.read: expected an async function (r) => ..., got ${describe(fn)}`);
-      queue.hold();
+      // Behind the commits queued before it, so that they wait for the
+      // reads already running and not for those that begin after them.
+      const turn = holdInTurn();
       try {
-        return await fn(reader);
+        if (turn.ready) await turn.ready;
+        const scope = { on: true };
+        try {
+          return await (inRead ? inRead.run(scope, () => fn(reader)) : fn(reader));
+        } finally {
+          scope.on = false;
+        }
       } finally {
-        queue.release();
+        turn.release();
       }
     },
     /**
@@ -374,15 +407,16 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
       },
     }),
     /**
-     * The store as one tar archive at its current head (docs/formats.md,
-     * "Archive"): a ReadableStream of bytes. The commit queue is held until
+     * The store as one tar archive at its head once the commits asked for
+     * before the call have run (docs/formats.md, "Archive"): a
+     * ReadableStream of bytes. The commit queue is held until
      * the stream was read to its end or cancelled; commits asked for
      * meanwhile wait, then run in order. `onProgress({ done, total, bytes })`
      * counts rows and outbox records, and the bytes made so far.
      * @example await new Response(store.export()).arrayBuffer();
      */
     export(options = {}) {
-      return exportArchive({ gate, queue, info, blobs }, options);
+      return exportArchive({ gate, hold: holdInTurn, info, blobs }, options);
     },
     /**
      * Takes a snapshot of the content at the current head (after the

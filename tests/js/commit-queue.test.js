@@ -129,3 +129,55 @@ test("a place whose commit waits for a hold still ends when the commit fails, an
   await assert.rejects(failing, /the restore's commit failed/);
   assert.equal(await next, 1, "the step behind the failed place commits");
 });
+
+// Holds taken in turn (store.read, store.export): before, each new hold
+// joined at once, so two overlapping readers kept a queued step waiting
+// for as long as they ran.
+test("a hold taken in turn waits behind the steps queued before it; those steps wait only for the holds already on", async () => {
+  const f = fake();
+  const first = f.queue.holdInTurn();
+  assert.equal(first.ready, null, "nothing queued: on at once");
+  const a = f.queue.step(f.commit("a"));
+  const second = f.queue.holdInTurn();
+  const third = f.queue.holdInTurn();
+  assert.ok(second.ready instanceof Promise, "a step is queued: it waits for its turn");
+  let secondOn = false;
+  second.ready.then(() => { secondOn = true; });
+  const b = f.queue.step(f.commit("b"));
+  await new Promise((r) => setTimeout(r, 5));
+  assert.equal(secondOn, false);
+  first.release();
+  assert.equal(f.head(), 1, "released, the step queued before the waiting holds commits");
+  await second.ready;
+  await third.ready;
+  assert.equal(f.head(), 1, "the two holds queued one after the other are on together, and the step after them waits");
+  second.release();
+  assert.equal(f.head(), 1);
+  third.release();
+  third.release();  // a second release does nothing
+  assert.deepEqual([await a, await b], [1, 2]);
+});
+
+test("a hold taken in turn with `now`, or while a place is open, is on at once; one released before its turn takes nothing", async () => {
+  const f = fake();
+  const outer = f.queue.holdInTurn();
+  const a = f.queue.step(f.commit("a"));
+  const nested = f.queue.holdInTurn(true);  // a read inside a read: the outer one awaits it
+  assert.equal(nested.ready, null);
+  const given = f.queue.holdInTurn();
+  given.release();  // an export cancelled before its turn
+  nested.release();
+  outer.release();
+  assert.equal(await a, 1);
+  await given.ready;
+  assert.equal(await f.queue.step(f.commit("b")), 2, "the turn given up holds nothing");
+  const slot = await f.queue.place();
+  const behind = f.queue.step(f.commit("behind"));
+  const during = f.queue.holdInTurn();
+  assert.equal(during.ready, null, "the steps behind the place wait for it anyway");
+  const placed = slot.step(f.commit("placed"));
+  await new Promise((r) => setTimeout(r, 5));
+  assert.equal(f.head(), 2, "the place's commit waits for the hold");
+  during.release();
+  assert.deepEqual([await placed, await behind], [3, 4]);
+});

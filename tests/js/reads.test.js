@@ -2,14 +2,15 @@
 // column order (an int beyond 2^53 as a BigInt), a page's cursor is passed
 // on, a cursor that is not a string is invalid/cursor before any crossing,
 // the rows iterator reads page after page, and the async reads wait for the
-// handle's declaration and throw its failure.
+// handle's declaration and throw its failure. Then store.read on a memory
+// store: its turn in the commit queue, reads inside reads, and close().
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
 import { makeGate } from "../../js/core-calls.js";
 import { makeReads } from "../../js/reads.js";
-import { defineTable, int, str, StoreError } from "../../js/index.js";
+import { defineTable, int, openStore, str, StoreError } from "../../js/index.js";
 import { fakeCore } from "./fake-core.js";
 import { rejectsWith, throwsWith } from "./helpers.js";
 
@@ -61,4 +62,67 @@ test("the async reads wait for the handle's declaration, and throw its failure",
   assert.equal(await n, 3);
   const failed = handle({ failed: new StoreError("schema/newer", "newer") });
   await rejectsWith(reads.get(failed, "a"), "schema/newer");
+});
+
+// store.read on a memory store: its turn in the commit queue, and close().
+async function openNotes() {
+  const store = await openStore({ backend: "memory" });
+  const owner = store.object({ type: "reads-test" });
+  const notes = owner.table(Notes);
+  await notes.count();
+  return { store, owner, notes };
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+test("overlapping store.read calls do not keep a commit waiting: it waits for the reads running when it was asked for, not for later ones", async () => {
+  const { store, owner, notes } = await openNotes();
+  let stop = false;
+  const poller = async (offset) => {
+    await sleep(offset);
+    while (!stop) await store.read(async (r) => { await r.count(notes); await sleep(20); });
+  };
+  const pollers = [poller(0), poller(10)];
+  await sleep(30);
+  const committed = Promise.all([
+    store.commit([{ op: "put", table: "reads-test/notes", row: { id: "a", n: 1 } }]),
+    owner.tx(async (tx) => { await tx.put(Notes, { id: "b", n: 2 }); }),
+  ]).then(() => "committed");
+  // Before, both stayed pending until the pollers stopped.
+  const settled = await Promise.race([committed, sleep(1500).then(() => "still waiting")]);
+  stop = true;
+  await Promise.all(pollers);
+  assert.equal(settled, "committed");
+  assert.equal(await notes.count(), 2);
+  await store.close();
+});
+
+test("a store.read inside another, or an export inside one, runs beside it though a commit waits between them", async () => {
+  const { store, notes } = await openNotes();
+  const answer = await store.read(async (r) => {
+    const commit = store.commit([{ op: "put", table: "reads-test/notes", row: { id: "a", n: 1 } }]);
+    const inner = await store.read(async (r2) => r2.count(notes));
+    const later = await sleep(5).then(() => store.read(async (r2) => r2.count(notes)));
+    const archive = await new Response(store.export()).arrayBuffer();
+    return { inner, later, outer: await r.count(notes), archived: archive.byteLength > 0, commit };
+  });
+  assert.deepEqual([answer.inner, answer.later, answer.outer, answer.archived], [0, 0, 0, true]);
+  await answer.commit;
+  assert.equal(await notes.count(), 1);
+  await store.close();
+});
+
+test("a store.read running when close() is asked for ends as it would have; the store closes after it", async () => {
+  const { store, notes } = await openNotes();
+  const read = store.read(async (r) => {
+    const a = await r.count(notes);
+    await sleep(20);
+    const b = await r.count(notes);  // before: refused with closed
+    const rows = [];
+    for await (const row of r.rows(notes)) rows.push(row);
+    return [a, b, rows.length];
+  });
+  const closed = store.close();
+  assert.deepEqual(await read, [0, 0, 0]);
+  await closed;
+  await rejectsWith(store.read(async () => 1), "closed");
 });

@@ -141,6 +141,24 @@ for (const [label, options] of backends) {
       await store.close();
     });
 
+    // restore() means the newest snapshot when it is called; a snapshot
+    // asked for just before it, taken first, may drop that one
+    // (keepSnapshots): the refusal names it, where it said the store had
+    // no snapshot yet while snapshots() listed one.
+    test("a restore() whose newest snapshot was dropped before its turn names that snapshot", async () => {
+      const store = await openStore({ ...options(), keepSnapshots: 1 });
+      const { notes, items } = await seed(store);
+      const a = await store.snapshot({ label: "A" });
+      await change(notes, items);
+      const b = store.snapshot({ label: "B" });
+      const restoring = store.restore();
+      assert.equal((await b).label, "B");
+      await rejectsWith(restoring, "invalid/args", [a.id, "no longer kept", "keepSnapshots (1)"]);
+      assert.deepEqual((await store.snapshots()).map((s) => s.label), ["B"]);
+      assert.equal((await store.restore()).snapshot, (await b).id, "called now, restore() takes B");
+      await store.close();
+    });
+
     // Within one millisecond, an id that keepSnapshots let go was given
     // again to a later snapshot of another state (memory).
     test("snapshot ids taken in one millisecond are never given twice, even once keepSnapshots dropped one", async () => {
