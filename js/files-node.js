@@ -15,7 +15,7 @@ import { dirname } from "node:path";
  *   const mod = await createOnestoreCore({ wasmBinary, onestoreFiles: createNodeFiles() });
  * @returns {{open: Function, read: Function, write: Function, truncate: Function,
  *   sync: Function, size: Function, close: Function, delete: Function, exists: Function,
- *   lock: Function, unlock: Function, wanted: Function, lockHeld: Function}}
+ *   lock: Function, unlock: Function, keepLock: Function, wanted: Function, lockHeld: Function}}
  */
 export function createNodeFiles() {
   const fds = new Map(); // id -> fd
@@ -25,6 +25,68 @@ export function createNodeFiles() {
   let nextId = 1;
   const announced = new Set(); // database paths whose lock this process announced it waits for
   const roles = new Map(); // database path -> the role its opener holds it in ("store" or "replica")
+  // database path -> the lock file this process wrote ({ ino, mtimeMs }):
+  // a lock file of that path that is not this one is another's.
+  const mine = new Map();
+  const paths = new Map(); // id -> the path it was opened by
+  // Database paths this process gave up (keepLock found another writer):
+  // their files take no more writes from this process, so that closing the
+  // fenced store (a checkpoint, the switch out of WAL) cannot write into a
+  // file that another process now owns.
+  const abandoned = new Set();
+
+  // Throws where `id`'s database was abandoned (`what`: the call refused).
+  function refuseAbandoned(id, what) {
+    const path = paths.get(id);
+    for (const db of abandoned) {
+      if (path === db || path.startsWith(`${db}-`)) {
+        const err = new Error(`${what} ${path}: the store was fenced (another process took the file): nothing more is written`);
+        err.code = "EIO";
+        throw err;
+      }
+    }
+  }
+
+  // Whether the WAL this process has open for database `path` is the file
+  // at `<path>-wal` (another writer's close removes or replaces it).
+  function sameWal(path) {
+    const wal = `${path}-wal`;
+    for (const [id, p] of paths) {
+      if (p !== wal) continue;
+      try {
+        return fs.statSync(wal).ino === fs.fstatSync(fdOf(id)).ino;
+      } catch (e) {
+        if (e?.code === "ENOENT") return false;
+        throw e;
+      }
+    }
+    return true;  // none open
+  }
+
+  // The lock file of `path` as stat gives it, or null when there is none.
+  function lockStat(path) {
+    try {
+      return fs.statSync(`${path}-lock`);
+    } catch (e) {
+      if (e?.code === "ENOENT") return null;
+      throw e;
+    }
+  }
+
+  // Writes the lock file of `path` if there is none; whether it did.
+  function writeLock(path) {
+    const role = roles.get(path);
+    try {
+      fs.writeFileSync(`${path}-lock`, role ? `${me()} ${role}` : me(), { flag: "wx" });
+    } catch (e) {
+      if (e?.code !== "EEXIST") throw e;
+      return false;
+    }
+    const st = lockStat(path);
+    if (st) mine.set(path, { ino: st.ino, mtimeMs: st.mtimeMs });
+    abandoned.delete(path);  // a new store of this process holds it now
+    return true;
+  }
 
   // Removes this process's announcement (it got the lock).
   function withdraw(want, path) {
@@ -72,6 +134,7 @@ export function createNodeFiles() {
       }
       const id = nextId++;
       fds.set(id, fd);
+      paths.set(id, path);
       if (created) newFiles.set(id, dirname(path));
       return id;
     },
@@ -91,6 +154,7 @@ export function createNodeFiles() {
     /** Writes all of `bytes` at `offset`. */
     write(id, bytes, offset) {
       const fd = fdOf(id);
+      if (abandoned.size > 0) refuseAbandoned(id, "write");
       let done = 0;
       while (done < bytes.length) {
         done += fs.writeSync(fd, bytes, done, bytes.length - done, offset + done);
@@ -98,6 +162,7 @@ export function createNodeFiles() {
     },
 
     truncate(id, size) {
+      if (abandoned.size > 0) refuseAbandoned(id, "truncate");
       fs.ftruncateSync(fdOf(id), size);
     },
 
@@ -132,12 +197,16 @@ export function createNodeFiles() {
     close(id) {
       const fd = fdOf(id);
       fds.delete(id);
+      paths.delete(id);
       newFiles.delete(id);
       fs.closeSync(fd);
     },
 
     /** Deletes path; a missing file throws ENOENT (the VFS treats that as gone). */
     delete(path) {
+      for (const db of abandoned) {
+        if (path === db || path.startsWith(`${db}-`)) return;  // another process's now
+      }
       fs.unlinkSync(path);
     },
 
@@ -168,13 +237,9 @@ export function createNodeFiles() {
       const want = `${path}-lock.want`;
       if (waiterAhead(want)) return false;
       for (let attempt = 0; attempt < 3; attempt++) {
-        try {
-          const role = roles.get(path);
-          fs.writeFileSync(lock, role ? `${me()} ${role}` : me(), { flag: "wx" });
+        if (writeLock(path)) {
           if (announced.has(path)) withdraw(want, path);
           return true;
-        } catch (e) {
-          if (e?.code !== "EEXIST") throw e;
         }
         const state = holderState(lock);
         if (state === "live") break;
@@ -188,11 +253,39 @@ export function createNodeFiles() {
     },
 
     unlock(path) {
+      // Only this process's own lock file: one written by another process
+      // after this one's was removed by hand is that process's.
+      const own = mine.get(path);
+      mine.delete(path);
+      const st = lockStat(path);
+      if (st === null || !own || st.ino !== own.ino || st.mtimeMs !== own.mtimeMs) return;
       try {
         fs.unlinkSync(`${path}-lock`);
       } catch (e) {
         if (e?.code !== "ENOENT") throw e;
       }
+    },
+
+    /**
+     * For a store that holds the lock of `path` for its life
+     * (js/loader-node.js, asked with each look for a waiter): whether its
+     * lock file is still the one it wrote. A lock file removed by hand, or
+     * by a cleaner of old files in /tmp, is written again at once
+     * ("kept"); one that another process wrote meanwhile (it found none,
+     * and opened the file) is "taken": this store must stop. "held" when
+     * nothing changed, or this process holds no lock of `path`.
+     */
+    keepLock(path) {
+      const own = mine.get(path);
+      if (own === undefined) return "held";
+      const st = lockStat(path);
+      if (st !== null && st.ino === own.ino && st.mtimeMs === own.mtimeMs) return "held";
+      // Gone: written again, unless another process came and went
+      // meanwhile (its close removed the WAL this one writes).
+      if (st === null && sameWal(path) && writeLock(path)) return "kept";
+      mine.delete(path);
+      abandoned.add(path);
+      return "taken";
     },
 
     /**

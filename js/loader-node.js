@@ -180,6 +180,7 @@ function fileSession(path, onFenced) {
       if (now - lastPoll < 1) return;
       lastPoll = now;
       if (nodeFiles.wanted(path)) session.handOver("another process opened it");
+      else if (nodeFiles.keepLock?.(path) === "taken") session.handOver(`its lock file ${path}-lock was removed while it was open, and another process opened it`);
     },
     handOver(by) {
       if (ended) return;

@@ -9,8 +9,8 @@
 // acknowledged commit.
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 
@@ -357,5 +357,65 @@ test("a store file opened through a symlink to it, or to its folder, is the same
     assert.deepEqual(ids.sort(), ["a-0", "a-1", "a-2", "by-folder", "by-link"]);
     await store.close();
     assert.equal(execFileSync("sqlite3", [path, "pragma integrity_check"], { encoding: "utf8" }).trim(), "ok");
+  });
+});
+
+// A store's lock file removed while it is open (by hand, or by a cleaner of
+// old files in /tmp: the lock is written once, at open). Before, nothing
+// noticed: a second process then found no lock, opened the file beside the
+// first, and one's close destroyed the other's commits (the file's first
+// page zeroed). Now the store writes its lock again at its next look for a
+// waiter (within 20 ms when idle); one that another process wrote
+// meanwhile fences the store, which then leaves that process's lock alone.
+test("a store's lock file removed while it is open is written again; one another process wrote meanwhile fences the store, which leaves it in place", { timeout: 60_000 }, async () => {
+  await inFolder("onestore-lockgone-", async (dir) => {
+    const path = join(dir, "s.sqlite");
+    const store = await openStore({ backend: "sqlite", path });
+    const owner = store.object({ type: "writer" });
+    const rows = owner.table(Rows);
+    await owner.tx(async (tx) => { await tx.put(rows, { id: "before", n: 1, pad: "" }); });
+    const text = readFileSync(`${path}-lock`, "utf8");
+    rmSync(`${path}-lock`);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(readFileSync(`${path}-lock`, "utf8"), text, "the idle store wrote its lock again");
+    await owner.tx(async (tx) => { await tx.put(rows, { id: "after", n: 2, pad: "" }); });
+    // Another (live) process's lock in its place: this store is fenced.
+    const sleeper = spawn("sleep", ["30"]);
+    try {
+      rmSync(`${path}-lock`);
+      const other = `${sleeper.pid}@${hostname()} store`;
+      writeFileSync(`${path}-lock`, other);
+      await new Promise((r) => setTimeout(r, 100));
+      await rejectsWith(owner.tx(async (tx) => { await tx.put(rows, { id: "late", n: 3, pad: "" }); }), "fenced", ["-lock was removed", "another process opened it"]);
+      await store.close().catch(() => {});
+      assert.equal(readFileSync(`${path}-lock`, "utf8"), other, "the other process's lock is left in place");
+      rmSync(`${path}-lock`);
+    } finally {
+      sleeper.kill();
+    }
+    // Another process that came and went while this one could not look
+    // (its event loop blocked): the lock is gone again, but so is the WAL
+    // this store wrote (the other's close removed it). Before, this store
+    // then wrote on, and its close zeroed the file's first page.
+    const again = await openStore({ backend: "sqlite", path });
+    const mineAgain = again.object({ type: "writer" });
+    await mineAgain.tx(async (tx) => { await tx.put(mineAgain.table(Rows), { id: "again", n: 4, pad: "" }); });
+    rmSync(`${path}-lock`);
+    const visitor = `
+      import { openStore, defineTable, int, str } from ${JSON.stringify(new URL("../../js/index.js", import.meta.url).href)};
+      const Rows = defineTable("rows", { columns: { id: str(), n: int(), pad: str() }, key: ["id"] });
+      const s = await openStore({ backend: "sqlite", path: process.argv[1], lockTimeout: 2000 });
+      const o = s.object({ type: "writer" });
+      await o.tx(async (tx) => { await tx.put(o.table(Rows), { id: "visitor", n: 5, pad: "" }); });
+      await s.close();`;
+    execFileSync(process.execPath, ["--input-type=module", "-e", visitor, path], { stdio: "inherit" });
+    await rejectsWith(mineAgain.tx(async (tx) => { await tx.put(mineAgain.table(Rows), { id: "lost", n: 6, pad: "" }); }), "fenced", ["-lock was removed"]);
+    await again.close().catch(() => {});
+    assert.equal(execFileSync("sqlite3", [path, "pragma integrity_check"], { encoding: "utf8" }).trim(), "ok");
+    const last = await openStore({ backend: "sqlite", path });
+    const ids = [];
+    for await (const row of last.object({ type: "writer" }).table(Rows).rows()) ids.push(row.id);
+    assert.deepEqual(ids.sort(), ["after", "again", "before", "visitor"]);
+    await last.close();
   });
 });
