@@ -15,7 +15,7 @@ import { dirname } from "node:path";
  *   const mod = await createOnestoreCore({ wasmBinary, onestoreFiles: createNodeFiles() });
  * @returns {{open: Function, read: Function, write: Function, truncate: Function,
  *   sync: Function, size: Function, close: Function, delete: Function, exists: Function,
- *   lock: Function, unlock: Function, keepLock: Function, wanted: Function, lockHeld: Function}}
+ *   lock: Function, unlock: Function, keepLock: Function, removed: Function, wanted: Function, lockHeld: Function}}
  */
 export function createNodeFiles() {
   const fds = new Map(); // id -> fd
@@ -275,6 +275,18 @@ export function createNodeFiles() {
      * and opened the file) is "taken": this store must stop. "held" when
      * nothing changed, or this process holds no lock of `path`.
      */
+    /**
+     * Whether the file `file` (a database, its WAL) that this process has
+     * open was removed since (no name left on the disk): what is written
+     * to it from then on is lost at close.
+     */
+    removed(file) {
+      for (const [id, p] of paths) {
+        if (p === file && fs.fstatSync(fdOf(id)).nlink === 0) return true;
+      }
+      return false;
+    },
+
     keepLock(path) {
       const own = mine.get(path);
       if (own === undefined) return "held";

@@ -153,6 +153,13 @@ const held = new Map();
 // millisecond): an opener elsewhere waits about this long for it.
 const IDLE_POLL_MS = 20;
 
+// The error of a store whose file `file` was removed while it was open:
+// nothing it writes from then on could be kept, so it stops.
+function removedError(file) {
+  return new StoreError(ErrorCodes.StorageFailed,
+    `${file} was removed while its store was open: nothing written to it from then on could be kept, so the store stopped (what it acknowledged before went with the file)`);
+}
+
 // The session of a sqlite store file (js/store.js keeps it; fenceWith sets
 // `fence` and calls `poll` before each call of the core). The core keeps the
 // file's lock for its whole life (holdLock: SQLite in exclusive mode with a
@@ -180,7 +187,10 @@ function fileSession(path, onFenced) {
       if (now - lastPoll < 1) return;
       lastPoll = now;
       if (nodeFiles.wanted(path)) session.handOver("another process opened it");
+      else if (nodeFiles.removed?.(path)) session.stop(removedError(path));
+      // (A WAL removed with the lock: another process's close, most likely.)
       else if (nodeFiles.keepLock?.(path) === "taken") session.handOver(`its lock file ${path}-lock was removed while it was open, and another process opened it`);
+      else if (nodeFiles.removed?.(`${path}-wal`)) session.stop(removedError(`${path}-wal`));
     },
     handOver(by) {
       if (ended) return;
@@ -194,6 +204,13 @@ function fileSession(path, onFenced) {
       if (onFenced) {
         try { onFenced(err); } catch (e2) { queueMicrotask(() => { throw e2; }); }
       }
+    },
+    // Stops the store with `err` (its file is gone): every later call
+    // rejects with it.
+    stop(err) {
+      if (ended) return;
+      try { session.fence?.(err); } catch { /* the store reports it on its next call */ }
+      session.release();
     },
     release() {
       if (ended) return;
