@@ -117,11 +117,26 @@ const char* SynchronousPragma(const SqliteOptions& options) {
                                                        : "PRAGMA synchronous = NORMAL";
 }
 
+// The file system's own message of the last failed file call (the VFS
+// keeps it: "ENOSPC: no space left on device, write"), as " (...)" after
+// an I/O failure's message; empty for any other failure.
+std::string FileSystemReason(int rc) {
+  const int primary = rc & 0xFF;
+  if (primary != SQLITE_IOERR && primary != SQLITE_CANTOPEN && primary != SQLITE_FULL) return "";
+  sqlite3_vfs* vfs = sqlite3_vfs_find(nullptr);
+  if (vfs == nullptr || vfs->xGetLastError == nullptr) return "";
+  char buf[512] = {0};
+  vfs->xGetLastError(vfs, sizeof(buf), buf);
+  return buf[0] != '\0' ? std::string(" (") + buf + ")" : std::string();
+}
+
 ONESTORE_COLD Status ExecOn(sqlite3* db, const std::string& sql) {
   char* err = nullptr;
   int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
   if (rc == SQLITE_OK) return Status::OK();
-  std::string msg = sql + ": " + (err != nullptr ? err : sqlite3_errstr(rc));
+  // A statement's own text says what failed; the file system says why
+  // (a full disk's checkpoint at close said only "disk I/O error").
+  std::string msg = sql + ": " + (err != nullptr ? err : sqlite3_errstr(rc)) + FileSystemReason(rc);
   sqlite3_free(err);
   const int primary = rc & 0xFF;
   if (primary == SQLITE_CONSTRAINT) return Status::InvalidArgs(msg);
@@ -131,16 +146,8 @@ ONESTORE_COLD Status ExecOn(sqlite3* db, const std::string& sql) {
 ONESTORE_COLD Status EmbeddedConnection::Error(int rc, const std::string& what) const {
   std::string msg = what + ": ";
   msg += db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+  msg += FileSystemReason(rc);
   const int primary = rc & 0xFF;
-  if (primary == SQLITE_IOERR || primary == SQLITE_CANTOPEN || primary == SQLITE_FULL) {
-    // The VFS keeps the file system's own message.
-    sqlite3_vfs* vfs = sqlite3_vfs_find(nullptr);
-    if (vfs != nullptr && vfs->xGetLastError != nullptr) {
-      char buf[512] = {0};
-      vfs->xGetLastError(vfs, sizeof(buf), buf);
-      if (buf[0] != '\0') msg += std::string(" (") + buf + ")";
-    }
-  }
   if (primary == SQLITE_CONSTRAINT) return Status::InvalidArgs(msg);
   // SQLite could not allocate (a value of hundreds of MB in the wasm heap):
   // the statement failed and its transaction rolls back, the store stays
