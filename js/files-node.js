@@ -29,6 +29,15 @@ export function createNodeFiles() {
   // a lock file of that path that is not this one is another's.
   const mine = new Map();
   const paths = new Map(); // id -> the path it was opened by
+  const readOnlyIds = new Set(); // ids of files this process may only read
+
+  // A write to a file opened for reading only: the file system's refusal,
+  // named as it would have named the open.
+  function writeRefused(id, what) {
+    const err = new Error(`EACCES: ${paths.get(id)} can only be read by this process (permission denied), ${what}`);
+    err.code = "EACCES";
+    return err;
+  }
   // Database paths this process gave up (keepLock found another writer):
   // their files take no more writes from this process, so that closing the
   // fenced store (a checkpoint, the switch out of WAL) cannot write into a
@@ -123,18 +132,27 @@ export function createNodeFiles() {
           if (e?.code !== "EEXIST") throw e;
         }
       }
+      let readOnly = false;
       if (fd === undefined) {
         try {
           fd = fs.openSync(path, "r+");
         } catch (e) {
-          if (!(create && e?.code === "ENOENT")) throw e;
-          fd = fs.openSync(path, "wx+");  // removed in between: made again
-          created = true;
+          if (!create && (e?.code === "EACCES" || e?.code === "EPERM" || e?.code === "EROFS")) {
+            // Readable only: a read-only connection (listStores) reads it;
+            // a write says why it cannot (writeRefused).
+            fd = fs.openSync(path, "r");
+            readOnly = true;
+          } else {
+            if (!(create && e?.code === "ENOENT")) throw e;
+            fd = fs.openSync(path, "wx+");  // removed in between: made again
+            created = true;
+          }
         }
       }
       const id = nextId++;
       fds.set(id, fd);
       paths.set(id, path);
+      if (readOnly) readOnlyIds.add(id);
       if (created) newFiles.set(id, dirname(path));
       return id;
     },
@@ -155,6 +173,7 @@ export function createNodeFiles() {
     write(id, bytes, offset) {
       const fd = fdOf(id);
       if (abandoned.size > 0) refuseAbandoned(id, "write");
+      if (readOnlyIds.has(id)) throw writeRefused(id, "write");
       let done = 0;
       while (done < bytes.length) {
         done += fs.writeSync(fd, bytes, done, bytes.length - done, offset + done);
@@ -163,6 +182,7 @@ export function createNodeFiles() {
 
     truncate(id, size) {
       if (abandoned.size > 0) refuseAbandoned(id, "truncate");
+      if (readOnlyIds.has(id)) throw writeRefused(id, "truncate");
       fs.ftruncateSync(fdOf(id), size);
     },
 
@@ -198,6 +218,7 @@ export function createNodeFiles() {
       const fd = fdOf(id);
       fds.delete(id);
       paths.delete(id);
+      readOnlyIds.delete(id);
       newFiles.delete(id);
       fs.closeSync(fd);
     },

@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { test } from "node:test";
@@ -80,4 +80,38 @@ test("bad options are refused with invalid/args", async () => {
   await rejectsWith(listStores({ backend: "memory" }), "invalid/args", ["memory"]);
   await rejectsWith(listStores({ backend: "sqlite" }), "invalid/args", ["dir"]);
   await rejectsWith(listStores({ backend: "sqlite", dir: "a\0b" }), "invalid/args", ["NUL"]);
+});
+
+// A store file this process may read but not write (mode 0444, a user
+// other than its owner). Before, its read-only listing opened it for
+// writing, failed with EACCES, and skipped it as no store. Run as the
+// unprivileged user `nobody` (root reads and writes any file): skipped where
+// this process cannot switch user.
+test("a store file that can only be read is listed; opening it as a store fails naming EACCES", async (t) => {
+  if (process.getuid?.() !== 0) return t.skip("needs root, to run the check as another user");
+  const dir = tempDir("onestore-list-ro-");
+  chmodSync(dir, 0o777);
+  const path = join(dir, "ro.sqlite");
+  const store = await openStore({ backend: "sqlite", path });
+  const owner = store.object({ type: "app" });
+  await owner.tx(async (tx) => { await tx.put(owner.table(Msgs), { id: 1, text: "a" }); });
+  const head = store.head;
+  await store.close();
+  chmodSync(path, 0o444);
+  const script = `
+    import { listStores, openStore } from ${JSON.stringify(new URL("../../js/index.js", import.meta.url).href)};
+    const listed = (await listStores({ backend: "sqlite", dir: process.argv[1] })).map((s) => [s.path, s.head]);
+    let open = "opened";
+    try { await (await openStore({ backend: "sqlite", path: process.argv[1] + "/ro.sqlite" })).close(); } catch (e) { open = e.code + " " + e.message; }
+    console.log(JSON.stringify({ listed, open }));`;
+  const out = await new Promise((resolve, reject) => {
+    const child = spawn("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "--input-type=module", "-e", script, dir], { stdio: ["ignore", "pipe", "inherit"] });
+    let text = "";
+    child.stdout.on("data", (d) => { text += d; });
+    child.on("error", reject);
+    child.on("exit", (code) => (code === 0 ? resolve(text) : reject(new Error(`exit ${code}: ${text}`))));
+  });
+  const { listed, open } = JSON.parse(out.trim().split("\n").at(-1));
+  assert.deepEqual(listed, [[path, head]]);
+  assert.match(open, /^storage_failed .*EACCES/);
 });
