@@ -227,6 +227,11 @@ export function exportArchive({ gate, hold, info, blobs }, options = {}) {
       if (body === undefined || body.byteLength !== size) {
         throw new StoreError(ErrorCodes.StorageFailed, `store.export: blob ${hash} changed or went away while it was exported (${size} bytes listed, ${body?.byteLength ?? "none"} read)`);
       }
+      // Checked against its name, as the import will: a blob damaged on
+      // the disk made an archive that its own import refused.
+      if (blobs.backend.inMemory !== true && blobs.sha256 && (await blobs.sha256(body)) !== hash) {
+        throw new StoreError(ErrorCodes.StorageFailed, `store.export: the stored bytes of blob ${hash} are damaged (their sha256 differs); put the blob again to repair it, then export`);
+      }
       yield entry(blobPath(hash), body);
       done += 1;
       blobBytes += size;

@@ -160,6 +160,7 @@ export function memoryBlobs() {
   const map = new Map();  // hash -> Uint8Array (owned)
   let sorted = null;      // the hashes in order, rebuilt after a write
   return {
+    inMemory: true,  // this process's own bytes: not hashed again when read (makeBlobs)
     async has(hash) {
       return map.has(hash);
     },
@@ -211,8 +212,33 @@ export function makeBlobs(backend, { checkOpen, sha256, prefix = "blobs", writab
     }
   };
 
+  // Bytes kept outside this process (a file, OPFS, a Durable Object's
+  // rows) can be damaged there: they are checked against their name when
+  // read. A memory backend's are this process's own.
+  const checked = backend.inMemory !== true;
+
+  // The bytes of blob `hash`, or undefined; bytes whose sha256 is not
+  // `hash` (a flipped bit, a file cut short) are refused with
+  // storage_failed, never handed out as the blob.
+  async function read(hash, what) {
+    const bytes = await backend.get(hash);
+    if (bytes === undefined || !checked) return bytes;
+    const actual = await sha256(bytes);
+    if (actual !== hash) {
+      throw new StoreError(ErrorCodes.StorageFailed, `${what}: the stored bytes of blob ${hash} are damaged (${bytes.byteLength} bytes whose sha256 is ${actual}); put the blob again to repair it`);
+    }
+    return bytes;
+  }
+
+  // Writes a blob unless it is stored already, whole: damaged stored bytes
+  // are replaced by these (a put is how a damaged blob is repaired).
   async function store(hash, bytes) {
-    if (!(await backend.has(hash))) await backend.write(hash, bytes);
+    if (await backend.has(hash)) {
+      if (!checked) return hash;
+      const stored = await backend.get(hash);
+      if (stored !== undefined && stored.byteLength === bytes.byteLength && (await sha256(stored)) === hash) return hash;
+    }
+    await backend.write(hash, bytes);
     return hash;
   }
 
@@ -245,7 +271,7 @@ export function makeBlobs(backend, { checkOpen, sha256, prefix = "blobs", writab
      * The bytes of blob `hash` (a new Uint8Array), or undefined.
      * @example const bytes = await store.blobs.get(hash);
      */
-    get: guard("get", async (hash) => backend.get(checkHash(hash, `${prefix}.get`))),
+    get: guard("get", async (hash) => read(checkHash(hash, `${prefix}.get`), `${prefix}.get`)),
     /**
      * Whether blob `hash` is stored.
      * @example if (!(await store.blobs.has(hash))) await upload(hash);

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 
@@ -283,6 +283,38 @@ test("bytes of a kind blobs.put does not take are named by their kind and size, 
   try {
     await rejectsWith(store.blobs.put(new Uint16Array([1, 2])), "invalid/args", ["got Uint16Array of 4 bytes"]);
     await rejectsWith(store.blobs.put(new DataView(new ArrayBuffer(3))), "invalid/args", ["got DataView of 3 bytes"]);
+  } finally {
+    await store.close();
+  }
+});
+
+// A blob file damaged on the disk (a flipped bit, a file cut short).
+// Before, get handed the damaged bytes out as the blob, export wrote them
+// into an archive that its own import refused, and a put of the right
+// bytes did nothing (the blob "was there"). Now the bytes are checked
+// against their name when read, and a put replaces damaged ones.
+test("a blob damaged on the disk is refused by get and export with storage_failed, and a put of its bytes repairs it", async () => {
+  const path = join(tempDir("onestore-blob-damage-"), "s.sqlite");
+  const store = await openStore({ backend: "sqlite", path });
+  try {
+    const a = text("the first blob, whose bit flips");
+    const b = text("the second blob, cut short on the disk");
+    const [ha, hb] = [await store.blobs.put(a), await store.blobs.put(b)];
+    const fileOf = (h) => join(`${path}.blobs`, "sha256", h.slice(0, 2), h);
+    const flipped = readFileSync(fileOf(ha));
+    flipped[3] ^= 1;
+    writeFileSync(fileOf(ha), flipped);
+    truncateSync(fileOf(hb), 5);
+    await rejectsWith(store.blobs.get(ha), "storage_failed", [ha, "damaged"]);
+    await rejectsWith(store.blobs.get(hb), "storage_failed", [hb, "damaged", "5 bytes"]);
+    await rejectsWith(new Response(store.export()).arrayBuffer(), "storage_failed", ["store.export", "damaged"]);
+    // Put again: repaired.
+    assert.equal(await store.blobs.put(a), ha);
+    assert.equal(await store.blobs.putWithHash(hb, b), hb);
+    assert.deepEqual(await store.blobs.get(ha), a);
+    assert.deepEqual(await store.blobs.get(hb), b);
+    const archive = new Uint8Array(await new Response(store.export()).arrayBuffer());
+    assert.ok(archive.byteLength > 0);
   } finally {
     await store.close();
   }
