@@ -394,7 +394,10 @@ ExactParser.prototype.value = function value() {
       const k = this.string();
       this.ws();
       if (s[this.i++] !== ":") throw new SyntaxError(`expected : at ${this.i - 1}`);
-      obj[k] = this.value();
+      // An own "__proto__" member, as JSON.parse makes it: assigned, it
+      // set the object's prototype and the key was gone from the value.
+      if (k === "__proto__") Object.defineProperty(obj, k, { value: this.value(), enumerable: true, writable: true, configurable: true });
+      else obj[k] = this.value();
       this.ws();
       const d = s[this.i++];
       if (d === "}") return obj;

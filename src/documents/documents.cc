@@ -609,16 +609,19 @@ Status ApplyJsonPatch(const Json& patch, const std::string& where, Json* doc,
         ONESTORE_RETURN_IF_ERROR(grow(*source, i, path.size()));
         AddAt(&work, path, *source);
       } else {
-        if (from.empty() || IsPrefix(from, path)) return fail("(a value cannot move into itself)");
+        // A move to where it is does nothing, the root's too: RFC 6902
+        // forbids a move into a proper child only.
         if (from == path) continue;
-        // The add is checked once the value is removed (an index may shift),
-        // on a copy, so that a move that does not apply leaves `work` whole.
-        Json removed = work;
-        Json moved = std::move(*Resolve(removed, from, from.size()));
-        RemoveAt(&removed, from);
-        if (!CanAdd(removed, path)) return fail("(no such parent once the value is removed)");
-        AddAt(&removed, path, std::move(moved));
-        work = std::move(removed);
+        if (from.empty() || IsPrefix(from, path)) return fail("(a value cannot move into itself)");
+        // The add is checked once the value is removed (an index may
+        // shift). In place: a move that does not apply fails the patch,
+        // and `work` is then dropped (the copy kept_on_failure made, or a
+        // state the caller drops). A copy of the whole document for each
+        // move made a patch of moves cost its count times the document.
+        Json moved = std::move(*Resolve(work, from, from.size()));
+        RemoveAt(&work, from);
+        if (!CanAdd(work, path)) return fail("(no such parent once the value is removed)");
+        AddAt(&work, path, std::move(moved));
         // Moved deeper by as many levels as the path is longer.
         if (path.size() > from.size()) depth += static_cast<int>(std::min<size_t>(path.size() - from.size(), kMaxDocumentDepth + 1));
       }

@@ -370,3 +370,29 @@ test("after a restore, documents' reads at a seq it took back are not_found; its
     await store.close();
   }
 });
+
+// Found by the JSON Patch hunt of session 58: a "__proto__" member of a
+// document (an own member, as JSON.parse makes it) was lost on load once
+// the document's text held a run of 16 digits (which sends the answer
+// through the package's exact reader): the loaded value had no such key,
+// and inherited its members (value.admin === true). And a move of the root
+// onto itself, which RFC 6902 allows, was refused.
+for (const [label, options] of Object.entries(backends)) {
+  test(`documents on ${label}: a __proto__ member loads as an own member; a move of the root onto itself does nothing`, async () => {
+    const store = await openStore(options());
+    try {
+      const notes = store.object({ type: "notes" });
+      const id = await notes.tx((tx) => tx.documents.create({ kind: "p" }, JSON.parse('{"__proto__":{"admin":true},"s":"x"}')));
+      await notes.tx((tx) => tx.documents.change(id, [{ op: "replace", path: "/s", value: "1234567890123456" }, { op: "move", from: "", path: "" }]));
+      for (const doc of [await notes.documents.load(id), await notes.documents.load(id, { at: store.head })]) {
+        assert.deepEqual(Object.keys(doc.value), ["__proto__", "s"]);
+        assert.equal(Object.getPrototypeOf(doc.value), Object.prototype);
+        assert.equal(doc.value.admin, undefined);
+        assert.deepEqual(Object.getOwnPropertyDescriptor(doc.value, "__proto__").value, { admin: true });
+        assert.equal(doc.version, 2);
+      }
+    } finally {
+      await store.close();
+    }
+  });
+}

@@ -100,3 +100,20 @@ test("parseJsonExact keeps integers beyond 2^53 exact", () => {
   assert.deepEqual(parseJsonExact('{"a":1}'), { a: 1 });
   assert.throws(() => parseJsonExact("[1234567890123456789,"), SyntaxError);
 });
+
+// A "__proto__" member of the text is an own member of the value, as
+// JSON.parse makes it. Before, parseJsonExact (the reader of any answer
+// holding a 16-digit run: a document, a log page, a relay's batch)
+// assigned it, which set the object's prototype: the key was gone and its
+// members were inherited (a loaded document read {"s": ...} with
+// value.admin === true).
+test("parseJsonExact keeps a __proto__ member as an own member", () => {
+  const text = '{"__proto__":{"admin":true},"s":"1234567890123456","n":[{"__proto__":7}]}';
+  const v = parseJsonExact(text);
+  assert.deepEqual(Object.keys(v), ["__proto__", "s", "n"]);
+  assert.equal(Object.getPrototypeOf(v), Object.prototype);
+  assert.equal(v.admin, undefined);
+  assert.deepEqual(Object.getOwnPropertyDescriptor(v, "__proto__").value, { admin: true });
+  assert.deepEqual(Object.keys(v.n[0]), ["__proto__"]);
+  assert.equal(JSON.stringify(v), JSON.stringify(JSON.parse(text)));
+});

@@ -66,7 +66,9 @@ test("with the wasm heap full, a read of a row it cannot copy is refused with li
       }
       assert.ok(error instanceof StoreError, `a StoreError, not ${error}`);
       assert.equal(error.code, "limit", error.message);
-      assert.match(error.message, /a row of \d+ MiB: the wasm heap has no room left to read it/);
+      // Refused before the row's copy, or (since session 58) before its
+      // text's long string is read, whose blocks the reader grows by doubling.
+      assert.match(error.message, /a row of \d+ MiB: the wasm heap has no room left to read it|a string of \d+ bytes in a JSON text would not fit in what is left of the wasm heap/);
     }
     // The versions list reads no base (before session 55 it read the
     // version rows, bases included, and was refused here with limit).
