@@ -110,12 +110,28 @@ function fencedError(name) {
     `store ${JSON.stringify(name)} (opfs): another tab or worker took it over (an open, deleteStore or importStore); this one is fenced`);
 }
 
+// What an open rejects with when another opener took the store over before
+// the open resolved (docs/api.md, "The opfs backend").
+function takenDuringOpen(name, role) {
+  return new StoreError(ErrorCodes.Fenced,
+    `${role === "replica" ? "openReplica" : "openStore"}(opfs ${JSON.stringify(name)}): another opener took the store over during this open`);
+}
+
 // Takes store `name` over: its Web Lock (stealing it from any owner, which is
 // then fenced), then its OPFS handles (waiting up to timeoutMs while the
 // fenced owner releases them). The session it resolves to is what
 // openStoreWith hands to the store: the store sets `session.fence(err)` (stop
 // and close the core) and calls `session.release()` after closing the core.
-// `onFenced(err)` is called once if another owner takes the store over.
+// `onFenced(err)` is called once if another owner takes the store over after
+// the open. A take-over during the open (before the store sets its fence)
+// fails the open with `fenced` instead: while the handles are being
+// acquired, at once (acquireOpfsFiles gives up and lets go of those it got);
+// later, when the store sets its fence, which closes the core, releases the
+// files and leaves `session.openFailure` for fenceWith (js/core-calls.js)
+// to throw. Before, such an open resolved with a store already fenced (its
+// onFenced called before the open resolved), which an app that opens in a
+// Worker and serves the store on success (the guide's pattern) never
+// reported to its page.
 async function openOpfsSession(name, timeoutMs, onFenced, role) {
   const what = `openStore(opfs ${JSON.stringify(name)})`;
   if (!globalThis.navigator?.locks?.request) {
@@ -131,6 +147,8 @@ async function openOpfsSession(name, timeoutMs, onFenced, role) {
   let stolen = false;
   let told = false;
   let fence = null;
+  let openFailure = null;  // taken over before the store set its fence
+  const stop = new AbortController();  // aborted when stolen: acquireOpfsFiles stops waiting
   // Stolen: another opener took the lock. Stop, flush, release the files.
   const fenceNow = () => {
     const err = fencedError(name);
@@ -145,11 +163,19 @@ async function openOpfsSession(name, timeoutMs, onFenced, role) {
     name,
     get fence() { return fence; },
     // A steal while the store was still opening (after its files were
-    // taken, before the store could be fenced) fences it as soon as it can.
+    // taken, before the store could be fenced): the core closes and the
+    // files go to the new owner now, and the open fails with fenced
+    // (fenceWith throws openFailure); onFenced is not called, the open's
+    // rejection says it.
     set fence(f) {
       fence = f;
-      if (stolen && f) fenceNow();
+      if (stolen && f && !openFailure) {
+        openFailure = takenDuringOpen(name, role);
+        try { f(openFailure); } catch { /* closed below anyway */ }
+        try { session.release(); } catch { /* released anyway */ }
+      }
     },
+    get openFailure() { return openFailure; },
     release() {
       if (ended) return;
       ended = true;
@@ -168,14 +194,16 @@ async function openOpfsSession(name, timeoutMs, onFenced, role) {
       if (ended) return;
       if (e?.name !== "AbortError") { refused(e); return; }
       stolen = true;
-      refused(fencedError(name));
-      if (fence) fenceNow();  // else still opening: the open rejects below, or its fence setter fences it
+      const err = takenDuringOpen(name, role);
+      stop.abort(err);  // still acquiring the files: stop waiting, let go of those got
+      refused(err);
+      if (fence) fenceNow();  // else still opening: the open rejects below, or its fence setter fails it
     },
   );
   try {
     await gotLock;
-    releaseFiles = await acquireOpfsFiles(name, timeoutMs);
-    if (stolen) throw fencedError(name);
+    releaseFiles = await acquireOpfsFiles(name, timeoutMs, stop.signal);
+    if (stolen) throw takenDuringOpen(name, role);
   } catch (e) {
     try { session.release(); } catch { /* the first error says more */ }
     if (e instanceof StoreError) throw e;
