@@ -60,10 +60,23 @@ export function loadBrowserCore(extra = {}) {
 }
 
 async function instantiate(extra) {
-  // Written out literally: bundlers recognize exactly this form.
-  const wasmUrl = wasmUrlOverride ?? new URL("../dist/onestore-core.wasm", import.meta.url).href;
   const hint = wasmUrlOverride ? "" : " (a bundler that does not emit the package's .wasm, or a server that moved it: " +
     "pass its URL to configureBrowserCore({ wasmUrl }) before the first openStore)";
+  let wasmUrl = wasmUrlOverride;
+  if (!wasmUrl) {
+    try {
+      // Written out literally: bundlers recognize exactly this form.
+      wasmUrl = new URL("../dist/onestore-core.wasm", import.meta.url).href;
+    } catch (e) {
+      // A base no relative URL resolves against: the module inlined into a
+      // blob: or data: Worker (Vite's `?worker&inline`). Before, the open
+      // rejected with a bare TypeError ("Invalid URL").
+      throw new StoreError(ErrorCodes.StorageFailed,
+        `onestore: cannot make the wasm core's URL: "../dist/onestore-core.wasm" (or the asset URL a bundler put in its place) against the module's base ${import.meta.url}: ` +
+        `${e?.name}: ${e?.message}; a module inlined into a blob: or data: Worker has no base to resolve it against: ` +
+        "pass the .wasm's absolute URL to configureBrowserCore({ wasmUrl }) before the first openStore, or load the worker from its own file", { cause: e });
+    }
+  }
   // A failed fetch must reject the open, not leave the factory waiting.
   let fail;
   const failed = new Promise((_, reject) => { fail = reject; });
@@ -81,6 +94,13 @@ async function instantiate(extra) {
 
 async function streamWasm(url, imports) {
   const response = await fetch(url);
+  if (response.status === 403) {
+    // Vite's dev server refuses files outside `server.fs.allow`: a package
+    // installed from a folder (npm link, a file: dependency) is a symlink
+    // out of the app's root (docs/guide.md, "Use it with your bundler").
+    throw new Error("HTTP 403: the server refused the file; a dev server that serves only the app's folder (Vite: `server.fs.allow`) " +
+      "refuses a package linked from outside it (npm link, a file: dependency): add the package's real folder to that list, or install it from the registry or a tarball");
+  }
   if (!response.ok) throw new Error(`HTTP ${response.status}`);
   // A dev server's fallback for a missing file (Vite's index.html).
   if (response.headers.get("content-type")?.includes("html")) throw new Error("the server answered an HTML page, not the .wasm");
