@@ -329,7 +329,9 @@ export function closeCoreOf(gate, session, kind) {
  * `gate` when another owner takes it over: every later call rejects with
  * `err` (fenced), and the core closes now so that the session can release
  * its files. A session with `poll()` is asked before each call of the core
- * (a Node file: whether another process waits for it).
+ * (a Node file: whether another process waits for it). Throws the session's
+ * `openFailure` when it has one (taken over during the open): the caller's
+ * open rejects with it, the core closed and freed.
  *
  * @example
  * if (session) fenceWith(gate, session);
@@ -342,6 +344,16 @@ export function fenceWith(gate, session) {
     try { gate.core.close(); } catch { /* closing anyway */ }
   };
   if (typeof session.poll === "function") gate.poll = session.poll;
+  // Taken over before the store was made (opfs: another opener stole the
+  // store's Web Lock during this open): the session has fenced the core
+  // and let go of its files; the open fails with that fenced error rather
+  // than resolve with a store that is fenced already.
+  const failed = session.openFailure;
+  if (failed) {
+    try { gate.core.delete(); } catch { /* already freed */ }
+    gate.closed = true;
+    throw failed;
+  }
 }
 
 /**

@@ -133,20 +133,30 @@ export function opfsDbPath(name) {
   return `/${OPFS_DIR}/${name}/${OPFS_FILES[0]}`;
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// Resolves after `ms`, or at once when `signal` aborts.
+const sleep = (ms, signal) => new Promise((r) => {
+  if (signal?.aborted) { r(); return; }
+  const done = () => { clearTimeout(t); signal?.removeEventListener("abort", done); r(); };
+  const t = setTimeout(done, ms);
+  signal?.addEventListener("abort", done, { once: true });
+});
 
 // Retries `fn` while it fails because another handle holds the file (the
-// previous owner is releasing its handles), until `deadline`.
-async function whileBusy(fn, deadline, what) {
+// previous owner is releasing its handles), until `deadline`. Gives up at
+// once when `signal` aborts (the opener was taken over meanwhile): it then
+// throws `signal.reason`.
+async function whileBusy(fn, deadline, what, signal) {
   for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
+    if (signal?.aborted) throw signal.reason;
     try {
       return await fn();
     } catch (e) {
       if (e?.name !== "NoModificationAllowedError") throw e;
+      if (signal?.aborted) throw signal.reason;
       if (Date.now() >= deadline) {
         throw new StoreError(ErrorCodes.Fenced, `${what}: another owner still holds the files (${e.message})`, { cause: e });
       }
-      await sleep(wait);
+      await sleep(wait, signal);
     }
   }
 }
@@ -164,8 +174,16 @@ async function storeDir(name, create) {
  * Acquires the sync access handles of store `name` and registers them with
  * opfsFiles. Waits up to `timeoutMs` for handles another owner is releasing.
  * Resolves to `release()`, which flushes and closes them (idempotent).
+ *
+ * `signal` (an AbortSignal, whose reason is the error to throw) stops the
+ * wait: an opener whose Web Lock was stolen while it waited gives up at
+ * once and closes every handle it got so far. Before, it kept retrying
+ * until the deadline while holding some of the three files; with three or
+ * more openers at once, two stolen ones could each hold a part of the set
+ * and block each other and the last opener (the one that owns the store)
+ * until all of them failed after lockTimeout, and nobody owned the store.
  */
-export async function acquireOpfsFiles(name, timeoutMs) {
+export async function acquireOpfsFiles(name, timeoutMs, signal) {
   const what = `openStore(opfs ${JSON.stringify(name)})`;
   checkOpfsAvailable(what);
   const deadline = Date.now() + timeoutMs;
@@ -186,6 +204,7 @@ export async function acquireOpfsFiles(name, timeoutMs) {
     if (first) throw new StoreError(ErrorCodes.StorageFailed, `closing the OPFS files of ${JSON.stringify(name)}: ${first.message}`, { cause: first });
   };
   try {
+    if (signal?.aborted) throw signal.reason;
     const { dir } = await storeDir(name, true);
     folder = dir;
     // The three files at once: each handle is a round trip to the browser's
@@ -196,10 +215,13 @@ export async function acquireOpfsFiles(name, timeoutMs) {
     const slots = [];
     const acquired = await Promise.allSettled(OPFS_FILES.map(async (file, i) => {
       const fh = await dir.getFileHandle(file, { create: true });
-      const handle = await whileBusy(() => fh.createSyncAccessHandle(), deadline, `${what} ${file}`);
+      const handle = await whileBusy(() => fh.createSyncAccessHandle(), deadline, `${what} ${file}`, signal);
       slots[i] = { handle, path: `/${OPFS_DIR}/${name}/${file}` };
     }));
     for (const e of slots) if (e) mine.push(e);
+    // Taken over while acquiring: the handles got are released below, the
+    // new owner waits for them.
+    if (signal?.aborted) throw signal.reason;
     const failed = acquired.find((r) => r.status === "rejected");
     if (failed) throw failed.reason;
   } catch (e) {

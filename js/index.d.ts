@@ -482,7 +482,9 @@ export interface SnapshotOpenOptions {
  * Browsers only, in a dedicated Worker: SQLite in OPFS under `name`.
  * Opening takes the store over (its Web Lock, stolen from any other owner,
  * which is fenced); `lockTimeout` bounds the wait for the fenced owner's file
- * handles; `onFenced` is called once if another owner takes this one over.
+ * handles; `onFenced` is called once if another owner takes this one over
+ * after the open resolved (a take-over during the open rejects it with
+ * `fenced` instead).
  */
 export interface OpfsOpenOptions {
   backend: "opfs";

@@ -60,10 +60,23 @@ export function loadBrowserCore(extra = {}) {
 }
 
 async function instantiate(extra) {
-  // Written out literally: bundlers recognize exactly this form.
-  const wasmUrl = wasmUrlOverride ?? new URL("../dist/onestore-core.wasm", import.meta.url).href;
   const hint = wasmUrlOverride ? "" : " (a bundler that does not emit the package's .wasm, or a server that moved it: " +
     "pass its URL to configureBrowserCore({ wasmUrl }) before the first openStore)";
+  let wasmUrl = wasmUrlOverride;
+  if (!wasmUrl) {
+    try {
+      // Written out literally: bundlers recognize exactly this form.
+      wasmUrl = new URL("../dist/onestore-core.wasm", import.meta.url).href;
+    } catch (e) {
+      // A base no relative URL resolves against: the module inlined into a
+      // blob: or data: Worker (Vite's `?worker&inline`). Before, the open
+      // rejected with a bare TypeError ("Invalid URL").
+      throw new StoreError(ErrorCodes.StorageFailed,
+        `onestore: cannot make the wasm core's URL: "../dist/onestore-core.wasm" (or the asset URL a bundler put in its place) against the module's base ${import.meta.url}: ` +
+        `${e?.name}: ${e?.message}; a module inlined into a blob: or data: Worker has no base to resolve it against: ` +
+        "pass the .wasm's absolute URL to configureBrowserCore({ wasmUrl }) before the first openStore, or load the worker from its own file", { cause: e });
+    }
+  }
   // A failed fetch must reject the open, not leave the factory waiting.
   let fail;
   const failed = new Promise((_, reject) => { fail = reject; });
@@ -81,6 +94,13 @@ async function instantiate(extra) {
 
 async function streamWasm(url, imports) {
   const response = await fetch(url);
+  if (response.status === 403) {
+    // Vite's dev server refuses files outside `server.fs.allow`: a package
+    // installed from a folder (npm link, a file: dependency) is a symlink
+    // out of the app's root (docs/guide.md, "Use it with your bundler").
+    throw new Error("HTTP 403: the server refused the file; a dev server that serves only the app's folder (Vite: `server.fs.allow`) " +
+      "refuses a package linked from outside it (npm link, a file: dependency): add the package's real folder to that list, or install it from the registry or a tarball");
+  }
   if (!response.ok) throw new Error(`HTTP ${response.status}`);
   // A dev server's fallback for a missing file (Vite's index.html).
   if (response.headers.get("content-type")?.includes("html")) throw new Error("the server answered an HTML page, not the .wasm");
@@ -110,12 +130,28 @@ function fencedError(name) {
     `store ${JSON.stringify(name)} (opfs): another tab or worker took it over (an open, deleteStore or importStore); this one is fenced`);
 }
 
+// What an open rejects with when another opener took the store over before
+// the open resolved (docs/api.md, "The opfs backend").
+function takenDuringOpen(name, role) {
+  return new StoreError(ErrorCodes.Fenced,
+    `${role === "replica" ? "openReplica" : "openStore"}(opfs ${JSON.stringify(name)}): another opener took the store over during this open`);
+}
+
 // Takes store `name` over: its Web Lock (stealing it from any owner, which is
 // then fenced), then its OPFS handles (waiting up to timeoutMs while the
 // fenced owner releases them). The session it resolves to is what
 // openStoreWith hands to the store: the store sets `session.fence(err)` (stop
 // and close the core) and calls `session.release()` after closing the core.
-// `onFenced(err)` is called once if another owner takes the store over.
+// `onFenced(err)` is called once if another owner takes the store over after
+// the open. A take-over during the open (before the store sets its fence)
+// fails the open with `fenced` instead: while the handles are being
+// acquired, at once (acquireOpfsFiles gives up and lets go of those it got);
+// later, when the store sets its fence, which closes the core, releases the
+// files and leaves `session.openFailure` for fenceWith (js/core-calls.js)
+// to throw. Before, such an open resolved with a store already fenced (its
+// onFenced called before the open resolved), which an app that opens in a
+// Worker and serves the store on success (the guide's pattern) never
+// reported to its page.
 async function openOpfsSession(name, timeoutMs, onFenced, role) {
   const what = `openStore(opfs ${JSON.stringify(name)})`;
   if (!globalThis.navigator?.locks?.request) {
@@ -131,6 +167,8 @@ async function openOpfsSession(name, timeoutMs, onFenced, role) {
   let stolen = false;
   let told = false;
   let fence = null;
+  let openFailure = null;  // taken over before the store set its fence
+  const stop = new AbortController();  // aborted when stolen: acquireOpfsFiles stops waiting
   // Stolen: another opener took the lock. Stop, flush, release the files.
   const fenceNow = () => {
     const err = fencedError(name);
@@ -145,11 +183,19 @@ async function openOpfsSession(name, timeoutMs, onFenced, role) {
     name,
     get fence() { return fence; },
     // A steal while the store was still opening (after its files were
-    // taken, before the store could be fenced) fences it as soon as it can.
+    // taken, before the store could be fenced): the core closes and the
+    // files go to the new owner now, and the open fails with fenced
+    // (fenceWith throws openFailure); onFenced is not called, the open's
+    // rejection says it.
     set fence(f) {
       fence = f;
-      if (stolen && f) fenceNow();
+      if (stolen && f && !openFailure) {
+        openFailure = takenDuringOpen(name, role);
+        try { f(openFailure); } catch { /* closed below anyway */ }
+        try { session.release(); } catch { /* released anyway */ }
+      }
     },
+    get openFailure() { return openFailure; },
     release() {
       if (ended) return;
       ended = true;
@@ -168,14 +214,16 @@ async function openOpfsSession(name, timeoutMs, onFenced, role) {
       if (ended) return;
       if (e?.name !== "AbortError") { refused(e); return; }
       stolen = true;
-      refused(fencedError(name));
-      if (fence) fenceNow();  // else still opening: the open rejects below, or its fence setter fences it
+      const err = takenDuringOpen(name, role);
+      stop.abort(err);  // still acquiring the files: stop waiting, let go of those got
+      refused(err);
+      if (fence) fenceNow();  // else still opening: the open rejects below, or its fence setter fails it
     },
   );
   try {
     await gotLock;
-    releaseFiles = await acquireOpfsFiles(name, timeoutMs);
-    if (stolen) throw fencedError(name);
+    releaseFiles = await acquireOpfsFiles(name, timeoutMs, stop.signal);
+    if (stolen) throw takenDuringOpen(name, role);
   } catch (e) {
     try { session.release(); } catch { /* the first error says more */ }
     if (e instanceof StoreError) throw e;

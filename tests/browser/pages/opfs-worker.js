@@ -57,6 +57,33 @@ const ops = {
     await items.count();
     return { head: store.head, id: store.id };
   },
+  // One opener of a race (tests/browser/opfs-race.test.js): the open's
+  // outcome, { opened } or { opened: false, code, message }, its time, and
+  // whether onFenced was called before the open settled (never: a take-over
+  // during the open rejects it instead).
+  async openRace({ name, lockTimeout }) {
+    let settled = false;
+    let toldEarly = false;
+    const t0 = performance.now();
+    store = null;
+    items = null;
+    try {
+      const s = await openStore({
+        backend: "opfs", name, lockTimeout,
+        onFenced: (e) => {
+          if (!settled) toldEarly = true;
+          self.postMessage({ event: "fenced", code: e.code, message: e.message });
+        },
+      });
+      settled = true;
+      store = s;
+      items = s.object({ type: "t" }).table(Items);
+      return { opened: true, toldEarly, ms: Math.round(performance.now() - t0) };
+    } catch (e) {
+      settled = true;
+      return { opened: false, code: e?.code, message: String(e?.message ?? e), toldEarly, ms: Math.round(performance.now() - t0) };
+    }
+  },
   // Two opens of one name at once: each { ok } or { code, message }; the
   // stores that opened are closed.
   // With `delay`, the second open starts that many ms after the first. Then
