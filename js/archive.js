@@ -19,7 +19,7 @@ import { TAR_END, TarError, TarReader, tarEntryBytes, tarHeader, tarPadding } fr
 import { ErrorCodes, StoreError, invalidArgs, refuseUnknownOptions } from "./errors.js";
 import { describe } from "./schema.js";
 import { encodeJson } from "./encode.js";
-import { MAX_BLOB_BYTES, allBlobHashes, blobSize, contentFingerprint, fingerprintWithBlobs, isBlobHash } from "./blobs.js";
+import { MAX_BLOB_BYTES, allBlobHashes, blobSize, checkedBlob, contentFingerprint, fingerprintWithBlobs, isBlobHash } from "./blobs.js";
 
 /** The archive format this code writes, and the newest it reads (1: no blobs; 2: blobs). */
 export const ARCHIVE_FORMAT = 2;
@@ -229,9 +229,7 @@ export function exportArchive({ gate, hold, info, blobs }, options = {}) {
       }
       // Checked against its name, as the import will: a blob damaged on
       // the disk made an archive that its own import refused.
-      if (blobs.backend.inMemory !== true && blobs.sha256 && (await blobs.sha256(body)) !== hash) {
-        throw new StoreError(ErrorCodes.StorageFailed, `store.export: the stored bytes of blob ${hash} are damaged (their sha256 differs); put the blob again to repair it, then export`);
-      }
+      if (blobs.backend.inMemory !== true) await checkedBlob(body, hash, blobs.sha256, "store.export");
       yield entry(blobPath(hash), body);
       done += 1;
       blobBytes += size;

@@ -153,6 +153,21 @@ export async function fingerprintWithBlobs(coreFingerprint, hashes, sha256) {
 }
 
 /**
+ * `bytes`, read as blob `hash` from a backend outside this process's
+ * memory, once their sha256 is found to be `hash`; else storage_failed:
+ * bytes damaged there (a flipped bit, a file cut short) are never handed
+ * out, or exported, as the blob.
+ *
+ * @example
+ * const bytes = await checkedBlob(await backend.get(hash), hash, sha256, "blobs.get");
+ */
+export async function checkedBlob(bytes, hash, sha256, what) {
+  const actual = await sha256(bytes);
+  if (actual === hash) return bytes;
+  throw new StoreError(ErrorCodes.StorageFailed, `${what}: the stored bytes of blob ${hash} are damaged (${bytes.byteLength} bytes whose sha256 is ${actual}); put the blob again to repair it`);
+}
+
+/**
  * Blobs kept in a Map (memory stores, sqlite ":memory:"): they live as long
  * as the store object.
  */
@@ -217,17 +232,9 @@ export function makeBlobs(backend, { checkOpen, sha256, prefix = "blobs", writab
   // read. A memory backend's are this process's own.
   const checked = backend.inMemory !== true;
 
-  // The bytes of blob `hash`, or undefined; bytes whose sha256 is not
-  // `hash` (a flipped bit, a file cut short) are refused with
-  // storage_failed, never handed out as the blob.
   async function read(hash, what) {
     const bytes = await backend.get(hash);
-    if (bytes === undefined || !checked) return bytes;
-    const actual = await sha256(bytes);
-    if (actual !== hash) {
-      throw new StoreError(ErrorCodes.StorageFailed, `${what}: the stored bytes of blob ${hash} are damaged (${bytes.byteLength} bytes whose sha256 is ${actual}); put the blob again to repair it`);
-    }
-    return bytes;
+    return bytes === undefined || !checked ? bytes : checkedBlob(bytes, hash, sha256, what);
   }
 
   // Writes a blob unless it is stored already, whole: damaged stored bytes

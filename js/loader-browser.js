@@ -72,9 +72,7 @@ async function instantiate(extra) {
       // blob: or data: Worker (Vite's `?worker&inline`). Before, the open
       // rejected with a bare TypeError ("Invalid URL").
       throw new StoreError(ErrorCodes.StorageFailed,
-        `onestore: cannot make the wasm core's URL: "../dist/onestore-core.wasm" (or the asset URL a bundler put in its place) against the module's base ${import.meta.url}: ` +
-        `${e?.name}: ${e?.message}; a module inlined into a blob: or data: Worker has no base to resolve it against: ` +
-        "pass the .wasm's absolute URL to configureBrowserCore({ wasmUrl }) before the first openStore, or load the worker from its own file", { cause: e });
+        `onestore: "../dist/onestore-core.wasm" does not resolve against ${import.meta.url} (${e?.message}): pass the .wasm's absolute URL to configureBrowserCore({ wasmUrl })`, { cause: e });
     }
   }
   // A failed fetch must reject the open, not leave the factory waiting.
@@ -98,8 +96,7 @@ async function streamWasm(url, imports) {
     // Vite's dev server refuses files outside `server.fs.allow`: a package
     // installed from a folder (npm link, a file: dependency) is a symlink
     // out of the app's root (docs/guide.md, "Use it with your bundler").
-    throw new Error("HTTP 403: the server refused the file; a dev server that serves only the app's folder (Vite: `server.fs.allow`) " +
-      "refuses a package linked from outside it (npm link, a file: dependency): add the package's real folder to that list, or install it from the registry or a tarball");
+    throw new Error("HTTP 403 (a dev server refuses a package linked from outside the app's folder: add its folder to Vite's server.fs.allow)");
   }
   if (!response.ok) throw new Error(`HTTP ${response.status}`);
   // A dev server's fallback for a missing file (Vite's index.html).
@@ -125,16 +122,12 @@ export function opfsLockName(name) {
   return `onestore:opfs:${name}`;
 }
 
-function fencedError(name) {
+// The error of a store taken over by another tab or worker; `opening`:
+// during its own open, which then rejects with it (docs/api.md, "The opfs
+// backend").
+function fencedError(name, opening = false) {
   return new StoreError(ErrorCodes.Fenced,
-    `store ${JSON.stringify(name)} (opfs): another tab or worker took it over (an open, deleteStore or importStore); this one is fenced`);
-}
-
-// What an open rejects with when another opener took the store over before
-// the open resolved (docs/api.md, "The opfs backend").
-function takenDuringOpen(name, role) {
-  return new StoreError(ErrorCodes.Fenced,
-    `${role === "replica" ? "openReplica" : "openStore"}(opfs ${JSON.stringify(name)}): another opener took the store over during this open`);
+    `store ${JSON.stringify(name)} (opfs): another tab or worker took it over ${opening ? "during this open" : "(an open, deleteStore or importStore); this one is fenced"}`);
 }
 
 // Takes store `name` over: its Web Lock (stealing it from any owner, which is
@@ -190,7 +183,7 @@ async function openOpfsSession(name, timeoutMs, onFenced, role) {
     set fence(f) {
       fence = f;
       if (stolen && f && !openFailure) {
-        openFailure = takenDuringOpen(name, role);
+        openFailure = fencedError(name, true);
         try { f(openFailure); } catch { /* closed below anyway */ }
         try { session.release(); } catch { /* released anyway */ }
       }
@@ -214,7 +207,7 @@ async function openOpfsSession(name, timeoutMs, onFenced, role) {
       if (ended) return;
       if (e?.name !== "AbortError") { refused(e); return; }
       stolen = true;
-      const err = takenDuringOpen(name, role);
+      const err = fencedError(name, true);
       stop.abort(err);  // still acquiring the files: stop waiting, let go of those got
       refused(err);
       if (fence) fenceNow();  // else still opening: the open rejects below, or its fence setter fails it
@@ -223,7 +216,7 @@ async function openOpfsSession(name, timeoutMs, onFenced, role) {
   try {
     await gotLock;
     releaseFiles = await acquireOpfsFiles(name, timeoutMs, stop.signal);
-    if (stolen) throw takenDuringOpen(name, role);
+    if (stolen) throw fencedError(name, true);
   } catch (e) {
     try { session.release(); } catch { /* the first error says more */ }
     if (e instanceof StoreError) throw e;

@@ -303,7 +303,7 @@ export function makeSnapshots({ gate, queue, shelf, known, keep, every, adoptAll
               ? `store.restore: no snapshot ${JSON.stringify(id)}; store.snapshots() lists them`
               : want === undefined
                 ? "store.restore: the store has no snapshot yet; take one with store.snapshot()"
-                : `store.restore: the newest snapshot when restore() was called, ${JSON.stringify(want)}, is no longer kept: keepSnapshots (${keep}) dropped it for a snapshot taken before the restore's turn (asked for before it, or by snapshotEvery); pass an id from store.snapshots()`);
+                : `store.restore: the newest snapshot when restore() was called, ${JSON.stringify(want)}, was dropped by keepSnapshots (${keep}) for a later one; pass an id from store.snapshots()`);
           }
           const from = target;
           // The current state first, so that this restore can be undone.

@@ -2,6 +2,7 @@
 // itself never recurses) into a DOM built here.
 #include "values/json_text.h"
 
+#include "onestore/cold.h"
 #include "onestore/heap.h"
 
 #include <cstdint>
@@ -186,6 +187,20 @@ bool TryParseJsonTextWithout(std::string_view text, std::string_view skip_member
   return true;
 }
 
+// The bytes of the longest string of a JSON text, as written (escapes
+// counted as written): what the reader grows its token to, by doubling.
+static ONESTORE_COLD size_t LongestString(std::string_view text) {
+  size_t longest = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '"') continue;
+    size_t j = i + 1;
+    while (j < text.size() && text[j] != '"') j += text[j] == '\\' ? 2 : 1;
+    if (j - i - 1 > longest) longest = j - i - 1;
+    i = j;
+  }
+  return longest;
+}
+
 Status ParseJsonText(std::string_view text, const std::string& what, Json* out, int max_depth) {
   // A large text asks the heap first: parsed, each item takes its node (16
   // bytes, a member its name beside it, more while a container grows), and
@@ -202,15 +217,7 @@ Status ParseJsonText(std::string_view text, const std::string& what, Json* out, 
                            std::to_string(items) +
                            " items would not fit in what is left of the wasm heap once parsed");
     }
-    // Its longest string, which the reader grows by doubling.
-    size_t longest = 0;
-    for (size_t i = 0; i < text.size(); ++i) {
-      if (text[i] != '"') continue;
-      size_t j = i + 1;
-      while (j < text.size() && text[j] != '"') j += text[j] == '\\' ? 2 : 1;
-      if (j - i - 1 > longest) longest = j - i - 1;
-      i = j;
-    }
+    const size_t longest = LongestString(text);
     if (longest > kParseRoomAbove && !HeapCanGrowString(longest)) {
       return Status::Limit(what + ": a string of " + std::to_string(longest) +
                            " bytes in a JSON text would not fit in what is left of the wasm heap "
@@ -239,14 +246,18 @@ class CountingOutput : public nlohmann::detail::output_adapter_protocol<char> {
 
 }  // namespace
 
-size_t DumpedLength(const Json& j) {
-  auto counter = std::make_shared<CountingOutput>();
-  nlohmann::detail::serializer<Json> s(counter, ' ', Json::error_handler_t::replace);
+ONESTORE_COLD size_t DumpedLength(const Json& j) {
+  CountingOutput counter;
+  // A shared_ptr that owns nothing (the aliasing constructor, no control
+  // block): the serializer takes its output as one, and this one lives here.
+  nlohmann::detail::serializer<Json> s(
+      nlohmann::detail::output_adapter_t<char>(std::shared_ptr<void>(), &counter), ' ',
+      Json::error_handler_t::replace);
   s.dump(j, false, false, 0);
-  return counter->count;
+  return counter.count;
 }
 
-void AppendDump(const Json& j, std::string* out, size_t slack) {
+ONESTORE_COLD void AppendDump(const Json& j, std::string* out, size_t slack) {
   out->reserve(out->size() + DumpedLength(j) + slack);
   nlohmann::detail::serializer<Json> s(nlohmann::detail::output_adapter<char>(*out), ' ',
                                       Json::error_handler_t::replace);

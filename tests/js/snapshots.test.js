@@ -153,7 +153,7 @@ for (const [label, options] of backends) {
       const b = store.snapshot({ label: "B" });
       const restoring = store.restore();
       assert.equal((await b).label, "B");
-      await rejectsWith(restoring, "invalid/args", [a.id, "no longer kept", "keepSnapshots (1)"]);
+      await rejectsWith(restoring, "invalid/args", [a.id, "dropped by keepSnapshots (1)"]);
       assert.deepEqual((await store.snapshots()).map((s) => s.label), ["B"]);
       assert.equal((await store.restore()).snapshot, (await b).id, "called now, restore() takes B");
       await store.close();
