@@ -20,6 +20,7 @@ import { memorySnapshots } from "./snapshots.js";
 import { nodeSnapshots, snapshotsDir } from "./snapshots-node.js";
 import { locksDir, nodeFileLocks } from "./locks-node.js";
 import { fileURLToPath } from "node:url";
+import { AsyncLocalStorage } from "node:async_hooks";
 
 let modulePromise = null;
 
@@ -306,6 +307,8 @@ function explainLocked(core, wire) {
 export const nodeRuntime = Object.freeze({
   backends: ["memory", "sqlite"], load: loadNodeCore, prepare: prepareNodeOpen, attach: explainLocked, openBlobs: openNodeBlobs,
   openSnapshots: openNodeSnapshots, openLocks: openNodeLocks, generations: nodeGenerations(),
+  // store.read tells a read inside another read's callback by it (js/store.js).
+  AsyncLocalStorage,
 });
 
 const SIDE_FILES = ["-journal", "-wal", "-lock", "-lock.break", "-lock.want"];

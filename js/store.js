@@ -66,13 +66,6 @@ import { makeSnapshots, snapshotOptions } from "./snapshots.js";
 import { lockArgs, localLocks, withLocks } from "./locks.js";
 import { makeLog, openView } from "./history.js";
 
-// Where the runtime has AsyncLocalStorage (Node; js/browser.js has none),
-// a store.read knows whether it was started inside another read of the
-// same store: that one joins the holds at once (its outer read awaits it),
-// where a read beside them takes its turn behind the commits queued before
-// it (js/commit-queue.js, holdInTurn).
-const AsyncLocalStorage = globalThis.process?.getBuiltinModule?.("node:async_hooks")?.AsyncLocalStorage;
-
 // store -> { live, io }: what js/link.js needs of a store (watches,
 // derives and links live in js/watch.js, js/derive.js, js/link.js).
 const internals = new WeakMap();
@@ -104,7 +97,7 @@ export async function openStoreWith(runtime, options) {
     try { core.delete(); } catch { /* already freed */ }
     try { session?.release(); } catch { /* released anyway */ }
   });
-  return makeStore(core, info, session, { blobs, snapshots: shelf, locks, openViewCore: viewCoreOf(runtime) });
+  return makeStore(core, info, session, { blobs, snapshots: shelf, locks, openViewCore: viewCoreOf(runtime), AsyncLocalStorage: runtime.AsyncLocalStorage });
 }
 
 /**
@@ -136,7 +129,7 @@ export async function openShelf(shelf, { keep, every }, closeCore, what = "openS
  * (openStore, importStore, pullSession).
  *
  * @example
- * makeStore(core, info, session, { openViewCore: viewCoreOf(runtime) });
+ * makeStore(core, info, session, { openViewCore: viewCoreOf(runtime), AsyncLocalStorage: runtime.AsyncLocalStorage });
  */
 export function viewCoreOf(runtime) {
   return () => openCore(runtime, { backend: "memory" }, "store.at", { replica: true });
@@ -146,12 +139,13 @@ export function viewCoreOf(runtime) {
  * The store over an opened wasm `Core`; its blobs in `blobs`
  * (`{ backend, sha256 }`, js/blobs.js; in memory when omitted); its
  * snapshots' shelf in `snapshots` (`{ shelf, known, keep, every }`,
- * js/snapshots.js; none when omitted).
+ * js/snapshots.js; none when omitted); `AsyncLocalStorage`, the runtime's
+ * class where it has one (Node), by which store.read tells a nested read.
  *
  * @example
  * const store = makeStore(core, { id: "s1", head: 0 });
  */
-export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(), sha256: webSha256 }, snapshots, locks, openViewCore } = {}) {
+export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(), sha256: webSha256 }, snapshots, locks, openViewCore, AsyncLocalStorage } = {}) {
   const gate = makeGate(core, info.head);
   const owners = new Map();
   const adopters = new Map();  // owner name -> adopt hook (a restore reaches them all)
@@ -169,6 +163,11 @@ export function makeStore(core, info, session, { blobs = { backend: memoryBlobs(
   const reads = makeReads(gate);
   // The read whose callback runs (an AsyncLocalStorage's store: `{ on }`,
   // on until its hold is released), or null without AsyncLocalStorage.
+  // The runtime gives it where it has one (Node: js/loader-node.js); there
+  // a store.read knows whether it was started inside another read of the
+  // same store: that one joins the holds at once (its outer read awaits
+  // it), where a read beside them takes its turn behind the commits queued
+  // before it (js/commit-queue.js, holdInTurn).
   const inRead = AsyncLocalStorage ? new AsyncLocalStorage() : null;
   // A hold for a read or an export, in its turn (js/commit-queue.js). At
   // once where waiting could deadlock: inside a read of this store still
@@ -616,7 +615,7 @@ export async function importStoreWith(runtime, archive, openOptions, options = {
       const { core, session, snapshots, locks } = opened;
       opened = null;
       const shelf = { shelf: snapshots, known: [], ...snapshotting };
-      return makeStore(core, { id: read.manifest.session, head: read.manifest.head }, session, { blobs, snapshots: shelf, locks, openViewCore: viewCoreOf(runtime) });
+      return makeStore(core, { id: read.manifest.session, head: read.manifest.head }, session, { blobs, snapshots: shelf, locks, openViewCore: viewCoreOf(runtime), AsyncLocalStorage: runtime.AsyncLocalStorage });
     }
     await gen.commit({ ...read, core: opened.core, closeCore });
     closeCore();

@@ -745,7 +745,7 @@ export async function pullSessionWith(runtime, remote, openOptions) {
     // What openStore gives a store over the same backend: its snapshots,
     // its locks across processes and store.at's views. Without them the
     // pulled store refused store.at and snapshot() until it was reopened.
-    const store = makeStore(core, { id: session, head }, held, { blobs, snapshots: shelf, locks, openViewCore: viewCoreOf(runtime) });
+    const store = makeStore(core, { id: session, head }, held, { blobs, snapshots: shelf, locks, openViewCore: viewCoreOf(runtime), AsyncLocalStorage: runtime.AsyncLocalStorage });
     return store;
   } catch (e) {
     closeCore();
