@@ -44,16 +44,20 @@ export function createNodeFiles() {
   // file that another process now owns.
   const abandoned = new Set();
 
+  // Whether `path` is a file (the database or a side file) of an
+  // abandoned database.
+  function isAbandoned(path) {
+    for (const db of abandoned) if (path === db || path.startsWith(`${db}-`)) return true;
+    return false;
+  }
+
   // Throws where `id`'s database was abandoned (`what`: the call refused).
   function refuseAbandoned(id, what) {
     const path = paths.get(id);
-    for (const db of abandoned) {
-      if (path === db || path.startsWith(`${db}-`)) {
-        const err = new Error(`${what} ${path}: the store was fenced (another process took the file): nothing more is written`);
-        err.code = "EIO";
-        throw err;
-      }
-    }
+    if (!isAbandoned(path)) return;
+    const err = new Error(`${what} ${path}: the store was fenced (another process took the file): nothing more is written`);
+    err.code = "EIO";
+    throw err;
   }
 
   // Whether the WAL this process has open for database `path` is the file
@@ -225,9 +229,7 @@ export function createNodeFiles() {
 
     /** Deletes path; a missing file throws ENOENT (the VFS treats that as gone). */
     delete(path) {
-      for (const db of abandoned) {
-        if (path === db || path.startsWith(`${db}-`)) return;  // another process's now
-      }
+      if (abandoned.size > 0 && isAbandoned(path)) return;  // another process's now
       fs.unlinkSync(path);
     },
 
